@@ -1,0 +1,143 @@
+# Makefile - builds libspent (static + shared), the spent binary, tests, fuzzers and benches.
+#
+#   make            build into build/
+#   make SAN=1      debug + ASan/UBSan build into build-san/
+#   make test       install deps, build both, run every test (unit + e2e, plain and sanitized)
+#   make demo       install deps, build, run spent stat on the bundled demo program
+#   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
+#   make fuzz-run   run each fuzz target briefly (FUZZ_SECONDS, default 20)
+#
+# Sources are discovered: every src/*/*.c goes into libspent except src/cli (the binary),
+# *.bpf.c (compiled to BPF skeletons) and directories of code that runs elsewhere
+# (src/*/valgrind: a Valgrind tool; src/*/preload: an LD_PRELOAD library). Areas with extra
+# build steps put them in mk/AREA.mk, which is included below.
+
+SAN ?= 0
+ifeq ($(SAN),1)
+BUILD ?= build-san
+OPTFLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+SANLDFLAGS = -fsanitize=address,undefined
+else
+BUILD ?= build
+OPTFLAGS = -O2 -g -fno-omit-frame-pointer
+SANLDFLAGS =
+endif
+
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PREFIX ?= /usr/local
+VERSION = 0.1.0
+
+WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
+CPPFLAGS += -Iinclude -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"'
+CFLAGS += -std=gnu11 $(OPTFLAGS) $(WARN) -fPIC -MMD -MP
+LDLIBS += -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lz -lpthread -lm -ldl
+
+LIB_SRCS := $(shell find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/cli/*' \
+              ! -path '*/valgrind/*' ! -path '*/preload/*' | sort)
+CLI_SRCS := $(sort $(wildcard src/cli/*.c))
+BPF_SRCS := $(shell find src -name '*.bpf.c' | sort)
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+PROG_SRCS := $(sort $(wildcard tests/progs/*.c))
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+SKELS := $(patsubst %.bpf.c,$(BUILD)/gen/%.skel.h,$(notdir $(BPF_SRCS)))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+PROG_BINS := $(PROG_SRCS:tests/progs/%.c=$(BUILD)/progs/%)
+
+LIBA := $(BUILD)/libspent.a
+LIBSO := $(BUILD)/libspent.so
+SPENT := $(BUILD)/spent
+
+.PHONY: all lib progs deps test demo fuzz fuzz-run clean install bench
+all: $(SPENT) $(LIBSO) $(BUILD)/spent.pc $(UNIT_BINS) progs
+lib: $(LIBA) $(LIBSO)
+progs: $(PROG_BINS)
+
+$(BUILD)/%.o: %.c | $(SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIBA): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(LIBSO): $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libspent.so.0 $(SANLDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(SPENT): $(CLI_OBJS) $(LIBA)
+	$(CC) $(SANLDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LDLIBS)
+
+$(BUILD)/spent.pc: Makefile
+	@mkdir -p $(dir $@)
+	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: spent\nDescription: where is the time spent: counters, profiles, traces\nVersion: %s\nLibs: -L$${libdir} -lspent\nLibs.private: %s\nCflags: -I$${includedir}\n' \
+		'$(PREFIX)' '$(VERSION)' '$(LDLIBS)' > $@
+
+# Unit tests link the static library so they test exactly what ships.
+$(BUILD)/tests/%: tests/unit/%.c $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANLDFLAGS) -o $@ $< $(LIBA) -lcmocka $(LDLIBS)
+
+# Test and demo programs: plain builds (never sanitized) so they behave like user programs.
+$(BUILD)/progs/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -Iinclude -o $@ $< -lpthread -lm
+
+# BPF: vmlinux.h from the running kernel's BTF, then .bpf.c -> .bpf.o -> .skel.h.
+$(BUILD)/gen/vmlinux.h:
+	@mkdir -p $(dir $@)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+vpath %.bpf.c $(sort $(dir $(BPF_SRCS)))
+$(BUILD)/gen/%.bpf.o: %.bpf.c $(BUILD)/gen/vmlinux.h
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Iinclude -Isrc -I$(BUILD)/gen -c $< -o $@
+
+$(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+-include mk/*.mk
+
+deps:
+	@scripts/deps.sh
+
+test: deps
+	$(MAKE) all
+	$(MAKE) SAN=1 all
+	@tests/run.sh
+
+demo: deps
+	$(MAKE) all
+	$(SPENT) stat -- $(BUILD)/progs/demo
+
+# libFuzzer targets: each links the library sources it exercises, built with clang's fuzzer+ASan.
+FUZZ_BUILD := build-fuzz
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc -I$(FUZZ_BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"'
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_LIB_SRCS := $(LIB_SRCS)
+fuzz: $(FUZZ_BINS)
+$(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS)
+	@mkdir -p $(FUZZ_BUILD)/gen
+	$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) $(patsubst %.bpf.c,$(FUZZ_BUILD)/gen/%.skel.h,$(notdir $(BPF_SRCS)))
+	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(LDLIBS)
+fuzz-run: fuzz
+	@tests/fuzz/run.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-20}
+
+bench: all
+	@for b in bench/*.sh; do echo "== $$b"; $$b || true; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/spent
+	install -m 755 $(SPENT) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libspent.so.0
+	ln -sf libspent.so.0 $(DESTDIR)$(PREFIX)/lib/libspent.so
+	install -m 644 include/spent/*.h $(DESTDIR)$(PREFIX)/include/spent/
+	install -m 644 $(BUILD)/spent.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+clean:
+	rm -rf build build-san build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

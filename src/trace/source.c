@@ -1,0 +1,61 @@
+/* trace/source.c - the trace-source object: a vtable wrapper and the format-sniffing opener
+ * that lets every sink accept a PatchWrx log or a CITCAT recording alike. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "spent/trace.h"
+#include "trace/source_formats.h"
+
+struct trace_source {
+	const struct trace_source_ops *ops;
+	void *state;
+};
+
+struct trace_source *trace_source_new(const struct trace_source_ops *ops, void *state)
+{
+	struct trace_source *src = calloc(1, sizeof(*src));
+	if (!src) {
+		ops->free(state);
+		return NULL;
+	}
+	src->ops = ops;
+	src->state = state;
+	return src;
+}
+
+int trace_source_next(struct trace_source *src, struct trace_batch *out)
+{
+	return src->ops->next(src->state, out);
+}
+
+const char *trace_source_error(struct trace_source *src)
+{
+	const char *e = src->ops->error ? src->ops->error(src->state) : NULL;
+	return e ? e : "";
+}
+
+const char *trace_source_name(const struct trace_source *src)
+{
+	return src->ops->name;
+}
+
+void trace_source_free(struct trace_source *src)
+{
+	if (!src)
+		return;
+	src->ops->free(src->state);
+	free(src);
+}
+
+int trace_source_open(const char *path, struct trace_source **out, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < trace_source_n_formats; i++) {
+		const struct trace_source_format *f = &trace_source_formats[i];
+		if (f->probe(path) > 0)
+			return f->open(path, out, err, errlen);
+	}
+	if (err)
+		snprintf(err, errlen, "'%s' is neither a spent trace log nor a citcat recording", path);
+	return -EINVAL;
+}

@@ -1,0 +1,43 @@
+# tests/e2e/lib.sh - helpers for end-to-end scripts: sourced, never run.
+# A script prints one line per check: PASS name / FAIL name: why / SKIP name: reason.
+# Only a missing hardware PMU is a reason to SKIP (see need_pmu).
+set -u
+SPENT=${SPENT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/spent}
+SPENT_BUILD=${SPENT_BUILD:-$(dirname "$SPENT")}
+SPENT_TOP=${SPENT_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+# test programs are never sanitized: they are the programs being measured
+PROGS=$SPENT_TOP/build/progs
+TMP=$(mktemp -d /tmp/spent-e2e.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; }
+skip() { echo "SKIP $*"; }
+
+# check NAME CONDITION-COMMAND... : PASS when the command succeeds
+check() {
+	local name=$1; shift
+	if "$@"; then pass "$name"; else fail "$name: '$*' was false"; fi
+}
+
+# true when the machine has a hardware PMU that counts instructions
+have_pmu() {
+	[ -d /sys/bus/event_source/devices/cpu ] || [ -d /sys/bus/event_source/devices/cpu_core ]
+}
+
+# need_pmu NAME: print SKIP and return 1 when there is no hardware PMU
+need_pmu() {
+	if have_pmu; then return 0; fi
+	skip "$1: no hardware PMU on this machine (no /sys/bus/event_source/devices/cpu)"
+	return 1
+}
+
+# within A B PCT: |A-B| <= PCT% of B
+within() {
+	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= m * p / 100.0) }'
+}
+
+# jfield JSONLINE KEY: extract a scalar field from one JSON object line
+jfield() {
+	python3 -c 'import json,sys; v=json.loads(sys.argv[1]).get(sys.argv[2]); print("" if v is None else v)' "$1" "$2"
+}

@@ -1,0 +1,92 @@
+#!/bin/bash
+# tests/run.sh - run every test: cmocka unit tests and end-to-end scripts, on the plain build
+# and again on the ASan/UBSan build; print one closing line "N passed, N failed, N skipped".
+#
+#   tests/run.sh                 everything (what `make test` runs)
+#   tests/run.sh e2e/stat_*.sh   only the named e2e scripts, plain build only
+#   SPENT_PASSES="build" ...     choose builds (default "build build-san")
+#
+# Each e2e script sources tests/e2e/lib.sh and prints PASS/FAIL/SKIP lines; a script that exits
+# non-zero without printing FAIL counts as one failure. Only a missing hardware PMU may SKIP.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+passes=${SPENT_PASSES:-"build build-san"}
+per_script_timeout=${SPENT_TEST_TIMEOUT:-300}
+pass=0 fail=0 skip=0
+failed_names=()
+log=$(mktemp -d /tmp/spent-tests.XXXXXX)
+
+count_unit() { # $1 build dir
+	for t in "$1"/tests/test_*; do
+		[ -x "$t" ] || continue
+		local name out
+		name=$(basename "$t")
+		out=$(timeout "$per_script_timeout" "$t" 2>&1)
+		local rc=$?
+		echo "$out" > "$log/$1-$name.log"
+		local ok nok nskip
+		ok=$(grep -c '^\[       OK \]' <<<"$out")
+		nok=$(grep -cE '^\[  FAILED  \] [A-Za-z_]' <<<"$out" | head -1)
+		# the summary repeats failed names after "listed below"; count RUN lines minus OK/SKIP
+		local runs; runs=$(grep -c '^\[ RUN      \]' <<<"$out")
+		nskip=$(grep -cE '^\[  SKIPPED \] [A-Za-z_]' <<<"$out")
+		nok=$((runs - ok - nskip))
+		[ $rc -ne 0 ] && [ $nok -eq 0 ] && nok=1
+		pass=$((pass + ok)); fail=$((fail + nok)); skip=$((skip + nskip))
+		if [ $nok -gt 0 ]; then
+			failed_names+=("$1 unit $name")
+			echo "$out" | grep -E 'FAILED|error|Error|ERROR' | head -20
+		fi
+		printf '%-40s %s\n' "unit $name ($1)" "$ok ok, $nok failed, $nskip skipped"
+	done
+}
+
+run_e2e() { # $1 build dir, $2 script
+	local s=$2 name out rc
+	name=$(basename "$s" .sh)
+	out=$(SPENT_BUILD="$top/$1" SPENT="$top/$1/spent" SPENT_TOP="$top" \
+		timeout "$per_script_timeout" bash "$s" 2>&1)
+	rc=$?
+	echo "$out" > "$log/$1-$name.log"
+	local p f k
+	p=$(grep -c '^PASS ' <<<"$out")
+	f=$(grep -c '^FAIL ' <<<"$out")
+	k=$(grep -c '^SKIP ' <<<"$out")
+	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "FAIL $name: script exited $rc (log: $log/$1-$name.log)"
+		tail -5 <<<"$out"
+	fi
+	grep -E '^(FAIL|SKIP) ' <<<"$out"
+	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + k))
+	[ "$f" -gt 0 ] && failed_names+=("$1 e2e $name")
+	printf '%-40s %s\n' "e2e $name ($1)" "$p passed, $f failed, $k skipped"
+}
+
+start=$(date +%s)
+if [ $# -gt 0 ]; then
+	for s in "$@"; do run_e2e build "tests/$s"; done
+else
+	for b in $passes; do
+		if [ ! -x "$b/spent" ]; then
+			echo "FAIL: $b/spent is not built (run make / make SAN=1)"
+			fail=$((fail + 1))
+			continue
+		fi
+		count_unit "$b"
+		for s in tests/e2e/*.sh; do
+			[ "$(basename "$s")" = lib.sh ] && continue
+			# sanitizer pass: scripts may opt out of the slow sanitized rerun with a SAN_SKIP
+			# marker when they only time things; correctness scripts always run twice
+			if [ "$b" = build-san ] && grep -q '^# san: plain-only' "$s"; then continue; fi
+			run_e2e "$b" "$s"
+		done
+	done
+fi
+end=$(date +%s)
+echo
+[ ${#failed_names[@]} -gt 0 ] && printf 'failed: %s\n' "${failed_names[@]}"
+echo "logs in $log, $((end - start)) s"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
