@@ -443,6 +443,7 @@ static int collect_signal(const struct shim_shm *shm, uint32_t i, struct shim_im
 	out->last_value = shm->last_value[k];
 	out->kept = shm->kept[k];
 	out->dropped = shm->dropped[k];
+	out->offcpu = shm->offcpu[k];
 	out->nrates = shm->resv_seen[k] < SHIM_RESV_CAP ? shm->resv_seen[k] : SHIM_RESV_CAP;
 	double *copy = malloc((out->nrates ? out->nrates : 1) * sizeof(double));
 	if (!copy)

@@ -61,6 +61,7 @@ struct shim_signal_result {
 	/* counters and rates */
 	uint64_t first_value, last_value;
 	uint64_t kept, dropped;	/* rate samples passing / failing the clock-ratio filter */
+	uint64_t offcpu;	/* rate samples spanning a context switch on the app CPU (unused) */
 	uint64_t nrates;	/* rates the summary is computed from (a uniform reservoir) */
 	double rate_min, rate_median, rate_max;	/* events per second */
 	/* tags */

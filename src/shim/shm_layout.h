@@ -102,6 +102,7 @@ struct shim_shm {
 	uint64_t ring_head;	/* samples written to the ring so far */
 	uint64_t kept[SHIM_MAX_COUNTERS];	/* rate samples passing the filter */
 	uint64_t dropped[SHIM_MAX_COUNTERS];	/* ... failing it */
+	uint64_t offcpu[SHIM_MAX_COUNTERS];	/* ... spanning a context switch on the app CPU */
 	uint64_t resv_seen[SHIM_MAX_COUNTERS];	/* kept rates offered to the reservoir */
 	uint64_t first_value[SHIM_MAX_COUNTERS], last_value[SHIM_MAX_COUNTERS];
 	uint64_t hist_overflow[SHIM_MAX_TAGS];	/* samples whose value found no slot */

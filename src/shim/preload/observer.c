@@ -27,6 +27,7 @@ struct observer {
 	int cfd[SHIM_MAX_COUNTERS];
 	const volatile uint64_t *taddr[SHIM_MAX_TAGS];
 	const volatile uint64_t *thread;	/* the app CPU's sched slot, or NULL */
+	const volatile uint64_t *switches;	/* ... and its context-switch count */
 	struct shim_hist_slot *hist[SHIM_MAX_TAGS];
 	double *resv[SHIM_MAX_COUNTERS];
 	uint64_t *ring;
@@ -122,8 +123,11 @@ static int observer_setup(struct shim_shm *shm)
 	}
 	if (shm->sched_fd >= 0 && shm->app_cpu >= 0 && shm->app_cpu < SCHED_CHANNEL_MAX_CPUS) {
 		void *m = mmap(NULL, shm->sched_map_bytes, PROT_READ, MAP_SHARED, shm->sched_fd, 0);
-		if (m != MAP_FAILED)
-			obs.thread = (const volatile uint64_t *)&((struct sched_slot *)m)[shm->app_cpu].thread;
+		if (m != MAP_FAILED) {
+			struct sched_slot *slot = (struct sched_slot *)m + shm->app_cpu;
+			obs.thread = (const volatile uint64_t *)&slot->thread;
+			obs.switches = (const volatile uint64_t *)&slot->switches;
+		}
 	}
 	if (shm->ring_cap)
 		obs.ring = (uint64_t *)((char *)shm + shm->ring_off);
@@ -166,10 +170,12 @@ static inline void hist_add(struct shim_hist_slot *h, uint64_t v, uint64_t *over
 
 /* Per-run state the loop carries between samples. */
 struct loop_state {
-	uint64_t prev_start, prev_end;
+	uint64_t prev_start, prev_end, prev_switches;
+	int prev_on_app;
 	uint64_t prev[SHIM_MAX_COUNTERS];
 	uint64_t samples, app, other;
 	uint64_t kept[SHIM_MAX_COUNTERS], dropped[SHIM_MAX_COUNTERS], seen[SHIM_MAX_COUNTERS];
+	uint64_t offcpu[SHIM_MAX_COUNTERS];
 	uint64_t overflow[SHIM_MAX_TAGS];
 	uint64_t rng;
 };
@@ -185,6 +191,7 @@ static void publish(const struct loop_state *ls, uint64_t last_end)
 	for (uint32_t i = 0; i < obs.nc; i++) {
 		shm->kept[i] = ls->kept[i];
 		shm->dropped[i] = ls->dropped[i];
+		shm->offcpu[i] = ls->offcpu[i];
 		shm->resv_seen[i] = ls->seen[i];
 		shm->last_value[i] = ls->prev[i];
 	}
@@ -242,6 +249,7 @@ static void *observer_main(void *arg)
 		}
 		end = clock_serial();
 		uint64_t thread = obs.thread ? *obs.thread : 0;
+		uint64_t switches = obs.switches ? *obs.switches : 0;
 		s[0] = start;
 		s[1] = end;
 		s[2] = thread;
@@ -254,10 +262,16 @@ static void *observer_main(void *arg)
 			if (on_app)
 				hist_add(obs.hist[t], v, &ls.overflow[t]);
 		}
-		/* online analysis: rates against the previous sample */
+		/* online analysis: rates against the previous sample, when the app ran throughout */
 		if (ls.samples) {
-			for (uint32_t i = 0; i < obs.nc; i++)
-				rate_sample(&ls, (int)i, cv[i], start - ls.prev_start, end - ls.prev_end);
+			int same = on_app && ls.prev_on_app && switches == ls.prev_switches;
+			for (uint32_t i = 0; i < obs.nc; i++) {
+				if (same)
+					rate_sample(&ls, (int)i, cv[i], start - ls.prev_start,
+						    end - ls.prev_end);
+				else
+					ls.offcpu[i]++;
+			}
 		} else {
 			shm->first_tsc = start;
 			for (uint32_t i = 0; i < obs.nc; i++)
@@ -267,6 +281,8 @@ static void *observer_main(void *arg)
 			ls.prev[i] = cv[i];
 		ls.prev_start = start;
 		ls.prev_end = end;
+		ls.prev_switches = switches;
+		ls.prev_on_app = on_app;
 		ls.samples++;
 		ls.app += on_app;
 		ls.other += !on_app;
