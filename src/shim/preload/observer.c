@@ -228,7 +228,7 @@ static void *observer_main(void *arg)
 	struct shim_shm *shm = obs.shm;
 	struct loop_state ls;
 	uint64_t cv[SHIM_MAX_COUNTERS], scratch[3 + SHIM_MAX_COUNTERS + SHIM_MAX_TAGS];
-	uint64_t period = shm->period_ticks, next = 0, end = 0;
+	uint64_t period = shm->period_ticks, next = 0, end = 0, ring_pos = 0;
 
 	memset(&ls, 0, sizeof(ls));
 	ls.rng = 0x2545F4914F6CDD1DULL ^ (uint64_t)obs.pid;
@@ -241,12 +241,16 @@ static void *observer_main(void *arg)
 	__atomic_store_n(&shm->state, SHIM_STATE_RUNNING, __ATOMIC_RELEASE);
 	next = __rdtsc();
 	while (!__atomic_load_n(&obs_stop, __ATOMIC_RELAXED)) {
-		uint64_t *s = obs.ring ? obs.ring + (ls.samples % shm->ring_cap) * obs.words : scratch;
+		uint64_t *s = obs.ring ? obs.ring + ring_pos * obs.words : scratch;
+		if (obs.ring && ++ring_pos == shm->ring_cap)
+			ring_pos = 0;
 		uint64_t start = clock_serial();
-		for (uint32_t i = 0; i < obs.nc; i++) {
-			clock_serial();	/* serialise each read, as the seed's line 6 */
+		/* the seed serialises each counter read with rdtscp (its line 6), for rdpmc; memory
+		 * loads stay in program order on x86, so one lfence keeps them after the start clock
+		 * (rdtscp costs ~90 cycles in a KVM guest); perf reads are system calls anyway */
+		_mm_lfence();
+		for (uint32_t i = 0; i < obs.nc; i++)
 			cv[i] = counter_read(i);
-		}
 		end = clock_serial();
 		uint64_t thread = obs.thread ? *obs.thread : 0;
 		uint64_t switches = obs.switches ? *obs.switches : 0;
