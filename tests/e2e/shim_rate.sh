@@ -27,3 +27,22 @@ check "shim_rate_summary_totals summary kept/dropped equal the counter's" \
 	>"$TMP/out2" 2>/dev/null
 rate2=$(grep '"type":"rate"' "$TMP/out2")
 check "shim_rate_filter --ratio 2,3 keeps no sample" [ "$(jfield "$rate2" kept)" = 0 ]
+
+# -e: a kernel software event counted on the app CPU and read by the observer. cpu-clock counts
+# nanoseconds, so its rate is 1e9 per second by the kernel's own definition.
+"$SPENT" shim -e cpu-clock -e cycles --period-ns 20000 --json -- "$PROGS/shim_rate" 0.3 50 \
+	>"$TMP/ev.out" 2>"$TMP/ev.err"
+ev=$(grep '"type":"rate","name":"cpu-clock"' "$TMP/ev.out")
+if [ -z "$ev" ]; then
+	fail "shim_event_cpu_clock: no cpu-clock row: $(head -2 "$TMP/ev.err")"
+else
+	check "shim_event_cpu_clock median cpu-clock rate $(jfield "$ev" median) within 1% of 1e9 ns/s" \
+		within "$(jfield "$ev" median)" 1000000000 1
+fi
+if have_pmu; then
+	check "shim_event_cycles a cycles row is reported where a PMU exists" \
+		grep -q '"name":"cycles"' "$TMP/ev.out"
+else
+	check "shim_event_no_pmu -e cycles without a PMU says so in one warning line and still runs" \
+		grep -qx "spent: warning: no hardware PMU on this machine: 'cycles' cannot be read by rdpmc; observing software signals only" "$TMP/ev.err"
+fi

@@ -223,6 +223,16 @@ static inline void rate_sample(struct loop_state *ls, int i, uint64_t v, uint64_
 		obs.resv[i][j] = rate;
 }
 
+/* --period-ns: spin until the next deadline; after a long stall restart from now. */
+static inline uint64_t pace(uint64_t next, uint64_t period)
+{
+	uint64_t now;
+	next += period;
+	while ((now = __rdtsc()) < next)
+		_mm_pause();
+	return now - next > period ? now : next;
+}
+
 static void *observer_main(void *arg)
 {
 	struct shim_shm *shm = obs.shm;
@@ -292,14 +302,8 @@ static void *observer_main(void *arg)
 		ls.other += !on_app;
 		if ((ls.samples & 4095) == 0)
 			publish(&ls, end);
-		if (period) {
-			uint64_t now;
-			next += period;
-			while ((now = __rdtsc()) < next)
-				_mm_pause();
-			if (now - next > period)
-				next = now;
-		}
+		if (period)
+			next = pace(next, period);
 	}
 	publish(&ls, end);
 	__atomic_store_n(&shm->state, SHIM_STATE_DONE, __ATOMIC_RELEASE);
