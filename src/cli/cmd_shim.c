@@ -324,10 +324,29 @@ static void human_histograms(FILE *out, const struct shim_result *r, const char 
 	}
 }
 
-static int tag_known(const struct shim_result *r, const char *name)
+/* Refuse before the run when -o cannot be written, rather than after it. */
+static int output_dir_check(const char *path)
 {
-	for (uint32_t i = r->ncounters; i < r->ncounters + r->ntags; i++)
-		if (strcmp(r->signals[i].name, name) == 0)
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = 0;
+	else if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (access(dir, W_OK) == 0)
+		return 0;
+	cli_error("cannot write '%s': directory '%s': %s: create it or choose another -o", path, dir,
+		  strerror(errno));
+	return -errno;
+}
+
+static int tag_spec_known(const struct shim_config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->nsigs; i++)
+		if (cfg->sigs[i].kind == SHIM_SIG_TAG && strcmp(cfg->sigs[i].name, name) == 0)
 			return 1;
 	return 0;
 }
@@ -418,6 +437,12 @@ int cmd_shim(int argc, char **argv)
 		cli_error("nothing to observe: give --tag, --counter, --rate or -e");
 		return 2;
 	}
+	if (o.histogram && !tag_spec_known(&o.cfg, o.histogram)) {
+		cli_error("--histogram '%s' names no tag: add --tag %s=SYMBOL", o.histogram, o.histogram);
+		return 2;
+	}
+	if (o.output && output_dir_check(o.output))
+		return 2;
 	if (!o.output)
 		o.cfg.buffer_samples = 0;	/* the log only goes to -o */
 	o.cfg.argv = argv + optind;
@@ -428,8 +453,6 @@ int cmd_shim(int argc, char **argv)
 		cli_error("%s", err[0] ? err : strerror(-rc));
 		return rc == -ENOENT || rc == -EINVAL || rc == -ENOEXEC ? 2 : 1;
 	}
-	if (o.histogram && !tag_known(r, o.histogram))
-		cli_warn("--histogram '%s' names no --tag: showing no histogram", o.histogram);
 	if (o.json) {
 		json_summary(stdout, r);
 		json_signals(stdout, r, o.histogram);
@@ -439,9 +462,10 @@ int cmd_shim(int argc, char **argv)
 		human_histograms(stdout, r, o.histogram);
 	}
 	rc = r->exit_status;
-	if (o.output && (err[0] = 0, shim_file_write(o.output, r))) {
+	int werr = o.output ? shim_file_write(o.output, r) : 0;
+	if (werr) {
 		cli_error("cannot write '%s': %s: check the directory exists and is writable",
-			  o.output, strerror(errno));
+			  o.output, strerror(-werr));
 		rc = 1;
 	}
 	shim_result_free(r);
