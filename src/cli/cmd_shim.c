@@ -220,12 +220,12 @@ static void json_summary(FILE *out, const struct shim_result *r)
 	fprintf(out, "{\"type\":\"summary\",\"samples\":%llu,\"period_ns\":%.2f,\"kept\":%llu,"
 		     "\"dropped\":%llu,\"seconds\":%.6f,\"samples_app\":%llu,\"samples_other\":%llu,"
 		     "\"thread_channel\":%s,\"observer_cpu\":%d,\"app_cpu\":%d,\"period_req_ns\":%llu,"
-		     "\"tsc_hz\":%llu,\"exit_status\":%d,\"logged\":%llu}\n",
+		     "\"tsc_hz\":%llu,\"exit_status\":%d,\"pid\":%d,\"logged\":%llu}\n",
 		(unsigned long long)r->samples, shim_result_period_ns(r), (unsigned long long)kept,
 		(unsigned long long)dropped, run_seconds(r), (unsigned long long)r->samples_app,
 		(unsigned long long)r->samples_other,
 		r->flags & SHIM_RESULT_SCHED_CHANNEL ? "true" : "false", r->observer_cpu, r->app_cpu,
-		(unsigned long long)r->period_req_ns, (unsigned long long)r->tsc_hz, r->exit_status,
+		(unsigned long long)r->period_req_ns, (unsigned long long)r->tsc_hz, r->exit_status, r->pid,
 		(unsigned long long)r->nlog);
 }
 

@@ -486,6 +486,7 @@ static int collect(const struct shim_shm *shm, const struct shim_config *cfg, ui
 	r->ratio_hi = cfg->ratio_hi;
 	r->observer_cpu = shm->observer_cpu;
 	r->app_cpu = shm->app_cpu;
+	r->pid = shm->pid;
 	r->samples = shm->samples;
 	r->samples_app = shm->samples_app;
 	r->samples_other = shm->samples_other;

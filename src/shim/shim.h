@@ -76,6 +76,7 @@ struct shim_result {
 	uint32_t flags;
 	int32_t observer_cpu, app_cpu;
 	int32_t exit_status;	/* the command's exit code, or 128 + signal */
+	int32_t pid;		/* the observed process */
 	uint64_t tsc_hz;	/* clock ticks per second (calibrated) */
 	uint64_t period_req_ns;	/* --period-ns, 0 = flat out */
 	double ratio_lo, ratio_hi;

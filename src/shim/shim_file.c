@@ -40,6 +40,7 @@ static int put_result(struct binbuf *b, const struct shim_result *r)
 		  binbuf_put_le32(b, r->flags & SHIM_RESULT_SCHED_CHANNEL ? SHIM_FILE_FLAG_SCHED : 0) ?:
 		  binbuf_put_uvarint(b, r->tsc_hz) ?: binbuf_put_svarint(b, r->observer_cpu) ?:
 		  binbuf_put_svarint(b, r->app_cpu) ?: binbuf_put_svarint(b, r->exit_status) ?:
+		  binbuf_put_svarint(b, r->pid) ?:
 		  binbuf_put_uvarint(b, r->period_req_ns) ?: put_double(b, r->ratio_lo) ?:
 		  put_double(b, r->ratio_hi) ?: binbuf_put_uvarint(b, r->samples) ?:
 		  binbuf_put_uvarint(b, r->samples_app) ?: binbuf_put_uvarint(b, r->samples_other) ?:

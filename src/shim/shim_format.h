@@ -9,6 +9,7 @@
  *     uvarint  tsc_hz            clock ticks per second (rdtscp), calibrated on CLOCK_MONOTONIC
  *     svarint  observer_cpu, app_cpu
  *     svarint  exit_status       the command's exit code, or 128 + signal number
+ *     svarint  pid               the observed process (its samples carry it as tgid)
  *     uvarint  period_req_ns     --period-ns (0 = flat out)
  *     le64     ratio_lo, ratio_hi  the rate filter bounds (IEEE-754 double bits)
  *     uvarint  samples           observer loop iterations

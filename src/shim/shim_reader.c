@@ -102,6 +102,7 @@ static int get_header(struct binreader *r, struct shim_result *res)
 	uint64_t nc, nt;
 	int err = binreader_get_uvarint(r, &res->tsc_hz) ?: get_i32(r, &res->observer_cpu) ?:
 		  get_i32(r, &res->app_cpu) ?: get_i32(r, &res->exit_status) ?:
+		  get_i32(r, &res->pid) ?:
 		  binreader_get_uvarint(r, &res->period_req_ns) ?: get_double(r, &res->ratio_lo) ?:
 		  get_double(r, &res->ratio_hi) ?: binreader_get_uvarint(r, &res->samples) ?:
 		  binreader_get_uvarint(r, &res->samples_app) ?:

@@ -22,12 +22,12 @@ rs = [r for r in run if r["type"] == "summary"][0]
 ds = [r for r in dump if r["type"] == "summary"][0]
 samples = [r for r in dump if r["type"] == "sample"]
 online = {r["value"]: r["samples"] for r in run if r["type"] == "histogram"}
-pid = max(set(s["pid"] for s in samples), key=lambda p: sum(1 for s in samples if s["pid"] == p))
+pid = ds["pid"]
 recount = {}
 for s in samples:
     if not ds["thread_channel"] or s["pid"] == pid:
         recount[s["phase"]] = recount.get(s["phase"], 0) + 1
-print("summary_equal" if all(rs[k] == ds[k] for k in ("samples", "kept", "dropped", "samples_app", "logged")) else "summary_differs")
+print("summary_equal" if all(rs[k] == ds[k] for k in ("samples", "kept", "dropped", "samples_app", "logged", "pid")) else "summary_differs")
 print("all_logged" if len(samples) == rs["samples"] == rs["logged"] else "not_all_logged:%d/%d" % (len(samples), rs["samples"]))
 print("hist_equal" if recount == online else "hist_differs:%s/%s" % (recount, online))
 print("ordered" if all(a["t_ns"] < b["t_ns"] for a, b in zip(samples, samples[1:])) else "unordered")

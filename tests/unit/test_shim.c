@@ -29,6 +29,7 @@ static struct shim_result *sample_result(void)
 	r->observer_cpu = 1;
 	r->app_cpu = 0;
 	r->exit_status = 3;
+	r->pid = 4242;
 	r->tsc_hz = 2000000000;
 	r->ratio_lo = 0.99;
 	r->ratio_hi = 1.01;
@@ -81,6 +82,7 @@ static void file_roundtrip(void **state)
 	unlink(path);
 	assert_int_equal(b->flags, r->flags);
 	assert_int_equal(b->exit_status, 3);
+	assert_int_equal(b->pid, 4242);
 	assert_int_equal(b->samples, 5);
 	assert_int_equal(b->tsc_hz, r->tsc_hz);
 	assert_string_equal(b->note, "a note");
