@@ -381,7 +381,18 @@ static void child_exec(const struct launch *l, int errpipe)
 	_exit(127);
 }
 
-/* Fork and exec; *STATUS gets the wait status. SIGINT/SIGQUIT go to the command only. */
+/* The running command, for forwarding SIGTERM/SIGHUP while the coordinator waits. */
+static volatile sig_atomic_t launched_pid;
+
+static void forward_signal(int sig)
+{
+	if (launched_pid > 0)
+		kill((pid_t)launched_pid, sig);
+}
+
+/* Fork and exec; *STATUS gets the wait status. SIGINT/SIGQUIT from the terminal reach the
+ * command (same process group) and are ignored here; SIGTERM/SIGHUP are forwarded to it, so
+ * the results are still collected when the command ends. */
 static int launch_wait(const struct launch *l, int *status, char *err, size_t errlen)
 {
 	int p[2], e = 0;
@@ -400,9 +411,13 @@ static int launch_wait(const struct launch *l, int *status, char *err, size_t er
 		child_exec(l, p[1]);
 	}
 	close(p[1]);
-	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = forward_signal };
+	struct sigaction oint, oquit, oterm, ohup;
+	launched_pid = pid;
 	sigaction(SIGINT, &ign, &oint);
 	sigaction(SIGQUIT, &ign, &oquit);
+	sigaction(SIGTERM, &fwd, &oterm);
+	sigaction(SIGHUP, &fwd, &ohup);
 	ssize_t n;
 	do
 		n = read(p[0], &e, sizeof(e));
@@ -412,6 +427,9 @@ static int launch_wait(const struct launch *l, int *status, char *err, size_t er
 		;
 	sigaction(SIGINT, &oint, NULL);
 	sigaction(SIGQUIT, &oquit, NULL);
+	sigaction(SIGTERM, &oterm, NULL);
+	sigaction(SIGHUP, &ohup, NULL);
+	launched_pid = 0;
 	if (n == (ssize_t)sizeof(e) && e) {
 		snprintf(err, errlen, "cannot run '%s': %s", l->exe, strerror(e));
 		return -e;
