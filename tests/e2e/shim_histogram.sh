@@ -30,7 +30,7 @@ PY
 
 check_run() { # NAME PROGRAM
 	local name=$1 prog=$2
-	if ! "$SPENT" shim --tag phase=phase --histogram phase --json -- "$prog" 0.8 \
+	if ! "$SPENT" shim --tag phase=phase --histogram phase --json -- "$prog" 1.2 \
 		>"$TMP/$name.json" 2>"$TMP/$name.err"; then
 		fail "$name: spent shim failed: $(head -2 "$TMP/$name.err")"
 		return
