@@ -265,3 +265,13 @@ int procmaps_lookup(struct procmaps *pm, pid_t pid, uint64_t addr, const struct 
 	*offset = image_file_to_vaddr(m->img, addr - m->start + m->pgoff);
 	return 0;
 }
+
+int procmaps_foreach(const struct procmaps *pm, pid_t pid, procmaps_map_fn fn, void *ctx)
+{
+	const struct proc *p = proc_find(pm, pid);
+	int err = 0;
+	for (size_t i = 0; p && i < p->n && !err; i++)
+		if (p->maps[i].img)
+			err = fn(ctx, p->maps[i].start, p->maps[i].end, p->maps[i].pgoff, p->maps[i].img);
+	return err;
+}

@@ -66,6 +66,11 @@ bool procmaps_known(const struct procmaps *pm, pid_t pid);
 int procmaps_lookup(struct procmaps *pm, pid_t pid, uint64_t addr, const struct image_info **img,
 		    uint64_t *offset, enum profile_unknown_reason *why);
 
+/* Call FN for each file-backed mapping of PID in address order; stops at FN's non-zero. */
+typedef int (*procmaps_map_fn)(void *ctx, uint64_t start, uint64_t end, uint64_t pgoff,
+			       const struct image_info *img);
+int procmaps_foreach(const struct procmaps *pm, pid_t pid, procmaps_map_fn fn, void *ctx);
+
 /* True for an address in the kernel half of the x86-64 address space. */
 static inline bool procmaps_is_kernel_addr(uint64_t addr)
 {
