@@ -27,6 +27,8 @@ struct sym_image {
 	Dwfl_Module *mod;
 	const char *error;		/* why the image could not be opened */
 	struct ksym *ksyms;		/* kernel only, sorted */
+	struct srcname { const char *raw; char *full; } *srcs;	/* relative -> comp_dir/file */
+	size_t nsrcs;
 	size_t nksyms;
 	struct sym_image *next;
 };
@@ -60,6 +62,9 @@ void symbols_free(struct symbols *s)
 			dwfl_end(i->dwfl);
 		for (size_t k = 0; k < i->nksyms; k++)
 			free(i->ksyms[k].name);
+		for (size_t k = 0; k < i->nsrcs; k++)
+			free(i->srcs[k].full);
+		free(i->srcs);
 		free(i->ksyms);
 		free(i->id.path);
 		free(i);
@@ -226,6 +231,25 @@ static void inline_lookup(Dwfl_Module *mod, uint64_t off, struct sym_info *out)
 	free(scopes);
 }
 
+/* FILE as recorded in the line table, made absolute with the CU's compilation directory. */
+static const char *full_source_path(struct sym_image *im, Dwfl_Line *line, const char *file)
+{
+	const char *dir = dwfl_line_comp_dir(line);
+	if (file[0] == '/' || !dir)
+		return file;
+	for (size_t i = 0; i < im->nsrcs; i++)
+		if (im->srcs[i].raw == file)
+			return im->srcs[i].full;
+	struct srcname *n = realloc(im->srcs, (im->nsrcs + 1) * sizeof(*n));
+	if (!n)
+		return file;
+	im->srcs = n;
+	if (asprintf(&n[im->nsrcs].full, "%s/%s", dir, file) < 0)
+		return file;
+	n[im->nsrcs].raw = file;
+	return n[im->nsrcs++].full;
+}
+
 int symbols_lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
 		   struct sym_info *out)
 {
@@ -253,7 +277,7 @@ int symbols_lookup(struct symbols *s, const struct profile_image *img, uint64_t 
 		int lineno = 0;
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
 		if (file && lineno > 0) {
-			out->file = file;
+			out->file = full_source_path(im, line, file);
 			out->line = lineno;
 		}
 		inline_lookup(im->mod, offset, out);
