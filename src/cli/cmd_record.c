@@ -311,7 +311,7 @@ int cmd_record(int argc, char **argv)
 	size_t nev = 0, failed = 0;
 	int status = 0, go = -1, rc = 2, err;
 	pid_t child = 0;
-	if (parse_args(argc, argv, &o) || parse_events(&o, &evs, &nev))
+	if (parse_args(argc, argv, &o))
 		goto out;
 	if (!o.force && access(o.output, F_OK) == 0) {
 		cli_error("output '%s' exists: use --force to replace it or -o to choose another name",
@@ -323,6 +323,8 @@ int cmd_record(int argc, char **argv)
 		rc = 127;
 		goto out;
 	}
+	if (parse_events(&o, &evs, &nev))
+		goto out;
 	struct sampling_config cfg = { .events = evs, .nevents = nev, .callchain = o.callchain,
 				       .per_thread = o.per_thread };
 	if ((err = sampling_new(&cfg, &s))) {
