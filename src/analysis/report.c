@@ -111,7 +111,7 @@ void report_frame_name(const struct profile *p, struct symbols *sym,
 	}
 	const struct profile_image *img = profile_image_get(p, f->image);
 	struct sym_info si;
-	if (symbols_lookup(sym, img, f->offset, &si) == 0 && si.name && si.exact)
+	if (symbols_lookup_name(sym, img, f->offset, &si) == 0 && si.name && si.exact)
 		snprintf(out, outlen, "%s", si.name);
 	else if (si.name)
 		snprintf(out, outlen, "%s+0x%llx", si.name, (unsigned long long)(f->offset - si.start));
@@ -125,7 +125,11 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 	struct sym_info si;
 	char *key = NULL, *symbol = NULL, name[512];
 	struct profile_frame f = { img, off };
-	symbols_lookup(b->sym, im, off, &si);
+	bool want_lines = b->r->cfg.by == REPORT_BY_LINE || b->r->cfg.by == REPORT_BY_INSTRUCTION;
+	if (want_lines)
+		symbols_lookup(b->sym, im, off, &si);
+	else
+		symbols_lookup_name(b->sym, im, off, &si);
 	report_frame_name(b->p, b->sym, &f, name, sizeof(name));
 	/* a stripped image's nearest symbol is not the function: keep the address */
 	const char *fn = si.name && si.exact ? si.name : NULL;

@@ -1,9 +1,11 @@
 /* cli/cmd_annotate.c - `spent annotate SYMBOL` (dcpilist): the function's instructions with
  * samples per event and the source lines interleaved. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/annotate.h"
 #include "cli/cli.h"
@@ -142,6 +144,13 @@ static void print_json(const struct profile *p, const struct annotate *a, const 
 	}
 }
 
+static int use_saved_kallsyms(struct symbols *sym, const char *dir)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	return access(path, R_OK) == 0 ? symbols_set_kallsyms(sym, path) : 0;
+}
+
 int cmd_annotate(int argc, char **argv)
 {
 	struct annotate_opts o = { .input = "spent.profile" };
@@ -155,7 +164,7 @@ int cmd_annotate(int argc, char **argv)
 	if (parse_args(argc, argv, &o))
 		goto out;
 	rc = 1;
-	if (profile_input_load(o.input, &p, &skipped) || symbols_new(&sym))
+	if (profile_input_load(o.input, &p, &skipped) || symbols_new(&sym) || use_saved_kallsyms(sym, o.input))
 		goto out;
 	if (o.events) {
 		char *dup = strdup(o.events), *save = NULL;

@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "collect/sampling.h"
+#include "core/symbols.h"
 #include "spent/profile.h"
 
 struct record_opts {
@@ -253,6 +254,13 @@ static int write_output(const struct record_opts *o, const struct profile *p)
 		cli_error("cannot write profile '%s': %s", tmp, strerror(-err));
 		goto out;
 	}
+	char ksyms[PATH_MAX + 16];
+	struct symbols *sym = NULL;
+	snprintf(ksyms, sizeof(ksyms), "%s/kallsyms", tmp);
+	if (symbols_new(&sym) == 0 && (err = symbols_save_kernel(sym, p, ksyms)))
+		cli_warn("cannot save kernel symbols in '%s': %s", ksyms, strerror(-err));
+	symbols_free(sym);
+	err = 0;
 	bool replaced = false;
 	if (o->force && access(o->output, F_OK) == 0) {
 		if (rename(o->output, old) < 0) {

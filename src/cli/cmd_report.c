@@ -368,6 +368,13 @@ out:
 	return err;
 }
 
+static int use_saved_kallsyms(struct symbols *sym, const char *dir)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/kallsyms", dir);
+	return access(path, R_OK) == 0 ? symbols_set_kallsyms(sym, path) : 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .input = "spent.profile", .by = REPORT_BY_FUNCTION, .limit = -1 };
@@ -389,7 +396,7 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (select_events(p, o.events, &evs, &nev) || symbols_new(&sym)) {
+	if (select_events(p, o.events, &evs, &nev) || symbols_new(&sym) || use_saved_kallsyms(sym, o.input)) {
 		rc = 1;
 		goto out;
 	}

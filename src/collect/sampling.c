@@ -47,8 +47,8 @@ int sampling_new(const struct sampling_config *cfg, struct sampling **out)
 		goto fail;
 	memcpy(s->events, cfg->events, cfg->nevents * sizeof(*s->events));
 	s->cfg.events = s->events;
-	if (!s->cfg.ring_pages)
-		s->cfg.ring_pages = 128;
+	if (!s->cfg.ring_pages)	/* stack copies are big: 8 KiB per sample */
+		s->cfg.ring_pages = cfg->callchain == SAMPLING_CG_DWARF ? 1024 : 128;
 	if (!s->cfg.stack_dump)
 		s->cfg.stack_dump = 8192;
 	for (size_t i = 0; i < cfg->nevents; i++) {

@@ -4,6 +4,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "core/binio.h"
 #include "core/procmaps.h"
 #include "core/symbols.h"
 
@@ -36,8 +38,12 @@ struct sym_image {
 struct symbols {
 	struct sym_image *images;
 	char *debuginfo_path;
+	char *kallsyms;		/* saved kernel symbols to use instead of /proc/kallsyms */
 	Dwfl_Callbacks cbs;
 };
+
+static struct sym_image *image_get(struct symbols *s, const struct profile_image *img);
+static void mark_ksym(const struct sym_image *im, uint64_t off, uint8_t *used);
 
 int symbols_new(struct symbols **out)
 {
@@ -69,7 +75,68 @@ void symbols_free(struct symbols *s)
 		free(i->id.path);
 		free(i);
 	}
+	free(s->kallsyms);
 	free(s);
+}
+
+int symbols_set_kallsyms(struct symbols *s, const char *path)
+{
+	free(s->kallsyms);
+	s->kallsyms = path ? strdup(path) : NULL;
+	return path && !s->kallsyms ? -ENOMEM : 0;
+}
+
+int symbols_save_kernel(struct symbols *s, const struct profile *p, const char *path)
+{
+	int err = 0;
+	for (uint32_t i = 0; i < profile_nimages(p); i++) {
+		const struct profile_image *img = profile_image_get(p, i);
+		if (strcmp(img->path, PROFILE_KERNEL_PATH))
+			continue;
+		struct sym_image *im = image_get(s, img);
+		if (!im || !im->nksyms)
+			return im ? 0 : -ENOMEM;
+		uint8_t *used = calloc(im->nksyms, 1);
+		if (!used)
+			return -ENOMEM;
+		/* mark every symbol a count or a stack frame of the kernel image falls in */
+		for (uint32_t ev = 0; ev < profile_nevents(p); ev++) {
+			struct profile_count *c = NULL;
+			size_t n = 0;
+			profile_counts(p, i, ev, &c, &n);
+			for (size_t k = 0; k < n; k++)
+				mark_ksym(im, c[k].offset, used);
+			free(c);
+		}
+		for (size_t k = 0; k < profile_nstacks(p); k++) {
+			uint32_t ev;
+			const struct profile_frame *f;
+			size_t nf;
+			uint64_t cnt;
+			profile_stack_get(p, k, &ev, &f, &nf, &cnt);
+			for (size_t j = 0; j < nf; j++)
+				if (f[j].image == i)
+					mark_ksym(im, f[j].offset, used);
+		}
+		struct binbuf b;
+		binbuf_init(&b);
+		char line[320];
+		for (size_t k = 0; k < im->nksyms && !err; k++) {
+			if (!used[k])
+				continue;
+			/* keep the next symbol too, so the last one's size stays known */
+			for (size_t j = k; j <= k + 1 && j < im->nksyms && !err; j++) {
+				int l = snprintf(line, sizeof(line), "%016llx t %s\n",
+						 (unsigned long long)im->ksyms[j].addr, im->ksyms[j].name);
+				err = binbuf_put(&b, line, (size_t)l);
+			}
+		}
+		free(used);
+		err = err ? err : binio_write_file_atomic(path, b.data, b.len, 0644);
+		binbuf_release(&b);
+		break;
+	}
+	return err;
 }
 
 static int ksym_cmp(const void *a, const void *b)
@@ -78,21 +145,27 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void load_kallsyms(struct sym_image *im)
+/* Parse "ADDR TYPE NAME[\t[module]]" lines (the /proc/kallsyms format) keeping text symbols. */
+static void parse_kallsyms(struct sym_image *im, FILE *f)
 {
-	FILE *f = fopen("/proc/kallsyms", "re");
 	char line[512];
 	size_t cap = 0;
-	if (!f) {
-		im->error = "cannot read /proc/kallsyms";
-		return;
-	}
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long a;
-		char type, name[256];
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !a)
+		uint64_t a = 0;
+		char *p = line;
+		for (;; p++) {
+			int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+			if (d < 0)
+				break;
+			a = a << 4 | (uint64_t)d;
+		}
+		if (!a || p[0] != ' ' || !p[1] || p[2] != ' ')
 			continue;
+		char type = p[1], *name = p + 3;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		name[strcspn(name, " \t\n")] = 0;
+		if (!name[0])
 			continue;
 		if (im->nksyms == cap) {
 			cap = cap ? cap * 2 : 65536;
@@ -106,6 +179,18 @@ static void load_kallsyms(struct sym_image *im)
 		if (im->ksyms[im->nksyms].name)
 			im->nksyms++;
 	}
+}
+
+static void load_kallsyms(struct symbols *s, struct sym_image *im)
+{
+	FILE *f = s->kallsyms ? fopen(s->kallsyms, "re") : NULL;
+	if (!f)
+		f = fopen("/proc/kallsyms", "re");
+	if (!f) {
+		im->error = "cannot read /proc/kallsyms";
+		return;
+	}
+	parse_kallsyms(im, f);
 	fclose(f);
 	if (im->nksyms)
 		qsort(im->ksyms, im->nksyms, sizeof(*im->ksyms), ksym_cmp);
@@ -143,7 +228,7 @@ static bool same_identity(Dwfl_Module *mod, const struct profile_image *want)
 static void open_image(struct symbols *s, struct sym_image *im)
 {
 	if (!strcmp(im->id.path, PROFILE_KERNEL_PATH)) {
-		load_kallsyms(im);
+		load_kallsyms(s, im);
 		return;
 	}
 	im->dwfl = dwfl_begin(&s->cbs);
@@ -250,8 +335,22 @@ static const char *full_source_path(struct sym_image *im, Dwfl_Line *line, const
 	return n[im->nsrcs++].full;
 }
 
-int symbols_lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
-		   struct sym_info *out)
+static void mark_ksym(const struct sym_image *im, uint64_t off, uint8_t *used)
+{
+	size_t lo = 0, hi = im->nksyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (im->ksyms[mid].addr <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo)
+		used[lo - 1] = 1;
+}
+
+static int lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
+		  struct sym_info *out, bool lines)
 {
 	memset(out, 0, sizeof(*out));
 	struct sym_image *im = image_get(s, img);
@@ -272,7 +371,7 @@ int symbols_lookup(struct symbols *s, const struct profile_image *img, uint64_t 
 		out->size = sym.st_size;
 		out->exact = sym.st_size == 0 || symoff < sym.st_size;
 	}
-	Dwfl_Line *line = dwfl_module_getsrc(im->mod, offset);
+	Dwfl_Line *line = lines ? dwfl_module_getsrc(im->mod, offset) : NULL;
 	if (line) {
 		int lineno = 0;
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
@@ -283,6 +382,18 @@ int symbols_lookup(struct symbols *s, const struct profile_image *img, uint64_t 
 		inline_lookup(im->mod, offset, out);
 	}
 	return 0;
+}
+
+int symbols_lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
+		   struct sym_info *out)
+{
+	return lookup(s, img, offset, out, true);
+}
+
+int symbols_lookup_name(struct symbols *s, const struct profile_image *img, uint64_t offset,
+			struct sym_info *out)
+{
+	return lookup(s, img, offset, out, false);
 }
 
 int symbols_find_function(struct symbols *s, const struct profile_image *img, const char *name,

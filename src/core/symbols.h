@@ -34,6 +34,10 @@ void symbols_free(struct symbols *s);
 int symbols_lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
 		   struct sym_info *out);
 
+/* Same without file:line and inlines (no DWARF is read: cheap for stripped+debuginfo). */
+int symbols_lookup_name(struct symbols *s, const struct profile_image *img, uint64_t offset,
+			struct sym_info *out);
+
 /* Find function NAME in IMG: its start and size. 0 or -ENOENT. */
 int symbols_find_function(struct symbols *s, const struct profile_image *img, const char *name,
 			  uint64_t *start, uint64_t *size);
@@ -41,6 +45,13 @@ int symbols_find_function(struct symbols *s, const struct profile_image *img, co
 /* Copy LEN bytes of IMG's code at OFFSET into BUF (from the file, or the vDSO). 0 or -errno. */
 int symbols_read_code(struct symbols *s, const struct profile_image *img, uint64_t offset,
 		      uint8_t *buf, size_t len);
+
+/* Use PATH (a saved subset in /proc/kallsyms format) for kernel symbols instead of
+ * /proc/kallsyms when it exists. 0 or -ENOMEM. */
+int symbols_set_kallsyms(struct symbols *s, const char *path);
+/* Save the kernel symbols P's kernel counts and stack frames fall in to PATH (atomically,
+ * /proc/kallsyms format). 0 (nothing written when P has no kernel samples) or -errno. */
+int symbols_save_kernel(struct symbols *s, const struct profile *p, const char *path);
 
 /* Why IMG could not be opened ("no such file"), or NULL when it was. */
 const char *symbols_image_error(struct symbols *s, const struct profile_image *img);

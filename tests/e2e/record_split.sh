@@ -81,3 +81,14 @@ check diff_shows_func_sixty_gone awk -v d="$d60" 'BEGIN{exit !(d < -55)}'
 # compactness: the profile file of the program is far smaller than the program
 pf=$(ls "$TMP"/split/epoch-0000/split603010-*.prof)
 check profile_file_10x_smaller_than_image test $(( $(stat -c %s "$pf") * 10 )) -lt "$(stat -c %s "$split")"
+
+# kernel symbols: saved with the profile (DIR/kallsyms) so reports need not read /proc/kallsyms
+krows=$($SPENT report -i "$TMP/split" --json | python3 -c 'import json,sys
+print("\n".join(o["symbol"] for o in map(json.loads, sys.stdin) if o["image"]=="[kernel.kallsyms]"))')
+if [ -n "$krows" ]; then
+	check record_saves_kernel_symbols_with_profile test -s "$TMP/split/kallsyms"
+	first_k=$(head -1 <<<"$krows")
+	check report_kernel_symbol_comes_from_saved_kallsyms grep -q " $first_k\$" "$TMP/split/kallsyms"
+else
+	fail "record_saves_kernel_symbols_with_profile: no kernel samples in 300M iterations"
+fi
