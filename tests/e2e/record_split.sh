@@ -92,3 +92,15 @@ if [ -n "$krows" ]; then
 else
 	fail "record_saves_kernel_symbols_with_profile: no kernel samples in 300M iterations"
 fi
+
+# attach to a running process with -p: recording ends when it exits, the split still holds
+"$split" 900 >/dev/null &
+target=$!
+sleep 0.3
+$SPENT record -p "$target" -o "$TMP/attach" >/dev/null 2>&1
+wait "$target"
+got=$($SPENT report -i "$TMP/attach" --json | python3 -c 'import json,sys
+for o in map(json.loads, sys.stdin):
+    if o["symbol"]=="func_sixty": print(o["percent"]); break
+else: print(-1)')
+check record_attach_pid_split_within_3_points awk -v g="$got" 'BEGIN{d=g-60; if(d<0)d=-d; exit !(d<=3)}'
