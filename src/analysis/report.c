@@ -152,7 +152,12 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 			n = asprintf(&key, "%s|%s:%d", im->path, si.file, si.line);
 		else
 			n = asprintf(&key, "%s|%s", im->path, name);
-		symbol = strdup(fn ? fn : name);
+		if (si.inlined && fn && strcmp(si.inlined, fn)) {
+			if (asprintf(&symbol, "%s (inlined %s)", fn, si.inlined) < 0)
+				symbol = NULL;
+		} else {
+			symbol = strdup(fn ? fn : name);
+		}
 		break;
 	case REPORT_BY_INSTRUCTION:
 		n = asprintf(&key, "%s|%llx", im->path, (unsigned long long)off);
