@@ -39,3 +39,15 @@ $SPENT record -o "$TMP/nd" -- "$TMP/nodebug/prog" 100 >/dev/null 2>&1
 top=$($SPENT report -i "$TMP/nd" --json | head -1)
 sym=$(jfield "$top" symbol)
 check stripped_without_debuginfo_falls_back_to_address bash -c "[[ '$sym' == *+0x* && '$sym' != func_* ]]"
+
+# threads (inherit, a ring per CPU): equal work in two threads gets equal samples
+$SPENT record -o "$TMP/thr" -- "$PROGS/threads2" 150 >/dev/null 2>&1
+shares=$($SPENT report -i "$TMP/thr" --json | python3 -c 'import json,sys
+p={o["symbol"]:o["percent"] for o in map(json.loads, sys.stdin)}
+print(p.get("thread_a_work",-1), p.get("thread_b_work",-1))')
+check threads_each_get_half_of_samples awk -v a="${shares% *}" -v b="${shares#* }" \
+	'BEGIN{exit !(a >= 44 && a <= 56 && b >= 44 && b <= 56)}'
+
+# spent record exits with the command's status
+$SPENT record -o "$TMP/st3" -- sh -c 'exit 3' >/dev/null 2>&1
+check record_exits_with_command_status test $? -eq 3
