@@ -2,6 +2,7 @@
  * SpeedShop-style: counter overflows with preset prime periods, aggregated while recording. */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -241,6 +242,17 @@ static void warn_file(void *ctx, const char *path, const char *why)
 	cli_warn("'%s': %s", path, why);
 }
 
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* rm -r PATH (a profile directory: plain files and epoch directories). */
+static int remove_tree(const char *path)
+{
+	return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* Write P into a fresh DIR (through a temporary sibling, renamed into place). */
 static int write_output(const struct record_opts *o, const struct profile *p)
 {
@@ -277,20 +289,12 @@ static int write_output(const struct record_opts *o, const struct profile *p)
 			rename(old, o->output);
 		goto out;
 	}
-	if (replaced) {
-		char cmd[PATH_MAX + 32];
-		snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", old);
-		if (!strchr(old, '\''))
-			err = system(cmd) == 0 ? 0 : 0;
-	}
+	if (replaced && remove_tree(old))
+		cli_warn("cannot remove the replaced profile '%s': remove it by hand", old);
 out:
 	profile_dir_close(d);
-	if (err) {
-		char cmd[PATH_MAX + 32];
-		snprintf(cmd, sizeof(cmd), "rm -rf -- '%s'", tmp);
-		if (!strchr(tmp, '\'') && system(cmd)) {
-		}
-	}
+	if (err)
+		remove_tree(tmp);
 	return err;
 }
 
