@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "spent/trace.h"
 
@@ -49,6 +50,8 @@ void citcat_replay_free(struct citcat_replay *rp);
  * recorded exit, -errno on divergence, truncation or a simulator fault (message in ERR).
  * SUM is filled either way. */
 int citcat_replay_run(struct citcat_replay *rp, struct citcat_summary *sum, char *err, size_t errlen);
+/* Copy the bytes the replayed program writes to its stdout (fd 1) into F (not owned). */
+void citcat_replay_set_stdout(struct citcat_replay *rp, FILE *f);
 /* The summary so far (after run or after a source reached its end). */
 void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary *sum);
 

@@ -99,6 +99,8 @@ static int out_bytes_hash(struct citcat_replay *rp, uint64_t nr, const uint64_t 
 				return -EFAULT;
 			*h = binio_fnv64(*h, buf, k);
 			rp->out_hash = binio_fnv64(rp->out_hash, buf, k);
+			if (rp->program_stdout && a[0] == 1 && (nr == SYS_write || nr == SYS_writev))
+				fwrite(buf, 1, k, rp->program_stdout);
 		}
 		left -= m;
 	}
@@ -432,6 +434,11 @@ int cc_replay_step(struct citcat_replay *rp, uint64_t count)
 	if (!rp->done && !count)
 		fault_message(rp, UC_ERR_EXCEPTION);
 	return rp->failed ? rp->failed : rp->done;
+}
+
+void citcat_replay_set_stdout(struct citcat_replay *rp, FILE *f)
+{
+	rp->program_stdout = f;
 }
 
 void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary *s)

@@ -4,6 +4,7 @@
 #define SPENT_CITCAT_REPLAY_INT_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <unicorn/unicorn.h>
 #include <Zydis/Zydis.h>
 
@@ -42,6 +43,7 @@ struct citcat_replay {
 	uint64_t tsc_armed;		/* pc of an rdtsc about to retire, 0 when none */
 	uint64_t fault_addr;
 	struct cc_sink_hooks sink;
+	FILE *program_stdout;		/* receives what the program writes to fd 1, or NULL */
 	uc_hook h_code, h_mem;
 };
 

@@ -17,6 +17,7 @@ struct citcat_record_cli_opts {
 
 struct citcat_replay_opts {
 	const char *dir;
+	const char *stdout_file;
 	int dump;
 	int json;
 };
@@ -80,7 +81,7 @@ static int dump_batches(struct trace_source *src)
 					printf("# syscall %" PRId64 " = %" PRId64 "\n", e->u.syscall.nr,
 					       e->u.syscall.ret);
 				else if (e->kind == TRACE_EV_EXIT)
-					printf("# exit %d\n", e->u.exit.status);
+					printf("# exit %d\n", status_code(e->u.exit.status));
 			}
 			if (i == b.n_insns)
 				break;
@@ -96,16 +97,16 @@ static int dump_batches(struct trace_source *src)
 }
 
 static void print_summary(const struct citcat_replay_opts *o, const struct citcat_summary *s,
-			  double secs, const char *error)
+			  double secs, double cpu, const char *error)
 {
 	if (o->json) {
 		printf("{\"instructions\":%" PRIu64 ",\"syscalls\":%" PRIu64 ",\"events\":%" PRIu64
 		       ",\"exit_status\":%d,\"recorded_exit_status\":%d,\"output_bytes\":%" PRIu64
 		       ",\"verified\":%s,\"recording_bytes\":%" PRIu64 ",\"seconds\":%.6f,"
-		       "\"error\":", s->instructions, s->syscalls, s->events,
+		       "\"cpu_seconds\":%.6f,\"error\":", s->instructions, s->syscalls, s->events,
 		       s->exit_status >= 0 ? status_code(s->exit_status) : -1,
 		       s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
-		       s->verified ? "true" : "false", s->recording_bytes, secs);
+		       s->verified ? "true" : "false", s->recording_bytes, secs, cpu);
 		if (error)
 			cli_json_string(stdout, error);
 		else
@@ -116,10 +117,10 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 	FILE *f = o->dump ? stderr : stdout;
 	fprintf(f, "instructions   %" PRIu64 "\nsyscalls       %" PRIu64 "\nexit status    %d "
 		"(recorded %d)\noutput bytes   %" PRIu64 "\nverified       %s\nreplay speed   "
-		"%.1f M instructions/s\n", s->instructions, s->syscalls,
+		"%.1f M instructions per cpu second\n", s->instructions, s->syscalls,
 		s->exit_status >= 0 ? status_code(s->exit_status) : -1,
 		s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
-		s->verified ? "yes" : "no", secs > 0 ? s->instructions / secs / 1e6 : 0.0);
+		s->verified ? "yes" : "no", cpu > 0 ? s->instructions / cpu / 1e6 : 0.0);
 }
 
 static int citcat_replay_main(int argc, char **argv)
@@ -130,6 +131,8 @@ static int citcat_replay_main(int argc, char **argv)
 			o.dump = 1;
 		else if (!strcmp(argv[i], "--json"))
 			o.json = 1;
+		else if (!strcmp(argv[i], "--stdout") && i + 1 < argc)
+			o.stdout_file = argv[++i];
 		else if (argv[i][0] == '-' || o.dir) {
 			cli_error("unexpected argument '%s' for 'citcat replay': see 'spent help citcat'", argv[i]);
 			return 2;
@@ -144,9 +147,10 @@ static int citcat_replay_main(int argc, char **argv)
 	struct citcat_summary s;
 	struct citcat_replay *rp = NULL;
 	struct trace_source *src = NULL;
-	struct timespec t0, t1;
+	struct timespec t0, t1, c0, c1;
 	int e;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	if (o.dump)
 		e = citcat_source_new(o.dir, 1, &src, &rp, err, sizeof(err));
 	else
@@ -155,6 +159,16 @@ static int citcat_replay_main(int argc, char **argv)
 		cli_error("cannot replay '%s': %s", o.dir, err);
 		return 1;
 	}
+	FILE *pout = NULL;
+	if (o.stdout_file && !(pout = fopen(o.stdout_file, "we"))) {
+		cli_error("cannot create '%s': %s", o.stdout_file, strerror(errno));
+		if (src)
+			trace_source_free(src);
+		else
+			citcat_replay_free(rp);
+		return 1;
+	}
+	citcat_replay_set_stdout(rp, pout);
 	if (o.dump) {
 		e = dump_batches(src);
 		snprintf(err, sizeof(err), "%s", trace_source_error(src));
@@ -163,9 +177,13 @@ static int citcat_replay_main(int argc, char **argv)
 		e = citcat_replay_run(rp, &s, err, sizeof(err));
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	if (pout)
+		fclose(pout);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	double cpu = (double)(c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
 	fflush(stdout);
-	print_summary(&o, &s, secs, e < 0 ? err : NULL);
+	print_summary(&o, &s, secs, cpu, e < 0 ? err : NULL);
 	if (e < 0)
 		cli_error("replay of '%s' stopped: %s", o.dir, err);
 	else if (!s.verified)
