@@ -32,6 +32,8 @@
 
 struct loop_state {
 	int in_sc;		/* between a syscall's entry and exit stops */
+	int restart;		/* the last syscall was interrupted and will be restarted */
+	uint64_t restart_nr, restart_args[6];
 	int sc_flags;
 	uint64_t nr, args[6];
 	int done;
@@ -274,6 +276,12 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 	ls->nr = r->orig_rax;
 	memcpy(ls->args, a, sizeof(a));
 	ls->sc_flags = 0;
+	if (ls->restart && ls->nr == SYS_restart_syscall) {
+		/* the program executed one syscall; the kernel restarts it behind its back */
+		ls->nr = ls->restart_nr;
+		memcpy(ls->args, ls->restart_args, sizeof(ls->args));
+	}
+	ls->restart = 0;
 	if (ls->nr == SYS_exit || ls->nr == SYS_exit_group) {
 		int err = cc_syscall_record(tr, ls->nr, a, 0, 0);
 		return err ? err : (ptrace(PTRACE_CONT, tr->pid, NULL, NULL) ? -errno : 0);
@@ -314,7 +322,17 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
 			return -errno;
 		ls->in_sc = 0;
-		err = cc_syscall_record(tr, ls->nr, ls->args, (int64_t)r.rax, ls->sc_flags);
+		int64_t ret = (int64_t)r.rax;
+		if (ret <= -512 && ret >= -516) {
+			/* -ERESTART*: interrupted by a signal stop; the program never sees this
+			 * value: the call is restarted (recorded then) or fails with EINTR after a
+			 * handler (a SIGNAL event, where replay stops) */
+			ls->restart = 1;
+			ls->restart_nr = ls->nr;
+			memcpy(ls->restart_args, ls->args, sizeof(ls->args));
+			return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
+		}
+		err = cc_syscall_record(tr, ls->nr, ls->args, ret, ls->sc_flags);
 		return err ? err : (ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0);
 	}
 	int req = ls->in_sc ? PTRACE_SYSCALL : PTRACE_CONT;

@@ -52,3 +52,15 @@ check "citcat_dump_has_syscall_events" [ "$(grep -c '^# syscall' "$TMP/dump.txt"
 # 3. the trace-stream source and the fast path count the same instructions
 fast=$("$SPENT" citcat replay "$TMP/tiny" --json 2>/dev/null)
 check "citcat_fast_path_count_equals_single_step_count" [ "$(jfield "$fast" instructions)" = "$nstep" ]
+
+# 4. signals that do nothing (default-ignored SIGWINCH/SIGURG) interrupting a blocking sleep:
+# the kernel restarts the call; the recording keeps one syscall, and the replay verifies
+"$SPENT" citcat record -o "$TMP/sleep" -- /bin/sleep 0.4 > /dev/null 2>&1 &
+spid=$!
+sleep 0.2
+child=$(pgrep -P "$spid" | head -1)
+[ -n "$child" ] && kill -WINCH "$child" && kill -URG "$child"
+wait "$spid"
+check "citcat_sleep_with_ignored_signals_records" [ $? = 0 ]
+sj=$("$SPENT" citcat replay "$TMP/sleep" --json 2>/dev/null)
+check "citcat_sleep_with_ignored_signals_replays_verified" [ "$(jfield "$sj" verified)" = True ]
