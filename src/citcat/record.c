@@ -34,6 +34,10 @@ struct loop_state {
 	int in_sc;		/* between a syscall's entry and exit stops */
 	int restart;		/* the last syscall was interrupted and will be restarted */
 	uint64_t restart_nr, restart_args[6];
+	int pending_sig;	/* a caught signal held back until the next syscall boundary */
+	int delivering;		/* the signal sent (tgkill) to deliver at this boundary */
+	struct user_regs_struct at_exit;	/* registers at the last syscall-exit stop */
+	int exit_valid;
 	int sc_flags;
 	uint64_t nr, args[6];
 	int done;
@@ -242,6 +246,8 @@ static int exec_setup(struct cc_tracer *tr, char *const *argv)
 
 /* ---- the stop loop ---- */
 
+static int emit_exit(struct cc_tracer *tr, int status);
+
 static int emit_signal(struct cc_tracer *tr, int sig, uint64_t pc)
 {
 	int err = binbuf_put_uvarint(&tr->w.payload, (uint64_t)sig);
@@ -249,11 +255,12 @@ static int emit_signal(struct cc_tracer *tr, int sig, uint64_t pc)
 	return err ? err : cc_writer_emit(&tr->w, CC_REC_SIGNAL);
 }
 
-/* 1 when SIG would do nothing to the process (ignored, or default-ignore and not caught). */
-static int signal_is_noop(pid_t pid, int sig)
+/* 1 when SIG would do nothing to the process (ignored, or default-ignore and not caught);
+ * *CAUGHT: a handler is installed, *BLOCKED: it is in the signal mask. */
+static int signal_state(pid_t pid, int sig, int *caught, int *blocked)
 {
 	char path[64], line[256];
-	unsigned long long ign = 0, cgt = 0;
+	unsigned long long ign = 0, cgt = 0, blk = 0;
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -261,13 +268,44 @@ static int signal_is_noop(pid_t pid, int sig)
 	while (fgets(line, sizeof(line), f)) {
 		sscanf(line, "SigIgn: %llx", &ign);
 		sscanf(line, "SigCgt: %llx", &cgt);
+		sscanf(line, "SigBlk: %llx", &blk);
 	}
 	fclose(f);
 	unsigned long long bit = 1ULL << (sig - 1);
+	*caught = !!(cgt & bit);
+	*blocked = !!(blk & bit);
 	if (ign & bit)
 		return 1;
 	int dfl_ign = sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
 	return dfl_ign && !(cgt & bit);
+}
+
+/* At a signal-delivery stop with no instruction run since the last syscall returned: let the
+ * kernel build the handler frame (single-step with the signal stops at the handler's first
+ * instruction) and record the handler entry: SIGNAL, then REGS and the frame's bytes. */
+static int deliver_now(struct cc_tracer *tr, struct loop_state *ls, int sig)
+{
+	struct user_regs_struct r;
+	int st;
+	pid_t pid = tr->pid;
+	uint64_t old_sp = ls->at_exit.rsp;
+	ls->pending_sig = 0;
+	ls->delivering = 0;
+	if (ptrace(PTRACE_SINGLESTEP, pid, NULL, (void *)(long)sig) || waitpid(pid, &st, __WALL) != pid)
+		return fail(tr, -errno, "lost the program while delivering a signal");
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		ls->done = 1;
+		ls->status = st;
+		return emit_exit(tr, st);
+	}
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
+		return -errno;
+	uint64_t lo = r.rsp, hi = old_sp > lo && old_sp - lo <= (64u << 10) ? old_sp : lo + (16u << 10);
+	int err = emit_signal(tr, sig, r.rip);
+	err = err ? err : cc_emit_regs(tr, &r);
+	err = err ? err : cc_emit_mem(tr, lo, hi - lo, 0);
+	ls->exit_valid = 0;
+	return err ? err : (ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0);
 }
 
 static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct user_regs_struct *r)
@@ -316,6 +354,7 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 	if (ev == PTRACE_EVENT_SECCOMP) {
 		if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
 			return -errno;
+		ls->exit_valid = 0;
 		return on_syscall_entry(tr, ls, &r);
 	}
 	if (sig == (SIGTRAP | 0x80) && ls->in_sc) {
@@ -333,7 +372,21 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 			return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
 		}
 		err = cc_syscall_record(tr, ls->nr, ls->args, ret, ls->sc_flags);
-		return err ? err : (ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0);
+		if (!err && ls->nr == SYS_rt_sigreturn)
+			err = cc_emit_regs(tr, &r);	/* the registers the kernel restored */
+		if (err)
+			return err;
+		ls->at_exit = r;
+		ls->exit_valid = 1;
+		if (ls->pending_sig && !ls->delivering) {
+			int caught = 0, blocked = 0;
+			signal_state(pid, ls->pending_sig, &caught, &blocked);
+			if (!blocked) {	/* raise it again: delivered before any instruction runs */
+				ls->delivering = ls->pending_sig;
+				syscall(SYS_tgkill, pid, pid, ls->pending_sig);
+			}
+		}
+		return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
 	}
 	int req = ls->in_sc ? PTRACE_SYSCALL : PTRACE_CONT;
 	if (ev || sig == SIGTRAP || (sig | 0x80) == (SIGTRAP | 0x80))
@@ -348,10 +401,20 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		if (err > 0)
 			return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
-	if (!signal_is_noop(pid, sig)) {
-		if (ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 && (err = emit_signal(tr, sig, r.rip)))
-			return err;
+	if (ls->delivering == sig)
+		return deliver_now(tr, ls, sig);
+	int caught = 0, blocked = 0;
+	if (signal_state(pid, sig, &caught, &blocked))
+		return ptrace(req, pid, NULL, (void *)(long)sig) ? -errno : 0;
+	if (caught && !blocked && !ls->pending_sig && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0) {
+		ls->pending_sig = sig;
+		/* no instruction ran since the last syscall returned: this is a boundary */
+		if (ls->exit_valid && !memcmp(&r, &ls->at_exit, sizeof(r)))
+			return deliver_now(tr, ls, sig);
+		return ptrace(req, pid, NULL, NULL) ? -errno : 0;	/* held back */
 	}
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 && (err = emit_signal(tr, sig, r.rip)))
+		return err;
 	return ptrace(req, pid, NULL, (void *)(long)sig) ? -errno : 0;
 }
 

@@ -269,7 +269,7 @@ static int emit_meta(struct cc_tracer *tr, char *const *argv)
 	return err;
 }
 
-static int emit_regs(struct cc_tracer *tr, const struct user_regs_struct *regs)
+int cc_emit_regs(struct cc_tracer *tr, const struct user_regs_struct *regs)
 {
 	const unsigned long long *v = (const unsigned long long *)regs;
 	int err = binbuf_put_uvarint(&tr->w.payload, CC_NREGS);
@@ -308,7 +308,7 @@ int cc_capture_initial(struct cc_tracer *tr, const struct user_regs_struct *regs
 	char mp[64], line[CC_MAX_PATH + 256];
 	int err = emit_meta(tr, argv);
 	if (!err)
-		err = emit_regs(tr, regs);
+		err = cc_emit_regs(tr, regs);
 	snprintf(mp, sizeof(mp), "/proc/%d/maps", tr->pid);
 	FILE *f = err ? NULL : fopen(mp, "re");
 	if (!f && !err)

@@ -164,6 +164,41 @@ static int check_args(struct citcat_replay *rp, const struct cc_rec *e, uint64_t
 	return 0;
 }
 
+/* Load recorded registers in the syscall hook: Unicorn adds the syscall's length to RIP after
+ * the hook returns, so RIP is set that much short. */
+static void set_regs_at(struct citcat_replay *rp, const uint64_t *v)
+{
+	cc_replay_set_regs(rp, v);
+	set_reg(rp->uc, UC_X86_REG_RIP, v[16] - 2);
+}
+
+/* A signal the recorder delivered at this syscall boundary: SIGNAL, REGS (the handler entry),
+ * MEM (the frame the kernel built). */
+static void deliver_signal(struct citcat_replay *rp, uint64_t resume_pc)
+{
+	const struct cc_recording *r = rp->rec;
+	if (rp->cur + 1 >= r->n || r->recs[rp->cur].kind != CC_REC_SIGNAL ||
+	    r->recs[rp->cur + 1].kind != CC_REC_REGS)
+		return;	/* none, or one the replay cannot place (next_event reports it) */
+	const struct cc_rec *sig = &r->recs[rp->cur];
+	set_regs_at(rp, r->recs[rp->cur + 1].u.regs);
+	rp->cur += 2;
+	rp->events++;
+	for (; rp->cur < r->n && r->recs[rp->cur].kind == CC_REC_MEM; rp->cur++)
+		if (cc_replay_apply(rp, &r->recs[rp->cur], 0))
+			return replay_fail(rp, -EFAULT, "cannot write the signal frame: %s", rp->err);
+	if (rp->sink.event) {
+		struct trace_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = TRACE_EV_SIGNAL;
+		ev.tid = (uint32_t)r->recs[0].u.meta.pid;
+		ev.u.signal.signo = (int32_t)sig->u.sig.signo;
+		ev.u.signal.handler = sig->u.sig.pc;
+		ev.u.signal.resume_pc = resume_pc;
+		rp->sink.event(rp->sink.ctx, &ev);
+	}
+}
+
 static void on_syscall(uc_engine *uc, void *user)
 {
 	struct citcat_replay *rp = user;
@@ -177,10 +212,11 @@ static void on_syscall(uc_engine *uc, void *user)
 	emit_syscall_event(rp, e);
 	if (nr == SYS_exit_group || nr == SYS_exit)
 		return finish(rp, a[0]);
+	const uint64_t *newregs = NULL;
 	for (; rp->cur < rp->rec->n && is_effect(rp->rec->recs[rp->cur].kind); rp->cur++) {
 		const struct cc_rec *x = &rp->rec->recs[rp->cur];
 		if (x->kind == CC_REC_REGS) {
-			cc_replay_set_regs(rp, x->u.regs);
+			newregs = x->u.regs;	/* rt_sigreturn: the registers the kernel restored */
 			continue;
 		}
 		if (cc_replay_apply(rp, x, 0))
@@ -189,9 +225,14 @@ static void on_syscall(uc_engine *uc, void *user)
 	}
 	if (nr == SYS_arch_prctl && e->u.sc.ret == 0 && (a[0] == 0x1002 || a[0] == 0x1001))
 		set_reg(uc, a[0] == 0x1002 ? UC_X86_REG_FS_BASE : UC_X86_REG_GS_BASE, a[1]);
-	set_reg(uc, UC_X86_REG_RAX, (uint64_t)e->u.sc.ret);
-	set_reg(uc, UC_X86_REG_RCX, pc + 2);
-	set_reg(uc, UC_X86_REG_R11, reg(uc, UC_X86_REG_EFLAGS));
+	if (newregs) {
+		set_regs_at(rp, newregs);
+	} else {
+		set_reg(uc, UC_X86_REG_RAX, (uint64_t)e->u.sc.ret);
+		set_reg(uc, UC_X86_REG_RCX, pc + 2);
+		set_reg(uc, UC_X86_REG_R11, reg(uc, UC_X86_REG_EFLAGS));
+	}
+	deliver_signal(rp, pc + 2);
 }
 
 static int on_cpuid(uc_engine *uc, void *user)

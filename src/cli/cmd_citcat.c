@@ -80,6 +80,9 @@ static int dump_batches(struct trace_source *src)
 				if (e->kind == TRACE_EV_SYSCALL)
 					printf("# syscall %" PRId64 " = %" PRId64 "\n", e->u.syscall.nr,
 					       e->u.syscall.ret);
+				else if (e->kind == TRACE_EV_SIGNAL)
+					printf("# signal %d handler %#" PRIx64 " resume %#" PRIx64 "\n",
+					       e->u.signal.signo, e->u.signal.handler, e->u.signal.resume_pc);
 				else if (e->kind == TRACE_EV_EXIT)
 					printf("# exit %d\n", status_code(e->u.exit.status));
 			}

@@ -64,3 +64,15 @@ wait "$spid"
 check "citcat_sleep_with_ignored_signals_records" [ $? = 0 ]
 sj=$("$SPENT" citcat replay "$TMP/sleep" --json 2>/dev/null)
 check "citcat_sleep_with_ignored_signals_replays_verified" [ "$(jfield "$sj" verified)" = True ]
+
+# 5. caught signals (kill/raise to itself): delivered at the syscall boundary, the handler's
+# entry and frame recorded; the replay runs the handlers and prints what the real run printed
+"$PROGS/citcat_signal" > "$TMP/sig_native.out"
+"$SPENT" citcat record -o "$TMP/sig" -- "$PROGS/citcat_signal" > "$TMP/sig_real.out" 2>/dev/null
+check "citcat_signal_program_recorded_output_equals_native" cmp -s "$TMP/sig_native.out" "$TMP/sig_real.out"
+sgj=$("$SPENT" citcat replay "$TMP/sig" --json --stdout "$TMP/sig_replay.out" 2>/dev/null)
+check "citcat_signal_replay_verified" [ "$(jfield "$sgj" verified)" = True ]
+check "citcat_signal_replayed_stdout_equals_real" cmp -s "$TMP/sig_real.out" "$TMP/sig_replay.out"
+check "citcat_signal_handlers_ran_in_replay" [ "$(grep -c '^handler$' "$TMP/sig_replay.out")" = 5 ]
+"$SPENT" citcat replay "$TMP/sig" --dump > "$TMP/sig_dump.txt" 2>/dev/null
+check "citcat_signal_dump_instruction_count_equals_fast_path" [ "$(grep -c '^0x' "$TMP/sig_dump.txt")" = "$(jfield "$sgj" instructions)" ]
