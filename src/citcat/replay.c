@@ -199,6 +199,51 @@ static void deliver_signal(struct citcat_replay *rp, uint64_t resume_pc)
 	}
 }
 
+/* Load bias of the ELF file ID when its segment at file offset OFF is mapped at START: the
+ * PT_LOAD covering OFF gives its vaddr (bounded parse of the loaded file's headers). */
+static uint64_t elf_base(const struct citcat_replay *rp, uint64_t id, uint64_t start, uint64_t off)
+{
+	const uint8_t *d = rp->file_data[id];
+	size_t len = rp->file_len[id];
+	uint64_t phoff;
+	uint16_t phentsize, phnum;
+	if (!d || len < 64 || memcmp(d, "\177ELF", 4) || d[4] != 2)
+		return start - off;
+	memcpy(&phoff, d + 32, 8);
+	memcpy(&phentsize, d + 54, 2);
+	memcpy(&phnum, d + 56, 2);
+	for (uint16_t i = 0; i < phnum && phentsize >= 56; i++) {
+		uint64_t p = phoff + (uint64_t)i * phentsize, po, pv, pf;
+		uint32_t type;
+		if (p > len || len - p < 56)
+			break;
+		memcpy(&type, d + p, 4);
+		memcpy(&po, d + p + 8, 8);
+		memcpy(&pv, d + p + 16, 8);
+		memcpy(&pf, d + p + 32, 8);	/* p_filesz */
+		if (type == 1 && (po & ~0xfffULL) <= off && off < po + pf + 0x1000)
+			return start - ((pv & ~0xfffULL) + (off - (po & ~0xfffULL)));
+	}
+	return start - off;
+}
+
+void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m, uint64_t before_unused)
+{
+	if (!rp->sink.event || m->kind != CC_REC_MAP || m->u.map.kind != CC_MAP_FILE ||
+	    !(m->u.map.prot & 4) || m->u.map.file_id >= rp->nfile)
+		return;
+	const struct cc_rec *f = cc_recording_file(rp->rec, m->u.map.file_id);
+	struct trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = TRACE_EV_IMAGE_LOAD;
+	ev.tid = (uint32_t)rp->rec->recs[0].u.meta.pid;
+	ev.u.image.path = f ? f->u.file.path : "";
+	ev.u.image.start = m->u.map.start;
+	ev.u.image.end = m->u.map.start + m->u.map.len;
+	ev.u.image.base = elf_base(rp, m->u.map.file_id, m->u.map.start, m->u.map.offset);
+	rp->sink.event(rp->sink.ctx, &ev);
+}
+
 static void on_syscall(uc_engine *uc, void *user)
 {
 	struct citcat_replay *rp = user;
@@ -222,6 +267,7 @@ static void on_syscall(uc_engine *uc, void *user)
 		if (cc_replay_apply(rp, x, 0))
 			return replay_fail(rp, -EFAULT, "cannot apply the effects of syscall %" PRIu64
 					   " (after %" PRIu64 " instructions): %s", nr, rp->insns, rp->err);
+		cc_replay_image_event(rp, x, 0);
 	}
 	if (nr == SYS_arch_prctl && e->u.sc.ret == 0 && (a[0] == 0x1002 || a[0] == 0x1001))
 		set_reg(uc, a[0] == 0x1002 ? UC_X86_REG_FS_BASE : UC_X86_REG_GS_BASE, a[1]);

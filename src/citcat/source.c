@@ -21,7 +21,7 @@ struct cc_src {
 	struct trace_event *events;
 	size_t nev, capev;
 	uint64_t index;
-	int ended, pending_err;
+	int ended, pending_err, started;
 	uint32_t tid;
 	struct { uint64_t pc; uint16_t flags; uint16_t valid; } fcache[FCACHE];
 };
@@ -126,7 +126,10 @@ static int src_next(void *state, struct trace_batch *out)
 	if (s->ended)
 		return 0;
 	s->index += s->n;
-	s->n = s->nrefs = s->nev = 0;
+	s->n = s->nrefs = 0;
+	if (s->started)
+		s->nev = 0;	/* the first batch keeps the image loads queued at open */
+	s->started = 1;
 	int r = cc_replay_step(s->rp, BATCH);
 	if (r == 1) {
 		struct trace_event ev;
@@ -192,6 +195,10 @@ int citcat_source_new(const char *dir, int want_refs, struct trace_source **out,
 		s->tid = (uint32_t)s->rp->rec->recs[0].u.meta.pid;
 		struct cc_sink_hooks h = { src_insn, src_ref, src_event, s };
 		e = cc_replay_set_sink(s->rp, &h, want_refs);
+		/* the images mapped at exec go into the first batch */
+		const struct cc_recording *r = s->rp->rec;
+		for (size_t i = 1; !e && i < r->start_idx; i++)
+			cc_replay_image_event(s->rp, &r->recs[i], 0);
 	}
 	if (e) {
 		src_free(s);

@@ -83,6 +83,9 @@ static int dump_batches(struct trace_source *src)
 				else if (e->kind == TRACE_EV_SIGNAL)
 					printf("# signal %d handler %#" PRIx64 " resume %#" PRIx64 "\n",
 					       e->u.signal.signo, e->u.signal.handler, e->u.signal.resume_pc);
+				else if (e->kind == TRACE_EV_IMAGE_LOAD)
+					printf("# image %s [%#" PRIx64 ", %#" PRIx64 ") base %#" PRIx64 "\n",
+					       e->u.image.path, e->u.image.start, e->u.image.end, e->u.image.base);
 				else if (e->kind == TRACE_EV_EXIT)
 					printf("# exit %d\n", status_code(e->u.exit.status));
 			}

@@ -48,6 +48,14 @@ check "citcat_tiny_exit_status_equal_stepped_recorded_replayed" all_equal 5 "$st
 # the dump carries the data references: the write syscall's buffer was stored on the stack
 check "citcat_dump_has_data_references" grep -q '^  [RWM] 0x' "$TMP/dump.txt"
 check "citcat_dump_has_syscall_events" [ "$(grep -c '^# syscall' "$TMP/dump.txt")" = 3 ]
+# image-load event: a non-PIE static binary's load bias is 0 and its entry point (readelf, an
+# independent reader) is inside the executable range the event gives
+entry=$(readelf -h "$PROGS/citcat_tiny" | awk '/Entry point/ {print $4}')
+img=$(grep "^# image $PROGS/citcat_tiny " "$TMP/dump.txt")
+inside() { python3 -c 'import sys; s,e,x=(int(v,16) for v in sys.argv[1:]); sys.exit(not s <= x < e)' "$@"; }
+range=$(sed -n 's/.*\[\(0x[0-9a-f]*\), \(0x[0-9a-f]*\)).*/\1 \2/p' <<<"$img")
+check "citcat_dump_image_event_static_binary_base_0" grep -q ' base 0$' <<<"$img"
+check "citcat_dump_image_event_range_holds_entry_point" inside $range "$entry"
 
 # 3. the trace-stream source and the fast path count the same instructions
 fast=$("$SPENT" citcat replay "$TMP/tiny" --json 2>/dev/null)
