@@ -227,7 +227,7 @@ static uint64_t elf_base(const struct citcat_replay *rp, uint64_t id, uint64_t s
 	return start - off;
 }
 
-void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m, uint64_t before_unused)
+void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m)
 {
 	if (!rp->sink.event || m->kind != CC_REC_MAP || m->u.map.kind != CC_MAP_FILE ||
 	    !(m->u.map.prot & 4) || m->u.map.file_id >= rp->nfile)
@@ -267,7 +267,7 @@ static void on_syscall(uc_engine *uc, void *user)
 		if (cc_replay_apply(rp, x, 0))
 			return replay_fail(rp, -EFAULT, "cannot apply the effects of syscall %" PRIu64
 					   " (after %" PRIu64 " instructions): %s", nr, rp->insns, rp->err);
-		cc_replay_image_event(rp, x, 0);
+		cc_replay_image_event(rp, x);
 	}
 	if (nr == SYS_arch_prctl && e->u.sc.ret == 0 && (a[0] == 0x1002 || a[0] == 0x1001))
 		set_reg(uc, a[0] == 0x1002 ? UC_X86_REG_FS_BASE : UC_X86_REG_GS_BASE, a[1]);

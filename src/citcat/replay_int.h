@@ -51,7 +51,7 @@ struct citcat_replay {
  * counter). 0 or -errno. */
 int cc_replay_set_sink(struct citcat_replay *rp, const struct cc_sink_hooks *hooks, int want_refs);
 /* Tell the sink about an executable file mapping (MAP record M), if it has an event hook. */
-void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m, uint64_t unused);
+void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m);
 /* Run at most COUNT instructions (0: to the end). 0 while running, 1 at the end, -errno. */
 int cc_replay_step(struct citcat_replay *rp, uint64_t count);
 

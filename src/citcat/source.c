@@ -198,7 +198,7 @@ int citcat_source_new(const char *dir, int want_refs, struct trace_source **out,
 		/* the images mapped at exec go into the first batch */
 		const struct cc_recording *r = s->rp->rec;
 		for (size_t i = 1; !e && i < r->start_idx; i++)
-			cc_replay_image_event(s->rp, &r->recs[i], 0);
+			cc_replay_image_event(s->rp, &r->recs[i]);
 	}
 	if (e) {
 		src_free(s);
