@@ -34,7 +34,7 @@ struct loop_state {
 	int in_sc;		/* between a syscall's entry and exit stops */
 	int restart;		/* the last syscall was interrupted and will be restarted */
 	uint64_t restart_nr, restart_args[6];
-	int pending_sig;	/* a caught signal held back until the next syscall boundary */
+	uint64_t pending;	/* caught signals held back until a syscall boundary (bit sig-1) */
 	int delivering;		/* the signal sent (tgkill) to deliver at this boundary */
 	struct user_regs_struct at_exit;	/* registers at the last syscall-exit stop */
 	int exit_valid;
@@ -289,7 +289,7 @@ static int deliver_now(struct cc_tracer *tr, struct loop_state *ls, int sig)
 	int st;
 	pid_t pid = tr->pid;
 	uint64_t old_sp = ls->at_exit.rsp;
-	ls->pending_sig = 0;
+	ls->pending &= ~(1ULL << (sig - 1));
 	ls->delivering = 0;
 	if (ptrace(PTRACE_SINGLESTEP, pid, NULL, (void *)(long)sig) || waitpid(pid, &st, __WALL) != pid)
 		return fail(tr, -errno, "lost the program while delivering a signal");
@@ -378,12 +378,14 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 			return err;
 		ls->at_exit = r;
 		ls->exit_valid = 1;
-		if (ls->pending_sig && !ls->delivering) {
+		for (int s = 1; s < 64 && ls->pending && !ls->delivering; s++) {
 			int caught = 0, blocked = 0;
-			signal_state(pid, ls->pending_sig, &caught, &blocked);
+			if (!(ls->pending & (1ULL << (s - 1))))
+				continue;
+			signal_state(pid, s, &caught, &blocked);
 			if (!blocked) {	/* raise it again: delivered before any instruction runs */
-				ls->delivering = ls->pending_sig;
-				syscall(SYS_tgkill, pid, pid, ls->pending_sig);
+				ls->delivering = s;
+				syscall(SYS_tgkill, pid, pid, s);
 			}
 		}
 		return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
@@ -406,12 +408,13 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 	int caught = 0, blocked = 0;
 	if (signal_state(pid, sig, &caught, &blocked))
 		return ptrace(req, pid, NULL, (void *)(long)sig) ? -errno : 0;
-	if (caught && !blocked && !ls->pending_sig && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0) {
-		ls->pending_sig = sig;
+	if (caught && !blocked && sig < SIGRTMIN && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0) {
+		/* held back (a standard signal already held merges, as the kernel's would) */
+		ls->pending |= 1ULL << (sig - 1);
 		/* no instruction ran since the last syscall returned: this is a boundary */
 		if (ls->exit_valid && !memcmp(&r, &ls->at_exit, sizeof(r)))
 			return deliver_now(tr, ls, sig);
-		return ptrace(req, pid, NULL, NULL) ? -errno : 0;	/* held back */
+		return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 && (err = emit_signal(tr, sig, r.rip)))
 		return err;
