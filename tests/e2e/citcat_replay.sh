@@ -88,7 +88,9 @@ check "citcat_signal_dump_instruction_count_equals_fast_path" [ "$(grep -c '^0x'
 # 6. asynchronous signals (interval timer) held back to the next syscall boundary: the loop
 # count depends on when they came; the replay reproduces it
 "$SPENT" citcat record -o "$TMP/alarm" -- "$PROGS/citcat_alarm" > "$TMP/alarm_real.out" 2>/dev/null
-check "citcat_alarm_program_saw_3_signals" grep -q '^hits 3 ' "$TMP/alarm_real.out"
+alarm_rc=$?
+# exit 0 when the handler ran at least 3 times (later boundaries may deliver more)
+check "citcat_alarm_program_saw_at_least_3_signals" [ "$alarm_rc" = 0 ]
 aj=$("$SPENT" citcat replay "$TMP/alarm" --json --stdout "$TMP/alarm_replay.out" 2>/dev/null)
 check "citcat_alarm_replay_verified" [ "$(jfield "$aj" verified)" = True ]
 check "citcat_alarm_replayed_stdout_equals_real" cmp -s "$TMP/alarm_real.out" "$TMP/alarm_replay.out"
