@@ -314,6 +314,9 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 	ls->nr = r->orig_rax;
 	memcpy(ls->args, a, sizeof(a));
 	ls->sc_flags = 0;
+	if (!ls->restart || ls->nr != SYS_restart_syscall)	/* rip is past the syscall insn */
+		tr->state_hash = cc_state_hash(r->rip - 2, r->rsp, r->rbp, r->rbx, r->r12, r->r13,
+					       r->r14, r->r15);
 	if (ls->restart && ls->nr == SYS_restart_syscall) {
 		/* the program executed one syscall; the kernel restarts it behind its back */
 		ls->nr = ls->restart_nr;

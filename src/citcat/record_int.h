@@ -26,6 +26,7 @@ struct cc_tracer {
 	uint64_t syscalls, rdtsc, cpuid, unknown;
 	long first_unknown;
 	uint64_t out_bytes, out_hash;
+	uint64_t state_hash;		/* CC_SC_STATE of the syscall being recorded */
 	void *cpuid_uc;			/* Unicorn engine answering cpuid (the simulator's CPU) */
 	char *err;
 	size_t errlen;

@@ -263,6 +263,7 @@ int cc_syscall_record(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int6
 		return err;
 	if (err > 0)
 		flags |= CC_SC_OUT_HASH;
+	flags |= CC_SC_STATE;
 	struct binbuf *b = &tr->w.payload;
 	err = binbuf_put_uvarint(b, nr);
 	for (int i = 0; i < 6 && !err; i++)
@@ -271,6 +272,8 @@ int cc_syscall_record(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int6
 	err = err ? err : binbuf_put_uvarint(b, (uint64_t)flags);
 	if (!err && (flags & CC_SC_OUT_HASH))
 		err = binbuf_put_le64(b, h);
+	if (!err)
+		err = binbuf_put_le64(b, tr->state_hash);
 	err = err ? err : cc_writer_emit(&tr->w, CC_REC_SYSCALL);
 	tr->syscalls++;
 	if (err || (flags & CC_SC_SKIPPED))

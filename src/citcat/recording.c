@@ -75,6 +75,13 @@ void cc_writer_release(struct cc_writer *w)
 	binbuf_release(&w->payload);
 }
 
+uint64_t cc_state_hash(uint64_t pc, uint64_t rsp, uint64_t rbp, uint64_t rbx, uint64_t r12,
+		       uint64_t r13, uint64_t r14, uint64_t r15)
+{
+	const uint64_t v[8] = { pc, rsp, rbp, rbx, r12, r13, r14, r15 };
+	return binio_fnv64(BINIO_FNV64_INIT, v, sizeof(v));
+}
+
 /* ---- reader ---- */
 
 static int get_u(struct binreader *r, uint64_t *v)
@@ -127,6 +134,9 @@ static int parse_syscall(struct binreader *r, struct cc_rec *rec)
 		return -EBADMSG;
 	rec->u.sc.hash = 0;
 	if ((rec->u.sc.flags & CC_SC_OUT_HASH) && binreader_get_le64(r, &rec->u.sc.hash))
+		return -EBADMSG;
+	rec->u.sc.state = 0;
+	if ((rec->u.sc.flags & CC_SC_STATE) && binreader_get_le64(r, &rec->u.sc.state))
 		return -EBADMSG;
 	return 0;
 }

@@ -38,7 +38,7 @@ struct cc_rec {
 		struct { uint64_t addr, len; const uint8_t *bytes; } mem;
 		struct { uint64_t start, len; } range;	/* UNMAP, ZERO */
 		uint64_t regs[CC_NREGS];
-		struct { uint64_t nr, args[6]; int64_t ret; uint64_t flags, hash; } sc;
+		struct { uint64_t nr, args[6]; int64_t ret; uint64_t flags, hash, state; } sc;
 		struct { uint64_t pc, leaf, subleaf, eax, ebx, ecx, edx; } cpuid;
 		struct { uint64_t pc, insn, tsc, aux; } tsc;
 		struct { uint64_t signo, pc; } sig;
@@ -61,6 +61,9 @@ struct cc_recording {
  * with cc_recording_free. A stream cut short after START is not an error (truncated is set);
  * anything malformed is -EBADMSG with a message in ERR. */
 int cc_recording_parse(uint8_t *data, size_t len, struct cc_recording **out, char *err, size_t errlen);
+/* The CC_SC_STATE hash of a syscall at PC with the given registers. */
+uint64_t cc_state_hash(uint64_t pc, uint64_t rsp, uint64_t rbp, uint64_t rbx, uint64_t r12,
+		       uint64_t r13, uint64_t r14, uint64_t r15);
 /* Load DIR/recording (or a recording file path). 0 or -errno with a message in ERR. */
 int cc_recording_load(const char *path, struct cc_recording **out, char *err, size_t errlen);
 void cc_recording_free(struct cc_recording *r);

@@ -59,7 +59,8 @@ enum cc_rec_kind {
 	/* no payload: the initial state is complete, events follow */
 	CC_REC_START = 7,
 	/* nr, a0..a5, svarint ret, flags (CC_SC_*), [le64 hash of the bytes the call wrote out,
-	 * when CC_SC_OUT_HASH] */
+	 * when CC_SC_OUT_HASH], [le64 state hash when CC_SC_STATE: fnv64 of the little-endian
+	 * 64-bit rip of the syscall instruction, rsp, rbp, rbx, r12, r13, r14, r15 at entry] */
 	CC_REC_SYSCALL = 8,
 	/* pc, leaf (eax), subleaf (ecx), eax, ebx, ecx, edx: the values the program saw */
 	CC_REC_CPUID = 9,
@@ -89,7 +90,8 @@ enum cc_map_kind {
 enum cc_syscall_flag {
 	CC_SC_OUT_HASH = 1 << 0,	/* a write-family call: the hash of its bytes follows */
 	CC_SC_SKIPPED = 1 << 1,		/* the recorder refused the call (e.g. rseq -> -ENOSYS) */
-	CC_SC_ALL = 3,
+	CC_SC_STATE = 1 << 2,		/* a hash of the callee-saved registers follows */
+	CC_SC_ALL = 7,
 };
 
 enum cc_tsc_insn {

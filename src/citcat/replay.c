@@ -153,6 +153,19 @@ static int check_args(struct citcat_replay *rp, const struct cc_rec *e, uint64_t
 			return -EPROTO;
 		}
 	}
+	if (!bad && (e->u.sc.flags & CC_SC_STATE)) {
+		uc_engine *uc = rp->uc;
+		uint64_t h = cc_state_hash(pc, reg(uc, UC_X86_REG_RSP), reg(uc, UC_X86_REG_RBP),
+					   reg(uc, UC_X86_REG_RBX), reg(uc, UC_X86_REG_R12),
+					   reg(uc, UC_X86_REG_R13), reg(uc, UC_X86_REG_R14),
+					   reg(uc, UC_X86_REG_R15));
+		if (h != e->u.sc.state) {
+			replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#"
+				    PRIx64 ": syscall %" PRIu64 " matches but the registers (pc, rsp, "
+				    "rbp, rbx, r12-r15) differ from the real run's", rp->insns, pc, nr);
+			return -EPROTO;
+		}
+	}
 	if (bad) {
 		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
 			    ": replay syscall %" PRIu64 "(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64
