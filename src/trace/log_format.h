@@ -47,7 +47,7 @@
 #define LOG_HEADER_SIZE 32u
 #define LOG_BLOCK_MAGIC 0x4b4c4253u	/* "SBLK" */
 #define LOG_BLOCK_HDR_SIZE 16u
-#define LOG_BLOCK_MAX (4u << 20)	/* raw bytes per block */
+#define LOG_BLOCK_MAX (1u << 20)	/* raw bytes per block */
 #define LOG_REC_MAX (LOG_BLOCK_MAX - 64)	/* largest record */
 
 enum log_file_flag {
