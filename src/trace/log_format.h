@@ -112,7 +112,7 @@ struct log_op {
 
 /* LOG_REC_DATA: a chunk of one thread's execution, in SB order. */
 struct log_data {
-	uint32_t tid;		/* Valgrind thread id, 1-based */
+	uint32_t tid;		/* thread number in creation order, 1 = the main thread */
 	uint32_t n_ctl;		/* control bytes (one per SB execution) */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC when the chunk was flushed */
 	uint64_t n_vals;	/* u64 values (roots, guards, indirect targets) after the bytes */

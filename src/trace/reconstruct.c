@@ -332,6 +332,7 @@ static int on_data(struct recon *r, const struct log_record *rec)
 	size_t pad = ((size_t)d.n_ctl + 7u) & ~(size_t)7u;
 	if (d.n_vals > LOG_REC_MAX / 8 || rec->len != sizeof(d) + pad + d.n_vals * 8)
 		goto bad;
+	r->cur_time = d.time_ns;
 	if (r->last_tid && r->last_tid != d.tid) {
 		struct trace_event *e = event_push(r, TRACE_EV_THREAD_SWITCH, d.tid);
 		if (!e)
@@ -370,6 +371,8 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		if (!t)
 			return -ENOMEM;
 		t->pc = x.pc;
+		if (x.time_ns)
+			r->cur_time = x.time_ns;
 		return 0;
 	}
 	case LOG_REC_SYSCALL: {
@@ -402,11 +405,12 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		if (rec->len != sizeof(x))
 			break;
 		memcpy(&x, rec->payload, sizeof(x));
+		if (x.time_ns)
+			r->cur_time = x.time_ns;
 		e = event_push(r, rec->type == LOG_REC_THREAD_START ? TRACE_EV_THREAD_START :
 				  TRACE_EV_THREAD_EXIT, x.tid);
 		if (!e)
 			return -ENOMEM;
-		e->time_ns = x.time_ns;
 		return 0;
 	}
 	case LOG_REC_EXIT: {
@@ -414,6 +418,8 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		if (rec->len != sizeof(x))
 			break;
 		memcpy(&x, rec->payload, sizeof(x));
+		if (x.time_ns)
+			r->cur_time = x.time_ns;
 		if (!(e = event_push(r, TRACE_EV_EXIT, r->last_tid)))
 			return -ENOMEM;
 		e->u.exit.status = x.status;

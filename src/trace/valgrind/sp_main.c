@@ -44,6 +44,16 @@ static Bool out_dead;
 static ULong n_records;
 
 static ThreadId cur_tid;
+
+/* Valgrind reuses thread slots; the log numbers threads 1, 2, ... in creation order instead. */
+#define SP_MAX_TID 4096
+static UInt uid_of[SP_MAX_TID] = { [1] = 1 };
+static UInt next_uid = 1;
+
+static UInt uid(ThreadId tid)
+{
+	return tid < SP_MAX_TID ? uid_of[tid] : 0;
+}
 static Bool logging = True;
 static Bool started;		/* --start reached */
 
@@ -104,7 +114,7 @@ static void flush_data(void)
 		UInt len = (UInt)sizeof(struct log_data) + pad + n_vals * 8u;
 		UChar *p = rec_begin(LOG_REC_DATA, len);
 		struct log_data *d = (struct log_data *)p;
-		d->tid = cur_tid;
+		d->tid = uid(cur_tid);
 		d->n_ctl = n_ctl;
 		d->time_ns = now_ns();
 		d->n_vals = n_vals;
@@ -125,7 +135,7 @@ static void emit_resume(ThreadId tid, Addr pc)
 	if (!logging)
 		return;
 	struct log_resume *r = (struct log_resume *)rec_begin(LOG_REC_RESUME, sizeof(*r));
-	r->tid = tid;
+	r->tid = uid(tid);
 	r->pc = pc;
 	r->time_ns = now_ns();
 }
@@ -547,14 +557,13 @@ static void sp_post_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs, SysR
 		return;
 	flush_data();
 	struct log_syscall *s = (struct log_syscall *)rec_begin(LOG_REC_SYSCALL, sizeof(*s));
-	s->tid = tid;
+	s->tid = uid(tid);
 	s->nr = nr;
 	for (UInt k = 0; k < 6 && k < nargs; k++)
 		s->args[k] = args[k];
 	s->ret = sr_isError(res) ? -(Long)sr_Err(res) : (Long)sr_Res(res);
 }
 
-#define SP_MAX_TID 4096
 static Addr sig_resume_pc[SP_MAX_TID];
 
 static void sp_pre_deliver_signal(ThreadId tid, Int signo, Bool alt)
@@ -569,7 +578,7 @@ static void sp_post_deliver_signal(ThreadId tid, Int signo)
 	if (!logging)
 		return;
 	struct log_signal *s = (struct log_signal *)rec_begin(LOG_REC_SIGNAL, sizeof(*s));
-	s->tid = tid;
+	s->tid = uid(tid);
 	s->signo = signo;
 	s->handler = VG_(get_IP)(tid);
 	s->resume_pc = tid < SP_MAX_TID ? sig_resume_pc[tid] : 0;
@@ -578,9 +587,11 @@ static void sp_post_deliver_signal(ThreadId tid, Int signo)
 static void sp_thread_create(ThreadId parent, ThreadId child)
 {
 	flush_data();
+	if (child < SP_MAX_TID)
+		uid_of[child] = ++next_uid;
 	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_START, sizeof(*t));
-	t->tid = child;
-	t->parent = parent;
+	t->tid = uid(child);
+	t->parent = uid(parent);
 	t->time_ns = now_ns();
 }
 
@@ -588,7 +599,7 @@ static void sp_thread_exit(ThreadId tid)
 {
 	flush_data();
 	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_EXIT, sizeof(*t));
-	t->tid = tid;
+	t->tid = uid(tid);
 	t->time_ns = now_ns();
 }
 
