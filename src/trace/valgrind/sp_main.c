@@ -56,6 +56,7 @@ static UInt uid(ThreadId tid)
 }
 static Bool logging = True;
 static Bool started;		/* --start reached */
+static Bool stopped;		/* --max reached: nothing more is recorded */
 
 static ULong now_ns(void)
 {
@@ -155,6 +156,7 @@ static VG_REGPARM(0) void sp_stop(void)
 {
 	flush_data();
 	logging = False;
+	stopped = True;
 }
 
 /* ---- instrumentation ---- */
@@ -414,6 +416,8 @@ static void emit_entry_checks(IRSB *out, UInt need_vals, UInt min_insns)
 static void emit_code_record(Addr key, struct sb_plan *p)
 {
 	flush_data();
+	if (stopped)
+		return;
 	tl_assert(p->n_ops <= LOG_CODE_MAX_OPS);
 	UInt len = (UInt)(sizeof(struct log_code) + p->n_ops * sizeof(struct log_op));
 	UChar *b = rec_begin(LOG_REC_CODE, len);
@@ -493,8 +497,10 @@ static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 
 static void emit_image(Addr a, SizeT len, Bool startup)
 {
-	NSegment const *seg = VG_(am_find_nsegment)(a);
+	NSegment const *seg = stopped ? NULL : VG_(am_find_nsegment)(a);
 	const HChar *path = NULL;
+	if (stopped)
+		return;
 	ULong off = 0;
 	UInt n_bytes = 0;
 	if (seg && seg->kind == SkFileC) {
@@ -589,6 +595,8 @@ static void sp_thread_create(ThreadId parent, ThreadId child)
 	flush_data();
 	if (child < SP_MAX_TID)
 		uid_of[child] = ++next_uid;
+	if (stopped)
+		return;
 	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_START, sizeof(*t));
 	t->tid = uid(child);
 	t->parent = uid(parent);
@@ -598,6 +606,8 @@ static void sp_thread_create(ThreadId parent, ThreadId child)
 static void sp_thread_exit(ThreadId tid)
 {
 	flush_data();
+	if (stopped)
+		return;
 	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_EXIT, sizeof(*t));
 	t->tid = uid(tid);
 	t->time_ns = now_ns();
