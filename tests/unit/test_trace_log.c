@@ -66,12 +66,19 @@ static void write_log(const char *path)
 	struct log_resume rs = { .tid = 1, .pc = 0x1000, .time_ns = 5 };
 	assert_int_equal(log_writer_add(w, LOG_REC_RESUME, &rs, sizeof(rs)), 0);
 	/* executions: loop once (exit 0), fall through (end 1), ret (end 0) */
-	struct log_data d = { .tid = 1, .n_ctl = 3, .time_ns = 7, .n_vals = 4 };
-	uint64_t vals[4] = { 0x5000, 0x5000, 0x7000, 0x2000 };
+	/* values are per-site deltas: rbx twice (0x5000, +0), then rsp and the return target */
+	struct binbuf v;
+	binbuf_init(&v);
+	binbuf_put_svarint(&v, 0x5000);
+	binbuf_put_svarint(&v, 0);
+	binbuf_put_svarint(&v, 0x7000);
+	binbuf_put_svarint(&v, 0x2000);
+	struct log_data d = { .tid = 1, .n_ctl = 3, .time_ns = 7, .n_vals = 4, .n_vbytes = (uint32_t)v.len };
 	uint8_t ctl[8] = { 0, 1, 0 };
 	binbuf_put(&b, &d, sizeof(d));
 	binbuf_put(&b, ctl, 8);
-	binbuf_put(&b, vals, sizeof(vals));
+	binbuf_put(&b, v.data, v.len);
+	binbuf_release(&v);
 	assert_int_equal(log_writer_add(w, LOG_REC_DATA, b.data, (uint32_t)b.len), 0);
 	binbuf_release(&b);
 	assert_int_equal(log_writer_commit(w), 0);
@@ -101,6 +108,8 @@ static void test_reconstructs_synthetic_log(void **state)
 	assert_int_equal(bt.refs[0].kind, TRACE_REF_READ);
 	assert_int_equal(bt.refs[1].addr, 0x5010);
 	assert_int_equal(bt.refs[1].kind, TRACE_REF_MODIFY);
+	assert_int_equal(bt.refs[2].addr, 0x5008);
+	assert_int_equal(bt.refs[3].addr, 0x5010);
 	assert_int_equal(bt.refs[4].addr, 0x7000);
 	assert_int_equal(bt.insns[6].nrefs, 1);
 	assert_int_equal(bt.insns[6].ref0, 4);

@@ -35,6 +35,11 @@ static ULong val_buf[VAL_N];
 static UChar *ctl_ptr = ctl_buf;
 static ULong *val_ptr = val_buf;
 static ULong insn_lower_bound;	/* instructions executed, lower bound (for --max) */
+/* each value-logging site's previous value: values are logged as deltas from it */
+#define SITE_N (1u << 20)
+static ULong site_last[SITE_N];
+static UInt next_site;
+static UChar enc_buf[VAL_N * 10];
 
 /* ---- output records ---- */
 #define OUT_SZ (2u << 20)
@@ -112,15 +117,26 @@ static void flush_data(void)
 		return;
 	if (logging && cur_tid != 0) {
 		UInt pad = (n_ctl + 7u) & ~7u;
-		UInt len = (UInt)sizeof(struct log_data) + pad + n_vals * 8u;
+		UInt nb = 0;
+		for (UInt i = 0; i < n_vals; i++) {	/* zigzag LEB128 */
+			ULong v = val_buf[i];
+			ULong z = (v << 1) ^ (ULong)((Long)v >> 63);
+			while (z >= 0x80) {
+				enc_buf[nb++] = (UChar)(z | 0x80);
+				z >>= 7;
+			}
+			enc_buf[nb++] = (UChar)z;
+		}
+		UInt len = (UInt)sizeof(struct log_data) + pad + nb;
 		UChar *p = rec_begin(LOG_REC_DATA, len);
 		struct log_data *d = (struct log_data *)p;
 		d->tid = uid(cur_tid);
 		d->n_ctl = n_ctl;
 		d->time_ns = now_ns();
 		d->n_vals = n_vals;
+		d->n_vbytes = nb;
 		VG_(memcpy)(p + sizeof(*d), ctl_buf, n_ctl);
-		VG_(memcpy)(p + sizeof(*d) + pad, val_buf, n_vals * 8u);
+		VG_(memcpy)(p + sizeof(*d) + pad, enc_buf, nb);
 	}
 	ctl_ptr = ctl_buf;
 	val_ptr = val_buf;
@@ -146,6 +162,7 @@ static VG_REGPARM(1) void sp_start(HWord pc)
 	if (started)
 		return;
 	started = True;
+	VG_(memset)(site_last, 0, sizeof(site_last));	/* the reader's deltas start from 0 */
 	ctl_ptr = ctl_buf;
 	val_ptr = val_buf;
 	logging = True;
@@ -208,6 +225,23 @@ static void emit_val(IRSB *sb, IRExpr *e)
 	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&val_ptr), IRExpr_RdTmp(q)));
 }
 
+/* Log E (I64 atom) as a delta from the value this site logged last; sets LOG_OPF_RAW on OP
+ * when the site table is full. */
+static void emit_site_val(IRSB *sb, IRExpr *e, struct log_op *op)
+{
+	if (next_site >= SITE_N) {
+		op->flags |= LOG_OPF_RAW;
+		emit_val(sb, e);
+		return;
+	}
+	HWord slot = (HWord)&site_last[next_site++];
+	IRTemp prev = emit_load_ptr(sb, (void *)slot);
+	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord(slot), e));
+	IRTemp d = newIRTemp(sb->tyenv, Ity_I64);
+	addStmtToIRSB(sb, IRStmt_WrTmp(d, IRExpr_Binop(Iop_Sub64, e, IRExpr_RdTmp(prev))));
+	emit_val(sb, IRExpr_RdTmp(d));
+}
+
 static IRExpr *widen_guard(IRSB *sb, IRExpr *guard)
 {
 	IRTemp g = newIRTemp(sb->tyenv, Ity_I64);
@@ -250,7 +284,7 @@ static void plan_access(struct sb_plan *p, Bool write, IRExpr *addr, Int size, I
 		op->flags |= LOG_OPF_GUARDED | LOG_OPF_FIRST;
 		op->arg = p->n_roots++;
 		emit_val(p->out, widen_guard(p->out, guard));
-		emit_val(p->out, addr);
+		emit_site_val(p->out, addr, op);
 	} else {
 		IRTemp t = addr->Iex.RdTmp.tmp;
 		Int r = p->root_of[t];
@@ -258,7 +292,7 @@ static void plan_access(struct sb_plan *p, Bool write, IRExpr *addr, Int size, I
 		if (p->slot_of[r] < 0) {
 			p->slot_of[r] = (Int)p->n_roots++;
 			op->flags |= LOG_OPF_FIRST;
-			emit_val(p->out, IRExpr_RdTmp(r));
+			emit_site_val(p->out, IRExpr_RdTmp(r), op);
 		}
 		op->arg = (UInt)p->slot_of[r];
 	}
@@ -482,7 +516,7 @@ static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 		end->val = in->next->Iex.Const.con->Ico.U64;
 	} else {
 		end->flags |= LOG_OPF_INDIRECT;
-		emit_val(out, in->next);
+		emit_site_val(out, in->next, end);
 	}
 	tl_assert(p.n_exits < 255);
 	emit_code_record(closure->nraddr, &p);
