@@ -576,17 +576,6 @@ static void sp_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong 
 		emit_image(a, len, False);
 }
 
-static void sp_start_client_code(ThreadId tid, ULong blocks)
-{
-	cur_tid = tid;
-	emit_resume(tid, VG_(get_IP)(tid));
-}
-
-static void sp_stop_client_code(ThreadId tid, ULong blocks)
-{
-	flush_data();
-}
-
 static void sp_pre_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs)
 {
 }
@@ -606,29 +595,51 @@ static void sp_post_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs, SysR
 
 static Addr sig_resume_pc[SP_MAX_TID];
 
+/* A signal is logged when its thread resumes at the handler (the next start_client_code):
+ * pre_deliver knows the interrupted pc, only the resumed thread's pc is the handler. */
+static Int sig_pending[SP_MAX_TID];
+
 static void sp_pre_deliver_signal(ThreadId tid, Int signo, Bool alt)
 {
 	flush_data();
-	if (tid < SP_MAX_TID)
+	if (tid < SP_MAX_TID) {
 		sig_resume_pc[tid] = VG_(get_IP)(tid);
+		sig_pending[tid] = signo;
+	}
 }
 
-static void sp_post_deliver_signal(ThreadId tid, Int signo)
+static void emit_pending_signal(ThreadId tid, Addr handler)
 {
+	if (tid >= SP_MAX_TID || !sig_pending[tid])
+		return;
+	Int signo = sig_pending[tid];
+	sig_pending[tid] = 0;
 	if (!logging)
 		return;
 	struct log_signal *s = (struct log_signal *)rec_begin(LOG_REC_SIGNAL, sizeof(*s));
 	s->tid = uid(tid);
 	s->signo = signo;
-	s->handler = VG_(get_IP)(tid);
-	s->resume_pc = tid < SP_MAX_TID ? sig_resume_pc[tid] : 0;
+	s->handler = handler;
+	s->resume_pc = sig_resume_pc[tid];
+}
+
+static void sp_start_client_code(ThreadId tid, ULong blocks)
+{
+	cur_tid = tid;
+	emit_pending_signal(tid, VG_(get_IP)(tid));
+	emit_resume(tid, VG_(get_IP)(tid));
+}
+
+static void sp_stop_client_code(ThreadId tid, ULong blocks)
+{
+	flush_data();
 }
 
 static void sp_thread_create(ThreadId parent, ThreadId child)
 {
 	flush_data();
-	if (child < SP_MAX_TID)
-		uid_of[child] = ++next_uid;
+	if (child < SP_MAX_TID)	/* the main thread is announced with no parent */
+		uid_of[child] = parent == 0 ? 1 : ++next_uid;
 	if (stopped)
 		return;
 	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_START, sizeof(*t));
@@ -713,7 +724,6 @@ static void sp_pre_clo_init(void)
 	VG_(track_start_client_code)(sp_start_client_code);
 	VG_(track_stop_client_code)(sp_stop_client_code);
 	VG_(track_pre_deliver_signal)(sp_pre_deliver_signal);
-	VG_(track_post_deliver_signal)(sp_post_deliver_signal);
 	VG_(track_pre_thread_ll_create)(sp_thread_create);
 	VG_(track_pre_thread_ll_exit)(sp_thread_exit);
 }
