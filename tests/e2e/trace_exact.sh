@@ -61,3 +61,12 @@ case $res in
 ok*) set -- $res; pass "data-address sequence equals lackey's ($2 lines, $3 refs; $4 run-dependent lines in lackey too)" ;;
 *) fail "data-address sequence equals lackey's: $res" ;;
 esac
+
+# --start main: the stream begins at main's first instruction and leaves out the startup
+"${E[@]}" "$SPENT" trace --start main -o "$TMP/m.log" -- "$P" > "$TMP/m.out" 2>&1
+first=$("$SPENT" trace dump "$TMP/m.log" --limit 1 | awk '$2 == "I" { print $3 }')
+base=$("$SPENT" trace dump "$TMP/m.log" --limit 1 | awk -v p="$P" '$3 == "image" && $4 == p { print $NF; exit }')
+want=$(python3 -c 'import sys; print("%08x" % (int(sys.argv[1], 16) + int(sys.argv[2], 16)))' "$base" "$(nm "$P" | awk '$3 == "main" { print $1 }')")
+check "--start main: the stream begins at main ($want)" test "${first%,*}" = "$want"
+jm=$("$SPENT" trace stats --json "$TMP/m.log")
+check "--start main: fewer instructions than from startup" test "$(jfield "$jm" instructions)" -lt "$ir"
