@@ -71,6 +71,12 @@ int spent_event_fallback(struct spent_event *ev, bool system_wide);
 int spent_event_open(const struct spent_event *ev, const struct perf_event_attr *attr,
 		     pid_t pid, int cpu, int group_fd, unsigned long flags);
 
+/*
+ * Read a counter opened with read_format TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING (and nothing
+ * else): its raw count and the nanoseconds it was enabled and on a counter. 0 or -errno.
+ */
+int spent_event_read(int fd, uint64_t *value, uint64_t *enabled, uint64_t *running);
+
 /* One entry of the catalogue, for `spent stat --list`. */
 struct spent_event_info {
 	const char *name;

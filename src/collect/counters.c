@@ -246,11 +246,9 @@ int spent_counters_read_one(struct spent_counters *c, size_t i, uint64_t *value,
 	uint64_t buf[3];
 	if (c->pages[i] && read_mmap(c->pages[i], &buf[0], &buf[1], &buf[2]) == 0)
 		goto done;
-	ssize_t r = read(c->fds[i], buf, sizeof(buf));
-	if (r < 0)
-		return -errno;
-	if (r != (ssize_t)sizeof(buf))
-		return -EIO;
+	int err = spent_event_read(c->fds[i], &buf[0], &buf[1], &buf[2]);
+	if (err)
+		return err;
 done:
 	*value = buf[0];
 	if (enabled_ns)

@@ -242,20 +242,6 @@ int counting_disable(struct counting *c)
 	return ioctl_all(c, PERF_EVENT_IOC_DISABLE);
 }
 
-static int read_fd(int fd, struct count_value *v)
-{
-	uint64_t buf[3];
-	ssize_t n = read(fd, buf, sizeof(buf));
-	if (n < 0)
-		return -errno;
-	if (n < (ssize_t)sizeof(buf))
-		return -EIO;
-	v->value = buf[0];
-	v->enabled = buf[1];
-	v->running = buf[2];
-	return 0;
-}
-
 size_t counting_n_slots(const struct counting *c)
 {
 	return c->n_slots;
@@ -273,7 +259,7 @@ int counting_read_slot(struct counting *c, size_t slot, struct count_value *valu
 		memset(&values[i], 0, sizeof(values[i]));
 		if (fd < 0)
 			continue;
-		int err = read_fd(fd, &values[i]);
+		int err = spent_event_read(fd, &values[i].value, &values[i].enabled, &values[i].running);
 		if (err)
 			return err;
 	}

@@ -346,6 +346,20 @@ int spent_event_open(const struct spent_event *ev, const struct perf_event_attr 
 	return fd < 0 ? -errno : (int)fd;
 }
 
+int spent_event_read(int fd, uint64_t *value, uint64_t *enabled, uint64_t *running)
+{
+	uint64_t buf[3];
+	ssize_t n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	if (n != (ssize_t)sizeof(buf))
+		return -EIO;
+	*value = buf[0];
+	*enabled = buf[1];
+	*running = buf[2];
+	return 0;
+}
+
 static pthread_once_t pmu_once = PTHREAD_ONCE_INIT;
 static int pmu_present;
 
