@@ -1,8 +1,9 @@
 /* trace/source_formats.c - the formats trace_source_open() tries, in order. */
 #include "trace/source_formats.h"
+#include "trace/log_io.h"
 
 const struct trace_source_format trace_source_formats[] = {
-	/* { "patchwrx-log", trace_log_probe, trace_log_open_source },  (spent trace) */
+	{ "patchwrx-log", trace_log_probe, trace_log_open_source },
 	/* { "citcat", citcat_probe, citcat_open_source },              (spent citcat) */
 	{ 0 },
 };

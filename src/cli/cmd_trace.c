@@ -1,0 +1,463 @@
+/* cli/cmd_trace.c - `spent trace`: run a command under the spent Valgrind tool and write its
+ * compact log (`spent trace -- CMD`), print the reconstructed stream (`spent trace dump LOG`)
+ * or its totals (`spent trace stats LOG`). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/binio.h"
+#include "spent/trace.h"
+#include "trace/log_io.h"
+
+struct trace_opts {
+	const char *output;
+	int data;
+	const char *start;
+	uint64_t max_insns;
+	uint64_t limit;
+	int json;
+};
+
+static const char *default_log = "spent-trace.log";
+
+/* $SPENT_VALGRIND_LIB, else DIR-OF-spent/valgrind/lib (made by the build). */
+static int find_vglib(char *out, size_t len)
+{
+	const char *env = getenv("SPENT_VALGRIND_LIB");
+	char exe[PATH_MAX], probe[PATH_MAX + 64];
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+	} else {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n < 0)
+			return -errno;
+		exe[n] = 0;
+		snprintf(out, len, "%s/valgrind/lib", dirname(exe));
+	}
+	snprintf(probe, sizeof(probe), "%s/spent-amd64-linux", out);
+	return access(probe, X_OK) == 0 ? 0 : -ENOENT;
+}
+
+static int read_full(int fd, void *buf, size_t n, size_t *got)
+{
+	uint8_t *p = buf;
+	*got = 0;
+	while (*got < n) {
+		ssize_t r = read(fd, p + *got, n - *got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			break;
+		*got += (size_t)r;
+	}
+	return 0;
+}
+
+/* The recorder fills in each image's build-id so readers can tell a changed binary. */
+static void add_build_id(uint8_t *payload, uint32_t len)
+{
+	struct log_image li;
+	char path[4096];
+	if (len < sizeof(li))
+		return;
+	memcpy(&li, payload, sizeof(li));
+	if (li.path_len == 0 || li.path_len >= sizeof(path) || sizeof(li) + li.path_len > len ||
+	    (li.flags & LOG_IMG_BYTES))
+		return;
+	memcpy(path, payload + sizeof(li), li.path_len);
+	path[li.path_len] = 0;
+	uint32_t n = 0;
+	if (log_image_build_id(path, li.build_id, &n) == 0 && n > 0) {
+		li.build_id_len = (uint8_t)n;
+		li.flags |= LOG_IMG_BUILD_ID;
+		memcpy(payload, &li, sizeof(li));
+	}
+}
+
+/* Copy records from the tool's pipe into the log; 0 at a clean EOF. */
+static int pump(int fd, struct log_writer *w, uint64_t *n_records)
+{
+	uint8_t *buf = malloc(LOG_REC_MAX + 8);
+	int err = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		struct log_rec_hdr h;
+		size_t got;
+		if ((err = read_full(fd, &h, sizeof(h), &got)) < 0)
+			break;
+		if (got == 0)
+			break;
+		if (got < sizeof(h) || h.type < LOG_REC_CODE || h.type >= LOG_REC_END ||
+		    h.len > LOG_REC_MAX) {
+			err = -EBADMSG;
+			break;
+		}
+		size_t padded = ((size_t)h.len + 7u) & ~(size_t)7u;
+		if ((err = read_full(fd, buf, padded, &got)) < 0)
+			break;
+		if (got < padded) {
+			err = -EPIPE;
+			break;
+		}
+		if (h.type == LOG_REC_IMAGE)
+			add_build_id(buf, h.len);
+		if ((err = log_writer_add(w, h.type, buf, h.len)) < 0)
+			break;
+		(*n_records)++;
+	}
+	free(buf);
+	return err;
+}
+
+static pid_t spawn_tool(const struct trace_opts *o, const char *vglib, int wfd, char **cmd)
+{
+	char fdopt[32], maxopt[48], startopt[512];
+	char *argv[16 + 256];
+	int n = 0;
+	snprintf(fdopt, sizeof(fdopt), "--spent-fd=%d", wfd);
+	argv[n++] = "valgrind";
+	argv[n++] = "--tool=spent";
+	argv[n++] = "-q";
+	argv[n++] = fdopt;
+	if (!o->data)
+		argv[n++] = "--spent-data=no";
+	if (o->start) {
+		snprintf(startopt, sizeof(startopt), "--spent-start=%s", o->start);
+		argv[n++] = startopt;
+		argv[n++] = "--vex-guest-chase=no";
+	}
+	if (o->max_insns) {
+		snprintf(maxopt, sizeof(maxopt), "--spent-max=%llu", (unsigned long long)o->max_insns);
+		argv[n++] = maxopt;
+	}
+	for (int i = 0; cmd[i] && n < 16 + 254; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("VALGRIND_LIB", vglib, 1);
+		execvp("valgrind", argv);
+		fprintf(stderr, "spent: cannot run 'valgrind': %s: install the valgrind package\n",
+			strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+static int trace_record(const struct trace_opts *o, char **cmd)
+{
+	char vglib[PATH_MAX];
+	struct log_writer *w = NULL;
+	int fds[2], status = 0, err;
+	uint64_t n_records = 0;
+
+	if (find_vglib(vglib, sizeof(vglib)) < 0) {
+		cli_error("no spent valgrind tool in '%s': build it with make (or set SPENT_VALGRIND_LIB)", vglib);
+		return 1;
+	}
+	uint32_t flags = (o->data ? LOG_F_DATA : 0) | (o->start ? LOG_F_START : 0);
+	if ((err = log_writer_new(o->output, flags, o->max_insns, &w)) < 0) {
+		cli_error("cannot create '%s': %s", o->output, strerror(-err));
+		return 1;
+	}
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		cli_error("cannot create a pipe: %s", strerror(errno));
+		log_writer_free(w);
+		return 1;
+	}
+	int wfd = fcntl(fds[1], F_DUPFD, 3);	/* without close-on-exec: the tool's end */
+	pid_t pid = wfd < 0 ? -1 : spawn_tool(o, vglib, wfd, cmd);
+	close(fds[1]);
+	if (wfd >= 0)
+		close(wfd);
+	if (pid < 0) {
+		cli_error("cannot start valgrind: %s", strerror(errno));
+		close(fds[0]);
+		log_writer_free(w);
+		return 1;
+	}
+	err = pump(fds[0], w, &n_records);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (err < 0)
+		cli_warn("log stream from the valgrind tool broke off: %s: the log keeps what arrived before",
+			 strerror(-err));
+	if (n_records == 0) {
+		cli_error("'%s' recorded nothing: valgrind did not run the command (see its messages above)",
+			  o->output);
+		log_writer_free(w);
+		return WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1;
+	}
+	if ((err = log_writer_commit(w)) < 0) {
+		cli_error("cannot write '%s': %s", o->output, strerror(-err));
+		log_writer_free(w);
+		return 1;
+	}
+	fprintf(stderr, "spent: trace: wrote '%s' (%llu bytes, %llu records)\n", o->output,
+		(unsigned long long)log_writer_bytes(w), (unsigned long long)n_records);
+	log_writer_free(w);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+}
+
+static const char *flag_names(uint16_t f, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s%s%s%s%s", (f & TRACE_INSN_COND_BRANCH) ? " jcc" : "",
+		 (f & TRACE_INSN_CALL) ? " call" : "", (f & TRACE_INSN_RET) ? " ret" : "",
+		 (f & TRACE_INSN_INDIRECT) ? " indirect" : "", (f & TRACE_INSN_SYSCALL) ? " syscall" : "",
+		 (f & TRACE_INSN_LOCKED) ? " locked" : "", (f & TRACE_INSN_PAUSE) ? " pause" : "");
+	return buf;
+}
+
+static void print_event(const struct trace_event *e)
+{
+	switch (e->kind) {
+	case TRACE_EV_SYSCALL:
+		printf("# %u syscall %lld = %lld\n", e->tid, (long long)e->u.syscall.nr, (long long)e->u.syscall.ret);
+		break;
+	case TRACE_EV_SIGNAL:
+		printf("# %u signal %d handler %08llx resume %08llx\n", e->tid, e->u.signal.signo,
+		       (unsigned long long)e->u.signal.handler, (unsigned long long)e->u.signal.resume_pc);
+		break;
+	case TRACE_EV_THREAD_SWITCH:
+		printf("# switch %u -> %u\n", e->u.thread_switch.from_tid, e->u.thread_switch.to_tid);
+		break;
+	case TRACE_EV_THREAD_START:
+		printf("# %u thread start\n", e->tid);
+		break;
+	case TRACE_EV_THREAD_EXIT:
+		printf("# %u thread exit\n", e->tid);
+		break;
+	case TRACE_EV_IMAGE_LOAD:
+		printf("# image %s %08llx-%08llx base %08llx\n", e->u.image.path,
+		       (unsigned long long)e->u.image.start, (unsigned long long)e->u.image.end,
+		       (unsigned long long)e->u.image.base);
+		break;
+	case TRACE_EV_EXIT:
+		printf("# exit %d\n", e->u.exit.status);
+		break;
+	default:
+		break;
+	}
+}
+
+static const char ref_letter[4] = { '?', 'L', 'S', 'M' };
+
+/* Print instructions up to LIMIT (0: all); returns 1 when the limit was reached. */
+static int dump_batch(const struct trace_batch *b, uint64_t *printed, uint64_t limit)
+{
+	size_t ev = 0;
+	char fl[96];
+	for (size_t i = 0; i <= b->n_insns; i++) {
+		while (ev < b->n_events && b->events[ev].before == i)
+			print_event(&b->events[ev++]);
+		if (i == b->n_insns)
+			break;
+		if (limit && *printed >= limit)
+			return 1;
+		const struct trace_insn *in = &b->insns[i];
+		printf("%u I  %08llx,%u%s\n", in->tid, (unsigned long long)in->pc, in->len,
+		       flag_names(in->flags, fl, sizeof(fl)));
+		for (uint32_t k = 0; k < in->nrefs; k++) {
+			const struct trace_ref *r = &b->refs[in->ref0 + k];
+			printf("%u  %c %08llx,%u\n", in->tid, ref_letter[r->kind & 3],
+			       (unsigned long long)r->addr, r->size);
+		}
+		(*printed)++;
+	}
+	return 0;
+}
+
+static int open_log(const char *path, struct trace_source **src)
+{
+	char err[512];
+	int e = trace_source_open(path, src, err, sizeof(err));
+	if (e < 0) {
+		cli_error("%s", err);
+		return 1;
+	}
+	return 0;
+}
+
+static int trace_dump(const struct trace_opts *o, const char *path)
+{
+	struct trace_source *src;
+	struct trace_batch b;
+	uint64_t printed = 0;
+	int rc, ret = 0;
+	if (open_log(path, &src))
+		return 1;
+	while ((rc = trace_source_next(src, &b)) > 0)
+		if (dump_batch(&b, &printed, o->limit))
+			break;
+	fflush(stdout);
+	if (rc < 0) {
+		cli_error("'%s': %s", path, trace_source_error(src));
+		ret = 1;
+	}
+	trace_source_free(src);
+	return ret;
+}
+
+struct trace_totals {
+	uint64_t insns, refs, events, syscalls, signals;
+	uint32_t tids[256];
+	size_t n_tids;
+};
+
+static void count_batch(struct trace_totals *t, const struct trace_batch *b)
+{
+	t->insns += b->n_insns;
+	t->refs += b->n_refs;
+	t->events += b->n_events;
+	for (size_t i = 0; i < b->n_events; i++) {
+		t->syscalls += b->events[i].kind == TRACE_EV_SYSCALL;
+		t->signals += b->events[i].kind == TRACE_EV_SIGNAL;
+	}
+	uint32_t last = 0;
+	for (size_t i = 0; i < b->n_insns; i++) {
+		uint32_t tid = b->insns[i].tid;
+		if (tid == last)
+			continue;
+		last = tid;
+		size_t k = 0;
+		while (k < t->n_tids && t->tids[k] != tid)
+			k++;
+		if (k == t->n_tids && t->n_tids < 256)
+			t->tids[t->n_tids++] = tid;
+	}
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int trace_stats(const struct trace_opts *o, const char *path)
+{
+	struct trace_source *src;
+	struct trace_batch b;
+	struct trace_totals t = { 0 };
+	struct log_reader *rd;
+	char err[512];
+	int rc, ret = 0;
+	if (log_reader_new_file(path, &rd, err, sizeof(err)) < 0)
+		return cli_error("%s", err), 1;
+	uint64_t log_bytes = log_reader_size(rd);
+	int data = (log_reader_flags(rd) & LOG_F_DATA) != 0;
+	log_reader_free(rd);
+	if (open_log(path, &src))
+		return 1;
+	double t0 = cpu_seconds();
+	while ((rc = trace_source_next(src, &b)) > 0)
+		count_batch(&t, &b);
+	double secs = cpu_seconds() - t0;
+	double bpi = t.insns ? (double)log_bytes / (double)t.insns : 0;
+	double mips = secs > 0 ? (double)t.insns / secs / 1e6 : 0;
+	if (o->json)
+		printf("{\"instructions\":%llu,\"data_refs\":%llu,\"threads\":%zu,\"log_bytes\":%llu,"
+		       "\"bytes_per_instruction\":%.4f,\"data_addresses\":%s,\"syscalls\":%llu,"
+		       "\"signals\":%llu,\"reconstruct_cpu_s\":%.3f,\"reconstruct_minstr_per_s\":%.1f,"
+		       "\"complete\":%s}\n",
+		       (unsigned long long)t.insns, (unsigned long long)t.refs, t.n_tids,
+		       (unsigned long long)log_bytes, bpi, data ? "true" : "false",
+		       (unsigned long long)t.syscalls, (unsigned long long)t.signals, secs, mips,
+		       rc < 0 ? "false" : "true");
+	else
+		printf("%-24s %llu\n%-24s %llu\n%-24s %zu\n%-24s %llu\n%-24s %.4f\n%-24s %s\n"
+		       "%-24s %llu\n%-24s %llu\n%-24s %.1f\n",
+		       "instructions", (unsigned long long)t.insns, "data_refs", (unsigned long long)t.refs,
+		       "threads", t.n_tids, "log_bytes", (unsigned long long)log_bytes,
+		       "bytes_per_instruction", bpi, "data_addresses", data ? "yes" : "no",
+		       "syscalls", (unsigned long long)t.syscalls, "signals", (unsigned long long)t.signals,
+		       "reconstruct_Minstr/s", mips);
+	fflush(stdout);
+	if (rc < 0) {
+		cli_error("'%s': %s", path, trace_source_error(src));
+		ret = 1;
+	}
+	trace_source_free(src);
+	return ret;
+}
+
+static int parse_opts(int argc, char **argv, struct trace_opts *o, int permute)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "no-data", no_argument, NULL, 'D' },
+		{ "start", required_argument, NULL, 's' },
+		{ "max-instructions", required_argument, NULL, 'm' },
+		{ "limit", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, permute ? "o:" : "+o:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 'D': o->data = 0; break;
+		case 's': o->start = optarg; break;
+		case 'm':
+			if (cli_parse_u64(optarg, &o->max_insns) < 0 || o->max_insns == 0) {
+				cli_error("bad --max-instructions '%s': give a positive count", optarg);
+				return -1;
+			}
+			break;
+		case 'l':
+			if (cli_parse_u64(optarg, &o->limit) < 0) {
+				cli_error("bad --limit '%s': give a count", optarg);
+				return -1;
+			}
+			break;
+		case 'j': o->json = 1; break;
+		default:
+			cli_error("unknown option for 'trace': see 'spent help trace'");
+			return -1;
+		}
+	}
+	return optind;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_opts o = { .output = default_log, .data = 1 };
+	const char *sub = argc > 1 ? argv[1] : NULL;
+	if (sub && (strcmp(sub, "dump") == 0 || strcmp(sub, "stats") == 0)) {
+		int i = parse_opts(argc - 1, argv + 1, &o, 1);
+		if (i < 0)
+			return 2;
+		if (argc - 1 - i != 1) {
+			cli_error("'spent trace %s' takes one LOG: spent trace %s LOG", sub, sub);
+			return 2;
+		}
+		const char *path = argv[1 + i];
+		return sub[0] == 'd' ? trace_dump(&o, path) : trace_stats(&o, path);
+	}
+	int i = parse_opts(argc, argv, &o, 0);
+	if (i < 0)
+		return 2;
+	if (i >= argc) {
+		cli_error("no command to trace: spent trace [-o LOG] [--no-data] -- CMD");
+		return 2;
+	}
+	return trace_record(&o, argv + i);
+}

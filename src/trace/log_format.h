@@ -1,0 +1,176 @@
+/* trace/log_format.h - the `spent trace` log (PatchWrx-style), version 1: every field of the
+ * file, its blocks and its records. Shared by the Valgrind tool (which writes records into a
+ * pipe, without libc) and the library (writer blocks, reader, reconstructor).
+ *
+ * FILE
+ *   header (32 bytes, little-endian):
+ *     0  magic[8]          "SPNTLOG\0"
+ *     8  u32 version       LOG_VERSION (readers branch on it; unknown versions are refused)
+ *    12  u32 flags         LOG_F_* below
+ *    16  u64 created_ns    CLOCK_REALTIME when recording started
+ *    24  u64 max_insns     --max-instructions (0: no limit); the reconstructor stops there
+ *   then blocks until end of file:
+ *     0  u32 magic         LOG_BLOCK_MAGIC
+ *     4  u32 raw_len       bytes of records once decompressed (1..LOG_BLOCK_MAX)
+ *     8  u32 comp_len      bytes of the zstd frame that follows (1..LOG_BLOCK_MAX + 4096)
+ *    12  u32 crc32         binio_crc32 of the zstd frame
+ *    16  u8 frame[comp_len]
+ *   A block holds whole records only, so a truncated file loses at most its last block.
+ *   A complete log ends with a block whose last record is LOG_REC_END.
+ *
+ * RECORDS (inside a decompressed block, 8-byte aligned)
+ *   struct log_rec_hdr { u8 type; u8 flags; u16 reserved; u32 len; } then LEN payload bytes,
+ *   then zero padding to a multiple of 8.
+ *
+ * How execution is logged. The tool instruments Valgrind superblocks (SBs: single-entry
+ * straight-line runs of guest instructions with side exits). When an SB is translated it emits
+ * one LOG_REC_CODE describing it as a list of ops (its instructions, its memory accesses in
+ * order, its side exits, its end). Each *execution* of an SB then costs:
+ *   - one control byte: the index of the exit taken (the PatchWrx branch-outcome entry; side
+ *     exits are numbered 0..n-1 in order, n is the fall-through end);
+ *   - one u64 target when the SB ends in an indirect jump/call/return (the PatchWrx indirect
+ *     target entry);
+ *   - for data addresses: one u64 base value per *root* (an IR value from which several
+ *     accesses of the SB are derived by a constant offset), logged at its first use only; a
+ *     constant address (globals, RIP-relative) costs nothing.
+ * Control bytes and u64s accumulate per thread run and leave as LOG_REC_DATA chunks, each with
+ * its thread and a CLOCK_MONOTONIC timestamp. Asynchronous events (signals, syscalls, thread
+ * switches) happen only between chunks: the tool flushes before any of them.
+ */
+#ifndef SPENT_TRACE_LOG_FORMAT_H
+#define SPENT_TRACE_LOG_FORMAT_H
+
+#include <stdint.h>
+
+#define LOG_MAGIC "SPNTLOG"		/* 8 bytes with the NUL */
+#define LOG_VERSION 1u
+#define LOG_HEADER_SIZE 32u
+#define LOG_BLOCK_MAGIC 0x4b4c4253u	/* "SBLK" */
+#define LOG_BLOCK_HDR_SIZE 16u
+#define LOG_BLOCK_MAX (4u << 20)	/* raw bytes per block */
+#define LOG_REC_MAX (LOG_BLOCK_MAX - 64)	/* largest record */
+
+enum log_file_flag {
+	LOG_F_DATA = 1u << 0,		/* data addresses were recorded */
+	LOG_F_START = 1u << 1,		/* recording started at --start SYMBOL */
+};
+
+enum log_rec_type {
+	LOG_REC_CODE = 1,	/* struct log_code + n_ops struct log_op */
+	LOG_REC_DATA = 2,	/* struct log_data + n_ctl bytes (padded to 8) + n_vals u64 */
+	LOG_REC_RESUME = 3,	/* struct log_resume: thread TID continues at PC */
+	LOG_REC_IMAGE = 4,	/* struct log_image + path (path_len bytes) + n_bytes code bytes */
+	LOG_REC_SYSCALL = 5,	/* struct log_syscall */
+	LOG_REC_SIGNAL = 6,	/* struct log_signal */
+	LOG_REC_THREAD_START = 7,	/* struct log_thread */
+	LOG_REC_THREAD_EXIT = 8,	/* struct log_thread */
+	LOG_REC_EXIT = 9,	/* struct log_exit */
+	LOG_REC_END = 10,	/* struct log_end: the writer closed the log cleanly */
+};
+
+struct log_rec_hdr {
+	uint8_t type;		/* enum log_rec_type */
+	uint8_t flags;		/* 0 */
+	uint16_t reserved;	/* 0 */
+	uint32_t len;		/* payload bytes, not counting padding */
+};
+
+/* LOG_REC_CODE: one translated superblock. A later CODE record with the same key replaces it. */
+struct log_code {
+	uint64_t key;		/* guest address the SB is entered at (before any redirection) */
+	uint32_t n_ops;		/* 1..LOG_CODE_MAX_OPS */
+	uint32_t n_roots;	/* root slots used by the ops */
+};
+#define LOG_CODE_MAX_OPS 4096u
+
+enum log_op_kind {
+	LOG_OP_IMARK = 1,	/* a guest instruction: val = pc, size = length in bytes */
+	LOG_OP_ACCESS = 2,	/* a data reference of the preceding IMARK, see below */
+	LOG_OP_EXIT = 3,	/* side exit number ARG: when taken, control goes to val */
+	LOG_OP_END = 4,		/* fall-through end: to val, or an indirect target (LOG_OPF_INDIRECT) */
+};
+
+enum log_op_flag {
+	LOG_OPF_READ = 1u << 0,		/* ACCESS reads (READ|WRITE: read-modify-write, lackey's M) */
+	LOG_OPF_WRITE = 1u << 1,	/* ACCESS writes */
+	LOG_OPF_CONST = 1u << 2,	/* ACCESS address is val itself (no root) */
+	LOG_OPF_FIRST = 1u << 3,	/* ACCESS: the u64 of root ARG is read from the stream here */
+	LOG_OPF_GUARDED = 1u << 4,	/* ACCESS: a u64 guard (0 skip / 1 happens) precedes */
+	LOG_OPF_INDIRECT = 1u << 5,	/* END: the target is the next u64 of the stream */
+};
+
+/* One op, 16 bytes. ACCESS: address = value of root ARG + (int64_t)val, or val when CONST;
+ * size = bytes accessed (1..LOG_ACCESS_MAX). */
+struct log_op {
+	uint8_t kind;		/* enum log_op_kind */
+	uint8_t flags;		/* enum log_op_flag */
+	uint16_t size;
+	uint32_t arg;
+	uint64_t val;
+};
+#define LOG_ACCESS_MAX 4096u
+
+/* LOG_REC_DATA: a chunk of one thread's execution, in SB order. */
+struct log_data {
+	uint32_t tid;		/* Valgrind thread id, 1-based */
+	uint32_t n_ctl;		/* control bytes (one per SB execution) */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC when the chunk was flushed */
+	uint64_t n_vals;	/* u64 values (roots, guards, indirect targets) after the bytes */
+};
+
+struct log_resume {
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t pc;		/* the next SB this thread executes starts at pc */
+	uint64_t time_ns;
+};
+
+enum log_image_flag {
+	LOG_IMG_BYTES = 1u << 0,	/* the mapping's bytes follow the path (vDSO) */
+	LOG_IMG_BUILD_ID = 1u << 1,	/* build_id was filled in by the recorder */
+};
+
+struct log_image {
+	uint64_t start;		/* executable mapping [start, start + len) */
+	uint64_t len;
+	uint64_t offset;	/* file offset mapped at start */
+	uint32_t flags;		/* enum log_image_flag */
+	uint32_t path_len;	/* 0..4095 */
+	uint32_t n_bytes;	/* LOG_IMG_BYTES: bytes stored (== len) */
+	uint8_t build_id_len;	/* 0..20 */
+	uint8_t build_id[20];
+	uint8_t reserved[3];
+};
+
+struct log_syscall {
+	uint32_t tid;
+	uint32_t reserved;
+	int64_t nr;
+	uint64_t args[6];
+	int64_t ret;		/* result, or -errno */
+};
+
+struct log_signal {
+	uint32_t tid;
+	int32_t signo;
+	uint64_t handler;	/* first instruction of the handler */
+	uint64_t resume_pc;	/* first instruction not executed because of the signal */
+};
+
+struct log_thread {
+	uint32_t tid;
+	uint32_t parent;	/* THREAD_START: creating thread; 0 otherwise */
+	uint64_t time_ns;
+};
+
+struct log_exit {
+	int32_t status;
+	uint32_t reserved;
+	uint64_t time_ns;
+};
+
+struct log_end {
+	uint64_t n_records;	/* records in the log, END excluded */
+};
+
+#endif

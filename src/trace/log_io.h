@@ -1,0 +1,64 @@
+/* trace/log_io.h - reading and writing `spent trace` log files (format: trace/log_format.h):
+ * the block writer used by the recorder and by test generators, the validating block/record
+ * reader, and the trace-source entry points registered in source_formats.c. */
+#ifndef SPENT_TRACE_LOG_IO_H
+#define SPENT_TRACE_LOG_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spent/trace.h"
+#include "trace/log_format.h"
+
+/* ---- writer ---- */
+struct log_writer;
+
+/* Start writing PATH atomically (a temporary in the same directory, renamed by
+ * log_writer_commit). FLAGS: enum log_file_flag. 0 or -errno. */
+int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct log_writer **out);
+/* Append one whole record: TYPE and LEN payload bytes (padding is added). 0 or -errno. */
+int log_writer_add(struct log_writer *w, uint32_t type, const void *payload, uint32_t len);
+/* Append the END record, flush, fsync and rename into place. 0 or -errno. */
+int log_writer_commit(struct log_writer *w);
+/* Bytes written to the file so far. */
+uint64_t log_writer_bytes(const struct log_writer *w);
+/* Free; removes the temporary file unless committed. Accepts NULL. */
+void log_writer_free(struct log_writer *w);
+
+/* ---- reader ---- */
+struct log_reader;
+
+struct log_record {
+	uint32_t type;		/* enum log_rec_type */
+	uint32_t len;		/* payload bytes */
+	const uint8_t *payload;	/* valid until the next log_reader_next() */
+	uint64_t block_offset;	/* file offset of the block holding it */
+};
+
+/* Read DATA (LEN bytes, not copied: must outlive the reader) as a log. 0 or -errno with a
+ * message in ERR. */
+int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out, char *err,
+		       size_t errlen);
+/* Map PATH and read it. */
+int log_reader_new_file(const char *path, struct log_reader **out, char *err, size_t errlen);
+/* 1 with a record, 0 after the END record, -errno on a truncated or corrupt log (message in
+ * log_reader_error(); every record of every complete block before it was returned). */
+int log_reader_next(struct log_reader *r, struct log_record *rec);
+const char *log_reader_error(const struct log_reader *r);
+uint32_t log_reader_flags(const struct log_reader *r);
+uint64_t log_reader_max_insns(const struct log_reader *r);
+uint64_t log_reader_size(const struct log_reader *r);
+void log_reader_free(struct log_reader *r);
+
+/* ---- images ---- */
+/* GNU build-id of the ELF file PATH into ID (up to 20 bytes); 0 with *LEN set, -errno. */
+int log_image_build_id(const char *path, uint8_t id[20], uint32_t *len);
+
+/* ---- trace source (source_formats.c) ---- */
+int trace_log_probe(const char *path);
+int trace_log_open_source(const char *path, struct trace_source **out, char *err, size_t errlen);
+/* Same over bytes in memory (must outlive the source); for the fuzz target and tests. */
+int trace_log_open_mem(const uint8_t *data, size_t len, struct trace_source **out, char *err,
+		       size_t errlen);
+
+#endif

@@ -1,0 +1,170 @@
+/* trace/log_writer.c - writes `spent trace` logs: records batched into zstd blocks with a CRC,
+ * into a temporary file renamed into place on commit (nothing partial is ever left at PATH). */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "core/binio.h"
+#include "trace/log_io.h"
+
+struct log_writer {
+	int fd;
+	char *path, *tmp;
+	struct binbuf raw;
+	uint8_t *comp;
+	size_t comp_cap;
+	uint64_t n_records, bytes;
+	ZSTD_CCtx *cctx;
+	int committed;
+};
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n > 0) {
+		ssize_t w = write(fd, b, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct log_writer **out)
+{
+	int err = -ENOMEM;
+	struct log_writer *w = calloc(1, sizeof(*w));
+	uint8_t hdr[LOG_HEADER_SIZE] = { 0 };
+	struct timespec ts;
+
+	*out = NULL;
+	if (!w)
+		return -ENOMEM;
+	w->fd = -1;
+	binbuf_init(&w->raw);
+	w->path = strdup(path);
+	if (!w->path || asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0) {
+		w->tmp = NULL;
+		goto out;
+	}
+	w->comp_cap = ZSTD_compressBound(LOG_BLOCK_MAX);
+	w->comp = malloc(w->comp_cap);
+	w->cctx = ZSTD_createCCtx();
+	if (!w->comp || !w->cctx || binbuf_reserve(&w->raw, LOG_BLOCK_MAX) < 0)
+		goto out;
+	w->fd = mkstemp(w->tmp);
+	if (w->fd < 0) {
+		err = -errno;
+		free(w->tmp);
+		w->tmp = NULL;
+		goto out;
+	}
+	fchmod(w->fd, 0644);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	memcpy(hdr, LOG_MAGIC, 8);
+	uint32_t v = LOG_VERSION;
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	memcpy(hdr + 8, &v, 4);
+	memcpy(hdr + 12, &flags, 4);
+	memcpy(hdr + 16, &now, 8);
+	memcpy(hdr + 24, &max_insns, 8);
+	err = write_all(w->fd, hdr, sizeof(hdr));
+	if (err < 0)
+		goto out;
+	w->bytes = sizeof(hdr);
+	*out = w;
+	return 0;
+out:
+	log_writer_free(w);
+	return err;
+}
+
+static int flush_block(struct log_writer *w)
+{
+	uint32_t h[4];
+	if (w->raw.len == 0)
+		return 0;
+	size_t n = ZSTD_compressCCtx(w->cctx, w->comp, w->comp_cap, w->raw.data, w->raw.len, 1);
+	if (ZSTD_isError(n))
+		return -EIO;
+	h[0] = LOG_BLOCK_MAGIC;
+	h[1] = (uint32_t)w->raw.len;
+	h[2] = (uint32_t)n;
+	h[3] = binio_crc32(0, w->comp, n);
+	int err = write_all(w->fd, h, sizeof(h));
+	if (!err)
+		err = write_all(w->fd, w->comp, n);
+	if (err < 0)
+		return err;
+	w->bytes += sizeof(h) + n;
+	w->raw.len = 0;
+	return 0;
+}
+
+int log_writer_add(struct log_writer *w, uint32_t type, const void *payload, uint32_t len)
+{
+	struct log_rec_hdr h = { .type = (uint8_t)type, .len = len };
+	static const uint8_t zeros[8];
+	size_t total = sizeof(h) + ((len + 7u) & ~7u);
+
+	if (len > LOG_REC_MAX)
+		return -E2BIG;
+	if (w->raw.len + total > LOG_BLOCK_MAX) {
+		int err = flush_block(w);
+		if (err < 0)
+			return err;
+	}
+	binbuf_put(&w->raw, &h, sizeof(h));
+	binbuf_put(&w->raw, payload, len);
+	binbuf_put(&w->raw, zeros, ((len + 7u) & ~7u) - len);
+	w->n_records++;
+	return 0;
+}
+
+uint64_t log_writer_bytes(const struct log_writer *w)
+{
+	return w->bytes + w->raw.len;
+}
+
+int log_writer_commit(struct log_writer *w)
+{
+	struct log_end e = { .n_records = w->n_records };
+	int err = log_writer_add(w, LOG_REC_END, &e, sizeof(e));
+	if (!err)
+		err = flush_block(w);
+	if (!err && fsync(w->fd) < 0)
+		err = -errno;
+	if (!err && rename(w->tmp, w->path) < 0)
+		err = -errno;
+	if (!err)
+		w->committed = 1;
+	return err;
+}
+
+void log_writer_free(struct log_writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->tmp && !w->committed)
+		unlink(w->tmp);
+	ZSTD_freeCCtx(w->cctx);
+	binbuf_release(&w->raw);
+	free(w->comp);
+	free(w->tmp);
+	free(w->path);
+	free(w);
+}

@@ -1,0 +1,71 @@
+/* trace/recon_internal.h - the reconstructor's state, shared by reconstruct.c (control flow,
+ * data references, events) and recon_image.c (recorded images: files, vDSO bytes, build-ids). */
+#ifndef SPENT_TRACE_RECON_INTERNAL_H
+#define SPENT_TRACE_RECON_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spent/trace.h"
+#include "trace/log_format.h"
+#include "trace/log_io.h"
+
+struct decode_cache;
+
+struct recon_sb {
+	struct recon_sb *next;	/* hash chain */
+	uint64_t key;
+	uint32_t n_ops, n_roots, n_imarks;
+	struct log_op *ops;
+	uint16_t *iflags;	/* per op: TRACE_INSN_* of IMARK ops */
+};
+
+struct recon_image {
+	uint64_t start, len, offset;	/* executable mapping and the file offset at start */
+	char *path;
+	const uint8_t *bytes;	/* whole file (mapped) or the stored bytes; NULL if unreadable */
+	uint64_t n_bytes;
+	void *map;		/* to munmap, or NULL */
+	uint8_t *owned;		/* stored bytes, or NULL */
+};
+
+struct recon_thread {
+	uint32_t tid;
+	uint64_t pc;		/* where its next superblock starts */
+};
+
+struct recon {
+	struct log_reader *rd;
+	struct decode_cache *dc;
+	struct recon_sb **tab;
+	size_t tab_cap, n_sb;
+	struct recon_image *img;
+	size_t n_img, cap_img;
+	struct recon_thread *th;
+	size_t n_th, cap_th;
+	/* the DATA chunk being replayed */
+	int in_data;
+	uint32_t d_tid, d_nctl, d_ci;
+	const uint8_t *d_ctl, *d_vals;
+	uint64_t d_nvals, d_vi, d_block;
+	uint32_t last_tid;
+	uint64_t cur_time;
+	/* the batch being built */
+	struct trace_insn *insns;
+	size_t n_insns, cap_insns;
+	struct trace_ref *refs;
+	size_t n_refs, cap_refs;
+	struct trace_event *evs;
+	size_t n_evs, cap_evs;
+	/* totals */
+	uint64_t emitted, n_refs_total, n_chunks, decode_mismatches, max_insns;
+	int hit_max, finished, err;
+	char msg[400];
+	uint64_t roots[LOG_CODE_MAX_OPS];
+};
+
+/* LOG_REC_IMAGE: map the file (or keep the stored bytes), check its build-id, emit the event. */
+int recon_on_image(struct recon *r, const struct log_record *rec);
+void recon_images_release(struct recon *r);
+
+#endif

@@ -1,0 +1,563 @@
+/* trace/reconstruct.c - the PatchWrx reconstructor: a trace source that follows a `spent trace`
+ * log (superblock descriptions, one control byte per superblock execution, indirect targets,
+ * data-address roots) over the recorded binaries, and yields every executed instruction with
+ * its data references and the events between them, thread by thread in chunk order. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/decode.h"
+#include "trace/log_io.h"
+#include "trace/recon_internal.h"
+
+#define BATCH_INSNS 65536u
+#define BATCH_EVENTS 4096u
+
+static int rfail(struct recon *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int rfail(struct recon *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static uint64_t ld64(const uint8_t *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static struct recon_thread *thread_get(struct recon *r, uint32_t tid)
+{
+	for (size_t i = 0; i < r->n_th; i++)
+		if (r->th[i].tid == tid)
+			return &r->th[i];
+	if (r->n_th == r->cap_th) {
+		size_t n = r->cap_th ? 2 * r->cap_th : 16;
+		struct recon_thread *t = realloc(r->th, n * sizeof(*t));
+		if (!t)
+			return NULL;
+		r->th = t;
+		r->cap_th = n;
+	}
+	struct recon_thread *t = &r->th[r->n_th++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	return t;
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 1024;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*arr, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+static struct trace_event *event_push(struct recon *r, uint32_t kind, uint32_t tid)
+{
+	if (grow((void **)&r->evs, &r->cap_evs, r->n_evs + 1, sizeof(*r->evs)) < 0)
+		return NULL;
+	struct trace_event *e = &r->evs[r->n_evs++];
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	e->tid = tid;
+	e->time_ns = r->cur_time;
+	e->before = r->n_insns;
+	return e;
+}
+
+/* ---- superblock table ---- */
+
+static size_t sb_slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
+}
+
+static struct recon_sb *sb_find(struct recon *r, uint64_t key)
+{
+	if (!r->tab)
+		return NULL;
+	for (struct recon_sb *s = r->tab[sb_slot(key, r->tab_cap)]; s; s = s->next)
+		if (s->key == key)
+			return s;
+	return NULL;
+}
+
+static int sb_insert(struct recon *r, struct recon_sb *sb)
+{
+	if (r->n_sb * 2 >= r->tab_cap) {
+		size_t ncap = r->tab_cap ? 2 * r->tab_cap : 4096;
+		struct recon_sb **nt = calloc(ncap, sizeof(*nt));
+		if (!nt)
+			return -ENOMEM;
+		for (size_t i = 0; i < r->tab_cap; i++) {
+			struct recon_sb *s = r->tab[i], *nx;
+			for (; s; s = nx) {
+				nx = s->next;
+				size_t k = sb_slot(s->key, ncap);
+				s->next = nt[k];
+				nt[k] = s;
+			}
+		}
+		free(r->tab);
+		r->tab = nt;
+		r->tab_cap = ncap;
+	}
+	struct recon_sb **pp = &r->tab[sb_slot(sb->key, r->tab_cap)];
+	for (; *pp; pp = &(*pp)->next) {
+		if ((*pp)->key == sb->key) {	/* retranslation replaces */
+			struct recon_sb *old = *pp;
+			sb->next = old->next;
+			*pp = sb;
+			free(old);
+			return 0;
+		}
+	}
+	sb->next = NULL;
+	*pp = sb;
+	r->n_sb++;
+	return 0;
+}
+
+/* Flags of the instruction at PC from the recorded images (0 when its bytes are unknown). */
+static uint16_t insn_flags(struct recon *r, uint64_t pc, uint16_t len)
+{
+	for (size_t i = r->n_img; i-- > 0;) {
+		struct recon_image *im = &r->img[i];
+		if (pc < im->start || pc - im->start >= im->len || !im->bytes)
+			continue;
+		uint64_t off = pc - im->start + im->offset;
+		if (off >= im->n_bytes)
+			return 0;
+		size_t avail = im->n_bytes - off < 16 ? (size_t)(im->n_bytes - off) : 16;
+		struct decoded_insn d;
+		if (decode_insn(r->dc, (uint32_t)i, off, im->bytes + off, avail, &d) < 0)
+			return 0;
+		if (d.len != len) {
+			r->decode_mismatches++;
+			return 0;
+		}
+		return d.flags;
+	}
+	return 0;
+}
+
+static int check_ops(const struct log_op *ops, uint32_t n, uint32_t n_roots)
+{
+	uint32_t exits = 0;
+	if (n == 0 || ops[0].kind != LOG_OP_IMARK || ops[n - 1].kind != LOG_OP_END)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct log_op *o = &ops[i];
+		switch (o->kind) {
+		case LOG_OP_IMARK:
+			if (o->size == 0 || o->size > 32)
+				return -1;
+			break;
+		case LOG_OP_ACCESS:
+			if (!(o->flags & LOG_OPF_CONST) && o->arg >= n_roots)
+				return -1;
+			if (o->size == 0 || o->size > LOG_ACCESS_MAX)
+				return -1;
+			break;
+		case LOG_OP_EXIT:
+			if (o->arg != exits++)
+				return -1;
+			break;
+		case LOG_OP_END:
+			if (i != n - 1 || o->arg != exits || exits > 254)
+				return -1;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int on_code(struct recon *r, const struct log_record *rec)
+{
+	struct log_code c;
+	if (rec->len < sizeof(c))
+		return rfail(r, -EBADMSG, "corrupt log: short superblock record in block at byte %llu",
+			     (unsigned long long)rec->block_offset);
+	memcpy(&c, rec->payload, sizeof(c));
+	if (c.n_ops == 0 || c.n_ops > LOG_CODE_MAX_OPS || c.n_roots > c.n_ops ||
+	    rec->len != sizeof(c) + (size_t)c.n_ops * sizeof(struct log_op))
+		return rfail(r, -EBADMSG, "corrupt log: superblock record for 0x%llx has bad sizes "
+			     "(block at byte %llu)", (unsigned long long)c.key,
+			     (unsigned long long)rec->block_offset);
+	struct recon_sb *sb = malloc(sizeof(*sb) + c.n_ops * (sizeof(struct log_op) + sizeof(uint16_t)));
+	if (!sb)
+		return -ENOMEM;
+	sb->key = c.key;
+	sb->n_ops = c.n_ops;
+	sb->n_roots = c.n_roots;
+	sb->ops = (struct log_op *)(sb + 1);
+	sb->iflags = (uint16_t *)(sb->ops + c.n_ops);
+	memcpy(sb->ops, rec->payload + sizeof(c), c.n_ops * sizeof(struct log_op));
+	if (check_ops(sb->ops, sb->n_ops, sb->n_roots) < 0) {
+		free(sb);
+		return rfail(r, -EBADMSG, "corrupt log: superblock record for 0x%llx has invalid ops "
+			     "(block at byte %llu)", (unsigned long long)c.key,
+			     (unsigned long long)rec->block_offset);
+	}
+	sb->n_imarks = 0;
+	for (uint32_t i = 0; i < sb->n_ops; i++) {
+		sb->iflags[i] = 0;
+		if (sb->ops[i].kind == LOG_OP_IMARK) {
+			sb->iflags[i] = insn_flags(r, sb->ops[i].val, sb->ops[i].size);
+			sb->n_imarks++;
+		}
+	}
+	return sb_insert(r, sb);
+}
+
+/* Run one superblock execution of thread T whose exit byte is E. */
+static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
+{
+	struct recon_sb *sb = sb_find(r, t->pc);
+	if (!sb)
+		return rfail(r, -EBADMSG, "corrupt log: thread %u enters 0x%llx, which no superblock record "
+			     "describes (chunk in block at byte %llu)", t->tid,
+			     (unsigned long long)t->pc, (unsigned long long)r->d_block);
+	if (grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0 ||
+	    grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < sb->n_ops; i++) {
+		const struct log_op *o = &sb->ops[i];
+		if (o->kind == LOG_OP_IMARK) {
+			if (r->max_insns && r->emitted == r->max_insns) {
+				r->hit_max = 1;
+				return 0;
+			}
+			struct trace_insn *in = &r->insns[r->n_insns++];
+			in->pc = o->val;
+			in->tid = t->tid;
+			in->len = (uint8_t)o->size;
+			in->nrefs = 0;
+			in->flags = sb->iflags[i];
+			in->ref0 = (uint32_t)r->n_refs;
+			r->emitted++;
+		} else if (o->kind == LOG_OP_ACCESS) {
+			uint64_t addr, guard = 1;
+			if (o->flags & LOG_OPF_GUARDED) {
+				if (r->d_nvals - r->d_vi < 2)
+					goto short_vals;
+				guard = ld64(r->d_vals + 8 * r->d_vi++);
+				r->roots[o->arg] = ld64(r->d_vals + 8 * r->d_vi++);
+			} else if (o->flags & LOG_OPF_FIRST) {
+				if (r->d_vi == r->d_nvals)
+					goto short_vals;
+				r->roots[o->arg] = ld64(r->d_vals + 8 * r->d_vi++);
+			}
+			addr = (o->flags & LOG_OPF_CONST) ? o->val : r->roots[o->arg] + o->val;
+			if (!guard || r->n_insns == 0)
+				continue;
+			struct trace_ref *rf = &r->refs[r->n_refs++];
+			rf->addr = addr;
+			rf->size = o->size;
+			rf->kind = (o->flags & LOG_OPF_READ) && (o->flags & LOG_OPF_WRITE) ? TRACE_REF_MODIFY :
+				   (o->flags & LOG_OPF_WRITE) ? TRACE_REF_WRITE : TRACE_REF_READ;
+			r->insns[r->n_insns - 1].nrefs++;
+			r->n_refs_total++;
+		} else if (o->kind == LOG_OP_EXIT) {
+			if (o->arg == e) {
+				t->pc = o->val;
+				return 0;
+			}
+		} else {	/* END */
+			if (o->arg != e)
+				return rfail(r, -EBADMSG, "corrupt log: exit %u of the superblock at 0x%llx does "
+					     "not exist (chunk in block at byte %llu)", e,
+					     (unsigned long long)sb->key, (unsigned long long)r->d_block);
+			if (o->flags & LOG_OPF_INDIRECT) {
+				if (r->d_vi == r->d_nvals)
+					goto short_vals;
+				t->pc = ld64(r->d_vals + 8 * r->d_vi++);
+			} else {
+				t->pc = o->val;
+			}
+		}
+	}
+	return 0;
+short_vals:
+	return rfail(r, -EBADMSG, "corrupt log: chunk of thread %u ends inside the superblock at 0x%llx "
+		     "(block at byte %llu)", t->tid, (unsigned long long)sb->key,
+		     (unsigned long long)r->d_block);
+}
+
+/* Continue the current DATA chunk until it ends or the batch is full. */
+static int run_data(struct recon *r)
+{
+	struct recon_thread *t = thread_get(r, r->d_tid);
+	if (!t)
+		return -ENOMEM;
+	while (r->d_ci < r->d_nctl && r->n_insns < BATCH_INSNS && !r->hit_max) {
+		int err = run_sb(r, t, r->d_ctl[r->d_ci]);
+		if (err < 0)
+			return err;
+		r->d_ci++;
+	}
+	if (r->d_ci == r->d_nctl || r->hit_max)
+		r->in_data = 0;
+	return 0;
+}
+
+static int on_data(struct recon *r, const struct log_record *rec)
+{
+	struct log_data d;
+	if (rec->len < sizeof(d))
+		goto bad;
+	memcpy(&d, rec->payload, sizeof(d));
+	size_t pad = ((size_t)d.n_ctl + 7u) & ~(size_t)7u;
+	if (d.n_vals > LOG_REC_MAX / 8 || rec->len != sizeof(d) + pad + d.n_vals * 8)
+		goto bad;
+	if (r->last_tid && r->last_tid != d.tid) {
+		struct trace_event *e = event_push(r, TRACE_EV_THREAD_SWITCH, d.tid);
+		if (!e)
+			return -ENOMEM;
+		e->u.thread_switch.from_tid = r->last_tid;
+		e->u.thread_switch.to_tid = d.tid;
+	}
+	r->last_tid = d.tid;
+	r->cur_time = d.time_ns;
+	r->in_data = 1;
+	r->d_tid = d.tid;
+	r->d_ctl = rec->payload + sizeof(d);
+	r->d_nctl = d.n_ctl;
+	r->d_ci = 0;
+	r->d_vals = rec->payload + sizeof(d) + pad;
+	r->d_nvals = d.n_vals;
+	r->d_vi = 0;
+	r->d_block = rec->block_offset;
+	r->n_chunks++;
+	return 0;
+bad:
+	return rfail(r, -EBADMSG, "corrupt log: chunk record with bad sizes in block at byte %llu",
+		     (unsigned long long)rec->block_offset);
+}
+
+static int on_event(struct recon *r, const struct log_record *rec)
+{
+	struct trace_event *e;
+	switch (rec->type) {
+	case LOG_REC_RESUME: {
+		struct log_resume x;
+		if (rec->len != sizeof(x))
+			break;
+		memcpy(&x, rec->payload, sizeof(x));
+		struct recon_thread *t = thread_get(r, x.tid);
+		if (!t)
+			return -ENOMEM;
+		t->pc = x.pc;
+		return 0;
+	}
+	case LOG_REC_SYSCALL: {
+		struct log_syscall x;
+		if (rec->len != sizeof(x))
+			break;
+		memcpy(&x, rec->payload, sizeof(x));
+		if (!(e = event_push(r, TRACE_EV_SYSCALL, x.tid)))
+			return -ENOMEM;
+		e->u.syscall.nr = x.nr;
+		memcpy(e->u.syscall.args, x.args, sizeof(x.args));
+		e->u.syscall.ret = x.ret;
+		return 0;
+	}
+	case LOG_REC_SIGNAL: {
+		struct log_signal x;
+		if (rec->len != sizeof(x))
+			break;
+		memcpy(&x, rec->payload, sizeof(x));
+		if (!(e = event_push(r, TRACE_EV_SIGNAL, x.tid)))
+			return -ENOMEM;
+		e->u.signal.signo = x.signo;
+		e->u.signal.handler = x.handler;
+		e->u.signal.resume_pc = x.resume_pc;
+		return 0;
+	}
+	case LOG_REC_THREAD_START:
+	case LOG_REC_THREAD_EXIT: {
+		struct log_thread x;
+		if (rec->len != sizeof(x))
+			break;
+		memcpy(&x, rec->payload, sizeof(x));
+		e = event_push(r, rec->type == LOG_REC_THREAD_START ? TRACE_EV_THREAD_START :
+				  TRACE_EV_THREAD_EXIT, x.tid);
+		if (!e)
+			return -ENOMEM;
+		e->time_ns = x.time_ns;
+		return 0;
+	}
+	case LOG_REC_EXIT: {
+		struct log_exit x;
+		if (rec->len != sizeof(x))
+			break;
+		memcpy(&x, rec->payload, sizeof(x));
+		if (!(e = event_push(r, TRACE_EV_EXIT, r->last_tid)))
+			return -ENOMEM;
+		e->u.exit.status = x.status;
+		return 0;
+	}
+	default:
+		break;
+	}
+	return rfail(r, -EBADMSG, "corrupt log: record of type %u has %u bytes (block at byte %llu)",
+		     rec->type, rec->len, (unsigned long long)rec->block_offset);
+}
+
+static int on_record(struct recon *r, const struct log_record *rec)
+{
+	switch (rec->type) {
+	case LOG_REC_CODE:
+		return on_code(r, rec);
+	case LOG_REC_DATA:
+		return on_data(r, rec);
+	case LOG_REC_IMAGE:
+		return recon_on_image(r, rec);
+	default:
+		return on_event(r, rec);
+	}
+}
+
+static int recon_next(void *state, struct trace_batch *out)
+{
+	struct recon *r = state;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	r->n_insns = r->n_refs = r->n_evs = 0;
+	if (r->finished)
+		return r->err;
+	out->first_index = r->emitted;
+	out->time_ns = r->cur_time;
+	while (r->n_insns < BATCH_INSNS && r->n_evs < BATCH_EVENTS && !r->hit_max) {
+		struct log_record rec;
+		if (r->in_data) {
+			err = run_data(r);
+		} else {
+			int rc = log_reader_next(r->rd, &rec);
+			if (rc == 0) {
+				r->finished = 1;
+				break;
+			}
+			if (rc < 0) {
+				snprintf(r->msg, sizeof(r->msg), "%s", log_reader_error(r->rd));
+				err = rc;
+			} else {
+				err = on_record(r, &rec);
+			}
+		}
+		if (err < 0)
+			break;
+	}
+	if (r->hit_max)
+		r->finished = 1;
+	if (err < 0) {
+		r->finished = 1;
+		r->err = err;
+	}
+	out->insns = r->insns;
+	out->n_insns = r->n_insns;
+	out->refs = r->refs;
+	out->n_refs = r->n_refs;
+	out->events = r->evs;
+	out->n_events = r->n_evs;
+	if (r->n_insns || r->n_evs)
+		return 1;
+	return r->finished ? r->err : 1;
+}
+
+static const char *recon_error(void *state)
+{
+	struct recon *r = state;
+	return r->msg;
+}
+
+static void recon_free(void *state)
+{
+	struct recon *r = state;
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->tab_cap; i++) {
+		struct recon_sb *s = r->tab[i], *nx;
+		for (; s; s = nx) {
+			nx = s->next;
+			free(s);
+		}
+	}
+	free(r->tab);
+	recon_images_release(r);
+	free(r->th);
+	free(r->insns);
+	free(r->refs);
+	free(r->evs);
+	decode_cache_free(r->dc);
+	log_reader_free(r->rd);
+	free(r);
+}
+
+static const struct trace_source_ops recon_ops = {
+	.name = "patchwrx-log",
+	.next = recon_next,
+	.error = recon_error,
+	.free = recon_free,
+};
+
+static int open_reader(struct log_reader *rd, struct trace_source **out)
+{
+	struct recon *r = calloc(1, sizeof(*r));
+	*out = NULL;
+	if (!r) {
+		log_reader_free(rd);
+		return -ENOMEM;
+	}
+	r->rd = rd;
+	r->dc = decode_cache_new();
+	if (!r->dc) {
+		recon_free(r);
+		return -ENOMEM;
+	}
+	r->max_insns = log_reader_max_insns(rd);
+	*out = trace_source_new(&recon_ops, r);
+	return *out ? 0 : -ENOMEM;
+}
+
+int trace_log_open_source(const char *path, struct trace_source **out, char *err, size_t errlen)
+{
+	struct log_reader *rd;
+	int e = log_reader_new_file(path, &rd, err, errlen);
+	if (e < 0)
+		return e;
+	return open_reader(rd, out);
+}
+
+int trace_log_open_mem(const uint8_t *data, size_t len, struct trace_source **out, char *err,
+		       size_t errlen)
+{
+	struct log_reader *rd;
+	int e = log_reader_new_mem(data, len, &rd, err, errlen);
+	if (e < 0)
+		return e;
+	return open_reader(rd, out);
+}

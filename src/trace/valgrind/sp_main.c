@@ -1,0 +1,666 @@
+/* trace/valgrind/sp_main.c - the `spent` Valgrind tool: the PatchWrx patcher. It instruments
+ * each superblock to log one control byte per execution (exit taken), indirect targets and
+ * data-address roots into per-run buffers, describes each superblock once (LOG_REC_CODE), and
+ * sends records (src/trace/log_format.h) through the pipe fd given by `spent trace`. No libc. */
+#include "pub_tool_basics.h"
+#include "pub_tool_tooliface.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_options.h"
+#include "pub_tool_aspacemgr.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_vki.h"
+
+#include "trace/log_format.h"
+
+/* In coregrind but not in the tool headers: move an fd into Valgrind's reserved range. */
+extern Int VG_(safe_fd)(Int oldfd);
+
+/* ---- options ---- */
+static Long clo_fd = -1;
+static Bool clo_data = True;
+static const HChar *clo_start = NULL;
+static Long clo_max = 0;
+
+/* ---- runtime buffers, written by instrumented code ---- */
+#define CTL_SZ (1u << 16)
+#define VAL_N (1u << 16)
+static UChar ctl_buf[CTL_SZ];
+static ULong val_buf[VAL_N];
+static UChar *ctl_ptr = ctl_buf;
+static ULong *val_ptr = val_buf;
+static ULong insn_lower_bound;	/* instructions executed, lower bound (for --max) */
+
+/* ---- output records ---- */
+#define OUT_SZ (2u << 20)
+static UChar out_buf[OUT_SZ];
+static SizeT out_used;
+static Bool out_dead;
+static ULong n_records;
+
+static ThreadId cur_tid;
+static Bool logging = True;
+static Bool started;		/* --start reached */
+
+static ULong now_ns(void)
+{
+	struct vki_timespec ts;
+	VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
+	return (ULong)ts.tv_sec * 1000000000ULL + (ULong)ts.tv_nsec;
+}
+
+static void out_write(void)
+{
+	const UChar *p = out_buf;
+	SizeT n = out_used;
+	out_used = 0;
+	if (clo_fd < 0 || out_dead)
+		return;
+	while (n > 0) {
+		Int w = VG_(write)((Int)clo_fd, p, (Int)(n > (1u << 20) ? (1u << 20) : n));
+		if (w <= 0) {
+			out_dead = True;
+			return;
+		}
+		p += w;
+		n -= (SizeT)w;
+	}
+}
+
+/* Start a record of payload LEN; returns where the payload goes (contiguous). */
+static UChar *rec_begin(UInt type, UInt len)
+{
+	SizeT need = sizeof(struct log_rec_hdr) + ((len + 7u) & ~7u);
+	tl_assert(need <= OUT_SZ);
+	if (out_used + need > OUT_SZ)
+		out_write();
+	struct log_rec_hdr *h = (struct log_rec_hdr *)(out_buf + out_used);
+	h->type = (UChar)type;
+	h->flags = 0;
+	h->reserved = 0;
+	h->len = len;
+	UChar *payload = out_buf + out_used + sizeof(*h);
+	VG_(memset)(payload, 0, (len + 7u) & ~7u);
+	out_used += need;
+	n_records++;
+	return payload;
+}
+
+/* Send the current thread's control bytes and values as one DATA chunk (or drop them while
+ * not logging). Called at superblock boundaries only. */
+static void flush_data(void)
+{
+	UInt n_ctl = (UInt)(ctl_ptr - ctl_buf);
+	UInt n_vals = (UInt)(val_ptr - val_buf);
+	if (n_ctl == 0 && n_vals == 0)
+		return;
+	if (logging && cur_tid != 0) {
+		UInt pad = (n_ctl + 7u) & ~7u;
+		UInt len = (UInt)sizeof(struct log_data) + pad + n_vals * 8u;
+		UChar *p = rec_begin(LOG_REC_DATA, len);
+		struct log_data *d = (struct log_data *)p;
+		d->tid = cur_tid;
+		d->n_ctl = n_ctl;
+		d->time_ns = now_ns();
+		d->n_vals = n_vals;
+		VG_(memcpy)(p + sizeof(*d), ctl_buf, n_ctl);
+		VG_(memcpy)(p + sizeof(*d) + pad, val_buf, n_vals * 8u);
+	}
+	ctl_ptr = ctl_buf;
+	val_ptr = val_buf;
+}
+
+static VG_REGPARM(0) void sp_flush(void)
+{
+	flush_data();
+}
+
+static void emit_resume(ThreadId tid, Addr pc)
+{
+	if (!logging)
+		return;
+	struct log_resume *r = (struct log_resume *)rec_begin(LOG_REC_RESUME, sizeof(*r));
+	r->tid = tid;
+	r->pc = pc;
+	r->time_ns = now_ns();
+}
+
+static VG_REGPARM(1) void sp_start(HWord pc)
+{
+	if (started)
+		return;
+	started = True;
+	ctl_ptr = ctl_buf;
+	val_ptr = val_buf;
+	logging = True;
+	emit_resume(cur_tid, pc);
+}
+
+static VG_REGPARM(0) void sp_stop(void)
+{
+	flush_data();
+	logging = False;
+}
+
+/* ---- instrumentation ---- */
+
+/* What the instrumenter knows about one superblock while it walks it. */
+struct sb_plan {
+	IRSB *out;
+	struct log_op *ops;
+	UInt n_ops, cap;
+	Int *root_of;		/* temp -> root temp */
+	Long *off_of;		/* temp -> offset from its root */
+	Int *slot_of;		/* root temp -> slot, -1 before its first use */
+	UInt n_roots;
+	UInt n_exits;
+	/* lackey's event list, to merge a read and a write into one modify the same way */
+	Int ev_used;
+	Int last_access;	/* op index of the last event when it was an unguarded read */
+	IRExpr *last_atom;
+	Int last_size;
+};
+
+static struct log_op *plan_op(struct sb_plan *p, UInt kind)
+{
+	if (p->n_ops == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 64;
+		tl_assert(p->cap <= LOG_CODE_MAX_OPS * 2);
+		p->ops = VG_(realloc)("sp.ops", p->ops, p->cap * sizeof(struct log_op));
+	}
+	struct log_op *op = &p->ops[p->n_ops++];
+	VG_(memset)(op, 0, sizeof(*op));
+	op->kind = (UChar)kind;
+	return op;
+}
+
+static IRTemp emit_load_ptr(IRSB *sb, void *addr)
+{
+	IRTemp t = newIRTemp(sb->tyenv, Ity_I64);
+	addStmtToIRSB(sb, IRStmt_WrTmp(t, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)addr))));
+	return t;
+}
+
+/* *val_ptr++ = e (an I64 atom) */
+static void emit_val(IRSB *sb, IRExpr *e)
+{
+	IRTemp p = emit_load_ptr(sb, &val_ptr);
+	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(p), e));
+	IRTemp q = newIRTemp(sb->tyenv, Ity_I64);
+	addStmtToIRSB(sb, IRStmt_WrTmp(q, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p), IRExpr_Const(IRConst_U64(8)))));
+	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&val_ptr), IRExpr_RdTmp(q)));
+}
+
+static IRExpr *widen_guard(IRSB *sb, IRExpr *guard)
+{
+	IRTemp g = newIRTemp(sb->tyenv, Ity_I64);
+	addStmtToIRSB(sb, IRStmt_WrTmp(g, IRExpr_Unop(Iop_1Uto64, guard)));
+	return IRExpr_RdTmp(g);
+}
+
+/* *ctl_ptr = idx; ctl_ptr += guard ? 1 : 0 (GUARD NULL: always) */
+static void emit_ctl(IRSB *sb, UInt idx, IRExpr *guard)
+{
+	IRTemp p = emit_load_ptr(sb, &ctl_ptr);
+	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(p), IRExpr_Const(IRConst_U8((UChar)idx))));
+	IRExpr *inc = guard ? widen_guard(sb, guard) : IRExpr_Const(IRConst_U64(1));
+	IRTemp q = newIRTemp(sb->tyenv, Ity_I64);
+	addStmtToIRSB(sb, IRStmt_WrTmp(q, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p), inc)));
+	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&ctl_ptr), IRExpr_RdTmp(q)));
+}
+
+/* One data reference (lackey's Dr/Dw event) at address atom ADDR. */
+static void plan_access(struct sb_plan *p, Bool write, IRExpr *addr, Int size, IRExpr *guard)
+{
+	if (!clo_data)
+		return;
+	if (write && !guard && p->ev_used > 0 && p->last_access >= 0 && p->last_size == size &&
+	    eqIRAtom(p->last_atom, addr)) {
+		p->ops[p->last_access].flags |= LOG_OPF_WRITE;
+		p->last_access = -1;
+		return;
+	}
+	p->ev_used++;
+	struct log_op *op = plan_op(p, LOG_OP_ACCESS);
+	op->flags = write ? LOG_OPF_WRITE : LOG_OPF_READ;
+	op->size = (UShort)(size > (Int)LOG_ACCESS_MAX ? (Int)LOG_ACCESS_MAX : size);
+	Int idx = (Int)(op - p->ops);
+	if (addr->tag == Iex_Const) {
+		op->flags |= LOG_OPF_CONST;
+		op->val = addr->Iex.Const.con->Ico.U64;
+	} else if (guard) {
+		/* a guarded access logs its guard and its own full address */
+		op->flags |= LOG_OPF_GUARDED | LOG_OPF_FIRST;
+		op->arg = p->n_roots++;
+		emit_val(p->out, widen_guard(p->out, guard));
+		emit_val(p->out, addr);
+	} else {
+		IRTemp t = addr->Iex.RdTmp.tmp;
+		Int r = p->root_of[t];
+		op->val = (ULong)p->off_of[t];
+		if (p->slot_of[r] < 0) {
+			p->slot_of[r] = (Int)p->n_roots++;
+			op->flags |= LOG_OPF_FIRST;
+			emit_val(p->out, IRExpr_RdTmp(r));
+		}
+		op->arg = (UInt)p->slot_of[r];
+	}
+	p->last_access = (!write && !guard) ? idx : -1;
+	p->last_atom = addr;
+	p->last_size = size;
+}
+
+/* Follow t = u + c / u - c / u so accesses share the root u. */
+static void plan_wrtmp(struct sb_plan *p, IRTemp t, IRExpr *e)
+{
+	if (e->tag == Iex_RdTmp) {
+		p->root_of[t] = p->root_of[e->Iex.RdTmp.tmp];
+		p->off_of[t] = p->off_of[e->Iex.RdTmp.tmp];
+		return;
+	}
+	if (e->tag != Iex_Binop || (e->Iex.Binop.op != Iop_Add64 && e->Iex.Binop.op != Iop_Sub64))
+		return;
+	IRExpr *a = e->Iex.Binop.arg1, *b = e->Iex.Binop.arg2;
+	Bool sub = e->Iex.Binop.op == Iop_Sub64;
+	if (!sub && a->tag == Iex_Const && b->tag == Iex_RdTmp) {
+		IRExpr *x = a; a = b; b = x;
+	}
+	if (a->tag != Iex_RdTmp || b->tag != Iex_Const || b->Iex.Const.con->tag != Ico_U64)
+		return;
+	Long c = (Long)b->Iex.Const.con->Ico.U64;
+	p->root_of[t] = p->root_of[a->Iex.RdTmp.tmp];
+	p->off_of[t] = p->off_of[a->Iex.RdTmp.tmp] + (sub ? -c : c);
+}
+
+static void plan_stmt(struct sb_plan *p, IRTypeEnv *tyenv, IRStmt *st)
+{
+	switch (st->tag) {
+	case Ist_IMark: {
+		struct log_op *op = plan_op(p, LOG_OP_IMARK);
+		op->val = st->Ist.IMark.addr;
+		op->size = (UShort)st->Ist.IMark.len;
+		p->ev_used++;
+		p->last_access = -1;
+		break;
+	}
+	case Ist_WrTmp:
+		if (st->Ist.WrTmp.data->tag == Iex_Load)
+			plan_access(p, False, st->Ist.WrTmp.data->Iex.Load.addr,
+				    sizeofIRType(st->Ist.WrTmp.data->Iex.Load.ty), NULL);
+		else
+			plan_wrtmp(p, st->Ist.WrTmp.tmp, st->Ist.WrTmp.data);
+		break;
+	case Ist_Store:
+		plan_access(p, True, st->Ist.Store.addr,
+			    sizeofIRType(typeOfIRExpr(tyenv, st->Ist.Store.data)), NULL);
+		break;
+	case Ist_StoreG: {
+		IRStoreG *sg = st->Ist.StoreG.details;
+		plan_access(p, True, sg->addr, sizeofIRType(typeOfIRExpr(tyenv, sg->data)), sg->guard);
+		break;
+	}
+	case Ist_LoadG: {
+		IRLoadG *lg = st->Ist.LoadG.details;
+		IRType ty = Ity_INVALID, wide = Ity_INVALID;
+		typeOfIRLoadGOp(lg->cvt, &wide, &ty);
+		plan_access(p, False, lg->addr, sizeofIRType(ty), lg->guard);
+		break;
+	}
+	case Ist_Dirty: {
+		IRDirty *d = st->Ist.Dirty.details;
+		if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
+			plan_access(p, False, d->mAddr, d->mSize, NULL);
+		if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
+			plan_access(p, True, d->mAddr, d->mSize, NULL);
+		break;
+	}
+	case Ist_CAS: {
+		IRCAS *cas = st->Ist.CAS.details;
+		Int sz = sizeofIRType(typeOfIRExpr(tyenv, cas->dataLo));
+		if (cas->dataHi)
+			sz *= 2;
+		plan_access(p, False, cas->addr, sz, NULL);
+		plan_access(p, True, cas->addr, sz, NULL);
+		break;
+	}
+	case Ist_LLSC:
+		if (st->Ist.LLSC.storedata == NULL)
+			plan_access(p, False, st->Ist.LLSC.addr,
+				    sizeofIRType(typeOfIRTemp(tyenv, st->Ist.LLSC.result)), NULL);
+		else
+			plan_access(p, True, st->Ist.LLSC.addr,
+				    sizeofIRType(typeOfIRExpr(tyenv, st->Ist.LLSC.storedata)), NULL);
+		break;
+	case Ist_Exit: {
+		struct log_op *op = plan_op(p, LOG_OP_EXIT);
+		op->arg = p->n_exits;
+		op->val = st->Ist.Exit.dst->Ico.U64;
+		emit_ctl(p->out, p->n_exits, st->Ist.Exit.guard);
+		p->n_exits++;
+		p->ev_used = 0;	/* lackey flushes its events before every exit */
+		p->last_access = -1;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Upper bound of u64 values one execution can log, and the instructions it surely executes. */
+static void sb_bounds(IRSB *sb, UInt *vals, UInt *min_insns)
+{
+	UInt v = 1, n = 0;
+	Bool exited = False;
+	for (Int i = 0; i < sb->stmts_used; i++) {
+		IRStmt *st = sb->stmts[i];
+		if (st->tag == Ist_IMark && !exited)
+			n++;
+		else if (st->tag == Ist_Exit)
+			exited = True;
+		else if (st->tag == Ist_Store || st->tag == Ist_CAS || st->tag == Ist_LLSC ||
+			 (st->tag == Ist_WrTmp && st->Ist.WrTmp.data->tag == Iex_Load))
+			v += 1;
+		else if (st->tag == Ist_Dirty)
+			v += 2;
+		else if (st->tag == Ist_StoreG || st->tag == Ist_LoadG)
+			v += 2;
+	}
+	*vals = v;
+	*min_insns = n;
+}
+
+/* Flush when fewer than the SB's worst case remains; count instructions for --max. */
+static void emit_entry_checks(IRSB *out, UInt need_vals, UInt min_insns)
+{
+	IRTemp c = emit_load_ptr(out, &ctl_ptr);
+	IRTemp v = emit_load_ptr(out, &val_ptr);
+	IRTemp g1 = newIRTemp(out->tyenv, Ity_I1), g2 = newIRTemp(out->tyenv, Ity_I1);
+	IRTemp g = newIRTemp(out->tyenv, Ity_I1);
+	HWord ctl_lim = (HWord)&ctl_buf[CTL_SZ - 1];
+	HWord val_lim = (HWord)&val_buf[VAL_N - need_vals];
+	addStmtToIRSB(out, IRStmt_WrTmp(g1, IRExpr_Binop(Iop_CmpLT64U, mkIRExpr_HWord(ctl_lim), IRExpr_RdTmp(c))));
+	addStmtToIRSB(out, IRStmt_WrTmp(g2, IRExpr_Binop(Iop_CmpLT64U, mkIRExpr_HWord(val_lim), IRExpr_RdTmp(v))));
+	addStmtToIRSB(out, IRStmt_WrTmp(g, IRExpr_Binop(Iop_Or1, IRExpr_RdTmp(g1), IRExpr_RdTmp(g2))));
+	IRDirty *di = unsafeIRDirty_0_N(0, "sp_flush", VG_(fnptr_to_fnentry)(sp_flush), mkIRExprVec_0());
+	di->guard = IRExpr_RdTmp(g);
+	addStmtToIRSB(out, IRStmt_Dirty(di));
+	if (clo_max <= 0)
+		return;
+	IRTemp n = emit_load_ptr(out, &insn_lower_bound);
+	IRTemp n2 = newIRTemp(out->tyenv, Ity_I64), gm = newIRTemp(out->tyenv, Ity_I1);
+	addStmtToIRSB(out, IRStmt_WrTmp(n2, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(n), IRExpr_Const(IRConst_U64(min_insns)))));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&insn_lower_bound), IRExpr_RdTmp(n2)));
+	addStmtToIRSB(out, IRStmt_WrTmp(gm, IRExpr_Binop(Iop_CmpLE64U, IRExpr_Const(IRConst_U64((ULong)clo_max)), IRExpr_RdTmp(n))));
+	di = unsafeIRDirty_0_N(0, "sp_stop", VG_(fnptr_to_fnentry)(sp_stop), mkIRExprVec_0());
+	di->guard = IRExpr_RdTmp(gm);
+	addStmtToIRSB(out, IRStmt_Dirty(di));
+}
+
+static void emit_code_record(Addr key, struct sb_plan *p)
+{
+	flush_data();
+	tl_assert(p->n_ops <= LOG_CODE_MAX_OPS);
+	UInt len = (UInt)(sizeof(struct log_code) + p->n_ops * sizeof(struct log_op));
+	UChar *b = rec_begin(LOG_REC_CODE, len);
+	struct log_code *c = (struct log_code *)b;
+	c->key = key;
+	c->n_ops = p->n_ops;
+	c->n_roots = p->n_roots;
+	VG_(memcpy)(b + sizeof(*c), p->ops, p->n_ops * sizeof(struct log_op));
+}
+
+static Bool is_start_symbol(Addr a)
+{
+	const HChar *name;
+	if (!clo_start || started)
+		return False;
+	return VG_(get_fnname_if_entry)(VG_(current_DiEpoch)(), a, &name) &&
+	       VG_(strcmp)(name, clo_start) == 0;
+}
+
+static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
+			   const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
+			   IRType gWordTy, IRType hWordTy)
+{
+	struct sb_plan p;
+	Int i = 0;
+	IRSB *out = deepCopyIRSBExceptStmts(in);
+	Int nt = in->tyenv->types_used;
+
+	VG_(memset)(&p, 0, sizeof(p));
+	p.out = out;
+	p.last_access = -1;
+	p.root_of = VG_(malloc)("sp.root", (nt + 1) * sizeof(Int));
+	p.off_of = VG_(malloc)("sp.off", (nt + 1) * sizeof(Long));
+	p.slot_of = VG_(malloc)("sp.slot", (nt + 1) * sizeof(Int));
+	for (Int t = 0; t < nt; t++) {
+		p.root_of[t] = t;
+		p.off_of[t] = 0;
+		p.slot_of[t] = -1;
+	}
+	while (i < in->stmts_used && in->stmts[i]->tag != Ist_IMark)
+		addStmtToIRSB(out, in->stmts[i++]);
+	if (i < in->stmts_used && is_start_symbol(in->stmts[i]->Ist.IMark.addr)) {
+		IRDirty *di = unsafeIRDirty_0_N(1, "sp_start", VG_(fnptr_to_fnentry)(sp_start),
+						mkIRExprVec_1(mkIRExpr_HWord((HWord)closure->nraddr)));
+		addStmtToIRSB(out, IRStmt_Dirty(di));
+	}
+	UInt need_vals, min_insns;
+	sb_bounds(in, &need_vals, &min_insns);
+	tl_assert(need_vals < VAL_N / 2);
+	emit_entry_checks(out, need_vals, min_insns);
+	for (; i < in->stmts_used; i++) {
+		IRStmt *st = in->stmts[i];
+		if (!st || st->tag == Ist_NoOp)
+			continue;
+		plan_stmt(&p, in->tyenv, st);
+		addStmtToIRSB(out, st);
+	}
+	struct log_op *end = plan_op(&p, LOG_OP_END);
+	end->arg = p.n_exits;
+	emit_ctl(out, p.n_exits, NULL);
+	if (in->next->tag == Iex_Const) {
+		end->val = in->next->Iex.Const.con->Ico.U64;
+	} else {
+		end->flags |= LOG_OPF_INDIRECT;
+		emit_val(out, in->next);
+	}
+	tl_assert(p.n_exits < 255);
+	emit_code_record(closure->nraddr, &p);
+	VG_(free)(p.ops);
+	VG_(free)(p.root_of);
+	VG_(free)(p.off_of);
+	VG_(free)(p.slot_of);
+	return out;
+}
+
+/* ---- events ---- */
+
+static void emit_image(Addr a, SizeT len, Bool startup)
+{
+	NSegment const *seg = VG_(am_find_nsegment)(a);
+	const HChar *path = NULL;
+	ULong off = 0;
+	UInt n_bytes = 0;
+	if (seg && seg->kind == SkFileC) {
+		path = VG_(am_get_filename)(seg);
+		off = (ULong)seg->offset + (a - seg->start);
+	}
+	if (!path) {
+		if (!startup || len > (64u << 10))
+			return;
+		path = "[vdso]";
+		n_bytes = (UInt)len;
+	}
+	UInt plen = (UInt)VG_(strlen)(path);
+	if (plen > 4095)
+		plen = 4095;
+	UInt pad = (plen + 7u) & ~7u;
+	UChar *b = rec_begin(LOG_REC_IMAGE, (UInt)sizeof(struct log_image) + pad + n_bytes);
+	struct log_image *im = (struct log_image *)b;
+	im->start = a;
+	im->len = len;
+	im->offset = off;
+	im->flags = n_bytes ? LOG_IMG_BYTES : 0;
+	im->path_len = plen;
+	im->n_bytes = n_bytes;
+	VG_(memcpy)(b + sizeof(*im), path, plen);
+	if (n_bytes)
+		VG_(memcpy)(b + sizeof(*im) + pad, (const void *)a, n_bytes);
+}
+
+static void sp_new_mem_startup(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
+{
+	if (xx)
+		emit_image(a, len, True);
+}
+
+static void sp_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
+{
+	if (xx)
+		emit_image(a, len, False);
+}
+
+static void sp_start_client_code(ThreadId tid, ULong blocks)
+{
+	cur_tid = tid;
+	emit_resume(tid, VG_(get_IP)(tid));
+}
+
+static void sp_stop_client_code(ThreadId tid, ULong blocks)
+{
+	flush_data();
+}
+
+static void sp_pre_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs)
+{
+}
+
+static void sp_post_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs, SysRes res)
+{
+	if (!logging)
+		return;
+	flush_data();
+	struct log_syscall *s = (struct log_syscall *)rec_begin(LOG_REC_SYSCALL, sizeof(*s));
+	s->tid = tid;
+	s->nr = nr;
+	for (UInt k = 0; k < 6 && k < nargs; k++)
+		s->args[k] = args[k];
+	s->ret = sr_isError(res) ? -(Long)sr_Err(res) : (Long)sr_Res(res);
+}
+
+#define SP_MAX_TID 4096
+static Addr sig_resume_pc[SP_MAX_TID];
+
+static void sp_pre_deliver_signal(ThreadId tid, Int signo, Bool alt)
+{
+	flush_data();
+	if (tid < SP_MAX_TID)
+		sig_resume_pc[tid] = VG_(get_IP)(tid);
+}
+
+static void sp_post_deliver_signal(ThreadId tid, Int signo)
+{
+	if (!logging)
+		return;
+	struct log_signal *s = (struct log_signal *)rec_begin(LOG_REC_SIGNAL, sizeof(*s));
+	s->tid = tid;
+	s->signo = signo;
+	s->handler = VG_(get_IP)(tid);
+	s->resume_pc = tid < SP_MAX_TID ? sig_resume_pc[tid] : 0;
+}
+
+static void sp_thread_create(ThreadId parent, ThreadId child)
+{
+	flush_data();
+	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_START, sizeof(*t));
+	t->tid = child;
+	t->parent = parent;
+	t->time_ns = now_ns();
+}
+
+static void sp_thread_exit(ThreadId tid)
+{
+	flush_data();
+	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_EXIT, sizeof(*t));
+	t->tid = tid;
+	t->time_ns = now_ns();
+}
+
+/* ---- tool plumbing ---- */
+
+static Bool sp_process_cmd_line_option(const HChar *arg)
+{
+	if VG_INT_CLO(arg, "--spent-fd", clo_fd) {}
+	else if VG_BOOL_CLO(arg, "--spent-data", clo_data) {}
+	else if VG_STR_CLO(arg, "--spent-start", clo_start) {}
+	else if VG_INT_CLO(arg, "--spent-max", clo_max) {}
+	else
+		return False;
+	return True;
+}
+
+static void sp_print_usage(void)
+{
+	VG_(printf)("    --spent-fd=N            write the log records to fd N [required]\n"
+		    "    --spent-data=yes|no     log data addresses [yes]\n"
+		    "    --spent-start=SYMBOL    start logging when SYMBOL is entered\n"
+		    "    --spent-max=N           stop logging after about N instructions\n");
+}
+
+static void sp_print_debug_usage(void)
+{
+}
+
+static void sp_post_clo_init(void)
+{
+	if (clo_fd < 0)
+		VG_(fmsg_bad_option)("--spent-fd", "the spent tool is run by `spent trace`, which passes its pipe\n");
+	Int fd = VG_(safe_fd)((Int)clo_fd);
+	if (fd >= 0)
+		clo_fd = fd;
+	if (clo_start) {
+		logging = False;
+		started = False;
+	}
+	out_write();
+}
+
+static void sp_fini(Int exitcode)
+{
+	flush_data();
+	struct log_exit *e = (struct log_exit *)rec_begin(LOG_REC_EXIT, sizeof(*e));
+	e->status = exitcode;
+	e->time_ns = now_ns();
+	out_write();
+	if (clo_fd >= 0)
+		VG_(close)((Int)clo_fd);
+}
+
+static void sp_pre_clo_init(void)
+{
+	VG_(details_name)("spent");
+	VG_(details_version)(NULL);
+	VG_(details_description)("PatchWrx-style execution logs for spent trace");
+	VG_(details_copyright_author)("spent authors");
+	VG_(details_bug_reports_to)("the spent project");
+	VG_(details_avg_translation_sizeB)(400);
+	VG_(basic_tool_funcs)(sp_post_clo_init, sp_instrument, sp_fini);
+	VG_(needs_command_line_options)(sp_process_cmd_line_option, sp_print_usage, sp_print_debug_usage);
+	VG_(needs_syscall_wrapper)(sp_pre_syscall, sp_post_syscall);
+	VG_(track_new_mem_startup)(sp_new_mem_startup);
+	VG_(track_new_mem_mmap)(sp_new_mem_mmap);
+	VG_(track_start_client_code)(sp_start_client_code);
+	VG_(track_stop_client_code)(sp_stop_client_code);
+	VG_(track_pre_deliver_signal)(sp_pre_deliver_signal);
+	VG_(track_post_deliver_signal)(sp_post_deliver_signal);
+	VG_(track_pre_thread_ll_create)(sp_thread_create);
+	VG_(track_pre_thread_ll_exit)(sp_thread_exit);
+}
+
+VG_DETERMINE_INTERFACE_VERSION(sp_pre_clo_init)
