@@ -30,11 +30,15 @@ struct atomic_try {	/* a bare atomic RMW awaiting its release store */
 struct thread_state {
 	uint32_t tid;
 	uint64_t prev_end[2];	/* pc+len of the last two instructions */
+	uint64_t shadow[32];	/* return addresses of calls not yet returned (source flags) */
+	uint32_t depth;
 	enum role in_call;
-	uint64_t ret[2];	/* candidate return addresses */
+	uint64_t ret[3];	/* candidate return addresses */
 	uint64_t call_start, lock_addr;
 	uint32_t atomics;	/* locked operations inside the call */
 	bool waited;		/* futex wait inside the call */
+	bool owner_write;	/* wrote the mutex's owner fields after the atomic (trylock won) */
+	uint64_t at;		/* when the lock word was last written in the call (0: unknown) */
 	struct atomic_try tries[MAX_ATOMIC];
 	/* held locks: address and acquisition time */
 	uint64_t held[8], held_at[8];
@@ -60,6 +64,7 @@ struct locks {
 	size_t n_iv, cap_iv;
 	uint64_t now;
 	struct lock_summary *table;
+	bool flags_seen;	/* the source sets instruction flags: trust TRACE_INSN_LOCKED */
 	int oom;
 };
 
@@ -219,15 +224,18 @@ static void call_end(struct locks *lk, struct thread_state *t)
 	if (!t->lock_addr)
 		return;
 	const char *how = r == R_SPIN_LOCK || r == R_SPIN_UNLOCK ? "pthread_spin" : "pthread_mutex";
+	uint64_t now = lk->now;
+	if (t->at)
+		lk->now = t->at;	/* the decisive write, not the return */
 	if (r == R_MUTEX_LOCK || r == R_SPIN_LOCK || r == R_TRYLOCK) {
 		/* a trylock that found the lock taken does one failed atomic and returns */
 		bool contended = t->waited || t->atomics > 1;
-		if (r == R_TRYLOCK && t->atomics > 1)
-			return;
-		acquired(lk, t, t->lock_addr, how, t->call_start, contended);
+		if (r != R_TRYLOCK || t->owner_write)	/* EBUSY: glibc writes __owner on success */
+			acquired(lk, t, t->lock_addr, how, t->call_start, contended);
 	} else {
 		released(lk, t, t->lock_addr);
 	}
+	lk->now = now;
 }
 
 static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
@@ -235,10 +243,14 @@ static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
 	t->in_call = r;
 	t->ret[0] = t->prev_end[0];	/* direct call */
 	t->ret[1] = t->prev_end[1];	/* call through a PLT jump */
+	/* through the lazy-binding resolver: the innermost call still open */
+	t->ret[2] = t->depth ? t->shadow[(t->depth - 1) % 32] : 0;
 	t->call_start = lk->now;
 	t->lock_addr = 0;
 	t->atomics = 0;
 	t->waited = false;
+	t->owner_write = false;
+	t->at = 0;
 }
 
 /* A bare atomic outside the pthread calls: a try on ADDR, or a release of ADDR held. */
@@ -279,8 +291,10 @@ static void bare_ref(struct locks *lk, struct thread_state *t, const struct trac
 /* An atomic read-modify-write: a locked write, a modify, or a read and a write of one address
  * by one instruction (whatever way the source reports a compare-and-swap). */
 static bool insn_rmw(const struct trace_batch *b, const struct trace_insn *in, bool locked,
-		     uint64_t *addr)
+		     bool flags_seen, uint64_t *addr)
 {
+	if (flags_seen && !locked)
+		return false;	/* a plain `add [mem]` is no atomic */
 	for (uint32_t k = 0; k < in->nrefs; k++) {
 		const struct trace_ref *r = &b->refs[in->ref0 + k];
 		if (r->kind == TRACE_REF_MODIFY || (locked && r->kind == TRACE_REF_WRITE)) {
@@ -302,16 +316,24 @@ static bool insn_rmw(const struct trace_batch *b, const struct trace_insn *in, b
 
 /* Inside a lock call the first atomic names the lock; inside an unlock call any write into a
  * lock the thread holds does (glibc writes the owner and user count before the lock word). */
-static void in_call_refs(struct thread_state *t, const struct trace_batch *b,
-			 const struct trace_insn *in, bool locked)
+static void in_call_refs(const struct locks *lk, struct thread_state *t,
+			 const struct trace_batch *b, const struct trace_insn *in, bool locked)
 {
 	uint64_t addr;
 	bool unlock = t->in_call == R_MUTEX_UNLOCK || t->in_call == R_SPIN_UNLOCK;
 	if (!unlock) {
-		if (insn_rmw(b, in, locked, &addr)) {
+		if (insn_rmw(b, in, locked, lk->flags_seen, &addr)) {
 			t->atomics++;
 			if (!t->lock_addr)
 				t->lock_addr = addr;
+			if (addr == t->lock_addr)
+				t->at = lk->now;
+		}
+		for (uint32_t k = 0; t->lock_addr && k < in->nrefs; k++) {
+			const struct trace_ref *r = &b->refs[in->ref0 + k];
+			if (r->kind != TRACE_REF_READ && r->addr > t->lock_addr &&
+			    r->addr < t->lock_addr + MUTEX_BYTES)
+				t->owner_write = true;
 		}
 		return;
 	}
@@ -323,6 +345,11 @@ static void in_call_refs(struct thread_state *t, const struct trace_batch *b,
 			if (r->addr >= t->held[h] && r->addr < t->held[h] + MUTEX_BYTES)
 				t->lock_addr = t->held[h];
 	}
+	/* the release is the write of the lock word itself, which may come well before the
+	 * return (the unlocking thread can be descheduled in the futex wake) */
+	for (uint32_t k = 0; k < in->nrefs && t->lock_addr; k++)
+		if (b->refs[in->ref0 + k].kind != TRACE_REF_READ && b->refs[in->ref0 + k].addr == t->lock_addr)
+			t->at = lk->now;
 }
 
 static void on_insn(struct locks *lk, const struct trace_batch *b, const struct trace_insn *in)
@@ -330,17 +357,24 @@ static void on_insn(struct locks *lk, const struct trace_batch *b, const struct 
 	struct thread_state *t = thread(lk, in->tid);
 	if (!t)
 		return;
-	if (t->in_call && (in->pc == t->ret[0] || in->pc == t->ret[1]))
+	if (t->in_call && (in->pc == t->ret[0] || in->pc == t->ret[1] || in->pc == t->ret[2]))
 		call_end(lk, t);
-	if (!t->in_call)
-		for (size_t i = 0; i < N_ENTRIES; i++)
-			if (lk->entry_pc[i] && in->pc == lk->entry_pc[i]) {
-				call_begin(lk, t, entry_names[i].role);
-				break;
-			}
+	for (size_t i = 0; i < N_ENTRIES; i++)
+		if (lk->entry_pc[i] && in->pc == lk->entry_pc[i]) {
+			if (t->in_call)	/* its return was missed: close it */
+				call_end(lk, t);
+			call_begin(lk, t, entry_names[i].role);
+			break;
+		}
+	if (in->flags)
+		lk->flags_seen = true;
+	if (in->flags & TRACE_INSN_CALL)
+		t->shadow[t->depth++ % 32] = in->pc + in->len;
+	else if ((in->flags & TRACE_INSN_RET) && t->depth)
+		t->depth--;
 	bool locked = in->flags & TRACE_INSN_LOCKED;
 	if (t->in_call) {
-		in_call_refs(t, b, in, locked);
+		in_call_refs(lk, t, b, in, locked);
 	} else {
 		for (uint32_t k = 0; k < in->nrefs; k++)
 			bare_ref(lk, t, &b->refs[in->ref0 + k], locked);
