@@ -190,13 +190,13 @@ out:
 	return err;
 }
 
-static inline void record_lru(struct hitcurve *hc, int stream, uint64_t dist)
+/* smallest size index k with dist < lines(k) = 2^(min_shift+k); n_sizes when none */
+static inline size_t lru_index(const struct hitcurve *hc, uint64_t dist)
 {
-	/* smallest size k with dist < lines(k) = 2^(min_shift+k) */
 	uint32_t k = 0;
 	if (dist >= (1ull << hc->min_shift))
 		k = (64 - (uint32_t)__builtin_clzll(dist)) - hc->min_shift;
-	hc->lru_hist[stream][k < hc->n_sizes ? k : hc->n_sizes]++;
+	return k < hc->n_sizes ? k : hc->n_sizes;
 }
 
 /* Push KEY on the top list; the line falling off is demoted into the tree at time now. */
@@ -223,13 +223,14 @@ static int top_push(struct hitcurve *hc, uint64_t key)
 	return 0;
 }
 
-static int lru_access(struct hitcurve *hc, int stream, uint64_t key)
+/* Access KEY; *K gets the smallest size index holding it (n_sizes: none). */
+static int lru_access(struct hitcurve *hc, uint64_t key, size_t *k)
 {
 	for (size_t p = 0; p < hc->n_top; p++)
 		if (hc->top[p] == key) {
 			memmove(&hc->top[1], &hc->top[0], p * sizeof(uint64_t));
 			hc->top[0] = key;
-			record_lru(hc, stream, p);
+			*k = lru_index(hc, p);
 			return 0;
 		}
 	if ((hc->map_n + 1) * 2 > hc->map_cap && map_grow(hc))
@@ -239,10 +240,10 @@ static int lru_access(struct hitcurve *hc, int stream, uint64_t key)
 		s->line = key;
 		s->time = NO_TIME;
 		hc->map_n++;
-		hc->lru_hist[stream][hc->n_sizes]++;
+		*k = hc->n_sizes;
 	} else {
 		uint64_t newer = hc->fen_count - fen_prefix(hc, s->time);
-		record_lru(hc, stream, TOPK + newer);
+		*k = lru_index(hc, TOPK + newer);
 		fen_add(hc, s->time, -1);
 		hc->fen_count--;
 		s->time = NO_TIME;
@@ -250,40 +251,48 @@ static int lru_access(struct hitcurve *hc, int stream, uint64_t key)
 	return top_push(hc, key);
 }
 
-static inline void dm_access(struct hitcurve *hc, int stream, uint64_t key)
+/* smallest size index whose direct-mapped cache holds KEY (n_sizes: none) */
+static inline size_t dm_access(struct hitcurve *hc, uint64_t key)
 {
 	for (size_t k = 0; k < hc->n_sizes; k++) {
 		uint64_t *t = &hc->dm[k][(key - 1) & hc->dm_mask[k]];
-		if (*t == key) {	/* inclusion: hits in every larger size too */
-			hc->dm_hits[stream][k]++;
-			return;
-		}
+		if (*t == key)	/* inclusion: hits in every larger size too */
+			return k;
 		*t = key;
 	}
-	hc->dm_hits[stream][hc->n_sizes]++;
+	return hc->n_sizes;
 }
 
-static int line_access(struct hitcurve *hc, int stream, uint64_t line)
+static int line_access(struct hitcurve *hc, uint64_t line, size_t *kdm, size_t *klru)
 {
 	uint64_t key = line + 1;
-	hc->refs[stream]++;
 	if (key == hc->last_line) {
-		hc->dm_hits[stream][0]++;
-		hc->lru_hist[stream][0]++;
+		*kdm = *klru = 0;
 		return 0;
 	}
 	hc->last_line = key;
-	dm_access(hc, stream, key);
-	return lru_access(hc, stream, key);
+	*kdm = dm_access(hc, key);
+	return lru_access(hc, key, klru);
 }
 
+/* A reference straddling two lines is one access that hits in a size only when both lines
+ * do (cachegrind's rule), so per-instruction hits never exceed one. */
 int hitcurve_access(struct hitcurve *hc, int stream, uint64_t addr, uint32_t size)
 {
 	uint64_t l1 = addr >> hc->line_shift, l2 = (addr + (size ? size : 1) - 1) >> hc->line_shift;
-	int err = line_access(hc, stream, l1);
-	if (!err && l2 != l1)
-		err = line_access(hc, stream, l2);
-	return err;
+	size_t d1, r1, d2, r2;
+	int err = line_access(hc, l1, &d1, &r1);
+	if (!err && l2 != l1) {
+		err = line_access(hc, l2, &d2, &r2);
+		d1 = d2 > d1 ? d2 : d1;
+		r1 = r2 > r1 ? r2 : r1;
+	}
+	if (err)
+		return err;
+	hc->refs[stream]++;
+	hc->dm_hits[stream][d1]++;
+	hc->lru_hist[stream][r1]++;
+	return 0;
 }
 
 int hitcurve_feed(struct hitcurve *hc, const struct trace_batch *b)

@@ -24,7 +24,7 @@ struct hitcurve_result {
 	uint64_t sizes[HITCURVE_MAX_SIZES];
 	uint64_t dm_hits[HC_NSTREAMS][HITCURVE_MAX_SIZES];	/* direct-mapped */
 	uint64_t lru_hits[HC_NSTREAMS][HITCURVE_MAX_SIZES];	/* fully-associative LRU */
-	uint64_t refs[HC_NSTREAMS];	/* line references (a straddling reference counts twice) */
+	uint64_t refs[HC_NSTREAMS];	/* references (one per fetch or data access) */
 	uint64_t instructions;
 };
 

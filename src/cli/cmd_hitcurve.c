@@ -127,10 +127,13 @@ static void print_result(const struct hitcurve_result *r, const struct hitcurve_
 			snprintf(size, sizeof(size), "memory");
 		if (o->json) {
 			for (int s = 0; s < 2; s++)
-				printf("{\"stream\":\"%s\",\"size\":%s%llu%s,\"direct_mapped\":%.4f,"
-				       "\"lru\":%.4f}\n", sn[s], k < r->n_sizes ? "" : "\"",
-				       k < r->n_sizes ? (unsigned long long)r->sizes[k] : 0ull,
-				       k < r->n_sizes ? "" : "\"", v[s][0], v[s][1]);
+				printf("{\"stream\":\"%s\",\"size\":%llu,\"direct_mapped\":%.4f,"
+				       "\"lru\":%.4f,\"dm_hits\":%llu,\"lru_hits\":%llu,\"refs\":%llu}\n",
+				       sn[s], k < r->n_sizes ? (unsigned long long)r->sizes[k] : 0ull,
+				       v[s][0], v[s][1],
+				       (unsigned long long)(k < r->n_sizes ? r->dm_hits[s][k] : r->refs[s]),
+				       (unsigned long long)(k < r->n_sizes ? r->lru_hits[s][k] : r->refs[s]),
+				       (unsigned long long)r->refs[s]);
 		} else {
 			printf("%-8s %12.3f %12.3f %12.3f %12.3f\n", size, v[0][0], v[0][1], v[1][0],
 			       v[1][1]);

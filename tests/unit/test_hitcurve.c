@@ -23,7 +23,8 @@ struct brute {
 	uint64_t min_lines;
 };
 
-static void brute_line(struct brute *b, int stream, uint64_t line)
+/* sets HIT[k] when LINE is held by the size-k LRU (lru) and direct-mapped (dm) caches */
+static void brute_line(struct brute *b, uint64_t line, int *lru, int *dm)
 {
 	size_t pos = b->n;
 	for (size_t i = 0; i < b->n; i++)
@@ -33,11 +34,9 @@ static void brute_line(struct brute *b, int stream, uint64_t line)
 		}
 	for (size_t k = 0; k < b->n_sizes; k++) {
 		uint64_t lines = b->min_lines << k;
-		if (pos < b->n && pos < lines)
-			b->lru_hits[stream][k]++;
+		lru[k] = pos < b->n && pos < lines;
 		uint64_t *t = &b->dm[k][line % lines];
-		if (*t == line + 1)
-			b->dm_hits[stream][k]++;
+		dm[k] = *t == line + 1;
 		*t = line + 1;
 	}
 	if (pos == b->n) {
@@ -50,6 +49,21 @@ static void brute_line(struct brute *b, int stream, uint64_t line)
 	}
 	memmove(&b->stack[1], &b->stack[0], pos * sizeof(uint64_t));
 	b->stack[0] = line;
+}
+
+/* one access: hits in a size only when every line it touches does */
+static void brute_access(struct brute *b, int stream, uint64_t addr, uint64_t size, uint64_t line)
+{
+	int l1[HITCURVE_MAX_SIZES], d1[HITCURVE_MAX_SIZES], l2[HITCURVE_MAX_SIZES],
+		d2[HITCURVE_MAX_SIZES];
+	uint64_t a = addr / line, z = (addr + size - 1) / line;
+	brute_line(b, a, l1, d1);
+	if (z != a)
+		brute_line(b, z, l2, d2);
+	for (size_t k = 0; k < b->n_sizes; k++) {
+		b->lru_hits[stream][k] += l1[k] && (z == a || l2[k]);
+		b->dm_hits[stream][k] += d1[k] && (z == a || d2[k]);
+	}
 }
 
 static void compare_with_brute(const struct memtrace *t, uint32_t line, uint64_t min, uint64_t max)
@@ -75,17 +89,10 @@ static void compare_with_brute(const struct memtrace *t, uint32_t line, uint64_t
 		br.dm[k] = calloc(br.min_lines << k, sizeof(uint64_t));
 	for (size_t i = 0; i < t->n_insns; i++) {
 		const struct trace_insn *in = &t->insns[i];
-		uint64_t a = in->pc / line, z = (in->pc + in->len - 1) / line;
-		brute_line(&br, HC_ISTREAM, a);
-		if (z != a)
-			brute_line(&br, HC_ISTREAM, z);
+		brute_access(&br, HC_ISTREAM, in->pc, in->len, line);
 		for (uint32_t k = 0; k < in->nrefs; k++) {
 			const struct trace_ref *rf = &t->refs[in->ref0 + k];
-			a = rf->addr / line;
-			z = (rf->addr + rf->size - 1) / line;
-			brute_line(&br, HC_DSTREAM, a);
-			if (z != a)
-				brute_line(&br, HC_DSTREAM, z);
+			brute_access(&br, HC_DSTREAM, rf->addr, rf->size, line);
 		}
 	}
 	assert_int_equal(r.instructions, t->n_insns);
