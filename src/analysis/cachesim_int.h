@@ -66,6 +66,24 @@ struct cachesim {
 	int oom;
 };
 
+/* The common case without a call: a read or fetch within one line that is the most recent
+ * way of its set (LRU) or way 0. Counts it and returns 1; 0 sends it down the full path. */
+static inline int cache_fast_hit(struct cache *c, uint64_t addr, uint32_t size, int ifetch)
+{
+	uint64_t l = addr >> c->line_shift;
+	if (((addr + (size ? size : 1) - 1) >> c->line_shift) != l || (!c->set_mask && c->sets != 1))
+		return 0;
+	size_t b = (size_t)(l & c->set_mask) * c->assoc;
+	if (c->tags[b] != l || (c->meta && c->meta[b].pin_bytes))
+		return 0;
+	c->st.accesses++;
+	if (ifetch)
+		c->st.ifetches++;
+	else
+		c->st.reads++;
+	return 1;
+}
+
 void cachesim_add_traffic(struct cachesim *cs, enum cache_traffic kind, uint64_t bytes,
 			  uint32_t chunk);
 /* Walk core CORE's hierarchy for one reference. */

@@ -74,12 +74,12 @@ int memtrace_event(struct memtrace *t, const struct trace_event *ev)
 	return 0;
 }
 
-/* The replaying source: copies a window of instructions with ref0 rebased to the window. */
+/* The replaying source: windows of the instruction array (refs indexed from the trace's
+ * first reference); events copied with 'before' rebased to the window. */
 struct memsrc {
 	const struct memtrace *t;
 	size_t batch, pos, ev_pos;
 	int done;
-	struct trace_insn *win;
 	struct trace_event *evs;
 	size_t cap_evs;
 };
@@ -95,12 +95,8 @@ static int memsrc_next(void *state, struct trace_batch *out)
 		n = s->batch;
 	size_t end = s->pos + n;
 	int last = end == t->n_insns;
-	size_t r0 = n ? t->insns[s->pos].ref0 : t->n_refs;
+	/* zero copy: instructions keep absolute ref0, so the batch's refs start at the first */
 	size_t r1 = end < t->n_insns ? t->insns[end].ref0 : t->n_refs;
-	for (size_t i = 0; i < n; i++) {
-		s->win[i] = t->insns[s->pos + i];
-		s->win[i].ref0 -= (uint32_t)r0;
-	}
 	size_t ne = 0;
 	while (s->ev_pos < t->n_events && (t->events[s->ev_pos].before < end ||
 					   (last && t->events[s->ev_pos].before <= end))) {
@@ -111,10 +107,10 @@ static int memsrc_next(void *state, struct trace_batch *out)
 		ne++;
 	}
 	memset(out, 0, sizeof(*out));
-	out->insns = s->win;
+	out->insns = t->insns + s->pos;
 	out->n_insns = n;
-	out->refs = t->refs + r0;
-	out->n_refs = r1 - r0;
+	out->refs = t->refs;
+	out->n_refs = r1;
 	out->events = s->evs;
 	out->n_events = ne;
 	out->first_index = s->pos;
@@ -129,7 +125,6 @@ static void memsrc_free(void *state)
 	struct memsrc *s = state;
 	if (!s)
 		return;
-	free(s->win);
 	free(s->evs);
 	free(s);
 }
@@ -148,11 +143,6 @@ int memtrace_source_new(const struct memtrace *t, size_t batch, struct trace_sou
 		return -ENOMEM;
 	s->t = t;
 	s->batch = batch ? batch : 4096;
-	s->win = malloc(s->batch * sizeof(*s->win));
-	if (!s->win) {
-		free(s);
-		return -ENOMEM;
-	}
 	*out = trace_source_new(&memsrc_ops, s);
 	return *out ? 0 : -ENOMEM;
 }
