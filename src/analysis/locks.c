@@ -363,6 +363,9 @@ static void on_insn(struct locks *lk, const struct trace_batch *b, const struct 
 		if (lk->entry_pc[i] && in->pc == lk->entry_pc[i]) {
 			if (t->in_call)	/* its return was missed: close it */
 				call_end(lk, t);
+			/* a bare atomic still waiting for its release store across a pthread lock
+			 * call was an atomic counter, not a spin lock: forget it */
+			memset(t->tries, 0, sizeof(t->tries));
 			call_begin(lk, t, entry_names[i].role);
 			break;
 		}
@@ -423,11 +426,12 @@ int locks_feed(struct locks *lk, const struct trace_batch *b)
 	return lk->oom ? -ENOMEM : 0;
 }
 
+/* Holds never released within the trace are dropped, not drawn to the end: they are usually a
+ * release that took a path the patterns do not know. */
 void locks_finish(struct locks *lk)
 {
 	for (size_t i = 0; i < lk->n_th; i++)
-		while (lk->th[i].n_held)
-			released(lk, &lk->th[i], lk->th[i].held[lk->th[i].n_held - 1]);
+		lk->th[i].n_held = 0;
 }
 
 static int table_cmp(const void *a, const void *b)

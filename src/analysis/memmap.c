@@ -142,7 +142,7 @@ static void draw_axes(const struct memmap *mm, struct raster *r, uint32_t x0, ui
 		size_label(lab, sizeof(lab), mm->cfg.mod * (uint64_t)i / 4);
 		raster_text(r, x0 - 10 - 6 * (uint32_t)strlen(lab) * 2, y - 7, 2, 0x000000, lab);
 	}
-	uint64_t total = (uint64_t)w * mm->span;	/* instructions the full width stands for */
+	uint64_t total = mm->insns;	/* the used columns are stretched over the width */
 	for (int i = 0; i <= 4; i++) {
 		uint32_t x = x0 + (uint32_t)((uint64_t)w * (uint64_t)i / 4);
 		for (uint32_t y = y0 + h; y < y0 + h + 6; y++)
@@ -164,9 +164,12 @@ int memmap_render(const struct memmap *mm, const char *title, struct raster *out
 	int err = raster_init(out, x0 + w + 30, y0 + h + 80, 0xffffff);
 	if (err)
 		return err;
+	uint64_t used = (mm->insns + mm->span - 1) / mm->span;
+	if (!used)
+		used = 1;
 	for (uint32_t x = 0; x < w; x++)
 		for (uint32_t y = 0; y < h; y++) {
-			unsigned d = memmap_dot(mm, x, y);
+			unsigned d = memmap_dot(mm, (uint32_t)((uint64_t)x * used / w), y);
 			if (d)	/* row 0 (address 0) at the bottom */
 				raster_set(out, x0 + x, y0 + h - 1 - y,
 					   d == 1 ? 0x1f4fd0 : d == 2 ? 0xd02020 : 0x8020a0);

@@ -56,7 +56,7 @@ static const char *lock_name(struct symtab *syms, uint64_t addr, char *buf, size
 {
 	const struct symtab_sym *s = symtab_lookup(syms, addr);
 	if (!s)
-		snprintf(buf, len, "?");
+		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
 	else if (s->addr == addr)
 		snprintf(buf, len, "%s", s->name);
 	else
@@ -150,10 +150,10 @@ static int write_svg(struct locks *lk, struct symtab *syms, const struct locks_o
 		double gy = 40 + gh * (double)g;
 		svg_rect(s, x0, gy, w, gh - gap, g % 2 ? "#eeeeee" : "#fafafa", NULL);
 		snprintf(lab, sizeof(lab), "%llu", (unsigned long long)(g * span));
-		svg_text(s, x0 - 6, gy + 10, 9, "end", lab);
+		svg_text(s, x0 - 40, gy + 10, 9, "end", lab);
 		for (size_t t = 0; t < n_th; t++) {
 			snprintf(lab, sizeof(lab), "tid %u", tids[t]);
-			svg_text(s, x0 - 6, gy + row * (double)t + 22, 9, "end", lab);
+			svg_text(s, x0 - 6, gy + row * (double)t + row / 2 + 3, 9, "end", lab);
 		}
 	}
 	for (size_t i = 0; i < n_iv; i++) {

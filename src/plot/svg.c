@@ -175,6 +175,10 @@ static void draw_xlabels(struct svg *s, const struct plot_chart *c, const struct
 		double x = f->x0 + f->w * ((double)i + 0.5) / (double)c->n;
 		if (c->xlabels)
 			snprintf(lab, sizeof(lab), "%s", c->xlabels[i]);
+		else if ((double)i * c->x_step >= 1e6)
+			snprintf(lab, sizeof(lab), "%.1fM", (double)i * c->x_step / 1e6);
+		else if ((double)i * c->x_step >= 1e3)
+			snprintf(lab, sizeof(lab), "%.0fK", (double)i * c->x_step / 1e3);
 		else
 			snprintf(lab, sizeof(lab), "%g", (double)i * c->x_step);
 		svg_text(s, x, f->y0 + f->h + 16, 11, "middle", lab);
