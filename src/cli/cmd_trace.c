@@ -227,30 +227,32 @@ static const char *flag_names(uint16_t f, char *buf, size_t len)
 
 static void print_event(const struct trace_event *e)
 {
+	printf("# %llu.%09llu ", (unsigned long long)(e->time_ns / 1000000000u),
+	       (unsigned long long)(e->time_ns % 1000000000u));
 	switch (e->kind) {
 	case TRACE_EV_SYSCALL:
-		printf("# %u syscall %lld = %lld\n", e->tid, (long long)e->u.syscall.nr, (long long)e->u.syscall.ret);
+		printf("%u syscall %lld = %lld\n", e->tid, (long long)e->u.syscall.nr, (long long)e->u.syscall.ret);
 		break;
 	case TRACE_EV_SIGNAL:
-		printf("# %u signal %d handler %08llx resume %08llx\n", e->tid, e->u.signal.signo,
+		printf("%u signal %d handler %08llx resume %08llx\n", e->tid, e->u.signal.signo,
 		       (unsigned long long)e->u.signal.handler, (unsigned long long)e->u.signal.resume_pc);
 		break;
 	case TRACE_EV_THREAD_SWITCH:
-		printf("# switch %u -> %u\n", e->u.thread_switch.from_tid, e->u.thread_switch.to_tid);
+		printf("switch %u -> %u\n", e->u.thread_switch.from_tid, e->u.thread_switch.to_tid);
 		break;
 	case TRACE_EV_THREAD_START:
-		printf("# %u thread start\n", e->tid);
+		printf("%u thread start\n", e->tid);
 		break;
 	case TRACE_EV_THREAD_EXIT:
-		printf("# %u thread exit\n", e->tid);
+		printf("%u thread exit\n", e->tid);
 		break;
 	case TRACE_EV_IMAGE_LOAD:
-		printf("# image %s %08llx-%08llx base %08llx\n", e->u.image.path,
+		printf("image %s %08llx-%08llx base %08llx\n", e->u.image.path,
 		       (unsigned long long)e->u.image.start, (unsigned long long)e->u.image.end,
 		       (unsigned long long)e->u.image.base);
 		break;
 	case TRACE_EV_EXIT:
-		printf("# exit %d\n", e->u.exit.status);
+		printf("exit %d\n", e->u.exit.status);
 		break;
 	default:
 		break;
@@ -319,14 +321,27 @@ struct trace_totals {
 	uint64_t insns, refs, events, syscalls, signals;
 	uint32_t tids[256];
 	size_t n_tids;
+	uint64_t last_time;
+	int time_disorder;	/* a chunk timestamp went backwards in stream order */
 };
+
+static void check_time(struct trace_totals *t, uint64_t ns)
+{
+	if (!ns)
+		return;
+	if (ns < t->last_time)
+		t->time_disorder = 1;
+	t->last_time = ns;
+}
 
 static void count_batch(struct trace_totals *t, const struct trace_batch *b)
 {
 	t->insns += b->n_insns;
 	t->refs += b->n_refs;
 	t->events += b->n_events;
+	check_time(t, b->time_ns);
 	for (size_t i = 0; i < b->n_events; i++) {
+		check_time(t, b->events[i].time_ns);
 		t->syscalls += b->events[i].kind == TRACE_EV_SYSCALL;
 		t->signals += b->events[i].kind == TRACE_EV_SIGNAL;
 	}
@@ -376,11 +391,11 @@ static int trace_stats(const struct trace_opts *o, const char *path)
 		printf("{\"instructions\":%llu,\"data_refs\":%llu,\"threads\":%zu,\"log_bytes\":%llu,"
 		       "\"bytes_per_instruction\":%.4f,\"data_addresses\":%s,\"syscalls\":%llu,"
 		       "\"signals\":%llu,\"reconstruct_cpu_s\":%.3f,\"reconstruct_minstr_per_s\":%.1f,"
-		       "\"complete\":%s}\n",
+		       "\"time_ordered\":%s,\"complete\":%s}\n",
 		       (unsigned long long)t.insns, (unsigned long long)t.refs, t.n_tids,
 		       (unsigned long long)log_bytes, bpi, data ? "true" : "false",
 		       (unsigned long long)t.syscalls, (unsigned long long)t.signals, secs, mips,
-		       rc < 0 ? "false" : "true");
+		       t.time_disorder ? "false" : "true", rc < 0 ? "false" : "true");
 	else
 		printf("%-24s %llu\n%-24s %llu\n%-24s %zu\n%-24s %llu\n%-24s %.4f\n%-24s %s\n"
 		       "%-24s %llu\n%-24s %llu\n%-24s %.1f\n",

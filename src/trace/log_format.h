@@ -33,7 +33,7 @@
  *   - for data addresses: one u64 base value per *root* (an IR value from which several
  *     accesses of the SB are derived by a constant offset), logged at its first use only; a
  *     constant address (globals, RIP-relative) costs nothing.
- * Control bytes and u64s accumulate per thread run and leave as LOG_REC_DATA chunks, each with
+ * Control bytes and values accumulate per thread run and leave as LOG_REC_DATA chunks, each with
  * its thread and a CLOCK_MONOTONIC timestamp. Asynchronous events (signals, syscalls, thread
  * switches) happen only between chunks: the tool flushes before any of them.
  */
@@ -47,7 +47,7 @@
 #define LOG_HEADER_SIZE 32u
 #define LOG_BLOCK_MAGIC 0x4b4c4253u	/* "SBLK" */
 #define LOG_BLOCK_HDR_SIZE 16u
-#define LOG_BLOCK_MAX (4u << 20)	/* raw bytes per block */
+#define LOG_BLOCK_MAX (1u << 20)	/* raw bytes per block */
 #define LOG_REC_MAX (LOG_BLOCK_MAX - 64)	/* largest record */
 
 enum log_file_flag {
@@ -57,7 +57,7 @@ enum log_file_flag {
 
 enum log_rec_type {
 	LOG_REC_CODE = 1,	/* struct log_code + n_ops struct log_op */
-	LOG_REC_DATA = 2,	/* struct log_data + n_ctl bytes (padded to 8) + n_vals u64 */
+	LOG_REC_DATA = 2,	/* struct log_data + n_ctl bytes (padded to 8) + n_vbytes value bytes */
 	LOG_REC_RESUME = 3,	/* struct log_resume: thread TID continues at PC */
 	LOG_REC_IMAGE = 4,	/* struct log_image + path (path_len bytes) + n_bytes code bytes */
 	LOG_REC_SYSCALL = 5,	/* struct log_syscall */
@@ -97,6 +97,7 @@ enum log_op_flag {
 	LOG_OPF_FIRST = 1u << 3,	/* ACCESS: the u64 of root ARG is read from the stream here */
 	LOG_OPF_GUARDED = 1u << 4,	/* ACCESS: a u64 guard (0 skip / 1 happens) precedes */
 	LOG_OPF_INDIRECT = 1u << 5,	/* END: the target is the next u64 of the stream */
+	LOG_OPF_RAW = 1u << 6,		/* the op's value is logged as is, not as a delta */
 };
 
 /* One op, 16 bytes. ACCESS: address = value of root ARG + (int64_t)val, or val when CONST;
@@ -112,11 +113,18 @@ struct log_op {
 
 /* LOG_REC_DATA: a chunk of one thread's execution, in SB order. */
 struct log_data {
-	uint32_t tid;		/* Valgrind thread id, 1-based */
+	uint32_t tid;		/* thread number in creation order, 1 = the main thread */
 	uint32_t n_ctl;		/* control bytes (one per SB execution) */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC when the chunk was flushed */
-	uint64_t n_vals;	/* u64 values (roots, guards, indirect targets) after the bytes */
+	uint32_t n_vals;	/* values (roots, guards, indirect targets) after the bytes */
+	uint32_t n_vbytes;	/* bytes encoding them: one zigzag LEB128 varint per value */
 };
+/* Values are *site deltas*: every op that logs a value (an ACCESS with FIRST or GUARDED, an END
+ * with INDIRECT) is a site, numbered within its superblock in op order; its logged value is
+ * value - (the value it logged at its previous execution, 0 the first time), unless the op
+ * has LOG_OPF_RAW. A GUARDED access logs its guard (raw) and then its address (a delta). A new
+ * CODE record for a key starts its sites from 0 again. Loops thus log strides (0, 8, 16...),
+ * one byte each. */
 
 struct log_resume {
 	uint32_t tid;

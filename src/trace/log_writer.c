@@ -64,7 +64,7 @@ int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct 
 	w->cctx = ZSTD_createCCtx();
 	if (!w->comp || !w->cctx || binbuf_reserve(&w->raw, LOG_BLOCK_MAX) < 0)
 		goto out;
-	w->fd = mkstemp(w->tmp);
+	w->fd = mkostemp(w->tmp, O_CLOEXEC);
 	if (w->fd < 0) {
 		err = -errno;
 		free(w->tmp);

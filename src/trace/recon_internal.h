@@ -15,8 +15,9 @@ struct decode_cache;
 struct recon_sb {
 	struct recon_sb *next;	/* hash chain */
 	uint64_t key;
-	uint32_t n_ops, n_roots, n_imarks;
+	uint32_t n_ops, n_roots, n_imarks, n_sites;
 	struct log_op *ops;
+	uint64_t *last;		/* per value site: its previous value (values are deltas) */
 	uint16_t *iflags;	/* per op: TRACE_INSN_* of IMARK ops */
 };
 
@@ -46,7 +47,9 @@ struct recon {
 	/* the DATA chunk being replayed */
 	int in_data;
 	uint32_t d_tid, d_nctl, d_ci;
-	const uint8_t *d_ctl, *d_vals;
+	const uint8_t *d_ctl;
+	uint64_t *vals;		/* the chunk's values, decoded (still site deltas) */
+	size_t cap_vals;
 	uint64_t d_nvals, d_vi, d_block;
 	uint32_t last_tid;
 	uint64_t cur_time;

@@ -31,13 +31,6 @@ static int rfail(struct recon *r, int err, const char *fmt, ...)
 	return err;
 }
 
-static uint64_t ld64(const uint8_t *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 static struct recon_thread *thread_get(struct recon *r, uint32_t tid)
 {
 	for (size_t i = 0; i < r->n_th; i++)
@@ -161,6 +154,14 @@ static uint16_t insn_flags(struct recon *r, uint64_t pc, uint16_t len)
 	return 0;
 }
 
+/* An op that logs a value. */
+static int is_site(const struct log_op *o)
+{
+	if (o->kind == LOG_OP_ACCESS)
+		return (o->flags & (LOG_OPF_FIRST | LOG_OPF_GUARDED)) != 0 && !(o->flags & LOG_OPF_CONST);
+	return o->kind == LOG_OP_END && (o->flags & LOG_OPF_INDIRECT);
+}
+
 static int check_ops(const struct log_op *ops, uint32_t n, uint32_t n_roots)
 {
 	uint32_t exits = 0;
@@ -206,15 +207,26 @@ static int on_code(struct recon *r, const struct log_record *rec)
 		return rfail(r, -EBADMSG, "corrupt log: superblock record for 0x%llx has bad sizes "
 			     "(block at byte %llu)", (unsigned long long)c.key,
 			     (unsigned long long)rec->block_offset);
-	struct recon_sb *sb = malloc(sizeof(*sb) + c.n_ops * (sizeof(struct log_op) + sizeof(uint16_t)));
+	const struct log_op *src_ops = (const struct log_op *)(rec->payload + sizeof(c));
+	uint32_t n_sites = 0;
+	for (uint32_t i = 0; i < c.n_ops; i++) {
+		struct log_op o;
+		memcpy(&o, &src_ops[i], sizeof(o));
+		n_sites += is_site(&o);
+	}
+	struct recon_sb *sb = malloc(sizeof(*sb) + c.n_ops * (sizeof(struct log_op) + sizeof(uint16_t)) +
+				     n_sites * sizeof(uint64_t));
 	if (!sb)
 		return -ENOMEM;
 	sb->key = c.key;
 	sb->n_ops = c.n_ops;
 	sb->n_roots = c.n_roots;
+	sb->n_sites = n_sites;
 	sb->ops = (struct log_op *)(sb + 1);
-	sb->iflags = (uint16_t *)(sb->ops + c.n_ops);
-	memcpy(sb->ops, rec->payload + sizeof(c), c.n_ops * sizeof(struct log_op));
+	sb->last = (uint64_t *)(sb->ops + c.n_ops);
+	sb->iflags = (uint16_t *)(sb->last + n_sites);
+	memset(sb->last, 0, n_sites * sizeof(uint64_t));
+	memcpy(sb->ops, src_ops, c.n_ops * sizeof(struct log_op));
 	if (check_ops(sb->ops, sb->n_ops, sb->n_roots) < 0) {
 		free(sb);
 		return rfail(r, -EBADMSG, "corrupt log: superblock record for 0x%llx has invalid ops "
@@ -232,6 +244,15 @@ static int on_code(struct recon *r, const struct log_record *rec)
 	return sb_insert(r, sb);
 }
 
+static uint64_t site_value(struct recon_sb *sb, uint32_t site, const struct log_op *o, uint64_t v)
+{
+	if (o->flags & LOG_OPF_RAW)
+		return v;
+	v += sb->last[site];
+	sb->last[site] = v;
+	return v;
+}
+
 /* Run one superblock execution of thread T whose exit byte is E. */
 static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 {
@@ -243,6 +264,7 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 	if (grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0 ||
 	    grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0)
 		return -ENOMEM;
+	uint32_t site = 0;
 	for (uint32_t i = 0; i < sb->n_ops; i++) {
 		const struct log_op *o = &sb->ops[i];
 		if (o->kind == LOG_OP_IMARK) {
@@ -263,12 +285,12 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 			if (o->flags & LOG_OPF_GUARDED) {
 				if (r->d_nvals - r->d_vi < 2)
 					goto short_vals;
-				guard = ld64(r->d_vals + 8 * r->d_vi++);
-				r->roots[o->arg] = ld64(r->d_vals + 8 * r->d_vi++);
-			} else if (o->flags & LOG_OPF_FIRST) {
+				guard = r->vals[r->d_vi++];
+				r->roots[o->arg] = site_value(sb, site++, o, r->vals[r->d_vi++]);
+			} else if ((o->flags & LOG_OPF_FIRST) && !(o->flags & LOG_OPF_CONST)) {
 				if (r->d_vi == r->d_nvals)
 					goto short_vals;
-				r->roots[o->arg] = ld64(r->d_vals + 8 * r->d_vi++);
+				r->roots[o->arg] = site_value(sb, site++, o, r->vals[r->d_vi++]);
 			}
 			addr = (o->flags & LOG_OPF_CONST) ? o->val : r->roots[o->arg] + o->val;
 			if (!guard || r->n_insns == 0)
@@ -293,7 +315,7 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 			if (o->flags & LOG_OPF_INDIRECT) {
 				if (r->d_vi == r->d_nvals)
 					goto short_vals;
-				t->pc = ld64(r->d_vals + 8 * r->d_vi++);
+				t->pc = site_value(sb, site++, o, r->vals[r->d_vi++]);
 			} else {
 				t->pc = o->val;
 			}
@@ -323,6 +345,27 @@ static int run_data(struct recon *r)
 	return 0;
 }
 
+/* N zigzag varints from P (exactly LEN bytes) into OUT; -1 when malformed. */
+static int decode_vals(const uint8_t *p, size_t len, uint64_t *out, size_t n)
+{
+	const uint8_t *end = p + len;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t z = 0;
+		unsigned shift = 0;
+		for (;;) {
+			if (p == end || shift > 63)
+				return -1;
+			uint8_t b = *p++;
+			z |= (uint64_t)(b & 0x7f) << shift;
+			if (!(b & 0x80))
+				break;
+			shift += 7;
+		}
+		out[i] = (z >> 1) ^ (0 - (z & 1));
+	}
+	return p == end ? 0 : -1;
+}
+
 static int on_data(struct recon *r, const struct log_record *rec)
 {
 	struct log_data d;
@@ -330,8 +373,13 @@ static int on_data(struct recon *r, const struct log_record *rec)
 		goto bad;
 	memcpy(&d, rec->payload, sizeof(d));
 	size_t pad = ((size_t)d.n_ctl + 7u) & ~(size_t)7u;
-	if (d.n_vals > LOG_REC_MAX / 8 || rec->len != sizeof(d) + pad + d.n_vals * 8)
+	if (d.n_vals > LOG_REC_MAX || rec->len != sizeof(d) + pad + (size_t)d.n_vbytes)
 		goto bad;
+	if (grow((void **)&r->vals, &r->cap_vals, d.n_vals + 1, sizeof(*r->vals)) < 0)
+		return -ENOMEM;
+	if (decode_vals(rec->payload + sizeof(d) + pad, d.n_vbytes, r->vals, d.n_vals) < 0)
+		goto bad;
+	r->cur_time = d.time_ns;
 	if (r->last_tid && r->last_tid != d.tid) {
 		struct trace_event *e = event_push(r, TRACE_EV_THREAD_SWITCH, d.tid);
 		if (!e)
@@ -346,7 +394,6 @@ static int on_data(struct recon *r, const struct log_record *rec)
 	r->d_ctl = rec->payload + sizeof(d);
 	r->d_nctl = d.n_ctl;
 	r->d_ci = 0;
-	r->d_vals = rec->payload + sizeof(d) + pad;
 	r->d_nvals = d.n_vals;
 	r->d_vi = 0;
 	r->d_block = rec->block_offset;
@@ -370,6 +417,8 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		if (!t)
 			return -ENOMEM;
 		t->pc = x.pc;
+		if (x.time_ns)
+			r->cur_time = x.time_ns;
 		return 0;
 	}
 	case LOG_REC_SYSCALL: {
@@ -402,11 +451,12 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		if (rec->len != sizeof(x))
 			break;
 		memcpy(&x, rec->payload, sizeof(x));
+		if (x.time_ns)
+			r->cur_time = x.time_ns;
 		e = event_push(r, rec->type == LOG_REC_THREAD_START ? TRACE_EV_THREAD_START :
 				  TRACE_EV_THREAD_EXIT, x.tid);
 		if (!e)
 			return -ENOMEM;
-		e->time_ns = x.time_ns;
 		return 0;
 	}
 	case LOG_REC_EXIT: {
@@ -414,6 +464,8 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		if (rec->len != sizeof(x))
 			break;
 		memcpy(&x, rec->payload, sizeof(x));
+		if (x.time_ns)
+			r->cur_time = x.time_ns;
 		if (!(e = event_push(r, TRACE_EV_EXIT, r->last_tid)))
 			return -ENOMEM;
 		e->u.exit.status = x.status;
@@ -509,6 +561,7 @@ static void recon_free(void *state)
 	free(r->tab);
 	recon_images_release(r);
 	free(r->th);
+	free(r->vals);
 	free(r->insns);
 	free(r->refs);
 	free(r->evs);

@@ -35,6 +35,11 @@ static ULong val_buf[VAL_N];
 static UChar *ctl_ptr = ctl_buf;
 static ULong *val_ptr = val_buf;
 static ULong insn_lower_bound;	/* instructions executed, lower bound (for --max) */
+/* each value-logging site's previous value: values are logged as deltas from it */
+#define SITE_N (1u << 20)
+static ULong site_last[SITE_N];
+static UInt next_site;
+static UChar enc_buf[VAL_N * 10];
 
 /* ---- output records ---- */
 #define OUT_SZ (2u << 20)
@@ -44,8 +49,19 @@ static Bool out_dead;
 static ULong n_records;
 
 static ThreadId cur_tid;
+
+/* Valgrind reuses thread slots; the log numbers threads 1, 2, ... in creation order instead. */
+#define SP_MAX_TID 4096
+static UInt uid_of[SP_MAX_TID] = { [1] = 1 };
+static UInt next_uid = 1;
+
+static UInt uid(ThreadId tid)
+{
+	return tid < SP_MAX_TID ? uid_of[tid] : 0;
+}
 static Bool logging = True;
 static Bool started;		/* --start reached */
+static Bool stopped;		/* --max reached: nothing more is recorded */
 
 static ULong now_ns(void)
 {
@@ -101,15 +117,26 @@ static void flush_data(void)
 		return;
 	if (logging && cur_tid != 0) {
 		UInt pad = (n_ctl + 7u) & ~7u;
-		UInt len = (UInt)sizeof(struct log_data) + pad + n_vals * 8u;
+		UInt nb = 0;
+		for (UInt i = 0; i < n_vals; i++) {	/* zigzag LEB128 */
+			ULong v = val_buf[i];
+			ULong z = (v << 1) ^ (ULong)((Long)v >> 63);
+			while (z >= 0x80) {
+				enc_buf[nb++] = (UChar)(z | 0x80);
+				z >>= 7;
+			}
+			enc_buf[nb++] = (UChar)z;
+		}
+		UInt len = (UInt)sizeof(struct log_data) + pad + nb;
 		UChar *p = rec_begin(LOG_REC_DATA, len);
 		struct log_data *d = (struct log_data *)p;
-		d->tid = cur_tid;
+		d->tid = uid(cur_tid);
 		d->n_ctl = n_ctl;
 		d->time_ns = now_ns();
 		d->n_vals = n_vals;
+		d->n_vbytes = nb;
 		VG_(memcpy)(p + sizeof(*d), ctl_buf, n_ctl);
-		VG_(memcpy)(p + sizeof(*d) + pad, val_buf, n_vals * 8u);
+		VG_(memcpy)(p + sizeof(*d) + pad, enc_buf, nb);
 	}
 	ctl_ptr = ctl_buf;
 	val_ptr = val_buf;
@@ -125,7 +152,7 @@ static void emit_resume(ThreadId tid, Addr pc)
 	if (!logging)
 		return;
 	struct log_resume *r = (struct log_resume *)rec_begin(LOG_REC_RESUME, sizeof(*r));
-	r->tid = tid;
+	r->tid = uid(tid);
 	r->pc = pc;
 	r->time_ns = now_ns();
 }
@@ -135,6 +162,7 @@ static VG_REGPARM(1) void sp_start(HWord pc)
 	if (started)
 		return;
 	started = True;
+	VG_(memset)(site_last, 0, sizeof(site_last));	/* the reader's deltas start from 0 */
 	ctl_ptr = ctl_buf;
 	val_ptr = val_buf;
 	logging = True;
@@ -145,6 +173,7 @@ static VG_REGPARM(0) void sp_stop(void)
 {
 	flush_data();
 	logging = False;
+	stopped = True;
 }
 
 /* ---- instrumentation ---- */
@@ -196,6 +225,23 @@ static void emit_val(IRSB *sb, IRExpr *e)
 	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&val_ptr), IRExpr_RdTmp(q)));
 }
 
+/* Log E (I64 atom) as a delta from the value this site logged last; sets LOG_OPF_RAW on OP
+ * when the site table is full. */
+static void emit_site_val(IRSB *sb, IRExpr *e, struct log_op *op)
+{
+	if (next_site >= SITE_N) {
+		op->flags |= LOG_OPF_RAW;
+		emit_val(sb, e);
+		return;
+	}
+	HWord slot = (HWord)&site_last[next_site++];
+	IRTemp prev = emit_load_ptr(sb, (void *)slot);
+	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord(slot), e));
+	IRTemp d = newIRTemp(sb->tyenv, Ity_I64);
+	addStmtToIRSB(sb, IRStmt_WrTmp(d, IRExpr_Binop(Iop_Sub64, e, IRExpr_RdTmp(prev))));
+	emit_val(sb, IRExpr_RdTmp(d));
+}
+
 static IRExpr *widen_guard(IRSB *sb, IRExpr *guard)
 {
 	IRTemp g = newIRTemp(sb->tyenv, Ity_I64);
@@ -238,7 +284,7 @@ static void plan_access(struct sb_plan *p, Bool write, IRExpr *addr, Int size, I
 		op->flags |= LOG_OPF_GUARDED | LOG_OPF_FIRST;
 		op->arg = p->n_roots++;
 		emit_val(p->out, widen_guard(p->out, guard));
-		emit_val(p->out, addr);
+		emit_site_val(p->out, addr, op);
 	} else {
 		IRTemp t = addr->Iex.RdTmp.tmp;
 		Int r = p->root_of[t];
@@ -246,7 +292,7 @@ static void plan_access(struct sb_plan *p, Bool write, IRExpr *addr, Int size, I
 		if (p->slot_of[r] < 0) {
 			p->slot_of[r] = (Int)p->n_roots++;
 			op->flags |= LOG_OPF_FIRST;
-			emit_val(p->out, IRExpr_RdTmp(r));
+			emit_site_val(p->out, IRExpr_RdTmp(r), op);
 		}
 		op->arg = (UInt)p->slot_of[r];
 	}
@@ -404,6 +450,8 @@ static void emit_entry_checks(IRSB *out, UInt need_vals, UInt min_insns)
 static void emit_code_record(Addr key, struct sb_plan *p)
 {
 	flush_data();
+	if (stopped)
+		return;
 	tl_assert(p->n_ops <= LOG_CODE_MAX_OPS);
 	UInt len = (UInt)(sizeof(struct log_code) + p->n_ops * sizeof(struct log_op));
 	UChar *b = rec_begin(LOG_REC_CODE, len);
@@ -468,7 +516,7 @@ static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 		end->val = in->next->Iex.Const.con->Ico.U64;
 	} else {
 		end->flags |= LOG_OPF_INDIRECT;
-		emit_val(out, in->next);
+		emit_site_val(out, in->next, end);
 	}
 	tl_assert(p.n_exits < 255);
 	emit_code_record(closure->nraddr, &p);
@@ -483,8 +531,10 @@ static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 
 static void emit_image(Addr a, SizeT len, Bool startup)
 {
-	NSegment const *seg = VG_(am_find_nsegment)(a);
+	NSegment const *seg = stopped ? NULL : VG_(am_find_nsegment)(a);
 	const HChar *path = NULL;
+	if (stopped)
+		return;
 	ULong off = 0;
 	UInt n_bytes = 0;
 	if (seg && seg->kind == SkFileC) {
@@ -526,17 +576,6 @@ static void sp_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong 
 		emit_image(a, len, False);
 }
 
-static void sp_start_client_code(ThreadId tid, ULong blocks)
-{
-	cur_tid = tid;
-	emit_resume(tid, VG_(get_IP)(tid));
-}
-
-static void sp_stop_client_code(ThreadId tid, ULong blocks)
-{
-	flush_data();
-}
-
 static void sp_pre_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs)
 {
 }
@@ -547,48 +586,75 @@ static void sp_post_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs, SysR
 		return;
 	flush_data();
 	struct log_syscall *s = (struct log_syscall *)rec_begin(LOG_REC_SYSCALL, sizeof(*s));
-	s->tid = tid;
+	s->tid = uid(tid);
 	s->nr = nr;
 	for (UInt k = 0; k < 6 && k < nargs; k++)
 		s->args[k] = args[k];
 	s->ret = sr_isError(res) ? -(Long)sr_Err(res) : (Long)sr_Res(res);
 }
 
-#define SP_MAX_TID 4096
 static Addr sig_resume_pc[SP_MAX_TID];
+
+/* A signal is logged when its thread resumes at the handler (the next start_client_code):
+ * pre_deliver knows the interrupted pc, only the resumed thread's pc is the handler. */
+static Int sig_pending[SP_MAX_TID];
 
 static void sp_pre_deliver_signal(ThreadId tid, Int signo, Bool alt)
 {
 	flush_data();
-	if (tid < SP_MAX_TID)
+	if (tid < SP_MAX_TID) {
 		sig_resume_pc[tid] = VG_(get_IP)(tid);
+		sig_pending[tid] = signo;
+	}
 }
 
-static void sp_post_deliver_signal(ThreadId tid, Int signo)
+static void emit_pending_signal(ThreadId tid, Addr handler)
 {
+	if (tid >= SP_MAX_TID || !sig_pending[tid])
+		return;
+	Int signo = sig_pending[tid];
+	sig_pending[tid] = 0;
 	if (!logging)
 		return;
 	struct log_signal *s = (struct log_signal *)rec_begin(LOG_REC_SIGNAL, sizeof(*s));
-	s->tid = tid;
+	s->tid = uid(tid);
 	s->signo = signo;
-	s->handler = VG_(get_IP)(tid);
-	s->resume_pc = tid < SP_MAX_TID ? sig_resume_pc[tid] : 0;
+	s->handler = handler;
+	s->resume_pc = sig_resume_pc[tid];
+}
+
+static void sp_start_client_code(ThreadId tid, ULong blocks)
+{
+	cur_tid = tid;
+	emit_pending_signal(tid, VG_(get_IP)(tid));
+	emit_resume(tid, VG_(get_IP)(tid));
+}
+
+static void sp_stop_client_code(ThreadId tid, ULong blocks)
+{
+	flush_data();
 }
 
 static void sp_thread_create(ThreadId parent, ThreadId child)
 {
 	flush_data();
+	if (child < SP_MAX_TID)	/* the main thread is announced with no parent */
+		uid_of[child] = parent == 0 ? 1 : ++next_uid;
+	if (stopped)
+		return;
 	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_START, sizeof(*t));
-	t->tid = child;
-	t->parent = parent;
+	t->tid = uid(child);
+	t->parent = uid(parent);
 	t->time_ns = now_ns();
 }
 
 static void sp_thread_exit(ThreadId tid)
 {
 	flush_data();
+	if (stopped)
+		return;
 	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_EXIT, sizeof(*t));
-	t->tid = tid;
+	t->tid = uid(tid);
 	t->time_ns = now_ns();
 }
 
@@ -658,7 +724,6 @@ static void sp_pre_clo_init(void)
 	VG_(track_start_client_code)(sp_start_client_code);
 	VG_(track_stop_client_code)(sp_stop_client_code);
 	VG_(track_pre_deliver_signal)(sp_pre_deliver_signal);
-	VG_(track_post_deliver_signal)(sp_post_deliver_signal);
 	VG_(track_pre_thread_ll_create)(sp_thread_create);
 	VG_(track_pre_thread_ll_exit)(sp_thread_exit);
 }

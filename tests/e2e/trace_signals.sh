@@ -1,0 +1,39 @@
+#!/bin/bash
+# tests/e2e/trace_signals.sh - signals as PatchWrx interrupts: each delivery is an event naming
+# the handler and the first instruction not executed, the handler's instructions are in the
+# stream, and the total still equals cachegrind's Ir.
+source "$(dirname "$0")/lib.sh"
+P=$PROGS/trace_signal
+E=(env -i PATH=/usr/bin:/bin)
+
+"${E[@]}" "$SPENT" trace -o "$TMP/s.log" -- "$P" > "$TMP/s.out" 2> "$TMP/s.err"
+check "trace_signal exits 0 under spent trace" test $? -eq 0
+handled=$(awk '/^handled/ { print $2 }' "$TMP/s.out")
+js=$("$SPENT" trace stats --json "$TMP/s.log")
+check "one signal event per delivery the program counted ($handled)" test "$(jfield "$js" signals)" = "$handled"
+
+"${E[@]}" VALGRIND_LIB="$SPENT_BUILD/valgrind/lib" valgrind --tool=cachegrind --cache-sim=no \
+	--cachegrind-out-file="$TMP/cg.out" "$P" > "$TMP/cg.stdout" 2> "$TMP/cg.err"
+ir=$(awk '/^summary:/ { print $2 }' "$TMP/cg.out")
+check "instruction count with signals equals cachegrind Ir ($ir)" test "$(jfield "$js" instructions)" = "$ir"
+
+"$SPENT" trace dump "$TMP/s.log" > "$TMP/s.dump"
+res=$(python3 - "$TMP/s.dump" "$P" "$(nm "$P" | awk '$3 == "on_usr1" { print $1 }')" <<'PY'
+import sys
+dump, prog, sym = sys.argv[1:4]
+base, handler, events, entries, bad = None, None, 0, 0, 0
+for line in open(dump):
+    f = line.split()
+    if line.startswith("#") and f[2] == "image" and f[3] == prog and base is None:
+        base = int(f[-1], 16); handler = base + int(sym, 16)
+    elif line.startswith("#") and len(f) > 3 and f[3] == "signal":
+        events += 1
+        bad += int(f[6], 16) != handler
+    elif handler is not None and " I  %08x," % handler in line:
+        entries += 1
+print(f"{events} {entries} {bad}")
+PY
+)
+set -- $res
+check "every signal event names the handler on_usr1" test "${3:-1}" = 0
+check "the handler's first instruction runs once per signal event" test "${2:-0}" = "${1:-x}"

@@ -1,0 +1,179 @@
+/* tests/unit/test_trace_log.c - the trace log writer, reader and reconstructor on a synthetic
+ * log built with log_writer (a loop of two superblocks over stored code bytes), plus the
+ * decoder's flags and cache. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/binio.h"
+#include "core/decode.h"
+#include "trace/log_io.h"
+
+/* 0x1000: mov rax,[rbx+8]; add [rbx+16],rax; jne 0x1000; ret */
+static const uint8_t code[] = { 0x48, 0x8b, 0x43, 0x08, 0x48, 0x01, 0x43, 0x10, 0x75, 0xf6, 0xc3 };
+
+static void add_op(struct binbuf *b, uint8_t kind, uint8_t flags, uint16_t size, uint32_t arg, uint64_t val)
+{
+	struct log_op op = { .kind = kind, .flags = flags, .size = size, .arg = arg, .val = val };
+	binbuf_put(b, &op, sizeof(op));
+}
+
+static void add_code(struct log_writer *w, uint64_t key, struct binbuf *ops, uint32_t n_roots)
+{
+	struct binbuf rec;
+	struct log_code c = { .key = key, .n_ops = (uint32_t)(ops->len / sizeof(struct log_op)), .n_roots = n_roots };
+	binbuf_init(&rec);
+	binbuf_put(&rec, &c, sizeof(c));
+	binbuf_put(&rec, ops->data, ops->len);
+	assert_int_equal(log_writer_add(w, LOG_REC_CODE, rec.data, (uint32_t)rec.len), 0);
+	binbuf_release(&rec);
+	ops->len = 0;
+}
+
+/* Write the synthetic log to PATH. */
+static void write_log(const char *path)
+{
+	struct log_writer *w;
+	struct binbuf b;
+	uint8_t img[sizeof(struct log_image) + 8 + 16] = { 0 };
+	struct log_image li = { .start = 0x1000, .len = sizeof(code), .flags = LOG_IMG_BYTES,
+				.path_len = 6, .n_bytes = sizeof(code) };
+
+	assert_int_equal(log_writer_new(path, LOG_F_DATA, 0, &w), 0);
+	memcpy(img, &li, sizeof(li));
+	memcpy(img + sizeof(li), "[vdso]", 6);
+	memcpy(img + sizeof(li) + 8, code, sizeof(code));
+	assert_int_equal(log_writer_add(w, LOG_REC_IMAGE, img, sizeof(li) + 8 + sizeof(code)), 0);
+	binbuf_init(&b);
+	add_op(&b, LOG_OP_IMARK, 0, 4, 0, 0x1000);
+	add_op(&b, LOG_OP_ACCESS, LOG_OPF_READ | LOG_OPF_FIRST, 8, 0, 8);
+	add_op(&b, LOG_OP_IMARK, 0, 4, 0, 0x1004);
+	add_op(&b, LOG_OP_ACCESS, LOG_OPF_READ | LOG_OPF_WRITE, 8, 0, 16);
+	add_op(&b, LOG_OP_IMARK, 0, 2, 0, 0x1008);
+	add_op(&b, LOG_OP_EXIT, 0, 0, 0, 0x1000);
+	add_op(&b, LOG_OP_END, 0, 0, 1, 0x100a);
+	add_code(w, 0x1000, &b, 1);
+	add_op(&b, LOG_OP_IMARK, 0, 1, 0, 0x100a);
+	add_op(&b, LOG_OP_ACCESS, LOG_OPF_READ | LOG_OPF_FIRST, 8, 0, 0);
+	add_op(&b, LOG_OP_END, LOG_OPF_INDIRECT, 0, 0, 0);
+	add_code(w, 0x100a, &b, 1);
+	struct log_resume rs = { .tid = 1, .pc = 0x1000, .time_ns = 5 };
+	assert_int_equal(log_writer_add(w, LOG_REC_RESUME, &rs, sizeof(rs)), 0);
+	/* executions: loop once (exit 0), fall through (end 1), ret (end 0) */
+	/* values are per-site deltas: rbx twice (0x5000, +0), then rsp and the return target */
+	struct binbuf v;
+	binbuf_init(&v);
+	binbuf_put_svarint(&v, 0x5000);
+	binbuf_put_svarint(&v, 0);
+	binbuf_put_svarint(&v, 0x7000);
+	binbuf_put_svarint(&v, 0x2000);
+	struct log_data d = { .tid = 1, .n_ctl = 3, .time_ns = 7, .n_vals = 4, .n_vbytes = (uint32_t)v.len };
+	uint8_t ctl[8] = { 0, 1, 0 };
+	binbuf_put(&b, &d, sizeof(d));
+	binbuf_put(&b, ctl, 8);
+	binbuf_put(&b, v.data, v.len);
+	binbuf_release(&v);
+	assert_int_equal(log_writer_add(w, LOG_REC_DATA, b.data, (uint32_t)b.len), 0);
+	binbuf_release(&b);
+	assert_int_equal(log_writer_commit(w), 0);
+	log_writer_free(w);
+}
+
+static void test_reconstructs_synthetic_log(void **state)
+{
+	char path[] = "/tmp/spent-test-trace-XXXXXX";
+	int fd = mkstemp(path);
+	struct trace_source *src;
+	struct trace_batch bt;
+	char err[256];
+	close(fd);
+	write_log(path);
+	assert_int_equal(trace_source_open(path, &src, err, sizeof(err)), 0);
+	assert_int_equal(trace_source_next(src, &bt), 1);
+	static const uint64_t pcs[] = { 0x1000, 0x1004, 0x1008, 0x1000, 0x1004, 0x1008, 0x100a };
+	assert_int_equal(bt.n_insns, 7);
+	for (size_t i = 0; i < 7; i++)
+		assert_int_equal(bt.insns[i].pc, pcs[i]);
+	assert_true(bt.insns[2].flags & TRACE_INSN_COND_BRANCH);
+	assert_true(bt.insns[6].flags & TRACE_INSN_RET);
+	assert_int_equal(bt.insns[0].flags, 0);
+	assert_int_equal(bt.n_refs, 5);
+	assert_int_equal(bt.refs[0].addr, 0x5008);
+	assert_int_equal(bt.refs[0].kind, TRACE_REF_READ);
+	assert_int_equal(bt.refs[1].addr, 0x5010);
+	assert_int_equal(bt.refs[1].kind, TRACE_REF_MODIFY);
+	assert_int_equal(bt.refs[2].addr, 0x5008);
+	assert_int_equal(bt.refs[3].addr, 0x5010);
+	assert_int_equal(bt.refs[4].addr, 0x7000);
+	assert_int_equal(bt.insns[6].nrefs, 1);
+	assert_int_equal(bt.insns[6].ref0, 4);
+	assert_int_equal(trace_source_next(src, &bt), 0);
+	trace_source_free(src);
+	unlink(path);
+}
+
+static void test_corrupt_block_is_reported(void **state)
+{
+	char path[] = "/tmp/spent-test-trace-XXXXXX";
+	int fd = mkstemp(path);
+	uint8_t *data;
+	size_t len;
+	struct trace_source *src;
+	struct trace_batch bt;
+	char err[256];
+	close(fd);
+	write_log(path);
+	assert_int_equal(binio_read_file(path, 1 << 20, &data, &len), 0);
+	data[len - 3] ^= 0x55;	/* inside the only block's zstd frame */
+	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), 0);
+	assert_true(trace_source_next(src, &bt) < 0);
+	assert_non_null(strstr(trace_source_error(src), "checksum mismatch in block at byte 32"));
+	trace_source_free(src);
+	assert_int_equal(trace_log_open_mem(data, len - 5, &src, err, sizeof(err)), 0);
+	assert_true(trace_source_next(src, &bt) < 0);
+	assert_non_null(strstr(trace_source_error(src), "truncated"));
+	trace_source_free(src);
+	free(data);
+	unlink(path);
+}
+
+static void test_decode_flags_and_cache(void **state)
+{
+	struct decode_cache *c = decode_cache_new();
+	struct decoded_insn d;
+	static const uint8_t call_ind[] = { 0xff, 0xd0 };		/* call rax */
+	static const uint8_t lock_add[] = { 0xf0, 0x48, 0x01, 0x07 };	/* lock add [rdi],rax */
+	static const uint8_t pause[] = { 0xf3, 0x90 };
+	static const uint8_t sys[] = { 0x0f, 0x05 };
+	assert_non_null(c);
+	assert_int_equal(decode_insn(c, 1, 0, call_ind, sizeof(call_ind), &d), 0);
+	assert_int_equal(d.len, 2);
+	assert_int_equal(d.flags, TRACE_INSN_CALL | TRACE_INSN_INDIRECT);
+	assert_int_equal(decode_insn_once(lock_add, sizeof(lock_add), &d), 0);
+	assert_int_equal(d.flags, TRACE_INSN_LOCKED);
+	assert_int_equal(decode_insn_once(pause, sizeof(pause), &d), 0);
+	assert_int_equal(d.flags, TRACE_INSN_PAUSE);
+	assert_int_equal(decode_insn_once(sys, sizeof(sys), &d), 0);
+	assert_int_equal(d.flags, TRACE_INSN_SYSCALL);
+	/* a second lookup of (1, 0) is served from the cache, whatever the bytes now say */
+	assert_int_equal(decode_insn(c, 1, 0, sys, sizeof(sys), &d), 0);
+	assert_int_equal(d.flags, TRACE_INSN_CALL | TRACE_INSN_INDIRECT);
+	assert_int_equal(decode_cache_size(c), 1);
+	decode_cache_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reconstructs_synthetic_log),
+		cmocka_unit_test(test_corrupt_block_is_reported),
+		cmocka_unit_test(test_decode_flags_and_cache),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
