@@ -26,7 +26,8 @@ int main(int argc, char **argv)
 	}
 	struct memtrace *t = memtrace_new();
 	struct trace_batch b;
-	while (trace_source_next(src, &b) > 0)
+	int rc;
+	while ((rc = trace_source_next(src, &b)) > 0)
 		for (size_t i = 0; i < b.n_insns; i++) {
 			const struct trace_insn *in = &b.insns[i];
 			memtrace_insn(t, in->tid, in->pc, in->len, in->flags);
@@ -34,6 +35,11 @@ int main(int argc, char **argv)
 				memtrace_ref(t, b.refs[in->ref0 + k].addr, b.refs[in->ref0 + k].size,
 					     b.refs[in->ref0 + k].kind);
 		}
+	if (rc < 0) {
+		fprintf(stderr, "studies_speed: reading '%s' failed: %s\n", argv[1],
+			trace_source_error(src));
+		return 1;
+	}
 	trace_source_free(src);
 	double refs = (double)(t->n_insns + t->n_refs);
 

@@ -218,14 +218,13 @@ int cachesim_feed(struct cachesim *cs, const struct trace_batch *b)
 			last_tid = in->tid;
 		}
 		struct hierarchy *h = &cs->cores[core];
-		if (!cache_fast_hit(h->ipath, in->pc, in->len, 1))
+		if (!cache_fast_hit(h->ipath, in->pc, in->len, OP_IFETCH))
 			hierarchy_access(cs, core, h->ipath, in->pc, in->len, OP_IFETCH);
 		for (uint32_t k = 0; k < in->nrefs; k++) {
 			const struct trace_ref *r = &b->refs[in->ref0 + k];
 			enum cache_op op = ref_op[r->kind & 3];
-			if (op == OP_READ && cache_fast_hit(h->dpath, r->addr, r->size, 0))
-				continue;
-			hierarchy_access(cs, core, h->dpath, r->addr, r->size, op);
+			if (!cache_fast_hit(h->dpath, r->addr, r->size, op))
+				hierarchy_access(cs, core, h->dpath, r->addr, r->size, op);
 			if (cs->n_cores > 1 && op != OP_READ)
 				coherence_write(cs, core, r->addr, r->size);
 		}

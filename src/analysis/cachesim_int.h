@@ -66,21 +66,32 @@ struct cachesim {
 	int oom;
 };
 
-/* The common case without a call: a read or fetch within one line that is the most recent
- * way of its set (LRU) or way 0. Counts it and returns 1; 0 sends it down the full path. */
-static inline int cache_fast_hit(struct cache *c, uint64_t addr, uint32_t size, int ifetch)
+/* The common case without a call: a fetch, read or (write-back) write within one line that is
+ * the most recent way of its set (LRU) or way 0. Counts it and returns 1; 0 sends it down the
+ * full path. OP is enum cache_op. */
+static inline int cache_fast_hit(struct cache *c, uint64_t addr, uint32_t size, int op)
 {
 	uint64_t l = addr >> c->line_shift;
-	if (((addr + (size ? size : 1) - 1) >> c->line_shift) != l || (!c->set_mask && c->sets != 1))
+	if (!size)
+		size = 1;
+	if (((addr + size - 1) >> c->line_shift) != l || (!c->set_mask && c->sets != 1))
 		return 0;
 	size_t b = (size_t)(l & c->set_mask) * c->assoc;
 	if (c->tags[b] != l || (c->meta && c->meta[b].pin_bytes))
 		return 0;
-	c->st.accesses++;
-	if (ifetch)
+	if (op == OP_WRITE || op == OP_MODIFY) {
+		if (c->cfg->write_through || !c->meta)
+			return 0;
+		uint32_t off = (uint32_t)(addr & ((1ull << c->line_shift) - 1));
+		uint32_t g0 = off >> c->sub_shift, n = ((off + size - 1) >> c->sub_shift) - g0 + 1;
+		c->meta[b].dirty |= (n >= 64 ? ~0ull : (1ull << n) - 1) << g0;
+		c->st.writes++;
+	} else if (op == OP_IFETCH) {
 		c->st.ifetches++;
-	else
+	} else {
 		c->st.reads++;
+	}
+	c->st.accesses++;
 	return 1;
 }
 
