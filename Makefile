@@ -32,7 +32,8 @@ VERSION = 0.1.0
 WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 CPPFLAGS += -Iinclude -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"'
 CFLAGS += -std=gnu11 $(OPTFLAGS) $(WARN) -fPIC -MMD -MP
-LDLIBS += -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lz -lpthread -lm -ldl
+# zlib first: libunicorn exports its own crc32, and the first library named wins at run time
+LDLIBS += -lz -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl
 
 LIB_SRCS := $(shell find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/cli/*' \
               ! -path '*/valgrind/*' ! -path '*/preload/*' | sort)

@@ -18,6 +18,10 @@ struct recon_sb {
 	uint32_t n_ops, n_roots, n_imarks, n_sites;
 	struct log_op *ops;
 	uint64_t *last;		/* per value site: its previous value (values are deltas) */
+	/* one-entry successor cache: the SB that followed this one last time (valid while the
+	 * table's generation is unchanged: a replaced SB is freed) */
+	struct recon_sb *succ;
+	uint64_t succ_key, succ_gen;
 	uint16_t *iflags;	/* per op: TRACE_INSN_* of IMARK ops */
 };
 
@@ -40,6 +44,8 @@ struct recon {
 	struct decode_cache *dc;
 	struct recon_sb **tab;
 	size_t tab_cap, n_sb;
+	uint64_t sb_gen;	/* bumped whenever a superblock record replaces (frees) another */
+	struct recon_sb *prev_sb;	/* the SB run last in the current chunk, NULL at its start */
 	struct recon_image *img;
 	size_t n_img, cap_img;
 	struct recon_thread *th;

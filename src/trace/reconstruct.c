@@ -18,7 +18,7 @@
 #include "trace/log_io.h"
 #include "trace/recon_internal.h"
 
-#define BATCH_INSNS 65536u
+#define BATCH_INSNS 16384u
 #define BATCH_EVENTS 4096u
 
 static int rfail(struct recon *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -122,6 +122,8 @@ static int sb_insert(struct recon *r, struct recon_sb *sb)
 			sb->next = old->next;
 			*pp = sb;
 			free(old);
+			r->sb_gen++;
+			r->prev_sb = NULL;
 			return 0;
 		}
 	}
@@ -234,6 +236,9 @@ static int on_code(struct recon *r, const struct log_record *rec)
 			     (unsigned long long)rec->block_offset);
 	}
 	sb->n_imarks = 0;
+	sb->succ = NULL;
+	sb->succ_key = 0;
+	sb->succ_gen = 0;
 	for (uint32_t i = 0; i < sb->n_ops; i++) {
 		sb->iflags[i] = 0;
 		if (sb->ops[i].kind == LOG_OP_IMARK) {
@@ -256,7 +261,18 @@ static uint64_t site_value(struct recon_sb *sb, uint32_t site, const struct log_
 /* Run one superblock execution of thread T whose exit byte is E. */
 static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 {
-	struct recon_sb *sb = sb_find(r, t->pc);
+	struct recon_sb *prev = r->prev_sb, *sb;
+	if (prev && prev->succ_gen == r->sb_gen && prev->succ_key == t->pc && prev->succ) {
+		sb = prev->succ;
+	} else {
+		sb = sb_find(r, t->pc);
+		if (prev) {
+			prev->succ = sb;
+			prev->succ_key = t->pc;
+			prev->succ_gen = r->sb_gen;
+		}
+	}
+	r->prev_sb = sb;
 	if (!sb)
 		return rfail(r, -EBADMSG, "corrupt log: thread %u enters 0x%llx, which no superblock record "
 			     "describes (chunk in block at byte %llu)", t->tid,
@@ -390,6 +406,7 @@ static int on_data(struct recon *r, const struct log_record *rec)
 	r->last_tid = d.tid;
 	r->cur_time = d.time_ns;
 	r->in_data = 1;
+	r->prev_sb = NULL;
 	r->d_tid = d.tid;
 	r->d_ctl = rec->payload + sizeof(d);
 	r->d_nctl = d.n_ctl;

@@ -1,10 +1,11 @@
 /* trace/source_formats.c - the formats trace_source_open() tries, in order. */
-#include "trace/source_formats.h"
+#include "citcat/citcat.h"
 #include "trace/log_io.h"
+#include "trace/source_formats.h"
 
 const struct trace_source_format trace_source_formats[] = {
-	{ "patchwrx-log", trace_log_probe, trace_log_open_source },
-	/* { "citcat", citcat_probe, citcat_open_source },              (spent citcat) */
+	{ "patchwrx-log", trace_log_probe, trace_log_open_source },	/* spent trace */
+	{ "citcat", citcat_probe, citcat_open_source },			/* spent citcat */
 	{ 0 },
 };
 

@@ -37,3 +37,13 @@ PY
 set -- $res
 check "every signal event names the handler on_usr1" test "${3:-1}" = 0
 check "the handler's first instruction runs once per signal event" test "${2:-0}" = "${1:-x}"
+
+# synchronous faults whose handler siglongjmps away (post-delivery never happens)
+F=$PROGS/trace_fault
+"${E[@]}" "$SPENT" trace -o "$TMP/f.log" -- "$F" > "$TMP/f.out" 2>&1
+jf=$("$SPENT" trace stats --json "$TMP/f.log")
+check "ten caught SIGSEGVs give ten signal events" test "$(jfield "$jf" signals)" = 10
+"${E[@]}" VALGRIND_LIB="$SPENT_BUILD/valgrind/lib" valgrind --tool=cachegrind --cache-sim=no \
+	--cachegrind-out-file="$TMP/cgf.out" "$F" > "$TMP/cgf.stdout" 2> "$TMP/cgf.err"
+irf=$(awk '/^summary:/ { print $2 }' "$TMP/cgf.out")
+check "instruction count with faults equals cachegrind Ir ($irf)" test "$(jfield "$jf" instructions)" = "$irf"

@@ -181,6 +181,8 @@ static VG_REGPARM(0) void sp_stop(void)
 /* What the instrumenter knows about one superblock while it walks it. */
 struct sb_plan {
 	IRSB *out;
+	IRTemp ctl0, val0;	/* ctl_ptr and val_ptr at SB entry (after any flush) */
+	UInt n_vals;		/* values this SB writes before the current point */
 	struct log_op *ops;
 	UInt n_ops, cap;
 	Int *root_of;		/* temp -> root temp */
@@ -215,23 +217,24 @@ static IRTemp emit_load_ptr(IRSB *sb, void *addr)
 	return t;
 }
 
-/* *val_ptr++ = e (an I64 atom) */
-static void emit_val(IRSB *sb, IRExpr *e)
+/* The k-th value of this SB execution goes to val0 + 8k; val_ptr moves once, at the exit. */
+static void emit_val(struct sb_plan *p, IRExpr *e)
 {
-	IRTemp p = emit_load_ptr(sb, &val_ptr);
-	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(p), e));
-	IRTemp q = newIRTemp(sb->tyenv, Ity_I64);
-	addStmtToIRSB(sb, IRStmt_WrTmp(q, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p), IRExpr_Const(IRConst_U64(8)))));
-	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&val_ptr), IRExpr_RdTmp(q)));
+	IRTemp a = newIRTemp(p->out->tyenv, Ity_I64);
+	addStmtToIRSB(p->out, IRStmt_WrTmp(a, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p->val0),
+							   IRExpr_Const(IRConst_U64(8ull * p->n_vals)))));
+	addStmtToIRSB(p->out, IRStmt_Store(Iend_LE, IRExpr_RdTmp(a), e));
+	p->n_vals++;
 }
 
 /* Log E (I64 atom) as a delta from the value this site logged last; sets LOG_OPF_RAW on OP
  * when the site table is full. */
-static void emit_site_val(IRSB *sb, IRExpr *e, struct log_op *op)
+static void emit_site_val(struct sb_plan *p, IRExpr *e, struct log_op *op)
 {
+	IRSB *sb = p->out;
 	if (next_site >= SITE_N) {
 		op->flags |= LOG_OPF_RAW;
-		emit_val(sb, e);
+		emit_val(p, e);
 		return;
 	}
 	HWord slot = (HWord)&site_last[next_site++];
@@ -239,7 +242,7 @@ static void emit_site_val(IRSB *sb, IRExpr *e, struct log_op *op)
 	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord(slot), e));
 	IRTemp d = newIRTemp(sb->tyenv, Ity_I64);
 	addStmtToIRSB(sb, IRStmt_WrTmp(d, IRExpr_Binop(Iop_Sub64, e, IRExpr_RdTmp(prev))));
-	emit_val(sb, IRExpr_RdTmp(d));
+	emit_val(p, IRExpr_RdTmp(d));
 }
 
 static IRExpr *widen_guard(IRSB *sb, IRExpr *guard)
@@ -249,15 +252,24 @@ static IRExpr *widen_guard(IRSB *sb, IRExpr *guard)
 	return IRExpr_RdTmp(g);
 }
 
-/* *ctl_ptr = idx; ctl_ptr += guard ? 1 : 0 (GUARD NULL: always) */
-static void emit_ctl(IRSB *sb, UInt idx, IRExpr *guard)
+/* Exit IDX: its number goes to ctl0 (every exit writes the same byte, the one taken wins);
+ * when GUARD holds (NULL: always) ctl_ptr and val_ptr move past this execution's bytes. */
+static void emit_ctl(struct sb_plan *p, UInt idx, IRExpr *guard)
 {
-	IRTemp p = emit_load_ptr(sb, &ctl_ptr);
-	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(p), IRExpr_Const(IRConst_U8((UChar)idx))));
-	IRExpr *inc = guard ? widen_guard(sb, guard) : IRExpr_Const(IRConst_U64(1));
-	IRTemp q = newIRTemp(sb->tyenv, Ity_I64);
-	addStmtToIRSB(sb, IRStmt_WrTmp(q, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p), inc)));
-	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&ctl_ptr), IRExpr_RdTmp(q)));
+	IRSB *sb = p->out;
+	addStmtToIRSB(sb, IRStmt_Store(Iend_LE, IRExpr_RdTmp(p->ctl0), IRExpr_Const(IRConst_U8((UChar)idx))));
+	IRTemp c1 = newIRTemp(sb->tyenv, Ity_I64), v1 = newIRTemp(sb->tyenv, Ity_I64);
+	addStmtToIRSB(sb, IRStmt_WrTmp(c1, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p->ctl0), IRExpr_Const(IRConst_U64(1)))));
+	addStmtToIRSB(sb, IRStmt_WrTmp(v1, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p->val0),
+							IRExpr_Const(IRConst_U64(8ull * p->n_vals)))));
+	IRExpr *ca = mkIRExpr_HWord((HWord)&ctl_ptr), *va = mkIRExpr_HWord((HWord)&val_ptr);
+	if (guard) {
+		addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, ca, IRExpr_RdTmp(c1), guard));
+		addStmtToIRSB(sb, IRStmt_StoreG(Iend_LE, va, IRExpr_RdTmp(v1), guard));
+	} else {
+		addStmtToIRSB(sb, IRStmt_Store(Iend_LE, ca, IRExpr_RdTmp(c1)));
+		addStmtToIRSB(sb, IRStmt_Store(Iend_LE, va, IRExpr_RdTmp(v1)));
+	}
 }
 
 /* One data reference (lackey's Dr/Dw event) at address atom ADDR. */
@@ -283,8 +295,8 @@ static void plan_access(struct sb_plan *p, Bool write, IRExpr *addr, Int size, I
 		/* a guarded access logs its guard and its own full address */
 		op->flags |= LOG_OPF_GUARDED | LOG_OPF_FIRST;
 		op->arg = p->n_roots++;
-		emit_val(p->out, widen_guard(p->out, guard));
-		emit_site_val(p->out, addr, op);
+		emit_val(p, widen_guard(p->out, guard));
+		emit_site_val(p, addr, op);
 	} else {
 		IRTemp t = addr->Iex.RdTmp.tmp;
 		Int r = p->root_of[t];
@@ -292,7 +304,7 @@ static void plan_access(struct sb_plan *p, Bool write, IRExpr *addr, Int size, I
 		if (p->slot_of[r] < 0) {
 			p->slot_of[r] = (Int)p->n_roots++;
 			op->flags |= LOG_OPF_FIRST;
-			emit_site_val(p->out, IRExpr_RdTmp(r), op);
+			emit_site_val(p, IRExpr_RdTmp(r), op);
 		}
 		op->arg = (UInt)p->slot_of[r];
 	}
@@ -386,7 +398,7 @@ static void plan_stmt(struct sb_plan *p, IRTypeEnv *tyenv, IRStmt *st)
 		struct log_op *op = plan_op(p, LOG_OP_EXIT);
 		op->arg = p->n_exits;
 		op->val = st->Ist.Exit.dst->Ico.U64;
-		emit_ctl(p->out, p->n_exits, st->Ist.Exit.guard);
+		emit_ctl(p, p->n_exits, st->Ist.Exit.guard);
 		p->n_exits++;
 		p->ev_used = 0;	/* lackey flushes its events before every exit */
 		p->last_access = -1;
@@ -421,8 +433,11 @@ static void sb_bounds(IRSB *sb, UInt *vals, UInt *min_insns)
 }
 
 /* Flush when fewer than the SB's worst case remains; count instructions for --max. */
-static void emit_entry_checks(IRSB *out, UInt need_vals, UInt min_insns)
+static void emit_max_check(IRSB *out, UInt min_insns);
+
+static void emit_entry_checks(struct sb_plan *p, UInt need_vals, UInt min_insns)
 {
+	IRSB *out = p->out;
 	IRTemp c = emit_load_ptr(out, &ctl_ptr);
 	IRTemp v = emit_load_ptr(out, &val_ptr);
 	IRTemp g1 = newIRTemp(out->tyenv, Ity_I1), g2 = newIRTemp(out->tyenv, Ity_I1);
@@ -435,8 +450,15 @@ static void emit_entry_checks(IRSB *out, UInt need_vals, UInt min_insns)
 	IRDirty *di = unsafeIRDirty_0_N(0, "sp_flush", VG_(fnptr_to_fnentry)(sp_flush), mkIRExprVec_0());
 	di->guard = IRExpr_RdTmp(g);
 	addStmtToIRSB(out, IRStmt_Dirty(di));
-	if (clo_max <= 0)
-		return;
+	if (clo_max > 0)
+		emit_max_check(out, min_insns);
+	p->ctl0 = emit_load_ptr(out, &ctl_ptr);
+	p->val0 = emit_load_ptr(out, &val_ptr);
+}
+
+static void emit_max_check(IRSB *out, UInt min_insns)
+{
+	IRDirty *di;
 	IRTemp n = emit_load_ptr(out, &insn_lower_bound);
 	IRTemp n2 = newIRTemp(out->tyenv, Ity_I64), gm = newIRTemp(out->tyenv, Ity_I1);
 	addStmtToIRSB(out, IRStmt_WrTmp(n2, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(n), IRExpr_Const(IRConst_U64(min_insns)))));
@@ -501,7 +523,7 @@ static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 	UInt need_vals, min_insns;
 	sb_bounds(in, &need_vals, &min_insns);
 	tl_assert(need_vals < VAL_N / 2);
-	emit_entry_checks(out, need_vals, min_insns);
+	emit_entry_checks(&p, need_vals, min_insns);
 	for (; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
 		if (!st || st->tag == Ist_NoOp)
@@ -511,13 +533,13 @@ static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 	}
 	struct log_op *end = plan_op(&p, LOG_OP_END);
 	end->arg = p.n_exits;
-	emit_ctl(out, p.n_exits, NULL);
 	if (in->next->tag == Iex_Const) {
 		end->val = in->next->Iex.Const.con->Ico.U64;
 	} else {
 		end->flags |= LOG_OPF_INDIRECT;
-		emit_site_val(out, in->next, end);
+		emit_site_val(&p, in->next, end);
 	}
+	emit_ctl(&p, p.n_exits, NULL);
 	tl_assert(p.n_exits < 255);
 	emit_code_record(closure->nraddr, &p);
 	VG_(free)(p.ops);

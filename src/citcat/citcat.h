@@ -1,0 +1,65 @@
+/* citcat/citcat.h - the CITCAT library API: record a program's external inputs natively
+ * (ptrace + seccomp), replay them in an instruction-level simulator (Unicorn), and expose the
+ * replay as a trace-stream source. */
+#ifndef SPENT_CITCAT_CITCAT_H
+#define SPENT_CITCAT_CITCAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "spent/trace.h"
+
+struct citcat_record_opts {
+	const char *out_dir;		/* the recording directory to create (replaces an old one) */
+	char *const *argv;		/* the command, argv[0] looked up in PATH */
+};
+
+struct citcat_record_result {
+	int wait_status;		/* as waitpid() reports it */
+	uint64_t syscalls;
+	uint64_t rdtsc, cpuid;
+	uint64_t bytes;			/* size of the recording */
+	uint64_t unknown_syscalls;	/* calls whose memory outputs the recorder does not know */
+	long first_unknown_nr;
+};
+
+/* Run OPTS->argv under the recorder into OPTS->out_dir. 0 when the recording is complete
+ * (whatever the program's exit status), -errno otherwise with a message in ERR. */
+int citcat_record(const struct citcat_record_opts *opts, struct citcat_record_result *res,
+		  char *err, size_t errlen);
+
+struct citcat_replay;
+
+struct citcat_summary {
+	uint64_t instructions;
+	uint64_t syscalls;
+	uint64_t events;		/* recorded events consumed (syscalls, rdtsc, cpuid) */
+	int exit_status;		/* replayed wait status, -1 when the replay did not finish */
+	int recorded_status;
+	uint64_t out_bytes;		/* bytes the replayed program wrote */
+	int verified;			/* output bytes and exit status equal the real run's */
+	uint64_t recording_bytes;
+};
+
+/* Open the recording at DIR (checks every referenced file first) and build the simulator.
+ * 0 or -errno with a message in ERR; the caller frees *OUT with citcat_replay_free. */
+int citcat_replay_new(const char *dir, struct citcat_replay **out, char *err, size_t errlen);
+void citcat_replay_free(struct citcat_replay *rp);
+/* Replay to the end at full speed (no per-instruction hooks). 0 when the replay reached the
+ * recorded exit, -errno on divergence, truncation or a simulator fault (message in ERR).
+ * SUM is filled either way. */
+int citcat_replay_run(struct citcat_replay *rp, struct citcat_summary *sum, char *err, size_t errlen);
+/* Copy the bytes the replayed program writes to its stdout (fd 1) into F (not owned). */
+void citcat_replay_set_stdout(struct citcat_replay *rp, FILE *f);
+/* The summary so far (after run or after a source reached its end). */
+void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary *sum);
+
+/* trace-stream source over a recording: 1 when PATH is a recording (magic), 0 if not. */
+int citcat_probe(const char *path);
+int citcat_open_source(const char *path, struct trace_source **out, char *err, size_t errlen);
+/* Same, keeping a pointer to the replay for its summary (owned by the source). */
+int citcat_source_new(const char *dir, int want_refs, struct trace_source **out,
+		      struct citcat_replay **rp, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,648 @@
+/* citcat/record.c - the CITCAT recorder: runs a command natively under ptrace with a seccomp
+ * filter (every syscall stops it once at entry and once at exit), CPUID faulting and
+ * PR_TSC_SIGSEGV (cpuid/rdtsc/rdtscp trap and are answered here), the vDSO hidden from the
+ * auxiliary vector (time calls become syscalls), and writes the recording directory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <unicorn/unicorn.h>
+#include <x86intrin.h>
+
+#include "citcat/citcat.h"
+#include "citcat/record_int.h"
+
+#define ARCH_SET_CPUID 0x1012
+#define AT_SYSINFO_EHDR_ 33
+#define AT_IGNORE_ 1
+#define CLONE_THREAD_ 0x00010000ULL
+
+struct loop_state {
+	int in_sc;		/* between a syscall's entry and exit stops */
+	int restart;		/* the last syscall was interrupted and will be restarted */
+	uint64_t restart_nr, restart_args[6];
+	uint64_t pending;	/* caught signals held back until a syscall boundary (bit sig-1) */
+	int delivering;		/* the signal sent (tgkill) to deliver at this boundary */
+	struct user_regs_struct at_exit;	/* registers at the last syscall-exit stop */
+	int exit_valid;
+	int sc_flags;
+	uint64_t nr, args[6];
+	int done;
+	int status;
+};
+
+static int fail(struct cc_tracer *tr, int err, const char *msg)
+{
+	snprintf(tr->err, tr->errlen, "%s", msg);
+	return err;
+}
+
+/* ---- cpuid: the answers of the simulator's own CPU, minus what it cannot execute ---- */
+
+static int cpuid_engine(struct cc_tracer *tr)
+{
+	uc_engine *uc;
+	static const uint8_t code[] = { 0x0f, 0xa2 };
+	if (uc_open(UC_ARCH_X86, UC_MODE_64, &uc) != UC_ERR_OK)
+		return -ENOMEM;
+	if (uc_mem_map(uc, 0x1000, 0x1000, UC_PROT_ALL) || uc_mem_write(uc, 0x1000, code, 2)) {
+		uc_close(uc);
+		return -ENOMEM;
+	}
+	tr->cpuid_uc = uc;
+	return 0;
+}
+
+static void cpuid_answer(struct cc_tracer *tr, uint32_t leaf, uint32_t sub, uint64_t out[4])
+{
+	uc_engine *uc = tr->cpuid_uc;
+	uint64_t a = leaf, c = sub, zero = 0;
+	uc_reg_write(uc, UC_X86_REG_RAX, &a);
+	uc_reg_write(uc, UC_X86_REG_RCX, &c);
+	uc_reg_write(uc, UC_X86_REG_RBX, &zero);
+	uc_reg_write(uc, UC_X86_REG_RDX, &zero);
+	uc_emu_start(uc, 0x1000, 0x1002, 0, 0);
+	uc_reg_read(uc, UC_X86_REG_RAX, &out[0]);
+	uc_reg_read(uc, UC_X86_REG_RBX, &out[1]);
+	uc_reg_read(uc, UC_X86_REG_RCX, &out[2]);
+	uc_reg_read(uc, UC_X86_REG_RDX, &out[3]);
+	for (int i = 0; i < 4; i++)
+		out[i] &= 0xffffffffULL;
+	if (leaf == 1) {	/* FMA, XSAVE, OSXSAVE, AVX, F16C, RDRAND */
+		out[2] &= ~((1ULL << 12) | (1ULL << 26) | (1ULL << 27) | (1ULL << 28) |
+			    (1ULL << 29) | (1ULL << 30));
+		/* FPU, TSC and MMX: executed by the simulator but not reported by its model;
+		 * libc's baseline ISA check needs them */
+		out[3] |= (1ULL << 0) | (1ULL << 4) | (1ULL << 23);
+	}
+	if (leaf == 7 && sub == 0) {	/* AVX2, AVX-512*, RDSEED; AVX-512 ecx/edx bits */
+		out[1] &= ~((1ULL << 5) | (1ULL << 16) | (1ULL << 17) | (1ULL << 18) | (1ULL << 21) |
+			    (1ULL << 26) | (1ULL << 27) | (1ULL << 28) | (1ULL << 30) | (1ULL << 31));
+		out[2] &= ~((1ULL << 1) | (1ULL << 6) | (1ULL << 11) | (1ULL << 12) | (1ULL << 14));
+		out[3] = 0;
+	}
+	if (leaf == 0xd)	/* no XSAVE state components */
+		out[0] = out[1] = out[2] = out[3] = 0;
+}
+
+/* ---- traps: rdtsc / rdtscp / cpuid faulting arrive as SIGSEGV; answer and skip ---- */
+
+/* 1 when the SIGSEGV at REGS was a trapped instruction (answered), 0 when a real signal. */
+static int emulate_trap(struct cc_tracer *tr, pid_t pid, struct user_regs_struct *regs, int record)
+{
+	uint8_t insn[3] = { 0 };
+	struct binbuf *b = &tr->w.payload;
+	int err = 0;
+	errno = 0;
+	long word = ptrace(PTRACE_PEEKTEXT, pid, (void *)regs->rip, NULL);
+	if (errno)
+		return 0;
+	memcpy(insn, &word, 3);
+	if (insn[0] != 0x0f)
+		return 0;
+	if (insn[1] == 0x31 || (insn[1] == 0x01 && insn[2] == 0xf9)) {
+		unsigned aux = 0;
+		int p = insn[1] == 0x01;
+		uint64_t v = p ? __rdtscp(&aux) : __rdtsc();
+		regs->rax = v & 0xffffffffULL;
+		regs->rdx = v >> 32;
+		if (p)
+			regs->rcx = aux;
+		if (record) {
+			err = binbuf_put_uvarint(b, regs->rip);
+			err = err ? err : binbuf_put_uvarint(b, p ? CC_TSC_RDTSCP : CC_TSC_RDTSC);
+			err = err ? err : binbuf_put_uvarint(b, v);
+			err = err ? err : binbuf_put_uvarint(b, aux);
+			err = err ? err : cc_writer_emit(&tr->w, CC_REC_RDTSC);
+			tr->rdtsc++;
+		}
+		regs->rip += p ? 3 : 2;
+	} else if (insn[1] == 0xa2) {
+		uint64_t o[4];
+		uint32_t leaf = (uint32_t)regs->rax, sub = (uint32_t)regs->rcx;
+		cpuid_answer(tr, leaf, sub, o);
+		if (record) {
+			uint64_t v[7] = { regs->rip, leaf, sub, o[0], o[1], o[2], o[3] };
+			for (int i = 0; i < 7 && !err; i++)
+				err = binbuf_put_uvarint(b, v[i]);
+			err = err ? err : cc_writer_emit(&tr->w, CC_REC_CPUID);
+			tr->cpuid++;
+		}
+		regs->rax = o[0], regs->rbx = o[1], regs->rcx = o[2], regs->rdx = o[3];
+		regs->rip += 2;
+	} else {
+		return 0;
+	}
+	if (ptrace(PTRACE_SETREGS, pid, NULL, regs) != 0)
+		return -errno;
+	return err ? err : 1;
+}
+
+/* ---- the exec stop: cpuid faulting, vDSO hidden, initial image ---- */
+
+/* Run one syscall in the stopped tracee at its current pc; the result in *RET. */
+static int inject_syscall(struct cc_tracer *tr, const struct user_regs_struct *at, uint64_t nr,
+			  uint64_t a0, uint64_t a1, int64_t *ret)
+{
+	pid_t pid = tr->pid;
+	struct user_regs_struct r = *at;
+	errno = 0;
+	long word = ptrace(PTRACE_PEEKTEXT, pid, (void *)at->rip, NULL);
+	if (errno)
+		return -errno;
+	long patched = (long)(((unsigned long)word & ~0xffffUL) | 0x050fUL);
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)at->rip, (void *)patched))
+		return -errno;
+	r.rax = nr, r.orig_rax = nr, r.rdi = a0, r.rsi = a1;
+	int err = ptrace(PTRACE_SETREGS, pid, NULL, &r) ? -errno : 0;
+	for (int guard = 0; !err && guard < 8; guard++) {
+		int st;
+		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) || waitpid(pid, &st, __WALL) != pid) {
+			err = -errno;
+			break;
+		}
+		if (!WIFSTOPPED(st)) {
+			err = -ESRCH;
+			break;
+		}
+		if (WSTOPSIG(st) == SIGTRAP && (st >> 16) == 0)
+			break;	/* stepped past the syscall */
+	}
+	if (!err && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0)
+		*ret = (int64_t)r.rax;
+	ptrace(PTRACE_POKETEXT, pid, (void *)at->rip, (void *)word);
+	if (ptrace(PTRACE_SETREGS, pid, NULL, at) && !err)
+		err = -errno;
+	return err;
+}
+
+/* Turn AT_SYSINFO_EHDR into AT_IGNORE so libc finds no vDSO and makes real time syscalls. */
+static int hide_vdso(struct cc_tracer *tr, uint64_t sp)
+{
+	uint64_t v, p = sp + 8;
+	int err = cc_mem_read(tr, sp, &v, 8);
+	if (err)
+		return err;
+	p += (v + 1) * 8;	/* argv and its NULL */
+	for (int i = 0; i < 1 << 16; i++, p += 8) {	/* envp */
+		if ((err = cc_mem_read(tr, p, &v, 8)))
+			return err;
+		if (!v)
+			break;
+	}
+	for (p += 8; ; p += 16) {
+		uint64_t av[2];
+		if ((err = cc_mem_read(tr, p, av, 16)))
+			return err;
+		if (av[0] == 0)
+			return 0;
+		if (av[0] == AT_SYSINFO_EHDR_) {
+			av[0] = AT_IGNORE_;
+			return cc_mem_write(tr, p, av, 8);
+		}
+	}
+}
+
+static int exec_setup(struct cc_tracer *tr, char *const *argv)
+{
+	char path[64];
+	int st;
+	struct user_regs_struct regs;
+	int64_t ret = 0;
+	/* run to execve's exit so the registers are those of the first user instruction */
+	if (ptrace(PTRACE_SYSCALL, tr->pid, NULL, NULL) || waitpid(tr->pid, &st, __WALL) != tr->pid)
+		return fail(tr, -errno, "cannot follow the program past execve");
+	if (!WIFSTOPPED(st) || ptrace(PTRACE_GETREGS, tr->pid, NULL, &regs))
+		return fail(tr, -ESRCH, "the program died at execve");
+	snprintf(path, sizeof(path), "/proc/%d/mem", tr->pid);
+	tr->memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (tr->memfd < 0)
+		return fail(tr, -errno, "cannot open the program's memory (/proc/PID/mem)");
+	int err = inject_syscall(tr, &regs, SYS_arch_prctl, ARCH_SET_CPUID, 0, &ret);
+	if (err || ret != 0)
+		return fail(tr, err ? err : (int)ret, "cannot enable cpuid faulting "
+			    "(arch_prctl ARCH_SET_CPUID): this cpu or hypervisor lacks it");
+	err = hide_vdso(tr, regs.rsp);
+	if (err)
+		return fail(tr, err, "cannot rewrite the auxiliary vector to hide the vdso");
+	err = cc_capture_initial(tr, &regs, argv);
+	if (err)
+		return fail(tr, err, "cannot capture the initial memory image");
+	return 0;
+}
+
+/* ---- the stop loop ---- */
+
+static int emit_exit(struct cc_tracer *tr, int status);
+
+static int emit_signal(struct cc_tracer *tr, int sig, uint64_t pc)
+{
+	int err = binbuf_put_uvarint(&tr->w.payload, (uint64_t)sig);
+	err = err ? err : binbuf_put_uvarint(&tr->w.payload, pc);
+	return err ? err : cc_writer_emit(&tr->w, CC_REC_SIGNAL);
+}
+
+/* 1 when SIG would do nothing to the process (ignored, or default-ignore and not caught);
+ * *CAUGHT: a handler is installed, *BLOCKED: it is in the signal mask. */
+static int signal_state(pid_t pid, int sig, int *caught, int *blocked)
+{
+	char path[64], line[256];
+	unsigned long long ign = 0, cgt = 0, blk = 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "SigIgn: %llx", &ign);
+		sscanf(line, "SigCgt: %llx", &cgt);
+		sscanf(line, "SigBlk: %llx", &blk);
+	}
+	fclose(f);
+	unsigned long long bit = 1ULL << (sig - 1);
+	*caught = !!(cgt & bit);
+	*blocked = !!(blk & bit);
+	if (ign & bit)
+		return 1;
+	int dfl_ign = sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT;
+	return dfl_ign && !(cgt & bit);
+}
+
+/* At a signal-delivery stop with no instruction run since the last syscall returned: let the
+ * kernel build the handler frame (single-step with the signal stops at the handler's first
+ * instruction) and record the handler entry: SIGNAL, then REGS and the frame's bytes. */
+static int deliver_now(struct cc_tracer *tr, struct loop_state *ls, int sig)
+{
+	struct user_regs_struct r;
+	int st;
+	pid_t pid = tr->pid;
+	uint64_t old_sp = ls->at_exit.rsp;
+	ls->pending &= ~(1ULL << (sig - 1));
+	ls->delivering = 0;
+	if (ptrace(PTRACE_SINGLESTEP, pid, NULL, (void *)(long)sig) || waitpid(pid, &st, __WALL) != pid)
+		return fail(tr, -errno, "lost the program while delivering a signal");
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		ls->done = 1;
+		ls->status = st;
+		return emit_exit(tr, st);
+	}
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
+		return -errno;
+	uint64_t lo = r.rsp, hi = old_sp > lo && old_sp - lo <= (64u << 10) ? old_sp : lo + (16u << 10);
+	int err = emit_signal(tr, sig, r.rip);
+	err = err ? err : cc_emit_regs(tr, &r);
+	err = err ? err : cc_emit_mem(tr, lo, hi - lo, 0);
+	ls->exit_valid = 0;
+	return err ? err : (ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0);
+}
+
+static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct user_regs_struct *r)
+{
+	uint64_t a[6] = { r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9 };
+	ls->nr = r->orig_rax;
+	memcpy(ls->args, a, sizeof(a));
+	ls->sc_flags = 0;
+	if (!ls->restart || ls->nr != SYS_restart_syscall)	/* rip is past the syscall insn */
+		tr->state_hash = cc_state_hash(r->rip - 2, r->rsp, r->rbp, r->rbx, r->r12, r->r13,
+					       r->r14, r->r15);
+	if (ls->restart && ls->nr == SYS_restart_syscall) {
+		/* the program executed one syscall; the kernel restarts it behind its back */
+		ls->nr = ls->restart_nr;
+		memcpy(ls->args, ls->restart_args, sizeof(ls->args));
+	}
+	ls->restart = 0;
+	if (ls->nr == SYS_exit || ls->nr == SYS_exit_group) {
+		int err = cc_syscall_record(tr, ls->nr, a, 0, 0);
+		return err ? err : (ptrace(PTRACE_CONT, tr->pid, NULL, NULL) ? -errno : 0);
+	}
+	uint64_t cflags = a[0];
+	if (ls->nr == SYS_clone3 && cc_mem_read(tr, a[0], &cflags, 8))
+		cflags = 0;
+	if ((ls->nr == SYS_clone || ls->nr == SYS_clone3) && (cflags & CLONE_THREAD_))
+		return fail(tr, -ENOTSUP, "the program creates a thread: citcat records "
+			    "single-threaded programs only; use 'spent trace' for threaded ones");
+	if (ls->nr == SYS_execve || ls->nr == SYS_execveat)
+		return fail(tr, -ENOTSUP, "the program calls execve: a citcat recording covers one "
+			    "program image; record the new program directly");
+	if (ls->nr == SYS_rseq) {
+		/* refuse rseq: the kernel would write the cpu number behind the replay's back */
+		r->orig_rax = (unsigned long long)-1;
+		r->rax = (unsigned long long)-ENOSYS;
+		if (ptrace(PTRACE_SETREGS, tr->pid, NULL, r))
+			return -errno;
+		ls->sc_flags = CC_SC_SKIPPED;
+	}
+	ls->in_sc = 1;
+	return ptrace(PTRACE_SYSCALL, tr->pid, NULL, NULL) ? -errno : 0;
+}
+
+/* A stop of the recorded process; resumes it. */
+static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
+{
+	struct user_regs_struct r;
+	int sig = WSTOPSIG(st), ev = st >> 16, err;
+	pid_t pid = tr->pid;
+	if (ev == PTRACE_EVENT_SECCOMP) {
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
+			return -errno;
+		ls->exit_valid = 0;
+		return on_syscall_entry(tr, ls, &r);
+	}
+	if (sig == (SIGTRAP | 0x80) && ls->in_sc) {
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
+			return -errno;
+		ls->in_sc = 0;
+		int64_t ret = (int64_t)r.rax;
+		if (ret <= -512 && ret >= -516) {
+			/* -ERESTART*: interrupted by a signal stop; the program never sees this
+			 * value: the call is restarted (recorded then) or fails with EINTR after a
+			 * handler (a SIGNAL event, where replay stops) */
+			ls->restart = 1;
+			ls->restart_nr = ls->nr;
+			memcpy(ls->restart_args, ls->args, sizeof(ls->args));
+			return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
+		}
+		err = cc_syscall_record(tr, ls->nr, ls->args, ret, ls->sc_flags);
+		if (!err && ls->nr == SYS_rt_sigreturn)
+			err = cc_emit_regs(tr, &r);	/* the registers the kernel restored */
+		if (err)
+			return err;
+		ls->at_exit = r;
+		ls->exit_valid = 1;
+		for (int s = 1; s < 64 && ls->pending && !ls->delivering; s++) {
+			int caught = 0, blocked = 0;
+			if (!(ls->pending & (1ULL << (s - 1))))
+				continue;
+			signal_state(pid, s, &caught, &blocked);
+			if (!blocked) {	/* raise it again: delivered before any instruction runs */
+				ls->delivering = s;
+				syscall(SYS_tgkill, pid, pid, s);
+			}
+		}
+		return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
+	}
+	int req = ls->in_sc ? PTRACE_SYSCALL : PTRACE_CONT;
+	if (ev || sig == SIGTRAP || (sig | 0x80) == (SIGTRAP | 0x80))
+		return ptrace(req, pid, NULL, NULL) ? -errno : 0;
+	siginfo_t si;
+	if (ptrace(PTRACE_GETSIGINFO, pid, NULL, &si) != 0)	/* group-stop */
+		return ptrace(PTRACE_LISTEN, pid, NULL, NULL) ? -errno : 0;
+	if (sig == SIGSEGV && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0) {
+		err = emulate_trap(tr, pid, &r, 1);
+		if (err < 0)
+			return err;
+		if (err > 0)
+			return ptrace(req, pid, NULL, NULL) ? -errno : 0;
+	}
+	if (ls->delivering == sig)
+		return deliver_now(tr, ls, sig);
+	int caught = 0, blocked = 0;
+	if (signal_state(pid, sig, &caught, &blocked))
+		return ptrace(req, pid, NULL, (void *)(long)sig) ? -errno : 0;
+	if (caught && !blocked && sig < SIGRTMIN && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0) {
+		/* held back (a standard signal already held merges, as the kernel's would) */
+		ls->pending |= 1ULL << (sig - 1);
+		/* no instruction ran since the last syscall returned: this is a boundary */
+		if (ls->exit_valid && !memcmp(&r, &ls->at_exit, sizeof(r)))
+			return deliver_now(tr, ls, sig);
+		return ptrace(req, pid, NULL, NULL) ? -errno : 0;
+	}
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 && (err = emit_signal(tr, sig, r.rip)))
+		return err;
+	return ptrace(req, pid, NULL, (void *)(long)sig) ? -errno : 0;
+}
+
+/* A stop of an unrecorded child (fork): answer its traps, let everything else through. */
+static void on_child_stop(struct cc_tracer *tr, pid_t pid, int st)
+{
+	int sig = WSTOPSIG(st);
+	struct user_regs_struct r;
+	if ((st >> 16) || sig == SIGTRAP || sig == (SIGTRAP | 0x80) || sig == SIGSTOP) {
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+		return;
+	}
+	if (sig == SIGSEGV && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 &&
+	    emulate_trap(tr, pid, &r, 0) > 0) {
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+		return;
+	}
+	ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig);
+}
+
+static int emit_exit(struct cc_tracer *tr, int status)
+{
+	struct binbuf *b = &tr->w.payload;
+	int err = binbuf_put_svarint(b, status);
+	err = err ? err : binbuf_put_uvarint(b, tr->syscalls);
+	err = err ? err : binbuf_put_uvarint(b, tr->out_bytes);
+	err = err ? err : binbuf_put_le64(b, tr->out_hash);
+	return err ? err : cc_writer_emit(&tr->w, CC_REC_EXIT);
+}
+
+static int trace_loop(struct cc_tracer *tr, struct loop_state *ls)
+{
+	int err = 0;
+	while (!ls->done) {
+		int st;
+		pid_t pid = waitpid(-1, &st, __WALL);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(tr, -errno, "lost the program (waitpid failed)");
+		}
+		if (pid != tr->pid) {
+			if (WIFSTOPPED(st))
+				on_child_stop(tr, pid, st);
+			continue;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			ls->done = 1;
+			ls->status = st;
+			err = emit_exit(tr, st);
+			break;
+		}
+		err = on_main_stop(tr, ls, st);
+		if (err) {
+			if (!tr->err[0])
+				snprintf(tr->err, tr->errlen, "recording failed: %s", strerror(-err));
+			break;
+		}
+	}
+	return err;
+}
+
+/* ---- starting the program ---- */
+
+static void child_exec(char *const *argv, int errpipe)
+{
+	struct sock_filter filter[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE) };
+	struct sock_fprog prog = { .len = 1, .filter = filter };
+	int e;
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) || raise(SIGSTOP) ||
+	    prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
+		e = errno;
+	} else {
+		execvp(argv[0], argv);
+		e = errno;
+	}
+	if (write(errpipe, &e, sizeof(e)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+/* Fork the program stopped before its execve; 0 with tr->pid set, or -errno. */
+static int start_program(struct cc_tracer *tr, char *const *argv)
+{
+	int p[2], st, e = 0;
+	if (pipe2(p, O_CLOEXEC))
+		return fail(tr, -errno, "cannot create a pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		return fail(tr, -errno, "cannot fork");
+	if (pid == 0)
+		child_exec(argv, p[1]);
+	close(p[1]);
+	tr->pid = pid;
+	if (waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st)) {
+		close(p[0]);
+		return fail(tr, -ECHILD, "the program did not start");
+	}
+	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD |
+		    PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
+	ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)opts);
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
+	for (;;) {	/* until the exec event; syscalls before it are the launcher's */
+		if (waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st))
+			break;
+		if ((st >> 16) == PTRACE_EVENT_EXEC) {
+			close(p[0]);
+			return 0;
+		}
+		ptrace(PTRACE_CONT, pid, NULL, NULL);
+	}
+	if (read(p[0], &e, sizeof(e)) != sizeof(e))
+		e = ECHILD;
+	close(p[0]);
+	snprintf(tr->err, tr->errlen, "cannot run '%s': %s", argv[0], strerror(e));
+	return -e;
+}
+
+/* ---- the recording directory ---- */
+
+/* Replace OUT by the finished TMP directory; an existing OUT must be a recording. */
+static int publish_dir(struct cc_tracer *tr, const char *tmp, const char *out)
+{
+	char old[CC_MAX_PATH + 32];
+	struct stat st;
+	if (stat(out, &st) == 0) {
+		snprintf(old, sizeof(old), "%s/%s", out, CC_FILE_NAME);
+		if (!S_ISDIR(st.st_mode) || citcat_probe(out) != 1)
+			return fail(tr, -EEXIST, "output exists and is not a citcat recording: "
+				    "choose another -o");
+		if (unlink(old) || rmdir(out))
+			return fail(tr, -errno, "cannot replace the old recording (is it a directory "
+				    "with other files?)");
+	}
+	if (rename(tmp, out))
+		return fail(tr, -errno, "cannot rename the recording into place");
+	return 0;
+}
+
+static void remove_tmp(const char *tmp)
+{
+	char f[CC_MAX_PATH + 32];
+	snprintf(f, sizeof(f), "%s/%s", tmp, CC_FILE_NAME);
+	unlink(f);
+	rmdir(tmp);
+}
+
+static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o, int fd,
+		       struct loop_state *ls)
+{
+	int err = cc_writer_init(&tr->w, fd);
+	err = err ? err : cpuid_engine(tr);
+	if (err)
+		return fail(tr, err, "out of memory");
+	err = start_program(tr, o->argv);
+	if (err)
+		return err;
+	err = exec_setup(tr, o->argv);
+	if (!err && ptrace(PTRACE_CONT, tr->pid, NULL, NULL))
+		err = fail(tr, -errno, "cannot resume the program");
+	if (!err)
+		err = trace_loop(tr, ls);
+	if (!err && cc_writer_flush(&tr->w))
+		err = fail(tr, tr->w.err, "cannot write the recording");
+	if (!err && fsync(fd))
+		err = fail(tr, -errno, "cannot write the recording");
+	return err;
+}
+
+int citcat_record(const struct citcat_record_opts *o, struct citcat_record_result *res,
+		  char *errbuf, size_t errlen)
+{
+	struct cc_tracer tr;
+	struct loop_state ls;
+	char tmp[CC_MAX_PATH], file[CC_MAX_PATH + 32];
+	int fd = -1, err;
+	memset(&tr, 0, sizeof(tr));
+	memset(&ls, 0, sizeof(ls));
+	memset(res, 0, sizeof(*res));
+	tr.memfd = -1;
+	tr.err = errbuf;
+	tr.errlen = errlen;
+	tr.out_hash = BINIO_FNV64_INIT;
+	errbuf[0] = 0;
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", o->out_dir, (int)getpid());
+	snprintf(file, sizeof(file), "%s/%s", tmp, CC_FILE_NAME);
+	if (mkdir(tmp, 0700)) {
+		err = fail(&tr, -errno, "cannot create the recording directory");
+		goto out;
+	}
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = fail(&tr, -errno, "cannot create the recording file");
+		goto out;
+	}
+	err = record_into(&tr, o, fd, &ls);
+	if (!err)
+		err = publish_dir(&tr, tmp, o->out_dir);
+out:
+	if (err && tr.pid > 0 && !ls.done) {
+		kill(tr.pid, SIGKILL);
+		while (waitpid(-1, NULL, __WALL) > 0)
+			;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		remove_tmp(tmp);
+	res->wait_status = ls.status;
+	res->syscalls = tr.syscalls;
+	res->rdtsc = tr.rdtsc;
+	res->cpuid = tr.cpuid;
+	res->bytes = tr.w.bytes;
+	res->unknown_syscalls = tr.unknown;
+	res->first_unknown_nr = tr.first_unknown;
+	if (tr.memfd >= 0)
+		close(tr.memfd);
+	if (tr.cpuid_uc)
+		uc_close(tr.cpuid_uc);
+	cc_writer_release(&tr.w);
+	cc_files_release(&tr);
+	return err;
+}

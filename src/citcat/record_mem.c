@@ -1,0 +1,323 @@
+/* citcat/record_mem.c - what the recorder captures from memory and the file system: tracee
+ * memory reads/writes, MEM/MAP records, file identities with content hashes, and the initial
+ * memory image at the exec stop (/proc/PID/maps). */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "citcat/record_int.h"
+
+#define PAGE 4096ULL
+#define PAGE_DOWN(x) ((x) & ~(PAGE - 1))
+#define PAGE_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
+
+int cc_mem_read(struct cc_tracer *tr, uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(tr->memfd, (char *)buf + done, len - done, (off_t)(addr + done));
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int cc_mem_write(struct cc_tracer *tr, uint64_t addr, const void *buf, size_t len)
+{
+	ssize_t n = pwrite(tr->memfd, buf, len, (off_t)addr);
+	return n == (ssize_t)len ? 0 : (n < 0 ? -errno : -EIO);
+}
+
+static int emit_mem_bytes(struct cc_tracer *tr, uint64_t addr, const uint8_t *p, size_t len)
+{
+	struct binbuf *b = &tr->w.payload;
+	int err = binbuf_put_uvarint(b, addr);
+	if (!err)
+		err = binbuf_put_uvarint(b, len);
+	if (!err)
+		err = binbuf_put(b, p, len);
+	return err ? err : cc_writer_emit(&tr->w, CC_REC_MEM);
+}
+
+static int page_is_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i += 8) {
+		uint64_t v;
+		memcpy(&v, p + i, 8);
+		if (v)
+			return 0;
+	}
+	return 1;
+}
+
+/* Emit MEM for runs of pages of BUF (mapped at ADDR) selected by WANT (1 = emit); BASE is
+ * compared against when not NULL (pages equal to it are skipped), else zero pages skipped. */
+static int emit_pages(struct cc_tracer *tr, uint64_t addr, const uint8_t *buf, size_t len,
+		      const uint8_t *base, size_t baselen, int skip_same)
+{
+	size_t run = 0, nrun = 0;
+	for (size_t off = 0; ; off += PAGE) {
+		int keep = 0;
+		if (off < len) {
+			size_t n = len - off < PAGE ? len - off : PAGE;
+			if (!skip_same) {
+				keep = 1;
+			} else if (base) {
+				uint8_t ref[PAGE];
+				memset(ref, 0, sizeof(ref));
+				if (off < baselen)
+					memcpy(ref, base + off, baselen - off < n ? baselen - off : n);
+				keep = memcmp(ref, buf + off, n) != 0;
+			} else {
+				keep = !page_is_zero(buf + off, n);
+			}
+		}
+		if (keep) {
+			if (!nrun)
+				run = off;
+			nrun++;
+			continue;
+		}
+		if (nrun) {
+			size_t end = run + nrun * PAGE > len ? len : run + nrun * PAGE;
+			int err = emit_mem_bytes(tr, addr + run, buf + run, end - run);
+			if (err)
+				return err;
+			nrun = 0;
+		}
+		if (off >= len)
+			return 0;
+	}
+}
+
+int cc_emit_mem(struct cc_tracer *tr, uint64_t addr, uint64_t len, int skip_zero)
+{
+	const size_t chunk = 1 << 20;
+	int err = 0;
+	uint8_t *buf = malloc(chunk);
+	if (!buf)
+		return -ENOMEM;
+	while (len && !err) {
+		/* page granular: after a first partial page, chunks stay page aligned */
+		size_t head = (addr & (PAGE - 1)) ? PAGE - (addr & (PAGE - 1)) : chunk;
+		size_t n = len < head ? len : head;
+		if (cc_mem_read(tr, addr, buf, n) == 0) {
+			err = emit_pages(tr, addr, buf, n, NULL, 0, skip_zero);
+		} else if (n > PAGE) {
+			/* read page by page, skipping holes (e.g. pages past a file's end) */
+			for (size_t off = 0; off < n && !err; off += PAGE) {
+				size_t m = n - off < PAGE ? n - off : PAGE;
+				if (cc_mem_read(tr, addr + off, buf, m) == 0)
+					err = emit_pages(tr, addr + off, buf, m, NULL, 0, skip_zero);
+			}
+		}
+		addr += n;
+		len -= n;
+	}
+	free(buf);
+	return err;
+}
+
+static int read_whole(const char *path, uint8_t **out, size_t *len)
+{
+	return binio_read_file(path, (size_t)8 << 30, out, len);
+}
+
+int cc_file_register(struct cc_tracer *tr, int fd, const char *path, uint64_t *id)
+{
+	char link[64], real[CC_MAX_PATH];
+	struct stat st;
+	*id = 0;
+	if (fd >= 0) {
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", tr->pid, fd);
+		ssize_t n = readlink(link, real, sizeof(real) - 1);
+		if (n <= 0 || stat(link, &st) != 0)
+			return 0;
+		real[n] = 0;
+	} else {
+		snprintf(real, sizeof(real), "%s", path);
+		if (stat(real, &st) != 0)
+			return 0;
+	}
+	if (!S_ISREG(st.st_mode) || real[0] != '/')
+		return 0;
+	uint64_t mt = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
+	for (size_t i = 0; i < tr->nfiles; i++) {
+		struct cc_file_ident *f = &tr->files[i];
+		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == (uint64_t)st.st_size &&
+		    f->mtime_ns == mt) {
+			*id = f->id;
+			return 0;
+		}
+	}
+	uint8_t *content = NULL;
+	size_t clen = 0;
+	int err = read_whole(fd >= 0 ? link : real, &content, &clen);
+	if (err)
+		return 0;	/* unreadable: not checkable, data still recorded by content */
+	struct cc_file_ident *nf = realloc(tr->files, (tr->nfiles + 1) * sizeof(*nf));
+	if (!nf) {
+		free(content);
+		return -ENOMEM;
+	}
+	tr->files = nf;
+	struct cc_file_ident *f = &tr->files[tr->nfiles++];
+	f->id = tr->nfiles;
+	f->dev = st.st_dev, f->ino = st.st_ino, f->size = clen, f->mtime_ns = mt;
+	f->content = content;
+	f->content_len = clen;
+	struct binbuf *b = &tr->w.payload;
+	err = binbuf_put_uvarint(b, f->id);
+	err = err ? err : binbuf_put_str(b, real);
+	err = err ? err : binbuf_put_uvarint(b, f->dev);
+	err = err ? err : binbuf_put_uvarint(b, f->ino);
+	err = err ? err : binbuf_put_uvarint(b, f->size);
+	err = err ? err : binbuf_put_uvarint(b, f->mtime_ns);
+	err = err ? err : binbuf_put_le64(b, binio_fnv64(BINIO_FNV64_INIT, content, clen));
+	err = err ? err : cc_writer_emit(&tr->w, CC_REC_FILE);
+	*id = f->id;
+	return err;
+}
+
+static int emit_map_rec(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot,
+			int kind, uint64_t id, uint64_t offset)
+{
+	struct binbuf *b = &tr->w.payload;
+	int err = binbuf_put_uvarint(b, start);
+	err = err ? err : binbuf_put_uvarint(b, len);
+	err = err ? err : binbuf_put_uvarint(b, prot);
+	err = err ? err : binbuf_put_uvarint(b, (uint64_t)kind);
+	err = err ? err : binbuf_put_uvarint(b, id);
+	err = err ? err : binbuf_put_uvarint(b, offset);
+	return err ? err : cc_writer_emit(&tr->w, CC_REC_MAP);
+}
+
+int cc_emit_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot, int kind)
+{
+	return emit_map_rec(tr, start, len, prot, kind, 0, 0);
+}
+
+int cc_emit_range(struct cc_tracer *tr, enum cc_rec_kind kind, uint64_t start, uint64_t len)
+{
+	int err = binbuf_put_uvarint(&tr->w.payload, start);
+	err = err ? err : binbuf_put_uvarint(&tr->w.payload, len);
+	return err ? err : cc_writer_emit(&tr->w, kind);
+}
+
+int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot,
+		     uint64_t id, uint64_t offset)
+{
+	struct cc_file_ident *f = &tr->files[id - 1];
+	int err = emit_map_rec(tr, start, len, prot, CC_MAP_FILE, id, offset);
+	if (err)
+		return err;
+	/* the part backed by the file: compare the process's bytes with the file's */
+	uint64_t avail = offset < f->content_len ? f->content_len - offset : 0;
+	uint64_t n = PAGE_UP(avail) < len ? PAGE_UP(avail) : len;
+	if (!n)
+		return 0;
+	uint8_t *buf = malloc(n);
+	if (!buf)
+		return -ENOMEM;
+	if (cc_mem_read(tr, start, buf, n) == 0)
+		err = emit_pages(tr, start, buf, n, f->content + offset, avail, 1);
+	else
+		err = cc_emit_mem(tr, start, n, 1);	/* unreadable holes: page by page */
+	free(buf);
+	return err;
+}
+
+void cc_files_release(struct cc_tracer *tr)
+{
+	for (size_t i = 0; i < tr->nfiles; i++)
+		free(tr->files[i].content);
+	free(tr->files);
+	tr->files = NULL;
+	tr->nfiles = 0;
+}
+
+static int emit_meta(struct cc_tracer *tr, char *const *argv)
+{
+	struct binbuf cmd;
+	char cwd[CC_MAX_PATH];
+	struct timespec ts;
+	binbuf_init(&cmd);
+	for (int i = 0; argv[i]; i++) {
+		if (i)
+			binbuf_put_u8(&cmd, ' ');
+		binbuf_put(&cmd, argv[i], strlen(argv[i]));
+	}
+	binbuf_put_u8(&cmd, 0);
+	if (!getcwd(cwd, sizeof(cwd)))
+		strcpy(cwd, "?");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	struct binbuf *b = &tr->w.payload;
+	int err = cmd.data ? binbuf_put_str(b, (char *)cmd.data) : -ENOMEM;
+	err = err ? err : binbuf_put_str(b, cwd);
+	err = err ? err : binbuf_put_uvarint(b, (uint64_t)tr->pid);
+	err = err ? err : binbuf_put_uvarint(b, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+	err = err ? err : cc_writer_emit(&tr->w, CC_REC_META);
+	binbuf_release(&cmd);
+	return err;
+}
+
+int cc_emit_regs(struct cc_tracer *tr, const struct user_regs_struct *regs)
+{
+	const unsigned long long *v = (const unsigned long long *)regs;
+	int err = binbuf_put_uvarint(&tr->w.payload, CC_NREGS);
+	for (int i = 0; i < CC_NREGS && !err; i++)
+		err = binbuf_put_uvarint(&tr->w.payload, v[i]);
+	return err ? err : cc_writer_emit(&tr->w, CC_REC_REGS);
+}
+
+/* One line of /proc/PID/maps into the initial image. */
+static int capture_mapping(struct cc_tracer *tr, const char *line)
+{
+	unsigned long long s, e, off;
+	char perms[8], path[CC_MAX_PATH] = "";
+	int n = sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &s, &e, perms, &off, path);
+	if (n < 4)
+		return 0;
+	uint64_t prot = (perms[0] == 'r' ? 1 : 0) | (perms[1] == 'w' ? 2 : 0) | (perms[2] == 'x' ? 4 : 0);
+	if (!strcmp(path, "[vvar]") || !strcmp(path, "[vsyscall]"))
+		return 0;	/* kernel data the program cannot reach without the vDSO */
+	if (path[0] == '/') {
+		uint64_t id = 0;
+		int err = cc_file_register(tr, -1, path, &id);
+		if (err)
+			return err;
+		if (id)
+			return cc_emit_file_map(tr, s, e - s, prot, id, off);
+	}
+	int kind = !strcmp(path, "[stack]") ? CC_MAP_STACK :
+		   !strcmp(path, "[vdso]") ? CC_MAP_VDSO : CC_MAP_ANON;
+	int err = cc_emit_map(tr, s, e - s, prot, kind);
+	return err ? err : cc_emit_mem(tr, s, e - s, 1);
+}
+
+int cc_capture_initial(struct cc_tracer *tr, const struct user_regs_struct *regs, char *const *argv)
+{
+	char mp[64], line[CC_MAX_PATH + 256];
+	int err = emit_meta(tr, argv);
+	if (!err)
+		err = cc_emit_regs(tr, regs);
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", tr->pid);
+	FILE *f = err ? NULL : fopen(mp, "re");
+	if (!f && !err)
+		err = -errno;
+	while (!err && fgets(line, sizeof(line), f))
+		err = capture_mapping(tr, line);
+	if (f)
+		fclose(f);
+	if (!err)
+		err = cc_writer_emit(&tr->w, CC_REC_START);
+	return err;
+}

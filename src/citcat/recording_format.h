@@ -1,0 +1,102 @@
+/* citcat/recording_format.h - the on-disk CITCAT recording: every field of DIR/recording.
+ *
+ * A recording is a directory (mode 0700) holding one file, DIR/recording (mode 0600: it holds
+ * every byte the program read). The file is a header followed by a stream of framed records in
+ * the order the recorder observed them; the replayer consumes them in the same order.
+ *
+ * Header (16 bytes):
+ *   u8[8]  magic    "SPCITCAT"
+ *   le32   version  CC_VERSION (readers reject other versions)
+ *   le32   flags    0 (reserved)
+ *
+ * Record frame:
+ *   u8       kind      enum cc_rec_kind
+ *   uvarint  len       payload bytes (at most CC_MAX_PAYLOAD)
+ *   u8[len]  payload   fields below; all integers uvarint unless said otherwise
+ *   le32     crc       CRC-32 of the kind byte and the payload
+ * A frame cut short or with a bad CRC ends the readable stream: the reader reports where, and
+ * replay runs up to that point then stops with a clear error (a truncated recording).
+ *
+ * Order: META, the initial state (REGS, FILE, MAP, MEM records describing the process at the
+ * first instruction after exec), START, then the events in execution order, then EXIT.
+ * Events are keyed by their ordinal in the stream (no hardware instruction counter here): the
+ * simulator is deterministic between events, so the Nth event the replay meets is the Nth
+ * recorded. Effect records (MEM, MAP, UNMAP, ZERO, REGS) after a SYSCALL belong to it and are
+ * applied when the replayed syscall returns.
+ */
+#ifndef SPENT_CITCAT_RECORDING_FORMAT_H
+#define SPENT_CITCAT_RECORDING_FORMAT_H
+
+#include <stdint.h>
+
+#define CC_MAGIC "SPCITCAT"
+#define CC_MAGIC_LEN 8
+#define CC_VERSION 1
+#define CC_HEADER_LEN 16
+#define CC_FILE_NAME "recording"
+#define CC_MAX_PAYLOAD (256u << 20)	/* one record's payload, bytes */
+#define CC_MAX_PATH 4096
+#define CC_NREGS 27			/* struct user_regs_struct fields, in its order */
+
+enum cc_rec_kind {
+	/* str cmdline (argv joined by spaces), str cwd, pid, start time (unix ns) */
+	CC_REC_META = 1,
+	/* id (>= 1, unique), str path, dev, ino, size, mtime_ns, le64 content hash (fnv64 of the
+	 * whole file). Appears before the first MAP or OPEN that names the id. */
+	CC_REC_FILE = 2,
+	/* start, len (page multiples), prot (PROT_*), kind (enum cc_map_kind), file id (0 none),
+	 * file offset. Replaces [start, start+len) with fresh memory: the file's bytes from the
+	 * offset (zero past its end), or zeros. CC_MAP_BRK maps only pages not mapped yet. */
+	CC_REC_MAP = 3,
+	/* addr, len, u8[len] bytes: memory content (initial image pages, or bytes the kernel wrote
+	 * into user memory during the preceding syscall) */
+	CC_REC_MEM = 4,
+	/* start, len: the range is no longer mapped */
+	CC_REC_UNMAP = 5,
+	/* count (= CC_NREGS), count values: struct user_regs_struct in field order (includes
+	 * fs_base and gs_base). Initial registers, or registers after rt_sigreturn. */
+	CC_REC_REGS = 6,
+	/* no payload: the initial state is complete, events follow */
+	CC_REC_START = 7,
+	/* nr, a0..a5, svarint ret, flags (CC_SC_*), [le64 hash of the bytes the call wrote out,
+	 * when CC_SC_OUT_HASH], [le64 state hash when CC_SC_STATE: fnv64 of the little-endian
+	 * 64-bit rip of the syscall instruction, rsp, rbp, rbx, r12, r13, r14, r15 at entry] */
+	CC_REC_SYSCALL = 8,
+	/* pc, leaf (eax), subleaf (ecx), eax, ebx, ecx, edx: the values the program saw */
+	CC_REC_CPUID = 9,
+	/* pc, insn (1 rdtsc, 2 rdtscp), tsc value, tsc_aux (rdtscp's ecx) */
+	CC_REC_RDTSC = 10,
+	/* signo, pc: a signal was delivered to the program (replay stops: not supported yet) */
+	CC_REC_SIGNAL = 11,
+	/* svarint wait status (as waitpid), syscalls, output bytes, le64 output hash (fnv64 over
+	 * every byte written by write-family syscalls, in order) */
+	CC_REC_EXIT = 12,
+	/* start, len: the range reads as zeros again (madvise MADV_DONTNEED) */
+	CC_REC_ZERO = 13,
+	/* file id, fd: the program opened a file (identity checked before replay) */
+	CC_REC_OPEN = 14,
+	CC_REC_MAX_KIND = 14,
+};
+
+enum cc_map_kind {
+	CC_MAP_ANON = 0,
+	CC_MAP_FILE = 1,
+	CC_MAP_STACK = 2,
+	CC_MAP_VDSO = 3,
+	CC_MAP_BRK = 4,
+	CC_MAP_MAX_KIND = 4,
+};
+
+enum cc_syscall_flag {
+	CC_SC_OUT_HASH = 1 << 0,	/* a write-family call: the hash of its bytes follows */
+	CC_SC_SKIPPED = 1 << 1,		/* the recorder refused the call (e.g. rseq -> -ENOSYS) */
+	CC_SC_STATE = 1 << 2,		/* a hash of the callee-saved registers follows */
+	CC_SC_ALL = 7,
+};
+
+enum cc_tsc_insn {
+	CC_TSC_RDTSC = 1,
+	CC_TSC_RDTSCP = 2,
+};
+
+#endif

@@ -1,0 +1,603 @@
+/* citcat/replay.c - the CITCAT simulator: Unicorn started from the recorded state; each
+ * syscall, rdtsc and cpuid the program executes is checked against the next recorded event
+ * and answered from it (a mismatch is a divergence); instructions are counted per translated
+ * block in the fast path, or handed one by one to a sink. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "citcat/replay_int.h"
+#include "citcat/replay_mem.h"
+
+static const char *kind_name(int kind)
+{
+	switch (kind) {
+	case CC_REC_SYSCALL: return "a syscall";
+	case CC_REC_CPUID: return "a cpuid";
+	case CC_REC_RDTSC: return "an rdtsc";
+	case CC_REC_SIGNAL: return "a signal";
+	case CC_REC_EXIT: return "the exit";
+	default: return "another record";
+	}
+}
+
+static uint64_t reg(uc_engine *uc, int r)
+{
+	uint64_t v = 0;
+	uc_reg_read(uc, r, &v);
+	return v;
+}
+
+static void set_reg(uc_engine *uc, int r, uint64_t v)
+{
+	uc_reg_write(uc, r, &v);
+}
+
+/* Stop the simulation with an error (the first one wins). */
+static void replay_fail(struct citcat_replay *rp, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void replay_fail(struct citcat_replay *rp, int err, const char *fmt, ...)
+{
+	if (!rp->failed) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(rp->err, sizeof(rp->err), fmt, ap);
+		va_end(ap);
+		rp->failed = err;
+	}
+	uc_emu_stop(rp->uc);
+}
+
+/* The next event record, or NULL after failing the replay (truncation, signal, mismatch). */
+static const struct cc_rec *next_event(struct citcat_replay *rp, int want, uint64_t pc)
+{
+	const struct cc_recording *r = rp->rec;
+	if (rp->cur >= r->n) {
+		replay_fail(rp, -ENODATA, "replayed up to the cut: %s (replay stopped after %" PRIu64
+			    " instructions and %" PRIu64 " syscalls, at pc %#" PRIx64 ")",
+			    r->why, rp->insns, rp->syscalls, pc);
+		return NULL;
+	}
+	const struct cc_rec *e = &r->recs[rp->cur];
+	if (e->kind == CC_REC_SIGNAL) {
+		replay_fail(rp, -ENOTSUP, "the recorded run received signal %" PRIu64 " here (after %"
+			    PRIu64 " instructions, pc %#" PRIx64 "): replaying signals is not supported",
+			    e->u.sig.signo, rp->insns, pc);
+		return NULL;
+	}
+	if (e->kind != want) {
+		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
+			    ": the replay executed %s, the recording has %s", rp->insns, pc,
+			    kind_name(want), kind_name(e->kind));
+		return NULL;
+	}
+	rp->cur++;
+	rp->events++;
+	return e;
+}
+
+/* fnv64 of the first N bytes of the buffers a write-family call sends. */
+static int out_bytes_hash(struct citcat_replay *rp, uint64_t nr, const uint64_t *a, uint64_t n,
+			  uint64_t *h)
+{
+	uint64_t iovp = 0, niov = 1, left = n;
+	uint8_t buf[4096];
+	if (nr == SYS_writev || nr == SYS_pwritev || nr == SYS_pwritev2)
+		iovp = a[1], niov = a[2];
+	*h = BINIO_FNV64_INIT;
+	for (uint64_t i = 0; i < niov && left; i++) {
+		uint64_t iov[2] = { a[1], n };
+		if (iovp && uc_mem_read(rp->uc, iovp + i * 16, iov, sizeof(iov)) != UC_ERR_OK)
+			return -EFAULT;
+		uint64_t m = iov[1] < left ? iov[1] : left;
+		for (uint64_t off = 0; off < m; off += sizeof(buf)) {
+			uint64_t k = m - off < sizeof(buf) ? m - off : sizeof(buf);
+			if (uc_mem_read(rp->uc, iov[0] + off, buf, k) != UC_ERR_OK)
+				return -EFAULT;
+			*h = binio_fnv64(*h, buf, k);
+			rp->out_hash = binio_fnv64(rp->out_hash, buf, k);
+			if (rp->program_stdout && a[0] == 1 && (nr == SYS_write || nr == SYS_writev))
+				fwrite(buf, 1, k, rp->program_stdout);
+		}
+		left -= m;
+	}
+	rp->out_bytes += n;
+	return 0;
+}
+
+static int is_effect(int kind)
+{
+	return kind == CC_REC_MEM || kind == CC_REC_MAP || kind == CC_REC_UNMAP ||
+	       kind == CC_REC_ZERO || kind == CC_REC_FILE || kind == CC_REC_OPEN ||
+	       kind == CC_REC_REGS;
+}
+
+static void finish(struct citcat_replay *rp, uint64_t code)
+{
+	rp->done = 1;
+	rp->exit_status = (int)((code & 0xff) << 8);
+	uc_emu_stop(rp->uc);
+}
+
+static void emit_syscall_event(struct citcat_replay *rp, const struct cc_rec *e)
+{
+	if (!rp->sink.event)
+		return;
+	struct trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = TRACE_EV_SYSCALL;
+	ev.tid = (uint32_t)rp->rec->recs[0].u.meta.pid;
+	ev.u.syscall.nr = (int64_t)e->u.sc.nr;
+	memcpy(ev.u.syscall.args, e->u.sc.args, sizeof(ev.u.syscall.args));
+	ev.u.syscall.ret = e->u.sc.ret;
+	rp->sink.event(rp->sink.ctx, &ev);
+}
+
+static int check_args(struct citcat_replay *rp, const struct cc_rec *e, uint64_t nr,
+		      const uint64_t *a, uint64_t pc)
+{
+	int bad = nr != e->u.sc.nr;
+	for (int i = 0; i < 6 && !bad; i++)
+		bad = a[i] != e->u.sc.args[i];
+	if (!bad && (e->u.sc.flags & CC_SC_OUT_HASH)) {
+		uint64_t h = 0;
+		bad = out_bytes_hash(rp, nr, a, e->u.sc.ret > 0 ? (uint64_t)e->u.sc.ret : 0, &h) ||
+		      h != e->u.sc.hash;
+		if (bad) {
+			replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#"
+				    PRIx64 ": syscall %" PRIu64 " writes different bytes than the real "
+				    "run did", rp->insns, pc, nr);
+			return -EPROTO;
+		}
+	}
+	if (!bad && (e->u.sc.flags & CC_SC_STATE)) {
+		uc_engine *uc = rp->uc;
+		uint64_t h = cc_state_hash(pc, reg(uc, UC_X86_REG_RSP), reg(uc, UC_X86_REG_RBP),
+					   reg(uc, UC_X86_REG_RBX), reg(uc, UC_X86_REG_R12),
+					   reg(uc, UC_X86_REG_R13), reg(uc, UC_X86_REG_R14),
+					   reg(uc, UC_X86_REG_R15));
+		if (h != e->u.sc.state) {
+			replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#"
+				    PRIx64 ": syscall %" PRIu64 " matches but the registers (pc, rsp, "
+				    "rbp, rbx, r12-r15) differ from the real run's", rp->insns, pc, nr);
+			return -EPROTO;
+		}
+	}
+	if (bad) {
+		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
+			    ": replay syscall %" PRIu64 "(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64
+			    ", ...), recorded %" PRIu64 "(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64
+			    ", ...)", rp->insns, pc, nr, a[0], a[1], a[2], e->u.sc.nr,
+			    e->u.sc.args[0], e->u.sc.args[1], e->u.sc.args[2]);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Load recorded registers in the syscall hook: Unicorn adds the syscall's length to RIP after
+ * the hook returns, so RIP is set that much short. */
+static void set_regs_at(struct citcat_replay *rp, const uint64_t *v)
+{
+	cc_replay_set_regs(rp, v);
+	set_reg(rp->uc, UC_X86_REG_RIP, v[16] - 2);
+}
+
+/* A signal the recorder delivered at this syscall boundary: SIGNAL, REGS (the handler entry),
+ * MEM (the frame the kernel built). */
+static void deliver_signal(struct citcat_replay *rp, uint64_t resume_pc)
+{
+	const struct cc_recording *r = rp->rec;
+	if (rp->cur + 1 >= r->n || r->recs[rp->cur].kind != CC_REC_SIGNAL ||
+	    r->recs[rp->cur + 1].kind != CC_REC_REGS)
+		return;	/* none, or one the replay cannot place (next_event reports it) */
+	const struct cc_rec *sig = &r->recs[rp->cur];
+	set_regs_at(rp, r->recs[rp->cur + 1].u.regs);
+	rp->cur += 2;
+	rp->events++;
+	for (; rp->cur < r->n && r->recs[rp->cur].kind == CC_REC_MEM; rp->cur++)
+		if (cc_replay_apply(rp, &r->recs[rp->cur], 0))
+			return replay_fail(rp, -EFAULT, "cannot write the signal frame: %s", rp->err);
+	if (rp->sink.event) {
+		struct trace_event ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = TRACE_EV_SIGNAL;
+		ev.tid = (uint32_t)r->recs[0].u.meta.pid;
+		ev.u.signal.signo = (int32_t)sig->u.sig.signo;
+		ev.u.signal.handler = sig->u.sig.pc;
+		ev.u.signal.resume_pc = resume_pc;
+		rp->sink.event(rp->sink.ctx, &ev);
+	}
+}
+
+/* Load bias of the ELF file ID when its segment at file offset OFF is mapped at START: the
+ * PT_LOAD covering OFF gives its vaddr (bounded parse of the loaded file's headers). */
+static uint64_t elf_base(const struct citcat_replay *rp, uint64_t id, uint64_t start, uint64_t off)
+{
+	const uint8_t *d = rp->file_data[id];
+	size_t len = rp->file_len[id];
+	uint64_t phoff;
+	uint16_t phentsize, phnum;
+	if (!d || len < 64 || memcmp(d, "\177ELF", 4) || d[4] != 2)
+		return start - off;
+	memcpy(&phoff, d + 32, 8);
+	memcpy(&phentsize, d + 54, 2);
+	memcpy(&phnum, d + 56, 2);
+	for (uint16_t i = 0; i < phnum && phentsize >= 56; i++) {
+		uint64_t p = phoff + (uint64_t)i * phentsize, po, pv, pf;
+		uint32_t type;
+		if (p > len || len - p < 56)
+			break;
+		memcpy(&type, d + p, 4);
+		memcpy(&po, d + p + 8, 8);
+		memcpy(&pv, d + p + 16, 8);
+		memcpy(&pf, d + p + 32, 8);	/* p_filesz */
+		if (type == 1 && (po & ~0xfffULL) <= off && off < po + pf + 0x1000)
+			return start - ((pv & ~0xfffULL) + (off - (po & ~0xfffULL)));
+	}
+	return start - off;
+}
+
+void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m)
+{
+	if (!rp->sink.event || m->kind != CC_REC_MAP || m->u.map.kind != CC_MAP_FILE ||
+	    !(m->u.map.prot & 4) || m->u.map.file_id >= rp->nfile)
+		return;
+	const struct cc_rec *f = cc_recording_file(rp->rec, m->u.map.file_id);
+	struct trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = TRACE_EV_IMAGE_LOAD;
+	ev.tid = (uint32_t)rp->rec->recs[0].u.meta.pid;
+	ev.u.image.path = f ? f->u.file.path : "";
+	ev.u.image.start = m->u.map.start;
+	ev.u.image.end = m->u.map.start + m->u.map.len;
+	ev.u.image.base = elf_base(rp, m->u.map.file_id, m->u.map.start, m->u.map.offset);
+	rp->sink.event(rp->sink.ctx, &ev);
+}
+
+static void on_syscall(uc_engine *uc, void *user)
+{
+	struct citcat_replay *rp = user;
+	uint64_t pc = reg(uc, UC_X86_REG_RIP), nr = reg(uc, UC_X86_REG_RAX);
+	uint64_t a[6] = { reg(uc, UC_X86_REG_RDI), reg(uc, UC_X86_REG_RSI), reg(uc, UC_X86_REG_RDX),
+			  reg(uc, UC_X86_REG_R10), reg(uc, UC_X86_REG_R8), reg(uc, UC_X86_REG_R9) };
+	const struct cc_rec *e = next_event(rp, CC_REC_SYSCALL, pc);
+	if (!e || check_args(rp, e, nr, a, pc))
+		return;
+	rp->syscalls++;
+	emit_syscall_event(rp, e);
+	if (nr == SYS_exit_group || nr == SYS_exit)
+		return finish(rp, a[0]);
+	const uint64_t *newregs = NULL;
+	for (; rp->cur < rp->rec->n && is_effect(rp->rec->recs[rp->cur].kind); rp->cur++) {
+		const struct cc_rec *x = &rp->rec->recs[rp->cur];
+		if (x->kind == CC_REC_REGS) {
+			newregs = x->u.regs;	/* rt_sigreturn: the registers the kernel restored */
+			continue;
+		}
+		if (cc_replay_apply(rp, x, 0))
+			return replay_fail(rp, -EFAULT, "cannot apply the effects of syscall %" PRIu64
+					   " (after %" PRIu64 " instructions): %s", nr, rp->insns, rp->err);
+		cc_replay_image_event(rp, x);
+	}
+	if (nr == SYS_arch_prctl && e->u.sc.ret == 0 && (a[0] == 0x1002 || a[0] == 0x1001))
+		set_reg(uc, a[0] == 0x1002 ? UC_X86_REG_FS_BASE : UC_X86_REG_GS_BASE, a[1]);
+	if (newregs) {
+		set_regs_at(rp, newregs);
+	} else {
+		set_reg(uc, UC_X86_REG_RAX, (uint64_t)e->u.sc.ret);
+		set_reg(uc, UC_X86_REG_RCX, pc + 2);
+		set_reg(uc, UC_X86_REG_R11, reg(uc, UC_X86_REG_EFLAGS));
+	}
+	deliver_signal(rp, pc + 2);
+}
+
+static int on_cpuid(uc_engine *uc, void *user)
+{
+	struct citcat_replay *rp = user;
+	uint64_t pc = reg(uc, UC_X86_REG_RIP);
+	const struct cc_rec *e = next_event(rp, CC_REC_CPUID, pc);
+	if (!e)
+		return 1;
+	uint64_t leaf = reg(uc, UC_X86_REG_RAX) & 0xffffffffULL;
+	uint64_t sub = reg(uc, UC_X86_REG_RCX) & 0xffffffffULL;
+	if (leaf != e->u.cpuid.leaf || (sub != e->u.cpuid.subleaf && (leaf == 4 || leaf == 7 ||
+	    leaf == 0xb || leaf == 0xd || leaf == 0x8000001d))) {
+		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
+			    ": cpuid leaf %#" PRIx64 ".%" PRIu64 ", recorded %#" PRIx64 ".%" PRIu64,
+			    rp->insns, pc, leaf, sub, e->u.cpuid.leaf, e->u.cpuid.subleaf);
+		return 1;
+	}
+	set_reg(uc, UC_X86_REG_RAX, e->u.cpuid.eax);
+	set_reg(uc, UC_X86_REG_RBX, e->u.cpuid.ebx);
+	set_reg(uc, UC_X86_REG_RCX, e->u.cpuid.ecx);
+	set_reg(uc, UC_X86_REG_RDX, e->u.cpuid.edx);
+	return 1;	/* skip the simulator's own cpuid */
+}
+
+/* rdtsc sites (known from the recording): a hook at the instruction arms, a hook at the
+ * next instruction overwrites what the simulator computed with the recorded value. */
+static void on_tsc_site(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+	struct citcat_replay *rp = user;
+	if (rp->tsc_armed) {
+		const struct cc_rec *e = next_event(rp, CC_REC_RDTSC, rp->tsc_armed);
+		rp->tsc_armed = 0;
+		if (e) {
+			set_reg(uc, UC_X86_REG_RAX, e->u.tsc.tsc & 0xffffffffULL);
+			set_reg(uc, UC_X86_REG_RDX, e->u.tsc.tsc >> 32);
+			if (e->u.tsc.insn == CC_TSC_RDTSCP)
+				set_reg(uc, UC_X86_REG_RCX, e->u.tsc.aux);
+		}
+	}
+	uint8_t b[3] = { 0 };
+	if (uc_mem_read(uc, address, b, 3) == UC_ERR_OK && b[0] == 0x0f &&
+	    (b[1] == 0x31 || (b[1] == 0x01 && b[2] == 0xf9)))
+		rp->tsc_armed = address;
+}
+
+static int add_tsc_hook(struct citcat_replay *rp, uint64_t *sites, size_t *n, uint64_t pc)
+{
+	for (size_t j = 0; j < *n; j++)
+		if (sites[j] == pc)
+			return 0;
+	uc_hook h;
+	sites[(*n)++] = pc;
+	return uc_hook_add(rp->uc, &h, UC_HOOK_CODE, (void *)on_tsc_site, rp, pc, pc) ? -ENOMEM : 0;
+}
+
+static int add_tsc_hooks(struct citcat_replay *rp)
+{
+	const struct cc_recording *r = rp->rec;
+	size_t n = 0, cap = 0;
+	uint64_t *sites = NULL;
+	int err = 0;
+	for (size_t i = r->start_idx; i < r->n && !err; i++) {
+		const struct cc_rec *e = &r->recs[i];
+		if (e->kind != CC_REC_RDTSC)
+			continue;
+		if (n + 2 > cap) {
+			cap = cap ? cap * 2 : 16;
+			uint64_t *ns = realloc(sites, cap * sizeof(*ns));
+			if (!ns) {
+				err = -ENOMEM;
+				break;
+			}
+			sites = ns;
+		}
+		uint64_t pc = e->u.tsc.pc, len = e->u.tsc.insn == CC_TSC_RDTSCP ? 3 : 2;
+		err = add_tsc_hook(rp, sites, &n, pc);
+		err = err ? err : add_tsc_hook(rp, sites, &n, pc + len);
+	}
+	free(sites);
+	return err;
+}
+
+/* ---- instruction counting (fast path): a block hook and a per-block count cache ---- */
+
+static uint32_t block_count_decode(struct citcat_replay *rp, uint64_t pc, uint32_t size)
+{
+	uint8_t buf[8192];
+	uint32_t n = 0, off = 0;
+	if (size > sizeof(buf) || uc_mem_read(rp->uc, pc, buf, size) != UC_ERR_OK)
+		return 1;
+	while (off < size) {
+		ZydisDecodedInstruction in;
+		if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&rp->dec, NULL, buf + off, size - off, &in)))
+			break;
+		off += in.length;
+		n++;
+	}
+	return n ? n : 1;
+}
+
+static int bc_grow(struct citcat_replay *rp)
+{
+	size_t ncap = rp->bc_cap ? rp->bc_cap * 2 : 4096;
+	struct cc_bcount *nb = calloc(ncap, sizeof(*nb));
+	if (!nb)
+		return -ENOMEM;
+	for (size_t i = 0; i < rp->bc_cap; i++) {
+		struct cc_bcount *o = &rp->bc[i];
+		if (!o->size)
+			continue;
+		size_t h = (size_t)((o->pc * 0x9e3779b97f4a7c15ULL) >> 20) & (ncap - 1);
+		while (nb[h].size)
+			h = (h + 1) & (ncap - 1);
+		nb[h] = *o;
+	}
+	free(rp->bc);
+	rp->bc = nb;
+	rp->bc_cap = ncap;
+	return 0;
+}
+
+static void on_block(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
+{
+	struct citcat_replay *rp = user;
+	if (rp->bc_n * 2 >= rp->bc_cap && bc_grow(rp))
+		return replay_fail(rp, -ENOMEM, "out of memory");
+	size_t mask = rp->bc_cap - 1, h = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
+	for (;;) {
+		struct cc_bcount *b = &rp->bc[h];
+		if (b->pc == pc && b->size == size) {
+			rp->insns += b->n;
+			return;
+		}
+		if (!b->size) {
+			b->pc = pc;
+			b->size = size;
+			b->n = block_count_decode(rp, pc, size);
+			rp->bc_n++;
+			rp->insns += b->n;
+			return;
+		}
+		h = (h + 1) & mask;
+	}
+}
+
+static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value,
+			void *user)
+{
+	struct citcat_replay *rp = user;
+	rp->fault_addr = addr;
+	return false;
+}
+
+/* ---- lifecycle ---- */
+
+static int replay_setup(struct citcat_replay *rp)
+{
+	const struct cc_recording *r = rp->rec;
+	uc_hook h;
+	if (uc_open(UC_ARCH_X86, UC_MODE_64, &rp->uc) != UC_ERR_OK)
+		return -ENOMEM;
+	ZydisDecoderInit(&rp->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	for (size_t i = 1; i < r->start_idx; i++) {
+		const struct cc_rec *x = &r->recs[i];
+		int err = x->kind == CC_REC_REGS ? cc_replay_set_regs(rp, x->u.regs) :
+			  cc_replay_apply(rp, x, 1);
+		if (err) {
+			if (!rp->err[0])
+				snprintf(rp->err, sizeof(rp->err), "cannot build the initial state");
+			return err;
+		}
+	}
+	rp->cur = r->start_idx + 1;
+	if (uc_hook_add(rp->uc, &h, UC_HOOK_INSN, (void *)on_syscall, rp, 1, 0, UC_X86_INS_SYSCALL) ||
+	    uc_hook_add(rp->uc, &h, UC_HOOK_INSN, (void *)on_cpuid, rp, 1, 0, UC_X86_INS_CPUID) ||
+	    uc_hook_add(rp->uc, &h, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, rp, 1, 0) ||
+	    uc_hook_add(rp->uc, &rp->h_code, UC_HOOK_BLOCK, (void *)on_block, rp, 1, 0))
+		return -ENOMEM;
+	return add_tsc_hooks(rp);
+}
+
+int citcat_replay_new(const char *dir, struct citcat_replay **out, char *err, size_t errlen)
+{
+	struct citcat_replay *rp = calloc(1, sizeof(*rp));
+	int e;
+	*out = NULL;
+	if (!rp)
+		return -ENOMEM;
+	rp->exit_status = -1;
+	rp->out_hash = BINIO_FNV64_INIT;
+	e = cc_recording_load(dir, &rp->rec, rp->err, sizeof(rp->err));
+	if (!e)
+		e = cc_replay_check_files(rp);
+	if (!e)
+		e = replay_setup(rp);
+	if (e) {
+		snprintf(err, errlen, "%s", rp->err[0] ? rp->err : strerror(-e));
+		citcat_replay_free(rp);
+		return e;
+	}
+	*out = rp;
+	return 0;
+}
+
+void citcat_replay_free(struct citcat_replay *rp)
+{
+	if (!rp)
+		return;
+	if (rp->uc)
+		uc_close(rp->uc);
+	for (size_t i = 0; i < rp->nfile; i++)
+		free(rp->file_data[i]);
+	free(rp->file_data);
+	free(rp->file_len);
+	free(rp->bc);
+	cc_recording_free(rp->rec);
+	free(rp);
+}
+
+static void fault_message(struct citcat_replay *rp, uc_err ue)
+{
+	uint64_t pc = reg(rp->uc, UC_X86_REG_RIP);
+	replay_fail(rp, -EFAULT, "the simulator stopped after %" PRIu64 " instructions at pc %#"
+		    PRIx64 ": %s (address %#" PRIx64 ")", rp->insns, pc, uc_strerror(ue), rp->fault_addr);
+}
+
+int cc_replay_step(struct citcat_replay *rp, uint64_t count)
+{
+	if (rp->failed)
+		return rp->failed;
+	if (rp->done)
+		return 1;
+	uint64_t pc = reg(rp->uc, UC_X86_REG_RIP);
+	uc_err ue = uc_emu_start(rp->uc, pc, 0, 0, count);
+	if (ue != UC_ERR_OK && !rp->failed && !rp->done)
+		fault_message(rp, ue);
+	if (rp->failed)
+		return rp->failed;
+	if (!rp->done && !count)
+		fault_message(rp, UC_ERR_EXCEPTION);
+	return rp->failed ? rp->failed : rp->done;
+}
+
+void citcat_replay_set_stdout(struct citcat_replay *rp, FILE *f)
+{
+	rp->program_stdout = f;
+}
+
+void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary *s)
+{
+	const struct cc_recording *r = rp->rec;
+	memset(s, 0, sizeof(*s));
+	s->instructions = rp->insns;
+	s->syscalls = rp->syscalls;
+	s->events = rp->events;
+	s->exit_status = rp->done ? rp->exit_status : -1;
+	s->recorded_status = -1;
+	s->out_bytes = rp->out_bytes;
+	s->recording_bytes = r->len;
+	const struct cc_rec *x = r->n ? &r->recs[r->n - 1] : NULL;
+	if (x && x->kind == CC_REC_EXIT) {
+		s->recorded_status = (int)x->u.exit.status;
+		s->verified = rp->done && !rp->failed && rp->exit_status == (int)x->u.exit.status &&
+			      rp->out_hash == x->u.exit.out_hash && rp->out_bytes == x->u.exit.out_bytes &&
+			      rp->syscalls == x->u.exit.syscalls;
+	}
+}
+
+int citcat_replay_run(struct citcat_replay *rp, struct citcat_summary *sum, char *err, size_t errlen)
+{
+	int e = cc_replay_step(rp, 0);
+	citcat_replay_summary(rp, sum);
+	if (e < 0) {
+		snprintf(err, errlen, "%s", rp->err);
+		return e;
+	}
+	return 0;
+}
+
+/* ---- sink mode ---- */
+
+static void on_code(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
+{
+	struct citcat_replay *rp = user;
+	rp->insns++;
+	rp->sink.insn(rp->sink.ctx, pc, size);
+}
+
+static void on_mem(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value,
+		   void *user)
+{
+	struct citcat_replay *rp = user;
+	rp->sink.ref(rp->sink.ctx, addr, (uint32_t)size, type == UC_MEM_WRITE);
+}
+
+int cc_replay_set_sink(struct citcat_replay *rp, const struct cc_sink_hooks *hooks, int want_refs)
+{
+	rp->sink = *hooks;
+	if (rp->h_code)
+		uc_hook_del(rp->uc, rp->h_code);
+	rp->h_code = 0;
+	if (uc_hook_add(rp->uc, &rp->h_code, UC_HOOK_CODE, (void *)on_code, rp, 1, 0))
+		return -ENOMEM;
+	if (want_refs && uc_hook_add(rp->uc, &rp->h_mem, UC_HOOK_MEM_READ | UC_HOOK_MEM_WRITE,
+				     (void *)on_mem, rp, 1, 0))
+		return -ENOMEM;
+	return 0;
+}

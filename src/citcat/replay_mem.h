@@ -1,0 +1,15 @@
+/* citcat/replay_mem.h - file checks and address-space updates of the replayer. */
+#ifndef SPENT_CITCAT_REPLAY_MEM_H
+#define SPENT_CITCAT_REPLAY_MEM_H
+
+#include "citcat/replay_int.h"
+
+/* Check every FILE of the recording against the file system now and load the contents.
+ * 0, or -ESTALE / -ENOENT with a message in rp->err. */
+int cc_replay_check_files(struct citcat_replay *rp);
+/* Apply a MAP, MEM, UNMAP or ZERO record (others are ignored). INITIAL: part of the image. */
+int cc_replay_apply(struct citcat_replay *rp, const struct cc_rec *rec, int initial);
+/* Load a REGS record's values into the simulator. */
+int cc_replay_set_regs(struct citcat_replay *rp, const uint64_t *v);
+
+#endif

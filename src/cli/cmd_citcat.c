@@ -1,0 +1,217 @@
+/* cli/cmd_citcat.c - `spent citcat record [-o DIR] -- CMD` and
+ * `spent citcat replay DIR [--dump] [--json]`. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "citcat/citcat.h"
+
+struct citcat_record_cli_opts {
+	const char *out;
+	char **argv;
+};
+
+struct citcat_replay_opts {
+	const char *dir;
+	const char *stdout_file;
+	int dump;
+	int json;
+};
+
+static int status_code(int st)
+{
+	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+}
+
+static int citcat_record_main(int argc, char **argv)
+{
+	struct citcat_record_cli_opts o = { .out = "citcat.rec" };
+	int i;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			o.out = argv[++i];
+		} else if (argv[i][0] == '-') {
+			cli_error("unknown option '%s' for 'citcat record': see 'spent help citcat'", argv[i]);
+			return 2;
+		} else {
+			break;
+		}
+	}
+	if (i >= argc) {
+		cli_error("no command to record: use 'spent citcat record [-o DIR] -- CMD'");
+		return 2;
+	}
+	o.argv = argv + i;
+	struct citcat_record_opts ro = { .out_dir = o.out, .argv = o.argv };
+	struct citcat_record_result res;
+	char err[512];
+	int e = citcat_record(&ro, &res, err, sizeof(err));
+	if (e) {
+		cli_error("cannot record '%s' into '%s': %s", o.argv[0], o.out, err);
+		return 1;
+	}
+	if (res.unknown_syscalls)
+		cli_warn("'%s' made %" PRIu64 " syscalls whose memory outputs citcat does not know "
+			 "(first: %ld): the replay may diverge there", o.argv[0], res.unknown_syscalls,
+			 res.first_unknown_nr);
+	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls, %" PRIu64
+		" rdtsc, %" PRIu64 " cpuid, %" PRIu64 " bytes\n", o.argv[0], o.out, res.syscalls,
+		res.rdtsc, res.cpuid, res.bytes);
+	return status_code(res.wait_status);
+}
+
+static int dump_batches(struct trace_source *src)
+{
+	struct trace_batch b;
+	int r;
+	while ((r = trace_source_next(src, &b)) > 0) {
+		size_t ev = 0;
+		for (size_t i = 0; i <= b.n_insns; i++) {
+			for (; ev < b.n_events && b.events[ev].before == i; ev++) {
+				const struct trace_event *e = &b.events[ev];
+				if (e->kind == TRACE_EV_SYSCALL)
+					printf("# syscall %" PRId64 " = %" PRId64 "\n", e->u.syscall.nr,
+					       e->u.syscall.ret);
+				else if (e->kind == TRACE_EV_SIGNAL)
+					printf("# signal %d handler %#" PRIx64 " resume %#" PRIx64 "\n",
+					       e->u.signal.signo, e->u.signal.handler, e->u.signal.resume_pc);
+				else if (e->kind == TRACE_EV_IMAGE_LOAD)
+					printf("# image %s [%#" PRIx64 ", %#" PRIx64 ") base %#" PRIx64 "\n",
+					       e->u.image.path, e->u.image.start, e->u.image.end, e->u.image.base);
+				else if (e->kind == TRACE_EV_EXIT)
+					printf("# exit %d\n", status_code(e->u.exit.status));
+			}
+			if (i == b.n_insns)
+				break;
+			const struct trace_insn *in = &b.insns[i];
+			printf("%#" PRIx64 " %u\n", in->pc, in->len);
+			for (unsigned k = 0; k < in->nrefs; k++) {
+				const struct trace_ref *rf = &b.refs[in->ref0 + k];
+				printf("  %c %#" PRIx64 " %u\n", "?RWM"[rf->kind & 3], rf->addr, rf->size);
+			}
+		}
+	}
+	return r;
+}
+
+static void print_summary(const struct citcat_replay_opts *o, const struct citcat_summary *s,
+			  double secs, double cpu, const char *error)
+{
+	if (o->json) {
+		printf("{\"instructions\":%" PRIu64 ",\"syscalls\":%" PRIu64 ",\"events\":%" PRIu64
+		       ",\"exit_status\":%d,\"recorded_exit_status\":%d,\"output_bytes\":%" PRIu64
+		       ",\"verified\":%s,\"recording_bytes\":%" PRIu64 ",\"seconds\":%.6f,"
+		       "\"cpu_seconds\":%.6f,\"error\":", s->instructions, s->syscalls, s->events,
+		       s->exit_status >= 0 ? status_code(s->exit_status) : -1,
+		       s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
+		       s->verified ? "true" : "false", s->recording_bytes, secs, cpu);
+		if (error)
+			cli_json_string(stdout, error);
+		else
+			printf("null");
+		printf("}\n");
+		return;
+	}
+	FILE *f = o->dump ? stderr : stdout;
+	fprintf(f, "instructions   %" PRIu64 "\nsyscalls       %" PRIu64 "\nexit status    %d "
+		"(recorded %d)\noutput bytes   %" PRIu64 "\nverified       %s\nreplay speed   "
+		"%.1f M instructions per cpu second\n", s->instructions, s->syscalls,
+		s->exit_status >= 0 ? status_code(s->exit_status) : -1,
+		s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
+		s->verified ? "yes" : "no", cpu > 0 ? s->instructions / cpu / 1e6 : 0.0);
+}
+
+static int citcat_replay_main(int argc, char **argv)
+{
+	struct citcat_replay_opts o = { 0 };
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--dump"))
+			o.dump = 1;
+		else if (!strcmp(argv[i], "--json"))
+			o.json = 1;
+		else if (!strcmp(argv[i], "--stdout") && i + 1 < argc)
+			o.stdout_file = argv[++i];
+		else if (argv[i][0] == '-' || o.dir) {
+			cli_error("unexpected argument '%s' for 'citcat replay': see 'spent help citcat'", argv[i]);
+			return 2;
+		} else
+			o.dir = argv[i];
+	}
+	if (!o.dir) {
+		cli_error("no recording to replay: use 'spent citcat replay DIR'");
+		return 2;
+	}
+	char err[600];
+	struct citcat_summary s;
+	struct citcat_replay *rp = NULL;
+	struct trace_source *src = NULL;
+	struct timespec t0, t1, c0, c1;
+	int e;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	if (o.dump)
+		e = citcat_source_new(o.dir, 1, &src, &rp, err, sizeof(err));
+	else
+		e = citcat_replay_new(o.dir, &rp, err, sizeof(err));
+	if (e) {
+		cli_error("cannot replay '%s': %s", o.dir, err);
+		return 1;
+	}
+	FILE *pout = NULL;
+	if (o.stdout_file && !(pout = fopen(o.stdout_file, "we"))) {
+		cli_error("cannot create '%s': %s", o.stdout_file, strerror(errno));
+		if (src)
+			trace_source_free(src);
+		else
+			citcat_replay_free(rp);
+		return 1;
+	}
+	citcat_replay_set_stdout(rp, pout);
+	if (o.dump) {
+		e = dump_batches(src);
+		snprintf(err, sizeof(err), "%s", trace_source_error(src));
+		citcat_replay_summary(rp, &s);
+	} else {
+		e = citcat_replay_run(rp, &s, err, sizeof(err));
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	if (pout)
+		fclose(pout);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	double cpu = (double)(c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
+	fflush(stdout);
+	print_summary(&o, &s, secs, cpu, e < 0 ? err : NULL);
+	if (e < 0)
+		cli_error("replay of '%s' stopped: %s", o.dir, err);
+	else if (!s.verified)
+		cli_error("replay of '%s' does not match the real run (output or exit status differ)", o.dir);
+	if (src)
+		trace_source_free(src);
+	else
+		citcat_replay_free(rp);
+	return e < 0 || !s.verified ? 1 : 0;
+}
+
+int cmd_citcat(int argc, char **argv)
+{
+	if (argc < 2) {
+		cli_error("missing subcommand: use 'spent citcat record [-o DIR] -- CMD' or "
+			  "'spent citcat replay DIR'");
+		return 2;
+	}
+	if (!strcmp(argv[1], "record"))
+		return citcat_record_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "replay"))
+		return citcat_replay_main(argc - 1, argv + 1);
+	cli_error("unknown subcommand '%s': use 'record' or 'replay'", argv[1]);
+	return 2;
+}

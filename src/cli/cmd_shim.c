@@ -1,0 +1,473 @@
+/* cli/cmd_shim.c - `spent shim`: run a command with the Shim observer thread sampling its
+ * software signals and counters, print tag histograms and rate summaries (human or JSON),
+ * write the sample file with -o; `spent shim dump FILE` prints a sample file back. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "shim/shim.h"
+#include "shim/shim_format.h"
+#include "spent/events.h"
+
+struct shim_opts {
+	struct shim_config cfg;
+	const char *histogram;	/* tag to print in full, or NULL for every tag's top rows */
+	const char *output;
+	bool json;
+	long limit;		/* dump: samples to print */
+	char preload[PATH_MAX];
+};
+
+static const char shim_usage[] =
+	"usage: spent shim [--tag NAME=SYMBOL] [--counter NAME=SYMBOL] [--rate NAME=SYMBOL]\n"
+	"                  [-e HW_EVENT] [--observer-cpu N] [--app-cpu M] [--period-ns N]\n"
+	"                  [--ratio LO,HI] [--buffer N] [--histogram TAG] [-o FILE] [--json] -- CMD\n"
+	"       spent shim dump FILE [--json] [--limit N]\n";
+
+static int add_signal(struct shim_opts *o, enum shim_sig_kind kind, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	const char *sym = eq ? eq + 1 : arg;
+	size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+	if (!nlen || !*sym || nlen >= SHIM_NAME_MAX || strlen(sym) >= sizeof(o->cfg.sigs[0].symbol)) {
+		cli_error("invalid signal '%s': expected NAME=SYMBOL (NAME under %d characters)", arg,
+			  SHIM_NAME_MAX);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < o->cfg.nsigs; i++)
+		if (strlen(o->cfg.sigs[i].name) == nlen && !strncmp(o->cfg.sigs[i].name, arg, nlen)) {
+			cli_error("signal name '%.*s' is used twice: give each signal its own NAME",
+				  (int)nlen, arg);
+			return -EINVAL;
+		}
+	if (o->cfg.nsigs == SHIM_MAX_SIGNALS) {
+		cli_error("too many signals: at most %d", SHIM_MAX_SIGNALS);
+		return -EINVAL;
+	}
+	struct shim_signal_spec *s = &o->cfg.sigs[o->cfg.nsigs++];
+	s->kind = kind;
+	snprintf(s->name, sizeof(s->name), "%.*s", (int)nlen, arg);
+	snprintf(s->symbol, sizeof(s->symbol), "%s", sym);
+	return 0;
+}
+
+/* -e: hardware events need a PMU; without one say so and continue with software signals. */
+static int add_events(struct shim_opts *o, const char *list)
+{
+	struct spent_event *evs = NULL;
+	size_t n = 0;
+	char err[512];
+	int rc = spent_event_parse_list(list, &evs, &n, err, sizeof(err));
+	if (rc) {
+		cli_error("%s", err);
+		return rc;
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (spent_event_needs_pmu(&evs[i]) && !spent_pmu_present()) {
+			cli_warn("no hardware PMU on this machine: '%s' cannot be read by rdpmc; "
+				 "observing software signals only", evs[i].spec);
+			continue;
+		}
+		if (o->cfg.nevents == SHIM_MAX_COUNTERS) {
+			cli_error("too many events: at most %d", SHIM_MAX_COUNTERS);
+			rc = -EINVAL;
+			break;
+		}
+		struct shim_event_spec *e = &o->cfg.events[o->cfg.nevents++];
+		snprintf(e->name, sizeof(e->name), "%.31s", evs[i].name);
+		e->attr = evs[i].attr;
+	}
+	free(evs);
+	return rc;
+}
+
+static int parse_ratio(struct shim_opts *o, const char *s)
+{
+	char *end;
+	double lo = strtod(s, &end), hi = 0;
+	if (*end == ',' || *end == ':')
+		hi = strtod(end + 1, &end);
+	if (*end || !(lo > 0) || !(hi >= lo)) {
+		cli_error("invalid --ratio '%s': expected LO,HI with 0 < LO <= HI, e.g. 0.99,1.01", s);
+		return -EINVAL;
+	}
+	o->cfg.ratio_lo = lo;
+	o->cfg.ratio_hi = hi;
+	return 0;
+}
+
+/* libspent-shim.so next to the spent binary, or $SPENT_SHIM_LIB. */
+static int find_preload(struct shim_opts *o)
+{
+	const char *env = getenv("SPENT_SHIM_LIB");
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (env && *env)
+		snprintf(o->preload, sizeof(o->preload), "%s", env);
+	else if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash)
+			*slash = 0;
+		snprintf(o->preload, sizeof(o->preload), "%.*s/libspent-shim.so", PATH_MAX - 20, self);
+	}
+	if (access(o->preload, R_OK)) {
+		cli_error("observer library '%s' not found: build it with make, or set SPENT_SHIM_LIB",
+			  o->preload);
+		return -ENOENT;
+	}
+	o->cfg.preload = o->preload;
+	return 0;
+}
+
+enum { OPT_TAG = 256, OPT_COUNTER, OPT_RATE, OPT_OBS, OPT_APP, OPT_PERIOD, OPT_HIST, OPT_JSON,
+       OPT_RATIO, OPT_BUFFER, OPT_LIMIT };
+
+static const struct option shim_longopts[] = {
+	{ "tag", required_argument, NULL, OPT_TAG },
+	{ "counter", required_argument, NULL, OPT_COUNTER },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "event", required_argument, NULL, 'e' },
+	{ "observer-cpu", required_argument, NULL, OPT_OBS },
+	{ "app-cpu", required_argument, NULL, OPT_APP },
+	{ "period-ns", required_argument, NULL, OPT_PERIOD },
+	{ "histogram", required_argument, NULL, OPT_HIST },
+	{ "output", required_argument, NULL, 'o' },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "ratio", required_argument, NULL, OPT_RATIO },
+	{ "buffer", required_argument, NULL, OPT_BUFFER },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_opt(struct shim_opts *o, int c, const char *arg)
+{
+	long v;
+	uint64_t u;
+	switch (c) {
+	case OPT_TAG: return add_signal(o, SHIM_SIG_TAG, arg);
+	case OPT_COUNTER: return add_signal(o, SHIM_SIG_COUNTER, arg);
+	case OPT_RATE: return add_signal(o, SHIM_SIG_RATE, arg);
+	case 'e': return add_events(o, arg);
+	case OPT_OBS:
+	case OPT_APP:
+		if (cli_parse_int_opt(c == OPT_OBS ? "--observer-cpu" : "--app-cpu", arg, 0, 1 << 20, &v))
+			return -EINVAL;
+		*(c == OPT_OBS ? &o->cfg.observer_cpu : &o->cfg.app_cpu) = (int)v;
+		return 0;
+	case OPT_PERIOD:
+	case OPT_BUFFER:
+		if (cli_parse_u64(arg, &u) || u > (c == OPT_PERIOD ? 1000000000000ULL : 1ULL << 26)) {
+			cli_error("invalid value '%s' for %s: expected a number%s", arg,
+				  c == OPT_PERIOD ? "--period-ns" : "--buffer",
+				  c == OPT_PERIOD ? " of nanoseconds" : " of samples up to 64M");
+			return -EINVAL;
+		}
+		*(c == OPT_PERIOD ? &o->cfg.period_ns : &o->cfg.buffer_samples) = u;
+		return 0;
+	case OPT_HIST: o->histogram = arg; return 0;
+	case 'o': o->output = arg; return 0;
+	case OPT_JSON: o->json = true; return 0;
+	case OPT_RATIO: return parse_ratio(o, arg);
+	case OPT_LIMIT: return cli_parse_int_opt("--limit", arg, 0, LONG_MAX, &o->limit);
+	default:
+		fputs(shim_usage, stderr);
+		return -EINVAL;
+	}
+}
+
+/* PERMUTE: options may follow operands (dump FILE --json); else stop at the command. */
+static int parse_args(struct shim_opts *o, int argc, char **argv, bool permute)
+{
+	int c;
+	optind = 1;
+	opterr = 1;
+	while ((c = getopt_long(argc, argv, permute ? "e:o:" : "+e:o:", shim_longopts, NULL)) != -1)
+		if (parse_opt(o, c, optarg))
+			return -EINVAL;
+	return 0;
+}
+
+static const char *kind_name(enum shim_sig_kind k)
+{
+	return k == SHIM_SIG_TAG ? "tag" : k == SHIM_SIG_RATE ? "rate" : "counter";
+}
+
+static void totals(const struct shim_result *r, uint64_t *kept, uint64_t *dropped)
+{
+	*kept = *dropped = 0;
+	for (uint32_t i = 0; i < r->ncounters; i++) {
+		*kept += r->signals[i].kept;
+		*dropped += r->signals[i].dropped;
+	}
+}
+
+static double run_seconds(const struct shim_result *r)
+{
+	return r->tsc_hz && r->last_tsc > r->first_tsc
+		       ? (double)(r->last_tsc - r->first_tsc) / (double)r->tsc_hz : 0;
+}
+
+static void json_summary(FILE *out, const struct shim_result *r)
+{
+	uint64_t kept, dropped;
+	totals(r, &kept, &dropped);
+	fprintf(out, "{\"type\":\"summary\",\"samples\":%llu,\"period_ns\":%.2f,\"kept\":%llu,"
+		     "\"dropped\":%llu,\"seconds\":%.6f,\"samples_app\":%llu,\"samples_other\":%llu,"
+		     "\"thread_channel\":%s,\"observer_cpu\":%d,\"app_cpu\":%d,\"period_req_ns\":%llu,"
+		     "\"tsc_hz\":%llu,\"exit_status\":%d,\"pid\":%d,\"logged\":%llu}\n",
+		(unsigned long long)r->samples, shim_result_period_ns(r), (unsigned long long)kept,
+		(unsigned long long)dropped, run_seconds(r), (unsigned long long)r->samples_app,
+		(unsigned long long)r->samples_other,
+		r->flags & SHIM_RESULT_SCHED_CHANNEL ? "true" : "false", r->observer_cpu, r->app_cpu,
+		(unsigned long long)r->period_req_ns, (unsigned long long)r->tsc_hz, r->exit_status, r->pid,
+		(unsigned long long)r->nlog);
+}
+
+static void json_signals(FILE *out, const struct shim_result *r, const char *histogram)
+{
+	for (uint32_t i = 0; i < r->ncounters + r->ntags; i++) {
+		const struct shim_signal_result *s = &r->signals[i];
+		if (s->kind != SHIM_SIG_TAG) {
+			fprintf(out, "{\"type\":\"rate\",\"name\":");
+			cli_json_string(out, s->name);
+			fprintf(out, ",\"kind\":\"%s\",\"first\":%llu,\"last\":%llu,\"kept\":%llu,"
+				     "\"dropped\":%llu,\"offcpu\":%llu,\"rates\":%llu,\"min\":%.6g,\"median\":%.9g,"
+				     "\"max\":%.6g}\n", kind_name(s->kind),
+				(unsigned long long)s->first_value, (unsigned long long)s->last_value,
+				(unsigned long long)s->kept, (unsigned long long)s->dropped,
+				(unsigned long long)s->offcpu, (unsigned long long)s->nrates, s->rate_min, s->rate_median, s->rate_max);
+			continue;
+		}
+		if (histogram && strcmp(histogram, s->name) != 0)
+			continue;
+		for (size_t k = 0; k < s->nrows; k++) {
+			fprintf(out, "{\"type\":\"histogram\",\"tag\":");
+			cli_json_string(out, s->name);
+			fprintf(out, ",\"value\":%llu,\"symbol\":", (unsigned long long)s->rows[k].value);
+			if (s->rows[k].symbol)
+				cli_json_string(out, s->rows[k].symbol);
+			else
+				fputs("null", out);
+			fprintf(out, ",\"samples\":%llu,\"percent\":%.3f}\n",
+				(unsigned long long)s->rows[k].samples, shim_hist_percent(s, &s->rows[k]));
+		}
+	}
+}
+
+static void human_summary(FILE *out, const struct shim_result *r)
+{
+	char period[64];
+	if (r->period_req_ns)
+		snprintf(period, sizeof(period), "paced at %llu ns", (unsigned long long)r->period_req_ns);
+	else
+		snprintf(period, sizeof(period), "flat out");
+	fprintf(out, "shim: %llu samples in %.3f s: one every %.1f ns (%s), observer cpu %d, "
+		     "app cpu %d\n", (unsigned long long)r->samples, run_seconds(r),
+		shim_result_period_ns(r), period, r->observer_cpu, r->app_cpu);
+	if (r->flags & SHIM_RESULT_SCHED_CHANNEL)
+		fprintf(out, "thread channel (eBPF sched_switch): %llu samples with the app on its cpu "
+			     "(%.1f%%), %llu with another task or idle\n",
+			(unsigned long long)r->samples_app,
+			r->samples ? 100.0 * (double)r->samples_app / (double)r->samples : 0,
+			(unsigned long long)r->samples_other);
+	if (r->note[0])
+		fprintf(out, "note: %s\n", r->note);
+}
+
+static void human_counters(FILE *out, const struct shim_result *r)
+{
+	if (!r->ncounters)
+		return;
+	fprintf(out, "\n%-16s %-7s %14s %10s %10s %10s %12s %12s %12s\n", "counter", "kind",
+		"increase", "kept", "dropped", "offcpu", "min/s", "median/s", "max/s");
+	for (uint32_t i = 0; i < r->ncounters; i++) {
+		const struct shim_signal_result *s = &r->signals[i];
+		fprintf(out, "%-16s %-7s %14llu %10llu %10llu %10llu %12.6g %12.6g %12.6g\n", s->name,
+			kind_name(s->kind), (unsigned long long)(s->last_value - s->first_value),
+			(unsigned long long)s->kept, (unsigned long long)s->dropped,
+			(unsigned long long)s->offcpu, s->rate_min,
+			s->rate_median, s->rate_max);
+	}
+	fprintf(out, "(rates kept when consecutive clock intervals agree within [%g, %g]; offcpu: "
+		     "spanning a context switch on the app cpu)\n",
+		r->ratio_lo, r->ratio_hi);
+}
+
+static void human_histograms(FILE *out, const struct shim_result *r, const char *histogram)
+{
+	for (uint32_t i = r->ncounters; i < r->ncounters + r->ntags; i++) {
+		const struct shim_signal_result *s = &r->signals[i];
+		if (histogram && strcmp(histogram, s->name) != 0)
+			continue;
+		size_t show = histogram ? s->nrows : (s->nrows < 10 ? s->nrows : 10);
+		fprintf(out, "\nhistogram of tag '%s'%s:\n%8s %12s  %s\n", s->name,
+			show < s->nrows ? " (top 10; --histogram for all)" : "", "percent", "samples",
+			"value");
+		for (size_t k = 0; k < show; k++) {
+			const struct shim_hist_row *row = &s->rows[k];
+			fprintf(out, "%7.2f%% %12llu  ", shim_hist_percent(s, row),
+				(unsigned long long)row->samples);
+			if (row->symbol)
+				fprintf(out, "%s (0x%llx)\n", row->symbol, (unsigned long long)row->value);
+			else
+				fprintf(out, "%llu\n", (unsigned long long)row->value);
+		}
+		if (s->overflow)
+			fprintf(out, "%8s %12llu  (values beyond the observer's table)\n", "",
+				(unsigned long long)s->overflow);
+	}
+}
+
+/* Refuse before the run when -o cannot be written, rather than after it. */
+static int output_dir_check(const char *path)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = 0;
+	else if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (access(dir, W_OK) == 0)
+		return 0;
+	cli_error("cannot write '%s': directory '%s': %s: create it or choose another -o", path, dir,
+		  strerror(errno));
+	return -errno;
+}
+
+static int tag_spec_known(const struct shim_config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->nsigs; i++)
+		if (cfg->sigs[i].kind == SHIM_SIG_TAG && strcmp(cfg->sigs[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+static void print_samples(FILE *out, const struct shim_result *r, bool json, long limit)
+{
+	uint64_t words = shim_sample_words(r->ncounters, r->ntags);
+	uint64_t n = limit >= 0 && (uint64_t)limit < r->nlog ? (uint64_t)limit : r->nlog;
+	double ns = r->tsc_hz ? 1e9 / (double)r->tsc_hz : 0;
+	if (!json)
+		fprintf(out, "\n%llu logged samples (the last of the run):\n%14s %8s %10s",
+			(unsigned long long)r->nlog, "t_ns", "read_ns", "tid");
+	for (uint32_t i = 0; !json && i < r->ncounters + r->ntags; i++)
+		fprintf(out, " %16s", r->signals[i].name);
+	if (!json)
+		fputc('\n', out);
+	for (uint64_t k = 0; k < n; k++) {
+		const uint64_t *w = r->log + k * words;
+		double t = (double)(w[0] - r->first_tsc) * ns, d = (double)(w[1] - w[0]) * ns;
+		if (json)
+			fprintf(out, "{\"type\":\"sample\",\"t_ns\":%.1f,\"read_ns\":%.1f,\"pid\":%llu,"
+				     "\"tid\":%llu", t, d, (unsigned long long)(w[2] >> 32),
+				(unsigned long long)(w[2] & 0xffffffffu));
+		else
+			fprintf(out, "%14.1f %8.1f %10llu", t, d, (unsigned long long)(w[2] & 0xffffffffu));
+		for (uint32_t i = 0; i < r->ncounters + r->ntags; i++) {
+			if (json) {
+				fputc(',', out);
+				cli_json_string(out, r->signals[i].name);
+				fprintf(out, ":%llu", (unsigned long long)w[3 + i]);
+			} else {
+				fprintf(out, " %16llu", (unsigned long long)w[3 + i]);
+			}
+		}
+		fputs(json ? "}\n" : "\n", out);
+	}
+}
+
+static int cmd_shim_dump(int argc, char **argv)
+{
+	struct shim_opts o = { .limit = 20 };
+	struct shim_result *r = NULL;
+	if (parse_args(&o, argc, argv, true))
+		return 2;
+	if (optind != argc - 1) {
+		cli_error("'spent shim dump' needs exactly one FILE: spent shim dump FILE [--json]");
+		return 2;
+	}
+	int err = shim_file_read(argv[optind], &r);
+	if (err) {
+		cli_error("cannot read Shim sample file '%s': %s", argv[optind],
+			  err == -EBADMSG ? "corrupt or truncated (bad checksum or lengths)"
+			  : err == -EPROTO ? "unknown format version: use a newer spent"
+					   : strerror(-err));
+		return 1;
+	}
+	if (o.json) {
+		json_summary(stdout, r);
+		json_signals(stdout, r, NULL);
+	} else {
+		human_summary(stdout, r);
+		human_counters(stdout, r);
+		human_histograms(stdout, r, o.histogram);
+	}
+	print_samples(stdout, r, o.json, o.limit);
+	shim_result_free(r);
+	return 0;
+}
+
+int cmd_shim(int argc, char **argv)
+{
+	struct shim_opts o;
+	struct shim_result *r = NULL;
+	char err[768] = "";
+	int rc;
+
+	if (argc > 1 && strcmp(argv[1], "dump") == 0)
+		return cmd_shim_dump(argc - 1, argv + 1);
+	memset(&o, 0, sizeof(o));
+	shim_config_init(&o.cfg);
+	if (parse_args(&o, argc, argv, false))
+		return 2;
+	if (optind >= argc) {
+		cli_error("no command to observe: spent shim [OPTIONS] -- CMD");
+		return 2;
+	}
+	if (!o.cfg.nsigs && !o.cfg.nevents) {
+		cli_error("nothing to observe: give --tag, --counter, --rate or -e");
+		return 2;
+	}
+	if (o.histogram && !tag_spec_known(&o.cfg, o.histogram)) {
+		cli_error("--histogram '%s' names no tag: add --tag %s=SYMBOL", o.histogram, o.histogram);
+		return 2;
+	}
+	if (o.output && output_dir_check(o.output))
+		return 2;
+	if (!o.output)
+		o.cfg.buffer_samples = 0;	/* the log only goes to -o */
+	o.cfg.argv = argv + optind;
+	if (find_preload(&o))
+		return 2;
+	rc = shim_run(&o.cfg, &r, err, sizeof(err));
+	if (rc) {
+		cli_error("%s", err[0] ? err : strerror(-rc));
+		return rc == -ENOENT || rc == -EINVAL || rc == -ENOEXEC ? 2 : 1;
+	}
+	if (o.json) {
+		json_summary(stdout, r);
+		json_signals(stdout, r, o.histogram);
+	} else {
+		human_summary(stdout, r);
+		human_counters(stdout, r);
+		human_histograms(stdout, r, o.histogram);
+	}
+	rc = r->exit_status;
+	int werr = o.output ? shim_file_write(o.output, r) : 0;
+	if (werr) {
+		cli_error("cannot write '%s': %s: check the directory exists and is writable",
+			  o.output, strerror(-werr));
+		rc = 1;
+	}
+	shim_result_free(r);
+	return rc;
+}

@@ -1,0 +1,295 @@
+/* shim/shim_elf.c - the ELF facts Shim's coordinator needs, read with libelf: symbol values
+ * by name (software signal channels), symbols by address (histogram values), PT_LOAD ranges,
+ * PT_INTERP (static or not), DT_NEEDED and the library search ld.so would do. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim/shim.h"
+
+struct elf_sym {
+	uint64_t value, size;
+	char *name;
+	int tls;
+};
+
+struct shim_elf {
+	char *path;
+	struct elf_sym *syms;	/* sorted by value */
+	size_t nsyms, capsyms;
+	uint64_t load_lo[16], load_hi[16];
+	size_t nloads;
+	bool has_interp;
+	char **needed;
+	size_t nneeded;
+	char *runpath;
+};
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct elf_sym *x = a, *y = b;
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	/* prefer sized symbols, then names, so lookups are deterministic */
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int sym_add(struct shim_elf *e, const GElf_Sym *s, const char *name)
+{
+	if (e->nsyms == e->capsyms) {
+		size_t cap = e->capsyms ? e->capsyms * 2 : 256;
+		struct elf_sym *n = realloc(e->syms, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		e->syms = n;
+		e->capsyms = cap;
+	}
+	char *copy = strdup(name);
+	if (!copy)
+		return -ENOMEM;
+	e->syms[e->nsyms++] = (struct elf_sym){ s->st_value, s->st_size, copy,
+						GELF_ST_TYPE(s->st_info) == STT_TLS };
+	return 0;
+}
+
+static int read_symtab(struct shim_elf *e, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	if (!data || !sh->sh_entsize)
+		return 0;
+	size_t n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_name)
+			continue;
+		int t = GELF_ST_TYPE(s.st_info);
+		if (t != STT_FUNC && t != STT_OBJECT && t != STT_NOTYPE && t != STT_GNU_IFUNC &&
+		    t != STT_TLS)
+			continue;
+		const char *name = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!name || !*name || name[0] == '$')
+			continue;
+		int err = sym_add(e, &s, name);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int read_dynamic(struct shim_elf *e, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	if (!data || !sh->sh_entsize)
+		return 0;
+	size_t n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Dyn d;
+		if (!gelf_getdyn(data, (int)i, &d))
+			break;
+		if (d.d_tag != DT_NEEDED && d.d_tag != DT_RUNPATH && d.d_tag != DT_RPATH)
+			continue;
+		const char *s = elf_strptr(elf, sh->sh_link, d.d_un.d_val);
+		if (!s)
+			continue;
+		if (d.d_tag != DT_NEEDED) {
+			free(e->runpath);
+			e->runpath = strdup(s);
+			continue;
+		}
+		char **nn = realloc(e->needed, (e->nneeded + 1) * sizeof(*nn));
+		if (!nn)
+			return -ENOMEM;
+		e->needed = nn;
+		if (!(e->needed[e->nneeded] = strdup(s)))
+			return -ENOMEM;
+		e->nneeded++;
+	}
+	return 0;
+}
+
+static int read_elf(struct shim_elf *e, Elf *elf)
+{
+	size_t nph = 0;
+	int err = 0;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph))
+		return -ENOEXEC;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type == PT_INTERP)
+			e->has_interp = true;
+		if (ph.p_type == PT_LOAD && e->nloads < 16) {
+			e->load_lo[e->nloads] = ph.p_vaddr;
+			e->load_hi[e->nloads++] = ph.p_vaddr + ph.p_memsz;
+		}
+	}
+	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !err; scn = elf_nextscn(elf, scn)) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
+			err = read_symtab(e, elf, scn, &sh);
+		else if (sh.sh_type == SHT_DYNAMIC)
+			err = read_dynamic(e, elf, scn, &sh);
+	}
+	if (!err && e->nsyms)
+		qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
+	return err;
+}
+
+int shim_elf_open(const char *path, struct shim_elf **out)
+{
+	struct shim_elf *e = NULL;
+	Elf *elf = NULL;
+	int fd = -1, err = 0;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->path = strdup(path))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = read_elf(e, elf);
+	if (err)
+		goto out;
+	*out = e;
+	e = NULL;
+out:
+	shim_elf_free(e);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+void shim_elf_free(struct shim_elf *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->nsyms; i++)
+		free(e->syms[i].name);
+	for (size_t i = 0; i < e->nneeded; i++)
+		free(e->needed[i]);
+	free(e->syms);
+	free(e->needed);
+	free(e->runpath);
+	free(e->path);
+	free(e);
+}
+
+bool shim_elf_is_static(const struct shim_elf *e)
+{
+	return !e->has_interp;
+}
+
+int shim_elf_find(const struct shim_elf *e, const char *name, uint64_t *value)
+{
+	for (size_t i = 0; i < e->nsyms; i++) {
+		if (strcmp(e->syms[i].name, name) != 0)
+			continue;
+		if (e->syms[i].tls)
+			return -EINVAL;
+		*value = e->syms[i].value;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+const char *shim_elf_lookup(const struct shim_elf *e, uint64_t vaddr, uint64_t *start)
+{
+	size_t lo = 0, hi = e->nsyms;
+	/* last symbol with value <= vaddr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (e->syms[mid].value <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) {
+		const struct elf_sym *s = &e->syms[i];
+		if (s->tls)
+			continue;
+		if (vaddr < s->value + (s->size ? s->size : 1) || (!s->size && i + 1 == lo)) {
+			*start = s->value;
+			return s->name;
+		}
+		if (s->value + 65536 < vaddr)	/* no enclosing symbol nearby */
+			break;
+	}
+	return NULL;
+}
+
+bool shim_elf_contains(const struct shim_elf *e, uint64_t vaddr)
+{
+	for (size_t i = 0; i < e->nloads; i++)
+		if (vaddr >= e->load_lo[i] && vaddr < e->load_hi[i])
+			return true;
+	return false;
+}
+
+const char *shim_elf_needed(const struct shim_elf *e, size_t i)
+{
+	return i < e->nneeded ? e->needed[i] : NULL;
+}
+
+/* Try each ':'-separated directory of LIST for SONAME ($ORIGIN is E's directory). */
+static int search_dirs(const struct shim_elf *e, const char *list, const char *soname, char *out,
+		       size_t outlen)
+{
+	char origin[PATH_MAX];
+	snprintf(origin, sizeof(origin), "%s", e->path);
+	char *slash = strrchr(origin, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(origin, sizeof(origin), ".");
+	for (const char *p = list; p && *p;) {
+		const char *colon = strchr(p, ':');
+		size_t len = colon ? (size_t)(colon - p) : strlen(p);
+		int n;
+		if (len >= 7 && strncmp(p, "$ORIGIN", 7) == 0)
+			n = snprintf(out, outlen, "%s%.*s/%s", origin, (int)(len - 7), p + 7, soname);
+		else
+			n = snprintf(out, outlen, "%.*s/%s", (int)len, p, soname);
+		if (len && n > 0 && (size_t)n < outlen &&
+		    access(out, R_OK) == 0)
+			return 0;
+		p = colon ? colon + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+int shim_elf_find_library(const struct shim_elf *e, const char *soname, char *out, size_t outlen)
+{
+	static const char sysdirs[] = "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:"
+				      "/usr/lib64:/lib:/usr/lib:/usr/local/lib";
+	if (strchr(soname, '/'))
+		return (size_t)snprintf(out, outlen, "%s", soname) < outlen ? 0 : -ENAMETOOLONG;
+	if (search_dirs(e, getenv("LD_LIBRARY_PATH"), soname, out, outlen) == 0 ||
+	    search_dirs(e, e->runpath, soname, out, outlen) == 0 ||
+	    search_dirs(e, sysdirs, soname, out, outlen) == 0)
+		return 0;
+	return -ENOENT;
+}

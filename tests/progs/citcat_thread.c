@@ -1,0 +1,18 @@
+/* tests/progs/citcat_thread.c - creates a thread (citcat record must refuse it clearly). */
+#include <pthread.h>
+#include <stdio.h>
+
+static void *run(void *arg)
+{
+	return arg;
+}
+
+int main(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, run, NULL))
+		return 1;
+	pthread_join(t, NULL);
+	puts("joined");
+	return 0;
+}

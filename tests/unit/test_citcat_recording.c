@@ -1,0 +1,213 @@
+/* tests/unit/test_citcat_recording.c - the citcat recording stream: records written by the
+ * writer read back field by field; truncation, corruption, bad order and versions. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "citcat/recording.h"
+
+struct built {
+	uint8_t *data;
+	size_t len;
+	size_t exit_off;	/* offset of the EXIT frame */
+};
+
+static void put_u(struct cc_writer *w, uint64_t v)
+{
+	assert_int_equal(binbuf_put_uvarint(&w->payload, v), 0);
+}
+
+/* A small valid recording: META, REGS, FILE, MAP, MEM, START, SYSCALL + MEM, RDTSC, EXIT. */
+static struct built build(int with_exit)
+{
+	struct built b = { 0 };
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	struct cc_writer w;
+	assert_int_equal(cc_writer_init(&w, fileno(f)), 0);
+	binbuf_put_str(&w.payload, "prog arg");
+	binbuf_put_str(&w.payload, "/tmp");
+	put_u(&w, 1234);
+	put_u(&w, 99);
+	assert_int_equal(cc_writer_emit(&w, CC_REC_META), 0);
+	put_u(&w, CC_NREGS);
+	for (int i = 0; i < CC_NREGS; i++)
+		put_u(&w, (uint64_t)i * 1000);
+	cc_writer_emit(&w, CC_REC_REGS);
+	put_u(&w, 1);
+	binbuf_put_str(&w.payload, "/bin/true");
+	put_u(&w, 1), put_u(&w, 2), put_u(&w, 3), put_u(&w, 4);
+	binbuf_put_le64(&w.payload, 0xabcdefULL);
+	cc_writer_emit(&w, CC_REC_FILE);
+	put_u(&w, 0x400000), put_u(&w, 0x2000), put_u(&w, 5), put_u(&w, CC_MAP_FILE), put_u(&w, 1), put_u(&w, 0);
+	cc_writer_emit(&w, CC_REC_MAP);
+	put_u(&w, 0x401000), put_u(&w, 3);
+	binbuf_put(&w.payload, "xyz", 3);
+	cc_writer_emit(&w, CC_REC_MEM);
+	cc_writer_emit(&w, CC_REC_START);
+	put_u(&w, 0);
+	for (int i = 0; i < 6; i++)
+		put_u(&w, (uint64_t)i + 10);
+	binbuf_put_svarint(&w.payload, -2);
+	put_u(&w, CC_SC_OUT_HASH);
+	binbuf_put_le64(&w.payload, 0x1122334455667788ULL);
+	cc_writer_emit(&w, CC_REC_SYSCALL);
+	put_u(&w, 0x7000), put_u(&w, 2);
+	binbuf_put(&w.payload, "hi", 2);
+	cc_writer_emit(&w, CC_REC_MEM);
+	put_u(&w, 0x401234), put_u(&w, CC_TSC_RDTSCP), put_u(&w, 123456789), put_u(&w, 7);
+	cc_writer_emit(&w, CC_REC_RDTSC);
+	b.exit_off = w.bytes;
+	if (with_exit) {
+		binbuf_put_svarint(&w.payload, 3 << 8);
+		put_u(&w, 1), put_u(&w, 2);
+		binbuf_put_le64(&w.payload, 42);
+		cc_writer_emit(&w, CC_REC_EXIT);
+	}
+	assert_int_equal(cc_writer_flush(&w), 0);
+	cc_writer_release(&w);
+	long len = ftell(f);
+	b.data = malloc((size_t)len);
+	rewind(f);
+	assert_int_equal(fread(b.data, 1, (size_t)len, f), (size_t)len);
+	b.len = (size_t)len;
+	fclose(f);
+	return b;
+}
+
+static void roundtrip_reads_every_field(void **state)
+{
+	(void)state;
+	struct built b = build(1);
+	struct cc_recording *r;
+	char err[256] = "";
+	assert_int_equal(cc_recording_parse(b.data, b.len, &r, err, sizeof(err)), 0);
+	assert_int_equal(r->n, 10);
+	assert_false(r->truncated);
+	assert_string_equal(r->recs[0].u.meta.cmdline, "prog arg");
+	assert_int_equal(r->recs[0].u.meta.pid, 1234);
+	assert_int_equal(r->recs[1].u.regs[16], 16000);
+	assert_string_equal(r->recs[2].u.file.path, "/bin/true");
+	assert_int_equal(r->recs[2].u.file.hash, 0xabcdefULL);
+	assert_int_equal(r->recs[3].u.map.len, 0x2000);
+	assert_memory_equal(r->recs[4].u.mem.bytes, "xyz", 3);
+	assert_int_equal(r->start_idx, 5);
+	assert_int_equal(r->recs[6].u.sc.ret, -2);
+	assert_int_equal(r->recs[6].u.sc.args[5], 15);
+	assert_int_equal(r->recs[6].u.sc.hash, 0x1122334455667788ULL);
+	assert_int_equal(r->recs[8].u.tsc.aux, 7);
+	assert_int_equal(r->recs[9].u.exit.status, 3 << 8);
+	assert_non_null(cc_recording_file(r, 1));
+	assert_null(cc_recording_file(r, 2));
+	cc_recording_free(r);
+}
+
+static void missing_exit_is_truncated_not_error(void **state)
+{
+	(void)state;
+	struct built b = build(0);
+	struct cc_recording *r;
+	char err[256];
+	assert_int_equal(cc_recording_parse(b.data, b.len, &r, err, sizeof(err)), 0);
+	assert_true(r->truncated);
+	assert_int_equal(r->n, 9);
+	assert_non_null(strstr(r->why, "no EXIT record"));
+	cc_recording_free(r);
+}
+
+static void cut_inside_a_frame_keeps_the_frames_before(void **state)
+{
+	(void)state;
+	struct built b = build(1);
+	struct cc_recording *r;
+	char err[256];
+	assert_int_equal(cc_recording_parse(b.data, b.exit_off + 3, &r, err, sizeof(err)), 0);
+	assert_true(r->truncated);
+	assert_int_equal(r->n, 9);
+	cc_recording_free(r);
+}
+
+static void cut_before_start_is_an_error(void **state)
+{
+	(void)state;
+	struct built b = build(1);
+	struct cc_recording *r = (void *)1;
+	char err[256] = "";
+	assert_int_equal(cc_recording_parse(b.data, 40, &r, err, sizeof(err)), -EBADMSG);
+	assert_null(r);
+	assert_non_null(strstr(err, "before its initial state"));
+}
+
+static void flipped_byte_fails_crc(void **state)
+{
+	(void)state;
+	struct built b = build(1);
+	struct cc_recording *r;
+	char err[256];
+	b.data[b.exit_off - 5] ^= 0x40;	/* inside the RDTSC record */
+	assert_int_equal(cc_recording_parse(b.data, b.len, &r, err, sizeof(err)), 0);
+	assert_true(r->truncated);
+	assert_int_equal(r->n, 8);
+	cc_recording_free(r);
+}
+
+static void wrong_magic_and_version_rejected(void **state)
+{
+	(void)state;
+	struct built b = build(1);
+	struct cc_recording *r;
+	char err[256] = "";
+	b.data[0] = 'X';
+	assert_int_equal(cc_recording_parse(b.data, b.len, &r, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "bad magic"));
+	b = build(1);
+	b.data[8] = 9;
+	assert_int_equal(cc_recording_parse(b.data, b.len, &r, err, sizeof(err)), -EPROTO);
+	assert_non_null(strstr(err, "version 9"));
+}
+
+static void event_before_start_rejected(void **state)
+{
+	(void)state;
+	FILE *f = tmpfile();
+	struct cc_writer w;
+	cc_writer_init(&w, fileno(f));
+	binbuf_put_str(&w.payload, "p");
+	binbuf_put_str(&w.payload, "/");
+	put_u(&w, 1), put_u(&w, 1);
+	cc_writer_emit(&w, CC_REC_META);
+	put_u(&w, 1), put_u(&w, 2);
+	cc_writer_emit(&w, CC_REC_SIGNAL);
+	cc_writer_flush(&w);
+	cc_writer_release(&w);
+	long len = ftell(f);
+	uint8_t *data = malloc((size_t)len);
+	rewind(f);
+	assert_int_equal(fread(data, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	struct cc_recording *r;
+	char err[256] = "";
+	assert_int_equal(cc_recording_parse(data, (size_t)len, &r, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "an event before START"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(roundtrip_reads_every_field),
+		cmocka_unit_test(missing_exit_is_truncated_not_error),
+		cmocka_unit_test(cut_inside_a_frame_keeps_the_frames_before),
+		cmocka_unit_test(cut_before_start_is_an_error),
+		cmocka_unit_test(flipped_byte_fails_crc),
+		cmocka_unit_test(wrong_magic_and_version_rejected),
+		cmocka_unit_test(event_before_start_rejected),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,169 @@
+/* tests/unit/test_symbols.c - core/symbols (libdwfl lookups, code bytes, saved kallsyms) and
+ * analysis/report + profile/folded on a synthetic profile of this very test binary. The oracle
+ * is the running program: the loader's load bias, the code bytes in memory, __LINE__. */
+#include <errno.h>
+#include <link.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "analysis/report.h"
+#include "core/binio.h"
+#include "core/procmaps.h"
+#include "core/symbols.h"
+#include "profile/export.h"
+
+static const int marker_line = __LINE__ + 1;
+int __attribute__((noinline)) unit_marker_function(int x) { return x * 3 + 1; }
+int __attribute__((noinline)) unit_caller_function(int x) { return unit_marker_function(x) + 2; }
+
+static struct profile_image self_image(void)
+{
+	static char path[4096];
+	struct profile_image im = { .path = path };
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	assert_true(n > 0);
+	path[n] = 0;
+	assert_int_equal(image_identify(path, &im), 0);
+	return im;
+}
+
+struct first_obj {
+	uintptr_t bias;
+	int seen;
+};
+
+static int first_obj_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct first_obj *s = data;
+	if (!s->seen) {
+		s->bias = info->dlpi_addr;
+		s->seen = 1;
+	}
+	return 1;
+}
+
+/* link-time offset of FN in the main program (the first object dl_iterate_phdr reports) */
+static uint64_t self_offset(const void *fn)
+{
+	struct first_obj st = { 0, 0 };
+	dl_iterate_phdr(first_obj_cb, &st);
+	return (uintptr_t)fn - st.bias;
+}
+
+static void own_function_name_line_and_code(void **state)
+{
+	(void)state;
+	struct symbols *s;
+	struct profile_image im = self_image();
+	assert_int_equal(symbols_new(&s), 0);
+	uint64_t off = self_offset((const void *)unit_marker_function);
+	struct sym_info si;
+	assert_int_equal(symbols_lookup(s, &im, off + 1, &si), 0);
+	assert_string_equal(si.name, "unit_marker_function");
+	assert_true(si.start == off);
+	assert_true(si.exact);
+	assert_non_null(si.file);
+	assert_non_null(strstr(si.file, "test_symbols.c"));
+	assert_int_equal(si.line, marker_line);
+	uint64_t start, size;
+	assert_int_equal(symbols_find_function(s, &im, "unit_marker_function", &start, &size), 0);
+	assert_true(start == off && size > 0);
+	uint8_t code[8];
+	assert_int_equal(symbols_read_code(s, &im, off, code, sizeof(code)), 0);
+	assert_memory_equal(code, (const void *)unit_marker_function, sizeof(code));
+	assert_int_equal(symbols_find_function(s, &im, "no_such_function_here", &start, &size), -ENOENT);
+	symbols_free(s);
+}
+
+static void missing_image_says_why(void **state)
+{
+	(void)state;
+	struct symbols *s;
+	struct profile_image im = { .path = "/nonexistent/binary" };
+	struct sym_info si;
+	assert_int_equal(symbols_new(&s), 0);
+	assert_int_equal(symbols_lookup(s, &im, 0x1000, &si), -ENOENT);
+	assert_null(si.name);
+	assert_string_equal(symbols_image_error(s, &im), "image file not found");
+	symbols_free(s);
+}
+
+static void saved_kallsyms_are_used(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/spent-ut-ksyms.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	const char text[] = "ffffffff81000000 T kfirst\nffffffff81000100 t ksecond\nffffffff81000200 D kdata\n";
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
+	close(fd);
+	struct symbols *s;
+	struct profile_image k = { .path = PROFILE_KERNEL_PATH };
+	struct sym_info si;
+	assert_int_equal(symbols_new(&s), 0);
+	assert_int_equal(symbols_set_kallsyms(s, path), 0);
+	assert_int_equal(symbols_lookup(s, &k, 0xffffffff81000123ULL, &si), 0);
+	assert_string_equal(si.name, "ksecond");
+	assert_true(si.start == 0xffffffff81000100ULL);
+	symbols_free(s);
+	unlink(path);
+}
+
+static void report_and_folded_on_synthetic_profile(void **state)
+{
+	(void)state;
+	struct symbols *s;
+	struct profile *p = profile_new();
+	struct profile_image im = self_image();
+	uint32_t img, ev;
+	assert_int_equal(symbols_new(&s), 0);
+	assert_int_equal(profile_image_intern(p, &im, &img), 0);
+	assert_int_equal(profile_event_intern(p, "cpu-clock", 99991, 0, &ev), 0);
+	uint64_t m = self_offset((const void *)unit_marker_function);
+	uint64_t c = self_offset((const void *)unit_caller_function);
+	assert_int_equal(profile_add(p, img, m, ev, 30), 0);
+	assert_int_equal(profile_add(p, img, m + 2, ev, 30), 0);
+	assert_int_equal(profile_add(p, img, c + 1, ev, 40), 0);
+	struct profile_frame st[2] = { { img, m + 2 }, { img, c + 4 } };
+	assert_int_equal(profile_add_stack(p, ev, st, 2, 60), 0);
+	assert_int_equal(profile_add_stack(p, ev, st + 1, 1, 40), 0);
+	struct report *r;
+	struct report_config cfg = { .by = REPORT_BY_FUNCTION, .events = &ev, .nevents = 1, .children = true };
+	assert_int_equal(report_build(p, s, &cfg, &r), 0);
+	assert_int_equal(r->nrows, 2);
+	assert_true(r->totals[0] == 100);
+	/* sorted by inclusive: the caller (100) before the marker (60) */
+	assert_string_equal(r->rows[0].symbol, "unit_caller_function");
+	assert_true(r->rows[0].incl[0] == 100 && r->rows[0].self[0] == 40);
+	assert_string_equal(r->rows[1].symbol, "unit_marker_function");
+	assert_true(r->rows[1].self[0] == 60 && r->rows[1].incl[0] == 60);
+	report_free(r);
+	struct folded *f;
+	assert_int_equal(folded_build(p, s, ev, &f), 0);
+	assert_int_equal(f->n, 2);
+	assert_string_equal(f->stacks[0], "unit_caller_function");
+	assert_string_equal(f->stacks[1], "unit_caller_function;unit_marker_function");
+	assert_true(f->counts[1] == 60 && f->total == 100);
+	folded_free(f);
+	profile_free(p);
+	symbols_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(own_function_name_line_and_code),
+		cmocka_unit_test(missing_image_says_why),
+		cmocka_unit_test(saved_kallsyms_are_used),
+		cmocka_unit_test(report_and_folded_on_synthetic_profile),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
