@@ -1,0 +1,294 @@
+/* analysis/cachesim.c - the cache simulator object: builds per-core hierarchies from a
+ * configuration, feeds trace batches through them, keeps pin traffic per chunk of instructions,
+ * and answers the statistics queries. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/cachesim_int.h"
+
+const char *const cache_traffic_names[TRAFFIC_NKINDS] = {
+	"imiss", "dmiss", "dwrite", "dvict", "dread_useful", "dread_redundant",
+};
+
+static uint32_t log2u(uint64_t v)
+{
+	uint32_t s = 0;
+	while ((1ull << s) < v)
+		s++;
+	return s;
+}
+
+static int cache_init(struct cache *c, const struct cache_level_config *cfg)
+{
+	uint64_t lines = cfg->size / cfg->line;
+	c->cfg = cfg;
+	c->line_shift = log2u(cfg->line);
+	c->assoc = cfg->assoc ? cfg->assoc : (uint32_t)lines;
+	c->sets = (uint32_t)(lines / c->assoc);
+	c->set_mask = (c->sets & (c->sets - 1)) == 0 ? c->sets - 1 : 0;
+	if (c->sets == 1)
+		c->set_mask = 0;
+	size_t n = (size_t)c->sets * c->assoc;
+	c->tags = malloc(n * sizeof(*c->tags));
+	if (!c->tags)
+		return -ENOMEM;
+	memset(c->tags, 0xff, n * sizeof(*c->tags));
+	if (!cfg->write_through || cfg->write_allocate) {
+		c->meta = calloc(n, sizeof(*c->meta));
+		if (!c->meta)
+			return -ENOMEM;
+	}
+	if (cfg->repl == CACHE_FIFO && !(c->fifo_next = calloc(c->sets, sizeof(uint32_t))))
+		return -ENOMEM;
+	uint32_t sub = cfg->subblock && cfg->subblock < cfg->line ? cfg->subblock : cfg->line;
+	c->sub_shift = log2u(sub);
+	if (c->line_shift - c->sub_shift > 6)
+		c->sub_shift = c->line_shift - 6;
+	c->gran_shift = c->line_shift > 6 ? c->line_shift - 6 : 0;
+	uint32_t ngran = 1u << (c->line_shift - c->gran_shift);
+	c->full_wmask = ngran >= 64 ? ~0ull : (1ull << ngran) - 1;
+	if (cfg->write_through && cfg->write_buffers &&
+	    !(c->wbuf = calloc(cfg->write_buffers, sizeof(uint64_t))))
+		return -ENOMEM;
+	return 0;
+}
+
+static void cache_release(struct cache *c)
+{
+	free(c->tags);
+	free(c->meta);
+	free(c->fifo_next);
+	free(c->wbuf);
+}
+
+/* Link each cache to the next one its misses go to: the next level holding its stream. */
+static void hierarchy_link(struct hierarchy *h, const struct cachesim_config *cfg)
+{
+	uint32_t n = cfg->n_levels;
+	h->ipath = h->dpath = NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		struct cache *c = &h->caches[i];
+		c->next = NULL;
+		for (uint32_t j = i + 1; j < n; j++) {
+			const struct cache_level_config *o = &cfg->levels[j];
+			if (o->level > cfg->levels[i].level &&
+			    (o->kind == CACHE_UNIFIED || o->kind == cfg->levels[i].kind)) {
+				c->next = &h->caches[j];
+				break;
+			}
+		}
+		c->last = c->next == NULL;
+		if (!h->ipath && c->cfg->kind != CACHE_DATA)
+			h->ipath = c;
+		if (!h->dpath && c->cfg->kind != CACHE_INSN)
+			h->dpath = c;
+	}
+}
+
+int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char *err,
+		 size_t errlen)
+{
+	int rc = cachesim_config_check(cfg, err, errlen);
+	if (rc)
+		return rc;
+	struct cachesim *cs = calloc(1, sizeof(*cs));
+	if (!cs)
+		return -ENOMEM;
+	cs->cfg = *cfg;
+	cs->n_cores = cfg->cores > 1 ? cfg->cores : 1;
+	cs->rng = cfg->seed ? cfg->seed : 0x9E3779B97F4A7C15ull;
+	cs->cores = calloc(cs->n_cores, sizeof(*cs->cores));
+	if (!cs->cores) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (uint32_t k = 0; k < cs->n_cores; k++) {
+		for (uint32_t i = 0; i < cfg->n_levels; i++)
+			if ((rc = cache_init(&cs->cores[k].caches[i], &cs->cfg.levels[i])))
+				goto fail;
+		hierarchy_link(&cs->cores[k], &cs->cfg);
+	}
+	cs->coh_shift = log2u(cfg->levels[cfg->n_levels - 1].line);
+	*out = cs;
+	return 0;
+fail:
+	cachesim_free(cs);
+	if (rc == -ENOMEM && err)
+		snprintf(err, errlen, "out of memory allocating the caches");
+	return rc;
+}
+
+void cachesim_free(struct cachesim *cs)
+{
+	if (!cs)
+		return;
+	if (cs->cores)
+		for (uint32_t k = 0; k < cs->n_cores; k++)
+			for (uint32_t i = 0; i < cs->cfg.n_levels; i++)
+				cache_release(&cs->cores[k].caches[i]);
+	coherence_free(cs);
+	free(cs->cores);
+	free(cs->chunks);
+	free(cs->tids);
+	free(cs);
+}
+
+static int chunk_reserve(struct cachesim *cs, size_t idx)
+{
+	if (idx < cs->n_chunks)
+		return 0;
+	if (idx >= cs->cap_chunks) {
+		size_t cap = cs->cap_chunks ? cs->cap_chunks * 2 : 64;
+		while (cap <= idx)
+			cap *= 2;
+		struct chunk_rec *c = realloc(cs->chunks, cap * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		cs->chunks = c;
+		cs->cap_chunks = cap;
+	}
+	memset(&cs->chunks[cs->n_chunks], 0, (idx + 1 - cs->n_chunks) * sizeof(*cs->chunks));
+	cs->n_chunks = idx + 1;
+	return 0;
+}
+
+void cachesim_add_traffic(struct cachesim *cs, enum cache_traffic kind, uint64_t bytes,
+			  uint32_t chunk)
+{
+	cs->traffic[kind] += bytes;
+	if (cs->cfg.chunk && chunk < cs->n_chunks)
+		cs->chunks[chunk].bytes[kind] += bytes;
+}
+
+static uint32_t core_of(struct cachesim *cs, uint32_t tid)
+{
+	if (cs->n_cores == 1)
+		return 0;
+	for (size_t i = 0; i < cs->n_tids; i++)
+		if (cs->tids[i] == tid)
+			return (uint32_t)(i % cs->n_cores);
+	if (cs->n_tids == cs->cap_tids) {
+		size_t cap = cs->cap_tids ? cs->cap_tids * 2 : 16;
+		uint32_t *t = realloc(cs->tids, cap * sizeof(*t));
+		if (!t) {
+			cs->oom = 1;
+			return 0;
+		}
+		cs->tids = t;
+		cs->cap_tids = cap;
+	}
+	cs->tids[cs->n_tids] = tid;
+	return (uint32_t)(cs->n_tids++ % cs->n_cores);
+}
+
+static const enum cache_op ref_op[4] = { OP_READ, OP_READ, OP_WRITE, OP_MODIFY };
+
+void cachesim_access(struct cachesim *cs, uint32_t core, char stream, uint64_t addr,
+		     uint32_t size, uint32_t kind)
+{
+	struct hierarchy *h = &cs->cores[core % cs->n_cores];
+	if (stream == 'i') {
+		hierarchy_access(cs, core, h->ipath, addr, size, OP_IFETCH);
+		return;
+	}
+	enum cache_op op = ref_op[kind & 3];
+	hierarchy_access(cs, core, h->dpath, addr, size, op);
+	if (cs->n_cores > 1 && op != OP_READ)
+		coherence_write(cs, core, addr, size);
+}
+
+int cachesim_feed(struct cachesim *cs, const struct trace_batch *b)
+{
+	uint64_t chunk = cs->cfg.chunk;
+	uint32_t last_tid = UINT32_MAX, core = 0;
+	for (size_t i = 0; i < b->n_insns; i++) {
+		const struct trace_insn *in = &b->insns[i];
+		if (chunk && cs->insns % chunk == 0) {
+			cs->cur_chunk = (uint32_t)(cs->insns / chunk);
+			if (chunk_reserve(cs, cs->cur_chunk))
+				return -ENOMEM;
+		}
+		if (chunk)
+			cs->chunks[cs->cur_chunk].insns++;
+		cs->insns++;
+		if (in->tid != last_tid) {
+			core = core_of(cs, in->tid);
+			last_tid = in->tid;
+		}
+		struct hierarchy *h = &cs->cores[core];
+		if (!cache_fast_hit(h->ipath, in->pc, in->len, OP_IFETCH))
+			hierarchy_access(cs, core, h->ipath, in->pc, in->len, OP_IFETCH);
+		for (uint32_t k = 0; k < in->nrefs; k++) {
+			const struct trace_ref *r = &b->refs[in->ref0 + k];
+			enum cache_op op = ref_op[r->kind & 3];
+			if (!cache_fast_hit(h->dpath, r->addr, r->size, op))
+				hierarchy_access(cs, core, h->dpath, r->addr, r->size, op);
+			if (cs->n_cores > 1 && op != OP_READ)
+				coherence_write(cs, core, r->addr, r->size);
+		}
+	}
+	return cs->oom ? -ENOMEM : 0;
+}
+
+void cachesim_finish(struct cachesim *cs)
+{
+	for (uint32_t k = 0; k < cs->n_cores; k++)
+		for (uint32_t i = 0; i < cs->cfg.n_levels; i++) {
+			struct cache *c = &cs->cores[k].caches[i];
+			if (c->wbuf)
+				cache_flush_buffers(cs, c);
+			cache_resolve_pending(cs, c);
+		}
+}
+
+const struct cachesim_config *cachesim_config(const struct cachesim *cs)
+{
+	return &cs->cfg;
+}
+
+uint64_t cachesim_instructions(const struct cachesim *cs)
+{
+	return cs->insns;
+}
+
+void cachesim_stats(const struct cachesim *cs, uint32_t li, struct cache_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (li >= cs->cfg.n_levels)
+		return;
+	for (uint32_t k = 0; k < cs->n_cores; k++) {
+		const struct cache_stats *s = &cs->cores[k].caches[li].st;
+		out->accesses += s->accesses;
+		out->misses += s->misses;
+		out->reads += s->reads;
+		out->read_misses += s->read_misses;
+		out->writes += s->writes;
+		out->write_misses += s->write_misses;
+		out->ifetches += s->ifetches;
+		out->ifetch_misses += s->ifetch_misses;
+		out->writebacks += s->writebacks;
+		out->invalidations += s->invalidations;
+	}
+}
+
+uint64_t cachesim_traffic(const struct cachesim *cs, enum cache_traffic kind)
+{
+	return cs->traffic[kind];
+}
+
+size_t cachesim_n_chunks(const struct cachesim *cs)
+{
+	return cs->n_chunks;
+}
+
+uint64_t cachesim_chunk_traffic(const struct cachesim *cs, size_t chunk, enum cache_traffic kind)
+{
+	return chunk < cs->n_chunks ? cs->chunks[chunk].bytes[kind] : 0;
+}
+
+uint64_t cachesim_chunk_instructions(const struct cachesim *cs, size_t chunk)
+{
+	return chunk < cs->n_chunks ? cs->chunks[chunk].insns : 0;
+}

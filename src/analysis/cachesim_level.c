@@ -1,0 +1,356 @@
+/* analysis/cachesim_level.c - one cache level (lookup, replacement, dirty subblocks, write
+ * buffers, pending write-miss fills) and the walk of a reference down a core's hierarchy. */
+#include <string.h>
+
+#include "analysis/cachesim_int.h"
+
+struct level_result {
+	int miss;		/* any line missed */
+	int nfill;		/* lines installed (need a fill from below) */
+	int around;		/* a write missed without allocating: goes below */
+};
+
+static inline uint64_t rng_next(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+static inline size_t set_base(const struct cache *c, uint64_t line)
+{
+	uint64_t set = c->set_mask ? (line & c->set_mask) : (c->sets == 1 ? 0 : line % c->sets);
+	return (size_t)set * c->assoc;
+}
+
+/* granules of [addr, addr+size) inside line LINE, as a mask (clipped to the line) */
+static uint64_t gran_mask(const struct cache *c, uint32_t shift, uint64_t line, uint64_t addr,
+			  uint32_t size)
+{
+	uint64_t lo = line << c->line_shift, hi = lo + (1ull << c->line_shift);
+	uint64_t a = addr < lo ? lo : addr, b = addr + size > hi ? hi : addr + size;
+	if (b <= a)
+		return 0;
+	uint32_t g0 = (uint32_t)((a - lo) >> shift), g1 = (uint32_t)((b - 1 - lo) >> shift);
+	uint32_t n = g1 - g0 + 1;
+	return (n >= 64 ? ~0ull : ((1ull << n) - 1)) << g0;
+}
+
+static void resolve(struct cachesim *cs, struct way_meta *m, int redundant)
+{
+	if (!m->pin_bytes)
+		return;
+	cachesim_add_traffic(cs, redundant ? TRAFFIC_DREAD_REDUNDANT : TRAFFIC_DREAD_USEFUL,
+			     m->pin_bytes, m->chunk);
+	m->pin_bytes = 0;
+	m->wmask = 0;
+}
+
+/* A dirty line leaves C: mark it dirty below if present there, else pass it further down;
+ * below the last level it crosses the pins. Never allocates (keeps lower LRU state intact). */
+static void writeback(struct cachesim *cs, struct cache *c, uint64_t line, uint64_t dirty)
+{
+	c->st.writebacks++;
+	uint64_t bytes = (uint64_t)__builtin_popcountll(dirty) << c->sub_shift;
+	struct cache *n = c->next;
+	uint64_t addr = line << c->line_shift;
+	while (n) {
+		uint64_t nl = addr >> n->line_shift;
+		size_t b = set_base(n, nl);
+		for (uint32_t w = 0; w < n->assoc; w++)
+			if (n->tags[b + w] == nl) {
+				if (n->meta)
+					n->meta[b + w].dirty |= gran_mask(n, n->sub_shift, nl, addr,
+									  1u << c->line_shift);
+				return;
+			}
+		n = n->next;
+	}
+	cachesim_add_traffic(cs, TRAFFIC_DVICT, bytes, cs->cur_chunk);
+}
+
+static void evict(struct cachesim *cs, struct cache *c, size_t idx)
+{
+	if (c->tags[idx] == TAG_EMPTY || !c->meta)
+		return;
+	struct way_meta *m = &c->meta[idx];
+	resolve(cs, m, 0);
+	if (m->dirty)
+		writeback(cs, c, c->tags[idx], m->dirty);
+	m->dirty = 0;
+}
+
+/* Install LINE in its set; returns the way index it now occupies. */
+static size_t install(struct cachesim *cs, struct cache *c, uint64_t line)
+{
+	size_t b = set_base(c, line), idx;
+	uint32_t a = c->assoc;
+	switch (c->cfg->repl) {
+	case CACHE_LRU:
+		evict(cs, c, b + a - 1);
+		memmove(&c->tags[b + 1], &c->tags[b], (a - 1) * sizeof(*c->tags));
+		if (c->meta)
+			memmove(&c->meta[b + 1], &c->meta[b], (a - 1) * sizeof(*c->meta));
+		idx = b;
+		break;
+	case CACHE_FIFO: {
+		uint32_t *f = &c->fifo_next[b / a];
+		idx = b + *f;
+		*f = (*f + 1) % a;
+		evict(cs, c, idx);
+		break;
+	}
+	default:
+		idx = b + rng_next(&cs->rng) % a;
+		for (uint32_t w = 0; w < a; w++)
+			if (c->tags[b + w] == TAG_EMPTY) {
+				idx = b + w;
+				break;
+			}
+		evict(cs, c, idx);
+		break;
+	}
+	c->tags[idx] = line;
+	if (c->meta)
+		memset(&c->meta[idx], 0, sizeof(*c->meta));
+	return idx;
+}
+
+/* Look LINE up; on an LRU hit move it to the front. Returns its way index or -1. */
+static inline long lookup(struct cache *c, uint64_t line)
+{
+	size_t b = set_base(c, line);
+	if (c->tags[b] == line)
+		return (long)b;
+	for (uint32_t w = 1; w < c->assoc; w++) {
+		if (c->tags[b + w] != line)
+			continue;
+		if (c->cfg->repl != CACHE_LRU)
+			return (long)(b + w);
+		memmove(&c->tags[b + 1], &c->tags[b], w * sizeof(*c->tags));
+		c->tags[b] = line;
+		if (c->meta) {
+			struct way_meta m = c->meta[b + w];
+			memmove(&c->meta[b + 1], &c->meta[b], w * sizeof(*c->meta));
+			c->meta[b] = m;
+		}
+		return (long)b;
+	}
+	return -1;
+}
+
+static void buffer_write(struct cachesim *cs, struct cache *c, uint64_t line)
+{
+	uint32_t n = c->cfg->write_buffers;
+	for (uint32_t i = 0; i < c->wbuf_n; i++)
+		if (c->wbuf[(c->wbuf_head + i) % n] == line)
+			return;	/* merges into an open buffer */
+	if (c->wbuf_n == n) {	/* flush the oldest */
+		uint64_t old = c->wbuf[c->wbuf_head];
+		c->wbuf_head = (c->wbuf_head + 1) % n;
+		c->wbuf_n--;
+		if (c->next)
+			hierarchy_access(cs, 0xffffffffu, c->next, old << c->line_shift,
+					 1u << c->line_shift, OP_WRITE);
+		else
+			cachesim_add_traffic(cs, TRAFFIC_DWRITE, 1ull << c->line_shift, cs->cur_chunk);
+	}
+	c->wbuf[(c->wbuf_head + c->wbuf_n) % n] = line;
+	c->wbuf_n++;
+}
+
+void cache_flush_buffers(struct cachesim *cs, struct cache *c)
+{
+	while (c->wbuf_n) {
+		uint64_t old = c->wbuf[c->wbuf_head];
+		c->wbuf_head = (c->wbuf_head + 1) % c->cfg->write_buffers;
+		c->wbuf_n--;
+		if (c->next)
+			hierarchy_access(cs, 0xffffffffu, c->next, old << c->line_shift,
+					 1u << c->line_shift, OP_WRITE);
+		else
+			cachesim_add_traffic(cs, TRAFFIC_DWRITE, 1ull << c->line_shift, cs->cur_chunk);
+	}
+}
+
+void cache_resolve_pending(struct cachesim *cs, struct cache *c)
+{
+	if (!c->meta)
+		return;
+	for (size_t i = 0; i < (size_t)c->sets * c->assoc; i++)
+		resolve(cs, &c->meta[i], 0);
+}
+
+/* One line of a reference at one level. OP_WRITE from above with FILL set is a fill request
+ * (allocates like a read, counts as a write). */
+static void line_ref(struct cachesim *cs, struct cache *c, uint64_t line, uint64_t addr,
+		     uint32_t size, enum cache_op op, int fill, struct level_result *r)
+{
+	long w = lookup(c, line);
+	bool wr = (op == OP_WRITE || op == OP_MODIFY) && !fill;
+	if (w >= 0) {
+		if (c->meta) {
+			struct way_meta *m = &c->meta[w];
+			if (m->pin_bytes && (op == OP_READ || op == OP_MODIFY) &&
+			    (gran_mask(c, c->gran_shift, line, addr, size) & ~m->wmask))
+				resolve(cs, m, 0);
+			if (wr && !c->cfg->write_through)
+				m->dirty |= gran_mask(c, c->sub_shift, line, addr, size);
+			if (wr && m->pin_bytes) {
+				m->wmask |= gran_mask(c, c->gran_shift, line, addr, size);
+				if (m->wmask == c->full_wmask)
+					resolve(cs, m, 1);
+			}
+		}
+		return;
+	}
+	r->miss = 1;
+	if (wr && !c->cfg->write_allocate) {
+		r->around = 1;
+		return;
+	}
+	size_t idx = install(cs, c, line);
+	r->nfill++;
+	if (wr && c->meta && !c->cfg->write_through)
+		c->meta[idx].dirty = gran_mask(c, c->sub_shift, line, addr, size);
+}
+
+static void count(struct cache *c, enum cache_op op, int miss)
+{
+	c->st.accesses++;
+	c->st.misses += (uint64_t)miss;
+	if (op == OP_IFETCH) {
+		c->st.ifetches++;
+		c->st.ifetch_misses += (uint64_t)miss;
+	} else if (op == OP_READ) {
+		c->st.reads++;
+		c->st.read_misses += (uint64_t)miss;
+	} else {
+		c->st.writes++;
+		c->st.write_misses += (uint64_t)miss;
+	}
+}
+
+static void level_ref(struct cachesim *cs, struct cache *c, uint64_t addr, uint32_t size,
+		      enum cache_op op, int fill, struct level_result *r)
+{
+	uint64_t l1 = addr >> c->line_shift, l2 = (addr + (size ? size : 1) - 1) >> c->line_shift;
+	memset(r, 0, sizeof(*r));
+	line_ref(cs, c, l1, addr, size, op, fill, r);
+	if (l2 != l1)
+		line_ref(cs, c, l2, addr, size, op, fill, r);
+	count(c, op, r->miss);
+	if (c->cfg->write_through && (op == OP_WRITE || op == OP_MODIFY) && !fill &&
+	    c->cfg->write_buffers) {
+		buffer_write(cs, c, l1);
+		if (l2 != l1)
+			buffer_write(cs, c, l2);
+	}
+}
+
+/* After a write-miss fill crossed the pins, the top cache watches whether the fetched bytes
+ * were needed (read before being overwritten) or fully overwritten (redundant). */
+static void mark_pending(struct cachesim *cs, struct cache *top, uint64_t addr, uint32_t size,
+			 uint64_t bytes)
+{
+	uint64_t l1 = addr >> top->line_shift, l2 = (addr + size - 1) >> top->line_shift;
+	if (!top->meta) {
+		cachesim_add_traffic(cs, TRAFFIC_DREAD_USEFUL, bytes, cs->cur_chunk);
+		return;
+	}
+	uint64_t share = bytes / (l2 - l1 + 1);
+	for (uint64_t l = l1; l <= l2; l++) {
+		size_t b = set_base(top, l);
+		long w = -1;
+		for (uint32_t i = 0; i < top->assoc; i++)
+			if (top->tags[b + i] == l)
+				w = (long)(b + i);
+		if (w < 0) {
+			cachesim_add_traffic(cs, TRAFFIC_DREAD_USEFUL, share, cs->cur_chunk);
+			continue;
+		}
+		struct way_meta *m = &top->meta[w];
+		m->pin_bytes = (uint32_t)share;
+		m->chunk = cs->cur_chunk;
+		m->wmask = gran_mask(top, top->gran_shift, l, addr, size);
+		if (m->wmask == top->full_wmask)
+			resolve(cs, m, 1);
+	}
+}
+
+void hierarchy_access(struct cachesim *cs, uint32_t core, struct cache *first, uint64_t addr,
+		      uint32_t size, enum cache_op op)
+{
+	struct cache *c = first;
+	int fill = 0;
+	struct level_result r;
+	if (!size)
+		size = 1;
+	while (c) {
+		level_ref(cs, c, addr, size, op, fill, &r);
+		if (!r.miss)
+			return;
+		if (c == first && core != 0xffffffffu && cs->n_cores > 1)
+			coherence_miss(cs, core, addr);
+		if (r.around && !r.nfill) {
+			if (c->cfg->write_through)
+				return;	/* the write buffer carries it */
+			if (!c->next) {
+				cachesim_add_traffic(cs, TRAFFIC_DWRITE, size, cs->cur_chunk);
+				return;
+			}
+			c = c->next;
+			continue;
+		}
+		if (!c->next)
+			break;
+		if (op == OP_WRITE || op == OP_MODIFY)
+			fill = 1;
+		c = c->next;
+	}
+	if (!c)
+		return;
+	uint64_t bytes = (uint64_t)r.nfill << c->line_shift;
+	if (op == OP_IFETCH)
+		cachesim_add_traffic(cs, TRAFFIC_IMISS, bytes, cs->cur_chunk);
+	else if (op == OP_READ || op == OP_MODIFY)
+		cachesim_add_traffic(cs, TRAFFIC_DMISS, bytes, cs->cur_chunk);
+	else if (core == 0xffffffffu)
+		cachesim_add_traffic(cs, TRAFFIC_DREAD_USEFUL, bytes, cs->cur_chunk);
+	else
+		mark_pending(cs, first, addr, size, bytes);
+}
+
+uint32_t hierarchy_invalidate(struct cachesim *cs, uint32_t core, uint64_t addr, uint32_t size)
+{
+	uint32_t dropped = 0;
+	struct hierarchy *h = &cs->cores[core];
+	for (uint32_t i = 0; i < cs->cfg.n_levels; i++) {
+		struct cache *c = &h->caches[i];
+		uint64_t l1 = addr >> c->line_shift, l2 = (addr + size - 1) >> c->line_shift;
+		for (uint64_t l = l1; l <= l2; l++) {
+			size_t b = set_base(c, l);
+			for (uint32_t w = 0; w < c->assoc; w++) {
+				if (c->tags[b + w] != l)
+					continue;
+				if (c->meta)
+					resolve(cs, &c->meta[b + w], 0);
+				/* the writer's copy wins: no write-back; the empty way goes last */
+				uint32_t rest = c->assoc - 1 - w;
+				memmove(&c->tags[b + w], &c->tags[b + w + 1], rest * sizeof(*c->tags));
+				c->tags[b + c->assoc - 1] = TAG_EMPTY;
+				if (c->meta) {
+					memmove(&c->meta[b + w], &c->meta[b + w + 1],
+						rest * sizeof(*c->meta));
+					memset(&c->meta[b + c->assoc - 1], 0, sizeof(*c->meta));
+				}
+				c->st.invalidations++;
+				dropped++;
+			}
+		}
+	}
+	return dropped;
+}

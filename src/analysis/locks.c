@@ -1,0 +1,474 @@
+/* analysis/locks.c - lock acquisition/release detection over the trace stream: calls of the
+ * pthread lock/unlock entry points (return found at the caller's next instruction, so no
+ * call/return flags are needed), the first atomic operation inside naming the lock; bare
+ * lock-prefixed RMW + release store; futex waits. Builds the per-thread timeline and the
+ * per-lock table. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/locks.h"
+
+#define SYS_FUTEX 202
+#define MAX_ATOMIC 4
+
+enum role { R_NONE, R_MUTEX_LOCK, R_MUTEX_UNLOCK, R_SPIN_LOCK, R_SPIN_UNLOCK, R_TRYLOCK };
+
+static const struct { const char *name; enum role role; } entry_names[] = {
+	{ "pthread_mutex_lock", R_MUTEX_LOCK },	    { "__pthread_mutex_lock", R_MUTEX_LOCK },
+	{ "pthread_mutex_unlock", R_MUTEX_UNLOCK }, { "__pthread_mutex_unlock", R_MUTEX_UNLOCK },
+	{ "pthread_spin_lock", R_SPIN_LOCK },	    { "pthread_spin_unlock", R_SPIN_UNLOCK },
+	{ "pthread_mutex_trylock", R_TRYLOCK },	    { "__pthread_mutex_trylock", R_TRYLOCK },
+};
+#define N_ENTRIES (sizeof(entry_names) / sizeof(entry_names[0]))
+
+struct atomic_try {	/* a bare atomic RMW awaiting its release store */
+	uint64_t addr, first, last;
+	uint32_t tries;
+};
+
+struct thread_state {
+	uint32_t tid;
+	uint64_t prev_end[2];	/* pc+len of the last two instructions */
+	uint64_t shadow[32];	/* return addresses of calls not yet returned (source flags) */
+	uint32_t depth;
+	enum role in_call;
+	uint64_t ret[3];	/* candidate return addresses */
+	uint64_t call_start, lock_addr;
+	uint32_t atomics;	/* locked operations inside the call */
+	bool waited;		/* futex wait inside the call */
+	bool owner_write;	/* wrote the mutex's owner fields after the atomic (trylock won) */
+	uint64_t at;		/* when the lock word was last written in the call (0: unknown) */
+	struct atomic_try tries[MAX_ATOMIC];
+	/* held locks: address and acquisition time */
+	uint64_t held[8], held_at[8];
+	uint32_t n_held;
+};
+
+struct lock_rec {
+	struct lock_summary s;
+	bool last_contended;
+	uint32_t run;	/* consecutive contended acquisitions */
+};
+
+struct locks {
+	struct symtab *syms;
+	size_t n_syms_seen;
+	uint64_t entry_pc[N_ENTRIES];
+	struct thread_state *th;
+	size_t n_th, cap_th;
+	uint32_t *tids;
+	struct lock_rec *locks;
+	size_t n_locks, cap_locks;
+	struct lock_interval *iv;
+	size_t n_iv, cap_iv;
+	uint64_t now;
+	struct lock_summary *table;
+	bool flags_seen;	/* the source sets instruction flags: trust TRACE_INSN_LOCKED */
+	int oom;
+};
+
+int locks_new(struct symtab *syms, struct locks **out)
+{
+	struct locks *lk = calloc(1, sizeof(*lk));
+	if (!lk)
+		return -ENOMEM;
+	lk->syms = syms;
+	*out = lk;
+	return 0;
+}
+
+void locks_free(struct locks *lk)
+{
+	if (!lk)
+		return;
+	free(lk->th);
+	free(lk->tids);
+	free(lk->locks);
+	free(lk->iv);
+	free(lk->table);
+	free(lk);
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
+{
+	if (need <= *cap)
+		return p;
+	size_t n = *cap ? *cap * 2 : 16;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(p, n * elem);
+	if (!q) {
+		*oom = 1;
+		return NULL;
+	}
+	*cap = n;
+	return q;
+}
+
+static struct thread_state *thread(struct locks *lk, uint32_t tid)
+{
+	for (size_t i = 0; i < lk->n_th; i++)
+		if (lk->th[i].tid == tid)
+			return &lk->th[i];
+	size_t cap = lk->cap_th;
+	struct thread_state *t = grow(lk->th, &cap, lk->n_th + 1, sizeof(*t), &lk->oom);
+	if (!t)
+		return NULL;
+	lk->th = t;
+	uint32_t *ids = realloc(lk->tids, cap * sizeof(*ids));
+	if (!ids) {
+		lk->oom = 1;
+		return NULL;
+	}
+	lk->tids = ids;
+	lk->cap_th = cap;
+	memset(&t[lk->n_th], 0, sizeof(*t));
+	t[lk->n_th].tid = tid;
+	lk->tids[lk->n_th] = tid;
+	return &t[lk->n_th++];
+}
+
+static struct lock_rec *lock_get(struct locks *lk, uint64_t addr, const char *how)
+{
+	for (size_t i = 0; i < lk->n_locks; i++)
+		if (lk->locks[i].s.addr == addr)
+			return &lk->locks[i];
+	struct lock_rec *l = grow(lk->locks, &lk->cap_locks, lk->n_locks + 1, sizeof(*l), &lk->oom);
+	if (!l)
+		return NULL;
+	lk->locks = l;
+	l = &l[lk->n_locks++];
+	memset(l, 0, sizeof(*l));
+	l->s.addr = addr;
+	l->s.how = how;
+	return l;
+}
+
+static void add_tid(uint32_t *set, uint32_t *n, uint32_t tid)
+{
+	for (uint32_t i = 0; i < *n; i++)
+		if (set[i] == tid)
+			return;
+	if (*n < LOCKS_MAX_TIDS)
+		set[(*n)++] = tid;
+}
+
+static void interval(struct locks *lk, uint32_t tid, uint32_t kind, uint64_t lock, uint64_t a,
+		     uint64_t b)
+{
+	struct lock_interval *v = grow(lk->iv, &lk->cap_iv, lk->n_iv + 1, sizeof(*v), &lk->oom);
+	if (!v)
+		return;
+	lk->iv = v;
+	v[lk->n_iv++] = (struct lock_interval){ tid, kind, lock, a, b };
+}
+
+static void acquired(struct locks *lk, struct thread_state *t, uint64_t addr, const char *how,
+		     uint64_t wait_start, bool contended)
+{
+	struct lock_rec *l = lock_get(lk, addr, how);
+	if (!l)
+		return;
+	l->s.acquisitions++;
+	add_tid(l->s.holders, &l->s.n_holders, t->tid);
+	if (contended) {
+		l->s.contended++;
+		add_tid(l->s.waiters, &l->s.n_waiters, t->tid);
+		l->s.spin += lk->now - wait_start;
+		interval(lk, t->tid, LOCK_SPIN, addr, wait_start, lk->now);
+		if (++l->run == 3)	/* three handoffs in a row to waiting threads */
+			l->s.convoys++;
+	} else {
+		l->run = 0;
+	}
+	if (t->n_held < 8) {
+		t->held[t->n_held] = addr;
+		t->held_at[t->n_held++] = lk->now;
+	}
+}
+
+static void released(struct locks *lk, struct thread_state *t, uint64_t addr)
+{
+	for (uint32_t i = t->n_held; i-- > 0;) {
+		if (t->held[i] != addr)
+			continue;
+		uint64_t hold = lk->now - t->held_at[i];
+		struct lock_rec *l = lock_get(lk, addr, "atomic");
+		if (l) {
+			l->s.total_hold += hold;
+			if (hold > l->s.max_hold)
+				l->s.max_hold = hold;
+		}
+		interval(lk, t->tid, LOCK_HOLD, addr, t->held_at[i], lk->now);
+		t->held[i] = t->held[--t->n_held];
+		t->held_at[i] = t->held_at[t->n_held];
+		return;
+	}
+}
+
+static void refresh_entries(struct locks *lk)
+{
+	if (!lk->syms || symtab_count(lk->syms) == lk->n_syms_seen)
+		return;
+	lk->n_syms_seen = symtab_count(lk->syms);
+	for (size_t i = 0; i < N_ENTRIES; i++)
+		if (symtab_find_func(lk->syms, entry_names[i].name, &lk->entry_pc[i]))
+			lk->entry_pc[i] = 0;
+}
+
+static void call_end(struct locks *lk, struct thread_state *t)
+{
+	enum role r = t->in_call;
+	t->in_call = R_NONE;
+	if (!t->lock_addr)
+		return;
+	const char *how = r == R_SPIN_LOCK || r == R_SPIN_UNLOCK ? "pthread_spin" : "pthread_mutex";
+	uint64_t now = lk->now;
+	if (t->at)
+		lk->now = t->at;	/* the decisive write, not the return */
+	if (r == R_MUTEX_LOCK || r == R_SPIN_LOCK || r == R_TRYLOCK) {
+		/* a trylock that found the lock taken does one failed atomic and returns */
+		bool contended = t->waited || t->atomics > 1;
+		if (r != R_TRYLOCK || t->owner_write)	/* EBUSY: glibc writes __owner on success */
+			acquired(lk, t, t->lock_addr, how, t->call_start, contended);
+	} else {
+		released(lk, t, t->lock_addr);
+	}
+	lk->now = now;
+}
+
+static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
+{
+	t->in_call = r;
+	t->ret[0] = t->prev_end[0];	/* direct call */
+	t->ret[1] = t->prev_end[1];	/* call through a PLT jump */
+	/* through the lazy-binding resolver: the innermost call still open */
+	t->ret[2] = t->depth ? t->shadow[(t->depth - 1) % 32] : 0;
+	t->call_start = lk->now;
+	t->lock_addr = 0;
+	t->atomics = 0;
+	t->waited = false;
+	t->owner_write = false;
+	t->at = 0;
+}
+
+/* A bare atomic outside the pthread calls: a try on ADDR, or a release of ADDR held. */
+static void bare_ref(struct locks *lk, struct thread_state *t, const struct trace_ref *r,
+		     bool locked)
+{
+	if (r->kind == TRACE_REF_READ)
+		return;
+	for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
+		struct atomic_try *a = &t->tries[i];
+		if (!a->tries || a->addr != r->addr)
+			continue;
+		if (locked) {	/* another attempt: spinning */
+			a->tries++;
+			a->last = lk->now;
+		} else {	/* release store: the last attempt acquired it */
+			uint64_t now = lk->now;
+			lk->now = a->last;
+			acquired(lk, t, a->addr, "atomic", a->first, a->tries > 1);
+			lk->now = now;
+			released(lk, t, a->addr);
+			a->tries = 0;
+		}
+		return;
+	}
+	if (!locked)
+		return;
+	uint32_t slot = 0;
+	for (uint32_t i = 0; i < MAX_ATOMIC; i++)
+		if (!t->tries[i].tries || t->tries[i].last < t->tries[slot].last) {
+			slot = i;
+			if (!t->tries[i].tries)
+				break;
+		}
+	t->tries[slot] = (struct atomic_try){ r->addr, lk->now, lk->now, 1 };
+}
+
+/* An atomic read-modify-write: a locked write, a modify, or a read and a write of one address
+ * by one instruction (whatever way the source reports a compare-and-swap). */
+static bool insn_rmw(const struct trace_batch *b, const struct trace_insn *in, bool locked,
+		     bool flags_seen, uint64_t *addr)
+{
+	if (flags_seen && !locked)
+		return false;	/* a plain `add [mem]` is no atomic */
+	for (uint32_t k = 0; k < in->nrefs; k++) {
+		const struct trace_ref *r = &b->refs[in->ref0 + k];
+		if (r->kind == TRACE_REF_MODIFY || (locked && r->kind == TRACE_REF_WRITE)) {
+			*addr = r->addr;
+			return true;
+		}
+		for (uint32_t j = 0; j < in->nrefs; j++) {
+			const struct trace_ref *o = &b->refs[in->ref0 + j];
+			if (r->kind == TRACE_REF_READ && o->kind == TRACE_REF_WRITE && o->addr == r->addr) {
+				*addr = r->addr;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+#define MUTEX_BYTES 40	/* sizeof(pthread_mutex_t) on x86-64 */
+
+/* Inside a lock call the first atomic names the lock; inside an unlock call any write into a
+ * lock the thread holds does (glibc writes the owner and user count before the lock word). */
+static void in_call_refs(const struct locks *lk, struct thread_state *t,
+			 const struct trace_batch *b, const struct trace_insn *in, bool locked)
+{
+	uint64_t addr;
+	bool unlock = t->in_call == R_MUTEX_UNLOCK || t->in_call == R_SPIN_UNLOCK;
+	if (!unlock) {
+		if (insn_rmw(b, in, locked, lk->flags_seen, &addr)) {
+			t->atomics++;
+			if (!t->lock_addr)
+				t->lock_addr = addr;
+			if (addr == t->lock_addr)
+				t->at = lk->now;
+		}
+		for (uint32_t k = 0; t->lock_addr && k < in->nrefs; k++) {
+			const struct trace_ref *r = &b->refs[in->ref0 + k];
+			if (r->kind != TRACE_REF_READ && r->addr > t->lock_addr &&
+			    r->addr < t->lock_addr + MUTEX_BYTES)
+				t->owner_write = true;
+		}
+		return;
+	}
+	for (uint32_t k = 0; k < in->nrefs && !t->lock_addr; k++) {
+		const struct trace_ref *r = &b->refs[in->ref0 + k];
+		if (r->kind == TRACE_REF_READ)
+			continue;
+		for (uint32_t h = 0; h < t->n_held; h++)
+			if (r->addr >= t->held[h] && r->addr < t->held[h] + MUTEX_BYTES)
+				t->lock_addr = t->held[h];
+	}
+	/* the release is the write of the lock word itself, which may come well before the
+	 * return (the unlocking thread can be descheduled in the futex wake) */
+	for (uint32_t k = 0; k < in->nrefs && t->lock_addr; k++)
+		if (b->refs[in->ref0 + k].kind != TRACE_REF_READ && b->refs[in->ref0 + k].addr == t->lock_addr)
+			t->at = lk->now;
+}
+
+static void on_insn(struct locks *lk, const struct trace_batch *b, const struct trace_insn *in)
+{
+	struct thread_state *t = thread(lk, in->tid);
+	if (!t)
+		return;
+	if (t->in_call && (in->pc == t->ret[0] || in->pc == t->ret[1] || in->pc == t->ret[2]))
+		call_end(lk, t);
+	for (size_t i = 0; i < N_ENTRIES; i++)
+		if (lk->entry_pc[i] && in->pc == lk->entry_pc[i]) {
+			if (t->in_call)	/* its return was missed: close it */
+				call_end(lk, t);
+			/* a bare atomic still waiting for its release store across a pthread lock
+			 * call was an atomic counter, not a spin lock: forget it */
+			memset(t->tries, 0, sizeof(t->tries));
+			call_begin(lk, t, entry_names[i].role);
+			break;
+		}
+	if (in->flags)
+		lk->flags_seen = true;
+	if (in->flags & TRACE_INSN_CALL)
+		t->shadow[t->depth++ % 32] = in->pc + in->len;
+	else if ((in->flags & TRACE_INSN_RET) && t->depth)
+		t->depth--;
+	bool locked = in->flags & TRACE_INSN_LOCKED;
+	if (t->in_call) {
+		in_call_refs(lk, t, b, in, locked);
+	} else {
+		for (uint32_t k = 0; k < in->nrefs; k++)
+			bare_ref(lk, t, &b->refs[in->ref0 + k], locked);
+	}
+	t->prev_end[1] = t->prev_end[0];
+	t->prev_end[0] = in->pc + in->len;
+}
+
+static void on_event(struct locks *lk, const struct trace_event *ev)
+{
+	if (ev->kind != TRACE_EV_SYSCALL || ev->u.syscall.nr != SYS_FUTEX)
+		return;
+	int op = (int)(ev->u.syscall.args[1] & 0x7f);
+	if (op != 0 && op != 9)	/* FUTEX_WAIT, FUTEX_WAIT_BITSET */
+		return;
+	struct thread_state *t = thread(lk, ev->tid);
+	if (!t)
+		return;
+	uint64_t addr = ev->u.syscall.args[0];
+	if (t->in_call) {
+		t->waited = true;
+		if (!t->lock_addr)
+			t->lock_addr = addr;
+	}
+	struct lock_rec *l = lock_get(lk, addr, "pthread_mutex");
+	if (l)
+		l->s.futex_waits++;
+}
+
+int locks_feed(struct locks *lk, const struct trace_batch *b)
+{
+	if (lk->syms) {
+		symtab_add_batch_images(lk->syms, b);
+		refresh_entries(lk);
+	}
+	size_t e = 0;
+	for (size_t i = 0; i < b->n_insns; i++) {
+		while (e < b->n_events && b->events[e].before <= i)
+			on_event(lk, &b->events[e++]);
+		lk->now = b->first_index + i;
+		on_insn(lk, b, &b->insns[i]);
+	}
+	while (e < b->n_events)
+		on_event(lk, &b->events[e++]);
+	lk->now = b->first_index + b->n_insns;
+	return lk->oom ? -ENOMEM : 0;
+}
+
+/* Holds never released within the trace are dropped, not drawn to the end: they are usually a
+ * release that took a path the patterns do not know. */
+void locks_finish(struct locks *lk)
+{
+	for (size_t i = 0; i < lk->n_th; i++)
+		lk->th[i].n_held = 0;
+}
+
+static int table_cmp(const void *a, const void *b)
+{
+	const struct lock_summary *x = a, *y = b;
+	if (x->acquisitions != y->acquisitions)
+		return x->acquisitions > y->acquisitions ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+const struct lock_summary *locks_table(struct locks *lk, size_t *n)
+{
+	free(lk->table);
+	lk->table = malloc((lk->n_locks + 1) * sizeof(*lk->table));
+	*n = 0;
+	if (!lk->table)
+		return NULL;
+	for (size_t i = 0; i < lk->n_locks; i++)
+		if (lk->locks[i].s.acquisitions || lk->locks[i].s.futex_waits)
+			lk->table[(*n)++] = lk->locks[i].s;
+	qsort(lk->table, *n, sizeof(*lk->table), table_cmp);
+	return lk->table;
+}
+
+const struct lock_interval *locks_intervals(const struct locks *lk, size_t *n)
+{
+	*n = lk->n_iv;
+	return lk->iv;
+}
+
+uint64_t locks_instructions(const struct locks *lk)
+{
+	return lk->now;
+}
+
+const uint32_t *locks_threads(const struct locks *lk, size_t *n)
+{
+	*n = lk->n_th;
+	return lk->tids;
+}

@@ -1,0 +1,52 @@
+/* analysis/locks.h - lock activity found in a trace by pattern (the seed's section 4.1):
+ * pthread mutex and spin lock entry points (by symbol), lock-prefixed read-modify-write on an
+ * address followed by a plain release store to it, and futex waits. Times are stream positions
+ * (instructions executed, the seed's 1-CPI clock). */
+#ifndef SPENT_ANALYSIS_LOCKS_H
+#define SPENT_ANALYSIS_LOCKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/symtab.h"
+#include "spent/trace.h"
+
+#define LOCKS_MAX_TIDS 16
+
+enum lock_interval_kind { LOCK_HOLD, LOCK_SPIN };
+
+struct lock_interval {
+	uint32_t tid;
+	uint32_t kind;		/* enum lock_interval_kind */
+	uint64_t lock;		/* lock address */
+	uint64_t start, end;	/* instruction positions */
+};
+
+struct lock_summary {
+	uint64_t addr;
+	const char *how;	/* "pthread_mutex", "pthread_spin", "atomic" */
+	uint64_t acquisitions, contended, convoys, futex_waits;
+	uint64_t total_hold, max_hold, spin;	/* instructions */
+	uint32_t holders[LOCKS_MAX_TIDS], n_holders;	/* threads that acquired it */
+	uint32_t waiters[LOCKS_MAX_TIDS], n_waiters;	/* threads that waited for it */
+};
+
+struct locks;
+
+/* SYMS (borrowed, may be NULL) gets the images the trace loads and names entry points. */
+int locks_new(struct symtab *syms, struct locks **out);
+void locks_free(struct locks *lk);
+/* Pattern-match BATCH; 0 or -ENOMEM. */
+int locks_feed(struct locks *lk, const struct trace_batch *batch);
+/* Close holds still open at the end of the trace. */
+void locks_finish(struct locks *lk);
+/* Per-lock table, most acquired first; valid until locks_free(). */
+const struct lock_summary *locks_table(struct locks *lk, size_t *n);
+/* Every hold and spin interval in the order they ended. */
+const struct lock_interval *locks_intervals(const struct locks *lk, size_t *n);
+uint64_t locks_instructions(const struct locks *lk);
+/* Threads seen, in order of appearance. */
+const uint32_t *locks_threads(const struct locks *lk, size_t *n);
+
+#endif

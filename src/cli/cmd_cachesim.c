@@ -1,0 +1,270 @@
+/* cli/cmd_cachesim.c - `spent cachesim`: cache hierarchy simulation of a trace, per-cache miss
+ * counts, pin traffic by kind (bytes/instruction, GB/s at 1 CPI) over chunks of instructions,
+ * and with --cores the lines invalidated between cores, false sharing named by variable. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/cachesim.h"
+#include "analysis/symtab.h"
+#include "cli/cli.h"
+#include "cli/studies_util.h"
+#include "core/binio.h"
+#include "plot/plot.h"
+
+struct cachesim_opts {
+	const char *trace, *config, *svg;
+	double clock_mhz;
+	long chunk, cores;
+	int json;
+};
+
+struct run_ctx {
+	struct cachesim *cs;
+	struct symtab *syms;
+};
+
+static int feed(void *ctx, const struct trace_batch *b)
+{
+	struct run_ctx *r = ctx;
+	symtab_add_batch_images(r->syms, b);
+	return cachesim_feed(r->cs, b);
+}
+
+static int parse_opts(int argc, char **argv, struct cachesim_opts *o)
+{
+	static const struct option lopts[] = {
+		{ "config", required_argument, NULL, 'C' }, { "clock-mhz", required_argument, NULL, 'm' },
+		{ "chunk", required_argument, NULL, 'k' },  { "cores", required_argument, NULL, 'n' },
+		{ "svg", required_argument, NULL, 's' },    { "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	long v;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'C': o->config = optarg; break;
+		case 'm':
+			if (cli_parse_int_opt("--clock-mhz", optarg, 1, 1000000, &v))
+				return -1;
+			o->clock_mhz = (double)v;
+			break;
+		case 'k':
+			if (cli_parse_int_opt("--chunk", optarg, 1, 1L << 40, &o->chunk))
+				return -1;
+			break;
+		case 'n':
+			if (cli_parse_int_opt("--cores", optarg, 1, CACHESIM_MAX_CORES, &o->cores))
+				return -1;
+			break;
+		case 's': o->svg = optarg; break;
+		case 'j': o->json = 1; break;
+		default:
+			cli_error("cachesim: unknown option '%s': see 'spent help cachesim'",
+				  argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_error("cachesim: expected one trace argument: spent cachesim TRACE [options]");
+		return -1;
+	}
+	o->trace = argv[optind];
+	return 0;
+}
+
+static int load_config(const struct cachesim_opts *o, struct cachesim_config *cfg)
+{
+	char err[512] = "";
+	int rc = cachesim_config_preset(o->config, cfg, err, sizeof(err));
+	if (rc == -ENOENT && strcmp(o->config, "host")) {
+		uint8_t *text = NULL;
+		size_t len = 0;
+		rc = binio_read_file(o->config, 1 << 20, &text, &len);
+		if (rc) {
+			cli_error("cachesim: '%s' is neither alpha21064, alpha21164, cachegrind, host "
+				  "nor a readable configuration file: %s", o->config, strerror(-rc));
+			return -1;
+		}
+		char *s = malloc(len + 1);
+		if (s) {
+			memcpy(s, text, len);
+			s[len] = 0;
+			rc = cachesim_config_parse(s, cfg, err, sizeof(err));
+		} else {
+			rc = -ENOMEM;
+		}
+		free(s);
+		free(text);
+	}
+	if (rc) {
+		cli_error("cachesim: bad cache configuration '%s': %s", o->config,
+			  err[0] ? err : strerror(-rc));
+		return -1;
+	}
+	if (o->clock_mhz > 0)
+		cfg->clock_mhz = o->clock_mhz;
+	if (o->chunk > 0)
+		cfg->chunk = (uint64_t)o->chunk;
+	cfg->cores = (uint32_t)o->cores;
+	return 0;
+}
+
+/* "counters" or "a, b" (the variables written on the line) */
+static void line_symbol(struct symtab *syms, const struct cache_shared_line *l, char *buf,
+			size_t len)
+{
+	const struct symtab_sym *a = symtab_lookup(syms, l->first_write[0]);
+	const struct symtab_sym *b = symtab_lookup(syms, l->first_write[1]);
+	if (!a && !b)
+		snprintf(buf, len, "?");
+	else if (!a || !b || a == b || !strcmp(a->name, b->name))
+		snprintf(buf, len, "%s", (a ? a : b)->name);
+	else
+		snprintf(buf, len, "%s, %s", a->name, b->name);
+}
+
+static void print_shared(struct cachesim *cs, struct symtab *syms, int json)
+{
+	struct cache_shared_line *v = NULL;
+	size_t n = 0;
+	if (cachesim_shared_lines(cs, &v, &n))
+		return;
+	if (!json)
+		printf("\ncoherence: %zu lines invalidated between cores\n%-18s %12s %12s %8s  %-6s %s\n",
+		       n, "line", "invalidated", "coh.misses", "writers", "false", "variable");
+	for (size_t i = 0; i < n && (json || i < 20); i++) {
+		char sym[256];
+		line_symbol(syms, &v[i], sym, sizeof(sym));
+		if (json) {
+			printf("{\"shared_line\":\"0x%llx\",\"symbol\":", (unsigned long long)v[i].line);
+			cli_json_string(stdout, sym);
+			printf(",\"invalidations\":%llu,\"coherence_misses\":%llu,\"writers\":%u,"
+			       "\"false_sharing\":%s}\n", (unsigned long long)v[i].invalidations,
+			       (unsigned long long)v[i].coherence_misses, v[i].writers,
+			       v[i].false_sharing ? "true" : "false");
+		} else {
+			printf("0x%-16llx %12llu %12llu %8u  %-6s %s\n", (unsigned long long)v[i].line,
+			       (unsigned long long)v[i].invalidations,
+			       (unsigned long long)v[i].coherence_misses, v[i].writers,
+			       v[i].false_sharing ? "yes" : "no", sym);
+		}
+	}
+	free(v);
+}
+
+static void print_report(struct cachesim *cs, const struct cachesim_opts *o)
+{
+	const struct cachesim_config *cfg = cachesim_config(cs);
+	uint64_t insns = cachesim_instructions(cs);
+	double hz = cfg->clock_mhz * 1e6;
+	if (!o->json)
+		printf("cache simulation of '%s': config %s, %llu instructions, %.0f MHz, %u core%s\n\n"
+		       "%-6s %14s %14s %8s\n", o->trace, cfg->name, (unsigned long long)insns,
+		       cfg->clock_mhz, cfg->cores > 1 ? cfg->cores : 1, cfg->cores > 1 ? "s" : "",
+		       "cache", "accesses", "misses", "miss%");
+	for (uint32_t i = 0; i < cfg->n_levels; i++) {
+		struct cache_stats s;
+		cachesim_stats(cs, i, &s);
+		double ratio = s.accesses ? (double)s.misses / (double)s.accesses : 0;
+		if (o->json)
+			printf("{\"cache\":\"%s\",\"accesses\":%llu,\"misses\":%llu,\"miss_ratio\":%.6f,"
+			       "\"read_misses\":%llu,\"write_misses\":%llu,\"ifetch_misses\":%llu,"
+			       "\"writebacks\":%llu,\"invalidations\":%llu}\n", cfg->levels[i].name,
+			       (unsigned long long)s.accesses, (unsigned long long)s.misses, ratio,
+			       (unsigned long long)s.read_misses, (unsigned long long)s.write_misses,
+			       (unsigned long long)s.ifetch_misses, (unsigned long long)s.writebacks,
+			       (unsigned long long)s.invalidations);
+		else
+			printf("%-6s %14llu %14llu %7.3f%%\n", cfg->levels[i].name,
+			       (unsigned long long)s.accesses, (unsigned long long)s.misses, 100 * ratio);
+	}
+	if (!o->json)
+		printf("\npin traffic below the last level (at 1 CPI, %.0f MHz)\n%-16s %14s %12s %10s\n",
+		       cfg->clock_mhz, "kind", "bytes", "bytes/insn", "GB/s");
+	uint64_t total = 0;
+	for (int k = 0; k <= TRAFFIC_NKINDS; k++) {
+		uint64_t bytes = k < TRAFFIC_NKINDS ? cachesim_traffic(cs, k) : total;
+		const char *name = k < TRAFFIC_NKINDS ? cache_traffic_names[k] : "total";
+		total += k < TRAFFIC_NKINDS ? bytes : 0;
+		double bpi = insns ? (double)bytes / (double)insns : 0;
+		if (o->json)
+			printf("{\"traffic\":\"%s\",\"bytes\":%llu,\"bytes_per_insn\":%.6f,\"gbps\":%.6f}\n",
+			       name, (unsigned long long)bytes, bpi, bpi * hz / 1e9);
+		else
+			printf("%-16s %14llu %12.4f %10.4f\n", name, (unsigned long long)bytes, bpi,
+			       bpi * hz / 1e9);
+	}
+}
+
+static int write_svg(struct cachesim *cs, const struct cachesim_opts *o)
+{
+	const struct cachesim_config *cfg = cachesim_config(cs);
+	size_t n = cachesim_n_chunks(cs);
+	static const char *colors[TRAFFIC_NKINDS] = { "#3b6fd1", "#d13b3b", "#e8a23a",
+						      "#7a3bd1", "#3bb06a", "#9ad1a9" };
+	double *y = calloc(n * TRAFFIC_NKINDS + 1, sizeof(double));
+	if (!y)
+		return -ENOMEM;
+	struct plot_series series[TRAFFIC_NKINDS];
+	for (int k = 0; k < TRAFFIC_NKINDS; k++) {
+		for (size_t c = 0; c < n; c++) {
+			uint64_t ni = cachesim_chunk_instructions(cs, c);
+			double bpi = ni ? (double)cachesim_chunk_traffic(cs, c, k) / (double)ni : 0;
+			y[k * n + c] = bpi * cfg->clock_mhz * 1e6 / 1e9;
+		}
+		series[k] = (struct plot_series){ cache_traffic_names[k], &y[k * n], colors[k] };
+	}
+	char title[256], xl[128];
+	snprintf(title, sizeof(title), "Pin bandwidth at 1 CPI: %s, %.0f MHz", cfg->name,
+		 cfg->clock_mhz);
+	snprintf(xl, sizeof(xl), "instructions (chunks of %llu)", (unsigned long long)cfg->chunk);
+	struct plot_chart ch = { .title = title, .xlabel = xl, .ylabel = "GB/s",
+				 .x_step = (double)cfg->chunk, .n = n, .series = series,
+				 .n_series = TRAFFIC_NKINDS };
+	int err = plot_stacked_bars(o->svg, &ch);
+	free(y);
+	return err;
+}
+
+int cmd_cachesim(int argc, char **argv)
+{
+	struct cachesim_opts o = { .config = "cachegrind" };
+	struct cachesim_config cfg;
+	struct run_ctx r = { 0 };
+	int ret = 2;
+	char err[512] = "";
+	if (parse_opts(argc, argv, &o) || load_config(&o, &cfg))
+		return 2;
+	if (cachesim_new(&cfg, &r.cs, err, sizeof(err))) {
+		cli_error("cachesim: cannot build the caches: %s", err);
+		return 2;
+	}
+	if (!(r.syms = symtab_new())) {
+		cli_error("cachesim: out of memory");
+		goto out;
+	}
+	ret = 1;
+	if (studies_run("cachesim", o.trace, feed, &r))
+		goto out;
+	cachesim_finish(r.cs);
+	print_report(r.cs, &o);
+	if (cfg.cores > 1)
+		print_shared(r.cs, r.syms, o.json);
+	if (o.svg) {
+		int rc = write_svg(r.cs, &o);
+		if (rc) {
+			cli_error("cachesim: cannot write '%s': %s", o.svg, strerror(-rc));
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	symtab_free(r.syms);
+	cachesim_free(r.cs);
+	return ret;
+}

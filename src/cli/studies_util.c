@@ -1,0 +1,68 @@
+/* cli/studies_util.c - the batch loop every trace-study command runs, with a progress line on
+ * stderr when it is a terminal. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/studies_util.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx)
+{
+	char err[512] = "";
+	struct trace_source *src = NULL;
+	int rc = trace_source_open(path, &src, err, sizeof(err));
+	if (rc) {
+		cli_error("%s: cannot read trace '%s': %s", cmd, path, err[0] ? err : strerror(-rc));
+		return 1;
+	}
+	int tty = isatty(2);
+	double last = now_s();
+	uint64_t insns = 0, batches = 0;
+	struct trace_batch b;
+	int ret = 0;
+	while ((rc = trace_source_next(src, &b)) > 0) {
+		insns += b.n_insns;
+		if ((rc = fn(ctx, &b))) {
+			cli_error("%s: simulating '%s' failed: %s", cmd, path, strerror(-rc));
+			ret = 1;
+			goto out;
+		}
+		if (tty && (++batches & 63) == 0 && now_s() - last > 0.5) {
+			last = now_s();
+			fprintf(stderr, "\rspent: %s: %llu instructions...", cmd,
+				(unsigned long long)insns);
+		}
+	}
+	if (rc < 0) {
+		cli_error("%s: reading trace '%s' failed: %s", cmd, path,
+			  trace_source_error(src)[0] ? trace_source_error(src) : strerror(-rc));
+		ret = 1;
+	}
+out:
+	if (tty && batches >= 64)
+		fprintf(stderr, "\r\033[K");
+	trace_source_free(src);
+	return ret;
+}
+
+void studies_size(char *buf, size_t len, uint64_t v)
+{
+	if (v && v % (1ull << 30) == 0)
+		snprintf(buf, len, "%lluG", (unsigned long long)(v >> 30));
+	else if (v && v % (1ull << 20) == 0)
+		snprintf(buf, len, "%lluM", (unsigned long long)(v >> 20));
+	else if (v && v % 1024 == 0)
+		snprintf(buf, len, "%lluK", (unsigned long long)(v >> 10));
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+}

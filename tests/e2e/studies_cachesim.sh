@@ -1,0 +1,78 @@
+#!/bin/bash
+# tests/e2e/studies_cachesim.sh - `spent cachesim` on a `spent trace` log agrees with cachegrind
+# run on the same program with the same caches (I1/D1 32K 8-way 64 B, LL 8M 16-way) within 1%
+# for every miss count; the seed's Alpha configurations and the SVG chart run on the same log;
+# bad configurations are refused without output.
+source "$(dirname "$0")/lib.sh"
+VL=$SPENT_BUILD/valgrind/lib
+P=$PROGS/studies_mix
+E=(env -i PATH=/usr/bin:/bin)
+
+"${E[@]}" "$SPENT" trace -o "$TMP/mix.log" -- "$P" > "$TMP/t.out" 2> "$TMP/t.err"
+check "studies_mix runs under spent trace" test $? -eq 0
+"${E[@]}" VALGRIND_LIB="$VL" valgrind --tool=cachegrind --cache-sim=yes \
+	--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 \
+	--cachegrind-out-file="$TMP/cg.out" "$P" > "$TMP/cg.stdout" 2> "$TMP/cg.err"
+# summary: Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw
+read -r ir i1m ilm dr d1mr dlmr dw d1mw dlmw < <(awk '/^summary:/ { print $2, $3, $4, $5, $6, $7, $8, $9, $10 }' "$TMP/cg.out")
+
+"$SPENT" cachesim "$TMP/mix.log" --config cachegrind --json > "$TMP/cs.json" 2> "$TMP/cs.err"
+check "cachesim --json exits 0" test $? -eq 0
+field() { # CACHE KEY
+	python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get("cache") == sys.argv[2]: print(o[sys.argv[3]])' "$TMP/cs.json" "$1" "$2"
+}
+cmp1() { # NAME OURS THEIRS
+	if [ -n "$2" ] && [ -n "$3" ] && within "$2" "$3" 1; then pass "$1 within 1% of cachegrind ($2 vs $3)"
+	else fail "$1 within 1% of cachegrind: ours '$2', cachegrind '$3'"; fi
+}
+cmp1 "I1 accesses" "$(field I1 accesses)" "$ir"
+cmp1 "I1 misses" "$(field I1 misses)" "$i1m"
+cmp1 "D1 accesses" "$(field D1 accesses)" "$((dr + dw))"
+cmp1 "D1 misses" "$(field D1 misses)" "$((d1mr + d1mw))"
+cmp1 "LL accesses" "$(field LL accesses)" "$((i1m + d1mr + d1mw))"
+cmp1 "LL misses" "$(field LL misses)" "$((ilm + dlmr + dlmw))"
+check "the program misses in LL at all (test is not trivial)" test "$((ilm + dlmr + dlmw))" -gt 1000
+
+# the seed's processors: traffic splits into the seed's kinds and sums up
+for cfg in alpha21064 alpha21164; do
+	"$SPENT" cachesim "$TMP/mix.log" --config $cfg --chunk 200000 --json --svg "$TMP/$cfg.svg" > "$TMP/$cfg.json"
+	check "cachesim --config $cfg exits 0" test $? -eq 0
+	python3 - "$TMP/$cfg.json" "$cfg" <<'PY' && pass "$cfg: traffic kinds sum to the total, imiss is one or two lines per i-miss" || fail "$cfg: traffic accounting inconsistent"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+t = {r["traffic"]: r["bytes"] for r in rows if "traffic" in r}
+c = {r["cache"]: r for r in rows if "cache" in r}
+line = 32 if sys.argv[2] == "alpha21064" else 64
+icache = c["I1"] if "I1" in c else c["L1"]
+ok = sum(v for k, v in t.items() if k != "total") == t["total"]
+m = icache["ifetch_misses"] * line  # a straddling fetch misses once, may fill two lines
+ok &= m <= t["imiss"] <= 2 * m
+ok &= t["imiss"] > 0 and t["dmiss"] > 0
+sys.exit(0 if ok else 1)
+PY
+	check "$cfg: the SVG chart is well-formed XML with bars" python3 -c '
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+sys.exit(0 if len(r.findall(".//{http://www.w3.org/2000/svg}rect")) > 20 else 1)' "$TMP/$cfg.svg"
+done
+check "21064 reports write-buffer flushes (dwrite)" python3 -c '
+import json, sys
+t = {r["traffic"]: r["bytes"] for r in map(json.loads, open(sys.argv[1])) if "traffic" in r}
+sys.exit(0 if t["dwrite"] > 0 and t["dvict"] == 0 else 1)' "$TMP/alpha21064.json"
+check "21164 reports victim writes (dvict), no write-buffer flushes" python3 -c '
+import json, sys
+t = {r["traffic"]: r["bytes"] for r in map(json.loads, open(sys.argv[1])) if "traffic" in r}
+sys.exit(0 if t["dvict"] > 0 and t["dwrite"] == 0 else 1)' "$TMP/alpha21164.json"
+
+# bad input: a clear error, non-zero exit, no SVG written
+printf 'L1 size=32K line=48 assoc=8\n' > "$TMP/bad.cfg"
+"$SPENT" cachesim "$TMP/mix.log" --config "$TMP/bad.cfg" --svg "$TMP/bad.svg" > /dev/null 2> "$TMP/bad.err"
+rc=$?
+check "a bad configuration file exits 2" test $rc -eq 2
+check "the error names the cache and the rule" grep -q "cache 'L1': line size must be a power of two" "$TMP/bad.err"
+check "no SVG is written for a bad configuration" test ! -e "$TMP/bad.svg"
+"$SPENT" cachesim "$TMP/nonexistent.log" > /dev/null 2> "$TMP/nf.err"
+check "a missing trace exits non-zero with one error line" test $? -ne 0 -a "$(wc -l < "$TMP/nf.err")" -eq 1

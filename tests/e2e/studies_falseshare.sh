@@ -1,0 +1,37 @@
+#!/bin/bash
+# tests/e2e/studies_falseshare.sh - `spent cachesim --cores 2` on a two-thread program whose
+# counters share one cache line names that line as false sharing by its variable (`counters`,
+# checked against nm); padded 64 bytes apart, the line disappears.
+source "$(dirname "$0")/lib.sh"
+P=$PROGS/studies_falseshare
+E=(env -i PATH=/usr/bin:/bin)
+caddr=$(nm "$P" | awk '$3 == "counters" { print $1 }')
+
+for mode in adjacent pad; do
+	arg=; [ $mode = pad ] && arg=pad
+	"${E[@]}" "$SPENT" trace -o "$TMP/$mode.log" -- "$P" $arg > "$TMP/$mode.out" 2> "$TMP/$mode.err"
+	check "$mode: program counts 800000 under spent trace" grep -qx 800000 "$TMP/$mode.out"
+	"$SPENT" cachesim "$TMP/$mode.log" --cores 2 --json > "$TMP/$mode.json" 2> "$TMP/$mode.cerr"
+	check "$mode: cachesim --cores 2 exits 0" test $? -eq 0
+done
+
+# the row naming counters: address in the same place of its page as nm's (PIE load bias aside)
+row() {
+	python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    o = json.loads(l)
+    if o.get("symbol") == "counters": print(o["shared_line"], o["false_sharing"], o["writers"], o["invalidations"])' "$1"
+}
+read -r line fs writers inv < <(row "$TMP/adjacent.json")
+check "adjacent: a shared line is named 'counters'" test -n "$line"
+check "adjacent: the counters line is flagged as false sharing" test "$fs" = True
+check "adjacent: two cores wrote it" test "$writers" = 2
+check "adjacent: it was invalidated at least twice" test "${inv:-0}" -ge 2
+check "adjacent: the line is counters' line per nm (same offset in its page)" \
+	test $(( (0x${line#0x} & 0xfff) )) -eq $(( (0x$caddr & 0xfc0) ))
+check "padded: no shared line is named 'counters'" test -z "$(row "$TMP/pad.json")"
+
+"$SPENT" cachesim "$TMP/adjacent.log" --cores 2 > "$TMP/human.txt"
+check "the human table lists counters as false sharing" grep -Eq 'yes +counters$' "$TMP/human.txt"
+"$SPENT" cachesim "$TMP/adjacent.log" --cores 99 > /dev/null 2> "$TMP/cores.err"
+check "--cores beyond 64 is refused" test $? -eq 2

@@ -1,0 +1,344 @@
+/* tests/unit/test_cachesim.c - the cache simulator against a straightforward reference model
+ * (timestamped ways, cachegrind's straddle rule), the seed's write-buffer and write-back traffic
+ * rules on hand-built reference strings, configuration parsing, and false sharing. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "analysis/cachesim.h"
+#include "trace/memsource.h"
+
+/* Reference cache: each way has a tag and a last-use (LRU) or insertion (FIFO) stamp. */
+struct ref_cache {
+	uint64_t sets, assoc, line;
+	uint64_t *tag, *stamp;
+	uint64_t clock, accesses, misses;
+	int fifo;
+};
+
+static void ref_init(struct ref_cache *c, uint64_t size, uint64_t line, uint64_t assoc, int fifo)
+{
+	memset(c, 0, sizeof(*c));
+	c->line = line;
+	c->assoc = assoc;
+	c->sets = size / line / assoc;
+	c->tag = calloc(c->sets * assoc, sizeof(uint64_t));
+	c->stamp = calloc(c->sets * assoc, sizeof(uint64_t));
+	c->fifo = fifo;
+}
+
+static int ref_line(struct ref_cache *c, uint64_t line)
+{
+	uint64_t *t = &c->tag[(line % c->sets) * c->assoc], *s = &c->stamp[(line % c->sets) * c->assoc];
+	c->clock++;
+	for (uint64_t w = 0; w < c->assoc; w++)
+		if (t[w] == line + 1) {
+			if (!c->fifo)
+				s[w] = c->clock;
+			return 0;
+		}
+	uint64_t v = 0;
+	for (uint64_t w = 1; w < c->assoc; w++)
+		if (s[w] < s[v])
+			v = w;
+	t[v] = line + 1;
+	s[v] = c->clock;
+	return 1;
+}
+
+/* one access of [addr, addr+size): at most one miss (cachegrind's rule) */
+static int ref_access(struct ref_cache *c, uint64_t addr, uint64_t size)
+{
+	uint64_t a = addr / c->line, z = (addr + size - 1) / c->line;
+	int miss = ref_line(c, a);
+	if (z != a)
+		miss |= ref_line(c, z);
+	c->accesses++;
+	c->misses += (uint64_t)miss;
+	return miss;
+}
+
+static void run_trace(struct cachesim *cs, const struct memtrace *t)
+{
+	struct trace_source *src;
+	assert_int_equal(memtrace_source_new(t, 1000, &src), 0);
+	struct trace_batch b;
+	int rc;
+	while ((rc = trace_source_next(src, &b)) > 0)
+		assert_int_equal(cachesim_feed(cs, &b), 0);
+	assert_int_equal(rc, 0);
+	trace_source_free(src);
+	cachesim_finish(cs);
+}
+
+static void check_against_reference(const char *config_text, int fifo)
+{
+	struct cachesim_config cfg;
+	char err[256];
+	assert_int_equal(cachesim_config_parse(config_text, &cfg, err, sizeof(err)), 0);
+	struct cachesim *cs;
+	assert_int_equal(cachesim_new(&cfg, &cs, err, sizeof(err)), 0);
+	struct memtrace *t = memtrace_new();
+	struct memgen_config g = { .seed = 3, .n_insns = 200000, .threads = 1,
+				   .code_bytes = 24 << 10, .data_bytes = 96 << 10,
+				   .array_bytes = 40 << 10, .data_pct = 50 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	run_trace(cs, t);
+
+	struct ref_cache i1, d1, ll;
+	ref_init(&i1, cfg.levels[0].size, cfg.levels[0].line, cfg.levels[0].assoc, fifo);
+	ref_init(&d1, cfg.levels[1].size, cfg.levels[1].line, cfg.levels[1].assoc, fifo);
+	ref_init(&ll, cfg.levels[2].size, cfg.levels[2].line, cfg.levels[2].assoc, fifo);
+	for (size_t i = 0; i < t->n_insns; i++) {
+		const struct trace_insn *in = &t->insns[i];
+		if (ref_access(&i1, in->pc, in->len))
+			ref_access(&ll, in->pc, in->len);
+		for (uint32_t k = 0; k < in->nrefs; k++) {
+			const struct trace_ref *r = &t->refs[in->ref0 + k];
+			if (ref_access(&d1, r->addr, r->size))
+				ref_access(&ll, r->addr, r->size);
+		}
+	}
+	struct cache_stats s;
+	cachesim_stats(cs, 0, &s);
+	assert_int_equal(s.accesses, i1.accesses);
+	assert_int_equal(s.misses, i1.misses);
+	cachesim_stats(cs, 1, &s);
+	assert_int_equal(s.accesses, d1.accesses);
+	assert_int_equal(s.misses, d1.misses);
+	cachesim_stats(cs, 2, &s);
+	assert_int_equal(s.accesses, ll.accesses);
+	assert_int_equal(s.misses, ll.misses);
+	assert_true(i1.misses > 100 && d1.misses > 100 && ll.misses > 10);	/* not trivial */
+	free(i1.tag), free(i1.stamp), free(d1.tag), free(d1.stamp), free(ll.tag), free(ll.stamp);
+	memtrace_free(t);
+	cachesim_free(cs);
+}
+
+static void lru_hierarchy_matches_reference_model(void **state)
+{
+	(void)state;
+	check_against_reference("I1 size=4K line=64 assoc=2 kind=insn level=1\n"
+				"D1 size=8K line=32 assoc=4 kind=data level=1\n"
+				"LL size=64K line=64 assoc=8 level=2\n", 0);
+}
+
+static void fifo_hierarchy_matches_reference_model(void **state)
+{
+	(void)state;
+	check_against_reference("I1 size=2K line=32 assoc=4 kind=insn repl=fifo level=1\n"
+				"D1 size=4K line=64 assoc=2 kind=data repl=fifo level=1\n"
+				"LL size=32K line=64 assoc=4 repl=fifo level=2\n", 1);
+}
+
+static struct cachesim *new_sim(const char *preset)
+{
+	struct cachesim_config cfg;
+	char err[256];
+	assert_int_equal(cachesim_config_preset(preset, &cfg, err, sizeof(err)), 0);
+	struct cachesim *cs;
+	assert_int_equal(cachesim_new(&cfg, &cs, err, sizeof(err)), 0);
+	return cs;
+}
+
+static void write_buffers_flush_one_line_per_new_written_line(void **state)
+{
+	(void)state;
+	/* 21064: four 32-byte write buffers; writes to 6 distinct lines, each written twice */
+	struct cachesim *cs = new_sim("alpha21064");
+	for (int rep = 0; rep < 2; rep++)
+		for (uint64_t l = 0; l < 6; l++)
+			cachesim_access(cs, 0, 'd', 0x1000 + l * 32, 8, TRACE_REF_WRITE);
+	/* first pass: lines 0-3 fill buffers, 4 and 5 flush 0 and 1; second pass: 0,1 are new
+	 * again (flush 2,3), 2,3 new again (flush 4,5), 4,5 new (flush 0,1); finish flushes 4 */
+	cachesim_finish(cs);
+	assert_int_equal(cachesim_traffic(cs, TRAFFIC_DWRITE), 12 * 32);
+	struct cache_stats s;
+	cachesim_stats(cs, 1, &s);
+	assert_int_equal(s.write_misses, 12);	/* no write-allocate: every write misses */
+	assert_int_equal(cachesim_traffic(cs, TRAFFIC_DMISS), 0);
+	cachesim_free(cs);
+}
+
+static void write_back_victims_carry_only_dirty_subblocks(void **state)
+{
+	(void)state;
+	/* 21164: 96K 3-way, 512 sets of 64 B; four lines in one set evict the first */
+	struct cachesim *cs = new_sim("alpha21164");
+	uint64_t set_stride = 512 * 64;
+	cachesim_access(cs, 0, 'd', 0x100000, 8, TRACE_REF_READ);	/* dmiss 64 */
+	cachesim_access(cs, 0, 'd', 0x100000 + 20, 4, TRACE_REF_WRITE);	/* dirty subblock 1 */
+	cachesim_access(cs, 0, 'd', 0x100000 + 1 * set_stride, 8, TRACE_REF_READ);
+	cachesim_access(cs, 0, 'd', 0x100000 + 2 * set_stride, 8, TRACE_REF_READ);
+	cachesim_access(cs, 0, 'd', 0x100000 + 3 * set_stride, 8, TRACE_REF_READ);	/* evicts */
+	assert_int_equal(cachesim_traffic(cs, TRAFFIC_DMISS), 4 * 64);
+	assert_int_equal(cachesim_traffic(cs, TRAFFIC_DVICT), 16);
+	cachesim_free(cs);
+}
+
+static void write_miss_fill_is_redundant_when_fully_overwritten(void **state)
+{
+	(void)state;
+	struct cachesim *cs = new_sim("alpha21164");
+	for (uint64_t off = 0; off < 64; off += 8)	/* overwrite all 64 bytes: redundant */
+		cachesim_access(cs, 0, 'd', 0x200000 + off, 8, TRACE_REF_WRITE);
+	cachesim_access(cs, 0, 'd', 0x300000, 8, TRACE_REF_WRITE);	/* then read back */
+	cachesim_access(cs, 0, 'd', 0x300020, 8, TRACE_REF_READ);	/* unwritten: useful */
+	cachesim_finish(cs);
+	assert_int_equal(cachesim_traffic(cs, TRAFFIC_DREAD_REDUNDANT), 64);
+	assert_int_equal(cachesim_traffic(cs, TRAFFIC_DREAD_USEFUL), 64);
+	cachesim_free(cs);
+}
+
+static void chunks_split_traffic_by_instruction_count(void **state)
+{
+	(void)state;
+	struct cachesim_config cfg;
+	char err[256];
+	assert_int_equal(cachesim_config_preset("alpha21064", &cfg, err, sizeof(err)), 0);
+	cfg.chunk = 1000;
+	struct cachesim *cs;
+	assert_int_equal(cachesim_new(&cfg, &cs, err, sizeof(err)), 0);
+	struct memtrace *t = memtrace_new();
+	struct memgen_config g = { .seed = 5, .n_insns = 10500, .code_bytes = 64 << 10,
+				   .data_bytes = 64 << 10, .array_bytes = 64 << 10, .data_pct = 40 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	run_trace(cs, t);
+	assert_int_equal(cachesim_n_chunks(cs), 11);
+	assert_int_equal(cachesim_chunk_instructions(cs, 10), 500);
+	for (int k = 0; k < TRAFFIC_NKINDS; k++) {
+		uint64_t sum = 0;
+		for (size_t c = 0; c < cachesim_n_chunks(cs); c++)
+			sum += cachesim_chunk_traffic(cs, c, (enum cache_traffic)k);
+		assert_int_equal(sum, cachesim_traffic(cs, (enum cache_traffic)k));
+	}
+	assert_true(cachesim_traffic(cs, TRAFFIC_IMISS) > 0);
+	memtrace_free(t);
+	cachesim_free(cs);
+}
+
+/* two threads alternately incrementing counters at OFF_A and OFF_B */
+static struct memtrace *counters_trace(uint64_t off_a, uint64_t off_b, int rounds)
+{
+	struct memtrace *t = memtrace_new();
+	for (int r = 0; r < rounds; r++)
+		for (int th = 0; th < 2; th++)
+			for (int k = 0; k < 5; k++) {
+				memtrace_insn(t, 10 + th, 0x401000 + k * 4, 4, 0);
+				if (k == 2)
+					memtrace_ref(t, 0x404040 + (th ? off_b : off_a), 8,
+						     TRACE_REF_MODIFY);
+			}
+	return t;
+}
+
+static size_t shared_lines(struct memtrace *t, struct cache_shared_line **v)
+{
+	struct cachesim_config cfg;
+	char err[256];
+	assert_int_equal(cachesim_config_preset("cachegrind", &cfg, err, sizeof(err)), 0);
+	cfg.cores = 2;
+	struct cachesim *cs;
+	assert_int_equal(cachesim_new(&cfg, &cs, err, sizeof(err)), 0);
+	run_trace(cs, t);
+	size_t n;
+	assert_int_equal(cachesim_shared_lines(cs, v, &n), 0);
+	cachesim_free(cs);
+	return n;
+}
+
+static void adjacent_counters_are_false_sharing_padded_are_not(void **state)
+{
+	(void)state;
+	struct cache_shared_line *v;
+	struct memtrace *t = counters_trace(0, 8, 50);
+	size_t n = shared_lines(t, &v);
+	assert_int_equal(n, 1);
+	assert_true(v[0].false_sharing);
+	assert_int_equal(v[0].line, 0x404040);
+	assert_int_equal(v[0].writers, 2);
+	assert_true(v[0].invalidations >= 99);
+	free(v);
+	memtrace_free(t);
+
+	t = counters_trace(0, 64, 50);	/* padded to separate lines */
+	n = shared_lines(t, &v);
+	assert_int_equal(n, 0);
+	free(v);
+	memtrace_free(t);
+
+	t = counters_trace(0, 0, 50);	/* one shared counter: true sharing */
+	n = shared_lines(t, &v);
+	assert_int_equal(n, 1);
+	assert_false(v[0].false_sharing);
+	free(v);
+	memtrace_free(t);
+}
+
+static void config_text_errors_name_the_line(void **state)
+{
+	(void)state;
+	struct cachesim_config cfg;
+	char err[512];
+	assert_int_equal(cachesim_config_parse("L1 size=32K line=64 assoc=8\nL2 size=1M line=48\n",
+					       &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "'L2'"));
+	assert_int_equal(cachesim_config_parse("L1 size=32K bogus\n", &cfg, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "line 1"));
+	assert_int_equal(cachesim_config_parse("I1 size=32K line=64 assoc=8 kind=insn\n", &cfg, err,
+					       sizeof(err)), -EINVAL);
+	assert_int_equal(cachesim_config_preset("nosuch", &cfg, err, sizeof(err)), -ENOENT);
+}
+
+static void host_config_reads_sysfs_layout(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/spent-cachesim-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	const char *files[][2] = { { "type", "Data" }, { "level", "1" }, { "size", "48K" },
+				   { "coherency_line_size", "64" }, { "ways_of_associativity", "12" } };
+	char path[256];
+	snprintf(path, sizeof(path), "%s/index0", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	for (size_t i = 0; i < 5; i++) {
+		char f[300];
+		snprintf(f, sizeof(f), "%s/%s", path, files[i][0]);
+		FILE *fp = fopen(f, "w");
+		fprintf(fp, "%s\n", files[i][1]);
+		fclose(fp);
+	}
+	struct cachesim_config cfg;
+	char err[256];
+	/* data only: rejected (no cache for instructions) */
+	assert_int_equal(cachesim_config_host(dir, &cfg, err, sizeof(err)), -EINVAL);
+	assert_int_equal(cfg.n_levels, 1);
+	assert_int_equal(cfg.levels[0].size, 48 * 1024);
+	assert_int_equal(cfg.levels[0].assoc, 12);
+	char cmd[400];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(lru_hierarchy_matches_reference_model),
+		cmocka_unit_test(fifo_hierarchy_matches_reference_model),
+		cmocka_unit_test(write_buffers_flush_one_line_per_new_written_line),
+		cmocka_unit_test(write_back_victims_carry_only_dirty_subblocks),
+		cmocka_unit_test(write_miss_fill_is_redundant_when_fully_overwritten),
+		cmocka_unit_test(chunks_split_traffic_by_instruction_count),
+		cmocka_unit_test(adjacent_counters_are_false_sharing_padded_are_not),
+		cmocka_unit_test(config_text_errors_name_the_line),
+		cmocka_unit_test(host_config_reads_sysfs_layout),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

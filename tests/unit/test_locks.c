@@ -1,0 +1,158 @@
+/* tests/unit/test_locks.c - lock detection on generated traces shaped like glibc's mutex code
+ * (call, atomic on the lock word, futex wait, return to the caller) and bare atomic spin locks. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analysis/locks.h"
+#include "trace/memsource.h"
+
+#define LOCK_FN 0x7f0000001000ull
+#define UNLOCK_FN 0x7f0000002000ull
+#define MTX 0x404080ull
+
+static void work(struct memtrace *t, uint32_t tid, int n)
+{
+	for (int i = 0; i < n; i++)
+		memtrace_insn(t, tid, 0x401100 + (uint64_t)(i % 8) * 4, 4, 0);
+}
+
+/* call pthread_mutex_lock from 0x401000 (5-byte call); FAIL_FIRST: cmpxchg fails, futex wait */
+static void lock_call(struct memtrace *t, uint32_t tid, int fail_first, int finish)
+{
+	memtrace_insn(t, tid, 0x401000, 5, TRACE_INSN_CALL);
+	memtrace_insn(t, tid, LOCK_FN, 4, 0);
+	memtrace_ref(t, 0x7ffd0000, 8, TRACE_REF_WRITE);	/* push: not the lock */
+	memtrace_insn(t, tid, LOCK_FN + 4, 5, TRACE_INSN_LOCKED);	/* lock cmpxchg */
+	memtrace_ref(t, MTX, 4, TRACE_REF_MODIFY);
+	if (fail_first) {
+		memtrace_insn(t, tid, LOCK_FN + 9, 4, TRACE_INSN_LOCKED);	/* xchg */
+		memtrace_ref(t, MTX, 4, TRACE_REF_MODIFY);
+		memtrace_insn(t, tid, LOCK_FN + 13, 2, TRACE_INSN_SYSCALL);
+		struct trace_event ev = { .kind = TRACE_EV_SYSCALL, .tid = tid };
+		ev.u.syscall.nr = 202;
+		ev.u.syscall.args[0] = MTX;
+		ev.u.syscall.args[1] = 128;	/* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
+		memtrace_event(t, &ev);
+		if (!finish)
+			return;
+	}
+	memtrace_insn(t, tid, LOCK_FN + 20, 1, TRACE_INSN_RET);
+	memtrace_insn(t, tid, 0x401005, 4, 0);	/* back in the caller: acquired */
+}
+
+static void lock_return(struct memtrace *t, uint32_t tid)
+{
+	memtrace_insn(t, tid, LOCK_FN + 9, 4, TRACE_INSN_LOCKED);	/* retry xchg succeeds */
+	memtrace_ref(t, MTX, 4, TRACE_REF_MODIFY);
+	memtrace_insn(t, tid, LOCK_FN + 20, 1, TRACE_INSN_RET);
+	memtrace_insn(t, tid, 0x401005, 4, 0);
+}
+
+static void unlock_call(struct memtrace *t, uint32_t tid)
+{
+	memtrace_insn(t, tid, 0x401200, 5, TRACE_INSN_CALL);
+	memtrace_insn(t, tid, UNLOCK_FN, 4, 0);
+	memtrace_ref(t, MTX + 12, 4, TRACE_REF_MODIFY);	/* --__nusers before the lock word */
+	memtrace_insn(t, tid, UNLOCK_FN + 4, 3, TRACE_INSN_LOCKED);
+	memtrace_ref(t, MTX, 4, TRACE_REF_MODIFY);
+	memtrace_insn(t, tid, UNLOCK_FN + 7, 1, TRACE_INSN_RET);
+	memtrace_insn(t, tid, 0x401205, 4, 0);
+}
+
+static struct locks *run(const struct memtrace *t, struct symtab *st)
+{
+	struct locks *lk;
+	assert_int_equal(locks_new(st, &lk), 0);
+	struct trace_source *src;
+	assert_int_equal(memtrace_source_new(t, 7, &src), 0);
+	struct trace_batch b;
+	int rc;
+	while ((rc = trace_source_next(src, &b)) > 0)
+		assert_int_equal(locks_feed(lk, &b), 0);
+	assert_int_equal(rc, 0);
+	trace_source_free(src);
+	locks_finish(lk);
+	return lk;
+}
+
+static void contended_mutex_shows_holder_waiter_and_contention(void **state)
+{
+	(void)state;
+	struct symtab *st = symtab_new();
+	assert_int_equal(symtab_add(st, "pthread_mutex_lock", LOCK_FN, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_mutex_unlock", UNLOCK_FN, 64, true), 0);
+	struct memtrace *t = memtrace_new();
+	lock_call(t, 1, 0, 1);		/* thread 1 takes the mutex */
+	work(t, 1, 100);
+	lock_call(t, 2, 1, 0);		/* thread 2 finds it taken, waits in futex */
+	work(t, 1, 50);
+	unlock_call(t, 1);		/* thread 1 releases after 150+ instructions */
+	lock_return(t, 2);		/* thread 2 wakes up holding it */
+	work(t, 2, 30);
+	unlock_call(t, 2);
+	struct locks *lk = run(t, st);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].addr, MTX);
+	assert_string_equal(s[0].how, "pthread_mutex");
+	assert_int_equal(s[0].acquisitions, 2);
+	assert_int_equal(s[0].contended, 1);
+	assert_int_equal(s[0].futex_waits, 1);
+	assert_int_equal(s[0].n_holders, 2);
+	assert_int_equal(s[0].n_waiters, 1);
+	assert_int_equal(s[0].waiters[0], 2);
+	assert_true(s[0].max_hold >= 150 && s[0].max_hold < 170);
+	assert_true(s[0].spin >= 50);
+	size_t niv;
+	const struct lock_interval *iv = locks_intervals(lk, &niv);
+	assert_int_equal(niv, 3);	/* two holds and one spin */
+	int spins = 0;
+	for (size_t i = 0; i < niv; i++)
+		spins += iv[i].kind == LOCK_SPIN && iv[i].tid == 2;
+	assert_int_equal(spins, 1);
+	locks_free(lk);
+	memtrace_free(t);
+	symtab_free(st);
+}
+
+static void bare_atomic_spin_then_release_store_is_a_lock(void **state)
+{
+	(void)state;
+	struct memtrace *t = memtrace_new();
+	const uint64_t spin = 0x405000;
+	for (int i = 0; i < 3; i++) {	/* two failed xchg, third succeeds */
+		memtrace_insn(t, 9, 0x401300, 4, TRACE_INSN_LOCKED);
+		memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
+		memtrace_insn(t, 9, 0x401304, 2, TRACE_INSN_PAUSE);
+	}
+	work(t, 9, 40);
+	memtrace_insn(t, 9, 0x401400, 6, 0);	/* movl $0, spin: release */
+	memtrace_ref(t, spin, 4, TRACE_REF_WRITE);
+	struct locks *lk = run(t, NULL);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].addr, spin);
+	assert_int_equal(s[0].acquisitions, 1);
+	assert_int_equal(s[0].contended, 1);
+	assert_int_equal(s[0].spin, 4);	/* first try to the successful one */
+	assert_int_equal(s[0].total_hold, 42);
+	locks_free(lk);
+	memtrace_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(contended_mutex_shows_holder_waiter_and_contention),
+		cmocka_unit_test(bare_atomic_spin_then_release_store_is_a_lock),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
