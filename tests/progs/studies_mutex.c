@@ -1,6 +1,8 @@
 /* tests/progs/studies_mutex.c - three threads take one mutex `mtx` ROUNDS times each and work
  * while holding it, every third round yielding the CPU while holding it (so the others find it
- * taken, even under Valgrind's serialised threads). Before each lock a trylock tells whether the
+ * taken, even under Valgrind's serialised threads: the holder yields until a waiter has failed
+ * its trylock, at most 50 times, and all threads start together at a barrier). Before each
+ * lock a trylock tells whether the
  * lock was busy; the program prints "contended N" (its own count, the oracle for spent locks)
  * and "acquired N". */
 #include <pthread.h>
@@ -11,20 +13,27 @@
 #define WORK 4000
 
 pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t start;
+static volatile int waiters_seen;
 static volatile long shared;
 static long contended, acquired;
 
 static void *run(void *arg)
 {
 	(void)arg;
+	pthread_barrier_wait(&start);
 	for (int r = 0; r < ROUNDS; r++) {
 		if (pthread_mutex_trylock(&mtx) != 0) {
+			__atomic_fetch_add(&waiters_seen, 1, __ATOMIC_SEQ_CST);
 			pthread_mutex_lock(&mtx);
 			contended++;
 		}
 		acquired++;
-		if (r % 3 == 0)
-			sched_yield();
+		if (r % 3 == 0) {
+			int seen = __atomic_load_n(&waiters_seen, __ATOMIC_SEQ_CST);
+			for (int k = 0; k < 50 && __atomic_load_n(&waiters_seen, __ATOMIC_SEQ_CST) == seen; k++)
+				sched_yield();
+		}
 		for (int i = 0; i < WORK; i++)
 			shared += i;
 		pthread_mutex_unlock(&mtx);
@@ -37,6 +46,7 @@ static void *run(void *arg)
 int main(void)
 {
 	pthread_t t[2];
+	pthread_barrier_init(&start, NULL, 3);
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, run, NULL);
 	run(NULL);
