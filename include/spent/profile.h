@@ -1,0 +1,196 @@
+/* spent/profile.h - the profile model shared by `spent record`, the daemon and the views:
+ * counts keyed by (image identity, offset in image, event), `unknown` samples with a reason,
+ * optional call stacks; and the profile directory that stores it (see docs/profile.md).
+ *
+ * Offsets are link-time virtual addresses inside the image (the address space of the image's
+ * own symbol table: st_value), so they are the same in every process that maps the image,
+ * whatever the load address. For [kernel.kallsyms] the offset is the kernel address itself.
+ */
+#ifndef SPENT_PROFILE_H
+#define SPENT_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- identities ------------------------------------------------------------------------ */
+
+enum profile_id_kind {
+	PROFILE_ID_NONE = 0,	/* nothing better than the path (e.g. a file that could not be read) */
+	PROFILE_ID_BUILDID = 1,	/* GNU build-id note bytes */
+	PROFILE_ID_HASH = 2,	/* 8-byte FNV-1a of the file content, little-endian */
+};
+
+#define PROFILE_ID_MAX 32
+#define PROFILE_PATH_MAX 4096
+#define PROFILE_EVENT_NAME_MAX 256
+#define PROFILE_KERNEL_PATH "[kernel.kallsyms]"
+#define PROFILE_VDSO_PATH "[vdso]"
+
+/* An image: a file mapped executable (or the kernel, or the vDSO). */
+struct profile_image {
+	char *path;		/* owned by the profile */
+	uint8_t id_kind;	/* enum profile_id_kind */
+	uint8_t id_len;
+	uint8_t id[PROFILE_ID_MAX];
+};
+
+/* Event description flags. */
+#define PROFILE_EV_FREQ 0x1u	/* period field is a sampling frequency in Hz (perf -F) */
+
+/* An event as it was sampled: "cpu-clock" with a period of 1000003 (ns), or -F 997 Hz. */
+struct profile_event {
+	char *name;		/* owned by the profile; the spec as the user wrote it, minus period */
+	uint64_t period;
+	uint32_t flags;		/* PROFILE_EV_* */
+};
+
+/* Why a sample could not be placed in an image. */
+enum profile_unknown_reason {
+	PROFILE_UNK_NO_MAPPING = 0,	/* the pc is not inside any known mapping of that process */
+	PROFILE_UNK_PROCESS_GONE = 1,	/* the process exited before its maps were known */
+	PROFILE_UNK_ANON = 2,		/* anonymous executable memory: JIT code, trampolines */
+	PROFILE_UNK_KERNEL = 3,		/* kernel pc but the kernel image is not available */
+	PROFILE_UNK_LOST = 4,		/* lost in the ring buffer (PERF_RECORD_LOST) */
+	PROFILE_UNK_THROTTLED = 5,	/* overflow interrupts throttled by the kernel */
+	PROFILE_UNK_NR
+};
+const char *profile_unknown_reason_name(enum profile_unknown_reason r);
+
+/* One frame of a stack: IMAGE is an index into the profile's images, or PROFILE_NO_IMAGE. */
+#define PROFILE_NO_IMAGE UINT32_MAX
+struct profile_frame {
+	uint32_t image;
+	uint64_t offset;	/* for PROFILE_NO_IMAGE: the raw address */
+};
+
+/* One (offset, count) pair of a per-image, per-event histogram. */
+struct profile_count {
+	uint64_t offset;
+	uint64_t count;
+};
+
+/* ---- the in-memory profile --------------------------------------------------------------- */
+
+struct profile;
+
+/* A new empty profile (NULL when out of memory); profile_free accepts NULL. */
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+/*
+ * Add (or find) an image by identity + path; *IDX receives its index. The profile copies
+ * IMG->path. 0, -EINVAL (bad lengths, empty path) or -ENOMEM.
+ */
+int profile_image_intern(struct profile *p, const struct profile_image *img, uint32_t *idx);
+/* Add (or find) an event by (name, period, flags); *IDX receives its index. */
+int profile_event_intern(struct profile *p, const char *name, uint64_t period, uint32_t flags,
+			 uint32_t *idx);
+
+size_t profile_nimages(const struct profile *p);
+const struct profile_image *profile_image_get(const struct profile *p, uint32_t idx);
+size_t profile_nevents(const struct profile *p);
+const struct profile_event *profile_event_get(const struct profile *p, uint32_t idx);
+/* Index of the event called NAME (first match), or -ENOENT. */
+int profile_event_find(const struct profile *p, const char *name);
+
+/* Add COUNT hits at OFFSET of image IMG for event EV. 0, -EINVAL (bad index), -ENOMEM. */
+int profile_add(struct profile *p, uint32_t img, uint64_t offset, uint32_t ev, uint64_t count);
+/* Add COUNT samples that could not be placed, with a reason. */
+int profile_add_unknown(struct profile *p, enum profile_unknown_reason why, uint32_t ev,
+			uint64_t count);
+/* Add COUNT of one call stack (FRAMES[0] is the leaf) for event EV. */
+int profile_add_stack(struct profile *p, uint32_t ev, const struct profile_frame *frames,
+		      size_t n, uint64_t count);
+
+/* Sum of SRC into DST (images and events interned by identity). 0 or -errno. */
+int profile_merge(struct profile *dst, const struct profile *src);
+
+/*
+ * The histogram of image IMG for event EV as a new array sorted by offset (caller frees
+ * *OUT; *N may be 0 and *OUT NULL). 0 or -ENOMEM / -EINVAL.
+ */
+int profile_counts(const struct profile *p, uint32_t img, uint32_t ev,
+		   struct profile_count **out, size_t *n);
+/* Total hits of image IMG for event EV (0 when none). */
+uint64_t profile_image_total(const struct profile *p, uint32_t img, uint32_t ev);
+/* Total hits for event EV: placed + unknown. */
+uint64_t profile_event_total(const struct profile *p, uint32_t ev);
+uint64_t profile_unknown_count(const struct profile *p, uint32_t ev,
+			       enum profile_unknown_reason why);
+/* Number of distinct (image, offset, event) cells with a count. */
+size_t profile_ncells(const struct profile *p);
+
+/* Stacks: iterate with an index in [0, profile_nstacks). Pointers stay valid until the
+ * profile changes. */
+size_t profile_nstacks(const struct profile *p);
+int profile_stack_get(const struct profile *p, size_t i, uint32_t *ev,
+		      const struct profile_frame **frames, size_t *nframes, uint64_t *count);
+
+/* Iterate every (image, event) pair that has at least one count: calls FN for each. */
+typedef int (*profile_pair_fn)(void *ctx, uint32_t img, uint32_t ev);
+int profile_foreach_pair(const struct profile *p, profile_pair_fn fn, void *ctx);
+
+/* ---- the profile directory -------------------------------------------------------------- */
+
+/* Reported for each file a reader skipped: PATH and why (e.g. "bad magic"). */
+typedef void (*profile_warn_fn)(void *ctx, const char *path, const char *why);
+
+struct profile_dir;
+
+/*
+ * Create a new profile directory DIR (mkdir + DIR/meta). Fails with -EEXIST when DIR exists
+ * and is not empty. *OUT is freed with profile_dir_close.
+ */
+int profile_dir_create(const char *dir, struct profile_dir **out);
+/*
+ * Open an existing profile directory: -ENOENT when DIR does not exist, -ENOTDIR when not a
+ * directory, -EBADMSG when DIR/meta is missing or not a spent profile meta file.
+ */
+int profile_dir_open(const char *dir, struct profile_dir **out);
+/* Open DIR when it is a profile directory, else create it (the daemon's case). */
+int profile_dir_open_or_create(const char *dir, struct profile_dir **out);
+void profile_dir_close(struct profile_dir *d);
+const char *profile_dir_path(const struct profile_dir *d);
+
+/* Epoch numbers present, ascending, in a new array the caller frees. */
+int profile_dir_epochs(struct profile_dir *d, uint32_t **epochs, size_t *n);
+/* Make the next epoch directory (highest + 1, or 0) and return its number. */
+int profile_dir_new_epoch(struct profile_dir *d, uint32_t *epoch);
+/* The current (highest) epoch, creating epoch 0 when there is none. */
+int profile_dir_current_epoch(struct profile_dir *d, uint32_t *epoch);
+
+/*
+ * Merge P into epoch EPOCH: for every (image, event) file, existing counts are summed with
+ * P's and the file is rewritten atomically; same for unknown and stack files. A corrupt
+ * existing file is reported via WARN and replaced by P's data (its counts are lost, the old
+ * file is kept as NAME.corrupt). 0 or -errno (the first failing write; earlier files stay).
+ */
+int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct profile *p,
+			    profile_warn_fn warn, void *ctx);
+
+/*
+ * Read epoch EPOCH into INTO (summed). Each file that fails validation is reported via WARN
+ * and skipped. *NSKIPPED (may be NULL) receives how many were skipped. 0 or -errno for
+ * errors that stop the whole read (epoch missing, out of memory).
+ */
+int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile *into,
+			   profile_warn_fn warn, void *ctx, size_t *nskipped);
+/* All epochs summed. */
+int profile_dir_read_all(struct profile_dir *d, struct profile *into, profile_warn_fn warn,
+			 void *ctx, size_t *nskipped);
+
+/* ---- single files (for tools and the fuzz target) ----------------------------------------- */
+
+/* Parse one profile file's bytes and add its contents to INTO. 0 or -EBADMSG (*WHY says
+ * what was wrong; static string). Nothing is added when the file is invalid. */
+int profile_file_parse(const uint8_t *data, size_t len, struct profile *into, const char **why);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

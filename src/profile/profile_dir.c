@@ -1,0 +1,421 @@
+/* profile/profile_dir.c - the profile directory: DIR/meta, DIR/epoch-NNNN/, one file per
+ * image x event (plus unknown and stacks files); atomic incremental merge-writes, validating
+ * reads that skip corrupt files. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profile/profile_file.h"
+
+#define META_MAGIC "spent-profile-dir"
+#define META_VERSION 1
+
+struct profile_dir {
+	char *path;
+};
+
+const char *profile_dir_path(const struct profile_dir *d)
+{
+	return d->path;
+}
+
+void profile_dir_close(struct profile_dir *d)
+{
+	if (!d)
+		return;
+	free(d->path);
+	free(d);
+}
+
+static int dir_new(const char *path, struct profile_dir **out)
+{
+	struct profile_dir *d = calloc(1, sizeof(*d));
+	if (!d || !(d->path = strdup(path))) {
+		free(d);
+		return -ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+static bool dir_is_empty(const char *path)
+{
+	DIR *dh = opendir(path);
+	if (!dh)
+		return false;
+	struct dirent *de;
+	bool empty = true;
+	while ((de = readdir(dh)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			empty = false;
+			break;
+		}
+	closedir(dh);
+	return empty;
+}
+
+int profile_dir_create(const char *dir, struct profile_dir **out)
+{
+	char meta[PATH_MAX], host[256] = "unknown", buf[512];
+	int err = 0;
+	if (mkdir(dir, 0755) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		struct stat st;
+		if (stat(dir, &st) < 0)
+			return -errno;
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+		if (!dir_is_empty(dir))
+			return -EEXIST;
+	}
+	if (snprintf(meta, sizeof(meta), "%s/meta", dir) >= (int)sizeof(meta))
+		return -ENAMETOOLONG;
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = 0;
+	for (char *c = host; *c; c++)
+		if (*c == '\n' || *c == ' ')
+			*c = '_';
+	int n = snprintf(buf, sizeof(buf), "%s %d\nhost %s\ncreated %lld\n", META_MAGIC,
+			 META_VERSION, host, (long long)time(NULL));
+	if ((err = binio_write_file_atomic(meta, buf, (size_t)n, 0644)))
+		return err;
+	return dir_new(dir, out);
+}
+
+int profile_dir_open(const char *dir, struct profile_dir **out)
+{
+	char meta[PATH_MAX];
+	uint8_t *data = NULL;
+	size_t len;
+	struct stat st;
+	int err;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (snprintf(meta, sizeof(meta), "%s/meta", dir) >= (int)sizeof(meta))
+		return -ENAMETOOLONG;
+	err = binio_read_file(meta, 4096, &data, &len);
+	if (err)
+		return err == -ENOMEM ? err : -EBADMSG;
+	size_t ml = strlen(META_MAGIC);
+	unsigned version = 0;
+	if (len < ml + 2 || memcmp(data, META_MAGIC, ml) || data[ml] != ' ') {
+		err = -EBADMSG;
+		goto out;
+	}
+	for (size_t i = ml + 1; i < len && data[i] >= '0' && data[i] <= '9' && version < 1000; i++)
+		version = version * 10 + (unsigned)(data[i] - '0');
+	if (version != META_VERSION) {
+		err = version == 0 ? -EBADMSG : -EPROTONOSUPPORT;
+		goto out;
+	}
+	err = dir_new(dir, out);
+out:
+	free(data);
+	return err;
+}
+
+int profile_dir_open_or_create(const char *dir, struct profile_dir **out)
+{
+	int err = profile_dir_open(dir, out);
+	if (err == -ENOENT || (err == -EBADMSG && dir_is_empty(dir)))
+		err = profile_dir_create(dir, out);
+	return err;
+}
+
+static int parse_epoch_name(const char *name, uint32_t *epoch)
+{
+	if (strncmp(name, "epoch-", 6))
+		return -1;
+	const char *s = name + 6;
+	uint64_t v = 0;
+	size_t nd = 0;
+	for (; *s >= '0' && *s <= '9' && nd < 10; s++, nd++)
+		v = v * 10 + (uint64_t)(*s - '0');
+	if (*s || nd < 4 || v > UINT32_MAX - 1)
+		return -1;
+	*epoch = (uint32_t)v;
+	return 0;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int profile_dir_epochs(struct profile_dir *d, uint32_t **epochs, size_t *n)
+{
+	DIR *dh = opendir(d->path);
+	uint32_t *a = NULL;
+	size_t k = 0, cap = 0;
+	int err = 0;
+	*epochs = NULL;
+	*n = 0;
+	if (!dh)
+		return -errno;
+	struct dirent *de;
+	while ((de = readdir(dh))) {
+		uint32_t e;
+		if (parse_epoch_name(de->d_name, &e))
+			continue;
+		if (k == cap) {
+			cap = cap ? cap * 2 : 16;
+			uint32_t *na = realloc(a, cap * sizeof(*a));
+			if (!na) {
+				err = -ENOMEM;
+				goto out;
+			}
+			a = na;
+		}
+		a[k++] = e;
+	}
+	if (k)
+		qsort(a, k, sizeof(*a), u32_cmp);
+	*epochs = a;
+	*n = k;
+	a = NULL;
+out:
+	free(a);
+	closedir(dh);
+	return err;
+}
+
+static int epoch_path(const struct profile_dir *d, uint32_t epoch, char *out, size_t len)
+{
+	int n = snprintf(out, len, "%s/epoch-%04u", d->path, epoch);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int profile_dir_new_epoch(struct profile_dir *d, uint32_t *epoch)
+{
+	uint32_t *e = NULL;
+	size_t n;
+	char path[PATH_MAX];
+	int err = profile_dir_epochs(d, &e, &n);
+	if (err)
+		return err;
+	uint32_t next = n ? e[n - 1] + 1 : 0;
+	free(e);
+	if ((err = epoch_path(d, next, path, sizeof(path))))
+		return err;
+	if (mkdir(path, 0755) < 0)
+		return -errno;
+	*epoch = next;
+	return 0;
+}
+
+int profile_dir_current_epoch(struct profile_dir *d, uint32_t *epoch)
+{
+	uint32_t *e = NULL;
+	size_t n;
+	int err = profile_dir_epochs(d, &e, &n);
+	if (err)
+		return err;
+	if (n)
+		*epoch = e[n - 1];
+	free(e);
+	return n ? 0 : profile_dir_new_epoch(d, epoch);
+}
+
+/* Read FILE into T when it exists and is valid; a corrupt one is renamed NAME.corrupt. */
+static int load_existing(const char *file, struct profile *t, profile_warn_fn warn, void *ctx)
+{
+	uint8_t *data = NULL;
+	size_t len;
+	const char *why = NULL;
+	int err = binio_read_file(file, PROFILE_FILE_MAXLEN, &data, &len);
+	if (err == -ENOENT)
+		return 0;
+	if (!err)
+		err = profile_file_parse(data, len, t, &why);
+	free(data);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		char bad[PATH_MAX + 16];
+		snprintf(bad, sizeof(bad), "%s.corrupt", file);
+		if (warn)
+			warn(ctx, file, why ? why : strerror(-err));
+		if (rename(file, bad) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+enum write_kind { W_COUNTS, W_UNKNOWN, W_STACKS };
+
+struct write_ctx {
+	const struct profile *p;
+	char dir[PATH_MAX];
+	profile_warn_fn warn;
+	void *ctx;
+};
+
+/* Merge P's data of one file (kind, img, ev) with what is on disk and rewrite it. */
+static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, uint32_t ev)
+{
+	char name[320], file[PATH_MAX];
+	struct profile *t = profile_new();
+	struct binbuf b;
+	bool empty = false;
+	uint32_t ti = 0, te = 0;
+	int err;
+	binbuf_init(&b);
+	if (!t) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = kind == W_COUNTS ? profile_file_name_counts(w->p, img, ev, name, sizeof(name))
+	    : kind == W_UNKNOWN ? profile_file_name_unknown(w->p, ev, name, sizeof(name))
+				: profile_file_name_stacks(w->p, ev, name, sizeof(name));
+	if (err)
+		goto out;
+	if (snprintf(file, sizeof(file), "%s/%s", w->dir, name) >= (int)sizeof(file)) {
+		err = -ENAMETOOLONG;
+		goto out;
+	}
+	if ((err = load_existing(file, t, w->warn, w->ctx)))
+		goto out;
+	/* keep only the one event (and image) this file is about: merge P's slice into T */
+	const struct profile_event *e = profile_event_get(w->p, ev);
+	if ((err = profile_event_intern(t, e->name, e->period, e->flags, &te)))
+		goto out;
+	if (kind == W_COUNTS) {
+		struct profile_count *c = NULL;
+		size_t n = 0;
+		err = profile_image_intern(t, profile_image_get(w->p, img), &ti);
+		err = err ? err : profile_counts(w->p, img, ev, &c, &n);
+		for (size_t i = 0; i < n && !err; i++)
+			err = profile_add(t, ti, c[i].offset, te, c[i].count);
+		free(c);
+		err = err ? err : profile_file_encode_counts(t, ti, te, &b);
+	} else if (kind == W_UNKNOWN) {
+		for (int r = 0; r < PROFILE_UNK_NR && !err; r++)
+			err = profile_add_unknown(t, r, te, profile_unknown_count(w->p, ev, r));
+		err = err ? err : profile_file_encode_unknown(t, te, &b, &empty);
+	} else {
+		struct profile *one = profile_new();
+		uint32_t oe;
+		err = one ? profile_event_intern(one, e->name, e->period, e->flags, &oe) : -ENOMEM;
+		/* copy P's stacks of EV via a merge of a filtered profile */
+		for (size_t i = 0; i < profile_nstacks(w->p) && !err; i++) {
+			uint32_t sev;
+			const struct profile_frame *f;
+			size_t nf;
+			uint64_t cnt;
+			profile_stack_get(w->p, i, &sev, &f, &nf, &cnt);
+			if (sev != ev)
+				continue;
+			struct profile_frame fr[1024];
+			for (size_t k = 0; k < nf && !err; k++) {
+				fr[k] = f[k];
+				if (f[k].image != PROFILE_NO_IMAGE)
+					err = profile_image_intern(one, profile_image_get(w->p, f[k].image),
+								   &fr[k].image);
+			}
+			err = err ? err : profile_add_stack(one, oe, fr, nf, cnt);
+		}
+		err = err ? err : profile_merge(t, one);
+		profile_free(one);
+		err = err ? err : profile_file_encode_stacks(t, te, &b, &empty);
+	}
+	if (!err && !empty)
+		err = binio_write_file_atomic(file, b.data, b.len, 0644);
+out:
+	binbuf_release(&b);
+	profile_free(t);
+	return err;
+}
+
+static int write_pair(void *ctx, uint32_t img, uint32_t ev)
+{
+	return write_one(ctx, W_COUNTS, img, ev);
+}
+
+int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct profile *p,
+			    profile_warn_fn warn, void *ctx)
+{
+	struct write_ctx w = { .p = p, .warn = warn, .ctx = ctx };
+	int err = epoch_path(d, epoch, w.dir, sizeof(w.dir));
+	if (err)
+		return err;
+	if (mkdir(w.dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if ((err = profile_foreach_pair(p, write_pair, &w)))
+		return err;
+	for (uint32_t ev = 0; ev < profile_nevents(p) && !err; ev++) {
+		err = write_one(&w, W_UNKNOWN, 0, ev);
+		err = err ? err : write_one(&w, W_STACKS, 0, ev);
+	}
+	return err;
+}
+
+static bool is_profile_name(const char *n)
+{
+	size_t l = strlen(n);
+	return l > 5 && !strcmp(n + l - 5, ".prof") && n[0] != '.';
+}
+
+int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile *into,
+			   profile_warn_fn warn, void *ctx, size_t *nskipped)
+{
+	char dir[PATH_MAX], file[PATH_MAX];
+	size_t skipped = 0;
+	int err = epoch_path(d, epoch, dir, sizeof(dir));
+	if (err)
+		return err;
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return -errno;
+	struct dirent *de;
+	while ((de = readdir(dh)) && !err) {
+		if (!is_profile_name(de->d_name))
+			continue;
+		uint8_t *data = NULL;
+		size_t len;
+		const char *why = NULL;
+		if (snprintf(file, sizeof(file), "%s/%s", dir, de->d_name) >= (int)sizeof(file))
+			continue;
+		int e = binio_read_file(file, PROFILE_FILE_MAXLEN, &data, &len);
+		if (!e)
+			e = profile_file_parse(data, len, into, &why);
+		free(data);
+		if (e == -ENOMEM) {
+			err = e;
+		} else if (e) {
+			skipped++;
+			if (warn)
+				warn(ctx, file, why ? why : strerror(-e));
+		}
+	}
+	closedir(dh);
+	if (nskipped)
+		*nskipped = skipped;
+	return err;
+}
+
+int profile_dir_read_all(struct profile_dir *d, struct profile *into, profile_warn_fn warn,
+			 void *ctx, size_t *nskipped)
+{
+	uint32_t *e = NULL;
+	size_t n, total = 0;
+	int err = profile_dir_epochs(d, &e, &n);
+	for (size_t i = 0; i < n && !err; i++) {
+		size_t s = 0;
+		err = profile_dir_read_epoch(d, e[i], into, warn, ctx, &s);
+		total += s;
+	}
+	free(e);
+	if (nskipped)
+		*nskipped = total;
+	return err;
+}
