@@ -181,7 +181,50 @@ static uint32_t image_hash(const char *path, uint64_t dev, uint64_t ino)
 	return (uint32_t)(h % IMAGE_BUCKETS);
 }
 
-/* Identify an image's file: build-id read through PID's root when the file is still there. */
+/* PT_LOAD segments of the ELF open on FD, to turn file offsets into link-time addresses. */
+static void image_read_loads(struct dimage *im, int fd)
+{
+	Elf *elf;
+	size_t n;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return;
+	if (elf_getphdrnum(elf, &n) == 0) {
+		for (size_t i = 0; i < n && im->nloads < DIMAGE_MAX_LOADS; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			im->loads[im->nloads++] = (struct dimage_load){
+				.off = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr };
+		}
+	}
+	elf_end(elf);
+}
+
+/* 8-byte FNV-1a of the whole file (the identity of files without a build-id). */
+static int image_hash_content(struct dimage *im, int fd)
+{
+	uint8_t buf[65536];
+	uint64_t h = BINIO_FNV64_INIT;
+	ssize_t r;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		h = binio_fnv64(h, buf, (size_t)r);
+	if (r < 0)
+		return -errno;
+	for (int i = 0; i < 8; i++)
+		im->ident[i] = (uint8_t)(h >> (8 * i));
+	im->id_len = 8;
+	im->id_kind = 2;	/* PROFILE_ID_HASH */
+	return 0;
+}
+
+/* Identify an image's file (build-id, else content hash) and read its load segments, through
+ * PID's root so files inside containers are the ones opened. */
 static void image_identify(struct dmaps *m, struct dimage *im, pid_t pid)
 {
 	char p[4200];
@@ -198,15 +241,21 @@ static void image_identify(struct dmaps *m, struct dimage *im, pid_t pid)
 		snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, im->path);
 	else
 		snprintf(p, sizeof(p), "%s", im->path);
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 && pid > 0 && !im->foreign_root)
 		fd = open(im->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return;
 	/* only trust the file if it is the one that was mapped */
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (im->ino == 0 || (st.st_ino == im->ino && st.st_dev == im->dev)))
-		im->build_id_len = (uint8_t)dmaps_read_build_id(fd, im->build_id, sizeof(im->build_id));
+	    (im->ino == 0 || (st.st_ino == im->ino && st.st_dev == im->dev))) {
+		im->id_len = (uint8_t)dmaps_read_build_id(fd, im->ident, 20);
+		if (im->id_len)
+			im->id_kind = 1;	/* PROFILE_ID_BUILDID */
+		else
+			image_hash_content(im, fd);
+		image_read_loads(im, fd);
+	}
 	close(fd);
 }
 
@@ -489,6 +538,14 @@ int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint
 		return -ENOENT;
 	*image = r->image;
 	*offset = pc - r->start + r->pgoff;
+	const struct dimage *im = m->images[r->image];
+	for (uint8_t i = 0; i < im->nloads; i++) {
+		const struct dimage_load *l = &im->loads[i];
+		if (*offset >= l->off && *offset < l->off + l->filesz) {
+			*offset = *offset - l->off + l->vaddr;
+			break;
+		}
+	}
 	return 0;
 }
 

@@ -10,14 +10,24 @@
 
 #define DIMAGE_KERNEL 0	/* image id of "[kernel.kallsyms]": every map table has it */
 
+#define DIMAGE_MAX_LOADS 8
+
+/* One PT_LOAD segment: file offsets [off, off+filesz) are link-time addresses vaddr+... */
+struct dimage_load {
+	uint64_t off, filesz, vaddr;
+};
+
 /* One executable image, identified by its file (device, inode) and path. */
 struct dimage {
 	uint32_t id;		/* index in the table, stable for the daemon's life */
 	char *path;		/* as the process named it; "[kernel.kallsyms]", "[vdso]", "[anon]" */
 	uint64_t dev, ino;	/* 0 for pseudo images */
-	uint8_t build_id[20];
-	uint8_t build_id_len;	/* 0 when the file has none or could not be read */
+	uint8_t id_kind;	/* enum profile_id_kind: build-id, content hash, or none */
+	uint8_t id_len;
+	uint8_t ident[32];
 	bool foreign_root;	/* mapped by a process whose root is not ours (container) */
+	uint8_t nloads;		/* PT_LOAD segments read from the file (0: offsets stay file offsets) */
+	struct dimage_load loads[DIMAGE_MAX_LOADS];
 };
 
 struct dmaps_stats {
@@ -55,8 +65,8 @@ void dmaps_exit(struct dmaps *m, pid_t pid, uint64_t gen);
 void dmaps_reap(struct dmaps *m, uint64_t gen);
 
 /*
- * Find the image PC belongs to in process PID: 0 with *IMAGE and *OFFSET (file offset, or the
- * address itself for the kernel), -ESRCH for an unknown process, -ENOENT for an unmapped pc.
+ * Find the image PC belongs to in process PID: 0 with *IMAGE and *OFFSET (the link-time
+ * address inside the image, as the profile format wants; the address itself for the kernel), -ESRCH for an unknown process, -ENOENT for an unmapped pc.
  */
 int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint64_t *offset);
 
