@@ -268,7 +268,7 @@ static int detach(struct ready_pipe *rp, FILE **log)
 
 int cmd_daemon(int argc, char **argv)
 {
-	struct daemon_opts o = { .db = DEFAULT_DB, .drain_ms = 2000, .merge_ms = 30000 };
+	struct daemon_opts o = { .db = DEFAULT_DB, .drain_ms = 10000, .merge_ms = 30000 };
 	struct spent_event *evs = NULL;
 	struct ready_pipe rp = { .fd = -1 };
 	char note[200], err[600];

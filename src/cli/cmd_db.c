@@ -23,7 +23,7 @@ struct db_opts {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: spent db DIR epoch|flush|status [--json]|merge OTHER...|gc --keep N\n");
+	fprintf(f, "usage: spent db DIR epoch|flush|stop|status [--json]|dump [--json]|merge OTHER...|gc --keep N\n");
 }
 
 static int parse_opts(int argc, char **argv, struct db_opts *o)
@@ -276,6 +276,66 @@ static int do_gc(const struct db_opts *o)
 	return 0;
 }
 
+/* Every count of every epoch, one line each: the raw data, for scripts and checks. */
+static int do_dump(const struct db_opts *o)
+{
+	struct profile_dir *d;
+	struct profile *p = profile_new();
+	size_t skipped = 0;
+	int r = p ? db_open(o->dir, false, &d) : -ENOMEM;
+
+	if (r) {
+		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
+		profile_free(p);
+		return 1;
+	}
+	r = profile_dir_read_all(d, p, warn_file, NULL, &skipped);
+	profile_dir_close(d);
+	if (r) {
+		cli_error("cannot read database '%s': %s", o->dir, strerror(-r));
+		profile_free(p);
+		return 1;
+	}
+	if (!o->json)
+		printf("image\tevent\toffset\tcount\n");
+	for (uint32_t ev = 0; ev < profile_nevents(p); ev++) {
+		const struct profile_event *e = profile_event_get(p, ev);
+		for (uint32_t img = 0; img < profile_nimages(p); img++) {
+			struct profile_count *c = NULL;
+			size_t n = 0;
+			profile_counts(p, img, ev, &c, &n);
+			for (size_t i = 0; i < n; i++) {
+				const char *path = profile_image_get(p, img)->path;
+				if (o->json) {
+					printf("{\"image\":");
+					cli_json_string(stdout, path);
+					printf(",\"event\":");
+					cli_json_string(stdout, e->name);
+					printf(",\"offset\":%llu,\"count\":%llu}\n",
+					       (unsigned long long)c[i].offset, (unsigned long long)c[i].count);
+				} else {
+					printf("%s\t%s\t0x%llx\t%llu\n", path, e->name,
+					       (unsigned long long)c[i].offset, (unsigned long long)c[i].count);
+				}
+			}
+			free(c);
+		}
+		for (int why = 0; why < PROFILE_UNK_NR; why++) {
+			uint64_t n = profile_unknown_count(p, ev, why);
+			if (!n)
+				continue;
+			if (o->json)
+				printf("{\"unknown\":\"%s\",\"event\":\"%s\",\"count\":%llu}\n",
+				       profile_unknown_reason_name(why), e->name, (unsigned long long)n);
+			else
+				printf("[unknown:%s]\t%s\t-\t%llu\n", profile_unknown_reason_name(why),
+				       e->name, (unsigned long long)n);
+		}
+	}
+	profile_free(p);
+	return skipped ? 1 : 0;
+}
+
 int cmd_db(int argc, char **argv)
 {
 	struct db_opts o = { 0 };
@@ -291,10 +351,12 @@ int cmd_db(int argc, char **argv)
 		r = do_status(&o);
 	else if (!strcmp(o.action, "merge"))
 		r = do_merge(&o);
+	else if (!strcmp(o.action, "dump"))
+		r = do_dump(&o);
 	else if (!strcmp(o.action, "gc"))
 		r = do_gc(&o);
 	else {
-		cli_error("unknown action '%s': use epoch, flush, status, merge or gc", o.action);
+		cli_error("unknown action '%s': use epoch, flush, stop, status, dump, merge or gc", o.action);
 		r = 2;
 	}
 	free(o.others);
