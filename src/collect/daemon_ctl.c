@@ -214,7 +214,7 @@ void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len)
 		evictions += ts.evictions;
 		dropped += ts.dropped;
 	}
-	attributed = (double)(ms.placed + ms.unknown);
+	attributed = (double)(ms.placed + ms.unknown + ms.anon);
 	unknown_pct = attributed > 0 ? 100.0 * (double)ms.unknown / attributed : 0.0;
 	reduction = d->entries ? (double)samples / (double)d->entries : 0.0;
 	snprintf(buf, len,
@@ -223,7 +223,7 @@ void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len)
 		 "\"uptime_s\":%.1f,\"samples\":%llu,\"samples_per_s\":%.1f,\"entries\":%llu,"
 		 "\"reduction\":%.1f,\"kernel_samples\":%llu,\"overflowed\":%llu,\"evictions\":%llu,"
 		 "\"dropped\":%llu,\"lost\":%llu,\"sideband_lost\":%llu,\"placed\":%llu,"
-		 "\"unknown\":%llu,\"unknown_pct\":%.4f,\"cpu_pct\":%.2f,\"rss_kb\":%llu,"
+		 "\"unknown\":%llu,\"anon\":%llu,\"unknown_pct\":%.4f,\"cpu_pct\":%.2f,\"rss_kb\":%llu,"
 		 "\"processes\":%llu,\"exited_pending\":%llu,\"images\":%llu,\"drains\":%llu,"
 		 "\"merges\":%llu,\"files_written\":%llu,\"write_errors\":%llu,\"last_error\":\"%s\","
 		 "\"pending_cells\":%llu}",
@@ -237,7 +237,8 @@ void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len)
 		 (unsigned long long)ks.kernel, (unsigned long long)overflowed,
 		 (unsigned long long)evictions, (unsigned long long)dropped,
 		 (unsigned long long)ms.lost, (unsigned long long)d->sideband_lost,
-		 (unsigned long long)ms.placed, (unsigned long long)ms.unknown, unknown_pct,
+		 (unsigned long long)ms.placed, (unsigned long long)ms.unknown,
+		 (unsigned long long)ms.anon, unknown_pct,
 		 d->cpu_pct, (unsigned long long)rss_kb(), (unsigned long long)mp.processes,
 		 (unsigned long long)mp.exited_pending, (unsigned long long)mp.images,
 		 (unsigned long long)d->drains, (unsigned long long)ms.merges,

@@ -419,8 +419,10 @@ int dmaps_mmap(struct dmaps *m, const struct dmaps_mmap *mm)
 	pseudo_path(mm->path, dev, ino, &path);
 	if (path[0] == '[')
 		dev = ino = 0;
-	p = proc_get(m, mm->pid);
-	if (!p)
+	/* a late record of an exited process still belongs to it: a new process with the same
+	 * pid always announces itself with a FORK first */
+	p = proc_find(m, mm->pid);
+	if (!p && !(p = proc_add(m, mm->pid)))
 		return -ENOMEM;
 	err = image_intern(m, path, dev, ino, mm->pid, &r.image);
 	if (err)
@@ -468,16 +470,31 @@ int dmaps_fork(struct dmaps *m, pid_t pid, pid_t ppid)
 
 int dmaps_exec(struct dmaps *m, pid_t pid)
 {
-	struct dproc *p = proc_get(m, pid);
+	struct dproc *p = proc_find(m, pid);
+	int err;
 
-	if (!p)
+	if (!p && !(p = proc_add(m, pid)))
 		return -ENOMEM;
-	regions_release(&p->old);
-	p->old = p->cur;
-	p->cur = (struct regions){ 0 };
+	/* every image this process had before (a shell script can exec several times between
+	 * two drains) stays searchable until the samples taken before the exec are drained */
+	if ((err = regions_reserve(&p->old, p->cur.n)))
+		return err;
+	memcpy(p->old.r + p->old.n, p->cur.r, p->cur.n * sizeof(*p->cur.r));
+	p->old.n += p->cur.n;
+	m->st.regions -= p->cur.n;
+	p->cur.n = 0;
 	p->has_old = true;
 	p->exec_gen = m->gen;
 	return 0;
+}
+
+/* Newest first: the old maps of several execs may overlap. */
+static const struct region *regions_find_linear(const struct regions *rs, uint64_t pc)
+{
+	for (size_t i = rs->n; i-- > 0;)
+		if (rs->r[i].start <= pc && pc < rs->r[i].end)
+			return &rs->r[i];
+	return NULL;
 }
 
 void dmaps_exit(struct dmaps *m, pid_t pid, uint64_t gen)
@@ -533,7 +550,7 @@ int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint
 		return -ESRCH;
 	r = regions_find(&p->cur, pc);
 	if (!r && p->has_old)
-		r = regions_find(&p->old, pc);
+		r = regions_find_linear(&p->old, pc);
 	if (!r)
 		return -ENOENT;
 	*image = r->image;

@@ -230,8 +230,12 @@ void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64
 	if (r) {
 		enum profile_unknown_reason why = r == -ESRCH ? PROFILE_UNK_PROCESS_GONE :
 			r == -EFAULT ? PROFILE_UNK_ANON : PROFILE_UNK_NO_MAPPING;
-		if (profile_add_unknown(g->pending, why, g->pev[event], count) == 0)
-			g->st.unknown += count;
+		if (profile_add_unknown(g->pending, why, g->pev[event], count) == 0) {
+			if (why == PROFILE_UNK_ANON)
+				g->st.anon += count;
+			else
+				g->st.unknown += count;
+		}
 		return;
 	}
 	if (pending_image(g, id, &idx) == 0 && profile_add(g->pending, idx, off, g->pev[event], count) == 0)

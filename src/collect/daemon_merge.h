@@ -20,7 +20,9 @@ struct dmerge_event {
 
 struct dmerge_stats {
 	uint64_t placed;	/* samples attributed to an image */
-	uint64_t unknown;	/* samples in the unknown profile (all reasons but lost) */
+	uint64_t unknown;	/* samples the daemon could not place: no mapping, process gone */
+	uint64_t anon;		/* samples in anonymous executable memory (JIT code): placed
+				 * in the unknown profile with their own reason, not a failure */
 	uint64_t lost;		/* samples lost before aggregation */
 	uint64_t merges;	/* merges completed */
 	uint64_t files_written;

@@ -11,11 +11,14 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collect/aggregate.h"
 
-#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID)
+/* Samples: id, ip, pid/tid, time. Other records end with the sample_id trailer
+ * pid/tid, time, id: records from every CPU's ring are merged in time order. */
+#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
 
 struct dring {
 	int fd;
@@ -31,10 +34,22 @@ struct dcpu {
 	struct dring ring;
 };
 
+/* One record copied out of a ring, waiting to be dispatched in time order. */
+struct pending_rec {
+	uint64_t time;
+	uint64_t seq;		/* ring order, for equal times */
+	size_t off;		/* in the batch buffer */
+	int cpu;		/* index in cpus[] */
+};
+
 struct dperf {
 	struct dperf_config cfg;
 	struct dcpu *cpus;
 	int ncpus;
+	uint8_t *batch;		/* copied records */
+	size_t batch_len, batch_cap;
+	struct pending_rec *recs;
+	size_t nrecs, caprecs;
 };
 
 uint64_t dperf_random_period(uint64_t *rng, uint64_t lo, uint64_t hi)
@@ -98,6 +113,7 @@ static int ring_open(struct dring *r, int cpu, size_t pages)
 		.sample_type = SAMPLE_TYPE,
 		.mmap = 1, .mmap2 = 1, .comm = 1, .comm_exec = 1, .task = 1,
 		.sample_id_all = 1, .watermark = 1, .disabled = 1,
+		.use_clockid = 1, .clockid = CLOCK_MONOTONIC,	/* comparable with "now" */
 	};
 	long pg = sysconf(_SC_PAGESIZE);
 	int fd;
@@ -134,6 +150,10 @@ static int sample_open(struct dperf *p, struct dcpu *c, size_t e)
 	a.size = sizeof(a);
 	a.disabled = 1;
 	a.sample_type = p->cfg.samples_to_ring ? SAMPLE_TYPE : PERF_SAMPLE_IP;
+	if (p->cfg.samples_to_ring) {	/* events sharing a ring share its clock */
+		a.use_clockid = 1;
+		a.clockid = CLOCK_MONOTONIC;
+	}
 	if (p->cfg.period_lo) {
 		a.freq = 0;
 		a.sample_period = p->cfg.period_hi;
@@ -207,6 +227,8 @@ void dperf_close(struct dperf *p)
 		ring_close(&p->cpus[i].ring);
 	}
 	free(p->cpus);
+	free(p->batch);
+	free(p->recs);
 	free(p);
 }
 
@@ -285,7 +307,7 @@ static void record_handle(const struct dperf *p, const struct dcpu *c,
 
 	switch (hdr->type) {
 	case PERF_RECORD_SAMPLE: {
-		const struct { uint64_t id, ip; uint32_t pid, tid; } *s = (const void *)body;
+		const struct { uint64_t id, ip; uint32_t pid, tid; uint64_t time; } *s = (const void *)body;
 		if (blen < sizeof(*s))
 			return;
 		for (size_t e = 0; e < p->cfg.nev; e++)
@@ -342,14 +364,56 @@ static void record_handle(const struct dperf *p, const struct dcpu *c,
 	}
 }
 
-static size_t ring_read(const struct dperf *p, const struct dcpu *c, const struct dperf_handlers *h)
+/* Time of a record: in the sample body, or in the sample_id trailer (pid/tid, time, id). */
+static uint64_t record_time(const struct perf_event_header *h)
 {
-	const struct dring *r = &c->ring;
+	const uint8_t *b = (const uint8_t *)h;
+	uint64_t t = 0;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		if (h->size >= sizeof(*h) + 32)
+			memcpy(&t, b + sizeof(*h) + 24, 8);
+	} else if (h->size >= sizeof(*h) + 24) {
+		memcpy(&t, b + h->size - 16, 8);
+	}
+	return t;
+}
+
+static int batch_add(struct dperf *p, int cpu, uint64_t seq, const void *rec, size_t size)
+{
+	if (p->batch_len + size > p->batch_cap) {
+		size_t cap = p->batch_cap ? p->batch_cap * 2 : 1 << 16;
+		while (cap < p->batch_len + size)
+			cap *= 2;
+		uint8_t *nb = realloc(p->batch, cap);
+		if (!nb)
+			return -ENOMEM;
+		p->batch = nb;
+		p->batch_cap = cap;
+	}
+	if (p->nrecs == p->caprecs) {
+		size_t cap = p->caprecs ? p->caprecs * 2 : 1024;
+		struct pending_rec *nr = realloc(p->recs, cap * sizeof(*nr));
+		if (!nr)
+			return -ENOMEM;
+		p->recs = nr;
+		p->caprecs = cap;
+	}
+	memcpy(p->batch + p->batch_len, rec, size);
+	p->recs[p->nrecs++] = (struct pending_rec){
+		.time = record_time(rec), .seq = seq, .off = p->batch_len, .cpu = cpu };
+	p->batch_len += (size + 7) & ~(size_t)7;
+	return 0;
+}
+
+/* Copy every complete record of ring I into the batch and release the ring space. */
+static void ring_collect(struct dperf *p, int i)
+{
+	const struct dring *r = &p->cpus[i].ring;
 	struct perf_event_mmap_page *meta = r->base;
 	uint8_t *data = (uint8_t *)r->base + sysconf(_SC_PAGESIZE);
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail;
-	size_t n = 0;
 
 	while (tail + sizeof(struct perf_event_header) <= head) {
 		size_t off = tail % r->data_size;
@@ -363,26 +427,95 @@ static size_t ring_read(const struct dperf *p, const struct dcpu *c, const struc
 		}
 		if (hdr.size < sizeof(hdr) || tail + hdr.size > head)
 			break;
-		const struct perf_event_header *rec = (const void *)(data + off);
+		const void *rec = data + off;
 		if (off + hdr.size > r->data_size) {	/* wraps: make it contiguous */
 			memcpy(r->scratch, data + off, first);
 			memcpy(r->scratch + first, data, hdr.size - first);
-			rec = (const void *)r->scratch;
+			rec = r->scratch;
 		}
-		record_handle(p, c, rec, h);
+		if (batch_add(p, i, tail, rec, hdr.size))
+			break;	/* out of memory: the rest stays in the ring */
 		tail += hdr.size;
-		n++;
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
-	return n;
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct pending_rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Keep records N0.. (sorted, later than the cut-off) for the next read. */
+static int batch_keep_tail(struct dperf *p, size_t n0)
+{
+	size_t keep = p->nrecs - n0, bytes = 0;
+	uint8_t *nb;
+	int err = 0;
+
+	for (size_t k = n0; k < p->nrecs; k++)
+		bytes += (((const struct perf_event_header *)(p->batch + p->recs[k].off))->size + 7) & ~7u;
+	nb = malloc(bytes ? bytes : 1);
+	if (!nb)
+		return -ENOMEM;
+	size_t off = 0;
+	for (size_t k = n0; k < p->nrecs; k++) {
+		const struct perf_event_header *h = (const void *)(p->batch + p->recs[k].off);
+		memcpy(nb + off, h, h->size);
+		p->recs[k - n0] = p->recs[k];
+		p->recs[k - n0].off = off;
+		off += (h->size + 7) & ~7u;
+	}
+	memcpy(p->batch, nb, off);	/* off <= batch_cap: these bytes came from it */
+	free(nb);
+	p->nrecs = keep;
+	p->batch_len = off;
+	return err;
 }
 
 size_t dperf_read(struct dperf *p, const struct dperf_handlers *h)
 {
-	size_t n = 0;
+	/* Records up to now are in every ring by now (give or take a few microseconds); a record
+	 * written later on another cpu may be older than one read here, so anything newer than
+	 * the cut-off waits for the next read: a process forks on one cpu and execs and exits
+	 * on another, and its records must be seen in that order. */
+	uint64_t cutoff = mono_ns();
+	size_t n = 0, k;
 
 	for (int i = 0; i < p->ncpus; i++)
 		if (p->cpus[i].ring.base)
-			n += ring_read(p, &p->cpus[i], h);
+			ring_collect(p, i);
+	qsort(p->recs, p->nrecs, sizeof(*p->recs), rec_cmp);
+	for (k = 0; k < p->nrecs && p->recs[k].time <= cutoff; k++)
+		record_handle(p, &p->cpus[p->recs[k].cpu],
+			      (const struct perf_event_header *)(p->batch + p->recs[k].off), h);
+	n = k;
+	if (batch_keep_tail(p, k)) {	/* out of memory: dispatch late rather than never */
+		for (; k < p->nrecs; k++)
+			record_handle(p, &p->cpus[p->recs[k].cpu],
+				      (const struct perf_event_header *)(p->batch + p->recs[k].off), h);
+		p->nrecs = p->batch_len = 0;
+	}
+	/* do not keep a burst's worth of memory around */
+	if (p->nrecs == 0 && p->batch_cap > (8u << 20)) {
+		free(p->batch);
+		free(p->recs);
+		p->batch = NULL;
+		p->recs = NULL;
+		p->batch_cap = p->caprecs = 0;
+	}
 	return n;
 }
