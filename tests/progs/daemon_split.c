@@ -4,7 +4,8 @@
  *   heavy 60.1
  *   medium 29.9
  *   light 10.0
- * Usage: daemon_split [SECONDS of CPU, default 1.5] */
+ * Usage: daemon_split [SECONDS of CPU, default 1.5]
+ *        daemon_split fixed N   (N rounds of fixed work, no output: a benchmark workload) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -34,6 +35,15 @@ int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 1.5, t[3] = { 0, 0, 0 }, total = 0;
 	unsigned long unit = 200000;
+
+	if (argc > 2 && argv[1][0] == 'f') {
+		for (long r = atol(argv[2]); r > 0; r--) {
+			heavy(unit);
+			medium(unit);
+			light(unit);
+		}
+		return 0;
+	}
 
 	/* interleave small slices so each function sees the same machine conditions */
 	while (total < secs) {
