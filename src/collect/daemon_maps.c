@@ -442,7 +442,8 @@ static int regions_copy(struct regions *dst, const struct regions *src)
 
 	if (err)
 		return err;
-	memcpy(dst->r, src->r, src->n * sizeof(*src->r));
+	if (src->n)
+		memcpy(dst->r, src->r, src->n * sizeof(*src->r));
 	dst->n = src->n;
 	return 0;
 }
@@ -479,7 +480,8 @@ int dmaps_exec(struct dmaps *m, pid_t pid)
 	 * two drains) stays searchable until the samples taken before the exec are drained */
 	if ((err = regions_reserve(&p->old, p->cur.n)))
 		return err;
-	memcpy(p->old.r + p->old.n, p->cur.r, p->cur.n * sizeof(*p->cur.r));
+	if (p->cur.n)
+		memcpy(p->old.r + p->old.n, p->cur.r, p->cur.n * sizeof(*p->cur.r));
 	p->old.n += p->cur.n;
 	m->st.regions -= p->cur.n;
 	p->cur.n = 0;

@@ -466,6 +466,10 @@ static int batch_keep_tail(struct dperf *p, size_t n0)
 	uint8_t *nb;
 	int err = 0;
 
+	if (keep == 0) {
+		p->nrecs = p->batch_len = 0;
+		return 0;
+	}
 	for (size_t k = n0; k < p->nrecs; k++)
 		bytes += (((const struct perf_event_header *)(p->batch + p->recs[k].off))->size + 7) & ~7u;
 	nb = malloc(bytes ? bytes : 1);

@@ -81,7 +81,7 @@ check "daemon_diskfull_keeps_sampling ($s1 -> $s2)" [ "$s2" -gt "$s1" ]
 c=$(image_count "$DB")
 check "daemon_diskfull_db_stays_readable" [ ! -s "$TMP/dump.err" ]
 rm -f "$MNT/fill"
-check daemon_diskfull_flush_ok_once_room "$SPENT" db "$DB" flush
+check daemon_diskfull_flush_ok_once_room eval "\"$SPENT\" db \"$DB\" flush > /dev/null"
 c=$(image_count "$DB")
 # the workload ran 1 s of CPU at 1 kHz while the disk was full: its samples were kept
 check "daemon_diskfull_samples_kept_in_memory_land_later ($c samples)" [ "$c" -ge 800 ]

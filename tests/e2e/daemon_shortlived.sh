@@ -21,11 +21,12 @@ check "daemon_shortlived_workload_spawned_600 ($spawned)" [ "${spawned:-0}" -eq 
 st=$("$SPENT" db "$DB" status --json)
 unk=$(jfield "$st" unknown_pct)
 samples=$(jfield "$st" placed)
-check "daemon_shortlived_unknown_below_0.1pct ($unk% of $samples)" \
+"$SPENT" db "$DB" dump > "$TMP/dump.tsv"
+why=$(grep '^\[unknown' "$TMP/dump.tsv" | awk -F'\t' '{ printf "%s=%s ", $1, $4 }')
+check "daemon_shortlived_unknown_below_0.1pct ($unk% of $samples placed; ${why:-none})" \
 	awk -v u="$unk" 'BEGIN { exit !(u < 0.1) }'
 # the children's samples land in their own function: 1 sample per ms of CPU at -F 1000, and
 # each child spins CHILD_MS=2 ms of CPU in child_spin
-"$SPENT" db "$DB" dump > "$TMP/dump.tsv"
 got=$(func_share "$TMP/dump.tsv" "$BIN" child_spin count)
 want=$((spawned * 2))
 check "daemon_shortlived_children_samples_in_child_spin ($got samples, ${want} ms of child_spin)" \
