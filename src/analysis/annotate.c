@@ -1,0 +1,157 @@
+/* analysis/annotate.c - decode a function with Zydis (decoder + Intel formatter), place each
+ * event's samples on the instructions and attach file:line from the symbols. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <Zydis/Zydis.h>
+
+#include "analysis/annotate.h"
+
+void annotate_free(struct annotate *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->ninsns; i++)
+		free(a->insns[i].counts);
+	free(a->insns);
+	free(a->fn_totals);
+	free(a);
+}
+
+static uint64_t samples_in(const struct profile *p, uint32_t img, const uint32_t *evs, size_t nev,
+			   uint64_t start, uint64_t size)
+{
+	uint64_t t = 0;
+	for (size_t e = 0; e < nev; e++) {
+		struct profile_count *c = NULL;
+		size_t n = 0;
+		profile_counts(p, img, evs[e], &c, &n);
+		for (size_t i = 0; i < n; i++)
+			if (c[i].offset >= start && c[i].offset - start < size)
+				t += c[i].count;
+		free(c);
+	}
+	return t;
+}
+
+static int decode(struct annotate *a, struct symbols *sym, const struct profile_image *img,
+		  const uint8_t *code)
+{
+	ZydisDecoder dec;
+	ZydisFormatter fmt;
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+	ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL);
+	size_t cap = 0;
+	for (uint64_t off = 0; off < a->size;) {
+		if (a->ninsns == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct annotate_insn *n = realloc(a->insns, cap * sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			a->insns = n;
+		}
+		struct annotate_insn *x = &a->insns[a->ninsns];
+		memset(x, 0, sizeof(*x));
+		x->offset = a->start + off;
+		if (!(x->counts = calloc(a->nevents, sizeof(uint64_t))))
+			return -ENOMEM;
+		if (ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + off, a->size - off, &in, ops))) {
+			x->len = in.length;
+			ZydisFormatterFormatInstruction(&fmt, &in, ops, in.operand_count_visible, x->text,
+							sizeof(x->text), x->offset, NULL);
+		} else {
+			x->len = 1;
+			snprintf(x->text, sizeof(x->text), "(bad) .byte 0x%02x", code[off]);
+		}
+		struct sym_info si;
+		if (symbols_lookup(sym, img, x->offset, &si) == 0) {
+			x->file = si.file;
+			x->line = si.line;
+		}
+		off += x->len;
+		a->ninsns++;
+	}
+	return 0;
+}
+
+static void place_counts(struct annotate *a, const struct profile *p, const uint32_t *evs)
+{
+	for (size_t e = 0; e < a->nevents; e++) {
+		struct profile_count *c = NULL;
+		size_t n = 0, k = 0;
+		profile_counts(p, a->image, evs[e], &c, &n);
+		for (size_t i = 0; i < n; i++) {
+			if (c[i].offset < a->start || c[i].offset - a->start >= a->size)
+				continue;
+			a->fn_totals[e] += c[i].count;
+			while (k < a->ninsns && a->insns[k].offset < c[i].offset)
+				k++;
+			if (k < a->ninsns && a->insns[k].offset == c[i].offset)
+				a->insns[k].counts[e] += c[i].count;
+			else
+				a->unattributed += c[i].count;
+		}
+		free(c);
+	}
+}
+
+int annotate_function(const struct profile *p, struct symbols *sym, const char *name,
+		      const uint32_t *evs, size_t nev, struct annotate **out, const char **why)
+{
+	struct annotate *a = NULL;
+	uint8_t *code = NULL;
+	uint64_t best = 0, bstart = 0, bsize = 0;
+	long bimg = -1;
+	int err;
+	*why = NULL;
+	for (uint32_t i = 0; i < profile_nimages(p); i++) {
+		uint64_t s, z;
+		const struct profile_image *img = profile_image_get(p, i);
+		if (symbols_find_function(sym, img, name, &s, &z))
+			continue;
+		if (!z)
+			z = 256;
+		uint64_t t = samples_in(p, i, evs, nev, s, z);
+		if (bimg < 0 || t > best) {
+			bimg = i;
+			best = t;
+			bstart = s;
+			bsize = z;
+		}
+	}
+	if (bimg < 0) {
+		/* the name may be in an image we cannot open: say why */
+		for (uint32_t i = 0; i < profile_nimages(p) && !*why; i++)
+			if (profile_image_total(p, i, evs[0]))
+				*why = symbols_image_error(sym, profile_image_get(p, i));
+		return *why ? -ENODATA : -ENOENT;
+	}
+	const struct profile_image *img = profile_image_get(p, (uint32_t)bimg);
+	if (bsize > (1u << 20) || !(code = malloc(bsize)) || !(a = calloc(1, sizeof(*a))) ||
+	    !(a->fn_totals = calloc(nev, sizeof(uint64_t)))) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if ((err = symbols_read_code(sym, img, bstart, code, bsize))) {
+		*why = "cannot read the function's code from the image (kernel or missing file)";
+		err = -ENODATA;
+		goto fail;
+	}
+	a->image = (uint32_t)bimg;
+	a->start = bstart;
+	a->size = bsize;
+	a->nevents = nev;
+	if ((err = decode(a, sym, img, code)))
+		goto fail;
+	place_counts(a, p, evs);
+	free(code);
+	*out = a;
+	return 0;
+fail:
+	free(code);
+	annotate_free(a);
+	return err;
+}

@@ -1,0 +1,40 @@
+/* analysis/annotate.h - dcpilist: one function's instructions (decoded with Zydis) with the
+ * samples of each event at each instruction and the source line each belongs to. */
+#ifndef SPENT_ANALYSIS_ANNOTATE_H
+#define SPENT_ANALYSIS_ANNOTATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/symbols.h"
+#include "spent/profile.h"
+
+struct annotate_insn {
+	uint64_t offset;
+	uint8_t len;
+	char text[128];		/* Intel syntax */
+	const char *file;	/* owned by the symbols object */
+	int line;
+	uint64_t *counts;	/* [nevents] */
+};
+
+struct annotate {
+	uint32_t image;
+	uint64_t start, size;
+	size_t nevents;
+	uint64_t *fn_totals;	/* [nevents] samples inside the function */
+	struct annotate_insn *insns;
+	size_t ninsns;
+	uint64_t unattributed;	/* samples at offsets that are not instruction starts */
+};
+
+/*
+ * Annotate function NAME: looked up in every image of P (the one with the most samples in
+ * it wins). 0; -ENOENT (no image has NAME); -ENODATA (*WHY: the image cannot be read, e.g.
+ * "image file not found"). *OUT freed with annotate_free.
+ */
+int annotate_function(const struct profile *p, struct symbols *sym, const char *name,
+		      const uint32_t *evs, size_t nev, struct annotate **out, const char **why);
+void annotate_free(struct annotate *a);
+
+#endif

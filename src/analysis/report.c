@@ -1,0 +1,351 @@
+/* analysis/report.c - build report rows from a profile: symbolize each (image, offset) once,
+ * group by the chosen key, count self hits per event and inclusive hits from stacks. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/report.h"
+#include "core/binio.h"
+
+struct memo_ent {
+	uint32_t img;
+	uint64_t off;
+	long row;	/* -1 empty */
+};
+
+struct builder {
+	const struct profile *p;
+	struct symbols *sym;
+	struct report *r;
+	size_t caprows;
+	long *index;		/* open addressing over rows by key hash; -1 empty */
+	size_t capindex;
+	struct memo_ent *memo;	/* (img, off) -> row */
+	size_t capmemo, nmemo;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	return binio_fnv64(BINIO_FNV64_INIT, s, strlen(s));
+}
+
+static int index_rebuild(struct builder *b)
+{
+	size_t cap = b->capindex ? b->capindex * 2 : 1024;
+	long *n = malloc(cap * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		n[i] = -1;
+	for (size_t i = 0; i < b->r->nrows; i++) {
+		size_t j = str_hash(b->r->rows[i].key) & (cap - 1);
+		while (n[j] >= 0)
+			j = (j + 1) & (cap - 1);
+		n[j] = (long)i;
+	}
+	free(b->index);
+	b->index = n;
+	b->capindex = cap;
+	return 0;
+}
+
+/* Row with KEY (taking ownership of KEY and SYMBOL when a new row is made). */
+static long row_get(struct builder *b, char *key, char *symbol, const char *image,
+		    const char *file, int line, uint64_t offset)
+{
+	struct report *r = b->r;
+	if ((r->nrows + 1) * 2 > b->capindex && index_rebuild(b))
+		goto fail;
+	size_t j = str_hash(key) & (b->capindex - 1);
+	for (; b->index[j] >= 0; j = (j + 1) & (b->capindex - 1))
+		if (!strcmp(r->rows[b->index[j]].key, key)) {
+			free(key);
+			free(symbol);
+			return b->index[j];
+		}
+	if (r->nrows == b->caprows) {
+		size_t n = b->caprows ? b->caprows * 2 : 256;
+		struct report_row *nr = realloc(r->rows, n * sizeof(*nr));
+		if (!nr)
+			goto fail;
+		r->rows = nr;
+		b->caprows = n;
+	}
+	struct report_row *row = &r->rows[r->nrows];
+	memset(row, 0, sizeof(*row));
+	row->self = calloc(r->cfg.nevents, sizeof(uint64_t));
+	row->incl = calloc(r->cfg.nevents, sizeof(uint64_t));
+	if (!row->self || !row->incl) {
+		free(row->self);
+		free(row->incl);
+		goto fail;
+	}
+	row->key = key;
+	row->symbol = symbol;
+	row->image = image;
+	row->file = file;
+	row->line = line;
+	row->offset = offset;
+	row->stamp = UINT64_MAX;
+	b->index[j] = (long)r->nrows;
+	return (long)r->nrows++;
+fail:
+	free(key);
+	free(symbol);
+	return -ENOMEM;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+void report_frame_name(const struct profile *p, struct symbols *sym,
+		       const struct profile_frame *f, char *out, size_t outlen)
+{
+	if (f->image == PROFILE_NO_IMAGE) {
+		snprintf(out, outlen, "[unknown]");
+		return;
+	}
+	const struct profile_image *img = profile_image_get(p, f->image);
+	struct sym_info si;
+	if (symbols_lookup(sym, img, f->offset, &si) == 0 && si.name && si.exact)
+		snprintf(out, outlen, "%s", si.name);
+	else if (si.name)
+		snprintf(out, outlen, "%s+0x%llx", si.name, (unsigned long long)(f->offset - si.start));
+	else
+		snprintf(out, outlen, "%s+0x%llx", base_name(img->path), (unsigned long long)f->offset);
+}
+
+static long make_row(struct builder *b, uint32_t img, uint64_t off)
+{
+	const struct profile_image *im = profile_image_get(b->p, img);
+	struct sym_info si;
+	char *key = NULL, *symbol = NULL, name[512];
+	struct profile_frame f = { img, off };
+	symbols_lookup(b->sym, im, off, &si);
+	report_frame_name(b->p, b->sym, &f, name, sizeof(name));
+	/* a stripped image's nearest symbol is not the function: keep the address */
+	const char *fn = si.name && si.exact ? si.name : NULL;
+	int n = -1;
+	switch (b->r->cfg.by) {
+	case REPORT_BY_IMAGE:
+		n = asprintf(&key, "%s", im->path);
+		symbol = strdup("");
+		break;
+	case REPORT_BY_FUNCTION:
+		n = fn ? asprintf(&key, "%s|%s", im->path, fn) : asprintf(&key, "%s|%s", im->path, name);
+		symbol = strdup(name);
+		if (fn) {
+			free(symbol);
+			symbol = strdup(fn);
+		}
+		break;
+	case REPORT_BY_LINE:
+		if (si.file)
+			n = asprintf(&key, "%s|%s:%d", im->path, si.file, si.line);
+		else
+			n = asprintf(&key, "%s|%s", im->path, name);
+		symbol = strdup(fn ? fn : name);
+		break;
+	case REPORT_BY_INSTRUCTION:
+		n = asprintf(&key, "%s|%llx", im->path, (unsigned long long)off);
+		symbol = strdup(name);
+		break;
+	}
+	if (n < 0 || !symbol) {
+		if (n >= 0)
+			free(key);
+		free(symbol);
+		return -ENOMEM;
+	}
+	uint64_t roff = b->r->cfg.by == REPORT_BY_FUNCTION && fn ? si.start : off;
+	bool lines = b->r->cfg.by == REPORT_BY_LINE || b->r->cfg.by == REPORT_BY_INSTRUCTION;
+	return row_get(b, key, symbol, im->path, lines ? si.file : NULL, lines ? si.line : 0, roff);
+}
+
+/* (img, off) -> row, memoized */
+static long row_for(struct builder *b, uint32_t img, uint64_t off)
+{
+	if ((b->nmemo + 1) * 2 > b->capmemo) {
+		size_t cap = b->capmemo ? b->capmemo * 2 : 4096;
+		struct memo_ent *n = malloc(cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		for (size_t i = 0; i < cap; i++)
+			n[i].row = -1;
+		for (size_t i = 0; i < b->capmemo; i++) {
+			if (b->memo[i].row < 0)
+				continue;
+			size_t j = (b->memo[i].off * 0x9e3779b97f4a7c15ULL ^ b->memo[i].img) & (cap - 1);
+			while (n[j].row >= 0)
+				j = (j + 1) & (cap - 1);
+			n[j] = b->memo[i];
+		}
+		free(b->memo);
+		b->memo = n;
+		b->capmemo = cap;
+	}
+	size_t j = (off * 0x9e3779b97f4a7c15ULL ^ img) & (b->capmemo - 1);
+	for (; b->memo[j].row >= 0; j = (j + 1) & (b->capmemo - 1))
+		if (b->memo[j].img == img && b->memo[j].off == off)
+			return b->memo[j].row;
+	long row = make_row(b, img, off);
+	if (row >= 0) {
+		b->memo[j] = (struct memo_ent){ img, off, row };
+		b->nmemo++;
+	}
+	return row;
+}
+
+static long unknown_row(struct builder *b, const char *what)
+{
+	char *key = NULL, *sym = NULL;
+	if (asprintf(&key, "[unknown]|%s", what) < 0)
+		return -ENOMEM;
+	if (asprintf(&sym, "[%s]", what) < 0) {
+		free(key);
+		return -ENOMEM;
+	}
+	return row_get(b, key, sym, "[unknown]", NULL, 0, 0);
+}
+
+static int add_self(struct builder *b)
+{
+	const struct report_config *c = &b->r->cfg;
+	for (size_t e = 0; e < c->nevents; e++) {
+		uint32_t ev = c->events[e];
+		for (uint32_t img = 0; img < profile_nimages(b->p); img++) {
+			struct profile_count *cnt = NULL;
+			size_t n = 0;
+			int err = profile_counts(b->p, img, ev, &cnt, &n);
+			for (size_t i = 0; i < n && !err; i++) {
+				long row = row_for(b, img, cnt[i].offset);
+				if (row < 0)
+					err = (int)row;
+				else
+					b->r->rows[row].self[e] += cnt[i].count;
+			}
+			free(cnt);
+			if (err)
+				return err;
+		}
+		for (int why = 0; why < PROFILE_UNK_NR; why++) {
+			uint64_t u = profile_unknown_count(b->p, ev, why);
+			if (!u || why == PROFILE_UNK_LOST || why == PROFILE_UNK_THROTTLED)
+				continue;
+			long row = unknown_row(b, profile_unknown_reason_name(why));
+			if (row < 0)
+				return (int)row;
+			b->r->rows[row].self[e] += u;
+		}
+		b->r->totals[e] = profile_event_total(b->p, ev);
+	}
+	return 0;
+}
+
+static int add_children(struct builder *b)
+{
+	const struct report_config *c = &b->r->cfg;
+	for (size_t i = 0; i < profile_nstacks(b->p); i++) {
+		uint32_t ev;
+		const struct profile_frame *f;
+		size_t nf;
+		uint64_t cnt;
+		profile_stack_get(b->p, i, &ev, &f, &nf, &cnt);
+		size_t e = 0;
+		while (e < c->nevents && c->events[e] != ev)
+			e++;
+		if (e == c->nevents)
+			continue;
+		if (e == 0)
+			b->r->have_stacks = true;
+		for (size_t k = 0; k < nf; k++) {
+			long row = f[k].image == PROFILE_NO_IMAGE ? unknown_row(b, "no-mapping")
+								  : row_for(b, f[k].image, f[k].offset);
+			if (row < 0)
+				return (int)row;
+			struct report_row *r = &b->r->rows[row];
+			uint64_t stamp = (uint64_t)i * 64 + e;
+			if (r->stamp == stamp)
+				continue;	/* recursion: count a function once per stack */
+			r->stamp = stamp;
+			r->incl[e] += cnt;
+		}
+	}
+	return 0;
+}
+
+static const struct report *sort_report;
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+	const struct report *r = sort_report;
+	for (size_t e = 0; e < r->cfg.nevents; e++) {
+		uint64_t vx = r->cfg.children ? x->incl[e] : x->self[e];
+		uint64_t vy = r->cfg.children ? y->incl[e] : y->self[e];
+		if (vx != vy)
+			return vx > vy ? -1 : 1;
+		if (r->cfg.children && x->self[e] != y->self[e])
+			return x->self[e] > y->self[e] ? -1 : 1;
+	}
+	return strcmp(x->key, y->key);
+}
+
+int report_build(const struct profile *p, struct symbols *sym, const struct report_config *cfg,
+		 struct report **out)
+{
+	struct builder b = { .p = p, .sym = sym };
+	int err = -ENOMEM;
+	b.r = calloc(1, sizeof(*b.r));
+	if (!b.r || !cfg->nevents)
+		goto fail;
+	b.r->cfg = *cfg;
+	b.r->events = malloc(cfg->nevents * sizeof(uint32_t));
+	b.r->totals = calloc(cfg->nevents, sizeof(uint64_t));
+	if (!b.r->events || !b.r->totals)
+		goto fail;
+	memcpy(b.r->events, cfg->events, cfg->nevents * sizeof(uint32_t));
+	b.r->cfg.events = b.r->events;
+	if ((err = add_self(&b)) || (cfg->children && (err = add_children(&b))))
+		goto fail;
+	sort_report = b.r;
+	if (b.r->nrows > 1)
+		qsort(b.r->rows, b.r->nrows, sizeof(*b.r->rows), row_cmp);
+	free(b.index);
+	free(b.memo);
+	*out = b.r;
+	return 0;
+fail:
+	free(b.index);
+	free(b.memo);
+	report_free(b.r);
+	return err;
+}
+
+void report_free(struct report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nrows; i++) {
+		free(r->rows[i].key);
+		free(r->rows[i].symbol);
+		free(r->rows[i].self);
+		free(r->rows[i].incl);
+	}
+	free(r->rows);
+	free(r->events);
+	free(r->totals);
+	free(r);
+}
+
+long report_find(const struct report *r, const char *key)
+{
+	for (size_t i = 0; i < r->nrows; i++)
+		if (!strcmp(r->rows[i].key, key))
+			return (long)i;
+	return -1;
+}

@@ -1,0 +1,59 @@
+/* analysis/report.h - dcpiprof-style views of a profile: rows by image, function, source line
+ * or instruction, one column per event (sorted by the first), self and inclusive (stacks). */
+#ifndef SPENT_ANALYSIS_REPORT_H
+#define SPENT_ANALYSIS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/symbols.h"
+#include "spent/profile.h"
+
+enum report_by {
+	REPORT_BY_IMAGE,
+	REPORT_BY_FUNCTION,
+	REPORT_BY_LINE,
+	REPORT_BY_INSTRUCTION,
+};
+
+struct report_config {
+	enum report_by by;
+	const uint32_t *events;	/* profile event indices, first = sort key */
+	size_t nevents;
+	bool children;		/* inclusive counts from stacks */
+};
+
+struct report_row {
+	char *key;		/* unique: image path + what the row is */
+	const char *image;	/* the image path ("[unknown]" for unplaced samples) */
+	char *symbol;		/* function, or image+0xOFFSET when no symbol covers it */
+	const char *file;	/* source file (line and instruction views), may be NULL */
+	int line;
+	uint64_t offset;	/* instruction view: the offset; function view: symbol start */
+	uint64_t *self;		/* [nevents] */
+	uint64_t *incl;		/* [nevents], zero without children */
+	uint64_t stamp;		/* internal: last stack counted */
+};
+
+struct report {
+	struct report_config cfg;
+	uint32_t *events;
+	uint64_t *totals;	/* [nevents]: placed + unknown samples of each event */
+	struct report_row *rows;
+	size_t nrows;
+	bool have_stacks;	/* the profile had stacks for the first event */
+};
+
+/* Build the rows of P (symbolized with SYM). *OUT freed with report_free. 0 or -errno. */
+int report_build(const struct profile *p, struct symbols *sym, const struct report_config *cfg,
+		 struct report **out);
+void report_free(struct report *r);
+/* Index of the row with KEY, or -1. */
+long report_find(const struct report *r, const char *key);
+
+/* Display name of a frame (function or image+0xoff) into OUT. */
+void report_frame_name(const struct profile *p, struct symbols *sym,
+		       const struct profile_frame *f, char *out, size_t outlen);
+
+#endif

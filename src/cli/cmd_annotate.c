@@ -1,0 +1,199 @@
+/* cli/cmd_annotate.c - `spent annotate SYMBOL` (dcpilist): the function's instructions with
+ * samples per event and the source lines interleaved. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/annotate.h"
+#include "cli/cli.h"
+#include "cli/profile_input.h"
+
+struct annotate_opts {
+	const char *input;
+	const char *events;
+	const char *symbol;
+	bool json;
+};
+
+/* Source file lines, read once per file. */
+struct source {
+	const char *path;
+	char **lines;
+	size_t n;
+};
+
+static void source_load(struct source *s, const char *path)
+{
+	if (s->path && path && !strcmp(s->path, path))
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->lines[i]);
+	free(s->lines);
+	memset(s, 0, sizeof(*s));
+	s->path = path;
+	FILE *f = path ? fopen(path, "re") : NULL;
+	if (!f)
+		return;
+	char *line = NULL;
+	size_t cap = 0, alloc = 0;
+	ssize_t l;
+	while ((l = getline(&line, &cap, f)) >= 0) {
+		if (s->n == alloc) {
+			alloc = alloc ? alloc * 2 : 256;
+			char **nl = realloc(s->lines, alloc * sizeof(*nl));
+			if (!nl)
+				break;
+			s->lines = nl;
+		}
+		line[strcspn(line, "\n")] = 0;
+		s->lines[s->n++] = strdup(line);
+	}
+	free(line);
+	fclose(f);
+}
+
+static int parse_args(int argc, char **argv, struct annotate_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "-i") && v) {
+			o->input = v;
+			i++;
+		} else if (!strcmp(a, "-e") && v) {
+			o->events = v;
+			i++;
+		} else if (!strcmp(a, "--json")) {
+			o->json = true;
+		} else if (a[0] == '-') {
+			cli_error("unknown or incomplete option '%s': see 'spent help annotate'", a);
+			return -EINVAL;
+		} else if (!o->symbol) {
+			o->symbol = a;
+		} else {
+			cli_error("more than one symbol given ('%s' and '%s'): annotate one function", o->symbol, a);
+			return -EINVAL;
+		}
+	}
+	if (!o->symbol) {
+		cli_error("no function to annotate: give a symbol name, e.g. 'spent annotate main'");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void print_text(const struct profile *p, const struct annotate *a, const uint32_t *evs,
+		       const char *symbol)
+{
+	const struct profile_image *img = profile_image_get(p, a->image);
+	struct source src = { 0 };
+	const char *last_file = NULL;
+	int last_line = -1;
+	printf("# %s in %s (0x%llx, %llu bytes)\n", symbol, img->path, (unsigned long long)a->start,
+	       (unsigned long long)a->size);
+	for (size_t e = 0; e < a->nevents; e++) {
+		uint64_t tot = profile_event_total(p, evs[e]);
+		printf("# %llu samples of '%s' in this function (%.2f%% of %llu)\n",
+		       (unsigned long long)a->fn_totals[e], profile_event_get(p, evs[e])->name,
+		       tot ? 100.0 * (double)a->fn_totals[e] / (double)tot : 0.0, (unsigned long long)tot);
+	}
+	for (size_t e = 0; e < a->nevents; e++)
+		printf("%10.10s %7s ", profile_event_get(p, evs[e])->name, "%");
+	printf("%10s  %s\n", "offset", "instruction");
+	for (size_t i = 0; i < a->ninsns; i++) {
+		const struct annotate_insn *x = &a->insns[i];
+		if (x->file && (x->line != last_line || x->file != last_file)) {
+			source_load(&src, x->file);
+			const char *text = x->line > 0 && (size_t)x->line <= src.n ? src.lines[x->line - 1] : "";
+			const char *bn = strrchr(x->file, '/');
+			printf("%*s%s:%d  %s\n", (int)(a->nevents * 19), "", bn ? bn + 1 : x->file, x->line,
+			       text ? text : "");
+			last_line = x->line;
+			last_file = x->file;
+		}
+		for (size_t e = 0; e < a->nevents; e++)
+			printf("%10llu %6.2f%% ", (unsigned long long)x->counts[e],
+			       a->fn_totals[e] ? 100.0 * (double)x->counts[e] / (double)a->fn_totals[e] : 0.0);
+		printf("%10llx  %s\n", (unsigned long long)x->offset, x->text);
+	}
+	source_load(&src, NULL);
+}
+
+static void print_json(const struct profile *p, const struct annotate *a, const uint32_t *evs,
+		       const char *symbol)
+{
+	const struct profile_image *img = profile_image_get(p, a->image);
+	for (size_t i = 0; i < a->ninsns; i++) {
+		const struct annotate_insn *x = &a->insns[i];
+		for (size_t e = 0; e < a->nevents; e++) {
+			printf("{\"image\":");
+			cli_json_string(stdout, img->path);
+			printf(",\"symbol\":");
+			cli_json_string(stdout, symbol);
+			printf(",\"offset\":\"0x%llx\",\"instruction\":", (unsigned long long)x->offset);
+			cli_json_string(stdout, x->text);
+			printf(",\"file\":");
+			cli_json_string(stdout, x->file ? x->file : "");
+			printf(",\"line\":%d,\"event\":", x->line);
+			cli_json_string(stdout, profile_event_get(p, evs[e])->name);
+			printf(",\"samples\":%llu,\"percent\":%.4f}\n", (unsigned long long)x->counts[e],
+			       a->fn_totals[e] ? 100.0 * (double)x->counts[e] / (double)a->fn_totals[e] : 0.0);
+		}
+	}
+}
+
+int cmd_annotate(int argc, char **argv)
+{
+	struct annotate_opts o = { .input = "spent.profile" };
+	struct profile *p = NULL;
+	struct symbols *sym = NULL;
+	struct annotate *a = NULL;
+	uint32_t evs[64];
+	size_t nev = 0, skipped = 0;
+	int rc = 2, err;
+	const char *why = NULL;
+	if (parse_args(argc, argv, &o))
+		goto out;
+	rc = 1;
+	if (profile_input_load(o.input, &p, &skipped) || symbols_new(&sym))
+		goto out;
+	if (o.events) {
+		char *dup = strdup(o.events), *save = NULL;
+		for (char *t = dup ? strtok_r(dup, ",", &save) : NULL; t && nev < 64; t = strtok_r(NULL, ",", &save)) {
+			int e = profile_event_find(p, t);
+			if (e < 0) {
+				cli_error("event '%s' is not in profile '%s'", t, o.input);
+				free(dup);
+				goto out;
+			}
+			evs[nev++] = (uint32_t)e;
+		}
+		free(dup);
+	} else {
+		for (uint32_t e = 0; e < profile_nevents(p) && nev < 64; e++)
+			evs[nev++] = e;
+	}
+	if (!nev) {
+		cli_error("no readable samples in profile '%s'", o.input);
+		goto out;
+	}
+	err = annotate_function(p, sym, o.symbol, evs, nev, &a, &why);
+	if (err == -ENOENT) {
+		cli_error("function '%s' not found in any image of profile '%s': see 'spent report -i %s'",
+			  o.symbol, o.input, o.input);
+		goto out;
+	} else if (err) {
+		cli_error("cannot annotate '%s': %s", o.symbol, why ? why : strerror(-err));
+		goto out;
+	}
+	if (o.json)
+		print_json(p, a, evs, o.symbol);
+	else
+		print_text(p, a, evs, o.symbol);
+	rc = skipped ? 1 : 0;
+out:
+	annotate_free(a);
+	symbols_free(sym);
+	profile_free(p);
+	return rc;
+}

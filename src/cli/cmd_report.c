@@ -1,0 +1,421 @@
+/* cli/cmd_report.c - `spent report` (dcpiprof): a profile directory by image, function, line or
+ * instruction, several events side by side with ratio columns, inclusive counts from stacks,
+ * JSON/CSV, pprof/folded/flame-graph exports, and --diff against another profile. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/report.h"
+#include "cli/cli.h"
+#include "cli/profile_input.h"
+#include "plot/flamegraph.h"
+#include "profile/export.h"
+
+enum out_fmt { OUT_TABLE, OUT_JSON, OUT_CSV };
+
+struct report_opts {
+	const char *input;
+	enum report_by by;
+	const char *events;
+	bool children;
+	enum out_fmt fmt;
+	const char *pprof;
+	bool folded;
+	const char *flamegraph;
+	const char *diff;
+	bool force;
+	long limit;		/* -1: default */
+};
+
+static int parse_by(const char *v, enum report_by *by)
+{
+	static const char *const names[] = { "image", "function", "line", "instruction" };
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(v, names[i])) {
+			*by = (enum report_by)i;
+			return 0;
+		}
+	cli_error("unknown view '--by %s': use image, function, line or instruction", v);
+	return -EINVAL;
+}
+
+static int parse_args(int argc, char **argv, struct report_opts *o)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		bool used = true;
+		if (!strcmp(a, "-i") && v)
+			o->input = v;
+		else if (!strcmp(a, "--by") && v) {
+			if (parse_by(v, &o->by))
+				return -EINVAL;
+		} else if (!strcmp(a, "-e") && v)
+			o->events = v;
+		else if (!strcmp(a, "--pprof") && v)
+			o->pprof = v;
+		else if (!strcmp(a, "--flamegraph") && v)
+			o->flamegraph = v;
+		else if (!strcmp(a, "--diff") && v)
+			o->diff = v;
+		else if (!strcmp(a, "--limit") && v) {
+			if (cli_parse_int_opt("--limit", v, 1, LONG_MAX, &o->limit))
+				return -EINVAL;
+		} else {
+			used = false;
+			if (!strcmp(a, "--children"))
+				o->children = true;
+			else if (!strcmp(a, "--json"))
+				o->fmt = OUT_JSON;
+			else if (!strcmp(a, "--csv"))
+				o->fmt = OUT_CSV;
+			else if (!strcmp(a, "--folded"))
+				o->folded = true;
+			else if (!strcmp(a, "--force") || !strcmp(a, "-f"))
+				o->force = true;
+			else {
+				cli_error("unknown or incomplete option '%s': see 'spent help report'", a);
+				return -EINVAL;
+			}
+		}
+		if (used)
+			i++;
+	}
+	return 0;
+}
+
+/* Profile event indices named in LIST (or all events). */
+static int select_events(const struct profile *p, const char *list, uint32_t **out, size_t *n)
+{
+	uint32_t *ev = calloc(profile_nevents(p) + 64, sizeof(*ev));
+	size_t k = 0;
+	if (!ev)
+		return -ENOMEM;
+	if (!list) {
+		for (uint32_t i = 0; i < profile_nevents(p); i++)
+			ev[k++] = i;
+	} else {
+		char *dup = strdup(list), *save = NULL;
+		for (char *t = dup ? strtok_r(dup, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
+			int e = profile_event_find(p, t);
+			if (e < 0 || k == 64) {
+				cli_error("event '%s' is not in this profile: it holds %s%s", t,
+					  profile_nevents(p) ? profile_event_get(p, 0)->name : "no events",
+					  profile_nevents(p) > 1 ? " and others (see spent report)" : "");
+				free(dup);
+				free(ev);
+				return -ENOENT;
+			}
+			ev[k++] = (uint32_t)e;
+		}
+		free(dup);
+	}
+	if (!k) {
+		free(ev);
+		cli_error("the profile holds no samples");
+		return -ENOENT;
+	}
+	*out = ev;
+	*n = k;
+	return 0;
+}
+
+static double pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+static const char *base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s && s[1] ? s + 1 : path;
+}
+
+static void print_table(const struct profile *p, const struct report *r, long limit)
+{
+	size_t nev = r->cfg.nevents;
+	bool lines = r->cfg.by == REPORT_BY_LINE || r->cfg.by == REPORT_BY_INSTRUCTION;
+	for (size_t e = 0; e < nev; e++) {
+		const struct profile_event *ev = profile_event_get(p, r->events[e]);
+		uint64_t lost = profile_unknown_count(p, r->events[e], PROFILE_UNK_LOST);
+		printf("# %llu samples of '%s' (%s %llu)%s", (unsigned long long)r->totals[e], ev->name,
+		       ev->flags & PROFILE_EV_FREQ ? "frequency Hz" : "period",
+		       (unsigned long long)ev->period, lost ? "" : "\n");
+		if (lost)
+			printf(", %llu lost\n", (unsigned long long)lost);
+	}
+	if (r->cfg.children && !r->have_stacks)
+		printf("# no call stacks in this profile (record with -g): children = self\n");
+	if (r->cfg.children)
+		printf("%9s ", "children");
+	for (size_t e = 0; e < nev; e++)
+		printf("%9s %8s ", e == 0 && r->cfg.children ? "self" : "samples", "%");
+	for (size_t e = 1; e < nev; e++)
+		printf("%10s ", "ratio");
+	printf(" %-22s %s%s\n", "image", r->cfg.by == REPORT_BY_IMAGE ? "" : "symbol",
+	       lines ? "  (file:line)" : "");
+	for (size_t i = 0; i < r->nrows && (limit < 0 || (long)i < limit); i++) {
+		const struct report_row *row = &r->rows[i];
+		if (r->cfg.children)
+			printf("%8.2f%% ", pct(r->have_stacks ? row->incl[0] : row->self[0], r->totals[0]));
+		for (size_t e = 0; e < nev; e++)
+			printf("%9llu %7.2f%% ", (unsigned long long)row->self[e], pct(row->self[e], r->totals[e]));
+		for (size_t e = 1; e < nev; e++)
+			if (row->self[0])
+				printf("%10.4f ", (double)row->self[e] / (double)row->self[0]);
+			else
+				printf("%10s ", "-");
+		printf(" %-22s %s", base(row->image), row->symbol);
+		if (r->cfg.by == REPORT_BY_INSTRUCTION)
+			printf(" @0x%llx", (unsigned long long)row->offset);
+		if (lines && row->file)
+			printf("  (%s:%d)", base(row->file), row->line);
+		printf("\n");
+	}
+}
+
+static void print_rows_machine(const struct profile *p, const struct report *r, enum out_fmt fmt,
+			       long limit)
+{
+	bool lines = r->cfg.by == REPORT_BY_LINE || r->cfg.by == REPORT_BY_INSTRUCTION;
+	bool instr = r->cfg.by == REPORT_BY_INSTRUCTION, ch = r->cfg.children;
+	if (fmt == OUT_CSV)
+		printf("image,symbol,%s%sevent,samples,percent%s\n", lines ? "file,line," : "",
+		       instr ? "offset," : "", ch ? ",children,children_percent" : "");
+	for (size_t i = 0; i < r->nrows && (limit < 0 || (long)i < limit); i++) {
+		const struct report_row *row = &r->rows[i];
+		for (size_t e = 0; e < r->cfg.nevents; e++) {
+			const char *evn = profile_event_get(p, r->events[e])->name;
+			uint64_t inc = r->have_stacks ? row->incl[e] : row->self[e];
+			char off[32];
+			snprintf(off, sizeof(off), "0x%llx", (unsigned long long)row->offset);
+			if (fmt == OUT_JSON) {
+				printf("{\"image\":");
+				cli_json_string(stdout, row->image);
+				printf(",\"symbol\":");
+				cli_json_string(stdout, row->symbol);
+				if (lines) {
+					printf(",\"file\":");
+					cli_json_string(stdout, row->file ? row->file : "");
+					printf(",\"line\":%d", row->line);
+				}
+				if (instr)
+					printf(",\"offset\":\"%s\"", off);
+				printf(",\"event\":");
+				cli_json_string(stdout, evn);
+				printf(",\"samples\":%llu,\"percent\":%.4f", (unsigned long long)row->self[e],
+				       pct(row->self[e], r->totals[e]));
+				if (ch)
+					printf(",\"children\":%llu,\"children_percent\":%.4f",
+					       (unsigned long long)inc, pct(inc, r->totals[e]));
+				printf("}\n");
+			} else {
+				cli_csv_field(stdout, row->image);
+				putchar(',');
+				cli_csv_field(stdout, row->symbol);
+				if (lines) {
+					putchar(',');
+					cli_csv_field(stdout, row->file ? row->file : "");
+					printf(",%d", row->line);
+				}
+				if (instr)
+					printf(",%s", off);
+				putchar(',');
+				cli_csv_field(stdout, evn);
+				printf(",%llu,%.4f", (unsigned long long)row->self[e], pct(row->self[e], r->totals[e]));
+				if (ch)
+					printf(",%llu,%.4f", (unsigned long long)inc, pct(inc, r->totals[e]));
+				printf("\n");
+			}
+		}
+	}
+}
+
+static bool refuse_overwrite(const struct report_opts *o, const char *path)
+{
+	if (!o->force && access(path, F_OK) == 0) {
+		cli_error("output '%s' exists: use --force to replace it", path);
+		return true;
+	}
+	return false;
+}
+
+static int do_exports(const struct report_opts *o, const struct profile *p, struct symbols *sym,
+		      const uint32_t *evs, size_t nev)
+{
+	int err;
+	if (o->pprof) {
+		if (refuse_overwrite(o, o->pprof))
+			return -EEXIST;
+		if ((err = pprof_write(p, sym, evs, nev, o->pprof))) {
+			cli_error("cannot write pprof file '%s': %s", o->pprof, strerror(-err));
+			return err;
+		}
+		fprintf(stderr, "spent: wrote pprof profile '%s' (go tool pprof -top %s)\n", o->pprof, o->pprof);
+	}
+	if (o->folded || o->flamegraph) {
+		struct folded *f = NULL;
+		if ((err = folded_build(p, sym, evs[0], &f))) {
+			cli_error("cannot fold stacks: %s", strerror(-err));
+			return err;
+		}
+		if (o->folded)
+			folded_write(f, stdout);
+		if (o->flamegraph) {
+			char title[300];
+			snprintf(title, sizeof(title), "%s: %llu samples", profile_event_get(p, evs[0])->name,
+				 (unsigned long long)f->total);
+			if (refuse_overwrite(o, o->flamegraph))
+				err = -EEXIST;
+			else if ((err = flamegraph_write(f, title, o->flamegraph)))
+				cli_error("cannot write flame graph '%s': %s", o->flamegraph, strerror(-err));
+			else
+				fprintf(stderr, "spent: wrote flame graph '%s'\n", o->flamegraph);
+		}
+		folded_free(f);
+		return err;
+	}
+	return 0;
+}
+
+struct diff_row {
+	const struct report_row *a, *b;
+	double pa, pb;
+};
+
+static int diff_cmp(const void *x, const void *y)
+{
+	const struct diff_row *a = x, *b = y;
+	double da = fabs(a->pa - a->pb), db = fabs(b->pa - b->pb);
+	return da > db ? -1 : da < db;
+}
+
+static int do_diff(const struct report_opts *o, const struct profile *pa, struct symbols *sym,
+		   const struct report *ra)
+{
+	struct profile *pb = NULL;
+	struct report *rb = NULL;
+	struct diff_row *rows = NULL;
+	size_t skipped, n = 0;
+	const char *evn = profile_event_get(pa, ra->events[0])->name;
+	int err = profile_input_load(o->diff, &pb, &skipped);
+	if (err)
+		return err;
+	int eb = profile_event_find(pb, evn);
+	if (eb < 0) {
+		cli_error("event '%s' is not in '%s': diff needs the same event in both", evn, o->diff);
+		err = -ENOENT;
+		goto out;
+	}
+	uint32_t ebu = (uint32_t)eb;
+	struct report_config cfg = { .by = o->by, .events = &ebu, .nevents = 1 };
+	if ((err = report_build(pb, sym, &cfg, &rb)))
+		goto out;
+	rows = calloc(ra->nrows + rb->nrows + 1, sizeof(*rows));
+	if (!rows) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ra->nrows; i++) {
+		long j = report_find(rb, ra->rows[i].key);
+		rows[n++] = (struct diff_row){ &ra->rows[i], j >= 0 ? &rb->rows[j] : NULL,
+					       pct(ra->rows[i].self[0], ra->totals[0]),
+					       j >= 0 ? pct(rb->rows[j].self[0], rb->totals[0]) : 0 };
+	}
+	for (size_t j = 0; j < rb->nrows; j++)
+		if (report_find(ra, rb->rows[j].key) < 0)
+			rows[n++] = (struct diff_row){ NULL, &rb->rows[j], 0, pct(rb->rows[j].self[0], rb->totals[0]) };
+	qsort(rows, n, sizeof(*rows), diff_cmp);
+	if (o->fmt == OUT_TABLE)
+		printf("# '%s': %s %llu samples, other %llu samples\n%8s %8s %8s  %-22s %s\n", evn,
+		       o->input, (unsigned long long)ra->totals[0], (unsigned long long)rb->totals[0],
+		       "this%", "other%", "delta", "image", "symbol");
+	else if (o->fmt == OUT_CSV)
+		printf("image,symbol,event,samples,percent,other_samples,other_percent,delta\n");
+	for (size_t i = 0; i < n && (o->limit < 0 || (long)i < o->limit); i++) {
+		const struct report_row *r = rows[i].a ? rows[i].a : rows[i].b;
+		uint64_t sa = rows[i].a ? rows[i].a->self[0] : 0, sb = rows[i].b ? rows[i].b->self[0] : 0;
+		double d = rows[i].pb - rows[i].pa;
+		if (o->fmt == OUT_TABLE) {
+			printf("%7.2f%% %7.2f%% %+7.2f  %-22s %s\n", rows[i].pa, rows[i].pb, d, base(r->image), r->symbol);
+		} else if (o->fmt == OUT_JSON) {
+			printf("{\"image\":");
+			cli_json_string(stdout, r->image);
+			printf(",\"symbol\":");
+			cli_json_string(stdout, r->symbol);
+			printf(",\"event\":");
+			cli_json_string(stdout, evn);
+			printf(",\"samples\":%llu,\"percent\":%.4f,\"other_samples\":%llu,\"other_percent\":%.4f,\"delta\":%.4f}\n",
+			       (unsigned long long)sa, rows[i].pa, (unsigned long long)sb, rows[i].pb, d);
+		} else {
+			cli_csv_field(stdout, r->image);
+			putchar(',');
+			cli_csv_field(stdout, r->symbol);
+			putchar(',');
+			cli_csv_field(stdout, evn);
+			printf(",%llu,%.4f,%llu,%.4f,%.4f\n", (unsigned long long)sa, rows[i].pa,
+			       (unsigned long long)sb, rows[i].pb, d);
+		}
+	}
+	err = skipped ? 1 : 0;
+out:
+	free(rows);
+	report_free(rb);
+	profile_free(pb);
+	return err;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o = { .input = "spent.profile", .by = REPORT_BY_FUNCTION, .limit = -1 };
+	struct profile *p = NULL;
+	struct symbols *sym = NULL;
+	struct report *r = NULL;
+	uint32_t *evs = NULL;
+	size_t nev = 0, skipped = 0;
+	int rc = 2, err;
+	if (parse_args(argc, argv, &o))
+		goto out;
+	if (profile_input_load(o.input, &p, &skipped)) {
+		rc = 1;
+		goto out;
+	}
+	if (!profile_nevents(p)) {
+		cli_error("no readable samples in profile '%s'%s", o.input,
+			  skipped ? ": every profile file was corrupt" : "");
+		rc = 1;
+		goto out;
+	}
+	if (select_events(p, o.events, &evs, &nev) || symbols_new(&sym)) {
+		rc = 1;
+		goto out;
+	}
+	if (o.pprof || o.folded || o.flamegraph) {
+		rc = do_exports(&o, p, sym, evs, nev) ? 1 : skipped ? 1 : 0;
+		goto out;
+	}
+	struct report_config cfg = { .by = o.by, .events = evs, .nevents = nev, .children = o.children };
+	if ((err = report_build(p, sym, &cfg, &r))) {
+		cli_error("cannot build the report: %s", strerror(-err));
+		rc = 1;
+		goto out;
+	}
+	if (o.diff) {
+		rc = do_diff(&o, p, sym, r) ? 1 : 0;
+		goto out;
+	}
+	if (o.fmt == OUT_TABLE)
+		print_table(p, r, o.limit < 0 ? 40 : o.limit);
+	else
+		print_rows_machine(p, r, o.fmt, o.limit);
+	rc = skipped ? 1 : 0;
+out:
+	report_free(r);
+	symbols_free(sym);
+	profile_free(p);
+	free(evs);
+	return rc;
+}

@@ -1,0 +1,273 @@
+/* collect/sampling.c - counter-overflow sampling (collect/sampling.h): opens the events, reads
+ * the rings, orders records by time, keeps process maps from side-band records and aggregates
+ * every sample into the profile while recording. */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "collect/sampling.h"
+#include "collect/sampling_int.h"
+
+uint64_t sampling_preset_period(const struct spent_event *ev, bool fast)
+{
+	const struct perf_event_attr *a = &ev->attr;
+	if (a->type == PERF_TYPE_SOFTWARE &&
+	    (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK))
+		return fast ? 99991 : 1000003;		/* ns: ~10 kHz / ~1 kHz */
+	if (a->type == PERF_TYPE_HARDWARE &&
+	    (a->config == PERF_COUNT_HW_CPU_CYCLES || a->config == PERF_COUNT_HW_INSTRUCTIONS ||
+	     a->config == PERF_COUNT_HW_REF_CPU_CYCLES || a->config == PERF_COUNT_HW_BUS_CYCLES))
+		return fast ? 999983 : 9999991;
+	if (a->type == PERF_TYPE_HARDWARE &&
+	    (a->config == PERF_COUNT_HW_BRANCH_INSTRUCTIONS ||
+	     a->config == PERF_COUNT_HW_CACHE_REFERENCES))
+		return fast ? 10007 : 100003;
+	if (a->type == PERF_TYPE_SOFTWARE)
+		return fast ? 1 : 997;			/* faults, switches: rare events */
+	return fast ? 997 : 9973;			/* misses and other PMU events */
+}
+
+int sampling_new(const struct sampling_config *cfg, struct sampling **out)
+{
+	if (!cfg->nevents || cfg->nevents > 64 || (cfg->ring_pages & (cfg->ring_pages - 1)))
+		return -EINVAL;
+	struct sampling *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	int err = -ENOMEM;
+	s->cfg = *cfg;
+	s->events = malloc(cfg->nevents * sizeof(*s->events));
+	s->prof = profile_new();
+	if (!s->events || !s->prof)
+		goto fail;
+	memcpy(s->events, cfg->events, cfg->nevents * sizeof(*s->events));
+	s->cfg.events = s->events;
+	if (!s->cfg.ring_pages)
+		s->cfg.ring_pages = 128;
+	if (!s->cfg.stack_dump)
+		s->cfg.stack_dump = 8192;
+	for (size_t i = 0; i < cfg->nevents; i++) {
+		const struct sampling_event *e = &cfg->events[i];
+		if ((err = profile_event_intern(s->prof, e->ev.spec, e->period,
+						e->freq ? PROFILE_EV_FREQ : 0, &s->prof_ev[i])))
+			goto fail;
+	}
+	if ((err = image_cache_new(&s->cache)) || (err = procmaps_new(s->cache, &s->maps)))
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	sampling_free(s);
+	return err;
+}
+
+void sampling_free(struct sampling *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nfds; i++)
+		if (s->fds[i].fd >= 0)
+			close(s->fds[i].fd);
+	for (size_t i = 0; i < s->nrings; i++)
+		perf_ring_unmap(&s->rings[i]);
+	sampling_unwind_release(s);
+	free(s->fds);
+	free(s->rings);
+	free(s->pollfds);
+	free(s->recs.buf);
+	free(s->recs.idx);
+	free(s->events);
+	free(s->tried);
+	procmaps_free(s->maps);
+	image_cache_free(s->cache);
+	profile_free(s->prof);
+	free(s);
+}
+
+struct profile *sampling_profile(struct sampling *s)
+{
+	return s->prof;
+}
+
+void sampling_get_stats(const struct sampling *s, struct sampling_stats *st)
+{
+	*st = s->stats;
+}
+
+static void fill_attr(const struct sampling *s, const struct sampling_event *e, bool leader,
+		      bool enable_on_exec, struct perf_event_attr *a)
+{
+	*a = e->ev.attr;
+	a->size = sizeof(*a);
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_PERIOD;
+	if (e->freq) {
+		a->freq = 1;
+		a->sample_freq = e->period;
+	} else {
+		a->sample_period = e->period;
+	}
+	if (s->cfg.callchain == SAMPLING_CG_FP)
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (s->cfg.callchain == SAMPLING_CG_DWARF) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = sampling_unwind_regs_mask();
+		a->sample_stack_user = s->cfg.stack_dump;
+	}
+	a->sample_id_all = 1;
+	a->disabled = 1;
+	a->enable_on_exec = enable_on_exec;
+	a->inherit = !s->cfg.per_thread;
+	a->wakeup_watermark = (uint32_t)(s->cfg.ring_pages * 4096 / 4);
+	a->watermark = 1;
+	if (leader) {	/* side-band records once per ring */
+		a->mmap = 1;
+		a->mmap2 = 1;
+		a->comm = 1;
+		a->comm_exec = 1;
+		a->task = 1;
+	}
+}
+
+static int add_fd(struct sampling *s, int fd, size_t ev)
+{
+	if (s->nfds == s->capfds) {
+		size_t n = s->capfds ? s->capfds * 2 : 16;
+		struct sampling_fd *f = realloc(s->fds, n * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		s->fds = f;
+		s->capfds = n;
+	}
+	uint64_t id = 0;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+		return -errno;
+	s->fds[s->nfds++] = (struct sampling_fd){ .fd = fd, .ev = ev, .id = id };
+	return 0;
+}
+
+static int add_ring(struct sampling *s, int fd)
+{
+	struct perf_ring *r = realloc(s->rings, (s->nrings + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	s->rings = r;
+	int err = perf_ring_map(&s->rings[s->nrings], fd, s->cfg.ring_pages);
+	if (err)
+		return err;
+	struct pollfd *p = realloc(s->pollfds, (s->nrings + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	s->pollfds = p;
+	s->pollfds[s->nrings] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	s->nrings++;
+	return 0;
+}
+
+/* Open every event for (PID, CPU), sharing one ring. */
+static int open_one(struct sampling *s, pid_t pid, int cpu, bool enable_on_exec, size_t *failed)
+{
+	int leader = -1;
+	for (size_t i = 0; i < s->cfg.nevents; i++) {
+		struct perf_event_attr a;
+		fill_attr(s, &s->events[i], i == 0, enable_on_exec, &a);
+		int fd = spent_event_open(&s->events[i].ev, &a, pid, cpu, -1, 0);
+		if (fd < 0) {
+			if (failed)
+				*failed = i;
+			return fd;
+		}
+		int err = add_fd(s, fd, i);
+		if (err) {
+			close(fd);
+			return err;
+		}
+		if (i == 0) {
+			leader = fd;
+			if ((err = add_ring(s, fd)))
+				return err;
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, leader) < 0) {
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+static int list_threads(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	size_t k = 0, cap = 0;
+	pid_t *a = NULL;
+	if (!d)
+		return -errno;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (k == cap) {
+			cap = cap ? 2 * cap : 16;
+			pid_t *na = realloc(a, cap * sizeof(*a));
+			if (!na) {
+				free(a);
+				closedir(d);
+				return -ENOMEM;
+			}
+			a = na;
+		}
+		a[k++] = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	*tids = a;
+	*n = k;
+	return 0;
+}
+
+int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *failed_event)
+{
+	pid_t *tids = NULL, one = pid;
+	size_t ntids = 1;
+	int err = 0;
+	if (!enable_on_exec) {	/* an existing process: every thread, and its maps now */
+		if ((err = list_threads(pid, &tids, &ntids)))
+			return err;
+		procmaps_load_pid(s->maps, pid);
+	} else {
+		tids = &one;
+	}
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	for (size_t t = 0; t < ntids && !err; t++) {
+		if (s->cfg.per_thread)
+			err = open_one(s, tids[t], -1, enable_on_exec, failed_event);
+		else
+			for (int c = 0; c < ncpu && !err; c++)
+				err = open_one(s, tids[t], c, enable_on_exec, failed_event);
+	}
+	if (tids != &one)
+		free(tids);
+	if (!err && !enable_on_exec)
+		for (size_t i = 0; i < s->nfds && !err; i++)
+			if (ioctl(s->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+				err = -errno;
+	return err;
+}
+
+int sampling_poll(struct sampling *s, int timeout_ms)
+{
+	if (poll(s->pollfds, s->nrings, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	return sampling_read_rings(s);
+}
+
+int sampling_finish(struct sampling *s)
+{
+	for (size_t i = 0; i < s->nfds; i++)
+		ioctl(s->fds[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	return sampling_read_rings(s);
+}

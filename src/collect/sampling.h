@@ -1,0 +1,72 @@
+/* collect/sampling.h - counter-overflow sampling into an in-memory profile (SpeedShop's
+ * "hits" histogram): perf events per CPU with inherit (or per thread), mmap ring buffers,
+ * side-band MMAP2/COMM/FORK/EXIT so every sample maps to (image, offset), optional call
+ * chains (kernel frame-pointer chains, or user stack copies unwound with libdwfl). */
+#ifndef SPENT_COLLECT_SAMPLING_H
+#define SPENT_COLLECT_SAMPLING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "spent/events.h"
+#include "spent/profile.h"
+
+enum sampling_callchain {
+	SAMPLING_CG_NONE = 0,
+	SAMPLING_CG_FP,		/* PERF_SAMPLE_CALLCHAIN: the kernel walks frame pointers */
+	SAMPLING_CG_DWARF,	/* user registers + stack copy, unwound with libdwfl (CFI) */
+};
+
+struct sampling_event {
+	struct spent_event ev;
+	uint64_t period;	/* events per sample, or Hz when FREQ */
+	bool freq;
+};
+
+struct sampling_config {
+	const struct sampling_event *events;
+	size_t nevents;
+	enum sampling_callchain callchain;
+	bool per_thread;	/* one event per thread (no inherit) instead of per CPU + inherit */
+	size_t ring_pages;	/* data pages per ring (power of two); 0 = 128 (512 KiB) */
+	uint32_t stack_dump;	/* bytes of user stack copied per sample for DWARF; 0 = 8192 */
+};
+
+struct sampling_stats {
+	uint64_t samples;	/* sample records read */
+	uint64_t placed;	/* samples attributed to an image */
+	uint64_t unknown;	/* samples with no image (reason in the profile) */
+	uint64_t lost;		/* PERF_RECORD_LOST totals */
+	uint64_t throttled;	/* PERF_RECORD_THROTTLE records */
+	uint64_t unwound_frames;/* DWARF: user frames recovered beyond the leaf */
+};
+
+struct sampling;
+
+/* A sampler for CFG (copied). 0, -EINVAL (bad config) or -ENOMEM. */
+int sampling_new(const struct sampling_config *cfg, struct sampling **out);
+void sampling_free(struct sampling *s);
+
+/*
+ * Open the events for process PID (all its threads, and children through inherit) on every
+ * online CPU, or per thread. ENABLE_ON_EXEC: counting starts when PID calls exec (a freshly
+ * forked command), else immediately. Returns 0 or -errno from perf_event_open; *FAILED_EVENT
+ * (may be NULL) receives the index of the event that could not be opened.
+ */
+int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *failed_event);
+
+/* Wait up to TIMEOUT_MS for data, then read every ring. 0 or -errno. */
+int sampling_poll(struct sampling *s, int timeout_ms);
+/* Read everything left (after the target exited) and stop the events. */
+int sampling_finish(struct sampling *s);
+
+/* The aggregated profile (owned by the sampler; valid until sampling_free). */
+struct profile *sampling_profile(struct sampling *s);
+void sampling_get_stats(const struct sampling *s, struct sampling_stats *st);
+
+/* SpeedShop-style preset prime periods for EV: FAST (more samples) or slow. */
+uint64_t sampling_preset_period(const struct spent_event *ev, bool fast);
+
+#endif

@@ -1,0 +1,68 @@
+/* collect/sampling_int.h - internals shared by sampling.c (opening, polling),
+ * sampling_records.c (record decoding and aggregation) and sampling_unwind.c (DWARF). */
+#ifndef SPENT_COLLECT_SAMPLING_INT_H
+#define SPENT_COLLECT_SAMPLING_INT_H
+
+#include <poll.h>
+
+#include "collect/sampling.h"
+#include "core/perf_ring.h"
+#include "core/procmaps.h"
+
+struct sampling_fd {
+	int fd;
+	size_t ev;		/* index into events */
+	uint64_t id;		/* PERF_EVENT_IOC_ID */
+};
+
+/* Records copied out of every ring, then processed in time order. */
+struct record_batch {
+	uint8_t *buf;
+	size_t len, cap;
+	struct rec_ref { uint64_t time; size_t off; } *idx;
+	size_t n, capidx;
+};
+
+struct unwinder;
+
+struct sampling {
+	struct sampling_config cfg;
+	struct sampling_event *events;
+	uint32_t prof_ev[64];		/* profile event index of each event */
+	struct sampling_fd *fds;
+	size_t nfds, capfds;
+	struct perf_ring *rings;
+	struct pollfd *pollfds;
+	size_t nrings;
+	struct record_batch recs;
+	struct image_cache *cache;
+	struct procmaps *maps;
+	struct profile *prof;
+	struct sampling_stats stats;
+	pid_t *tried;			/* pids whose /proc maps were (re)loaded once */
+	size_t ntried, captried;
+	struct {			/* image_info -> profile image index, direct mapped */
+		const struct image_info *img;
+		uint32_t idx;
+	} imgcache[256];
+	struct unwinder *unw;
+};
+
+int sampling_read_rings(struct sampling *s);
+/* Profile image index for IMG (interned on first use). */
+int sampling_image_index(struct sampling *s, const struct image_info *img, uint32_t *idx);
+
+/* DWARF unwinding (sampling_unwind.c). */
+uint64_t sampling_unwind_regs_mask(void);
+/*
+ * Unwind the user stack of one sample: REGS as selected by sampling_unwind_regs_mask (in bit
+ * order), STACK/STACK_LEN the copy taken at SP. Fills IPS (leaf first, at most MAX) with
+ * return addresses beyond the leaf. Returns the number of frames (>= 0) or -errno.
+ */
+int sampling_unwind(struct sampling *s, pid_t pid, pid_t tid, const uint64_t *regs,
+		    size_t nregs, const uint8_t *stack, size_t stack_len, uint64_t *ips, size_t max);
+/* Maps of PID changed: cached unwinding state for it is stale. */
+void sampling_unwind_invalidate(struct sampling *s, pid_t pid);
+void sampling_unwind_release(struct sampling *s);
+
+#endif

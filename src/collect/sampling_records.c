@@ -1,0 +1,305 @@
+/* collect/sampling_records.c - decode perf records copied from the rings, in time order:
+ * side-band (MMAP2, COMM exec, FORK, LOST, THROTTLE) keeps the process maps, samples are
+ * translated to (image, offset) and aggregated with their call chains into the profile. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/sampling_int.h"
+
+#define MAX_FRAMES 256
+
+static int batch_add(void *ctx, const struct perf_event_header *h)
+{
+	struct record_batch *b = ctx;
+	if (b->len + h->size > b->cap) {
+		size_t n = b->cap ? b->cap * 2 : 1 << 20;
+		while (n < b->len + h->size)
+			n *= 2;
+		uint8_t *nb = realloc(b->buf, n);
+		if (!nb)
+			return -ENOMEM;
+		b->buf = nb;
+		b->cap = n;
+	}
+	if (b->n == b->capidx) {
+		size_t n = b->capidx ? b->capidx * 2 : 4096;
+		struct rec_ref *ni = realloc(b->idx, n * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		b->idx = ni;
+		b->capidx = n;
+	}
+	/* time: in a sample at body offset 24 (identifier, ip, pid/tid); in other records the
+	 * sample_id trailer ends with time, identifier */
+	uint64_t t = 0;
+	const uint8_t *body = (const uint8_t *)(h + 1);
+	size_t blen = h->size - sizeof(*h);
+	if (h->type == PERF_RECORD_SAMPLE && blen >= 32)
+		memcpy(&t, body + 24, 8);
+	else if (h->type != PERF_RECORD_SAMPLE && blen >= 16)
+		memcpy(&t, body + blen - 16, 8);
+	memcpy(b->buf + b->len, h, h->size);
+	b->idx[b->n++] = (struct rec_ref){ .time = t, .off = b->len };
+	b->len += h->size;
+	return 0;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct rec_ref *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;	/* stable: ring order */
+}
+
+static size_t event_of_id(const struct sampling *s, uint64_t id)
+{
+	for (size_t i = 0; i < s->nfds; i++)
+		if (s->fds[i].id == id)
+			return s->fds[i].ev;
+	return 0;
+}
+
+int sampling_image_index(struct sampling *s, const struct image_info *img, uint32_t *idx)
+{
+	size_t slot = ((uintptr_t)img >> 4) & 255;
+	if (s->imgcache[slot].img == img) {
+		*idx = s->imgcache[slot].idx;
+		return 0;
+	}
+	int err = profile_image_intern(s->prof, &img->id, idx);
+	if (!err) {
+		s->imgcache[slot].img = img;
+		s->imgcache[slot].idx = *idx;
+	}
+	return err;
+}
+
+static bool tried_before(struct sampling *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->ntried; i++)
+		if (s->tried[i] == pid)
+			return true;
+	if (s->ntried == s->captried) {
+		size_t n = s->captried ? s->captried * 2 : 64;
+		pid_t *t = realloc(s->tried, n * sizeof(*t));
+		if (!t)
+			return true;
+		s->tried = t;
+		s->captried = n;
+	}
+	s->tried[s->ntried++] = pid;
+	return false;
+}
+
+/* pc -> frame; loads /proc/PID/maps once when the pid or the address is unknown. */
+static int lookup(struct sampling *s, pid_t pid, uint64_t addr, struct profile_frame *f,
+		  enum profile_unknown_reason *why)
+{
+	const struct image_info *img;
+	int err = procmaps_lookup(s->maps, pid, addr, &img, &f->offset, why);
+	if (err && *why != PROFILE_UNK_ANON && !tried_before(s, pid) &&
+	    procmaps_load_pid(s->maps, pid) == 0) {
+		sampling_unwind_invalidate(s, pid);
+		err = procmaps_lookup(s->maps, pid, addr, &img, &f->offset, why);
+	}
+	if (err) {
+		f->image = PROFILE_NO_IMAGE;
+		f->offset = addr;
+		return err;
+	}
+	return sampling_image_index(s, img, &f->image);
+}
+
+struct sample {
+	uint64_t id, ip, time, period;
+	uint32_t pid, tid;
+	uint64_t nr;
+	const uint64_t *ips;
+	uint64_t abi;
+	const uint64_t *regs;
+	size_t nregs;
+	uint64_t stack_size;
+	const uint8_t *stack;
+};
+
+static int get64(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	if (end - *p < 8)
+		return -EBADMSG;
+	memcpy(v, *p, 8);
+	*p += 8;
+	return 0;
+}
+
+static int parse_sample(const struct sampling *s, const struct perf_event_header *h,
+			struct sample *out)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1), *end = (const uint8_t *)h + h->size;
+	uint64_t pt;
+	memset(out, 0, sizeof(*out));
+	if (get64(&p, end, &out->id) || get64(&p, end, &out->ip) || get64(&p, end, &pt) ||
+	    get64(&p, end, &out->time) || get64(&p, end, &out->period))
+		return -EBADMSG;
+	out->pid = (uint32_t)pt;
+	out->tid = (uint32_t)(pt >> 32);
+	if (s->cfg.callchain == SAMPLING_CG_FP) {
+		if (get64(&p, end, &out->nr) || out->nr > (uint64_t)(end - p) / 8)
+			return -EBADMSG;
+		out->ips = (const uint64_t *)p;
+		p += out->nr * 8;
+	}
+	if (s->cfg.callchain == SAMPLING_CG_DWARF) {
+		if (get64(&p, end, &out->abi))
+			return -EBADMSG;
+		if (out->abi) {
+			out->nregs = (size_t)__builtin_popcountll(sampling_unwind_regs_mask());
+			if ((size_t)(end - p) / 8 < out->nregs)
+				return -EBADMSG;
+			out->regs = (const uint64_t *)p;
+			p += out->nregs * 8;
+		}
+		if (get64(&p, end, &out->stack_size) || out->stack_size > (uint64_t)(end - p))
+			return -EBADMSG;
+		out->stack = p;
+		p += out->stack_size;
+		uint64_t dyn = out->stack_size;
+		if (out->stack_size && !get64(&p, end, &dyn) && dyn < out->stack_size)
+			out->stack_size = dyn;
+	}
+	return 0;
+}
+
+/* Frames of a sample, leaf first; return addresses moved back one byte into the call. */
+static size_t sample_chain(struct sampling *s, const struct sample *sm, uint64_t *pcs)
+{
+	size_t n = 0;
+	if (s->cfg.callchain == SAMPLING_CG_FP) {
+		for (uint64_t i = 0; i < sm->nr && n < MAX_FRAMES; i++) {
+			uint64_t ip = sm->ips[i];
+			if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+				continue;
+			pcs[n] = n ? ip - 1 : ip;
+			n++;
+		}
+	} else if (s->cfg.callchain == SAMPLING_CG_DWARF) {
+		pcs[n++] = sm->ip;
+		if (sm->regs && sm->stack_size) {
+			uint64_t ips[MAX_FRAMES];
+			if (procmaps_is_kernel_addr(sm->ip))
+				pcs[n++] = sm->regs[8] - 1;	/* user ip at kernel entry */
+			int k = sampling_unwind(s, (pid_t)sm->pid, (pid_t)sm->tid, sm->regs, sm->nregs,
+						sm->stack, sm->stack_size, ips, MAX_FRAMES - n);
+			for (int i = 1; i < k && n < MAX_FRAMES; i++)
+				pcs[n++] = ips[i] - 1;
+			if (k > 1)
+				s->stats.unwound_frames += (uint64_t)k - 1;
+		}
+	}
+	return n;
+}
+
+static int on_sample(struct sampling *s, const struct perf_event_header *h)
+{
+	struct sample sm;
+	if (parse_sample(s, h, &sm))
+		return 0;	/* malformed: the kernel never sends one; skip it */
+	uint32_t ev = s->prof_ev[event_of_id(s, sm.id)];
+	struct profile_frame leaf;
+	enum profile_unknown_reason why;
+	int err;
+	s->stats.samples++;
+	if (lookup(s, (pid_t)sm.pid, sm.ip, &leaf, &why) == 0) {
+		s->stats.placed++;
+		err = profile_add(s->prof, leaf.image, leaf.offset, ev, 1);
+	} else {
+		s->stats.unknown++;
+		err = profile_add_unknown(s->prof, why, ev, 1);
+	}
+	if (err || s->cfg.callchain == SAMPLING_CG_NONE)
+		return err;
+	uint64_t pcs[MAX_FRAMES];
+	struct profile_frame fr[MAX_FRAMES];
+	size_t n = sample_chain(s, &sm, pcs);
+	for (size_t i = 0; i < n; i++)
+		lookup(s, (pid_t)sm.pid, pcs[i], &fr[i], &why);
+	return n ? profile_add_stack(s->prof, ev, fr, n, 1) : 0;
+}
+
+static int on_record(struct sampling *s, const struct perf_event_header *h)
+{
+	const uint8_t *b = (const uint8_t *)(h + 1);
+	size_t blen = h->size - sizeof(*h);
+	uint32_t pid, ppid;
+	uint64_t v[2];
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		return on_sample(s, h);
+	case PERF_RECORD_MMAP2:
+		if (blen < 64 + 1)
+			return 0;
+		{
+			uint64_t addr, len, pgoff;
+			memcpy(&pid, b, 4);
+			memcpy(&addr, b + 8, 8);
+			memcpy(&len, b + 16, 8);
+			memcpy(&pgoff, b + 24, 8);
+			const char *name = (const char *)b + 64;
+			if (!memchr(name, 0, blen - 64))
+				return 0;
+			sampling_unwind_invalidate(s, (pid_t)pid);
+			int err = procmaps_add(s->maps, (pid_t)pid, addr, len, pgoff, name);
+			return err == -ENOMEM ? err : 0;
+		}
+	case PERF_RECORD_COMM:
+		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && blen >= 8) {
+			memcpy(&pid, b, 4);
+			procmaps_forget(s->maps, (pid_t)pid);
+			sampling_unwind_invalidate(s, (pid_t)pid);
+		}
+		return 0;
+	case PERF_RECORD_FORK:
+		if (blen < 8)
+			return 0;
+		memcpy(&pid, b, 4);
+		memcpy(&ppid, b + 4, 4);
+		return pid != ppid ? procmaps_fork(s->maps, (pid_t)ppid, (pid_t)pid) : 0;
+	case PERF_RECORD_LOST:
+		if (blen < 16)
+			return 0;
+		memcpy(v, b, 16);
+		s->stats.lost += v[1];
+		return profile_add_unknown(s->prof, PROFILE_UNK_LOST,
+					   s->prof_ev[event_of_id(s, v[0])], v[1]);
+	case PERF_RECORD_THROTTLE:
+		if (blen < 16)
+			return 0;
+		memcpy(v, b + 8, 8);
+		s->stats.throttled++;
+		return profile_add_unknown(s->prof, PROFILE_UNK_THROTTLED,
+					   s->prof_ev[event_of_id(s, v[0])], 1);
+	default:
+		return 0;
+	}
+}
+
+int sampling_read_rings(struct sampling *s)
+{
+	struct record_batch *b = &s->recs;
+	int err = 0;
+	b->len = 0;
+	b->n = 0;
+	for (size_t i = 0; i < s->nrings && !err; i++) {
+		int r = perf_ring_drain(&s->rings[i], batch_add, b);
+		if (r < 0)
+			err = r;
+	}
+	if (b->n > 1)
+		qsort(b->idx, b->n, sizeof(*b->idx), ref_cmp);
+	for (size_t i = 0; i < b->n && !err; i++) {
+		/* records are 8-byte multiples and buf is malloc'ed: every one is aligned */
+		err = on_record(s, (const void *)(b->buf + b->idx[i].off));
+	}
+	return err;
+}

@@ -1,0 +1,346 @@
+/* core/symbols.c - symbolization through libdwfl (one offline Dwfl per image, at bias 0 so
+ * addresses are link-time offsets), /proc/kallsyms for the kernel, the vDSO from memory. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/procmaps.h"
+#include "core/symbols.h"
+
+struct ksym {
+	uint64_t addr;
+	char *name;
+};
+
+struct sym_image {
+	struct profile_image id;	/* path owned here */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	const char *error;		/* why the image could not be opened */
+	struct ksym *ksyms;		/* kernel only, sorted */
+	struct srcname { const char *raw; char *full; } *srcs;	/* relative -> comp_dir/file */
+	size_t nsrcs;
+	size_t nksyms;
+	struct sym_image *next;
+};
+
+struct symbols {
+	struct sym_image *images;
+	char *debuginfo_path;
+	Dwfl_Callbacks cbs;
+};
+
+int symbols_new(struct symbols **out)
+{
+	struct symbols *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->cbs.find_elf = dwfl_build_id_find_elf;
+	s->cbs.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cbs.section_address = dwfl_offline_section_address;
+	s->cbs.debuginfo_path = &s->debuginfo_path;
+	*out = s;
+	return 0;
+}
+
+void symbols_free(struct symbols *s)
+{
+	if (!s)
+		return;
+	for (struct sym_image *i = s->images, *n; i; i = n) {
+		n = i->next;
+		if (i->dwfl)
+			dwfl_end(i->dwfl);
+		for (size_t k = 0; k < i->nksyms; k++)
+			free(i->ksyms[k].name);
+		for (size_t k = 0; k < i->nsrcs; k++)
+			free(i->srcs[k].full);
+		free(i->srcs);
+		free(i->ksyms);
+		free(i->id.path);
+		free(i);
+	}
+	free(s);
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void load_kallsyms(struct sym_image *im)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512];
+	size_t cap = 0;
+	if (!f) {
+		im->error = "cannot read /proc/kallsyms";
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[256];
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !a)
+			continue;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (im->nksyms == cap) {
+			cap = cap ? cap * 2 : 65536;
+			struct ksym *n = realloc(im->ksyms, cap * sizeof(*n));
+			if (!n)
+				break;
+			im->ksyms = n;
+		}
+		im->ksyms[im->nksyms].addr = a;
+		im->ksyms[im->nksyms].name = strdup(name);
+		if (im->ksyms[im->nksyms].name)
+			im->nksyms++;
+	}
+	fclose(f);
+	if (im->nksyms)
+		qsort(im->ksyms, im->nksyms, sizeof(*im->ksyms), ksym_cmp);
+	else
+		im->error = "no kernel symbols readable in /proc/kallsyms (kptr_restrict?)";
+}
+
+static int vdso_fd(void)
+{
+	const unsigned char *base = (const void *)getauxval(AT_SYSINFO_EHDR);
+	if (!base)
+		return -1;
+	const Elf64_Ehdr *eh = (const void *)base;
+	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	int fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, base, size) != (ssize_t)size) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool same_identity(Dwfl_Module *mod, const struct profile_image *want)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	if (want->id_kind != PROFILE_ID_BUILDID)
+		return true;	/* content hashes are not re-checked (costly); paths are trusted */
+	int n = dwfl_module_build_id(mod, &bits, &vaddr);
+	return n <= 0 || (n == want->id_len && !memcmp(bits, want->id, (size_t)n));
+}
+
+static void open_image(struct symbols *s, struct sym_image *im)
+{
+	if (!strcmp(im->id.path, PROFILE_KERNEL_PATH)) {
+		load_kallsyms(im);
+		return;
+	}
+	im->dwfl = dwfl_begin(&s->cbs);
+	if (!im->dwfl) {
+		im->error = "out of memory";
+		return;
+	}
+	dwfl_report_begin(im->dwfl);
+	if (!strcmp(im->id.path, PROFILE_VDSO_PATH)) {
+		int fd = vdso_fd();
+		if (fd >= 0)
+			im->mod = dwfl_report_elf(im->dwfl, "[vdso]", "[vdso]", fd, 0, false);
+	} else if (access(im->id.path, R_OK) == 0) {
+		im->mod = dwfl_report_elf(im->dwfl, im->id.path, im->id.path, -1, 0, false);
+	} else {
+		im->error = "image file not found";
+	}
+	dwfl_report_end(im->dwfl, NULL, NULL);
+	if (!im->mod && !im->error)
+		im->error = "not a readable ELF image";
+	if (im->mod && !same_identity(im->mod, &im->id)) {
+		im->error = "file changed since the profile was taken (build-id differs)";
+		im->mod = NULL;
+	}
+}
+
+static struct sym_image *image_get(struct symbols *s, const struct profile_image *img)
+{
+	for (struct sym_image *i = s->images; i; i = i->next)
+		if (i->id.id_kind == img->id_kind && i->id.id_len == img->id_len &&
+		    !memcmp(i->id.id, img->id, img->id_len) && !strcmp(i->id.path, img->path))
+			return i;
+	struct sym_image *im = calloc(1, sizeof(*im));
+	if (!im)
+		return NULL;
+	im->id = *img;
+	if (!(im->id.path = strdup(img->path))) {
+		free(im);
+		return NULL;
+	}
+	open_image(s, im);
+	im->next = s->images;
+	s->images = im;
+	return im;
+}
+
+const char *symbols_image_error(struct symbols *s, const struct profile_image *img)
+{
+	struct sym_image *im = image_get(s, img);
+	return im ? im->error : "out of memory";
+}
+
+static void kernel_lookup(const struct sym_image *im, uint64_t off, struct sym_info *out)
+{
+	size_t lo = 0, hi = im->nksyms;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (im->ksyms[mid].addr <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return;
+	const struct ksym *k = &im->ksyms[lo - 1];
+	out->name = k->name;
+	out->start = k->addr;
+	out->size = lo < im->nksyms ? im->ksyms[lo].addr - k->addr : 0;
+	out->exact = 1;
+}
+
+static void inline_lookup(Dwfl_Module *mod, uint64_t off, struct sym_info *out)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, off, &bias);
+	Dwarf_Die *scopes = NULL;
+	if (!cu)
+		return;
+	int n = dwarf_getscopes(cu, off - bias, &scopes);
+	for (int i = 0; i < n; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			out->inlined = dwarf_diename(&scopes[i]);
+			break;
+		}
+	free(scopes);
+}
+
+/* FILE as recorded in the line table, made absolute with the CU's compilation directory. */
+static const char *full_source_path(struct sym_image *im, Dwfl_Line *line, const char *file)
+{
+	const char *dir = dwfl_line_comp_dir(line);
+	if (file[0] == '/' || !dir)
+		return file;
+	for (size_t i = 0; i < im->nsrcs; i++)
+		if (im->srcs[i].raw == file)
+			return im->srcs[i].full;
+	struct srcname *n = realloc(im->srcs, (im->nsrcs + 1) * sizeof(*n));
+	if (!n)
+		return file;
+	im->srcs = n;
+	if (asprintf(&n[im->nsrcs].full, "%s/%s", dir, file) < 0)
+		return file;
+	n[im->nsrcs].raw = file;
+	return n[im->nsrcs++].full;
+}
+
+int symbols_lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
+		   struct sym_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct sym_image *im = image_get(s, img);
+	if (!im)
+		return -ENOMEM;
+	if (im->nksyms) {
+		kernel_lookup(im, offset, out);
+		return 0;
+	}
+	if (!im->mod)
+		return -ENOENT;
+	GElf_Sym sym;
+	GElf_Off symoff = 0;
+	const char *name = dwfl_module_addrinfo(im->mod, offset, &symoff, &sym, NULL, NULL, NULL);
+	if (name) {
+		out->name = name;
+		out->start = offset - symoff;
+		out->size = sym.st_size;
+		out->exact = sym.st_size == 0 || symoff < sym.st_size;
+	}
+	Dwfl_Line *line = dwfl_module_getsrc(im->mod, offset);
+	if (line) {
+		int lineno = 0;
+		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+		if (file && lineno > 0) {
+			out->file = full_source_path(im, line, file);
+			out->line = lineno;
+		}
+		inline_lookup(im->mod, offset, out);
+	}
+	return 0;
+}
+
+int symbols_find_function(struct symbols *s, const struct profile_image *img, const char *name,
+			  uint64_t *start, uint64_t *size)
+{
+	struct sym_image *im = image_get(s, img);
+	if (!im)
+		return -ENOMEM;
+	for (size_t i = 0; i < im->nksyms; i++)
+		if (!strcmp(im->ksyms[i].name, name)) {
+			*start = im->ksyms[i].addr;
+			*size = i + 1 < im->nksyms ? im->ksyms[i + 1].addr - *start : 0;
+			return 0;
+		}
+	if (!im->mod)
+		return -ENOENT;
+	int n = dwfl_module_getsymtab(im->mod);
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *nm = dwfl_module_getsym_info(im->mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (nm && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
+		    !strcmp(nm, name)) {
+			*start = addr;
+			*size = sym.st_size;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int symbols_read_code(struct symbols *s, const struct profile_image *img, uint64_t offset,
+		      uint8_t *buf, size_t len)
+{
+	struct sym_image *im = image_get(s, img);
+	if (!im)
+		return -ENOMEM;
+	if (!im->mod)
+		return -ENOENT;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(im->mod, &bias);
+	size_t nph;
+	if (!elf || elf_getphdrnum(elf, &nph))
+		return -ENOENT;
+	size_t rawlen;
+	char *raw = elf_rawfile(elf, &rawlen);
+	for (size_t i = 0; raw && i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (offset < ph.p_vaddr || offset - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		uint64_t fo = offset - ph.p_vaddr + ph.p_offset;
+		uint64_t avail = ph.p_filesz - (offset - ph.p_vaddr);
+		if (fo > rawlen || len > avail || len > rawlen - fo)
+			return -ERANGE;
+		memcpy(buf, raw + fo, len);
+		return 0;
+	}
+	return -ERANGE;
+}

@@ -1,0 +1,34 @@
+/* profile/export.h - profile exports: folded stacks (flamegraph.pl / speedscope input) and
+ * pprof (gzip-compressed protobuf, readable by `go tool pprof`). */
+#ifndef SPENT_PROFILE_EXPORT_H
+#define SPENT_PROFILE_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/symbols.h"
+#include "spent/profile.h"
+
+/* Folded stacks of one event: "root;caller;leaf" and a count, merged, sorted by name. When the
+ * profile has no stacks for EV, each sample's leaf function is a one-frame stack. */
+struct folded {
+	char **stacks;
+	uint64_t *counts;
+	size_t n;
+	uint64_t total;
+};
+
+int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, struct folded **out);
+void folded_free(struct folded *f);
+/* "stack count\n" lines. 0 or -EIO. */
+int folded_write(const struct folded *f, FILE *out);
+
+/*
+ * Write events EVS of P as a pprof profile to PATH (atomically): one sample type per event
+ * (samples/count), locations per (image, offset) with function and line, mappings per image,
+ * stacks when recorded. 0 or -errno.
+ */
+int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *evs, size_t nev,
+		const char *path);
+
+#endif

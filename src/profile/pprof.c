@@ -1,0 +1,311 @@
+/* profile/pprof.c - pprof export: the perftools.profiles.Profile protobuf written by hand
+ * (wire format: varints and length-delimited fields), gzip-compressed with zlib. Addresses are
+ * synthetic (each image gets its own 2^40-byte window) since functions and lines are filled in
+ * (has_functions), so pprof never needs the binaries. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "analysis/report.h"
+#include "core/binio.h"
+#include "profile/export.h"
+
+struct strtab {
+	char **s;
+	size_t n, cap;
+	long *index;
+	size_t capindex;
+};
+
+static long str_id(struct strtab *t, const char *s)
+{
+	if ((t->n + 1) * 2 > t->capindex) {
+		size_t cap = t->capindex ? t->capindex * 2 : 1024;
+		long *ni = malloc(cap * sizeof(*ni));
+		if (!ni)
+			return -ENOMEM;
+		for (size_t i = 0; i < cap; i++)
+			ni[i] = -1;
+		for (size_t i = 0; i < t->n; i++) {
+			size_t j = binio_fnv64(BINIO_FNV64_INIT, t->s[i], strlen(t->s[i])) & (cap - 1);
+			while (ni[j] >= 0)
+				j = (j + 1) & (cap - 1);
+			ni[j] = (long)i;
+		}
+		free(t->index);
+		t->index = ni;
+		t->capindex = cap;
+	}
+	size_t j = binio_fnv64(BINIO_FNV64_INIT, s, strlen(s)) & (t->capindex - 1);
+	for (; t->index[j] >= 0; j = (j + 1) & (t->capindex - 1))
+		if (!strcmp(t->s[t->index[j]], s))
+			return t->index[j];
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		char **ns = realloc(t->s, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		t->s = ns;
+		t->cap = cap;
+	}
+	if (!(t->s[t->n] = strdup(s)))
+		return -ENOMEM;
+	t->index[j] = (long)t->n;
+	return (long)t->n++;
+}
+
+/* protobuf wire helpers */
+static int pb_key(struct binbuf *b, unsigned field, unsigned wt)
+{
+	return binbuf_put_uvarint(b, (uint64_t)field << 3 | wt);
+}
+
+static int pb_uint(struct binbuf *b, unsigned field, uint64_t v)
+{
+	int err = pb_key(b, field, 0);
+	return err ? err : binbuf_put_uvarint(b, v);
+}
+
+static int pb_bytes(struct binbuf *b, unsigned field, const void *p, size_t n)
+{
+	int err = pb_key(b, field, 2);
+	err = err ? err : binbuf_put_uvarint(b, n);
+	return err ? err : binbuf_put(b, p, n);
+}
+
+struct pp {
+	const struct profile *p;
+	struct symbols *sym;
+	struct strtab st;
+	struct binbuf out, msg;
+	/* locations: (img, off) -> id, linear-probed */
+	struct loc { uint32_t img; uint64_t off; uint64_t id; } *locs;
+	size_t capl, nloc;
+	/* functions: name string id + file string id -> id */
+	struct fn { long name, file; uint64_t id; } *fns;
+	size_t nfn, capfn;
+};
+
+static int emit_msg(struct pp *x, unsigned field)
+{
+	int err = pb_bytes(&x->out, field, x->msg.data, x->msg.len);
+	x->msg.len = 0;
+	return err;
+}
+
+static uint64_t fn_id(struct pp *x, long name, long file)
+{
+	for (size_t i = 0; i < x->nfn; i++)	/* functions are few (hundreds) */
+		if (x->fns[i].name == name && x->fns[i].file == file)
+			return x->fns[i].id;
+	if (x->nfn == x->capfn) {
+		size_t cap = x->capfn ? x->capfn * 2 : 256;
+		struct fn *n = realloc(x->fns, cap * sizeof(*n));
+		if (!n)
+			return 0;
+		x->fns = n;
+		x->capfn = cap;
+	}
+	x->fns[x->nfn] = (struct fn){ name, file, x->nfn + 1 };
+	x->nfn++;
+	x->msg.len = 0;
+	if (pb_uint(&x->msg, 1, x->nfn) || pb_uint(&x->msg, 2, (uint64_t)name) ||
+	    pb_uint(&x->msg, 3, (uint64_t)name) || pb_uint(&x->msg, 4, (uint64_t)file) ||
+	    emit_msg(x, 5))
+		return 0;
+	return x->nfn;
+}
+
+static uint64_t loc_id(struct pp *x, const struct profile_frame *f)
+{
+	uint32_t img = f->image == PROFILE_NO_IMAGE ? (uint32_t)profile_nimages(x->p) : f->image;
+	if ((x->nloc + 1) * 2 > x->capl) {
+		size_t cap = x->capl ? x->capl * 2 : 4096;
+		struct loc *n = calloc(cap, sizeof(*n));
+		if (!n)
+			return 0;
+		for (size_t i = 0; i < x->capl; i++)
+			if (x->locs[i].id) {
+				size_t j = (x->locs[i].off * 0x9e3779b97f4a7c15ULL ^ x->locs[i].img) & (cap - 1);
+				while (n[j].id)
+					j = (j + 1) & (cap - 1);
+				n[j] = x->locs[i];
+			}
+		free(x->locs);
+		x->locs = n;
+		x->capl = cap;
+	}
+	size_t j = (f->offset * 0x9e3779b97f4a7c15ULL ^ img) & (x->capl - 1);
+	for (; x->locs[j].id; j = (j + 1) & (x->capl - 1))
+		if (x->locs[j].img == img && x->locs[j].off == f->offset)
+			return x->locs[j].id;
+	char name[512];
+	struct sym_info si = { 0 };
+	report_frame_name(x->p, x->sym, f, name, sizeof(name));
+	if (f->image != PROFILE_NO_IMAGE)
+		symbols_lookup(x->sym, profile_image_get(x->p, f->image), f->offset, &si);
+	long ns = str_id(&x->st, name), fs = str_id(&x->st, si.file ? si.file : "");
+	if (ns < 0 || fs < 0)
+		return 0;
+	uint64_t fid = fn_id(x, ns, fs);
+	if (!fid)
+		return 0;
+	uint64_t id = ++x->nloc;
+	x->locs[j] = (struct loc){ img, f->offset, id };
+	struct binbuf line;
+	binbuf_init(&line);
+	int err = pb_uint(&line, 1, fid);
+	if (!err && si.line > 0)
+		err = pb_uint(&line, 2, (uint64_t)si.line);
+	x->msg.len = 0;
+	uint64_t addr = ((uint64_t)img + 1) << 40 | (f->offset & ((1ULL << 40) - 1));
+	err = err ? err : pb_uint(&x->msg, 1, id);
+	if (f->image != PROFILE_NO_IMAGE)	/* no mapping for unplaced frames */
+		err = err ? err : pb_uint(&x->msg, 2, (uint64_t)img + 1);
+	err = err ? err : pb_uint(&x->msg, 3, addr);
+	err = err ? err : pb_bytes(&x->msg, 4, line.data, line.len);
+	err = err ? err : emit_msg(x, 4);
+	binbuf_release(&line);
+	return err ? 0 : id;
+}
+
+/* One sample: locations leaf first, value COUNT in column E of NEV. */
+static int sample(struct pp *x, const struct profile_frame *f, size_t n, size_t e, size_t nev,
+		  uint64_t count)
+{
+	struct binbuf ids, vals;
+	int err = 0;
+	binbuf_init(&ids);
+	binbuf_init(&vals);
+	for (size_t k = 0; k < n && !err; k++) {
+		uint64_t id = loc_id(x, &f[k]);
+		err = id ? binbuf_put_uvarint(&ids, id) : -ENOMEM;
+	}
+	for (size_t k = 0; k < nev && !err; k++)
+		err = binbuf_put_uvarint(&vals, k == e ? count : 0);
+	x->msg.len = 0;
+	err = err ? err : pb_bytes(&x->msg, 1, ids.data, ids.len);
+	err = err ? err : pb_bytes(&x->msg, 2, vals.data, vals.len);
+	err = err ? err : emit_msg(x, 2);
+	binbuf_release(&ids);
+	binbuf_release(&vals);
+	return err;
+}
+
+static int samples_of_event(struct pp *x, uint32_t ev, size_t e, size_t nev)
+{
+	int err = 0;
+	bool stacks = false;
+	for (size_t i = 0; i < profile_nstacks(x->p) && !err; i++) {
+		uint32_t sev;
+		const struct profile_frame *f;
+		size_t nf;
+		uint64_t cnt;
+		profile_stack_get(x->p, i, &sev, &f, &nf, &cnt);
+		if (sev == ev) {
+			stacks = true;
+			err = sample(x, f, nf, e, nev, cnt);
+		}
+	}
+	for (uint32_t img = 0; !stacks && !err && img < profile_nimages(x->p); img++) {
+		struct profile_count *c = NULL;
+		size_t n = 0;
+		err = profile_counts(x->p, img, ev, &c, &n);
+		for (size_t i = 0; i < n && !err; i++) {
+			struct profile_frame fr = { img, c[i].offset };
+			err = sample(x, &fr, 1, e, nev, c[i].count);
+		}
+		free(c);
+	}
+	return err;
+}
+
+static int mappings(struct pp *x)
+{
+	int err = 0;
+	for (uint32_t i = 0; i < profile_nimages(x->p) && !err; i++) {
+		const struct profile_image *im = profile_image_get(x->p, i);
+		char bid[2 * PROFILE_ID_MAX + 1] = "";
+		for (unsigned k = 0; k < im->id_len; k++)
+			snprintf(bid + 2 * k, 3, "%02x", im->id[k]);
+		long fs = str_id(&x->st, im->path), bs = str_id(&x->st, bid);
+		if (fs < 0 || bs < 0)
+			return -ENOMEM;
+		uint64_t start = ((uint64_t)i + 1) << 40;
+		x->msg.len = 0;
+		err = pb_uint(&x->msg, 1, (uint64_t)i + 1);
+		err = err ? err : pb_uint(&x->msg, 2, start);
+		err = err ? err : pb_uint(&x->msg, 3, start + (1ULL << 40));
+		err = err ? err : pb_uint(&x->msg, 5, (uint64_t)fs);
+		err = err ? err : pb_uint(&x->msg, 6, (uint64_t)bs);
+		err = err ? err : pb_uint(&x->msg, 7, 1);	/* has_functions */
+		err = err ? err : pb_uint(&x->msg, 8, 1);	/* has_filenames */
+		err = err ? err : pb_uint(&x->msg, 9, 1);	/* has_line_numbers */
+		err = err ? err : emit_msg(x, 3);
+	}
+	return err;
+}
+
+static int gzip_to_file(const struct binbuf *in, const char *path)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	size_t cap = deflateBound(&zs, in->len) + 64;
+	uint8_t *out = malloc(cap);
+	int err = 0;
+	if (!out) {
+		deflateEnd(&zs);
+		return -ENOMEM;
+	}
+	zs.next_in = in->data;
+	zs.avail_in = (uInt)in->len;
+	zs.next_out = out;
+	zs.avail_out = (uInt)cap;
+	if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
+		err = -EIO;
+	if (!err)
+		err = binio_write_file_atomic(path, out, zs.total_out, 0644);
+	deflateEnd(&zs);
+	free(out);
+	return err;
+}
+
+int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *evs, size_t nev,
+		const char *path)
+{
+	struct pp x = { .p = p, .sym = sym };
+	int err = 0;
+	binbuf_init(&x.out);
+	binbuf_init(&x.msg);
+	if (str_id(&x.st, "") != 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	long count = str_id(&x.st, "count");
+	for (size_t e = 0; e < nev && !err; e++) {
+		long t = str_id(&x.st, profile_event_get(p, evs[e])->name);
+		x.msg.len = 0;
+		err = t < 0 || count < 0 ? -ENOMEM : pb_uint(&x.msg, 1, (uint64_t)t);
+		err = err ? err : pb_uint(&x.msg, 2, (uint64_t)count);
+		err = err ? err : emit_msg(&x, 1);
+	}
+	err = err ? err : mappings(&x);
+	for (size_t e = 0; e < nev && !err; e++)
+		err = samples_of_event(&x, evs[e], e, nev);
+	for (size_t i = 0; i < x.st.n && !err; i++)
+		err = pb_bytes(&x.out, 6, x.st.s[i], strlen(x.st.s[i]));
+	err = err ? err : gzip_to_file(&x.out, path);
+out:
+	for (size_t i = 0; i < x.st.n; i++)
+		free(x.st.s[i]);
+	free(x.st.s);
+	free(x.st.index);
+	free(x.locs);
+	free(x.fns);
+	binbuf_release(&x.out);
+	binbuf_release(&x.msg);
+	return err;
+}

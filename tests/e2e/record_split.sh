@@ -1,0 +1,83 @@
+#!/bin/bash
+# tests/e2e/record_split.sh - spent record/report/annotate on programs with a known time split:
+# 60/30/10 by function (+-3 points), the hot loop's line on top, several events side by side,
+# JSON/CSV fields, exports (pprof read by go tool pprof, folded, SVG), --diff, compactness.
+source "$(dirname "$0")/lib.sh"
+
+split=$PROGS/split603010
+$SPENT record -o "$TMP/split" -- "$split" 300 >/dev/null 2>"$TMP/rec.err"
+check record_split_exit_zero test $? -eq 0
+check record_split_writes_profile_dir test -f "$TMP/split/meta"
+
+$SPENT report -i "$TMP/split" --by function --json > "$TMP/fn.json"
+pct_of() { # FUNCTION -> percent from the JSON report
+	python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    o=json.loads(l)
+    if o["symbol"]==sys.argv[2]: print(o["percent"]); break
+else: print(-1)' "$TMP/fn.json" "$1"
+}
+for f in func_sixty:60 func_thirty:30 func_ten:10; do
+	name=${f%:*} want=${f#*:}
+	got=$(pct_of "$name")
+	if awk -v g="$got" -v w="$want" 'BEGIN{d=g-w; if(d<0)d=-d; exit !(d<=3)}'; then
+		pass "report_function_split_${name}_within_3_points"
+	else
+		fail "report_function_split_${name}_within_3_points: got $got% want $want%"
+	fi
+done
+first=$(head -1 "$TMP/fn.json")
+check report_json_has_required_fields python3 -c 'import json,sys
+o=json.loads(sys.argv[1]); sys.exit(not all(k in o for k in ("image","symbol","event","samples","percent")))' "$first"
+
+# the hot loop body line gets the most samples in --by line
+$SPENT record -o "$TMP/hot" -- "$PROGS/hotline" 200 >/dev/null 2>&1
+hotline=$(grep -n '/\* HOT \*/' "$SPENT_TOP/tests/progs/hotline.c" | cut -d: -f1)
+top=$($SPENT report -i "$TMP/hot" --by line --json | head -1)
+check report_line_top_row_is_hot_loop_line test "$(jfield "$top" line)" = "$hotline"
+check report_line_names_source_file test "$(basename "$(jfield "$top" file)")" = hotline.c
+
+# annotate: instructions decoded, source interleaved, samples add up to the function's
+$SPENT annotate -i "$TMP/split" func_sixty > "$TMP/ann.txt"
+check annotate_shows_decoded_imul grep -q 'imul' "$TMP/ann.txt"
+check annotate_interleaves_source_line grep -q 'func_sixty(unsigned long n)' "$TMP/ann.txt"
+ann_sum=$($SPENT annotate -i "$TMP/split" --json func_sixty | python3 -c 'import json,sys; print(sum(json.loads(l)["samples"] for l in sys.stdin))')
+fn_samples=$(python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    o=json.loads(l)
+    if o["symbol"]=="func_sixty": print(o["samples"])' "$TMP/fn.json")
+check annotate_samples_equal_report_function_samples test "$ann_sum" = "$fn_samples"
+
+# two events side by side, preset periods, ratio column, CSV
+$SPENT record -e cpu-clock@slow,page-faults -o "$TMP/two" -- "$split" 100 >/dev/null 2>&1
+$SPENT report -i "$TMP/two" > "$TMP/two.txt"
+check report_header_shows_slow_preset_period grep -q "'cpu-clock' (period 1000003)" "$TMP/two.txt"
+check report_table_has_ratio_column grep -q 'ratio' "$TMP/two.txt"
+$SPENT report -i "$TMP/two" --csv > "$TMP/two.csv"
+check report_csv_has_both_events python3 -c 'import csv,sys
+rows=list(csv.DictReader(open(sys.argv[1]))); ev={r["event"] for r in rows}
+sys.exit(not ({"cpu-clock","page-faults"} <= ev))' "$TMP/two.csv"
+
+# exports
+$SPENT report -i "$TMP/split" --pprof "$TMP/split.pb.gz" 2>/dev/null
+check pprof_export_read_by_go_tool_pprof bash -c "go tool pprof -top '$TMP/split.pb.gz' 2>/dev/null | grep -q func_sixty"
+total=$($SPENT report -i "$TMP/split" --json --by image | python3 -c 'import json,sys; print(sum(json.loads(l)["samples"] for l in sys.stdin))')
+folded_sum=$($SPENT report -i "$TMP/split" --folded | awk '{s+=$NF} END{print s}')
+check folded_counts_sum_to_placed_samples test "$folded_sum" -le "$total" -a "$folded_sum" -gt 0
+$SPENT report -i "$TMP/split" --flamegraph "$TMP/fg.svg" 2>/dev/null
+check flamegraph_is_wellformed_svg_with_frames python3 -c 'import xml.etree.ElementTree as E,sys
+r=E.parse(sys.argv[1]).getroot(); t=E.tostring(r).decode()
+sys.exit(not (r.tag.endswith("svg") and "func_sixty" in t and "script" in t))' "$TMP/fg.svg"
+
+# diff: a profile against itself changes nothing; against another program func_sixty vanishes
+same=$($SPENT report -i "$TMP/split" --diff "$TMP/split" --json | python3 -c 'import json,sys; print(max(abs(json.loads(l)["delta"]) for l in sys.stdin))')
+check diff_against_itself_is_zero awk -v d="$same" 'BEGIN{exit !(d==0)}'
+d60=$($SPENT report -i "$TMP/split" --diff "$TMP/hot" --json | python3 -c 'import json,sys
+for l in sys.stdin:
+    o=json.loads(l)
+    if o["symbol"]=="func_sixty": print(o["delta"])')
+check diff_shows_func_sixty_gone awk -v d="$d60" 'BEGIN{exit !(d < -55)}'
+
+# compactness: the profile file of the program is far smaller than the program
+pf=$(ls "$TMP"/split/epoch-0000/split603010-*.prof)
+check profile_file_10x_smaller_than_image test $(( $(stat -c %s "$pf") * 10 )) -lt "$(stat -c %s "$split")"

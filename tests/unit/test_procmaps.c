@@ -1,0 +1,111 @@
+/* tests/unit/test_procmaps.c - core/procmaps + core/image: pc -> (image, link-time offset)
+ * checked against the dynamic loader's own view (dl_iterate_phdr), mapping replacement, fork. */
+#include <errno.h>
+#include <link.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/procmaps.h"
+
+struct find { uintptr_t addr; uintptr_t bias; const char *name; int found; };
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct find *f = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && f->addr >= s && f->addr < s + ph->p_memsz) {
+			f->bias = info->dlpi_addr;
+			f->name = info->dlpi_name;
+			f->found = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void __attribute__((noinline)) marker_function(void) { __asm__ volatile(""); }
+
+static void check_addr(struct procmaps *pm, uintptr_t addr, const char *want_substr)
+{
+	struct find f = { .addr = addr };
+	dl_iterate_phdr(find_cb, &f);
+	assert_true(f.found);
+	const struct image_info *img;
+	uint64_t off;
+	enum profile_unknown_reason why;
+	assert_int_equal(procmaps_lookup(pm, getpid(), addr, &img, &off, &why), 0);
+	assert_true(off == addr - f.bias);
+	assert_non_null(strstr(img->id.path, want_substr));
+	assert_int_equal(img->id.id_kind, PROFILE_ID_BUILDID);
+}
+
+static void own_pcs_translate_like_the_loader(void **state)
+{
+	(void)state;
+	struct image_cache *c;
+	struct procmaps *pm;
+	assert_int_equal(image_cache_new(&c), 0);
+	assert_int_equal(procmaps_new(c, &pm), 0);
+	assert_int_equal(procmaps_load_pid(pm, getpid()), 0);
+	check_addr(pm, (uintptr_t)marker_function, "test_procmaps");
+	check_addr(pm, (uintptr_t)&_cmocka_run_group_tests, "cmocka");
+	/* kernel addresses go to the kernel image with the address as offset */
+	const struct image_info *img;
+	uint64_t off;
+	enum profile_unknown_reason why;
+	assert_int_equal(procmaps_lookup(pm, getpid(), 0xffffffff81000010ULL, &img, &off, &why), 0);
+	assert_string_equal(img->id.path, PROFILE_KERNEL_PATH);
+	assert_true(off == 0xffffffff81000010ULL);
+	/* unknown pid */
+	assert_int_equal(procmaps_lookup(pm, 999999, 0x1000, &img, &off, &why), -ENOENT);
+	assert_int_equal(why, PROFILE_UNK_PROCESS_GONE);
+	procmaps_free(pm);
+	image_cache_free(c);
+}
+
+static void new_mappings_replace_and_fork_copies(void **state)
+{
+	(void)state;
+	struct image_cache *c;
+	struct procmaps *pm;
+	assert_int_equal(image_cache_new(&c), 0);
+	assert_int_equal(procmaps_new(c, &pm), 0);
+	assert_int_equal(procmaps_add(pm, 100, 0x10000, 0x10000, 0, "/bin/sh"), 0);
+	assert_int_equal(procmaps_add(pm, 100, 0x14000, 0x1000, 0, "//anon"), 0);
+	const struct image_info *img;
+	uint64_t off;
+	enum profile_unknown_reason why;
+	assert_int_equal(procmaps_lookup(pm, 100, 0x14010, &img, &off, &why), -ENOENT);
+	assert_int_equal(why, PROFILE_UNK_ANON);
+	assert_int_equal(procmaps_lookup(pm, 100, 0x30000, &img, &off, &why), -ENOENT);
+	assert_int_equal(why, PROFILE_UNK_NO_MAPPING);
+	/* the tail after the anonymous hole keeps its file offset */
+	assert_int_equal(procmaps_lookup(pm, 100, 0x15000, &img, &off, &why), 0);
+	assert_true(off == image_file_to_vaddr(img, 0x5000));
+	assert_int_equal(procmaps_fork(pm, 100, 101), 0);
+	assert_int_equal(procmaps_lookup(pm, 101, 0x10100, &img, &off, &why), 0);
+	procmaps_forget(pm, 100);
+	assert_false(procmaps_known(pm, 100));
+	assert_true(procmaps_known(pm, 101));
+	procmaps_free(pm);
+	image_cache_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(own_pcs_translate_like_the_loader),
+		cmocka_unit_test(new_mappings_replace_and_fork_copies),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
