@@ -112,16 +112,26 @@ demo: deps
 	$(MAKE) all
 	$(SPENT) stat -- $(BUILD)/progs/demo
 
-# libFuzzer targets: each links the library sources it exercises, built with clang's fuzzer+ASan.
+# libFuzzer targets: the library is compiled once with fuzzer instrumentation and ASan/UBSan
+# (build-fuzz/libspent-fuzz.a); each tests/fuzz/fuzz_*.c links against it.
 FUZZ_BUILD := build-fuzz
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Isrc -I$(FUZZ_BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"'
+FUZZ_FLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -Iinclude -Isrc \
+	-I$(FUZZ_BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"'
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
-FUZZ_LIB_SRCS := $(LIB_SRCS)
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_SKELS := $(patsubst %.bpf.c,$(FUZZ_BUILD)/gen/%.skel.h,$(notdir $(BPF_SRCS)))
 fuzz: $(FUZZ_BINS)
-$(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_LIB_SRCS)
-	@mkdir -p $(FUZZ_BUILD)/gen
-	$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) $(patsubst %.bpf.c,$(FUZZ_BUILD)/gen/%.skel.h,$(notdir $(BPF_SRCS)))
-	$(CLANG) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB_SRCS) $(LDLIBS)
+$(FUZZ_SKELS): $(FUZZ_BUILD)/gen/%.skel.h: $(BUILD)/gen/%.skel.h
+	@mkdir -p $(dir $@)
+	cp $< $@
+$(FUZZ_BUILD)/obj/%.o: %.c | $(FUZZ_SKELS)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+$(FUZZ_BUILD)/libspent-fuzz.a: $(FUZZ_LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+$(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_BUILD)/libspent-fuzz.a
+	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libspent-fuzz.a $(LDLIBS)
 fuzz-run: fuzz
 	@tests/fuzz/run.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-20}
 
@@ -140,4 +150,4 @@ install: all
 clean:
 	rm -rf build build-san build-fuzz
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)

@@ -15,7 +15,7 @@ passes=${SPENT_PASSES:-"build build-san"}
 per_script_timeout=${SPENT_TEST_TIMEOUT:-300}
 pass=0 fail=0 skip=0
 failed_names=()
-log=$(mktemp -d /tmp/spent-tests.XXXXXX)
+mkdir -p build/test-logs && log=$(mktemp -d "$top/build/test-logs/run.XXXXXX")
 
 count_unit() { # $1 build dir
 	for t in "$1"/tests/test_*; do

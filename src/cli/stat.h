@@ -1,0 +1,70 @@
+/* cli/stat.h - what cmd_stat.c (running) shares with stat_output.c (printing). */
+#ifndef SPENT_CLI_STAT_H
+#define SPENT_CLI_STAT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "collect/counting.h"
+#include "spent/events.h"
+
+enum stat_format { STAT_TABLE, STAT_JSON, STAT_CSV };
+
+struct stat_opts {
+	char *events;		/* -e, NULL = defaults */
+	bool all_events;
+	bool per_thread, per_process, per_cpu;
+	bool system_wide;	/* -a */
+	pid_t pid;		/* -p */
+	long repeat;		/* -r */
+	long interval_ms;	/* -I */
+	bool costs;
+	bool list;
+	enum stat_format format;
+	const char *output;	/* -o */
+	char **argv;		/* command after -- */
+	int argc;
+};
+
+/* One printed row: an event's value for the whole run, a thread, a process or a CPU. */
+struct stat_row {
+	const struct spent_event *ev;
+	struct count_value v;
+	bool supported;
+	bool use_mean;		/* show MEAN: the mean over runs (-r) or over repeated copies */
+	double mean, stddev;	/* stddev over runs when RUNS > 1 */
+	int runs;
+	/* breakdown identity; -1 when not broken down */
+	int tid, pid, cpu;
+	const char *comm;
+};
+
+struct stat_out {
+	FILE *f;
+	const struct stat_opts *opts;	/* for the header, printed with the first rows */
+	enum stat_format format;
+	bool header_done;
+};
+
+/* The event list of a run, with perf's {a,b} groups; unsupported events stay for display. */
+struct stat_events {
+	struct spent_event *evs;
+	int *group;
+	bool *supported;
+	size_t n;
+};
+
+int stat_events_add(struct stat_events *se, const struct spent_event *ev, int group);
+void stat_events_release(struct stat_events *se);
+
+/* Run the counting OPTS asks for (once, -r times, or until interrupted) and print it.
+ * Returns the exit status spent should exit with. */
+int stat_run_all(const struct stat_opts *opts, const struct stat_events *se);
+
+/* Print ROWS (one set: all events of one total/thread/process/cpu); ELAPSED_NS for rates. */
+void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, double elapsed_ns,
+		     double interval_ts);
+void stat_print_footer(struct stat_out *o, double elapsed_ns, const double *runs_elapsed, int nruns);
+void stat_print_costs(struct stat_out *o, const struct stat_row *rows, size_t n);
+
+#endif

@@ -1,0 +1,296 @@
+/* cli/stat_output.c - spent stat's output: perf-like aligned table, JSON lines, CSV; derived
+ * metrics (CPUs utilized, rates, IPC, miss ratios) and the --costs table. */
+#include <math.h>
+#include <string.h>
+
+#include "analysis/costs.h"
+#include "cli/cli.h"
+#include "cli/stat.h"
+
+static const struct stat_row *row_named(const struct stat_row *rows, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].supported && strcmp(rows[i].ev->name, name) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+static double row_value(const struct stat_row *r)
+{
+	return r->use_mean ? r->mean : count_value_scaled(&r->v);
+}
+
+/* The value as shown: the clocks count ns and are shown in msec, as perf does. */
+static double shown_value(const struct stat_row *r)
+{
+	double v = row_value(r);
+	return strcmp(r->ev->unit, "msec") == 0 ? v / 1e6 : v;
+}
+
+/* A derived metric for row R, from the other rows of the same set. */
+static bool derived_metric(const struct stat_row *rows, size_t n, const struct stat_row *r,
+			   double elapsed_ns, double *value, const char **unit)
+{
+	const char *name = r->ev->name;
+	const struct stat_row *tc = row_named(rows, n, "task-clock");
+	const struct stat_row *other;
+	double v = row_value(r);
+	if (strcmp(name, "task-clock") == 0 && elapsed_ns > 0) {
+		*value = v / elapsed_ns;
+		*unit = "CPUs utilized";
+		return true;
+	}
+	if (strcmp(name, "instructions") == 0 && (other = row_named(rows, n, "cycles")) && row_value(other) > 0) {
+		*value = v / row_value(other);
+		*unit = "insn per cycle";
+		return true;
+	}
+	if (strcmp(name, "cycles") == 0 && tc && row_value(tc) > 0) {
+		*value = v / row_value(tc);
+		*unit = "GHz";
+		return true;
+	}
+	if (strcmp(name, "branch-misses") == 0 && (other = row_named(rows, n, "branches")) && row_value(other) > 0) {
+		*value = 100.0 * v / row_value(other);
+		*unit = "% of all branches";
+		return true;
+	}
+	if (strcmp(name, "cache-misses") == 0 && (other = row_named(rows, n, "cache-references")) &&
+	    row_value(other) > 0) {
+		*value = 100.0 * v / row_value(other);
+		*unit = "% of all cache refs";
+		return true;
+	}
+	if (strcmp(name, "L1-dcache-load-misses") == 0 && (other = row_named(rows, n, "L1-dcache-loads")) &&
+	    row_value(other) > 0) {
+		*value = 100.0 * v / row_value(other);
+		*unit = "% of all L1-dcache accesses";
+		return true;
+	}
+	if (r->ev->cls == SPENT_EV_SOFTWARE && strcmp(r->ev->unit, "msec") != 0 && tc && row_value(tc) > 0) {
+		*value = v / (row_value(tc) / 1e9);
+		*unit = "/sec";
+		return true;
+	}
+	return false;
+}
+
+static void stat_print_header(struct stat_out *o)
+{
+	const struct stat_opts *opts = o->opts;
+	if (o->header_done)
+		return;
+	o->header_done = true;
+	if (o->format == STAT_CSV) {
+		fprintf(o->f, "interval,event,value,unit,running_pct,counter_value,enabled_ns,running_ns,"
+			      "thread,pid,comm,cpu,metric_value,metric_unit,stddev_pct\n");
+		return;
+	}
+	if (o->format != STAT_TABLE)
+		return;
+	fprintf(o->f, "\n Performance counter stats for ");
+	if (opts->system_wide)
+		fprintf(o->f, "'system wide'");
+	else if (opts->pid > 0)
+		fprintf(o->f, "process id '%d'", (int)opts->pid);
+	else {
+		fputc('\'', o->f);
+		for (int i = 0; i < opts->argc; i++)
+			fprintf(o->f, "%s%s", i ? " " : "", opts->argv[i]);
+		fputc('\'', o->f);
+	}
+	if (opts->repeat > 1)
+		fprintf(o->f, " (%ld runs)", opts->repeat);
+	fprintf(o->f, ":\n\n");
+}
+
+static void label_of(const struct stat_row *r, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (r->cpu >= 0)
+		snprintf(buf, len, "CPU%d", r->cpu);
+	else if (r->tid >= 0)
+		snprintf(buf, len, "%s-%d", r->comm && r->comm[0] ? r->comm : "?", r->tid);
+	else if (r->pid >= 0)
+		snprintf(buf, len, "%s-%d", r->comm && r->comm[0] ? r->comm : "?", r->pid);
+}
+
+static void print_table_row(struct stat_out *o, const struct stat_row *rows, size_t n,
+			    const struct stat_row *r, double elapsed_ns, double ts)
+{
+	char label[64];
+	label_of(r, label, sizeof(label));
+	if (ts >= 0)
+		fprintf(o->f, "%14.6f ", ts);
+	if (label[0])
+		fprintf(o->f, "%20s ", label);
+	if (!r->supported) {
+		fprintf(o->f, "%18s      %-26s\n", "<not supported>", r->ev->spec);
+		return;
+	}
+	if (strcmp(r->ev->unit, "msec") == 0)
+		fprintf(o->f, "%18.2f msec %-26s", shown_value(r), r->ev->spec);
+	else
+		fprintf(o->f, "%18.0f      %-26s", shown_value(r), r->ev->spec);
+	double mv;
+	const char *mu;
+	if (derived_metric(rows, n, r, elapsed_ns, &mv, &mu))
+		fprintf(o->f, " # %9.3f %-20s", mv, mu);
+	else
+		fprintf(o->f, "   %9s %-20s", "", "");
+	if (r->runs > 1)
+		fprintf(o->f, " ( +- %5.2f%% )", r->mean > 0 ? 100.0 * r->stddev / r->mean : 0.0);
+	fprintf(o->f, " (%.2f%%)\n", count_value_running_pct(&r->v));
+}
+
+static void print_json_row(struct stat_out *o, const struct stat_row *rows, size_t n,
+			   const struct stat_row *r, double elapsed_ns, double ts)
+{
+	FILE *f = o->f;
+	fputc('{', f);
+	if (ts >= 0)
+		fprintf(f, "\"interval\":%.6f,", ts);
+	fputs("\"event\":", f);
+	cli_json_string(f, r->ev->spec);
+	if (!r->supported) {
+		fprintf(f, ",\"value\":null,\"unit\":\"\",\"running_pct\":0,\"supported\":false}\n");
+		return;
+	}
+	fprintf(f, ",\"value\":%.6f,\"unit\":", shown_value(r));
+	cli_json_string(f, r->ev->unit);
+	fprintf(f, ",\"running_pct\":%.2f,\"counter_value\":%llu,\"enabled_ns\":%llu,\"running_ns\":%llu",
+		count_value_running_pct(&r->v), (unsigned long long)r->v.value,
+		(unsigned long long)r->v.enabled, (unsigned long long)r->v.running);
+	if (r->tid >= 0)
+		fprintf(f, ",\"thread\":%d", r->tid);
+	if (r->pid >= 0)
+		fprintf(f, ",\"pid\":%d", r->pid);
+	if ((r->tid >= 0 || r->pid >= 0) && r->comm) {
+		fputs(",\"comm\":", f);
+		cli_json_string(f, r->comm);
+	}
+	if (r->cpu >= 0)
+		fprintf(f, ",\"cpu\":%d", r->cpu);
+	double mv;
+	const char *mu;
+	if (derived_metric(rows, n, r, elapsed_ns, &mv, &mu)) {
+		fprintf(f, ",\"metric_value\":%.6f,\"metric_unit\":", mv);
+		cli_json_string(f, mu);
+	}
+	if (r->runs > 1)
+		fprintf(f, ",\"runs\":%d,\"stddev_pct\":%.4f", r->runs,
+			r->mean > 0 ? 100.0 * r->stddev / r->mean : 0.0);
+	fputs("}\n", f);
+}
+
+static void csv_num(FILE *f, const char *fmt, double v, bool present)
+{
+	fputc(',', f);
+	if (present)
+		fprintf(f, fmt, v);
+}
+
+static void print_csv_row(struct stat_out *o, const struct stat_row *rows, size_t n,
+			  const struct stat_row *r, double elapsed_ns, double ts)
+{
+	FILE *f = o->f;
+	if (ts >= 0)
+		fprintf(f, "%.6f", ts);
+	fputc(',', f);
+	cli_csv_field(f, r->ev->spec);
+	csv_num(f, "%.6f", r->supported ? shown_value(r) : 0, r->supported);
+	fputc(',', f);
+	cli_csv_field(f, r->supported ? r->ev->unit : "<not supported>");
+	csv_num(f, "%.2f", count_value_running_pct(&r->v), r->supported);
+	fprintf(f, ",%llu,%llu,%llu", (unsigned long long)r->v.value, (unsigned long long)r->v.enabled,
+		(unsigned long long)r->v.running);
+	csv_num(f, "%.0f", r->tid, r->tid >= 0);
+	csv_num(f, "%.0f", r->pid, r->pid >= 0);
+	fputc(',', f);
+	cli_csv_field(f, (r->tid >= 0 || r->pid >= 0) && r->comm ? r->comm : "");
+	csv_num(f, "%.0f", r->cpu, r->cpu >= 0);
+	double mv = 0;
+	const char *mu = "";
+	bool has = r->supported && derived_metric(rows, n, r, elapsed_ns, &mv, &mu);
+	csv_num(f, "%.6f", mv, has);
+	fputc(',', f);
+	cli_csv_field(f, has ? mu : "");
+	csv_num(f, "%.4f", r->mean > 0 ? 100.0 * r->stddev / r->mean : 0.0, r->runs > 1);
+	fputc('\n', f);
+}
+
+void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, double elapsed_ns,
+		     double interval_ts)
+{
+	stat_print_header(o);
+	for (size_t i = 0; i < n; i++) {
+		switch (o->format) {
+		case STAT_TABLE: print_table_row(o, rows, n, &rows[i], elapsed_ns, interval_ts); break;
+		case STAT_JSON: print_json_row(o, rows, n, &rows[i], elapsed_ns, interval_ts); break;
+		case STAT_CSV: print_csv_row(o, rows, n, &rows[i], elapsed_ns, interval_ts); break;
+		}
+	}
+	if (o->format == STAT_TABLE && rows[0].cpu < 0 && rows[0].tid < 0 && rows[0].pid < 0)
+		fputc('\n', o->f);
+}
+
+void stat_print_footer(struct stat_out *o, double elapsed_ns, const double *runs_elapsed, int nruns)
+{
+	if (o->format == STAT_JSON) {
+		fprintf(o->f, "{\"elapsed_s\":%.9f,\"runs\":%d}\n", elapsed_ns / 1e9, nruns);
+		return;
+	}
+	if (o->format != STAT_TABLE)
+		return;
+	if (nruns > 1) {
+		double mean = 0, var = 0;
+		for (int i = 0; i < nruns; i++)
+			mean += runs_elapsed[i] / nruns;
+		for (int i = 0; i < nruns; i++)
+			var += (runs_elapsed[i] - mean) * (runs_elapsed[i] - mean) / (nruns - 1);
+		fprintf(o->f, "%18.9f +- %.9f seconds time elapsed  ( +- %5.2f%% )\n\n", mean / 1e9,
+			sqrt(var) / 1e9, mean > 0 ? 100.0 * sqrt(var) / mean : 0.0);
+	} else {
+		fprintf(o->f, "%18.9f seconds time elapsed\n\n", elapsed_ns / 1e9);
+	}
+}
+
+void stat_print_costs(struct stat_out *o, const struct stat_row *rows, size_t n)
+{
+	const struct cost_model *m = costs_model_for_host();
+	const char *names[64];
+	double counts[64];
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < 64; i++)
+		if (rows[i].supported) {
+			names[k] = rows[i].ev->name;
+			counts[k++] = row_value(&rows[i]);
+		}
+	const struct stat_row *cyc = row_named(rows, n, "cycles");
+	const struct stat_row *tc = row_named(rows, n, "task-clock");
+	struct cost_estimate est[64];
+	size_t ne = costs_estimate(m, names, counts, k, cyc ? row_value(cyc) : 0,
+				   tc ? row_value(tc) / 1e9 : 0, est, 64);
+	FILE *f = o->f;
+	if (o->format == STAT_JSON) {
+		for (size_t i = 0; i < ne; i++) {
+			fputs("{\"cost_event\":", f);
+			cli_json_string(f, est[i].event);
+			fprintf(f, ",\"count\":%.0f,\"cycles_each\":%.1f,\"cycles\":%.0f,\"pct_of_cycles\":%.2f,"
+				   "\"seconds\":%.6f,\"source\":", est[i].count, est[i].entry->cycles,
+				est[i].cycles, est[i].pct_of_cycles, est[i].seconds);
+			cli_json_string(f, est[i].entry->source);
+			fputs("}\n", f);
+		}
+		return;
+	}
+	fprintf(f, " Estimated cost per event class (%s, no overlap assumed):\n\n", m->cpu);
+	fprintf(f, "  %-24s %16s %8s %16s %8s %12s\n", "event", "count", "cycles", "est. cycles", "% cyc", "est. sec");
+	for (size_t i = 0; i < ne; i++)
+		fprintf(f, "  %-24s %16.0f %8.1f %16.0f %7.2f%% %12.6f\n", est[i].event, est[i].count,
+			est[i].entry->cycles, est[i].cycles, est[i].pct_of_cycles, est[i].seconds);
+	fprintf(f, "\n Sources:\n");
+	for (size_t i = 0; i < ne; i++)
+		fprintf(f, "  %-24s %s: %s\n", est[i].event, est[i].entry->what, est[i].entry->source);
+	fputc('\n', f);
+}

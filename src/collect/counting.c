@@ -1,0 +1,297 @@
+/* collect/counting.c - counting sessions over perf_event_open: groups, inherit to a task
+ * tree, per-thread or per-CPU slots, and scaling by enabled/running time. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "collect/counting.h"
+
+struct counting {
+	struct counting_config cfg;
+	struct spent_event *events;
+	int *group;
+	size_t n_slots;
+	int *slot_ids;
+	int *fds;	/* [slot][event], -1 where the slot vanished */
+	uint64_t *ids;	/* kernel event ids, same layout */
+};
+
+double count_value_scaled(const struct count_value *v)
+{
+	if (v->running == 0)
+		return v->enabled ? 0.0 : (double)v->value;
+	if (v->running >= v->enabled)
+		return (double)v->value;
+	return (double)v->value * ((double)v->enabled / (double)v->running);
+}
+
+double count_value_running_pct(const struct count_value *v)
+{
+	if (v->enabled == 0)
+		return 100.0;
+	double p = 100.0 * (double)v->running / (double)v->enabled;
+	return p > 100.0 ? 100.0 : p;
+}
+
+void count_value_add(struct count_value *acc, const struct count_value *v)
+{
+	acc->value += v->value;
+	acc->enabled += v->enabled;
+	acc->running += v->running;
+}
+
+static int list_threads(pid_t pid, int **out, size_t *n)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	int *tids = NULL;
+	size_t count = 0, cap = 0;
+	int err = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if (count == cap) {
+			cap = cap ? cap * 2 : 16;
+			int *t = realloc(tids, cap * sizeof(*t));
+			if (!t) {
+				err = -ENOMEM;
+				break;
+			}
+			tids = t;
+		}
+		tids[count++] = atoi(de->d_name);
+	}
+	closedir(d);
+	if (err || count == 0) {
+		free(tids);
+		return err ? err : -ESRCH;
+	}
+	*out = tids;
+	*n = count;
+	return 0;
+}
+
+static int list_online_cpus(int **out, size_t *n)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	if (ncpu < 1)
+		return -EINVAL;
+	int *cpus = malloc((size_t)ncpu * sizeof(int));
+	if (!cpus)
+		return -ENOMEM;
+	size_t count = 0;
+	for (long i = 0; i < ncpu; i++) {
+		char path[96];
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/online", i);
+		FILE *f = fopen(path, "r");
+		int online = 1; /* cpu0 often has no online file: it cannot go offline */
+		if (f) {
+			if (fscanf(f, "%d", &online) != 1)
+				online = 1;
+			fclose(f);
+		}
+		if (online)
+			cpus[count++] = (int)i;
+	}
+	*out = cpus;
+	*n = count;
+	return 0;
+}
+
+static int setup_slots(struct counting *c)
+{
+	switch (c->cfg.mode) {
+	case COUNTING_TASK:
+		c->slot_ids = malloc(sizeof(int));
+		if (!c->slot_ids)
+			return -ENOMEM;
+		c->slot_ids[0] = c->cfg.pid;
+		c->n_slots = 1;
+		return 0;
+	case COUNTING_THREADS:
+		return list_threads(c->cfg.pid, &c->slot_ids, &c->n_slots);
+	case COUNTING_CPUS:
+		if (!c->cfg.cpus)
+			return list_online_cpus(&c->slot_ids, &c->n_slots);
+		c->slot_ids = malloc(c->cfg.n_cpus * sizeof(int));
+		if (!c->slot_ids)
+			return -ENOMEM;
+		memcpy(c->slot_ids, c->cfg.cpus, c->cfg.n_cpus * sizeof(int));
+		c->n_slots = c->cfg.n_cpus;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static bool is_leader(const struct counting *c, size_t i)
+{
+	return !c->group || i == 0 || c->group[i] != c->group[i - 1];
+}
+
+/* Open every event of one slot; a thread that vanished meanwhile leaves it empty (-1). */
+static int open_slot(struct counting *c, size_t s, size_t *bad_event)
+{
+	pid_t pid = c->cfg.mode == COUNTING_CPUS ? -1 : c->slot_ids[s];
+	int cpu = c->cfg.mode == COUNTING_CPUS ? c->slot_ids[s] : -1;
+	int *fds = &c->fds[s * c->cfg.n_events];
+	int leader = -1;
+	for (size_t i = 0; i < c->cfg.n_events; i++) {
+		struct perf_event_attr a = c->events[i].attr;
+		a.size = sizeof(a);
+		a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		a.disabled = is_leader(c, i) && !c->cfg.enabled;
+		a.inherit = c->cfg.inherit && c->cfg.mode != COUNTING_CPUS;
+		a.enable_on_exec = c->cfg.mode == COUNTING_TASK && c->cfg.enable_on_exec && is_leader(c, i);
+		if (is_leader(c, i))
+			leader = -1;
+		int fd = spent_event_open(&c->events[i], &a, pid, cpu, leader, 0);
+		if (fd == -ESRCH && c->cfg.mode == COUNTING_THREADS)
+			return 0;
+		if (fd < 0) {
+			*bad_event = i;
+			return fd;
+		}
+		fds[i] = fd;
+		if (is_leader(c, i))
+			leader = fd;
+	}
+	return 0;
+}
+
+int counting_new(const struct counting_config *cfg, struct counting **out, size_t *bad_event)
+{
+	int err = 0;
+	size_t bad = 0;
+	struct counting *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->cfg = *cfg;
+	c->events = malloc(cfg->n_events * sizeof(*c->events));
+	c->group = cfg->group ? malloc(cfg->n_events * sizeof(int)) : NULL;
+	if (!c->events || (cfg->group && !c->group) || cfg->n_events == 0) {
+		err = cfg->n_events ? -ENOMEM : -EINVAL;
+		goto fail;
+	}
+	memcpy(c->events, cfg->events, cfg->n_events * sizeof(*c->events));
+	if (c->group)
+		memcpy(c->group, cfg->group, cfg->n_events * sizeof(int));
+	c->cfg.events = c->events;
+	c->cfg.group = c->group;
+	err = setup_slots(c);
+	if (err)
+		goto fail;
+	c->fds = malloc(c->n_slots * cfg->n_events * sizeof(int));
+	if (!c->fds) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < c->n_slots * cfg->n_events; i++)
+		c->fds[i] = -1;
+	for (size_t s = 0; s < c->n_slots; s++) {
+		err = open_slot(c, s, &bad);
+		if (err)
+			goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	if (bad_event)
+		*bad_event = bad;
+	counting_free(c);
+	return err;
+}
+
+void counting_free(struct counting *c)
+{
+	if (!c)
+		return;
+	if (c->fds)
+		for (size_t i = 0; i < c->n_slots * c->cfg.n_events; i++)
+			if (c->fds[i] >= 0)
+				close(c->fds[i]);
+	free(c->fds);
+	free(c->slot_ids);
+	free(c->events);
+	free(c->group);
+	free(c);
+}
+
+static int ioctl_all(struct counting *c, unsigned long req)
+{
+	for (size_t i = 0; i < c->n_slots * c->cfg.n_events; i++)
+		if (c->fds[i] >= 0 && is_leader(c, i % c->cfg.n_events) && ioctl(c->fds[i], req, 0) < 0)
+			return -errno;
+	return 0;
+}
+
+int counting_enable(struct counting *c)
+{
+	return ioctl_all(c, PERF_EVENT_IOC_ENABLE);
+}
+
+int counting_disable(struct counting *c)
+{
+	return ioctl_all(c, PERF_EVENT_IOC_DISABLE);
+}
+
+static int read_fd(int fd, struct count_value *v)
+{
+	uint64_t buf[3];
+	ssize_t n = read(fd, buf, sizeof(buf));
+	if (n < 0)
+		return -errno;
+	if (n < (ssize_t)sizeof(buf))
+		return -EIO;
+	v->value = buf[0];
+	v->enabled = buf[1];
+	v->running = buf[2];
+	return 0;
+}
+
+size_t counting_n_slots(const struct counting *c)
+{
+	return c->n_slots;
+}
+
+int counting_slot_id(const struct counting *c, size_t slot)
+{
+	return slot < c->n_slots ? c->slot_ids[slot] : -1;
+}
+
+int counting_read_slot(struct counting *c, size_t slot, struct count_value *values)
+{
+	for (size_t i = 0; i < c->cfg.n_events; i++) {
+		int fd = c->fds[slot * c->cfg.n_events + i];
+		memset(&values[i], 0, sizeof(values[i]));
+		if (fd < 0)
+			continue;
+		int err = read_fd(fd, &values[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int counting_read_totals(struct counting *c, struct count_value *totals)
+{
+	struct count_value *one = calloc(c->cfg.n_events, sizeof(*one));
+	if (!one)
+		return -ENOMEM;
+	memset(totals, 0, c->cfg.n_events * sizeof(*totals));
+	int err = 0;
+	for (size_t s = 0; s < c->n_slots && !err; s++) {
+		err = counting_read_slot(c, s, one);
+		for (size_t i = 0; i < c->cfg.n_events && !err; i++)
+			count_value_add(&totals[i], &one[i]);
+	}
+	free(one);
+	return err;
+}

@@ -1,0 +1,45 @@
+/* collect/thread_tracker.h - exact per-thread and per-process counts of a launched command.
+ *
+ * The command is ptrace-seized before it execs; every thread or process it creates gets its
+ * own non-inherited counters at its creation stop (before it runs an instruction), read at its
+ * exit stop (before it is gone). The tracee stops only at clone, fork, exec and exit, so the
+ * cost is a few microseconds per thread, never per instruction. Inherited counters give the
+ * same totals without stops; this is for the breakdown perf stat only offers with -p. */
+#ifndef SPENT_COLLECT_THREAD_TRACKER_H
+#define SPENT_COLLECT_THREAD_TRACKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "collect/counting.h"
+
+struct thread_counts {
+	pid_t pid, tid;
+	char comm[16];
+	bool exited;
+	struct count_value *values;	/* one per event */
+};
+
+struct thread_tracker;
+
+/* EVENTS/GROUP as in struct counting_config (copied). */
+int thread_tracker_new(const struct spent_event *events, const int *group, size_t n_events,
+		       struct thread_tracker **out);
+void thread_tracker_free(struct thread_tracker *t);
+
+/* Seize ROOT, a child of the caller that has not exec'd yet (blocked on a barrier), and open
+ * its counters to start at its exec. On -ENOENT etc. *BAD_EVENT names the event. */
+int thread_tracker_attach(struct thread_tracker *t, pid_t root, size_t *bad_event);
+
+/*
+ * Handle one waitpid(-1, &status, __WALL) result. Returns 1 when ROOT has exited, with its
+ * shell-style exit status (128+signal when killed) in *ROOT_STATUS; 0 otherwise; -errno when
+ * a new thread's counters could not be opened (the thread still runs, uncounted).
+ */
+int thread_tracker_handle(struct thread_tracker *t, pid_t tid, int status, int *root_status);
+
+/* Every thread seen, exited or alive (alive ones read now). Owned by T. */
+int thread_tracker_results(struct thread_tracker *t, const struct thread_counts **out, size_t *n);
+
+#endif

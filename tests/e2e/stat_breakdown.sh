@@ -1,0 +1,56 @@
+#!/bin/bash
+# tests/e2e/stat_breakdown.sh - --per-thread and --per-process for launched commands, against
+# the threads' own CPU clocks and page counts (printed by the program itself).
+source "$(dirname "$0")/lib.sh"
+
+"$SPENT" stat --per-thread --json -o "$TMP/t.json" -e task-clock,page-faults -- "$PROGS/threads3" 15 > "$TMP/truth.txt"
+check "threads3 ran and printed its three threads" test "$(grep -c '^thread' "$TMP/truth.txt")" -eq 3
+python3 - "$TMP/t.json" "$TMP/truth.txt" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+per = {}
+total = {}
+for r in rows:
+    if "event" not in r: continue
+    if "thread" in r: per.setdefault(r["thread"], {})[r["event"]] = r["value"]
+    else: total[r["event"]] = r["value"]
+ok = True
+for line in open(sys.argv[2]):
+    _, k, _, tid, _, pages, _, cpu = line.split()
+    tid, pages, cpu = int(tid), int(pages), float(cpu)
+    got = per.get(tid)
+    if not got:
+        print(f"FAIL per-thread row for thread {k} (tid {tid}) is missing"); ok = False; continue
+    tc, pf = got["task-clock"], got["page-faults"]
+    if abs(tc - cpu) <= 0.10 * cpu + 1.0:
+        print(f"PASS thread {k} task-clock {tc:.1f} ms matches its own CPU clock {cpu:.1f} ms")
+    else:
+        print(f"FAIL thread {k} task-clock {tc:.1f} ms vs its own CPU clock {cpu:.1f} ms"); ok = False
+    if pages <= pf <= pages + 30:
+        print(f"PASS thread {k} page faults {pf:.0f} for {pages} touched pages")
+    else:
+        print(f"FAIL thread {k} page faults {pf:.0f} for {pages} touched pages")
+for ev in ("task-clock", "page-faults"):
+    s = sum(v[ev] for v in per.values())
+    if abs(s - total[ev]) <= 0.01 * total[ev] + 0.5:
+        print(f"PASS per-thread {ev} rows add up to the total ({s:.1f} vs {total[ev]:.1f})")
+    else:
+        print(f"FAIL per-thread {ev} rows add up to {s:.1f}, total {total[ev]:.1f}")
+PY
+
+"$SPENT" stat --per-process --json -o "$TMP/p.json" -e page-faults -- sh -c "$PROGS/sleeper; $PROGS/sleeper"
+n=$(grep -c '"comm":"sleeper"' "$TMP/p.json")
+check "--per-process shows both sleeper processes of sh -c 'prog; prog' ($n rows)" test "$n" -eq 2
+check "--per-process shows the shell itself" grep -q '"comm":"sh"' "$TMP/p.json"
+
+# the table form names threads as comm-tid, like perf's --per-thread
+"$SPENT" stat --per-thread -e task-clock -- "$PROGS/threads3" 2 >/dev/null 2>"$TMP/table.txt"
+check "--per-thread table has a row per thread" test "$(grep -c 'threads3-[0-9]' "$TMP/table.txt")" -eq 4
+
+# -p: an existing process's threads
+"$PROGS/threads3" 40 > /dev/null & tpid=$!
+sleep 0.1
+"$SPENT" stat -p "$tpid" --per-thread --json -o "$TMP/pp.json" -e task-clock
+wait "$tpid"
+n=$(grep -c '"thread"' "$TMP/pp.json")
+check "-p PID --per-thread shows the running threads ($n rows)" test "$n" -ge 2

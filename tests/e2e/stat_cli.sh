@@ -1,0 +1,80 @@
+#!/bin/bash
+# tests/e2e/stat_cli.sh - spent stat's modes and formats, exit statuses and bad input.
+source "$(dirname "$0")/lib.sh"
+
+"$SPENT" stat -e cylces -- true 2>"$TMP/err"; rc=$?
+check "unknown event exits 2" test "$rc" -eq 2
+check "unknown event names the closest events" grep -q "unknown event 'cylces': did you mean 'cycles'" "$TMP/err"
+check "unknown event message is one line" test "$(wc -l < "$TMP/err")" -eq 1
+"$SPENT" stat -- /nonexistent/spent-cmd 2>"$TMP/err"; rc=$?
+check "a command that does not exist exits 127" test "$rc" -eq 127
+check "a command that does not exist is reported like perf" grep -q "workload failed: cannot run '/nonexistent/spent-cmd': No such file or directory" "$TMP/err"
+"$SPENT" stat -- sh -c 'exit 3' 2>/dev/null; rc=$?
+check "exit status is the command's" test "$rc" -eq 3
+"$SPENT" stat -r 0 -- true 2>/dev/null; rc=$?
+check "-r 0 is refused with exit 2" test "$rc" -eq 2
+"$SPENT" stat --bogus -- true 2>/dev/null; rc=$?
+check "an unknown option exits 2" test "$rc" -eq 2
+"$SPENT" stat -e 'task-clock,,page-faults' -- true 2>/dev/null; rc=$?
+check "an empty event name exits 2" test "$rc" -eq 2
+
+# output formats
+"$SPENT" stat --json -e task-clock,page-faults -- true 2>"$TMP/j"
+check "--json rows carry event, value, unit, running_pct" python3 -c '
+import json,sys
+rows=[json.loads(l) for l in open(sys.argv[1]) if "event" in l]
+assert len(rows)==2 and all({"event","value","unit","running_pct"} <= r.keys() for r in rows)' "$TMP/j"
+"$SPENT" stat --csv -e task-clock,page-faults -- true 2>"$TMP/c"
+check "--csv has a header and one row per event" python3 -c '
+import csv,sys
+rows=list(csv.DictReader(open(sys.argv[1])))
+assert len(rows)==2 and rows[1]["event"]=="page-faults" and float(rows[0]["running_pct"])==100.0' "$TMP/c"
+out=$("$SPENT" stat -e page-faults -- echo hello 2>/dev/null)
+check "counts go to stderr: the command's stdout stays its own" test "$out" = hello
+"$SPENT" stat -o "$TMP/o.txt" -e page-faults -- true 2>"$TMP/e"
+check "-o writes the counts to the file" grep -q page-faults "$TMP/o.txt"
+check "every table row shows the running percentage" grep -qE 'page-faults.*\(100\.00%\)' "$TMP/o.txt"
+
+# modes
+"$SPENT" stat -a --per-cpu --json -e cpu-clock -- sleep 0.3 2>"$TMP/a"
+ncpu=$(nproc)
+check "-a --per-cpu has a row per CPU" test "$(grep -c '"cpu":' "$TMP/a")" -eq "$ncpu"
+tot=$(python3 -c 'import json,sys
+rows=[json.loads(l) for l in open(sys.argv[1])]
+print([r for r in rows if "event" in r and "cpu" not in r][0]["value"])' "$TMP/a")
+check "-a cpu-clock covers every CPU for the run ($tot ms on $ncpu CPUs)" python3 -c "import sys; sys.exit(not ($tot >= 0.9*300*$ncpu and $tot <= 1.5*300*$ncpu))"
+"$SPENT" stat -I 100 --csv -e task-clock -- "$PROGS/demo" 0.5 >/dev/null 2>"$TMP/i"
+n=$(grep -cE '^[0-9]+\.[0-9]+,task-clock' "$TMP/i")
+check "-I 100 prints interval rows during a 0.3 s+ run ($n)" test "$n" -ge 2
+"$SPENT" stat -r 3 -e page-faults -- "$PROGS/sleeper" 2>"$TMP/r"
+check "-r 3 reports mean +- stddev" grep -qE 'page-faults.*\( \+- +[0-9.]+% \)' "$TMP/r"
+check "-r 3 says how many runs" grep -q '(3 runs)' "$TMP/r"
+"$SPENT" stat --all-events --json -- true 2>"$TMP/all"
+for ev in page-faults minor-faults major-faults context-switches cpu-migrations alignment-faults emulation-faults; do
+	check "--all-events counts $ev" grep -q "\"event\":\"$ev\"" "$TMP/all"
+done
+"$SPENT" stat --list > "$TMP/list"
+check "--list groups software events" grep -q '^software events:' "$TMP/list"
+check "--list shows task-clock" grep -qE '^  task-clock ' "$TMP/list"
+
+# Ctrl-C stops the command and the counts still print, with the command's status
+"$SPENT" stat -e task-clock -- sleep 5 2>"$TMP/int" & sp=$!
+sleep 0.5; kill -INT $sp; wait $sp; rc=$?
+check "SIGINT stops the command with status 130" test "$rc" -eq 130
+check "SIGINT still prints the counts" grep -q task-clock "$TMP/int"
+
+# hardware events: fall back or count, depending on the machine
+if have_pmu; then
+	"$SPENT" stat -e cycles,instructions -- "$PROGS/demo" 0.1 2>"$TMP/hw" >/dev/null
+	check "with a PMU, instructions get an IPC" grep -q 'insn per cycle' "$TMP/hw"
+	"$SPENT" stat --costs -e cycles,branch-misses -- "$PROGS/demo" 0.1 2>"$TMP/cost" >/dev/null
+	check "--costs prints estimates with sources" grep -q 'Sources:' "$TMP/cost"
+else
+	"$SPENT" stat -e cycles -- true 2>"$TMP/fb"
+	check "without a PMU cycles falls back to task-clock in one line" grep -q "no hardware PMU on this machine: counting 'task-clock' instead of 'cycles'" "$TMP/fb"
+	"$SPENT" stat -e instructions,page-faults -- true 2>"$TMP/fb2"
+	check "without a PMU instructions is reported not supported" grep -q '<not supported>.*instructions' "$TMP/fb2"
+	"$SPENT" stat --costs -e page-faults -- true 2>"$TMP/c2"
+	check "without a PMU --costs says estimates are unavailable" grep -q 'time estimates are unavailable' "$TMP/c2"
+	need_pmu "IPC and --costs estimates from hardware counts" || true
+fi

@@ -1,0 +1,143 @@
+/* tests/unit/test_counters.c - the perfex library: counting on the calling thread, reset,
+ * overflow handlers at a known period, and nested/repeated named regions. */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "spent/counters.h"
+
+static volatile unsigned long sink;
+
+static void spin_ms(double ms)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do {
+		for (int i = 0; i < 10000; i++)
+			sink = sink * 31 + (unsigned long)i;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1e3 + (b.tv_nsec - a.tv_nsec) / 1e6 < ms);
+}
+
+static void counts_only_between_start_and_stop(void **state)
+{
+	(void)state;
+	struct spent_counters *c;
+	assert_int_equal(spent_counters_open("task-clock,page-faults", 0, &c), 0);
+	assert_int_equal(spent_counters_count(c), 2);
+	assert_string_equal(spent_counters_name(c, 1), "page-faults");
+	uint64_t v[2];
+	spin_ms(5);
+	assert_int_equal(spent_counters_read(c, v, 2), 0);
+	assert_int_equal(v[0], 0); /* opened stopped */
+	assert_int_equal(spent_counters_start(c), 0);
+	spin_ms(20);
+	assert_int_equal(spent_counters_stop(c), 0);
+	assert_int_equal(spent_counters_read(c, v, 2), 0);
+	assert_true(v[0] >= 19000000 && v[0] < 200000000); /* ~20 ms of this thread's CPU */
+	uint64_t again[2];
+	spin_ms(5);
+	assert_int_equal(spent_counters_read(c, again, 2), 0);
+	assert_true(again[0] == v[0]); /* stopped: nothing more */
+	assert_int_equal(spent_counters_reset(c), 0);
+	assert_int_equal(spent_counters_read(c, v, 2), 0);
+	assert_int_equal(v[0], 0);
+	assert_int_equal(spent_counters_fast(c, 0), 0); /* software events have no PMU index */
+	spent_counters_free(c);
+}
+
+static void unknown_events_explain_themselves(void **state)
+{
+	(void)state;
+	struct spent_counters *c = NULL;
+	assert_int_equal(spent_counters_open("task-clokc", 0, &c), -ENOENT);
+	assert_null(c);
+	assert_non_null(strstr(spent_counters_error(), "task-clock"));
+}
+
+static void overflow(struct spent_counters *c, size_t event, uint64_t count, void *arg)
+{
+	(void)c;
+	(void)event;
+	*(volatile uint64_t *)arg = count;
+}
+
+static void overflow_handler_runs_every_period(void **state)
+{
+	(void)state;
+	struct spent_counters *c;
+	volatile uint64_t seen = 0;
+	assert_int_equal(spent_counters_open("task-clock", 0, &c), 0);
+	/* every 1 ms of CPU time, for ~50 ms: the R10000's overflow interrupt */
+	assert_int_equal(spent_counters_on_overflow(c, 0, 1000000, 0, overflow, (void *)&seen), 0);
+	assert_int_equal(spent_counters_start(c), 0);
+	spin_ms(50);
+	assert_int_equal(spent_counters_stop(c), 0);
+	assert_true(seen >= 25 && seen <= 60);
+	uint64_t v;
+	assert_int_equal(spent_counters_read(c, &v, 1), 0);
+	assert_true(v >= 45000000); /* the event still counts while it samples */
+	spent_counters_free(c);
+}
+
+static void regions_accumulate_per_name(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(spent_region_begin("solve"), 0);
+		assert_int_equal(spent_region_begin("solve"), 0); /* recursion counts once */
+		spin_ms(4);
+		assert_int_equal(spent_region_end("solve"), 0);
+		assert_int_equal(spent_region_end("solve"), 0);
+	}
+	assert_int_equal(spent_region_begin("io"), 0);
+	spin_ms(1);
+	assert_int_equal(spent_region_end("io"), 0);
+	struct spent_region r;
+	assert_int_equal(spent_region_get("solve", &r), 0);
+	assert_int_equal(r.entries, 3);
+	assert_string_equal(r.event_names[0], "task-clock");
+	assert_true(r.values[0] >= 11000000 && r.values[0] < 100000000);
+	struct spent_region io;
+	assert_int_equal(spent_region_get("io", &io), 0);
+	assert_true(io.values[0] < r.values[0]);
+	assert_int_equal(spent_region_get("never", &r), -ENOENT);
+	assert_int_equal(spent_region_end("never"), -ENOENT);
+}
+
+static void *other_thread(void *arg)
+{
+	struct spent_region r;
+	*(int *)arg = spent_region_get("solve", &r); /* regions are per thread */
+	return NULL;
+}
+
+static void regions_are_per_thread(void **state)
+{
+	(void)state;
+	int rc = 0;
+	pthread_t t;
+	pthread_create(&t, NULL, other_thread, &rc);
+	pthread_join(t, NULL);
+	assert_int_equal(rc, -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(counts_only_between_start_and_stop),
+		cmocka_unit_test(unknown_events_explain_themselves),
+		cmocka_unit_test(overflow_handler_runs_every_period),
+		cmocka_unit_test(regions_accumulate_per_name),
+		cmocka_unit_test(regions_are_per_thread),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
