@@ -1,5 +1,5 @@
 #!/bin/bash
-# tests/e2e/daemon_shortlived.sh - 200 short-lived processes per second for 3 s under the
+# tests/e2e/daemon_shortlived.sh - 200 short-lived processes per second for 2 s under the
 # daemon: unknown samples stay below 0.1%, the children's samples land in their image in
 # proportion to the CPU time getrusage reports for them, and the daemon's RSS stays bounded.
 source "$(dirname "$0")/lib.sh"
@@ -13,10 +13,10 @@ if ! start_daemon "$DB" "$TMP/d.log" -F 1000; then
 	exit 0
 fi
 rss0=$(status_field "$DB" rss_kb)
-"$BIN" 200 3 2 > "$TMP/oracle.txt"
+"$BIN" 200 2 2 > "$TMP/oracle.txt"
 spawned=$(awk '$1 == "spawned" { print $2 }' "$TMP/oracle.txt")
 child_ms=$(awk '$1 == "children_cpu_ms" { print $2 }' "$TMP/oracle.txt")
-check "daemon_shortlived_workload_spawned_600 ($spawned)" [ "${spawned:-0}" -eq 600 ]
+check "daemon_shortlived_workload_spawned_400 ($spawned)" [ "${spawned:-0}" -eq 400 ]
 "$SPENT" db "$DB" flush > /dev/null
 st=$("$SPENT" db "$DB" status --json)
 unk=$(jfield "$st" unknown_pct)
