@@ -188,8 +188,10 @@ static int do_status(const struct db_opts *o)
 		free(data);
 		/* whatever the file says, nobody answers: the daemon is not running */
 		char *run = strstr(st, "\"running\":true");
-		if (run)
-			memcpy(run, "\"running\":0   ", 14);
+		if (run && strlen(st) + 1 < sizeof(st)) {
+			memmove(run + 15, run + 14, strlen(run + 14) + 1);
+			memcpy(run, "\"running\":false", 15);
+		}
 	}
 	st[strcspn(st, "\n")] = '\0';
 	char *end = strrchr(st, '}');

@@ -292,7 +292,8 @@ static int image_intern(struct dmaps *m, const char *path, uint64_t dev, uint64_
 	im->id = (uint32_t)m->nimages;
 	im->dev = dev;
 	im->ino = ino;
-	image_identify(m, im, pid);
+	/* identified (build-id or content hash, load segments) when its first sample is placed:
+	 * most images mapped somewhere are never sampled, and hashing a file is not free */
 	m->images[m->nimages++] = im;
 	s->id = im->id;
 	s->next = m->ihash[h];
@@ -557,7 +558,11 @@ int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint
 		return -ENOENT;
 	*image = r->image;
 	*offset = pc - r->start + r->pgoff;
-	const struct dimage *im = m->images[r->image];
+	struct dimage *im = m->images[r->image];
+	if (!im->identified) {
+		im->identified = true;
+		image_identify(m, im, pid);
+	}
 	for (uint8_t i = 0; i < im->nloads; i++) {
 		const struct dimage_load *l = &im->loads[i];
 		if (*offset >= l->off && *offset < l->off + l->filesz) {

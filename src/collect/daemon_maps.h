@@ -26,6 +26,7 @@ struct dimage {
 	uint8_t id_len;
 	uint8_t ident[32];
 	bool foreign_root;	/* mapped by a process whose root is not ours (container) */
+	bool identified;	/* id and loads read (on the first sample placed in it) */
 	uint8_t nloads;		/* PT_LOAD segments read from the file (0: offsets stay file offsets) */
 	struct dimage_load loads[DIMAGE_MAX_LOADS];
 };

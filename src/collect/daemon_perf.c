@@ -502,7 +502,8 @@ size_t dperf_read(struct dperf *p, const struct dperf_handlers *h)
 	for (int i = 0; i < p->ncpus; i++)
 		if (p->cpus[i].ring.base)
 			ring_collect(p, i);
-	qsort(p->recs, p->nrecs, sizeof(*p->recs), rec_cmp);
+	if (p->nrecs)
+		qsort(p->recs, p->nrecs, sizeof(*p->recs), rec_cmp);
 	for (k = 0; k < p->nrecs && p->recs[k].time <= cutoff; k++)
 		record_handle(p, &p->cpus[p->recs[k].cpu],
 			      (const struct perf_event_header *)(p->batch + p->recs[k].off), h);
