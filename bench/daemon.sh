@@ -67,3 +67,20 @@ done
 echo "(best of $ROUNDS alternated runs of $NCPU x '$WORKLOAD'; *_wall: elapsed time, *_cpu: the"
 echo " workload's user+sys time; above: daemon minus bare events; reduction = samples / entries"
 echo " drained over each daemon run, all processes of the machine included)"
+
+# The reduction factor over a longer run, as the daemon runs for real: one long-lived copy of
+# the workload per CPU for RED_SECONDS of CPU each while the daemon drains every 5 s (DCPI
+# keys by process: short runs of new processes make new keys).
+RED_SECONDS=${RED_SECONDS:-12}
+for rate in $RATES; do
+	db=$TMP/red-$rate
+	"$SPENT" daemon --db "$db" -F "$rate" --foreground --drain-interval 5000 2>>"$TMP/daemon.log" & BG=$!
+	for _ in $(seq 50); do
+		"$SPENT" db "$db" status --json 2>/dev/null | grep -q '"daemon":true' && break
+		sleep 0.1
+	done
+	for _ in $(seq "$NCPU"); do "$top/build/progs/daemon_split" "$RED_SECONDS" > /dev/null & done
+	wait $(jobs -p | grep -v "^$BG$")
+	stop_mode
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("reduction at %s Hz over %s s: %.1fx (%d samples, %d entries)" % (sys.argv[2], sys.argv[3], d["reduction"], d["samples"], d["entries"]))' "$db/status.json" "$rate" "$RED_SECONDS" 2>/dev/null
+done
