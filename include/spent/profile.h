@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -155,6 +156,9 @@ int profile_dir_open(const char *dir, struct profile_dir **out);
 /* Open DIR when it is a profile directory, else create it (the daemon's case). */
 int profile_dir_open_or_create(const char *dir, struct profile_dir **out);
 void profile_dir_close(struct profile_dir *d);
+/* Permission bits for the epoch directories and files written from now on (default 0755 and
+ * 0644; the daemon's database uses 0750 and 0640). */
+void profile_dir_set_modes(struct profile_dir *d, mode_t dir_mode, mode_t file_mode);
 const char *profile_dir_path(const struct profile_dir *d);
 
 /* Epoch numbers present, ascending, in a new array the caller frees. */

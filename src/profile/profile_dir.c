@@ -18,7 +18,15 @@
 
 struct profile_dir {
 	char *path;
+	mode_t dir_mode;	/* for epoch directories (0755 unless profile_dir_set_modes) */
+	mode_t file_mode;	/* for profile files (0644 unless profile_dir_set_modes) */
 };
+
+void profile_dir_set_modes(struct profile_dir *d, mode_t dir_mode, mode_t file_mode)
+{
+	d->dir_mode = dir_mode;
+	d->file_mode = file_mode;
+}
 
 const char *profile_dir_path(const struct profile_dir *d)
 {
@@ -40,6 +48,8 @@ static int dir_new(const char *path, struct profile_dir **out)
 		free(d);
 		return -ENOMEM;
 	}
+	d->dir_mode = 0755;
+	d->file_mode = 0644;
 	*out = d;
 	return 0;
 }
@@ -207,7 +217,7 @@ int profile_dir_new_epoch(struct profile_dir *d, uint32_t *epoch)
 	free(e);
 	if ((err = epoch_path(d, next, path, sizeof(path))))
 		return err;
-	if (mkdir(path, 0755) < 0)
+	if (mkdir(path, d->dir_mode) < 0 || chmod(path, d->dir_mode) < 0)
 		return -errno;
 	*epoch = next;
 	return 0;
@@ -256,6 +266,7 @@ enum write_kind { W_COUNTS, W_UNKNOWN, W_STACKS };
 struct write_ctx {
 	const struct profile *p;
 	char dir[PATH_MAX];
+	mode_t file_mode;
 	profile_warn_fn warn;
 	void *ctx;
 };
@@ -329,7 +340,7 @@ static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, ui
 		err = err ? err : profile_file_encode_stacks(t, te, &b, &empty);
 	}
 	if (!err && !empty)
-		err = binio_write_file_atomic(file, b.data, b.len, 0644);
+		err = binio_write_file_atomic(file, b.data, b.len, w->file_mode);
 out:
 	binbuf_release(&b);
 	profile_free(t);
@@ -344,12 +355,16 @@ static int write_pair(void *ctx, uint32_t img, uint32_t ev)
 int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct profile *p,
 			    profile_warn_fn warn, void *ctx)
 {
-	struct write_ctx w = { .p = p, .warn = warn, .ctx = ctx };
+	struct write_ctx w = { .p = p, .warn = warn, .ctx = ctx, .file_mode = d->file_mode };
 	int err = epoch_path(d, epoch, w.dir, sizeof(w.dir));
 	if (err)
 		return err;
-	if (mkdir(w.dir, 0755) < 0 && errno != EEXIST)
+	if (mkdir(w.dir, d->dir_mode) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+	} else if (chmod(w.dir, d->dir_mode) < 0) {
 		return -errno;
+	}
 	if ((err = profile_foreach_pair(p, write_pair, &w)))
 		return err;
 	for (uint32_t ev = 0; ev < profile_nevents(p) && !err; ev++) {

@@ -1,0 +1,321 @@
+/* cli/cmd_daemon.c - `spent daemon`: options, default events and rate, signals, logging,
+ * detaching into the background; the loop itself is collect/daemon.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "collect/daemon.h"
+#include "profile/db.h"
+#include "spent/events.h"
+
+#define DEFAULT_DB "/var/lib/spent"
+/* Software timers exit the VM on every sample: bench/daemon.sh measured the bare cpu-clock
+ * timer at this rate to keep the total slowdown within 1% (see docs/daemon.md). */
+#define DEFAULT_SW_HZ 250
+#define DEFAULT_HW_HZ 5000
+#define MAX_PER_PROCESS 16
+
+struct daemon_opts {
+	const char *db;
+	const char *events;
+	uint64_t freq, period, lo, hi;
+	bool no_bpf, foreground, bare;
+	const char *per_process[MAX_PER_PROCESS];
+	size_t nper;
+	long drain_ms, merge_ms;
+	const char *log_file;
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	stop_flag = 1;
+}
+
+static void log_line(void *arg, const char *msg)
+{
+	FILE *f = arg;
+	char ts[32];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", localtime_r(&t, &tm));
+	fprintf(f, "spent daemon: %s %s\n", ts, msg);
+	fflush(f);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: spent daemon [--db DIR] [-e EV,...] [-F HZ | -c N] [--period-range LO-HI]\n"
+		   "                    [--no-bpf] [--per-process IMAGE]... [--foreground]\n"
+		   "                    [--drain-interval MS] [--merge-interval MS] [--log FILE]\n"
+		   "  default: --db " DEFAULT_DB ", cycles,instructions at %d Hz per cpu with a PMU,\n"
+		   "  cpu-clock at %d Hz per cpu without one (software timers cost a VM exit each)\n",
+		DEFAULT_HW_HZ, DEFAULT_SW_HZ);
+}
+
+static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
+{
+	char a[64];
+	const char *dash = strchr(s, '-');
+
+	if (!dash || (size_t)(dash - s) >= sizeof(a))
+		return -EINVAL;
+	memcpy(a, s, (size_t)(dash - s));
+	a[dash - s] = '\0';
+	if (cli_parse_u64(a, lo) || cli_parse_u64(dash + 1, hi) || *lo == 0 || *hi < *lo)
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct daemon_opts *o)
+{
+	static const struct option lo[] = {
+		{ "db", required_argument, NULL, 'd' }, { "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' }, { "count", required_argument, NULL, 'c' },
+		{ "period-range", required_argument, NULL, 'r' }, { "no-bpf", no_argument, NULL, 'n' },
+		{ "per-process", required_argument, NULL, 'p' }, { "foreground", no_argument, NULL, 'f' },
+		{ "drain-interval", required_argument, NULL, 'D' },
+		{ "merge-interval", required_argument, NULL, 'M' }, { "log", required_argument, NULL, 'l' },
+		{ "bare", no_argument, NULL, 'b' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+	long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "e:F:c:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd': o->db = optarg; break;
+		case 'e': o->events = optarg; break;
+		case 'F':
+			if (cli_parse_int_opt("-F", optarg, 1, 100000, &v))
+				return -EINVAL;
+			o->freq = (uint64_t)v;
+			break;
+		case 'c':
+			if (cli_parse_u64(optarg, &o->period) || o->period == 0) {
+				cli_error("bad period '%s' for -c: give a positive number of events", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'r':
+			if (parse_range(optarg, &o->lo, &o->hi)) {
+				cli_error("bad --period-range '%s': give LO-HI with 0 < LO <= HI", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'n': o->no_bpf = true; break;
+		case 'p':
+			if (o->nper == MAX_PER_PROCESS) {
+				cli_error("too many --per-process images: at most %d", MAX_PER_PROCESS);
+				return -EINVAL;
+			}
+			o->per_process[o->nper++] = optarg;
+			break;
+		case 'f': o->foreground = true; break;
+		case 'D':
+			if (cli_parse_int_opt("--drain-interval", optarg, 10, 3600000, &o->drain_ms))
+				return -EINVAL;
+			break;
+		case 'M':
+			if (cli_parse_int_opt("--merge-interval", optarg, 10, 86400000, &o->merge_ms))
+				return -EINVAL;
+			break;
+		case 'l': o->log_file = optarg; break;
+		case 'b': o->bare = true; break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		cli_error("unexpected argument '%s': spent daemon takes options only", argv[optind]);
+		return -EINVAL;
+	}
+	if (o->freq && o->period) {
+		cli_error("both -F and -c given: choose a frequency or a period");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Parse -e (or the default) into EVS, falling back to cpu-clock without a PMU. */
+static int resolve_events(const struct daemon_opts *o, struct spent_event **evs, size_t *nev)
+{
+	char err[512];
+	bool pmu = spent_pmu_present() == 1;
+	const char *list = o->events ? o->events : pmu ? "cycles,instructions" : "cpu-clock";
+	size_t k = 0;
+	int r = spent_event_parse_list(list, evs, nev, err, sizeof(err));
+
+	if (r) {
+		cli_error("bad event list '%s': %s", list, err);
+		return r;
+	}
+	for (size_t i = 0; i < *nev; i++) {
+		struct spent_event *ev = &(*evs)[i];
+		if (spent_event_needs_pmu(ev) && !pmu) {
+			char was[160];
+			snprintf(was, sizeof(was), "%s", ev->spec);
+			if (spent_event_fallback(ev, true)) {
+				cli_warn("no hardware PMU on this machine: dropping '%s'", was);
+				continue;
+			}
+			cli_warn("no hardware PMU on this machine: sampling '%s' instead of '%s'",
+				 ev->spec, was);
+		}
+		bool dup = false;
+		for (size_t j = 0; j < k; j++)
+			dup = dup || !strcmp((*evs)[j].spec, ev->spec);
+		if (!dup)
+			(*evs)[k++] = *ev;
+	}
+	*nev = k;
+	if (k == 0 || k > 4) {
+		cli_error("'%s' leaves %zu events to sample: give 1 to 4", list, k);
+		free(*evs);
+		*evs = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void default_rate(struct daemon_opts *o, const struct spent_event *evs, size_t nev,
+			 char *note, size_t len)
+{
+	bool hw = false;
+
+	for (size_t i = 0; i < nev; i++)
+		hw = hw || spent_event_needs_pmu(&evs[i]);
+	if (o->freq || o->period) {
+		snprintf(note, len, "set by %s", o->freq ? "-F" : "-c");
+		return;
+	}
+	o->freq = hw ? DEFAULT_HW_HZ : DEFAULT_SW_HZ;
+	snprintf(note, len, hw ? "default for hardware counters (DCPI's ~5 kHz)" :
+		 "default for a software timer without a PMU: keeps the total slowdown <= 1%% "
+		 "on this kind of VM (bench/daemon.sh)");
+}
+
+struct ready_pipe {
+	int fd;
+};
+
+static void on_ready(void *arg, int err, const char *msg)
+{
+	struct ready_pipe *rp = arg;
+	char buf[600];
+	int n = snprintf(buf, sizeof(buf), "%d %s", err, msg ? msg : "");
+
+	if (rp->fd >= 0) {
+		if (write(rp->fd, buf, (size_t)n) < 0)
+			err = 0;
+		close(rp->fd);
+		rp->fd = -1;
+	}
+}
+
+/* Detach: the parent exits with the child's set-up result. Returns in the child only. */
+static int detach(struct ready_pipe *rp, FILE **log)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		char buf[600] = "";
+		close(p[1]);
+		ssize_t n = read(p[0], buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		int err = n > 0 ? atoi(buf) : -EIO;
+		const char *msg = strchr(buf, ' ');
+		if (err)
+			cli_error("%s", msg && msg[1] ? msg + 1 : "the daemon did not start");
+		_exit(err ? 1 : 0);
+	}
+	close(p[0]);
+	setsid();
+	if (fork() > 0)
+		_exit(0);
+	rp->fd = p[1];
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+		close(nul);
+	}
+	if (*log == stderr) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0) {
+			dup2(fd, 2);
+			close(fd);
+		}
+		*log = NULL;
+	}
+	return 0;
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	struct daemon_opts o = { .db = DEFAULT_DB, .drain_ms = 10000, .merge_ms = 30000 };
+	struct spent_event *evs = NULL;
+	struct ready_pipe rp = { .fd = -1 };
+	char note[200], err[600];
+	FILE *log = stderr;
+	size_t nev = 0;
+	int r = parse_opts(argc, argv, &o);
+
+	if (r)
+		return r > 0 ? 0 : 2;
+	if (geteuid() != 0 && !o.bare) {
+		cli_error("'spent daemon' samples every cpu and owns a root-only database: run it as root");
+		return 1;
+	}
+	if (resolve_events(&o, &evs, &nev))
+		return 2;
+	default_rate(&o, evs, nev, note, sizeof(note));
+	if (o.log_file) {
+		log = fopen(o.log_file, "ae");
+		if (!log) {
+			cli_error("cannot open log file '%s': %s", o.log_file, strerror(errno));
+			free(evs);
+			return 1;
+		}
+		fchmod(fileno(log), DB_FILE_MODE);
+	}
+	if (!o.foreground && !o.bare && (r = detach(&rp, &log))) {
+		cli_error("cannot detach into the background: %s: try --foreground", strerror(-r));
+		free(evs);
+		return 1;
+	}
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	struct daemon_config cfg = {
+		.db = o.db, .evs = evs, .nev = nev, .freq = o.freq, .period = o.period,
+		.period_lo = o.lo, .period_hi = o.hi, .no_bpf = o.no_bpf, .bare = o.bare,
+		.per_process = o.per_process, .nper = o.nper, .tick_ms = 100,
+		.drain_ms = (unsigned)o.drain_ms, .merge_ms = (unsigned)o.merge_ms, .slice_files = 8,
+		.rate_note = note, .log = log ? log_line : NULL, .log_arg = log,
+		.ready = rp.fd >= 0 ? on_ready : NULL, .ready_arg = &rp,
+	};
+	r = daemon_run(&cfg, &stop_flag, err, sizeof(err));
+	if (r && o.foreground)
+		cli_error("%s", err[0] ? err : strerror(-r));
+	if (log && log != stderr)
+		fclose(log);
+	free(evs);
+	return r ? 1 : 0;
+}

@@ -1,0 +1,366 @@
+/* cli/cmd_db.c - `spent db DIR epoch|flush|status|merge OTHER...|gc --keep N`: control and
+ * inspect a daemon's profile database. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/binio.h"
+#include "profile/db.h"
+
+struct db_opts {
+	const char *dir;
+	const char *action;
+	bool json;
+	long keep;
+	char **others;
+	int nothers;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: spent db DIR epoch|flush|stop|status [--json]|dump [--json]|merge OTHER...|gc --keep N\n");
+}
+
+static int parse_opts(int argc, char **argv, struct db_opts *o)
+{
+	if (argc < 3) {
+		usage(stderr);
+		return -EINVAL;
+	}
+	o->dir = argv[1];
+	o->action = argv[2];
+	o->others = calloc((size_t)argc, sizeof(char *));
+	if (!o->others)
+		return -ENOMEM;
+	for (int i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			o->json = true;
+		} else if (!strcmp(argv[i], "--keep") && i + 1 < argc) {
+			if (cli_parse_int_opt("--keep", argv[++i], 1, 1000000, &o->keep))
+				return -EINVAL;
+		} else if (!strcmp(o->action, "merge") && argv[i][0] != '-') {
+			o->others[o->nothers++] = argv[i];
+		} else {
+			cli_error("unexpected argument '%s' for 'spent db %s'", argv[i], o->action);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static const char *open_error(int r)
+{
+	return r == -ELOOP ? "it is a symlink: give the real directory" :
+	       r == -EPERM ? "it is not owned by root" :
+	       r == -ENOTDIR ? "it is not a directory" :
+	       r == -ENOENT ? "no such directory" :
+	       r == -EBADMSG ? "it is not a spent profile database (no meta file)" : strerror(-r);
+}
+
+/* 1 when a daemon holds DIR's lock, 0 when not. */
+static int daemon_holds(const char *dir)
+{
+	char path[4096];
+	int fd, held = 0;
+
+	if (db_file_path(dir, DB_LOCK_NAME, path, sizeof(path)))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		held = 1;
+	close(fd);
+	return held;
+}
+
+static int do_control(const struct db_opts *o)
+{
+	char reply[4096];
+	int r = db_control(o->dir, o->action, reply, sizeof(reply), 120000);
+
+	if (r == -ENOENT || r == -ECONNREFUSED) {
+		if (!strcmp(o->action, "epoch")) {	/* no daemon: start the epoch on disk */
+			struct profile_dir *d;
+			uint32_t ep;
+			if ((r = db_open(o->dir, false, &d))) {
+				cli_error("cannot open database '%s': %s", o->dir, open_error(r));
+				return 1;
+			}
+			r = profile_dir_new_epoch(d, &ep);
+			profile_dir_close(d);
+			if (r) {
+				cli_error("cannot start a new epoch in '%s': %s", o->dir, strerror(-r));
+				return 1;
+			}
+			printf("ok epoch %u (no daemon running)\n", ep);
+			return 0;
+		}
+		cli_error("no daemon serves '%s': start one with 'spent daemon --db %s'", o->dir, o->dir);
+		return 1;
+	}
+	if (r) {
+		cli_error("talking to the daemon of '%s' failed: %s", o->dir, strerror(-r));
+		return 1;
+	}
+	reply[strcspn(reply, "\n")] = '\0';
+	if (strncmp(reply, "ok", 2) != 0) {
+		cli_error("the daemon of '%s' says: %s", o->dir, reply);
+		return 1;
+	}
+	printf("%s\n", reply);
+	return 0;
+}
+
+/* Print a flat JSON object's members as "key  value" lines. */
+static void print_flat_json(const char *s)
+{
+	const char *p = strchr(s, '{');
+
+	while (p && *p && *p != '}') {
+		char key[64], val[1024];
+		size_t k = 0, v = 0;
+		p = strchr(p, '"');
+		if (!p)
+			break;
+		for (p++; *p && *p != '"' && k < sizeof(key) - 1; p++)
+			key[k++] = *p;
+		key[k] = '\0';
+		p = strchr(p, ':');
+		if (!p)
+			break;
+		p++;
+		if (*p == '"') {
+			for (p++; *p && *p != '"'; p++) {
+				if (*p == '\\' && p[1])
+					p++;
+				if (v < sizeof(val) - 1)
+					val[v++] = *p;
+			}
+			if (*p)
+				p++;
+		} else {
+			for (; *p && *p != ',' && *p != '}'; p++)
+				if (v < sizeof(val) - 1)
+					val[v++] = *p;
+		}
+		val[v] = '\0';
+		printf("  %-16s %s\n", key, val);
+		if (*p == ',')
+			p++;
+	}
+}
+
+static int do_status(const struct db_opts *o)
+{
+	char st[4096] = "", path[4096];
+	struct profile_dir *d;
+	struct db_usage u;
+	bool live = false;
+	int r = db_open(o->dir, false, &d);
+
+	if (r) {
+		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
+		return 1;
+	}
+	r = db_usage(d, &u);
+	profile_dir_close(d);
+	if (r) {
+		cli_error("cannot read database '%s': %s", o->dir, strerror(-r));
+		return 1;
+	}
+	if (db_control(o->dir, "status", st, sizeof(st), 10000) == 0 && st[0] == '{') {
+		live = true;
+	} else {
+		uint8_t *data = NULL;
+		size_t len = 0;
+		st[0] = '\0';
+		if (db_file_path(o->dir, DB_STATUS_NAME, path, sizeof(path)) == 0 &&
+		    binio_read_file(path, sizeof(st) - 1, &data, &len) == 0 && len && data[0] == '{') {
+			memcpy(st, data, len);
+			st[len] = '\0';
+		}
+		free(data);
+		/* whatever the file says, nobody answers: the daemon is not running */
+		char *run = strstr(st, "\"running\":true");
+		if (run && strlen(st) + 1 < sizeof(st)) {
+			memmove(run + 15, run + 14, strlen(run + 14) + 1);
+			memcpy(run, "\"running\":false", 15);
+		}
+	}
+	st[strcspn(st, "\n")] = '\0';
+	char *end = strrchr(st, '}');
+	if (end)
+		*end = '\0';
+	if (o->json) {
+		printf("%s%s\"daemon\":%s,\"db_epochs\":%zu,\"current_epoch\":%u,\"db_files\":%zu,"
+		       "\"db_bytes\":%llu}\n", st[0] ? st : "{", st[0] ? "," : "",
+		       live ? "true" : "false", u.epochs, u.current_epoch, u.files,
+		       (unsigned long long)u.bytes);
+		return 0;
+	}
+	printf("database '%s': %zu epoch(s), current %u, %zu files, %llu bytes\n", o->dir, u.epochs,
+	       u.current_epoch, u.files, (unsigned long long)u.bytes);
+	if (!st[0]) {
+		printf("daemon: not running, no status recorded\n");
+		return 0;
+	}
+	printf("daemon: %s\n", live ? "running" : "not running (last status it wrote)");
+	strcat(st, "}");
+	print_flat_json(st);
+	return 0;
+}
+
+static void warn_file(void *ctx, const char *path, const char *why)
+{
+	cli_warn("skipping corrupt profile file '%s': %s", path, why);
+}
+
+static int do_merge(const struct db_opts *o)
+{
+	struct profile_dir *d;
+	size_t skipped = 0;
+	int r;
+
+	if (o->nothers == 0) {
+		cli_error("'spent db %s merge' needs at least one database to merge in", o->dir);
+		return 2;
+	}
+	if (daemon_holds(o->dir)) {
+		cli_error("a daemon is writing '%s': merge into another directory, or stop it first",
+			  o->dir);
+		return 1;
+	}
+	if ((r = db_open(o->dir, true, &d))) {
+		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
+		return 1;
+	}
+	r = db_merge(d, (const char *const *)o->others, (size_t)o->nothers, warn_file, NULL, &skipped);
+	profile_dir_close(d);
+	if (r) {
+		cli_error("merging into '%s' failed: %s: files merged before the failure stay merged",
+			  o->dir, r == -EBADMSG ? "a source is not a spent profile database" : strerror(-r));
+		return 1;
+	}
+	printf("merged %d database(s) into '%s'", o->nothers - (int)skipped, o->dir);
+	if (skipped)
+		printf(", skipped %zu merged before", skipped);
+	printf("\n");
+	return 0;
+}
+
+static int do_gc(const struct db_opts *o)
+{
+	struct profile_dir *d;
+	size_t removed = 0;
+	int r;
+
+	if (o->keep < 1) {
+		cli_error("'spent db %s gc' needs --keep N (N >= 1 epochs to keep)", o->dir);
+		return 2;
+	}
+	if ((r = db_open(o->dir, false, &d))) {
+		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
+		return 1;
+	}
+	r = db_gc(d, (unsigned)o->keep, &removed);
+	profile_dir_close(d);
+	if (r) {
+		cli_error("garbage-collecting '%s' failed: %s", o->dir, strerror(-r));
+		return 1;
+	}
+	printf("removed %zu epoch(s), kept the newest %ld\n", removed, o->keep);
+	return 0;
+}
+
+/* Every count of every epoch, one line each: the raw data, for scripts and checks. */
+static int do_dump(const struct db_opts *o)
+{
+	struct profile_dir *d;
+	struct profile *p = profile_new();
+	size_t skipped = 0;
+	int r = p ? db_open(o->dir, false, &d) : -ENOMEM;
+
+	if (r) {
+		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
+		profile_free(p);
+		return 1;
+	}
+	r = profile_dir_read_all(d, p, warn_file, NULL, &skipped);
+	profile_dir_close(d);
+	if (r) {
+		cli_error("cannot read database '%s': %s", o->dir, strerror(-r));
+		profile_free(p);
+		return 1;
+	}
+	if (!o->json)
+		printf("image\tevent\toffset\tcount\n");
+	for (uint32_t ev = 0; ev < profile_nevents(p); ev++) {
+		const struct profile_event *e = profile_event_get(p, ev);
+		for (uint32_t img = 0; img < profile_nimages(p); img++) {
+			struct profile_count *c = NULL;
+			size_t n = 0;
+			profile_counts(p, img, ev, &c, &n);
+			for (size_t i = 0; i < n; i++) {
+				const char *path = profile_image_get(p, img)->path;
+				if (o->json) {
+					printf("{\"image\":");
+					cli_json_string(stdout, path);
+					printf(",\"event\":");
+					cli_json_string(stdout, e->name);
+					printf(",\"offset\":%llu,\"count\":%llu}\n",
+					       (unsigned long long)c[i].offset, (unsigned long long)c[i].count);
+				} else {
+					printf("%s\t%s\t0x%llx\t%llu\n", path, e->name,
+					       (unsigned long long)c[i].offset, (unsigned long long)c[i].count);
+				}
+			}
+			free(c);
+		}
+		for (int why = 0; why < PROFILE_UNK_NR; why++) {
+			uint64_t n = profile_unknown_count(p, ev, why);
+			if (!n)
+				continue;
+			if (o->json)
+				printf("{\"unknown\":\"%s\",\"event\":\"%s\",\"count\":%llu}\n",
+				       profile_unknown_reason_name(why), e->name, (unsigned long long)n);
+			else
+				printf("[unknown:%s]\t%s\t-\t%llu\n", profile_unknown_reason_name(why),
+				       e->name, (unsigned long long)n);
+		}
+	}
+	profile_free(p);
+	return skipped ? 1 : 0;
+}
+
+int cmd_db(int argc, char **argv)
+{
+	struct db_opts o = { 0 };
+	int r = parse_opts(argc, argv, &o);
+
+	if (r) {
+		free(o.others);
+		return 2;
+	}
+	if (!strcmp(o.action, "epoch") || !strcmp(o.action, "flush") || !strcmp(o.action, "stop"))
+		r = do_control(&o);
+	else if (!strcmp(o.action, "status"))
+		r = do_status(&o);
+	else if (!strcmp(o.action, "merge"))
+		r = do_merge(&o);
+	else if (!strcmp(o.action, "dump"))
+		r = do_dump(&o);
+	else if (!strcmp(o.action, "gc"))
+		r = do_gc(&o);
+	else {
+		cli_error("unknown action '%s': use epoch, flush, stop, status, dump, merge or gc", o.action);
+		r = 2;
+	}
+	free(o.others);
+	return r;
+}

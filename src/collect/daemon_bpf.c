@@ -1,0 +1,188 @@
+/* collect/daemon_bpf.c - load and drain the in-kernel aggregator: two per-CPU hash maps
+ * flipped so sampling never stops, an overflow ring buffer, per-CPU counters. */
+#include "collect/daemon_bpf.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "aggregate.skel.h"
+
+#define BATCH 1024
+
+struct dbpf {
+	struct aggregate_bpf *skel;
+	struct bpf_link **links;
+	size_t nlinks;
+	struct ring_buffer *rb;
+	int ncpu_possible;
+	/* batch buffers: keys and per-CPU values */
+	struct agg_key *keys;
+	uint64_t *vals;
+	/* the overflow callback's target */
+	dentry_fn fn;
+	void *fn_arg;
+};
+
+static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return 0;	/* the library never prints: errors come back as -errno */
+}
+
+static int on_overflow(void *ctx, void *data, size_t size)
+{
+	struct dbpf *b = ctx;
+	const struct agg_overflow *o = data;
+
+	if (size >= sizeof(*o) && b->fn)
+		b->fn(b->fn_arg, (pid_t)o->key.tgid, o->key.pc, o->key.event, o->count);
+	return 0;
+}
+
+int dbpf_open(struct dperf *perf, size_t nev, struct dbpf **out)
+{
+	struct dbpf *b = calloc(1, sizeof(*b));
+	int err = -ENOMEM, n = dperf_ncpus(perf);
+
+	*out = NULL;
+	if (!b)
+		goto out;
+	libbpf_set_print(silent_print);
+	b->ncpu_possible = libbpf_num_possible_cpus();
+	if (b->ncpu_possible <= 0) {
+		err = b->ncpu_possible ? b->ncpu_possible : -ENODEV;
+		goto out;
+	}
+	b->keys = calloc(BATCH, sizeof(*b->keys));
+	b->vals = calloc((size_t)BATCH * b->ncpu_possible, sizeof(*b->vals));
+	b->links = calloc((size_t)n * nev, sizeof(*b->links));
+	if (!b->keys || !b->vals || !b->links)
+		goto out;
+	b->skel = aggregate_bpf__open_and_load();
+	if (!b->skel) {
+		err = errno ? -errno : -EPERM;
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		for (size_t e = 0; e < nev; e++) {
+			LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = e);
+			struct bpf_link *l = bpf_program__attach_perf_event_opts(
+				b->skel->progs.agg_sample, dperf_sample_fd(perf, i, e), &o);
+			if (!l) {
+				err = errno ? -errno : -EINVAL;
+				goto out;
+			}
+			b->links[b->nlinks++] = l;
+		}
+	}
+	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.overflow), on_overflow, b, NULL);
+	if (!b->rb) {
+		err = errno ? -errno : -ENOMEM;
+		goto out;
+	}
+	*out = b;
+	b = NULL;
+	err = 0;
+out:
+	dbpf_close(b);
+	return err;
+}
+
+void dbpf_close(struct dbpf *b)
+{
+	if (!b)
+		return;
+	ring_buffer__free(b->rb);
+	for (size_t i = 0; i < b->nlinks; i++)
+		bpf_link__destroy(b->links[i]);
+	free(b->links);
+	aggregate_bpf__destroy(b->skel);
+	free(b->keys);
+	free(b->vals);
+	free(b);
+}
+
+int dbpf_overflow_fd(const struct dbpf *b)
+{
+	return ring_buffer__epoll_fd(b->rb);
+}
+
+int dbpf_read_overflow(struct dbpf *b, dentry_fn fn, void *arg)
+{
+	int n;
+
+	b->fn = fn;
+	b->fn_arg = arg;
+	n = ring_buffer__consume(b->rb);
+	b->fn = NULL;
+	return n;
+}
+
+/* Empty map FD in batches, emitting each CPU's non-zero count; returns entries emitted. */
+static int map_drain(struct dbpf *b, int fd, dentry_fn fn, void *arg)
+{
+	struct agg_key in, outk;
+	void *inp = NULL;
+	int total = 0, err;
+
+	for (;;) {
+		uint32_t count = BATCH;
+		err = bpf_map_lookup_and_delete_batch(fd, inp, &outk, b->keys, b->vals, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		for (uint32_t k = 0; k < count; k++) {
+			for (int c = 0; c < b->ncpu_possible; c++) {
+				uint64_t v = b->vals[(size_t)k * b->ncpu_possible + c];
+				if (!v)
+					continue;
+				fn(arg, (pid_t)b->keys[k].tgid, b->keys[k].pc, b->keys[k].event, v);
+				total++;
+			}
+		}
+		if (err)	/* ENOENT: that was the last batch */
+			return total;
+		in = outk;
+		inp = &in;
+	}
+}
+
+int dbpf_drain(struct dbpf *b, dentry_fn fn, void *arg)
+{
+	uint32_t was = b->skel->bss->active;
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	int fd;
+
+	__atomic_store_n(&b->skel->bss->active, !was, __ATOMIC_SEQ_CST);
+	/* let programs that read the old value finish their update */
+	nanosleep(&ts, NULL);
+	fd = bpf_map__fd(was ? b->skel->maps.counts1 : b->skel->maps.counts0);
+	return map_drain(b, fd, fn, arg);
+}
+
+int dbpf_stats(struct dbpf *b, struct agg_stats *sum)
+{
+	uint32_t key = AGG_STATS_KEY;
+	struct agg_stats *v = calloc(b->ncpu_possible, sizeof(*v));
+	int err = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.stats), &key, v) < 0) {
+		err = -errno;
+		goto out;
+	}
+	for (int c = 0; c < b->ncpu_possible; c++) {
+		sum->samples += v[c].samples;
+		sum->new_entries += v[c].new_entries;
+		sum->overflowed += v[c].overflowed;
+		sum->dropped += v[c].dropped;
+		sum->kernel += v[c].kernel;
+	}
+out:
+	free(v);
+	return err;
+}

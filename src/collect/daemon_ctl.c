@@ -1,0 +1,267 @@
+/* collect/daemon_ctl.c - the daemon's lock (one daemon per database), its root-only control
+ * socket (flush, epoch, status, stop) and its status counters (DB/status.json). */
+#include "collect/daemon_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "core/binio.h"
+#include "profile/db.h"
+
+int daemon_lock(struct daemon *d, char *err, size_t errlen)
+{
+	char path[4096], buf[32];
+	int fd, r;
+
+	if ((r = db_file_path(d->cfg->db, DB_LOCK_NAME, path, sizeof(path))))
+		return r;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, DB_FILE_MODE);
+	if (fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "cannot open the lock file '%s': %s", path, strerror(errno));
+		return r;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		snprintf(err, errlen, "another daemon (pid %s) already uses '%s': stop it first, or "
+			 "use another --db", buf[0] ? buf : "?", d->cfg->db);
+		close(fd);
+		return -EBUSY;
+	}
+	int n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n)
+		r = 0;	/* the pid is informational; the flock is the lock */
+	fchmod(fd, DB_FILE_MODE);
+	d->lock_fd = fd;
+	return 0;
+}
+
+int daemon_socket_open(struct daemon *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, r;
+
+	if ((r = db_file_path(d->cfg->db, DB_SOCKET_NAME, sa.sun_path, sizeof(sa.sun_path))))
+		return r;
+	unlink(sa.sun_path);	/* stale from a killed daemon: we hold the lock */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 ||
+	    listen(fd, 8) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	d->sock_fd = fd;
+	return 0;
+}
+
+void daemon_socket_close(struct daemon *d)
+{
+	char path[4096];
+
+	if (d->sock_fd < 0)
+		return;
+	close(d->sock_fd);
+	d->sock_fd = -1;
+	if (db_file_path(d->cfg->db, DB_SOCKET_NAME, path, sizeof(path)) == 0)
+		unlink(path);
+}
+
+static void reply(int fd, const char *s)
+{
+	size_t n = strlen(s), off = 0;
+
+	while (off < n) {
+		ssize_t w = write(fd, s + off, n - off);
+		if (w <= 0)
+			return;
+		off += (size_t)w;
+	}
+}
+
+/* drain + merge everything; 0 or -errno */
+static int flush_all(struct daemon *d)
+{
+	int r = daemon_drain(d);
+
+	return r ? r : dmerge_finish(d->merge);
+}
+
+static void handle(struct daemon *d, int fd, const char *cmd)
+{
+	char out[4096];
+	int r;
+
+	if (!strcmp(cmd, "status")) {
+		daemon_status_json(d, true, out, sizeof(out) - 1);
+		strcat(out, "\n");
+	} else if (!strcmp(cmd, "flush")) {
+		r = flush_all(d);
+		if (r)
+			snprintf(out, sizeof(out), "error flush failed: %s\n", strerror(-r));
+		else
+			snprintf(out, sizeof(out), "ok flushed epoch %u\n", dmerge_epoch(d->merge));
+	} else if (!strcmp(cmd, "epoch")) {
+		uint32_t ep = 0;
+		r = flush_all(d);
+		r = r ? r : profile_dir_new_epoch(d->db, &ep);
+		if (r) {
+			snprintf(out, sizeof(out), "error new epoch failed: %s\n", strerror(-r));
+		} else {
+			dmerge_set_epoch(d->merge, ep);
+			snprintf(out, sizeof(out), "ok epoch %u\n", ep);
+			daemon_log(d, "epoch %u started", ep);
+		}
+	} else if (!strcmp(cmd, "stop")) {
+		d->stop_requested = true;
+		snprintf(out, sizeof(out), "ok stopping\n");
+	} else {
+		snprintf(out, sizeof(out), "error unknown command '%.64s'\n", cmd);
+	}
+	reply(fd, out);
+}
+
+void daemon_socket_serve(struct daemon *d)
+{
+	int fd;
+
+	while ((fd = accept4(d->sock_fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+		char line[256];
+		size_t got = 0;
+
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != 0) {
+			reply(fd, "error permission denied: the control socket is root-only\n");
+			close(fd);
+			continue;
+		}
+		while (got < sizeof(line) - 1) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			if (poll(&p, 1, 1000) <= 0)
+				break;
+			ssize_t n = read(fd, line + got, sizeof(line) - 1 - got);
+			if (n <= 0)
+				break;
+			got += (size_t)n;
+			if (memchr(line, '\n', got))
+				break;
+		}
+		line[got] = '\0';
+		line[strcspn(line, "\r\n")] = '\0';
+		handle(d, fd, line);
+		close(fd);
+	}
+}
+
+static uint64_t cpu_us(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+static uint64_t rss_kb(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+		rss = 0;
+	fclose(f);
+	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+}
+
+void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len)
+{
+	const struct daemon_config *c = d->cfg;
+	struct dmerge_stats ms;
+	struct dmaps_stats mp;
+	struct agg_stats ks = { 0 };
+	uint64_t samples = daemon_samples(d), overflowed = 0, dropped = 0, evictions = 0;
+	double attributed, unknown_pct, reduction;
+
+	dmerge_get_stats(d->merge, &ms);
+	dmaps_get_stats(d->maps, &mp);
+	if (d->bpf && dbpf_stats(d->bpf, &ks) == 0) {
+		overflowed = ks.overflowed;
+		dropped = ks.dropped;
+	}
+	for (int i = 0; i < d->ntables; i++) {
+		struct dcpi_table_stats ts;
+		if (!d->tables[i])
+			continue;
+		dcpi_table_get_stats(d->tables[i], &ts);
+		evictions += ts.evictions;
+		dropped += ts.dropped;
+	}
+	attributed = (double)(ms.placed + ms.unknown + ms.anon);
+	unknown_pct = attributed > 0 ? 100.0 * (double)ms.unknown / attributed : 0.0;
+	reduction = d->entries ? (double)samples / (double)d->entries : 0.0;
+	snprintf(buf, len,
+		 "{\"running\":%s,\"pid\":%d,\"db\":\"%s\",\"epoch\":%u,\"aggregator\":\"%s\","
+		 "\"event\":\"%s\",\"events\":%zu,\"rate\":\"%s%llu\",\"rate_note\":\"%s\","
+		 "\"uptime_s\":%.1f,\"samples\":%llu,\"samples_per_s\":%.1f,\"entries\":%llu,"
+		 "\"reduction\":%.1f,\"kernel_samples\":%llu,\"overflowed\":%llu,\"evictions\":%llu,"
+		 "\"dropped\":%llu,\"lost\":%llu,\"sideband_lost\":%llu,\"placed\":%llu,"
+		 "\"unknown\":%llu,\"anon\":%llu,\"unknown_pct\":%.4f,\"cpu_pct\":%.2f,\"rss_kb\":%llu,"
+		 "\"processes\":%llu,\"exited_pending\":%llu,\"images\":%llu,\"drains\":%llu,"
+		 "\"merges\":%llu,\"files_written\":%llu,\"write_errors\":%llu,\"last_error\":\"%s\","
+		 "\"pending_cells\":%llu}",
+		 running ? "true" : "false", (int)getpid(), c->db, dmerge_epoch(d->merge),
+		 d->bpf ? "bpf" : "perf-ring+dcpi-table", c->evs[0].spec, c->nev,
+		 d->freq ? "F=" : "period=",
+		 (unsigned long long)(d->freq ? d->freq : (d->period_lo + d->period_hi) / 2),
+		 c->rate_note ? c->rate_note : "",
+		 (double)(daemon_now_ms() - d->t_start) / 1000.0, (unsigned long long)samples,
+		 d->samples_per_s, (unsigned long long)d->entries, reduction,
+		 (unsigned long long)ks.kernel, (unsigned long long)overflowed,
+		 (unsigned long long)evictions, (unsigned long long)dropped,
+		 (unsigned long long)ms.lost, (unsigned long long)d->sideband_lost,
+		 (unsigned long long)ms.placed, (unsigned long long)ms.unknown,
+		 (unsigned long long)ms.anon, unknown_pct,
+		 d->cpu_pct, (unsigned long long)rss_kb(), (unsigned long long)mp.processes,
+		 (unsigned long long)mp.exited_pending, (unsigned long long)mp.images,
+		 (unsigned long long)d->drains, (unsigned long long)ms.merges,
+		 (unsigned long long)ms.files_written, (unsigned long long)ms.write_errors,
+		 ms.last_error ? strerror(-ms.last_error) : "", (unsigned long long)ms.pending_cells);
+}
+
+void daemon_status_update(struct daemon *d, bool running)
+{
+	uint64_t now = daemon_now_ms(), s = daemon_samples(d), cpu = cpu_us();
+	char path[4096], buf[4096];
+
+	if (d->win_t && now > d->win_t) {
+		double dt = (double)(now - d->win_t) / 1000.0;
+		d->samples_per_s = (double)(s - d->win_samples) / dt;
+		d->cpu_pct = (double)(cpu - d->win_cpu_us) / 1e4 / dt;
+	}
+	d->win_t = now;
+	d->win_samples = s;
+	d->win_cpu_us = cpu;
+	daemon_status_json(d, running, buf, sizeof(buf) - 1);
+	strcat(buf, "\n");
+	/* best effort: a full disk must not stop sampling */
+	if (db_file_path(d->cfg->db, DB_STATUS_NAME, path, sizeof(path)) == 0)
+		binio_write_file_atomic(path, buf, strlen(buf), DB_FILE_MODE);
+}

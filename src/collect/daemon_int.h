@@ -1,0 +1,63 @@
+/* collect/daemon_int.h - the daemon's state, shared by daemon.c (set-up, loop, drains) and
+ * daemon_ctl.c (control socket, lock, status). Not a public header. */
+#ifndef SPENT_COLLECT_DAEMON_INT_H
+#define SPENT_COLLECT_DAEMON_INT_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collect/daemon.h"
+#include "collect/daemon_bpf.h"
+#include "collect/daemon_maps.h"
+#include "collect/daemon_merge.h"
+#include "collect/daemon_perf.h"
+#include "collect/dcpi_table.h"
+#include "spent/profile.h"
+
+struct daemon {
+	const struct daemon_config *cfg;
+	struct profile_dir *db;
+	int lock_fd, sock_fd;
+	struct dmaps *maps;
+	struct dperf *perf;
+	struct dbpf *bpf;	/* NULL in the fallback */
+	struct dcpi_table **tables;	/* fallback: one per CPU number */
+	int ntables;
+	struct dmerge *merge;
+	uint64_t period_lo, period_hi, freq;	/* what was opened */
+	uint64_t gen;		/* drain generation (exited processes are kept one drain) */
+	uint64_t rng;
+	bool stop_requested;	/* by the `stop` command */
+	/* counters */
+	uint64_t ring_samples;	/* fallback: samples read from the perf rings */
+	uint64_t entries;	/* aggregated entries handed from the aggregator to the daemon */
+	uint64_t drains;
+	uint64_t sideband_lost;	/* side-band records lost (maps may be incomplete) */
+	uint64_t new_at_flip;	/* BPF new_entries when the map was last flipped */
+	/* times (ms, monotonic) */
+	uint64_t t_start, t_drain, t_merge, t_period, t_status, t_merge_retry, t_logged_err;
+	int logged_err;
+	/* rates over the last status window */
+	uint64_t win_t, win_samples, win_cpu_us;
+	double samples_per_s, cpu_pct;
+};
+
+uint64_t daemon_now_ms(void);
+void daemon_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Samples taken so far (kernel counter with BPF, ring records in the fallback). */
+uint64_t daemon_samples(struct daemon *d);
+/* Drain the aggregator into the pending profile (side-band first, then reap). */
+int daemon_drain(struct daemon *d);
+
+/* daemon_ctl.c */
+int daemon_lock(struct daemon *d, char *err, size_t errlen);
+int daemon_socket_open(struct daemon *d);
+void daemon_socket_serve(struct daemon *d);
+void daemon_socket_close(struct daemon *d);
+/* The status as one JSON object line (no newline) into BUF. */
+void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len);
+void daemon_status_update(struct daemon *d, bool running);
+
+#endif

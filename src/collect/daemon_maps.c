@@ -1,0 +1,657 @@
+/* collect/daemon_maps.c - per-process executable mappings for the daemon: /proc scan at
+ * start-up, side-band MMAP2/FORK/EXEC/EXIT updates, exited processes kept until drained,
+ * files resolved through /proc/PID/root, images interned by (device, inode, path). */
+#include "collect/daemon_maps.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "core/binio.h"
+
+#define PROC_BUCKETS 4096
+#define IMAGE_BUCKETS 1024
+#define KERNEL_START 0xffff800000000000ULL
+
+struct region {
+	uint64_t start, end, pgoff;
+	uint32_t image;
+};
+
+struct regions {
+	struct region *r;
+	size_t n, cap;
+};
+
+struct dproc {
+	struct dproc *next;
+	pid_t pid;
+	bool exited;
+	uint64_t exit_gen;
+	uint64_t exec_gen;	/* generation of the last exec: old maps kept until reaped */
+	bool has_old;
+	struct regions cur;
+	struct regions old;	/* the maps before exec: samples taken before exec still use them */
+};
+
+struct image_slot {
+	struct image_slot *next;
+	uint32_t id;
+};
+
+struct dmaps {
+	struct dproc *procs[PROC_BUCKETS];
+	struct dimage **images;
+	size_t nimages, capimages;
+	struct image_slot *ihash[IMAGE_BUCKETS];
+	uint64_t gen;		/* latest generation seen by dmaps_exit */
+	struct stat self_root;
+	struct dmaps_stats st;
+};
+
+static void regions_release(struct regions *rs)
+{
+	free(rs->r);
+	*rs = (struct regions){ 0 };
+}
+
+static int regions_reserve(struct regions *rs, size_t n)
+{
+	if (rs->n + n <= rs->cap)
+		return 0;
+	size_t cap = rs->cap ? rs->cap * 2 : 16;
+	while (cap < rs->n + n)
+		cap *= 2;
+	struct region *r = realloc(rs->r, cap * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	rs->r = r;
+	rs->cap = cap;
+	return 0;
+}
+
+/* Insert [start,end) replacing whatever it overlaps (keeping the parts outside it). */
+static int regions_insert(struct regions *rs, const struct region *nr)
+{
+	size_t i = 0;
+	int err = regions_reserve(rs, 2);
+
+	if (err)
+		return err;
+	while (i < rs->n) {
+		struct region *r = &rs->r[i];
+		if (r->end <= nr->start || r->start >= nr->end) {
+			i++;
+			continue;
+		}
+		if (r->start < nr->start && r->end > nr->end) {	/* split in two */
+			struct region right = *r;
+			right.pgoff += nr->end - r->start;
+			right.start = nr->end;
+			r->end = nr->start;
+			memmove(&rs->r[i + 2], &rs->r[i + 1], (rs->n - i - 1) * sizeof(*r));
+			rs->r[i + 1] = right;
+			rs->n++;
+			i += 2;
+		} else if (r->start < nr->start) {
+			r->end = nr->start;
+			i++;
+		} else if (r->end > nr->end) {
+			r->pgoff += nr->end - r->start;
+			r->start = nr->end;
+			i++;
+		} else {
+			memmove(r, r + 1, (rs->n - i - 1) * sizeof(*r));
+			rs->n--;
+		}
+	}
+	/* keep sorted by start */
+	i = rs->n;
+	while (i > 0 && rs->r[i - 1].start > nr->start) {
+		rs->r[i] = rs->r[i - 1];
+		i--;
+	}
+	rs->r[i] = *nr;
+	rs->n++;
+	return 0;
+}
+
+static const struct region *regions_find(const struct regions *rs, uint64_t pc)
+{
+	size_t lo = 0, hi = rs->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (rs->r[mid].end <= pc)
+			lo = mid + 1;
+		else if (rs->r[mid].start > pc)
+			hi = mid;
+		else
+			return &rs->r[mid];
+	}
+	return NULL;
+}
+
+size_t dmaps_read_build_id(int fd, uint8_t *id, size_t max)
+{
+	size_t len = 0;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return 0;
+	while (!len && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		size_t off = 0, noff, doff;
+		GElf_Nhdr nh;
+		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 && nh.n_descsz > 0) {
+				len = nh.n_descsz < max ? nh.n_descsz : max;
+				memcpy(id, (char *)d->d_buf + doff, len);
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	return len;
+}
+
+static uint32_t image_hash(const char *path, uint64_t dev, uint64_t ino)
+{
+	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, path, strlen(path));
+	h = binio_fnv64(h, &dev, sizeof(dev));
+	h = binio_fnv64(h, &ino, sizeof(ino));
+	return (uint32_t)(h % IMAGE_BUCKETS);
+}
+
+/* PT_LOAD segments of the ELF open on FD, to turn file offsets into link-time addresses. */
+static void image_read_loads(struct dimage *im, int fd)
+{
+	Elf *elf;
+	size_t n;
+
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return;
+	if (elf_getphdrnum(elf, &n) == 0) {
+		for (size_t i = 0; i < n && im->nloads < DIMAGE_MAX_LOADS; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			im->loads[im->nloads++] = (struct dimage_load){
+				.off = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr };
+		}
+	}
+	elf_end(elf);
+}
+
+/* 8-byte FNV-1a of the whole file (the identity of files without a build-id). */
+static int image_hash_content(struct dimage *im, int fd)
+{
+	uint8_t buf[65536];
+	uint64_t h = BINIO_FNV64_INIT;
+	ssize_t r;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	while ((r = read(fd, buf, sizeof(buf))) > 0)
+		h = binio_fnv64(h, buf, (size_t)r);
+	if (r < 0)
+		return -errno;
+	for (int i = 0; i < 8; i++)
+		im->ident[i] = (uint8_t)(h >> (8 * i));
+	im->id_len = 8;
+	im->id_kind = 2;	/* PROFILE_ID_HASH */
+	return 0;
+}
+
+/* Identify an image's file (build-id, else content hash) and read its load segments, through
+ * PID's root so files inside containers are the ones opened. */
+static void image_identify(struct dmaps *m, struct dimage *im, pid_t pid)
+{
+	char p[4200];
+	struct stat st, root;
+	int fd;
+
+	if (im->path[0] != '/')
+		return;
+	snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
+	if (pid > 0 && stat(p, &root) == 0 &&
+	    (root.st_dev != m->self_root.st_dev || root.st_ino != m->self_root.st_ino))
+		im->foreign_root = true;
+	if (pid > 0)
+		snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, im->path);
+	else
+		snprintf(p, sizeof(p), "%s", im->path);
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 && pid > 0 && !im->foreign_root)
+		fd = open(im->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	/* only trust the file if it is the one that was mapped */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (im->ino == 0 || (st.st_ino == im->ino && st.st_dev == im->dev))) {
+		im->id_len = (uint8_t)dmaps_read_build_id(fd, im->ident, 20);
+		if (im->id_len)
+			im->id_kind = 1;	/* PROFILE_ID_BUILDID */
+		else
+			image_hash_content(im, fd);
+		image_read_loads(im, fd);
+	}
+	close(fd);
+}
+
+/* The id of the image (PATH, DEV, INO), interned on first sight; -ENOMEM. */
+static int image_intern(struct dmaps *m, const char *path, uint64_t dev, uint64_t ino,
+			pid_t pid, uint32_t *id)
+{
+	uint32_t h = image_hash(path, dev, ino);
+	struct image_slot *s;
+	struct dimage *im;
+
+	for (s = m->ihash[h]; s; s = s->next) {
+		im = m->images[s->id];
+		if (im->dev == dev && im->ino == ino && strcmp(im->path, path) == 0) {
+			*id = s->id;
+			return 0;
+		}
+	}
+	if (m->nimages == m->capimages) {
+		size_t cap = m->capimages ? m->capimages * 2 : 64;
+		struct dimage **v = realloc(m->images, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->images = v;
+		m->capimages = cap;
+	}
+	im = calloc(1, sizeof(*im));
+	s = calloc(1, sizeof(*s));
+	if (!im || !s || !(im->path = strdup(path))) {
+		free(im);
+		free(s);
+		return -ENOMEM;
+	}
+	im->id = (uint32_t)m->nimages;
+	im->dev = dev;
+	im->ino = ino;
+	/* identified (build-id or content hash, load segments) when its first sample is placed:
+	 * most images mapped somewhere are never sampled, and hashing a file is not free */
+	m->images[m->nimages++] = im;
+	s->id = im->id;
+	s->next = m->ihash[h];
+	m->ihash[h] = s;
+	m->st.images = m->nimages;
+	*id = im->id;
+	return 0;
+}
+
+int dmaps_new(struct dmaps **out)
+{
+	struct dmaps *m = calloc(1, sizeof(*m));
+	uint32_t id;
+	int err;
+
+	*out = NULL;
+	if (!m)
+		return -ENOMEM;
+	if (stat("/", &m->self_root) < 0)
+		memset(&m->self_root, 0, sizeof(m->self_root));
+	err = image_intern(m, "[kernel.kallsyms]", 0, 0, 0, &id);
+	if (err) {
+		dmaps_free(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+static void proc_free(struct dproc *p)
+{
+	if (!p)
+		return;
+	regions_release(&p->cur);
+	regions_release(&p->old);
+	free(p);
+}
+
+void dmaps_free(struct dmaps *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < PROC_BUCKETS; i++) {
+		struct dproc *p = m->procs[i], *n;
+		for (; p; p = n) {
+			n = p->next;
+			proc_free(p);
+		}
+	}
+	for (size_t i = 0; i < IMAGE_BUCKETS; i++) {
+		struct image_slot *s = m->ihash[i], *n;
+		for (; s; s = n) {
+			n = s->next;
+			free(s);
+		}
+	}
+	for (size_t i = 0; i < m->nimages; i++) {
+		free(m->images[i]->path);
+		free(m->images[i]);
+	}
+	free(m->images);
+	free(m);
+}
+
+/* The live entry for PID, else the most recent exited one, else NULL. */
+static struct dproc *proc_find(struct dmaps *m, pid_t pid)
+{
+	struct dproc *p, *dead = NULL;
+
+	for (p = m->procs[(uint32_t)pid % PROC_BUCKETS]; p; p = p->next) {
+		if (p->pid != pid)
+			continue;
+		if (!p->exited)
+			return p;
+		if (!dead || p->exit_gen > dead->exit_gen)
+			dead = p;
+	}
+	return dead;
+}
+
+static struct dproc *proc_add(struct dmaps *m, pid_t pid)
+{
+	struct dproc *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = m->procs[(uint32_t)pid % PROC_BUCKETS];
+	m->procs[(uint32_t)pid % PROC_BUCKETS] = p;
+	m->st.processes++;
+	return p;
+}
+
+/* The live entry for PID, created when missing. */
+static struct dproc *proc_get(struct dmaps *m, pid_t pid)
+{
+	struct dproc *p = proc_find(m, pid);
+
+	if (p && !p->exited)
+		return p;
+	return proc_add(m, pid);
+}
+
+static int pseudo_path(const char *path, uint64_t dev, uint64_t ino, const char **out)
+{
+	*out = path;
+	if (path[0] == '/' || path[0] == '[')
+		return 0;
+	if (path[0] == '\0' || strncmp(path, "//anon", 6) == 0 || (dev == 0 && ino == 0))
+		*out = "[anon]";
+	return 0;
+}
+
+int dmaps_mmap(struct dmaps *m, const struct dmaps_mmap *mm)
+{
+	struct dproc *p;
+	struct region r;
+	const char *path;
+	uint64_t dev = mm->dev, ino = mm->ino;
+	int err;
+
+	if (!(mm->prot & PROT_EXEC) || mm->len == 0 || mm->start + mm->len < mm->start)
+		return 0;
+	pseudo_path(mm->path, dev, ino, &path);
+	if (path[0] == '[')
+		dev = ino = 0;
+	/* a late record of an exited process still belongs to it: a new process with the same
+	 * pid always announces itself with a FORK first */
+	p = proc_find(m, mm->pid);
+	if (!p && !(p = proc_add(m, mm->pid)))
+		return -ENOMEM;
+	err = image_intern(m, path, dev, ino, mm->pid, &r.image);
+	if (err)
+		return err;
+	r.start = mm->start;
+	r.end = mm->start + mm->len;
+	r.pgoff = path[0] == '[' ? 0 : mm->pgoff;
+	size_t before = p->cur.n;
+	err = regions_insert(&p->cur, &r);
+	m->st.regions += p->cur.n - before;
+	return err;
+}
+
+static int regions_copy(struct regions *dst, const struct regions *src)
+{
+	int err = regions_reserve(dst, src->n);
+
+	if (err)
+		return err;
+	if (src->n)
+		memcpy(dst->r, src->r, src->n * sizeof(*src->r));
+	dst->n = src->n;
+	return 0;
+}
+
+int dmaps_fork(struct dmaps *m, pid_t pid, pid_t ppid)
+{
+	struct dproc *parent = proc_find(m, ppid), *p;
+
+	if (pid == ppid)
+		return 0;
+	p = proc_find(m, pid);
+	if (p && !p->exited) {	/* pid reused before we saw the exit: start over */
+		m->st.regions -= p->cur.n;
+		p->cur.n = 0;
+	} else {
+		p = proc_add(m, pid);
+		if (!p)
+			return -ENOMEM;
+	}
+	if (!parent)
+		return 0;
+	m->st.regions += parent->cur.n;
+	return regions_copy(&p->cur, &parent->cur);
+}
+
+int dmaps_exec(struct dmaps *m, pid_t pid)
+{
+	struct dproc *p = proc_find(m, pid);
+	int err;
+
+	if (!p && !(p = proc_add(m, pid)))
+		return -ENOMEM;
+	/* every image this process had before (a shell script can exec several times between
+	 * two drains) stays searchable until the samples taken before the exec are drained */
+	if ((err = regions_reserve(&p->old, p->cur.n)))
+		return err;
+	if (p->cur.n)
+		memcpy(p->old.r + p->old.n, p->cur.r, p->cur.n * sizeof(*p->cur.r));
+	p->old.n += p->cur.n;
+	m->st.regions -= p->cur.n;
+	p->cur.n = 0;
+	p->has_old = true;
+	p->exec_gen = m->gen;
+	return 0;
+}
+
+/* Newest first: the old maps of several execs may overlap. */
+static const struct region *regions_find_linear(const struct regions *rs, uint64_t pc)
+{
+	for (size_t i = rs->n; i-- > 0;)
+		if (rs->r[i].start <= pc && pc < rs->r[i].end)
+			return &rs->r[i];
+	return NULL;
+}
+
+void dmaps_exit(struct dmaps *m, pid_t pid, uint64_t gen)
+{
+	struct dproc *p = proc_find(m, pid);
+
+	if (gen > m->gen)
+		m->gen = gen;
+	if (!p || p->exited)
+		return;
+	p->exited = true;
+	p->exit_gen = gen;
+	m->st.exited_pending++;
+}
+
+void dmaps_reap(struct dmaps *m, uint64_t gen)
+{
+	if (gen > m->gen)
+		m->gen = gen;
+	for (size_t i = 0; i < PROC_BUCKETS; i++) {
+		struct dproc **pp = &m->procs[i];
+		while (*pp) {
+			struct dproc *p = *pp;
+			if (p->exited && p->exit_gen <= gen) {
+				*pp = p->next;
+				m->st.regions -= p->cur.n;
+				m->st.processes--;
+				m->st.exited_pending--;
+				proc_free(p);
+				continue;
+			}
+			if (p->has_old && p->exec_gen <= gen) {
+				regions_release(&p->old);
+				p->has_old = false;
+			}
+			pp = &p->next;
+		}
+	}
+}
+
+int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint64_t *offset)
+{
+	const struct region *r;
+	struct dproc *p;
+
+	if (pc >= KERNEL_START) {
+		*image = DIMAGE_KERNEL;
+		*offset = pc;
+		return 0;
+	}
+	p = proc_find(m, pid);
+	if (!p)
+		return -ESRCH;
+	r = regions_find(&p->cur, pc);
+	if (!r && p->has_old)
+		r = regions_find_linear(&p->old, pc);
+	if (!r)
+		return -ENOENT;
+	*image = r->image;
+	*offset = pc - r->start + r->pgoff;
+	struct dimage *im = m->images[r->image];
+	if (!im->identified) {
+		im->identified = true;
+		image_identify(m, im, pid);
+	}
+	for (uint8_t i = 0; i < im->nloads; i++) {
+		const struct dimage_load *l = &im->loads[i];
+		if (*offset >= l->off && *offset < l->off + l->filesz) {
+			*offset = *offset - l->off + l->vaddr;
+			break;
+		}
+	}
+	return 0;
+}
+
+const struct dimage *dmaps_image(const struct dmaps *m, uint32_t id)
+{
+	return id < m->nimages ? m->images[id] : NULL;
+}
+
+size_t dmaps_image_count(const struct dmaps *m)
+{
+	return m->nimages;
+}
+
+void dmaps_get_stats(const struct dmaps *m, struct dmaps_stats *st)
+{
+	*st = m->st;
+}
+
+/* One line of /proc/PID/maps: "start-end perms offset maj:min inode   path". */
+static int scan_line(struct dmaps *m, pid_t pid, char *line)
+{
+	unsigned long long start, end, off, ino;
+	unsigned maj, min;
+	char perms[8];
+	int pos = 0;
+	struct dmaps_mmap mm = { .pid = pid };
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
+		   &min, &ino, &pos) < 7)
+		return 0;
+	if (perms[2] != 'x')
+		return 0;
+	line[strcspn(line, "\n")] = '\0';
+	mm.start = start;
+	mm.len = end - start;
+	mm.pgoff = off;
+	mm.dev = ino ? makedev(maj, min) : 0;
+	mm.ino = ino;
+	mm.prot = PROT_EXEC;
+	mm.path = pos ? line + pos : "";
+	if (strcmp(mm.path, "[vsyscall]") == 0)
+		return 0;
+	/* deleted files keep their identity through dev/ino */
+	char *del = strstr(line + pos, " (deleted)");
+	if (pos && del && del[10] == '\0')
+		*del = '\0';
+	return dmaps_mmap(m, &mm);
+}
+
+int dmaps_scan_proc(struct dmaps *m, const char *proc_dir)
+{
+	DIR *d = opendir(proc_dir);
+	struct dirent *de;
+	char path[512], *line = NULL;
+	size_t cap = 0;
+	int err = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid_t pid = (pid_t)atoi(de->d_name);
+		snprintf(path, sizeof(path), "%s/%s/maps", proc_dir, de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;	/* gone meanwhile, or a kernel thread */
+		if (!proc_get(m, pid)) {
+			err = -ENOMEM;
+			fclose(f);
+			break;
+		}
+		while (getline(&line, &cap, f) > 0) {
+			err = scan_line(m, pid, line);
+			if (err)
+				break;
+		}
+		fclose(f);
+		if (err)
+			break;
+	}
+	free(line);
+	closedir(d);
+	return err;
+}

@@ -1,0 +1,83 @@
+/* collect/daemon_maps.h - the daemon's view of every process's executable mappings, fed by a
+ * /proc scan at start-up and by side-band MMAP2/COMM/FORK/EXIT records; interned images. */
+#ifndef SPENT_COLLECT_DAEMON_MAPS_H
+#define SPENT_COLLECT_DAEMON_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DIMAGE_KERNEL 0	/* image id of "[kernel.kallsyms]": every map table has it */
+
+#define DIMAGE_MAX_LOADS 8
+
+/* One PT_LOAD segment: file offsets [off, off+filesz) are link-time addresses vaddr+... */
+struct dimage_load {
+	uint64_t off, filesz, vaddr;
+};
+
+/* One executable image, identified by its file (device, inode) and path. */
+struct dimage {
+	uint32_t id;		/* index in the table, stable for the daemon's life */
+	char *path;		/* as the process named it; "[kernel.kallsyms]", "[vdso]", "[anon]" */
+	uint64_t dev, ino;	/* 0 for pseudo images */
+	uint8_t id_kind;	/* enum profile_id_kind: build-id, content hash, or none */
+	uint8_t id_len;
+	uint8_t ident[32];
+	bool foreign_root;	/* mapped by a process whose root is not ours (container) */
+	bool identified;	/* id and loads read (on the first sample placed in it) */
+	uint8_t nloads;		/* PT_LOAD segments read from the file (0: offsets stay file offsets) */
+	struct dimage_load loads[DIMAGE_MAX_LOADS];
+};
+
+struct dmaps_stats {
+	uint64_t processes;	/* live processes tracked now */
+	uint64_t exited_pending;	/* exited, kept until their samples are drained */
+	uint64_t regions;	/* executable regions tracked now */
+	uint64_t images;	/* images interned */
+};
+
+struct dmaps;
+
+/* A new empty table (with the kernel image). Caller frees with dmaps_free. */
+int dmaps_new(struct dmaps **out);
+void dmaps_free(struct dmaps *m);
+
+/* Scan /proc (ROOT_DIR, normally "/proc") for the processes running now. */
+int dmaps_scan_proc(struct dmaps *m, const char *proc_dir);
+
+/* Side-band records. PROT_EXEC mappings only are kept. */
+struct dmaps_mmap {
+	pid_t pid;
+	uint64_t start, len, pgoff;
+	uint64_t dev, ino;
+	uint32_t prot;
+	const char *path;
+};
+int dmaps_mmap(struct dmaps *m, const struct dmaps_mmap *mm);
+/* A new process PID (not a thread) forked from PPID: it starts with the parent's maps. */
+int dmaps_fork(struct dmaps *m, pid_t pid, pid_t ppid);
+/* PID called exec: its maps are kept aside until the next reap, the new image's come next. */
+int dmaps_exec(struct dmaps *m, pid_t pid);
+/* Process PID exited during drain generation GEN: kept until dmaps_reap(GEN or later). */
+void dmaps_exit(struct dmaps *m, pid_t pid, uint64_t gen);
+/* Forget processes that exited in generations <= GEN and maps replaced by exec before it. */
+void dmaps_reap(struct dmaps *m, uint64_t gen);
+
+/*
+ * Find the image PC belongs to in process PID: 0 with *IMAGE and *OFFSET (the link-time
+ * address inside the image, as the profile format wants; the address itself for the kernel), -ESRCH for an unknown process, -ENOENT for an unmapped pc.
+ */
+int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint64_t *offset);
+
+/* Image ID (NULL when out of range); the pointer stays valid until dmaps_free. */
+const struct dimage *dmaps_image(const struct dmaps *m, uint32_t id);
+size_t dmaps_image_count(const struct dmaps *m);
+void dmaps_get_stats(const struct dmaps *m, struct dmaps_stats *st);
+
+/* Read the GNU build-id note of the ELF file open on FD into ID (at most 20 bytes): length, or
+ * 0 when there is none. */
+size_t dmaps_read_build_id(int fd, uint8_t *id, size_t max);
+
+#endif

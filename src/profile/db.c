@@ -1,0 +1,295 @@
+/* profile/db.c - the daemon's profile database as a whole: path safety checks, control
+ * socket client, merging several hosts' databases, epoch garbage collection, disk usage. */
+#include "profile/db.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/binio.h"
+
+int db_file_path(const char *db, const char *name, char *out, size_t outlen)
+{
+	int n = snprintf(out, outlen, "%s/%s", db, name);
+
+	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+}
+
+int db_check_path(const char *path, bool create)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT || !create)
+			return -errno;
+		if (mkdir(path, DB_DIR_MODE) < 0 && errno != EEXIST)
+			return -errno;
+		if (lstat(path, &st) < 0)
+			return -errno;
+	}
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != 0)
+		return -EPERM;
+	if ((st.st_mode & 07777) != DB_DIR_MODE && chmod(path, DB_DIR_MODE) < 0)
+		return -errno;
+	return 0;
+}
+
+int db_open(const char *path, bool create, struct profile_dir **out)
+{
+	char meta[PATH_MAX];
+	int err;
+
+	*out = NULL;
+	if ((err = db_check_path(path, create)))
+		return err;
+	err = create ? profile_dir_open_or_create(path, out) : profile_dir_open(path, out);
+	if (err)
+		return err;
+	profile_dir_set_modes(*out, DB_DIR_MODE, DB_FILE_MODE);
+	if (db_file_path(path, "meta", meta, sizeof(meta)) == 0)
+		chmod(meta, DB_FILE_MODE);
+	return 0;
+}
+
+int db_control(const char *db, const char *cmd, char *reply, size_t len, int timeout_ms)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t got = 0;
+	int fd, err = 0;
+
+	if (len == 0)
+		return -EINVAL;
+	reply[0] = '\0';
+	if (db_file_path(db, DB_SOCKET_NAME, sa.sun_path, sizeof(sa.sun_path)))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		err = -errno;
+		goto out;
+	}
+	size_t cl = strlen(cmd);
+	if (write(fd, cmd, cl) != (ssize_t)cl || write(fd, "\n", 1) != 1) {
+		err = -errno;
+		goto out;
+	}
+	shutdown(fd, SHUT_WR);
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, timeout_ms);
+		if (r == 0) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		if (r < 0) {
+			err = -errno;
+			break;
+		}
+		ssize_t n = read(fd, reply + got, len - 1 - got);
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		got += (size_t)n;
+		if (got == len - 1)
+			break;
+	}
+	reply[got] = '\0';
+out:
+	close(fd);
+	return err;
+}
+
+/* "host H created T" of a database's meta, the key that says it was merged already. */
+static int meta_key(const char *db, char *key, size_t len)
+{
+	char path[PATH_MAX], host[256] = "", *s;
+	uint8_t *data = NULL;
+	size_t n;
+	long long created = 0;
+	int err;
+
+	if ((err = db_file_path(db, "meta", path, sizeof(path))))
+		return err;
+	if ((err = binio_read_file(path, 4096, &data, &n)))
+		return err;
+	s = malloc(n + 1);
+	if (!s) {
+		free(data);
+		return -ENOMEM;
+	}
+	memcpy(s, data, n);
+	s[n] = '\0';
+	free(data);
+	char *h = strstr(s, "\nhost "), *c = strstr(s, "\ncreated ");
+	if (h)
+		sscanf(h + 6, "%255s", host);
+	if (c)
+		created = atoll(c + 9);
+	free(s);
+	snprintf(key, len, "%s %lld", host, created);
+	return 0;
+}
+
+static bool merged_before(const char *list, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = list; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, kl) && (p[kl] == '\n' || p[kl] == '\0'))
+			return true;
+	return false;
+}
+
+/* Sum one source database into DST, epoch by epoch. */
+static int merge_one(struct profile_dir *dst, struct profile_dir *src, profile_warn_fn warn,
+		     void *ctx)
+{
+	uint32_t *ep = NULL;
+	size_t n = 0;
+	int err = profile_dir_epochs(src, &ep, &n);
+
+	for (size_t i = 0; i < n && !err; i++) {
+		struct profile *p = profile_new();
+		err = p ? profile_dir_read_epoch(src, ep[i], p, warn, ctx, NULL) : -ENOMEM;
+		err = err ? err : profile_dir_write_epoch(dst, ep[i], p, warn, ctx);
+		profile_free(p);
+	}
+	free(ep);
+	return err;
+}
+
+int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile_warn_fn warn,
+	     void *ctx, size_t *skipped)
+{
+	char listpath[PATH_MAX], key[300];
+	uint8_t *list = NULL;
+	size_t llen = 0;
+	struct binbuf nb;
+	int err;
+
+	*skipped = 0;
+	binbuf_init(&nb);
+	if ((err = db_file_path(profile_dir_path(dst), DB_MERGED_NAME, listpath, sizeof(listpath))))
+		return err;
+	err = binio_read_file(listpath, 1 << 20, &list, &llen);
+	if (err && err != -ENOENT)
+		return err;
+	err = binbuf_put(&nb, list ? list : (const uint8_t *)"", llen);
+	err = err ? err : binbuf_put_u8(&nb, 0);
+	nb.len = llen;	/* keep a terminator after the old list while appending */
+	for (size_t i = 0; i < n && !err; i++) {
+		struct profile_dir *src = NULL;
+		if ((err = profile_dir_open(srcs[i], &src)))
+			break;
+		err = meta_key(srcs[i], key, sizeof(key));
+		if (!err && merged_before((const char *)nb.data, key)) {
+			(*skipped)++;
+		} else if (!err && !(err = merge_one(dst, src, warn, ctx))) {
+			err = binbuf_put(&nb, key, strlen(key));
+			err = err ? err : binbuf_put_u8(&nb, '\n');
+			err = err ? err : binbuf_put_u8(&nb, 0);
+			nb.len--;
+			err = err ? err : binio_write_file_atomic(listpath, nb.data, nb.len, DB_FILE_MODE);
+		}
+		profile_dir_close(src);
+	}
+	free(list);
+	binbuf_release(&nb);
+	return err;
+}
+
+/* Remove DIR and the files directly in it (an epoch directory has no subdirectories). */
+static int remove_epoch_dir(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	char p[PATH_MAX];
+	int err = 0;
+
+	if (!dh)
+		return -errno;
+	while ((de = readdir(dh)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p) ||
+		    unlink(p) < 0) {
+			err = -errno;
+			break;
+		}
+	}
+	closedir(dh);
+	if (!err && rmdir(dir) < 0)
+		err = -errno;
+	return err;
+}
+
+int db_gc(struct profile_dir *d, unsigned keep, size_t *removed)
+{
+	uint32_t *ep = NULL;
+	size_t n = 0;
+	char dir[PATH_MAX];
+	int err;
+
+	*removed = 0;
+	if (keep < 1)
+		return -EINVAL;
+	if ((err = profile_dir_epochs(d, &ep, &n)))
+		return err;
+	for (size_t i = 0; i + keep < n && !err; i++) {
+		snprintf(dir, sizeof(dir), "%s/epoch-%04u", profile_dir_path(d), ep[i]);
+		if (!(err = remove_epoch_dir(dir)))
+			(*removed)++;
+	}
+	free(ep);
+	return err;
+}
+
+int db_usage(struct profile_dir *d, struct db_usage *u)
+{
+	uint32_t *ep = NULL;
+	size_t n = 0;
+	char dir[PATH_MAX], p[PATH_MAX];
+	int err;
+
+	memset(u, 0, sizeof(*u));
+	if ((err = profile_dir_epochs(d, &ep, &n)))
+		return err;
+	u->epochs = n;
+	u->current_epoch = n ? ep[n - 1] : 0;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(dir, sizeof(dir), "%s/epoch-%04u", profile_dir_path(d), ep[i]);
+		DIR *dh = opendir(dir);
+		struct dirent *de;
+		struct stat st;
+		while (dh && (de = readdir(dh)) != NULL) {
+			if (de->d_name[0] == '.')
+				continue;
+			if (snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p))
+				continue;
+			if (stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+				u->files++;
+				u->bytes += (uint64_t)st.st_size;
+			}
+		}
+		if (dh)
+			closedir(dh);
+	}
+	free(ep);
+	return 0;
+}

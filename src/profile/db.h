@@ -1,0 +1,58 @@
+/* profile/db.h - database-level operations on a daemon's profile directory: safety checks
+ * (root-owned, no symlink, 0750/0640), the control socket client, merging several hosts'
+ * databases, garbage-collecting old epochs, and on-disk usage. */
+#ifndef SPENT_PROFILE_DB_H
+#define SPENT_PROFILE_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "spent/profile.h"
+
+#define DB_DIR_MODE 0750
+#define DB_FILE_MODE 0640
+#define DB_SOCKET_NAME "control"
+#define DB_LOCK_NAME "daemon.lock"
+#define DB_STATUS_NAME "status.json"
+#define DB_MERGED_NAME "merged-from"
+
+/*
+ * Check that PATH may hold a database: not a symlink (-ELOOP), a directory (-ENOTDIR),
+ * owned by root (-EPERM). With CREATE, a missing PATH is made (mode 0750; its parent must
+ * exist). The directory's mode is set to 0750.
+ */
+int db_check_path(const char *path, bool create);
+
+/* db_check_path + open (or create, with CREATE) the profile directory with the database's
+ * file modes. *OUT is closed with profile_dir_close. */
+int db_open(const char *path, bool create, struct profile_dir **out);
+
+/* "DB/NAME" into OUT; -ENAMETOOLONG when it does not fit. */
+int db_file_path(const char *db, const char *name, char *out, size_t outlen);
+
+/*
+ * Send one command line CMD to the daemon serving DB and read its whole reply into REPLY
+ * (NUL-terminated, truncated to LEN). -ECONNREFUSED / -ENOENT when no daemon serves DB.
+ * TIMEOUT_MS bounds the wait for the reply.
+ */
+int db_control(const char *db, const char *cmd, char *reply, size_t len, int timeout_ms);
+
+/* Sum every epoch of each database in SRCS into the same epoch number of DST; a source
+ * merged before (by its host and creation time, listed in DST/merged-from) is skipped and
+ * counted in *SKIPPED. WARN reports corrupt files (skipped). 0 or -errno. */
+int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile_warn_fn warn,
+	     void *ctx, size_t *skipped);
+
+/* Remove every epoch but the newest KEEP (KEEP >= 1); *REMOVED receives how many. */
+int db_gc(struct profile_dir *d, unsigned keep, size_t *removed);
+
+struct db_usage {
+	size_t epochs;
+	uint32_t current_epoch;
+	size_t files;
+	uint64_t bytes;
+};
+int db_usage(struct profile_dir *d, struct db_usage *u);
+
+#endif

@@ -1,0 +1,94 @@
+#!/bin/bash
+# tests/e2e/daemon_faults.sh - the database survives the daemon: kill -9 in the middle of a
+# flush leaves every file readable and loses nothing already merged; a full disk is logged,
+# sampling goes on, nothing is corrupted, and the counts land once there is room again.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon.inc"
+MNT=$TMP/mnt
+trap 'stop_daemon; umount "$MNT" 2>/dev/null; rm -rf "$TMP"' EXIT
+
+BIN=$PROGS/daemon_split
+image_count() { # DB: samples of the daemon_split image
+	"$SPENT" db "$1" dump 2>"$TMP/dump.err" |
+		awk -F'\t' 'NR > 1 { n = split($1, p, "/"); if (p[n] == "daemon_split") s += $4 } END { print s + 0 }'
+	return "${PIPESTATUS[0]}"
+}
+
+# ---- kill -9 during a merge ----
+DB=$TMP/db
+if ! start_daemon "$DB" "$TMP/k.log" -F 1000; then
+	fail "daemon_faults_starts: $(tail -3 "$TMP/k.log")"
+	exit 0
+fi
+"$BIN" 0.5 > /dev/null
+"$SPENT" db "$DB" flush > /dev/null
+c1=$(image_count "$DB")
+ok=1
+for delay in 0.002 0.02; do
+	"$BIN" 0.3 > /dev/null
+	"$SPENT" db "$DB" flush > /dev/null 2>&1 &
+	flusher=$!
+	sleep $delay
+	kill -9 "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null
+	wait "$flusher" 2>/dev/null
+	DAEMON_PID=
+	c=$(image_count "$DB")
+	rc=$?
+	if [ $rc -ne 0 ] || [ -s "$TMP/dump.err" ]; then
+		fail "daemon_kill9_after_${delay}s_db_readable: dump exit $rc: $(head -2 "$TMP/dump.err")"
+		ok=0
+	elif [ "$c" -lt "$c1" ]; then
+		fail "daemon_kill9_after_${delay}s_keeps_merged_samples: $c < $c1 before the kill"
+		ok=0
+	fi
+	c1=$c
+	if ! start_daemon "$DB" "$TMP/k.log" -F 1000; then
+		fail "daemon_kill9_restarts_on_same_db: $(tail -3 "$TMP/k.log")"
+		ok=0
+		break
+	fi
+done
+[ $ok = 1 ] && pass "daemon_kill9_during_flush_db_readable_and_merged_samples_kept (2 kills)"
+check daemon_kill9_leaves_no_corrupt_files [ -z "$(find "$DB" -name '*.corrupt')" ]
+stop_daemon
+
+# ---- disk full ----
+mkdir -p "$MNT"
+if ! mount -t tmpfs -o size=2m,mode=0755 tmpfs "$MNT"; then
+	fail "daemon_diskfull_mounts_tmpfs: mount failed"
+	exit 0
+fi
+DB=$MNT/db
+if ! start_daemon "$DB" "$TMP/f.log" -F 1000; then
+	fail "daemon_diskfull_starts: $(tail -3 "$TMP/f.log")"
+	exit 0
+fi
+"$SPENT" db "$DB" flush > /dev/null
+dd if=/dev/zero of="$MNT/fill" bs=4k 2>/dev/null
+"$BIN" 0.6 > "$TMP/oracle.txt"
+if "$SPENT" db "$DB" flush > "$TMP/flush.out" 2>&1; then
+	fail "daemon_diskfull_flush_reports_error: flush said ok on a full disk"
+else
+	check daemon_diskfull_flush_reports_no_space grep -q "No space left" "$TMP/flush.out"
+fi
+sleep 1.2	# the loop retries and logs
+check daemon_diskfull_logged grep -q "No space left on device: still sampling" "$TMP/f.log"
+s1=$(status_field "$DB" samples)
+sleep 0.5
+s2=$(status_field "$DB" samples)
+check "daemon_diskfull_keeps_sampling ($s1 -> $s2)" [ "$s2" -gt "$s1" ]
+c=$(image_count "$DB")
+check "daemon_diskfull_db_stays_readable" [ ! -s "$TMP/dump.err" ]
+rm -f "$MNT/fill"
+check daemon_diskfull_flush_ok_once_room eval "\"$SPENT\" db \"$DB\" flush > /dev/null"
+c=$(image_count "$DB")
+# the workload ran 0.6 s of CPU at 1 kHz while the disk was full: its samples were kept
+check "daemon_diskfull_samples_kept_in_memory_land_later ($c samples)" [ "$c" -ge 480 ]
+dump=$TMP/dump-full.tsv
+"$SPENT" db "$DB" dump > "$dump"
+h=$(func_share "$dump" "$BIN" heavy)
+want=$(awk '$1 == "heavy" { print $2 }' "$TMP/oracle.txt")
+check "daemon_diskfull_split_still_right (heavy $h%, program $want%)" \
+	awk -v a="$h" -v b="$want" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5) }'
+check daemon_diskfull_stops_on_sigterm stop_daemon

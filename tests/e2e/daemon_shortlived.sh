@@ -1,0 +1,42 @@
+#!/bin/bash
+# tests/e2e/daemon_shortlived.sh - 200 short-lived processes per second for 2 s under the
+# daemon: unknown samples stay below 0.1%, the children's samples land in their image in
+# proportion to the CPU time getrusage reports for them, and the daemon's RSS stays bounded.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon.inc"
+trap 'stop_daemon; rm -rf "$TMP"' EXIT
+
+BIN=$PROGS/daemon_spawn
+DB=$TMP/db
+if ! start_daemon "$DB" "$TMP/d.log" -F 1000; then
+	fail "daemon_shortlived_starts: $(tail -3 "$TMP/d.log")"
+	exit 0
+fi
+rss0=$(status_field "$DB" rss_kb)
+"$BIN" 200 2 2 > "$TMP/oracle.txt"
+spawned=$(awk '$1 == "spawned" { print $2 }' "$TMP/oracle.txt")
+child_ms=$(awk '$1 == "children_cpu_ms" { print $2 }' "$TMP/oracle.txt")
+check "daemon_shortlived_workload_spawned_400 ($spawned)" [ "${spawned:-0}" -eq 400 ]
+"$SPENT" db "$DB" flush > /dev/null
+st=$("$SPENT" db "$DB" status --json)
+unk=$(jfield "$st" unknown_pct)
+samples=$(jfield "$st" placed)
+"$SPENT" db "$DB" dump > "$TMP/dump.tsv"
+why=$(grep '^\[unknown' "$TMP/dump.tsv" | awk -F'\t' '{ printf "%s=%s ", $1, $4 }')
+check "daemon_shortlived_unknown_below_0.1pct ($unk% of $samples placed; ${why:-none})" \
+	awk -v u="$unk" 'BEGIN { exit !(u < 0.1) }'
+# the children's samples land in their own function: 1 sample per ms of CPU at -F 1000, and
+# each child spins CHILD_MS=2 ms of CPU in child_spin
+got=$(func_share "$TMP/dump.tsv" "$BIN" child_spin count)
+want=$((spawned * 2))
+check "daemon_shortlived_children_samples_in_child_spin ($got samples, ${want} ms of child_spin)" \
+	within "$got" "$want" 20
+rss1=$(jfield "$st" rss_kb)
+check "daemon_shortlived_rss_bounded (start ${rss0} KB, end ${rss1} KB)" \
+	awk -v a="$rss0" -v b="$rss1" 'BEGIN { exit !(b - a < 16384 && b < 131072) }'
+"$SPENT" db "$DB" flush > /dev/null
+procs=$(status_field "$DB" processes)
+live=$(ls /proc | grep -c '^[0-9]')
+check "daemon_shortlived_exited_processes_forgotten_after_drains ($procs tracked, $live live, $spawned spawned)" \
+	[ "$procs" -lt $((live + 300)) ]
+check daemon_shortlived_stops_on_sigterm stop_daemon
