@@ -99,6 +99,9 @@ $(BUILD)/gen/%.bpf.o: %.bpf.c $(BUILD)/gen/vmlinux.h
 $(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# keep the BPF objects and skeletons: make would delete them as intermediates of the chain
+.SECONDARY: $(SKELS) $(SKELS:.skel.h=.bpf.o)
+
 -include mk/*.mk
 
 deps:
