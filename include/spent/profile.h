@@ -131,6 +131,10 @@ size_t profile_ncells(const struct profile *p);
 size_t profile_nstacks(const struct profile *p);
 int profile_stack_get(const struct profile *p, size_t i, uint32_t *ev,
 		      const struct profile_frame **frames, size_t *nframes, uint64_t *count);
+/* The next stack of event EV at or after *I (start with *I = 0): 1 with *I advanced past it,
+ * 0 when there are no more. */
+int profile_stack_next(const struct profile *p, uint32_t ev, size_t *i,
+		       const struct profile_frame **frames, size_t *nframes, uint64_t *count);
 
 /* Iterate every (image, event) pair that has at least one count: calls FN for each. */
 typedef int (*profile_pair_fn)(void *ctx, uint32_t img, uint32_t ev);

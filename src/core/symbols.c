@@ -281,7 +281,8 @@ const char *symbols_image_error(struct symbols *s, const struct profile_image *i
 	return im ? im->error : "out of memory";
 }
 
-static void kernel_lookup(const struct sym_image *im, uint64_t off, struct sym_info *out)
+/* Number of kernel symbols starting at or below OFF: the one containing OFF is at [n - 1]. */
+static size_t ksym_upper_bound(const struct sym_image *im, uint64_t off)
 {
 	size_t lo = 0, hi = im->nksyms;
 	while (lo < hi) {
@@ -291,6 +292,12 @@ static void kernel_lookup(const struct sym_image *im, uint64_t off, struct sym_i
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static void kernel_lookup(const struct sym_image *im, uint64_t off, struct sym_info *out)
+{
+	size_t lo = ksym_upper_bound(im, off);
 	if (!lo)
 		return;
 	const struct ksym *k = &im->ksyms[lo - 1];
@@ -337,14 +344,7 @@ static const char *full_source_path(struct sym_image *im, Dwfl_Line *line, const
 
 static void mark_ksym(const struct sym_image *im, uint64_t off, uint8_t *used)
 {
-	size_t lo = 0, hi = im->nksyms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (im->ksyms[mid].addr <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = ksym_upper_bound(im, off);
 	if (lo)
 		used[lo - 1] = 1;
 }

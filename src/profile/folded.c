@@ -110,16 +110,12 @@ int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, stru
 	int err = 0;
 	if (!(b.f = calloc(1, sizeof(*b.f))))
 		return -ENOMEM;
-	for (size_t i = 0; i < profile_nstacks(p) && !err; i++) {
-		uint32_t sev;
-		const struct profile_frame *f;
-		size_t nf;
-		uint64_t cnt;
-		profile_stack_get(p, i, &sev, &f, &nf, &cnt);
-		if (sev != ev)
-			continue;
+	const struct profile_frame *frames;
+	size_t nf;
+	uint64_t cnt;
+	for (size_t i = 0; !err && profile_stack_next(p, ev, &i, &frames, &nf, &cnt);) {
 		stacks = true;
-		char *line = fold_line(p, sym, f, nf);
+		char *line = fold_line(p, sym, frames, nf);
 		err = line ? fold_add(&b, line, cnt) : -ENOMEM;
 	}
 	for (uint32_t img = 0; !stacks && !err && img < profile_nimages(p); img++) {

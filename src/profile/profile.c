@@ -329,6 +329,22 @@ int profile_stack_get(const struct profile *p, size_t i, uint32_t *ev,
 	return 0;
 }
 
+int profile_stack_next(const struct profile *p, uint32_t ev, size_t *i,
+		       const struct profile_frame **frames, size_t *nframes, uint64_t *count)
+{
+	for (; *i < p->nstacks; (*i)++) {
+		const struct stack *s = &p->stacks[*i];
+		if (s->ev != ev)
+			continue;
+		*frames = s->frames;
+		*nframes = s->n;
+		*count = s->count;
+		(*i)++;
+		return 1;
+	}
+	return 0;
+}
+
 /* Map every image and event of SRC to DST's indices (new arrays the caller frees). */
 static int merge_maps(struct profile *dst, const struct profile *src, uint32_t **imap,
 		      uint32_t **emap)

@@ -90,14 +90,10 @@ int profile_file_encode_stacks(const struct profile *p, uint32_t ev, struct binb
 	for (size_t i = 0; i < ni; i++)
 		local[i] = UINT32_MAX;
 	uint32_t nlocal = 0;
-	for (size_t i = 0; i < profile_nstacks(p); i++) {
-		uint32_t sev;
-		const struct profile_frame *f;
-		size_t nf;
-		uint64_t cnt;
-		profile_stack_get(p, i, &sev, &f, &nf, &cnt);
-		if (sev != ev)
-			continue;
+	const struct profile_frame *f;
+	size_t nf;
+	uint64_t cnt;
+	for (size_t i = 0; profile_stack_next(p, ev, &i, &f, &nf, &cnt);) {
 		ns++;
 		total += cnt;
 		for (size_t k = 0; k < nf; k++)
@@ -116,14 +112,7 @@ int profile_file_encode_stacks(const struct profile *p, uint32_t ev, struct binb
 			}
 	err = err ? err : binbuf_put_uvarint(b, ns);
 	err = err ? err : binbuf_put_uvarint(b, total);
-	for (size_t i = 0; i < profile_nstacks(p) && !err; i++) {
-		uint32_t sev;
-		const struct profile_frame *f;
-		size_t nf;
-		uint64_t cnt;
-		profile_stack_get(p, i, &sev, &f, &nf, &cnt);
-		if (sev != ev)
-			continue;
+	for (size_t i = 0; !err && profile_stack_next(p, ev, &i, &f, &nf, &cnt);) {
 		err = binbuf_put_uvarint(b, cnt);
 		err = err ? err : binbuf_put_uvarint(b, nf);
 		for (size_t k = 0; k < nf && !err; k++) {
