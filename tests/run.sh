@@ -3,7 +3,7 @@
 # and again on the ASan/UBSan build; print one closing line "N passed, N failed, N skipped".
 #
 #   tests/run.sh                 everything (what `make test` runs)
-#   tests/run.sh e2e/stat_*.sh   only the named e2e scripts, plain build only
+#   tests/run.sh e2e/stat_*.sh   only the named e2e scripts, plain build unless SPENT_PASSES
 #   SPENT_PASSES="build" ...     choose builds (default "build build-san")
 #
 # Each e2e script sources tests/e2e/lib.sh and prints PASS/FAIL/SKIP lines; a script that exits
@@ -66,7 +66,9 @@ run_e2e() { # $1 build dir, $2 script
 
 start=$(date +%s)
 if [ $# -gt 0 ]; then
-	for s in "$@"; do run_e2e build "tests/$s"; done
+	for b in ${SPENT_PASSES:-build}; do
+		for s in "$@"; do run_e2e "$b" "tests/$s"; done
+	done
 else
 	for b in $passes; do
 		if [ ! -x "$b/spent" ]; then

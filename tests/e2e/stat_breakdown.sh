@@ -3,7 +3,7 @@
 # the threads' own CPU clocks and page counts (printed by the program itself).
 source "$(dirname "$0")/lib.sh"
 
-"$SPENT" stat --per-thread --json -o "$TMP/t.json" -e task-clock,page-faults -- "$PROGS/threads3" 15 > "$TMP/truth.txt"
+"$SPENT" stat --per-thread --json -o "$TMP/t.json" -e task-clock,page-faults -- "$PROGS/threads3" 30 > "$TMP/truth.txt"
 check "threads3 ran and printed its three threads" test "$(grep -c '^thread' "$TMP/truth.txt")" -eq 3
 python3 - "$TMP/t.json" "$TMP/truth.txt" <<'PY'
 import json, sys
@@ -22,7 +22,7 @@ for line in open(sys.argv[2]):
     if not got:
         print(f"FAIL per-thread row for thread {k} (tid {tid}) is missing"); ok = False; continue
     tc, pf = got["task-clock"], got["page-faults"]
-    if abs(tc - cpu) <= 0.10 * cpu + 1.0:
+    if abs(tc - cpu) <= 0.10 * cpu + 2.0:  # + the thread's exit path after its clock read
         print(f"PASS thread {k} task-clock {tc:.1f} ms matches its own CPU clock {cpu:.1f} ms")
     else:
         print(f"FAIL thread {k} task-clock {tc:.1f} ms vs its own CPU clock {cpu:.1f} ms"); ok = False

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/e2e/stat_vs_perf.sh - spent stat's software counts against perf stat on the same
 # programs, runs alternated so both see the same machine: page faults within 1%, context
-# switches of a sleeping program equal (minimum of 5 runs, +-2), task-clock within 5%.
+# switches of a sleeping program equal (minimum of 5 runs, +-2), task-clock equal to the run's own
+# rusage CPU time and within 10% of perf's (medians).
 source "$(dirname "$0")/lib.sh"
 
 # spent_val JSONFILE EVENT / perf_val CSVFILE EVENT
@@ -32,7 +33,21 @@ a=$(min "${pf_s[@]}") b=$(min "${pf_p[@]}")
 if [ -n "$a" ] && within "$a" "$b" 1; then pass "page faults within 1% of perf's (spent $a, perf $b)"
 else fail "page faults differ from perf's by more than 1%: spent ${pf_s[*]}, perf ${pf_p[*]}"; fi
 
-# task-clock includes the time the host steals from this VM's vCPU: medians of 5 runs
+# task-clock against the same run's own CPU time: bash's `times` prints the shell's and its
+# waited children's user+sys (rusage, precise sched runtime, printed to the ms)
+"$SPENT" stat --json -o "$TMP/s.json" -e task-clock -- bash -c '"$1" 0.3 >/dev/null; times' _ "$PROGS/demo" > "$TMP/times.txt"
+own=$(python3 -c 'import re,sys
+t=[float(m)*60+float(s) for m,s in re.findall(r"(\d+)m([\d.]+)s", open(sys.argv[1]).read())]
+print(round(sum(t)*1000, 3) if len(t)==4 else "")' "$TMP/times.txt")
+a=$(spent_val "$TMP/s.json" task-clock)
+if [ -n "$own" ] && [ -n "$a" ] && awk -v a="$a" -v b="$own" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(d <= 0.03*b + 3)}'; then
+	pass "task-clock equals the run's own CPU time within 3% + 3 ms (spent $a ms, rusage $own ms)"
+else
+	fail "task-clock ${a:-?} ms vs the run's own CPU time ${own:-?} ms (rusage)"
+fi
+
+# and against perf on alternated runs: the workload's CPU time itself varies a few percent run
+# to run on a shared VM (steal, cache state), so medians of 5 within 10%
 tc_s=() tc_p=()
 for i in 1 2 3 4 5; do
 	"$SPENT" stat --json -o "$TMP/s.json" -e task-clock -- "$PROGS/demo" 0.3 >/dev/null
@@ -40,8 +55,8 @@ for i in 1 2 3 4 5; do
 	tc_s+=("$(spent_val "$TMP/s.json" task-clock)"); tc_p+=("$(perf_val "$TMP/p.csv" task-clock)")
 done
 a=$(median "${tc_s[@]}") b=$(median "${tc_p[@]}")
-if [ -n "$a" ] && within "$a" "$b" 5; then pass "task-clock within 5% of perf's (spent $a ms, perf $b ms)"
-else fail "task-clock differs from perf's by more than 5%: spent ${tc_s[*]}, perf ${tc_p[*]}"; fi
+if [ -n "$a" ] && within "$a" "$b" 10; then pass "task-clock median within 10% of perf's (spent $a ms, perf $b ms)"
+else fail "task-clock differs from perf's by more than 10%: spent ${tc_s[*]}, perf ${tc_p[*]}"; fi
 
 # children folded in: both runs of sh -c 'prog; prog' are counted, as perf counts them
 "$SPENT" stat --json -o "$TMP/s.json" -e page-faults -- "$PROGS/sleeper"
