@@ -20,6 +20,8 @@ struct dbpf;
  * dbpf_close. Fails with the loader's -errno when BPF is refused. */
 int dbpf_open(struct dperf *perf, size_t nev, struct dbpf **out);
 void dbpf_close(struct dbpf *b);
+/* Keys each of the two aggregation maps holds (sized from the number of CPUs at load). */
+uint32_t dbpf_map_entries(const struct dbpf *b);
 /* An fd that polls readable when the overflow ring wants draining. */
 int dbpf_overflow_fd(const struct dbpf *b);
 /* Read every overflow record now; returns how many, or -errno. */
