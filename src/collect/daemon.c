@@ -204,7 +204,7 @@ static int open_collectors(struct daemon *d, char *err, size_t errlen)
 	}
 	if (c->bare || c->no_bpf)
 		goto fallback;
-	r = dbpf_open(d->perf, c->nev, &d->bpf);
+	r = dbpf_open(d->perf, c->nev, c->map_entries, &d->bpf);
 	if (r == 0)
 		return 0;
 	daemon_log(d, "bpf aggregator refused (%s): falling back to perf ring buffers and the "

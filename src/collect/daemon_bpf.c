@@ -58,7 +58,7 @@ static uint32_t map_size(int ncpu)
 	return (uint32_t)n;
 }
 
-int dbpf_open(struct dperf *perf, size_t nev, struct dbpf **out)
+int dbpf_open(struct dperf *perf, size_t nev, uint32_t map_entries, struct dbpf **out)
 {
 	struct dbpf *b = calloc(1, sizeof(*b));
 	int err = -ENOMEM, n = dperf_ncpus(perf);
@@ -82,7 +82,7 @@ int dbpf_open(struct dperf *perf, size_t nev, struct dbpf **out)
 		err = errno ? -errno : -EPERM;
 		goto out;
 	}
-	b->map_entries = map_size(b->ncpu_possible);
+	b->map_entries = map_entries ? map_entries : map_size(b->ncpu_possible);
 	if ((err = bpf_map__set_max_entries(b->skel->maps.counts0, b->map_entries)) ||
 	    (err = bpf_map__set_max_entries(b->skel->maps.counts1, b->map_entries)))
 		goto out;
@@ -148,7 +148,7 @@ int dbpf_read_overflow(struct dbpf *b, dentry_fn fn, void *arg)
 	return n;
 }
 
-/* Empty map FD in batches, emitting each CPU's non-zero count; returns entries emitted. */
+/* Empty map FD in batches, emitting each key's count summed over CPUs; returns entries emitted. */
 static int map_drain(struct dbpf *b, int fd, dentry_fn fn, void *arg)
 {
 	struct agg_key in, outk;
@@ -160,14 +160,15 @@ static int map_drain(struct dbpf *b, int fd, dentry_fn fn, void *arg)
 		err = bpf_map_lookup_and_delete_batch(fd, inp, &outk, b->keys, b->vals, &count, NULL);
 		if (err && errno != ENOENT)
 			return -errno;
+		/* one entry per key: the batch hands each key over once with every CPU's count */
 		for (uint32_t k = 0; k < count; k++) {
-			for (int c = 0; c < b->ncpu_possible; c++) {
-				uint64_t v = b->vals[(size_t)k * b->ncpu_possible + c];
-				if (!v)
-					continue;
-				fn(arg, (pid_t)b->keys[k].tgid, b->keys[k].pc, b->keys[k].event, v);
-				total++;
-			}
+			uint64_t v = 0;
+			for (int c = 0; c < b->ncpu_possible; c++)
+				v += b->vals[(size_t)k * b->ncpu_possible + c];
+			if (!v)
+				continue;
+			fn(arg, (pid_t)b->keys[k].tgid, b->keys[k].pc, b->keys[k].event, v);
+			total++;
 		}
 		if (err)	/* ENOENT: that was the last batch */
 			return total;
