@@ -7,8 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/procmaps.h"
 
 #define PROC_BUCKETS 4096
 #define IMAGE_BUCKETS 1024
@@ -142,37 +141,6 @@ static const struct region *regions_find(const struct regions *rs, uint64_t pc)
 	return NULL;
 }
 
-size_t dmaps_read_build_id(int fd, uint8_t *id, size_t max)
-{
-	size_t len = 0;
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return 0;
-	while (!len && (scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		size_t off = 0, noff, doff;
-		GElf_Nhdr nh;
-		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 && nh.n_descsz > 0) {
-				len = nh.n_descsz < max ? nh.n_descsz : max;
-				memcpy(id, (char *)d->d_buf + doff, len);
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	return len;
-}
-
 static uint32_t image_hash(const char *path, uint64_t dev, uint64_t ino)
 {
 	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, path, strlen(path));
@@ -181,52 +149,11 @@ static uint32_t image_hash(const char *path, uint64_t dev, uint64_t ino)
 	return (uint32_t)(h % IMAGE_BUCKETS);
 }
 
-/* PT_LOAD segments of the ELF open on FD, to turn file offsets into link-time addresses. */
-static void image_read_loads(struct dimage *im, int fd)
-{
-	Elf *elf;
-	size_t n;
-
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return;
-	if (elf_getphdrnum(elf, &n) == 0) {
-		for (size_t i = 0; i < n && im->nloads < DIMAGE_MAX_LOADS; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			im->loads[im->nloads++] = (struct dimage_load){
-				.off = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr };
-		}
-	}
-	elf_end(elf);
-}
-
-/* 8-byte FNV-1a of the whole file (the identity of files without a build-id). */
-static int image_hash_content(struct dimage *im, int fd)
-{
-	uint8_t buf[65536];
-	uint64_t h = BINIO_FNV64_INIT;
-	ssize_t r;
-
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return -errno;
-	while ((r = read(fd, buf, sizeof(buf))) > 0)
-		h = binio_fnv64(h, buf, (size_t)r);
-	if (r < 0)
-		return -errno;
-	for (int i = 0; i < 8; i++)
-		im->ident[i] = (uint8_t)(h >> (8 * i));
-	im->id_len = 8;
-	im->id_kind = 2;	/* PROFILE_ID_HASH */
-	return 0;
-}
-
 /* Identify an image's file (build-id, else content hash) and read its load segments, through
  * PID's root so files inside containers are the ones opened. */
-static void image_identify(struct dmaps *m, struct dimage *im, pid_t pid)
+static void dimage_identify(struct dmaps *m, struct dimage *im, pid_t pid)
 {
+	struct image_info info = { 0 };
 	char p[4200];
 	struct stat st, root;
 	int fd;
@@ -248,13 +175,15 @@ static void image_identify(struct dmaps *m, struct dimage *im, pid_t pid)
 		return;
 	/* only trust the file if it is the one that was mapped */
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (im->ino == 0 || (st.st_ino == im->ino && st.st_dev == im->dev))) {
-		im->id_len = (uint8_t)dmaps_read_build_id(fd, im->ident, 20);
-		if (im->id_len)
-			im->id_kind = 1;	/* PROFILE_ID_BUILDID */
-		else
-			image_hash_content(im, fd);
-		image_read_loads(im, fd);
+	    (im->ino == 0 || (st.st_ino == im->ino && st.st_dev == im->dev)) &&
+	    image_describe_fd(fd, &info) == 0) {
+		im->id_kind = info.id.id_kind;
+		im->id_len = info.id.id_len;
+		memcpy(im->ident, info.id.id, info.id.id_len);
+		im->nloads = (uint8_t)info.nloads;
+		for (unsigned i = 0; i < info.nloads; i++)
+			im->loads[i] = (struct dimage_load){ .off = info.loads[i].off,
+				.filesz = info.loads[i].filesz, .vaddr = info.loads[i].vaddr };
 	}
 	close(fd);
 }
@@ -561,7 +490,7 @@ int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint
 	struct dimage *im = m->images[r->image];
 	if (!im->identified) {
 		im->identified = true;
-		image_identify(m, im, pid);
+		dimage_identify(m, im, pid);
 	}
 	for (uint8_t i = 0; i < im->nloads; i++) {
 		const struct dimage_load *l = &im->loads[i];
@@ -588,34 +517,20 @@ void dmaps_get_stats(const struct dmaps *m, struct dmaps_stats *st)
 	*st = m->st;
 }
 
-/* One line of /proc/PID/maps: "start-end perms offset maj:min inode   path". */
+/* One line of /proc/PID/maps (parsed by core/procmaps). */
 static int scan_line(struct dmaps *m, pid_t pid, char *line)
 {
-	unsigned long long start, end, off, ino;
-	unsigned maj, min;
-	char perms[8];
-	int pos = 0;
-	struct dmaps_mmap mm = { .pid = pid };
+	struct procmaps_line ml;
+	struct dmaps_mmap mm = { .pid = pid, .prot = PROT_EXEC };
 
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
-		   &min, &ino, &pos) < 7)
+	if (procmaps_parse_line(line, &ml) || !ml.exec || strcmp(ml.path, "[vsyscall]") == 0)
 		return 0;
-	if (perms[2] != 'x')
-		return 0;
-	line[strcspn(line, "\n")] = '\0';
-	mm.start = start;
-	mm.len = end - start;
-	mm.pgoff = off;
-	mm.dev = ino ? makedev(maj, min) : 0;
-	mm.ino = ino;
-	mm.prot = PROT_EXEC;
-	mm.path = pos ? line + pos : "";
-	if (strcmp(mm.path, "[vsyscall]") == 0)
-		return 0;
-	/* deleted files keep their identity through dev/ino */
-	char *del = strstr(line + pos, " (deleted)");
-	if (pos && del && del[10] == '\0')
-		*del = '\0';
+	mm.start = ml.start;
+	mm.len = ml.end - ml.start;
+	mm.pgoff = ml.pgoff;
+	mm.dev = ml.ino ? makedev(ml.dev_major, ml.dev_minor) : 0;
+	mm.ino = ml.ino;
+	mm.path = ml.path;
 	return dmaps_mmap(m, &mm);
 }
 

@@ -1,7 +1,6 @@
 /* core/procmaps.c - per-process maps of executable images (from perf side-band records or
  * /proc/PID/maps) and pc -> (image, offset) translation. */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,6 +187,33 @@ int procmaps_add(struct procmaps *pm, pid_t pid, uint64_t start, uint64_t len, u
 	return maps_insert(p, m);
 }
 
+int procmaps_parse_line(char *line, struct procmaps_line *out)
+{
+	unsigned long long s, e, off, ino;
+	char perms[8];
+	int name_at = 0;
+	size_t l;
+
+	memset(out, 0, sizeof(*out));
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e, perms, &off, &out->dev_major,
+		   &out->dev_minor, &ino, &name_at) < 7 || !name_at || e < s)
+		return -EINVAL;
+	out->start = s;
+	out->end = e;
+	out->pgoff = off;
+	out->ino = ino;
+	out->exec = strchr(perms, 'x') != NULL;
+	line[name_at + strcspn(line + name_at, "\n")] = '\0';
+	out->path = line + name_at;
+	l = strlen(out->path);
+	/* a deleted file keeps its identity through device and inode */
+	if (l > 10 && !strcmp(line + name_at + l - 10, " (deleted)")) {
+		line[name_at + l - 10] = '\0';
+		out->deleted = true;
+	}
+	return 0;
+}
+
 int procmaps_load_pid(struct procmaps *pm, pid_t pid)
 {
 	char path[64], line[PROFILE_PATH_MAX + 128];
@@ -199,17 +225,10 @@ int procmaps_load_pid(struct procmaps *pm, pid_t pid)
 	struct proc *p = proc_get(pm, pid);
 	int err = p ? 0 : -ENOMEM;
 	while (!err && fgets(line, sizeof(line), f)) {
-		uint64_t s, e, off;
-		char perms[8];
-		int name_at = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &s, &e, perms,
-			   &off, &name_at) < 4 || !name_at)
+		struct procmaps_line ml;
+		if (procmaps_parse_line(line, &ml) || !ml.exec || ml.end == ml.start)
 			continue;
-		if (!strchr(perms, 'x'))
-			continue;
-		char *name = line + name_at;
-		name[strcspn(name, "\n")] = 0;
-		err = procmaps_add(pm, pid, s, e - s, off, name);
+		err = procmaps_add(pm, pid, ml.start, ml.end - ml.start, ml.pgoff, ml.path);
 	}
 	fclose(f);
 	return err;
