@@ -22,16 +22,6 @@
 #define IMAGE_BUCKETS 1024
 #define KERNEL_START 0xffff800000000000ULL
 
-struct region {
-	uint64_t start, end, pgoff;
-	uint32_t image;
-};
-
-struct regions {
-	struct region *r;
-	size_t n, cap;
-};
-
 struct dproc {
 	struct dproc *next;
 	pid_t pid;
@@ -39,8 +29,8 @@ struct dproc {
 	uint64_t exit_gen;
 	uint64_t exec_gen;	/* generation of the last exec: old maps kept until reaped */
 	bool has_old;
-	struct regions cur;
-	struct regions old;	/* the maps before exec: samples taken before exec still use them */
+	struct maprange_list cur;	/* tag: dimage id */
+	struct maprange_list old;	/* the maps before exec: samples taken before it still use them */
 };
 
 struct image_slot {
@@ -57,89 +47,6 @@ struct dmaps {
 	struct stat self_root;
 	struct dmaps_stats st;
 };
-
-static void regions_release(struct regions *rs)
-{
-	free(rs->r);
-	*rs = (struct regions){ 0 };
-}
-
-static int regions_reserve(struct regions *rs, size_t n)
-{
-	if (rs->n + n <= rs->cap)
-		return 0;
-	size_t cap = rs->cap ? rs->cap * 2 : 16;
-	while (cap < rs->n + n)
-		cap *= 2;
-	struct region *r = realloc(rs->r, cap * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	rs->r = r;
-	rs->cap = cap;
-	return 0;
-}
-
-/* Insert [start,end) replacing whatever it overlaps (keeping the parts outside it). */
-static int regions_insert(struct regions *rs, const struct region *nr)
-{
-	size_t i = 0;
-	int err = regions_reserve(rs, 2);
-
-	if (err)
-		return err;
-	while (i < rs->n) {
-		struct region *r = &rs->r[i];
-		if (r->end <= nr->start || r->start >= nr->end) {
-			i++;
-			continue;
-		}
-		if (r->start < nr->start && r->end > nr->end) {	/* split in two */
-			struct region right = *r;
-			right.pgoff += nr->end - r->start;
-			right.start = nr->end;
-			r->end = nr->start;
-			memmove(&rs->r[i + 2], &rs->r[i + 1], (rs->n - i - 1) * sizeof(*r));
-			rs->r[i + 1] = right;
-			rs->n++;
-			i += 2;
-		} else if (r->start < nr->start) {
-			r->end = nr->start;
-			i++;
-		} else if (r->end > nr->end) {
-			r->pgoff += nr->end - r->start;
-			r->start = nr->end;
-			i++;
-		} else {
-			memmove(r, r + 1, (rs->n - i - 1) * sizeof(*r));
-			rs->n--;
-		}
-	}
-	/* keep sorted by start */
-	i = rs->n;
-	while (i > 0 && rs->r[i - 1].start > nr->start) {
-		rs->r[i] = rs->r[i - 1];
-		i--;
-	}
-	rs->r[i] = *nr;
-	rs->n++;
-	return 0;
-}
-
-static const struct region *regions_find(const struct regions *rs, uint64_t pc)
-{
-	size_t lo = 0, hi = rs->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (rs->r[mid].end <= pc)
-			lo = mid + 1;
-		else if (rs->r[mid].start > pc)
-			hi = mid;
-		else
-			return &rs->r[mid];
-	}
-	return NULL;
-}
 
 static uint32_t image_hash(const char *path, uint64_t dev, uint64_t ino)
 {
@@ -256,8 +163,8 @@ static void proc_free(struct dproc *p)
 {
 	if (!p)
 		return;
-	regions_release(&p->cur);
-	regions_release(&p->old);
+	maprange_release(&p->cur);
+	maprange_release(&p->old);
 	free(p);
 }
 
@@ -339,7 +246,8 @@ static int pseudo_path(const char *path, uint64_t dev, uint64_t ino, const char 
 int dmaps_mmap(struct dmaps *m, const struct dmaps_mmap *mm)
 {
 	struct dproc *p;
-	struct region r;
+	struct maprange r;
+	uint32_t image;
 	const char *path;
 	uint64_t dev = mm->dev, ino = mm->ino;
 	int err;
@@ -354,28 +262,17 @@ int dmaps_mmap(struct dmaps *m, const struct dmaps_mmap *mm)
 	p = proc_find(m, mm->pid);
 	if (!p && !(p = proc_add(m, mm->pid)))
 		return -ENOMEM;
-	err = image_intern(m, path, dev, ino, mm->pid, &r.image);
+	err = image_intern(m, path, dev, ino, mm->pid, &image);
 	if (err)
 		return err;
+	r.tag = image;
 	r.start = mm->start;
 	r.end = mm->start + mm->len;
 	r.pgoff = path[0] == '[' ? 0 : mm->pgoff;
 	size_t before = p->cur.n;
-	err = regions_insert(&p->cur, &r);
+	err = maprange_insert(&p->cur, &r);
 	m->st.regions += p->cur.n - before;
 	return err;
-}
-
-static int regions_copy(struct regions *dst, const struct regions *src)
-{
-	int err = regions_reserve(dst, src->n);
-
-	if (err)
-		return err;
-	if (src->n)
-		memcpy(dst->r, src->r, src->n * sizeof(*src->r));
-	dst->n = src->n;
-	return 0;
 }
 
 int dmaps_fork(struct dmaps *m, pid_t pid, pid_t ppid)
@@ -396,7 +293,7 @@ int dmaps_fork(struct dmaps *m, pid_t pid, pid_t ppid)
 	if (!parent)
 		return 0;
 	m->st.regions += parent->cur.n;
-	return regions_copy(&p->cur, &parent->cur);
+	return maprange_copy(&p->cur, &parent->cur);
 }
 
 int dmaps_exec(struct dmaps *m, pid_t pid)
@@ -408,7 +305,7 @@ int dmaps_exec(struct dmaps *m, pid_t pid)
 		return -ENOMEM;
 	/* every image this process had before (a shell script can exec several times between
 	 * two drains) stays searchable until the samples taken before the exec are drained */
-	if ((err = regions_reserve(&p->old, p->cur.n)))
+	if ((err = maprange_reserve(&p->old, p->cur.n)))
 		return err;
 	if (p->cur.n)
 		memcpy(p->old.r + p->old.n, p->cur.r, p->cur.n * sizeof(*p->cur.r));
@@ -421,7 +318,7 @@ int dmaps_exec(struct dmaps *m, pid_t pid)
 }
 
 /* Newest first: the old maps of several execs may overlap. */
-static const struct region *regions_find_linear(const struct regions *rs, uint64_t pc)
+static const struct maprange *regions_find_linear(const struct maprange_list *rs, uint64_t pc)
 {
 	for (size_t i = rs->n; i-- > 0;)
 		if (rs->r[i].start <= pc && pc < rs->r[i].end)
@@ -459,7 +356,7 @@ void dmaps_reap(struct dmaps *m, uint64_t gen)
 				continue;
 			}
 			if (p->has_old && p->exec_gen <= gen) {
-				regions_release(&p->old);
+				maprange_release(&p->old);
 				p->has_old = false;
 			}
 			pp = &p->next;
@@ -469,7 +366,7 @@ void dmaps_reap(struct dmaps *m, uint64_t gen)
 
 int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint64_t *offset)
 {
-	const struct region *r;
+	const struct maprange *r;
 	struct dproc *p;
 
 	if (pc >= KERNEL_START) {
@@ -480,14 +377,14 @@ int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint
 	p = proc_find(m, pid);
 	if (!p)
 		return -ESRCH;
-	r = regions_find(&p->cur, pc);
+	r = maprange_find(&p->cur, pc);
 	if (!r && p->has_old)
 		r = regions_find_linear(&p->old, pc);
 	if (!r)
 		return -ENOENT;
-	*image = r->image;
+	*image = (uint32_t)r->tag;
 	*offset = pc - r->start + r->pgoff;
-	struct dimage *im = m->images[r->image];
+	struct dimage *im = m->images[*image];
 	if (!im->identified) {
 		im->identified = true;
 		dimage_identify(m, im, pid);

@@ -44,6 +44,26 @@ int image_identify(const char *path, struct profile_image *id);
  * not a readable regular file (INFO then has no identity). */
 int image_describe_fd(int fd, struct image_info *info);
 
+/* A sorted list of non-overlapping address ranges, each with its caller's TAG: the per-process
+ * map table of procmaps, also the daemon's (collect/daemon_maps.c). */
+struct maprange {
+	uint64_t start, end, pgoff;	/* [start, end) maps file offset pgoff at start */
+	uintptr_t tag;			/* what is mapped there (the user's choice) */
+};
+struct maprange_list {
+	struct maprange *r;
+	size_t n, cap;
+};
+void maprange_release(struct maprange_list *l);
+/* Room for MORE ranges beyond N; 0 or -ENOMEM. */
+int maprange_reserve(struct maprange_list *l, size_t more);
+/* Insert M, cutting whatever it overlaps (a new mmap replaces old pages); 0 or -ENOMEM. */
+int maprange_insert(struct maprange_list *l, const struct maprange *m);
+/* The range holding ADDR, or NULL. */
+const struct maprange *maprange_find(const struct maprange_list *l, uint64_t addr);
+/* DST becomes a copy of SRC (fork); 0 or -ENOMEM. */
+int maprange_copy(struct maprange_list *dst, const struct maprange_list *src);
+
 struct procmaps;
 
 int procmaps_new(struct image_cache *c, struct procmaps **out);
