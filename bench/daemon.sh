@@ -73,22 +73,25 @@ echo " drained over each daemon run, all processes of the machine included)"
 # the workload per CPU for RED_SECONDS of CPU each, under three drain policies run one after
 # the other in this run: main's before this change (16384-key maps, drained every 10 s), big maps
 # drained every 10 s, and the defaults (maps sized from the CPU count, drained every 60 s or
-# when 3/4 full). "all" divides every sample of the machine (other users' compilers included)
+# when 3/4 full); then the fallback (--no-bpf: perf rings into DCPI tables) drained every 10 s
+# (main's default; its tables were 4096 buckets there, 16384 now) and every 60 s. "all" divides every sample of the machine (other users' compilers included)
 # by every entry; "workload" is the workload image's own samples / entries, from the daemon's
 # reduction_by_image (DCPI keys by process: new processes make new keys, which no drain policy
 # can aggregate).
 RED_SECONDS=${RED_SECONDS:-30}
-RED_RATES=${RED_RATES:-5000}
+RED_RATES=${RED_RATES-5000}	# RED_RATES= (empty): no reduction runs
 printf '\n%-6s %-28s %7s %10s %9s %8s %11s %10s\n' rate policy drains samples entries all \
 	workload map_keys
 for rate in $RED_RATES; do
-	for policy in "main:16K,10s" "bigmap,10s" "default,60s"; do
+	for policy in "main:16K,10s" "bigmap,10s" "default,60s" "no-bpf,10s" "no-bpf,60s"; do
 		case $policy in
 		main*) args="--map-entries 16384 --drain-interval 10000" ;;
 		bigmap*) args="--drain-interval 10000" ;;
+		no-bpf,10s) args="--no-bpf --drain-interval 10000" ;;
+		no-bpf*) args="--no-bpf" ;;
 		*) args= ;;
 		esac
-		db=$TMP/red-$rate-${policy%%[:,]*}
+		db=$TMP/red-$rate-$(echo "$policy" | tr -c 'a-z0-9\n' _)
 		"$SPENT" daemon --db "$db" -F "$rate" --foreground $args 2>>"$TMP/daemon.log" & BG=$!
 		for _ in $(seq 50); do
 			"$SPENT" db "$db" status --json 2>/dev/null | grep -q '"daemon":true' && break
