@@ -94,7 +94,7 @@ $(BUILD)/gen/vmlinux.h:
 
 vpath %.bpf.c $(sort $(dir $(BPF_SRCS)))
 $(BUILD)/gen/%.bpf.o: %.bpf.c $(BUILD)/gen/vmlinux.h
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Iinclude -Isrc -I$(BUILD)/gen -c $< -o $@
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -Iinclude -Isrc -I$(BUILD)/gen -MMD -MP -c $< -o $@
 
 $(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@

@@ -22,6 +22,10 @@
 #define DEFAULT_SW_HZ 250
 #define DEFAULT_HW_HZ 5000
 #define MAX_PER_PROCESS 16
+/* Entries stay in the kernel maps this long (or until a map is 3/4 full): every drain re-reads
+ * each hot key once, so the reduction is the samples per key between drains (DCPI drained every
+ * 5 minutes). A drain starts a merge, so kill -9 loses at most this interval plus the merge. */
+#define DEFAULT_DRAIN_MS 60000
 
 struct daemon_opts {
 	const char *db;
@@ -30,7 +34,7 @@ struct daemon_opts {
 	bool no_bpf, foreground, bare;
 	const char *per_process[MAX_PER_PROCESS];
 	size_t nper;
-	long drain_ms, merge_ms;
+	long drain_ms, merge_ms, map_entries;
 	const char *log_file;
 };
 
@@ -57,7 +61,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: spent daemon [--db DIR] [-e EV,...] [-F HZ | -c N] [--period-range LO-HI]\n"
 		   "                    [--no-bpf] [--per-process IMAGE]... [--foreground]\n"
-		   "                    [--drain-interval MS] [--merge-interval MS] [--log FILE]\n"
+		   "                    [--drain-interval MS] [--merge-interval MS] [--map-entries N]\n"
+		   "                    [--log FILE]\n"
 		   "  default: --db " DEFAULT_DB ", cycles,instructions at %d Hz per cpu with a PMU,\n"
 		   "  cpu-clock at %d Hz per cpu without one (software timers cost a VM exit each)\n",
 		DEFAULT_HW_HZ, DEFAULT_SW_HZ);
@@ -86,6 +91,7 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
 		{ "per-process", required_argument, NULL, 'p' }, { "foreground", no_argument, NULL, 'f' },
 		{ "drain-interval", required_argument, NULL, 'D' },
 		{ "merge-interval", required_argument, NULL, 'M' }, { "log", required_argument, NULL, 'l' },
+		{ "map-entries", required_argument, NULL, 'm' },
 		{ "bare", no_argument, NULL, 'b' }, { "help", no_argument, NULL, 'h' }, { 0 } };
 	long v;
 	int c;
@@ -127,6 +133,10 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
 			break;
 		case 'M':
 			if (cli_parse_int_opt("--merge-interval", optarg, 10, 86400000, &o->merge_ms))
+				return -EINVAL;
+			break;
+		case 'm':
+			if (cli_parse_int_opt("--map-entries", optarg, 1024, 1 << 24, &o->map_entries))
 				return -EINVAL;
 			break;
 		case 'l': o->log_file = optarg; break;
@@ -268,7 +278,7 @@ static int detach(struct ready_pipe *rp, FILE **log)
 
 int cmd_daemon(int argc, char **argv)
 {
-	struct daemon_opts o = { .db = DEFAULT_DB, .drain_ms = 10000, .merge_ms = 30000 };
+	struct daemon_opts o = { .db = DEFAULT_DB, .drain_ms = DEFAULT_DRAIN_MS, .merge_ms = 30000 };
 	struct spent_event *evs = NULL;
 	struct ready_pipe rp = { .fd = -1 };
 	char note[200], err[600];
@@ -308,6 +318,7 @@ int cmd_daemon(int argc, char **argv)
 		.period_lo = o.lo, .period_hi = o.hi, .no_bpf = o.no_bpf, .bare = o.bare,
 		.per_process = o.per_process, .nper = o.nper, .tick_ms = 100,
 		.drain_ms = (unsigned)o.drain_ms, .merge_ms = (unsigned)o.merge_ms, .slice_files = 8,
+		.map_entries = (uint32_t)o.map_entries,
 		.rate_note = note, .log = log ? log_line : NULL, .log_arg = log,
 		.ready = rp.fd >= 0 ? on_ready : NULL, .ready_arg = &rp,
 	};

@@ -121,39 +121,10 @@ static int do_control(const struct db_opts *o)
 static void print_flat_json(const char *s)
 {
 	const char *p = strchr(s, '{');
+	char key[64], val[1024];
 
-	while (p && *p && *p != '}') {
-		char key[64], val[1024];
-		size_t k = 0, v = 0;
-		p = strchr(p, '"');
-		if (!p)
-			break;
-		for (p++; *p && *p != '"' && k < sizeof(key) - 1; p++)
-			key[k++] = *p;
-		key[k] = '\0';
-		p = strchr(p, ':');
-		if (!p)
-			break;
-		p++;
-		if (*p == '"') {
-			for (p++; *p && *p != '"'; p++) {
-				if (*p == '\\' && p[1])
-					p++;
-				if (v < sizeof(val) - 1)
-					val[v++] = *p;
-			}
-			if (*p)
-				p++;
-		} else {
-			for (; *p && *p != ',' && *p != '}'; p++)
-				if (v < sizeof(val) - 1)
-					val[v++] = *p;
-		}
-		val[v] = '\0';
+	while (p && db_status_next_member(&p, key, sizeof(key), val, sizeof(val)) > 0)
 		printf("  %-16s %s\n", key, val);
-		if (*p == ',')
-			p++;
-	}
 }
 
 static int do_status(const struct db_opts *o)

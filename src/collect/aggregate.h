@@ -13,9 +13,15 @@ typedef __u32 agg_u32;
 typedef __u64 agg_u64;
 #endif
 
-/* Entries per aggregation map (each of the two maps); the map is per-CPU, so the counts of one
- * key on every CPU share the slot, as DCPI's per-processor tables shared nothing else. */
+/* Entries per aggregation map (each of the two maps): the size compiled in; the daemon resizes
+ * both before loading (daemon_bpf.c): as many keys as AGG_MAP_BYTES hold, within MIN..MAX. The
+ * map is per-CPU, so the counts of one key on every CPU share the slot, as DCPI's per-processor
+ * tables shared nothing else. */
 #define AGG_MAP_ENTRIES 16384
+#define AGG_MAP_ENTRIES_MIN 16384
+#define AGG_MAP_ENTRIES_MAX 262144
+#define AGG_MAP_BYTES (24u << 20)	/* kernel memory per map (two maps) */
+#define AGG_KEY_OVERHEAD 64	/* bytes per key besides its per-CPU values: element, key */
 /* Bytes of the overflow ring buffer (a power of two, a multiple of the page size). */
 #define AGG_RING_BYTES (1u << 20)
 /* Most events one daemon samples at once (the event index is the perf link's BPF cookie). */

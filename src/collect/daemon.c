@@ -18,6 +18,9 @@
 #define MAX_POLL 520
 #define PERIOD_REDRAW_MS 100	/* >= 10 redraws per second per CPU */
 #define STATUS_MS 1000
+/* Fallback table per CPU: 16K buckets of 4 entries (1 MiB): with drains a minute apart the table
+ * holds the hot keys and evicts the cold ones (DCPI's mod-4 eviction) into the overflow pair. */
+#define FALLBACK_BUCKETS 16384
 
 uint64_t daemon_now_ms(void)
 {
@@ -201,7 +204,7 @@ static int open_collectors(struct daemon *d, char *err, size_t errlen)
 	}
 	if (c->bare || c->no_bpf)
 		goto fallback;
-	r = dbpf_open(d->perf, c->nev, &d->bpf);
+	r = dbpf_open(d->perf, c->nev, c->map_entries, &d->bpf);
 	if (r == 0)
 		return 0;
 	daemon_log(d, "bpf aggregator refused (%s): falling back to perf ring buffers and the "
@@ -223,7 +226,7 @@ fallback:
 	if (!d->tables)
 		return -ENOMEM;
 	for (int i = 0; i < d->ntables; i++)
-		if ((r = dcpi_table_new(4096, 1024, &d->tables[i])))
+		if ((r = dcpi_table_new(FALLBACK_BUCKETS, 1024, &d->tables[i])))
 			return r;
 	return 0;
 }
@@ -298,8 +301,9 @@ static void merge_tick(struct daemon *d, uint64_t now)
 {
 	int r;
 
-	if (now - d->t_merge >= d->cfg->merge_ms) {
+	if (now - d->t_merge >= d->cfg->merge_ms || d->merge_due) {
 		d->t_merge = now;
+		d->merge_due = false;
 		if ((r = dmerge_start(d->merge)))
 			daemon_log(d, "starting a merge failed: %s", strerror(-r));
 	}
@@ -331,7 +335,7 @@ static bool map_nearly_full(struct daemon *d)
 
 	if (!d->bpf || dbpf_stats(d->bpf, &st))
 		return false;
-	return st.new_entries - d->new_at_flip > AGG_MAP_ENTRIES * 3 / 4;
+	return st.new_entries - d->new_at_flip > (uint64_t)dbpf_map_entries(d->bpf) * 3 / 4;
 }
 
 static void tick(struct daemon *d)
@@ -345,8 +349,12 @@ static void tick(struct daemon *d)
 		dperf_redraw_periods(d->perf, &d->rng);
 		d->t_period = now;
 	}
-	if (now - d->t_drain >= d->cfg->drain_ms || map_nearly_full(d))
+	if (now - d->t_drain >= d->cfg->drain_ms || map_nearly_full(d)) {
 		daemon_drain(d);
+		/* what left the kernel goes to disk now, not up to a merge interval later: kill -9
+		 * loses at most one drain interval (plus the merge in progress) */
+		d->merge_due = true;
+	}
 	merge_tick(d, now);
 	if (now - d->t_status >= STATUS_MS) {
 		daemon_status_update(d, true);

@@ -25,6 +25,7 @@ struct daemon_config {
 	unsigned drain_ms;	/* aggregation maps drained this often */
 	unsigned merge_ms;	/* a merge into the database starts this often */
 	size_t slice_files;	/* files written per tick while a merge runs */
+	uint32_t map_entries;	/* keys per BPF aggregation map (0: sized from the CPU count) */
 	const char *rate_note;	/* why this sampling rate (shown by `spent db status`) */
 	/* where messages go (one line each, no newline); may be NULL */
 	void (*log)(void *arg, const char *msg);

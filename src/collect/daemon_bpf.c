@@ -19,6 +19,7 @@ struct dbpf {
 	size_t nlinks;
 	struct ring_buffer *rb;
 	int ncpu_possible;
+	uint32_t map_entries;	/* keys per aggregation map, as loaded */
 	/* batch buffers: keys and per-CPU values */
 	struct agg_key *keys;
 	uint64_t *vals;
@@ -42,7 +43,22 @@ static int on_overflow(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int dbpf_open(struct dperf *perf, size_t nev, struct dbpf **out)
+/* Keys per map: as many as AGG_MAP_BYTES of per-CPU values and element overhead allow, so the
+ * map fills rarely (a full map forces an early drain, and every drain re-reads each hot key:
+ * the reduction is the samples per key between drains), within DCPI-like table sizes. */
+static uint32_t map_size(int ncpu)
+{
+	uint64_t per_key = 8ull * (uint64_t)ncpu + AGG_KEY_OVERHEAD;
+	uint64_t n = AGG_MAP_BYTES / per_key;
+
+	if (n > AGG_MAP_ENTRIES_MAX)
+		n = AGG_MAP_ENTRIES_MAX;
+	if (n < AGG_MAP_ENTRIES_MIN)
+		n = AGG_MAP_ENTRIES_MIN;
+	return (uint32_t)n;
+}
+
+int dbpf_open(struct dperf *perf, size_t nev, uint32_t map_entries, struct dbpf **out)
 {
 	struct dbpf *b = calloc(1, sizeof(*b));
 	int err = -ENOMEM, n = dperf_ncpus(perf);
@@ -61,11 +77,17 @@ int dbpf_open(struct dperf *perf, size_t nev, struct dbpf **out)
 	b->links = calloc((size_t)n * nev, sizeof(*b->links));
 	if (!b->keys || !b->vals || !b->links)
 		goto out;
-	b->skel = aggregate_bpf__open_and_load();
+	b->skel = aggregate_bpf__open();
 	if (!b->skel) {
 		err = errno ? -errno : -EPERM;
 		goto out;
 	}
+	b->map_entries = map_entries ? map_entries : map_size(b->ncpu_possible);
+	if ((err = bpf_map__set_max_entries(b->skel->maps.counts0, b->map_entries)) ||
+	    (err = bpf_map__set_max_entries(b->skel->maps.counts1, b->map_entries)))
+		goto out;
+	if ((err = aggregate_bpf__load(b->skel)))
+		goto out;
 	for (int i = 0; i < n; i++) {
 		for (size_t e = 0; e < nev; e++) {
 			LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = e);
@@ -105,6 +127,11 @@ void dbpf_close(struct dbpf *b)
 	free(b);
 }
 
+uint32_t dbpf_map_entries(const struct dbpf *b)
+{
+	return b->map_entries;
+}
+
 int dbpf_overflow_fd(const struct dbpf *b)
 {
 	return ring_buffer__epoll_fd(b->rb);
@@ -121,7 +148,7 @@ int dbpf_read_overflow(struct dbpf *b, dentry_fn fn, void *arg)
 	return n;
 }
 
-/* Empty map FD in batches, emitting each CPU's non-zero count; returns entries emitted. */
+/* Empty map FD in batches, emitting each key's count summed over CPUs; returns entries emitted. */
 static int map_drain(struct dbpf *b, int fd, dentry_fn fn, void *arg)
 {
 	struct agg_key in, outk;
@@ -133,14 +160,15 @@ static int map_drain(struct dbpf *b, int fd, dentry_fn fn, void *arg)
 		err = bpf_map_lookup_and_delete_batch(fd, inp, &outk, b->keys, b->vals, &count, NULL);
 		if (err && errno != ENOENT)
 			return -errno;
+		/* one entry per key: the batch hands each key over once with every CPU's count */
 		for (uint32_t k = 0; k < count; k++) {
-			for (int c = 0; c < b->ncpu_possible; c++) {
-				uint64_t v = b->vals[(size_t)k * b->ncpu_possible + c];
-				if (!v)
-					continue;
-				fn(arg, (pid_t)b->keys[k].tgid, b->keys[k].pc, b->keys[k].event, v);
-				total++;
-			}
+			uint64_t v = 0;
+			for (int c = 0; c < b->ncpu_possible; c++)
+				v += b->vals[(size_t)k * b->ncpu_possible + c];
+			if (!v)
+				continue;
+			fn(arg, (pid_t)b->keys[k].tgid, b->keys[k].pc, b->keys[k].event, v);
+			total++;
 		}
 		if (err)	/* ENOENT: that was the last batch */
 			return total;

@@ -11,15 +11,19 @@
 #include "collect/aggregate.h"
 #include "collect/daemon_perf.h"
 
-/* Called once per aggregated entry (one CPU's count for one key, or one overflow record). */
+/* Called once per aggregated entry (one key with its count summed over CPUs, or one overflow
+ * record). */
 typedef void (*dentry_fn)(void *arg, pid_t pid, uint64_t pc, uint32_t event, uint64_t count);
 
 struct dbpf;
 
-/* Load the program and attach it to every sampling event of PERF. Caller frees with
- * dbpf_close. Fails with the loader's -errno when BPF is refused. */
-int dbpf_open(struct dperf *perf, size_t nev, struct dbpf **out);
+/* Load the program with maps of MAP_ENTRIES keys each (0: sized from the number of CPUs) and
+ * attach it to every sampling event of PERF. Caller frees with dbpf_close. Fails with the
+ * loader's -errno when BPF is refused. */
+int dbpf_open(struct dperf *perf, size_t nev, uint32_t map_entries, struct dbpf **out);
 void dbpf_close(struct dbpf *b);
+/* Keys each of the two aggregation maps holds (sized from the number of CPUs at load). */
+uint32_t dbpf_map_entries(const struct dbpf *b);
 /* An fd that polls readable when the overflow ring wants draining. */
 int dbpf_overflow_fd(const struct dbpf *b);
 /* Read every overflow record now; returns how many, or -errno. */

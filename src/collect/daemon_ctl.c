@@ -191,8 +191,31 @@ static uint64_t rss_kb(void)
 	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
 }
 
+/* The images with the most samples and their own reduction, as one JSON string value:
+ * "PATH RED x (SAMPLES/ENTRIES); ..." (quotes, backslashes and control bytes become '?'). */
+static void top_images(struct daemon *d, char *buf, size_t len)
+{
+	struct dmerge_image_stats top[3];
+	size_t n = dmerge_top_images(d->merge, top, 3), o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && o + 1 < len; i++) {
+		const char *path = dmaps_image(d->maps, top[i].image)->path;
+		int w = snprintf(buf + o, len - o, "%s%s %.1fx (%llu/%llu)", i ? "; " : "", path,
+				 (double)top[i].samples / (double)top[i].entries,
+				 (unsigned long long)top[i].samples, (unsigned long long)top[i].entries);
+		for (size_t k = o; k < len && buf[k]; k++)
+			if (buf[k] == '"' || buf[k] == '\\' || (unsigned char)buf[k] < 0x20)
+				buf[k] = '?';
+		if (w < 0)
+			break;
+		o += (size_t)w < len - o ? (size_t)w : len - o - 1;
+	}
+}
+
 void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len)
 {
+	char top[1024];
 	const struct daemon_config *c = d->cfg;
 	struct dmerge_stats ms;
 	struct dmaps_stats mp;
@@ -217,6 +240,7 @@ void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len)
 	attributed = (double)(ms.placed + ms.unknown + ms.anon);
 	unknown_pct = attributed > 0 ? 100.0 * (double)ms.unknown / attributed : 0.0;
 	reduction = d->entries ? (double)samples / (double)d->entries : 0.0;
+	top_images(d, top, sizeof(top));
 	snprintf(buf, len,
 		 "{\"running\":%s,\"pid\":%d,\"db\":\"%s\",\"epoch\":%u,\"aggregator\":\"%s\","
 		 "\"event\":\"%s\",\"events\":%zu,\"rate\":\"%s%llu\",\"rate_note\":\"%s\","
@@ -226,7 +250,7 @@ void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len)
 		 "\"unknown\":%llu,\"anon\":%llu,\"unknown_pct\":%.4f,\"cpu_pct\":%.2f,\"rss_kb\":%llu,"
 		 "\"processes\":%llu,\"exited_pending\":%llu,\"images\":%llu,\"drains\":%llu,"
 		 "\"merges\":%llu,\"files_written\":%llu,\"write_errors\":%llu,\"last_error\":\"%s\","
-		 "\"pending_cells\":%llu}",
+		 "\"pending_cells\":%llu,\"map_entries\":%u,\"drain_ms\":%u,\"reduction_by_image\":\"%s\"}",
 		 running ? "true" : "false", (int)getpid(), c->db, dmerge_epoch(d->merge),
 		 d->bpf ? "bpf" : "perf-ring+dcpi-table", c->evs[0].spec, c->nev,
 		 d->freq ? "F=" : "period=",
@@ -243,7 +267,8 @@ void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len)
 		 (unsigned long long)mp.exited_pending, (unsigned long long)mp.images,
 		 (unsigned long long)d->drains, (unsigned long long)ms.merges,
 		 (unsigned long long)ms.files_written, (unsigned long long)ms.write_errors,
-		 ms.last_error ? strerror(-ms.last_error) : "", (unsigned long long)ms.pending_cells);
+		 ms.last_error ? strerror(-ms.last_error) : "", (unsigned long long)ms.pending_cells,
+		 d->bpf ? dbpf_map_entries(d->bpf) : 0u, c->drain_ms, top);
 }
 
 void daemon_status_update(struct daemon *d, bool running)

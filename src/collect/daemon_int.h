@@ -29,6 +29,7 @@ struct daemon {
 	uint64_t gen;		/* drain generation (exited processes are kept one drain) */
 	uint64_t rng;
 	bool stop_requested;	/* by the `stop` command */
+	bool merge_due;		/* a periodic drain happened: start a merge on this tick */
 	/* counters */
 	uint64_t ring_samples;	/* fallback: samples read from the perf rings */
 	uint64_t entries;	/* aggregated entries handed from the aggregator to the daemon */

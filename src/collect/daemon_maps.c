@@ -7,8 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,20 +16,11 @@
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/procmaps.h"
 
 #define PROC_BUCKETS 4096
 #define IMAGE_BUCKETS 1024
 #define KERNEL_START 0xffff800000000000ULL
-
-struct region {
-	uint64_t start, end, pgoff;
-	uint32_t image;
-};
-
-struct regions {
-	struct region *r;
-	size_t n, cap;
-};
 
 struct dproc {
 	struct dproc *next;
@@ -40,8 +29,8 @@ struct dproc {
 	uint64_t exit_gen;
 	uint64_t exec_gen;	/* generation of the last exec: old maps kept until reaped */
 	bool has_old;
-	struct regions cur;
-	struct regions old;	/* the maps before exec: samples taken before exec still use them */
+	struct maprange_list cur;	/* tag: dimage id */
+	struct maprange_list old;	/* the maps before exec: samples taken before it still use them */
 };
 
 struct image_slot {
@@ -59,120 +48,6 @@ struct dmaps {
 	struct dmaps_stats st;
 };
 
-static void regions_release(struct regions *rs)
-{
-	free(rs->r);
-	*rs = (struct regions){ 0 };
-}
-
-static int regions_reserve(struct regions *rs, size_t n)
-{
-	if (rs->n + n <= rs->cap)
-		return 0;
-	size_t cap = rs->cap ? rs->cap * 2 : 16;
-	while (cap < rs->n + n)
-		cap *= 2;
-	struct region *r = realloc(rs->r, cap * sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	rs->r = r;
-	rs->cap = cap;
-	return 0;
-}
-
-/* Insert [start,end) replacing whatever it overlaps (keeping the parts outside it). */
-static int regions_insert(struct regions *rs, const struct region *nr)
-{
-	size_t i = 0;
-	int err = regions_reserve(rs, 2);
-
-	if (err)
-		return err;
-	while (i < rs->n) {
-		struct region *r = &rs->r[i];
-		if (r->end <= nr->start || r->start >= nr->end) {
-			i++;
-			continue;
-		}
-		if (r->start < nr->start && r->end > nr->end) {	/* split in two */
-			struct region right = *r;
-			right.pgoff += nr->end - r->start;
-			right.start = nr->end;
-			r->end = nr->start;
-			memmove(&rs->r[i + 2], &rs->r[i + 1], (rs->n - i - 1) * sizeof(*r));
-			rs->r[i + 1] = right;
-			rs->n++;
-			i += 2;
-		} else if (r->start < nr->start) {
-			r->end = nr->start;
-			i++;
-		} else if (r->end > nr->end) {
-			r->pgoff += nr->end - r->start;
-			r->start = nr->end;
-			i++;
-		} else {
-			memmove(r, r + 1, (rs->n - i - 1) * sizeof(*r));
-			rs->n--;
-		}
-	}
-	/* keep sorted by start */
-	i = rs->n;
-	while (i > 0 && rs->r[i - 1].start > nr->start) {
-		rs->r[i] = rs->r[i - 1];
-		i--;
-	}
-	rs->r[i] = *nr;
-	rs->n++;
-	return 0;
-}
-
-static const struct region *regions_find(const struct regions *rs, uint64_t pc)
-{
-	size_t lo = 0, hi = rs->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (rs->r[mid].end <= pc)
-			lo = mid + 1;
-		else if (rs->r[mid].start > pc)
-			hi = mid;
-		else
-			return &rs->r[mid];
-	}
-	return NULL;
-}
-
-size_t dmaps_read_build_id(int fd, uint8_t *id, size_t max)
-{
-	size_t len = 0;
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return 0;
-	while (!len && (scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		size_t off = 0, noff, doff;
-		GElf_Nhdr nh;
-		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 && nh.n_descsz > 0) {
-				len = nh.n_descsz < max ? nh.n_descsz : max;
-				memcpy(id, (char *)d->d_buf + doff, len);
-				break;
-			}
-		}
-	}
-	elf_end(elf);
-	return len;
-}
-
 static uint32_t image_hash(const char *path, uint64_t dev, uint64_t ino)
 {
 	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, path, strlen(path));
@@ -181,52 +56,11 @@ static uint32_t image_hash(const char *path, uint64_t dev, uint64_t ino)
 	return (uint32_t)(h % IMAGE_BUCKETS);
 }
 
-/* PT_LOAD segments of the ELF open on FD, to turn file offsets into link-time addresses. */
-static void image_read_loads(struct dimage *im, int fd)
-{
-	Elf *elf;
-	size_t n;
-
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf)
-		return;
-	if (elf_getphdrnum(elf, &n) == 0) {
-		for (size_t i = 0; i < n && im->nloads < DIMAGE_MAX_LOADS; i++) {
-			GElf_Phdr ph;
-			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-				continue;
-			im->loads[im->nloads++] = (struct dimage_load){
-				.off = ph.p_offset, .filesz = ph.p_filesz, .vaddr = ph.p_vaddr };
-		}
-	}
-	elf_end(elf);
-}
-
-/* 8-byte FNV-1a of the whole file (the identity of files without a build-id). */
-static int image_hash_content(struct dimage *im, int fd)
-{
-	uint8_t buf[65536];
-	uint64_t h = BINIO_FNV64_INIT;
-	ssize_t r;
-
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return -errno;
-	while ((r = read(fd, buf, sizeof(buf))) > 0)
-		h = binio_fnv64(h, buf, (size_t)r);
-	if (r < 0)
-		return -errno;
-	for (int i = 0; i < 8; i++)
-		im->ident[i] = (uint8_t)(h >> (8 * i));
-	im->id_len = 8;
-	im->id_kind = 2;	/* PROFILE_ID_HASH */
-	return 0;
-}
-
 /* Identify an image's file (build-id, else content hash) and read its load segments, through
  * PID's root so files inside containers are the ones opened. */
-static void image_identify(struct dmaps *m, struct dimage *im, pid_t pid)
+static void dimage_identify(struct dmaps *m, struct dimage *im, pid_t pid)
 {
+	struct image_info info = { 0 };
 	char p[4200];
 	struct stat st, root;
 	int fd;
@@ -248,13 +82,15 @@ static void image_identify(struct dmaps *m, struct dimage *im, pid_t pid)
 		return;
 	/* only trust the file if it is the one that was mapped */
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (im->ino == 0 || (st.st_ino == im->ino && st.st_dev == im->dev))) {
-		im->id_len = (uint8_t)dmaps_read_build_id(fd, im->ident, 20);
-		if (im->id_len)
-			im->id_kind = 1;	/* PROFILE_ID_BUILDID */
-		else
-			image_hash_content(im, fd);
-		image_read_loads(im, fd);
+	    (im->ino == 0 || (st.st_ino == im->ino && st.st_dev == im->dev)) &&
+	    image_describe_fd(fd, &info) == 0) {
+		im->id_kind = info.id.id_kind;
+		im->id_len = info.id.id_len;
+		memcpy(im->ident, info.id.id, info.id.id_len);
+		im->nloads = (uint8_t)info.nloads;
+		for (unsigned i = 0; i < info.nloads; i++)
+			im->loads[i] = (struct dimage_load){ .off = info.loads[i].off,
+				.filesz = info.loads[i].filesz, .vaddr = info.loads[i].vaddr };
 	}
 	close(fd);
 }
@@ -327,8 +163,8 @@ static void proc_free(struct dproc *p)
 {
 	if (!p)
 		return;
-	regions_release(&p->cur);
-	regions_release(&p->old);
+	maprange_release(&p->cur);
+	maprange_release(&p->old);
 	free(p);
 }
 
@@ -410,7 +246,8 @@ static int pseudo_path(const char *path, uint64_t dev, uint64_t ino, const char 
 int dmaps_mmap(struct dmaps *m, const struct dmaps_mmap *mm)
 {
 	struct dproc *p;
-	struct region r;
+	struct maprange r;
+	uint32_t image;
 	const char *path;
 	uint64_t dev = mm->dev, ino = mm->ino;
 	int err;
@@ -425,28 +262,17 @@ int dmaps_mmap(struct dmaps *m, const struct dmaps_mmap *mm)
 	p = proc_find(m, mm->pid);
 	if (!p && !(p = proc_add(m, mm->pid)))
 		return -ENOMEM;
-	err = image_intern(m, path, dev, ino, mm->pid, &r.image);
+	err = image_intern(m, path, dev, ino, mm->pid, &image);
 	if (err)
 		return err;
+	r.tag = image;
 	r.start = mm->start;
 	r.end = mm->start + mm->len;
 	r.pgoff = path[0] == '[' ? 0 : mm->pgoff;
 	size_t before = p->cur.n;
-	err = regions_insert(&p->cur, &r);
+	err = maprange_insert(&p->cur, &r);
 	m->st.regions += p->cur.n - before;
 	return err;
-}
-
-static int regions_copy(struct regions *dst, const struct regions *src)
-{
-	int err = regions_reserve(dst, src->n);
-
-	if (err)
-		return err;
-	if (src->n)
-		memcpy(dst->r, src->r, src->n * sizeof(*src->r));
-	dst->n = src->n;
-	return 0;
 }
 
 int dmaps_fork(struct dmaps *m, pid_t pid, pid_t ppid)
@@ -467,7 +293,7 @@ int dmaps_fork(struct dmaps *m, pid_t pid, pid_t ppid)
 	if (!parent)
 		return 0;
 	m->st.regions += parent->cur.n;
-	return regions_copy(&p->cur, &parent->cur);
+	return maprange_copy(&p->cur, &parent->cur);
 }
 
 int dmaps_exec(struct dmaps *m, pid_t pid)
@@ -479,7 +305,7 @@ int dmaps_exec(struct dmaps *m, pid_t pid)
 		return -ENOMEM;
 	/* every image this process had before (a shell script can exec several times between
 	 * two drains) stays searchable until the samples taken before the exec are drained */
-	if ((err = regions_reserve(&p->old, p->cur.n)))
+	if ((err = maprange_reserve(&p->old, p->cur.n)))
 		return err;
 	if (p->cur.n)
 		memcpy(p->old.r + p->old.n, p->cur.r, p->cur.n * sizeof(*p->cur.r));
@@ -492,7 +318,7 @@ int dmaps_exec(struct dmaps *m, pid_t pid)
 }
 
 /* Newest first: the old maps of several execs may overlap. */
-static const struct region *regions_find_linear(const struct regions *rs, uint64_t pc)
+static const struct maprange *regions_find_linear(const struct maprange_list *rs, uint64_t pc)
 {
 	for (size_t i = rs->n; i-- > 0;)
 		if (rs->r[i].start <= pc && pc < rs->r[i].end)
@@ -530,7 +356,7 @@ void dmaps_reap(struct dmaps *m, uint64_t gen)
 				continue;
 			}
 			if (p->has_old && p->exec_gen <= gen) {
-				regions_release(&p->old);
+				maprange_release(&p->old);
 				p->has_old = false;
 			}
 			pp = &p->next;
@@ -540,7 +366,7 @@ void dmaps_reap(struct dmaps *m, uint64_t gen)
 
 int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint64_t *offset)
 {
-	const struct region *r;
+	const struct maprange *r;
 	struct dproc *p;
 
 	if (pc >= KERNEL_START) {
@@ -551,17 +377,17 @@ int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint
 	p = proc_find(m, pid);
 	if (!p)
 		return -ESRCH;
-	r = regions_find(&p->cur, pc);
+	r = maprange_find(&p->cur, pc);
 	if (!r && p->has_old)
 		r = regions_find_linear(&p->old, pc);
 	if (!r)
 		return -ENOENT;
-	*image = r->image;
+	*image = (uint32_t)r->tag;
 	*offset = pc - r->start + r->pgoff;
-	struct dimage *im = m->images[r->image];
+	struct dimage *im = m->images[*image];
 	if (!im->identified) {
 		im->identified = true;
-		image_identify(m, im, pid);
+		dimage_identify(m, im, pid);
 	}
 	for (uint8_t i = 0; i < im->nloads; i++) {
 		const struct dimage_load *l = &im->loads[i];
@@ -588,34 +414,20 @@ void dmaps_get_stats(const struct dmaps *m, struct dmaps_stats *st)
 	*st = m->st;
 }
 
-/* One line of /proc/PID/maps: "start-end perms offset maj:min inode   path". */
+/* One line of /proc/PID/maps (parsed by core/procmaps). */
 static int scan_line(struct dmaps *m, pid_t pid, char *line)
 {
-	unsigned long long start, end, off, ino;
-	unsigned maj, min;
-	char perms[8];
-	int pos = 0;
-	struct dmaps_mmap mm = { .pid = pid };
+	struct procmaps_line ml;
+	struct dmaps_mmap mm = { .pid = pid, .prot = PROT_EXEC };
 
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
-		   &min, &ino, &pos) < 7)
+	if (procmaps_parse_line(line, &ml) || !ml.exec || strcmp(ml.path, "[vsyscall]") == 0)
 		return 0;
-	if (perms[2] != 'x')
-		return 0;
-	line[strcspn(line, "\n")] = '\0';
-	mm.start = start;
-	mm.len = end - start;
-	mm.pgoff = off;
-	mm.dev = ino ? makedev(maj, min) : 0;
-	mm.ino = ino;
-	mm.prot = PROT_EXEC;
-	mm.path = pos ? line + pos : "";
-	if (strcmp(mm.path, "[vsyscall]") == 0)
-		return 0;
-	/* deleted files keep their identity through dev/ino */
-	char *del = strstr(line + pos, " (deleted)");
-	if (pos && del && del[10] == '\0')
-		*del = '\0';
+	mm.start = ml.start;
+	mm.len = ml.end - ml.start;
+	mm.pgoff = ml.pgoff;
+	mm.dev = ml.ino ? makedev(ml.dev_major, ml.dev_minor) : 0;
+	mm.ino = ml.ino;
+	mm.path = ml.path;
 	return dmaps_mmap(m, &mm);
 }
 

@@ -8,9 +8,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "core/procmaps.h"
+
 #define DIMAGE_KERNEL 0	/* image id of "[kernel.kallsyms]": every map table has it */
 
-#define DIMAGE_MAX_LOADS 8
+#define DIMAGE_MAX_LOADS IMAGE_MAX_LOADS	/* filled from core/procmaps.h's image_info */
 
 /* One PT_LOAD segment: file offsets [off, off+filesz) are link-time addresses vaddr+... */
 struct dimage_load {
@@ -75,9 +77,5 @@ int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint
 const struct dimage *dmaps_image(const struct dmaps *m, uint32_t id);
 size_t dmaps_image_count(const struct dmaps *m);
 void dmaps_get_stats(const struct dmaps *m, struct dmaps_stats *st);
-
-/* Read the GNU build-id note of the ELF file open on FD into ID (at most 20 bytes): length, or
- * 0 when there is none. */
-size_t dmaps_read_build_id(int fd, uint8_t *id, size_t max);
 
 #endif

@@ -39,6 +39,9 @@ struct dmerge {
 	size_t pimg_cap;
 	struct pidprof *pp;
 	size_t npp;
+	/* per dimage id since start: samples and aggregated entries (the reduction by image) */
+	struct dmerge_image_stats *istat;
+	size_t istat_cap;
 	/* the merge being written */
 	struct profile *writing;
 	struct wpair *pairs;
@@ -121,6 +124,7 @@ void dmerge_free(struct dmerge *g)
 	profile_free(g->pending);
 	profile_free(g->writing);
 	free(g->pimg);
+	free(g->istat);
 	free(g->pairs);
 	pidprofs_free(g->pp, g->npp);
 	free(g);
@@ -216,6 +220,47 @@ static void per_process_add(struct dmerge *g, pid_t pid, uint32_t id, uint64_t o
 		profile_add(pp->p, idx, off, pp->ev[event], count);
 }
 
+/* One aggregated entry of COUNT samples reached image ID (best effort: no memory, no stat). */
+static void image_stat_add(struct dmerge *g, uint32_t id, uint64_t count)
+{
+	if (id >= g->istat_cap) {
+		size_t cap = g->istat_cap ? g->istat_cap : 64;
+		while (cap <= id)
+			cap *= 2;
+		struct dmerge_image_stats *v = realloc(g->istat, cap * sizeof(*v));
+		if (!v)
+			return;
+		memset(v + g->istat_cap, 0, (cap - g->istat_cap) * sizeof(*v));
+		g->istat = v;
+		g->istat_cap = cap;
+	}
+	g->istat[id].image = id;
+	g->istat[id].samples += count;
+	g->istat[id].entries++;
+}
+
+size_t dmerge_top_images(const struct dmerge *g, struct dmerge_image_stats *top, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t id = 0; id < g->istat_cap; id++) {
+		const struct dmerge_image_stats *s = &g->istat[id];
+		size_t i;
+		if (!s->entries)
+			continue;
+		/* insertion into the sorted top N (N is small) */
+		for (i = k; i > 0 && top[i - 1].samples < s->samples; i--)
+			if (i < n)
+				top[i] = top[i - 1];
+		if (i < n) {
+			top[i] = *s;
+			if (k < n)
+				k++;
+		}
+	}
+	return k;
+}
+
 void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64_t count)
 {
 	uint32_t id, idx;
@@ -238,6 +283,7 @@ void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64
 		}
 		return;
 	}
+	image_stat_add(g, id, count);
 	if (pending_image(g, id, &idx) == 0 && profile_add(g->pending, idx, off, g->pev[event], count) == 0)
 		g->st.placed += count;
 	if (per_process_image(g, id))

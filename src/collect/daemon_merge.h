@@ -31,6 +31,13 @@ struct dmerge_stats {
 	uint64_t pending_cells;	/* (image, offset, event) cells not yet on disk */
 };
 
+/* What the aggregator handed over for one image since the daemon started. */
+struct dmerge_image_stats {
+	uint32_t image;		/* dimage id (dmaps_image) */
+	uint64_t samples;	/* samples in those entries */
+	uint64_t entries;	/* aggregated entries: samples / entries is this image's reduction */
+};
+
 struct dmerge;
 
 /* A merger for database D (borrowed) and the events EVS; MAPS is borrowed for image data.
@@ -56,5 +63,7 @@ int dmerge_finish(struct dmerge *g);
 void dmerge_set_epoch(struct dmerge *g, uint32_t epoch);
 uint32_t dmerge_epoch(const struct dmerge *g);
 void dmerge_get_stats(const struct dmerge *g, struct dmerge_stats *st);
+/* The (at most) N images with the most samples into TOP, most first; returns how many. */
+size_t dmerge_top_images(const struct dmerge *g, struct dmerge_image_stats *top, size_t n);
 
 #endif

@@ -87,26 +87,37 @@ static void hash_identity(const void *data, size_t len, struct profile_image *id
 		id->id[i] = (uint8_t)(h >> (8 * i));
 }
 
+int image_describe_fd(int fd, struct image_info *info)
+{
+	struct stat st;
+	void *m;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0)
+		return -EINVAL;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory(m, (size_t)st.st_size);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		elf_describe(elf, info);
+	if (elf)
+		elf_end(elf);
+	if (info->id.id_kind == PROFILE_ID_NONE)
+		hash_identity(m, (size_t)st.st_size, &info->id);
+	munmap(m, (size_t)st.st_size);
+	return 0;
+}
+
 /* Read PATH: ELF identity and loads; content hash when there is no build-id. */
 static void file_describe(const char *path, struct image_info *info)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m != MAP_FAILED) {
-			Elf *elf = elf_memory(m, (size_t)st.st_size);
-			if (elf && elf_kind(elf) == ELF_K_ELF)
-				elf_describe(elf, info);
-			if (elf)
-				elf_end(elf);
-			if (info->id.id_kind == PROFILE_ID_NONE)
-				hash_identity(m, (size_t)st.st_size, &info->id);
-			munmap(m, (size_t)st.st_size);
-		}
-	}
+	image_describe_fd(fd, info);
 	close(fd);
 }
 

@@ -1,22 +1,15 @@
 /* core/procmaps.c - per-process maps of executable images (from perf side-band records or
  * /proc/PID/maps) and pc -> (image, offset) translation. */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/procmaps.h"
 
-struct map {
-	uint64_t start, end, pgoff;
-	const struct image_info *img;	/* NULL: anonymous executable memory */
-};
-
 struct proc {
 	pid_t pid;
-	struct map *maps;	/* sorted by start, non-overlapping */
-	size_t n, cap;
+	struct maprange_list maps;	/* tag: const struct image_info *, 0 for anonymous memory */
 	struct proc *next;
 };
 
@@ -45,7 +38,7 @@ int procmaps_new(struct image_cache *c, struct procmaps **out)
 
 static void proc_free(struct proc *p)
 {
-	free(p->maps);
+	maprange_release(&p->maps);
 	free(p);
 }
 
@@ -101,61 +94,93 @@ void procmaps_forget(struct procmaps *pm, pid_t pid)
 		}
 }
 
-static int maps_reserve(struct proc *p, size_t n)
+void maprange_release(struct maprange_list *l)
 {
-	if (p->n + n <= p->cap)
+	free(l->r);
+	*l = (struct maprange_list){ 0 };
+}
+
+int maprange_reserve(struct maprange_list *l, size_t more)
+{
+	if (l->n + more <= l->cap)
 		return 0;
-	size_t ncap = p->cap ? p->cap * 2 : 16;
-	while (ncap < p->n + n)
-		ncap *= 2;
-	struct map *m = realloc(p->maps, ncap * sizeof(*m));
-	if (!m)
+	size_t cap = l->cap ? l->cap * 2 : 16;
+	while (cap < l->n + more)
+		cap *= 2;
+	struct maprange *r = realloc(l->r, cap * sizeof(*r));
+	if (!r)
 		return -ENOMEM;
-	p->maps = m;
-	p->cap = ncap;
+	l->r = r;
+	l->cap = cap;
 	return 0;
 }
 
-/* Insert M into P, cutting whatever it overlaps (a new mmap replaces old pages). */
-static int maps_insert(struct proc *p, struct map m)
+int maprange_insert(struct maprange_list *l, const struct maprange *m)
 {
-	if (maps_reserve(p, 2))
+	size_t i = 0;
+
+	if (maprange_reserve(l, 2))
 		return -ENOMEM;
-	size_t w = 0, n = p->n;
-	struct map tail = { 0 };
-	bool have_tail = false;
-	for (size_t i = 0; i < n; i++) {
-		struct map o = p->maps[i];
-		if (o.end <= m.start || o.start >= m.end) {
-			p->maps[w++] = o;
-			continue;
-		}
-		if (o.start < m.start) {	/* keep the head */
-			struct map h = o;
-			h.end = m.start;
-			p->maps[w++] = h;
-		}
-		if (o.end > m.end) {		/* keep the tail */
-			tail = o;
-			tail.pgoff += m.end - o.start;
-			tail.start = m.end;
-			have_tail = true;
+	while (i < l->n) {
+		struct maprange *r = &l->r[i];
+		if (r->end <= m->start || r->start >= m->end) {
+			i++;
+		} else if (r->start < m->start && r->end > m->end) {	/* split in two */
+			struct maprange right = *r;
+			right.pgoff += m->end - r->start;
+			right.start = m->end;
+			r->end = m->start;
+			memmove(&l->r[i + 2], &l->r[i + 1], (l->n - i - 1) * sizeof(*r));
+			l->r[i + 1] = right;
+			l->n++;
+			i += 2;
+		} else if (r->start < m->start) {	/* keep the head */
+			r->end = m->start;
+			i++;
+		} else if (r->end > m->end) {		/* keep the tail */
+			r->pgoff += m->end - r->start;
+			r->start = m->end;
+			i++;
+		} else {				/* covered: gone */
+			memmove(r, r + 1, (l->n - i - 1) * sizeof(*r));
+			l->n--;
 		}
 	}
-	p->maps[w++] = m;
-	if (have_tail)
-		p->maps[w++] = tail;
-	p->n = w;
-	/* insertion sort: nearly sorted already */
-	for (size_t i = 1; i < p->n; i++) {
-		struct map k = p->maps[i];
-		size_t j = i;
-		while (j > 0 && p->maps[j - 1].start > k.start) {
-			p->maps[j] = p->maps[j - 1];
-			j--;
-		}
-		p->maps[j] = k;
+	/* keep sorted by start */
+	i = l->n;
+	while (i > 0 && l->r[i - 1].start > m->start) {
+		l->r[i] = l->r[i - 1];
+		i--;
 	}
+	l->r[i] = *m;
+	l->n++;
+	return 0;
+}
+
+const struct maprange *maprange_find(const struct maprange_list *l, uint64_t addr)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (l->r[mid].end <= addr)
+			lo = mid + 1;
+		else if (l->r[mid].start > addr)
+			hi = mid;
+		else
+			return &l->r[mid];
+	}
+	return NULL;
+}
+
+int maprange_copy(struct maprange_list *dst, const struct maprange_list *src)
+{
+	dst->n = 0;
+	if (maprange_reserve(dst, src->n))
+		return -ENOMEM;
+	if (src->n)
+		memcpy(dst->r, src->r, src->n * sizeof(*src->r));
+	dst->n = src->n;
 	return 0;
 }
 
@@ -174,18 +199,47 @@ int procmaps_add(struct procmaps *pm, pid_t pid, uint64_t start, uint64_t len, u
 	struct proc *p = proc_get(pm, pid);
 	if (!p)
 		return -ENOMEM;
-	struct map m = { .start = start, .end = start + len, .pgoff = pgoff, .img = NULL };
+	struct maprange m = { .start = start, .end = start + len, .pgoff = pgoff, .tag = 0 };
 	if (!is_anon_name(path)) {
+		const struct image_info *img;
 		char clean[PROFILE_PATH_MAX];
 		snprintf(clean, sizeof(clean), "%s", path);
 		size_t l = strlen(clean);
 		if (l > 10 && !strcmp(clean + l - 10, " (deleted)"))
 			clean[l - 10] = 0;
-		int err = image_cache_get(pm->cache, clean, &m.img);
+		int err = image_cache_get(pm->cache, clean, &img);
 		if (err)
 			return err;
+		m.tag = (uintptr_t)img;
 	}
-	return maps_insert(p, m);
+	return maprange_insert(&p->maps, &m);
+}
+
+int procmaps_parse_line(char *line, struct procmaps_line *out)
+{
+	unsigned long long s, e, off, ino;
+	char perms[8];
+	int name_at = 0;
+	size_t l;
+
+	memset(out, 0, sizeof(*out));
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e, perms, &off, &out->dev_major,
+		   &out->dev_minor, &ino, &name_at) < 7 || !name_at || e < s)
+		return -EINVAL;
+	out->start = s;
+	out->end = e;
+	out->pgoff = off;
+	out->ino = ino;
+	out->exec = strchr(perms, 'x') != NULL;
+	line[name_at + strcspn(line + name_at, "\n")] = '\0';
+	out->path = line + name_at;
+	l = strlen(out->path);
+	/* a deleted file keeps its identity through device and inode */
+	if (l > 10 && !strcmp(line + name_at + l - 10, " (deleted)")) {
+		line[name_at + l - 10] = '\0';
+		out->deleted = true;
+	}
+	return 0;
 }
 
 int procmaps_load_pid(struct procmaps *pm, pid_t pid)
@@ -199,17 +253,10 @@ int procmaps_load_pid(struct procmaps *pm, pid_t pid)
 	struct proc *p = proc_get(pm, pid);
 	int err = p ? 0 : -ENOMEM;
 	while (!err && fgets(line, sizeof(line), f)) {
-		uint64_t s, e, off;
-		char perms[8];
-		int name_at = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &s, &e, perms,
-			   &off, &name_at) < 4 || !name_at)
+		struct procmaps_line ml;
+		if (procmaps_parse_line(line, &ml) || !ml.exec || ml.end == ml.start)
 			continue;
-		if (!strchr(perms, 'x'))
-			continue;
-		char *name = line + name_at;
-		name[strcspn(name, "\n")] = 0;
-		err = procmaps_add(pm, pid, s, e - s, off, name);
+		err = procmaps_add(pm, pid, ml.start, ml.end - ml.start, ml.pgoff, ml.path);
 	}
 	fclose(f);
 	return err;
@@ -222,13 +269,9 @@ int procmaps_fork(struct procmaps *pm, pid_t parent, pid_t child)
 	struct proc *c = proc_get(pm, child);
 	if (!c)
 		return -ENOMEM;
-	if (!pp || !pp->n)
+	if (!pp)
 		return 0;
-	if (maps_reserve(c, pp->n))
-		return -ENOMEM;
-	memcpy(c->maps, pp->maps, pp->n * sizeof(*c->maps));
-	c->n = pp->n;
-	return 0;
+	return maprange_copy(&c->maps, &pp->maps);
 }
 
 int procmaps_lookup(struct procmaps *pm, pid_t pid, uint64_t addr, const struct image_info **img,
@@ -244,25 +287,17 @@ int procmaps_lookup(struct procmaps *pm, pid_t pid, uint64_t addr, const struct 
 		*why = PROFILE_UNK_PROCESS_GONE;
 		return -ENOENT;
 	}
-	size_t lo = 0, hi = p->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (p->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == p->n || p->maps[lo].start > addr) {
+	const struct maprange *m = maprange_find(&p->maps, addr);
+	if (!m) {
 		*why = PROFILE_UNK_NO_MAPPING;
 		return -ENOENT;
 	}
-	const struct map *m = &p->maps[lo];
-	if (!m->img) {
+	if (!m->tag) {
 		*why = PROFILE_UNK_ANON;
 		return -ENOENT;
 	}
-	*img = m->img;
-	*offset = image_file_to_vaddr(m->img, addr - m->start + m->pgoff);
+	*img = (const struct image_info *)m->tag;
+	*offset = image_file_to_vaddr(*img, addr - m->start + m->pgoff);
 	return 0;
 }
 
@@ -270,8 +305,10 @@ int procmaps_foreach(const struct procmaps *pm, pid_t pid, procmaps_map_fn fn, v
 {
 	const struct proc *p = proc_find(pm, pid);
 	int err = 0;
-	for (size_t i = 0; p && i < p->n && !err; i++)
-		if (p->maps[i].img)
-			err = fn(ctx, p->maps[i].start, p->maps[i].end, p->maps[i].pgoff, p->maps[i].img);
+	for (size_t i = 0; p && i < p->maps.n && !err; i++) {
+		const struct maprange *m = &p->maps.r[i];
+		if (m->tag)
+			err = fn(ctx, m->start, m->end, m->pgoff, (const struct image_info *)m->tag);
+	}
 	return err;
 }

@@ -39,6 +39,30 @@ uint64_t image_file_to_vaddr(const struct image_info *im, uint64_t file_off);
 
 /* Read the build-id (or FNV-64 content hash) of an ELF file into ID; 0 or -errno. */
 int image_identify(const char *path, struct profile_image *id);
+/* Identity and executable loads of the file open on FD (the caller chose and checked which
+ * file: e.g. through /proc/PID/root). INFO->id.path is left alone. 0, or -errno when FD is
+ * not a readable regular file (INFO then has no identity). */
+int image_describe_fd(int fd, struct image_info *info);
+
+/* A sorted list of non-overlapping address ranges, each with its caller's TAG: the per-process
+ * map table of procmaps, also the daemon's (collect/daemon_maps.c). */
+struct maprange {
+	uint64_t start, end, pgoff;	/* [start, end) maps file offset pgoff at start */
+	uintptr_t tag;			/* what is mapped there (the user's choice) */
+};
+struct maprange_list {
+	struct maprange *r;
+	size_t n, cap;
+};
+void maprange_release(struct maprange_list *l);
+/* Room for MORE ranges beyond N; 0 or -ENOMEM. */
+int maprange_reserve(struct maprange_list *l, size_t more);
+/* Insert M, cutting whatever it overlaps (a new mmap replaces old pages); 0 or -ENOMEM. */
+int maprange_insert(struct maprange_list *l, const struct maprange *m);
+/* The range holding ADDR, or NULL. */
+const struct maprange *maprange_find(const struct maprange_list *l, uint64_t addr);
+/* DST becomes a copy of SRC (fork); 0 or -ENOMEM. */
+int maprange_copy(struct maprange_list *dst, const struct maprange_list *src);
 
 struct procmaps;
 
@@ -49,6 +73,18 @@ void procmaps_free(struct procmaps *pm);
  * empty or a pseudo name ("[heap]", "//anon") for anonymous memory. */
 int procmaps_add(struct procmaps *pm, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		 const char *path);
+/* One line of /proc/PID/maps, parsed in place by procmaps_parse_line. */
+struct procmaps_line {
+	uint64_t start, end, pgoff;
+	unsigned dev_major, dev_minor;
+	uint64_t ino;
+	bool exec;		/* 'x' in the permissions */
+	bool deleted;		/* the file was unlinked (" (deleted)" cut from PATH) */
+	const char *path;	/* points into the line: "" for anonymous memory */
+};
+/* Parse LINE ("start-end perms offset maj:min inode   path\n"), cutting its newline and
+ * " (deleted)" in place: 0, or -EINVAL for a line that is not a mapping. */
+int procmaps_parse_line(char *line, struct procmaps_line *out);
 /* Load PID's executable mappings from /proc/PID/maps (replacing what was known). */
 int procmaps_load_pid(struct procmaps *pm, pid_t pid);
 /* CHILD starts with a copy of PARENT's maps (fork). */

@@ -1,5 +1,6 @@
 /* profile/db.c - the daemon's profile database as a whole: path safety checks, control
- * socket client, merging several hosts' databases, epoch garbage collection, disk usage. */
+ * socket client, merging several hosts' databases, epoch garbage collection, disk usage,
+ * the status file's members. */
 #include "profile/db.h"
 
 #include <dirent.h>
@@ -291,5 +292,48 @@ int db_usage(struct profile_dir *d, struct db_usage *u)
 			closedir(dh);
 	}
 	free(ep);
+	return 0;
+}
+
+int db_status_next_member(const char **pos, char *key, size_t klen, char *val, size_t vlen)
+{
+	const char *p = *pos;
+	size_t k = 0, v = 0;
+
+	key[0] = val[0] = '\0';
+	if (!p || !*p || *p == '}')
+		return 0;
+	p = strchr(p, '"');
+	if (!p)
+		goto end;
+	for (p++; *p && *p != '"'; p++)
+		if (k < klen - 1)
+			key[k++] = *p;
+	key[k] = '\0';
+	p = strchr(p, ':');
+	if (!p)
+		goto end;
+	p++;
+	if (*p == '"') {
+		for (p++; *p && *p != '"'; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			if (v < vlen - 1)
+				val[v++] = *p;
+		}
+		if (*p)
+			p++;
+	} else {
+		for (; *p && *p != ',' && *p != '}'; p++)
+			if (v < vlen - 1)
+				val[v++] = *p;
+	}
+	val[v] = '\0';
+	if (*p == ',')
+		p++;
+	*pos = p;
+	return 1;
+end:
+	*pos = NULL;
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* profile/db.h - database-level operations on a daemon's profile directory: safety checks
  * (root-owned, no symlink, 0750/0640), the control socket client, merging several hosts'
- * databases, garbage-collecting old epochs, and on-disk usage. */
+ * databases, garbage-collecting old epochs, on-disk usage, and reading the status file. */
 #ifndef SPENT_PROFILE_DB_H
 #define SPENT_PROFILE_DB_H
 
@@ -46,6 +46,14 @@ int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile
 
 /* Remove every epoch but the newest KEEP (KEEP >= 1); *REMOVED receives how many. */
 int db_gc(struct profile_dir *d, unsigned keep, size_t *removed);
+
+/*
+ * Read the next member of a flat JSON object (the status file, which anyone who could write
+ * the directory may have altered) at *POS: its key into KEY and its value, unquoted when a
+ * string, into VAL (both NUL-terminated, truncated to their sizes, which must be >= 1); *POS
+ * moves past it. 1 when a member was read, 0 at the end of the object or the text.
+ */
+int db_status_next_member(const char **pos, char *key, size_t klen, char *val, size_t vlen);
 
 struct db_usage {
 	size_t epochs;

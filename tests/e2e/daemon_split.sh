@@ -55,7 +55,7 @@ PY
 
 # 1. the BPF aggregator
 DB=$TMP/db-bpf
-if start_daemon "$DB" "$TMP/bpf.log" -F 4000 --drain-interval 10000; then
+if start_daemon "$DB" "$TMP/bpf.log" -F 4000; then
 	pass daemon_bpf_starts
 	check_split bpf "$DB"
 	agg=$(status_field "$DB" aggregator)
@@ -67,7 +67,7 @@ fi
 
 # 2. the fallback: perf rings into per-CPU DCPI tables
 DB=$TMP/db-ring
-if start_daemon "$DB" "$TMP/ring.log" -F 4000 --no-bpf --drain-interval 10000; then
+if start_daemon "$DB" "$TMP/ring.log" -F 4000 --no-bpf; then
 	pass daemon_ring_starts
 	check_split ring "$DB"
 	agg=$(status_field "$DB" aggregator)

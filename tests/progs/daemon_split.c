@@ -4,8 +4,10 @@
  *   heavy 60.1
  *   medium 29.9
  *   light 10.0
- * Usage: daemon_split [SECONDS of CPU, default 1.5]
- *        daemon_split fixed N   (N rounds of fixed work, no output: a benchmark workload) */
+ * Usage: daemon_split [SECONDS of CPU, default 1.5] [NH NM NL]
+ *        daemon_split fixed N   (N rounds of fixed work, no output: a benchmark workload)
+ * NH NM NL: calls of heavy, medium, light per round (default 1 1 1: the 60/30/10 split), so
+ * two processes of this program can do different known work (per-process profiles). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -35,6 +37,7 @@ int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 1.5, t[3] = { 0, 0, 0 }, total = 0;
 	unsigned long unit = 200000;
+	long calls[3] = { 1, 1, 1 };
 
 	if (argc > 2 && argv[1][0] == 'f') {
 		for (long r = atol(argv[2]); r > 0; r--) {
@@ -45,14 +48,21 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
+	for (int i = 0; i < 3 && argc > 4; i++)
+		calls[i] = atol(argv[2 + i]);
+	if (calls[0] + calls[1] + calls[2] <= 0)
+		return 2;
 	/* interleave small slices so each function sees the same machine conditions */
 	while (total < secs) {
 		double a = cpu_now();
-		heavy(unit);
+		for (long k = 0; k < calls[0]; k++)
+			heavy(unit);
 		double b = cpu_now();
-		medium(unit);
+		for (long k = 0; k < calls[1]; k++)
+			medium(unit);
 		double c = cpu_now();
-		light(unit);
+		for (long k = 0; k < calls[2]; k++)
+			light(unit);
 		double d = cpu_now();
 		t[0] += b - a;
 		t[1] += c - b;

@@ -1,5 +1,6 @@
 /* tests/unit/test_procmaps.c - core/procmaps + core/image: pc -> (image, link-time offset)
- * checked against the dynamic loader's own view (dl_iterate_phdr), mapping replacement, fork. */
+ * checked against the dynamic loader's own view (dl_iterate_phdr), mapping replacement, fork;
+ * the range list against a per-page oracle; /proc/PID/maps line parsing. */
 #include <errno.h>
 #include <link.h>
 #include <setjmp.h>
@@ -101,11 +102,80 @@ static void new_mappings_replace_and_fork_copies(void **state)
 	image_cache_free(c);
 }
 
+/* Random inserts into a maprange_list against a brute-force oracle: one owner per page, where
+ * the last insert covering a page owns it, with the file offset that insert gave the page. */
+#define PAGES 64
+static void maprange_matches_page_oracle(void **state)
+{
+	(void)state;
+	struct maprange_list l = { 0 };
+	long owner[PAGES];
+	uint64_t pgoff[PAGES];
+	unsigned seed = 12345;
+
+	for (int i = 0; i < PAGES; i++)
+		owner[i] = -1;
+	for (long k = 0; k < 400; k++) {
+		seed = seed * 1103515245u + 12345u;
+		uint64_t a = (seed >> 8) % PAGES, n = 1 + (seed >> 20) % 9;
+		if (a + n > PAGES)
+			n = PAGES - a;
+		struct maprange m = { .start = a * 4096, .end = (a + n) * 4096, .pgoff = k * 65536,
+				      .tag = (uintptr_t)k };
+		assert_int_equal(maprange_insert(&l, &m), 0);
+		for (uint64_t p = a; p < a + n; p++) {
+			owner[p] = k;
+			pgoff[p] = (uint64_t)k * 65536 + (p - a) * 4096;
+		}
+		for (size_t i = 1; i < l.n; i++)	/* sorted, disjoint */
+			assert_true(l.r[i - 1].end <= l.r[i].start);
+		for (int p = 0; p < PAGES; p++) {
+			const struct maprange *r = maprange_find(&l, (uint64_t)p * 4096 + 17);
+			if (owner[p] < 0) {
+				assert_null(r);
+				continue;
+			}
+			assert_non_null(r);
+			assert_int_equal(r->tag, owner[p]);
+			assert_int_equal(r->pgoff + ((uint64_t)p * 4096 - r->start), pgoff[p]);
+		}
+	}
+	maprange_release(&l);
+}
+
+static void maps_lines_parse(void **state)
+{
+	(void)state;
+	struct procmaps_line ml;
+	char a[] = "7f0000001000-7f0000003000 r-xp 00002000 fd:01 1234   /usr/lib/x y.so (deleted)\n";
+	char b[] = "7ffd0000-7ffd2000 rw-p 00000000 00:00 0 \n";
+	char c[] = "not a mapping\n";
+	char d[] = "3000-2000 r-xp 0 00:00 0 /x\n";
+
+	assert_int_equal(procmaps_parse_line(a, &ml), 0);
+	assert_int_equal(ml.start, 0x7f0000001000ull);
+	assert_int_equal(ml.end, 0x7f0000003000ull);
+	assert_int_equal(ml.pgoff, 0x2000);
+	assert_int_equal(ml.dev_major, 0xfd);
+	assert_int_equal(ml.dev_minor, 1);
+	assert_int_equal(ml.ino, 1234);
+	assert_true(ml.exec);
+	assert_true(ml.deleted);
+	assert_string_equal(ml.path, "/usr/lib/x y.so");
+	assert_int_equal(procmaps_parse_line(b, &ml), 0);
+	assert_false(ml.exec);
+	assert_string_equal(ml.path, "");
+	assert_int_equal(procmaps_parse_line(c, &ml), -EINVAL);
+	assert_int_equal(procmaps_parse_line(d, &ml), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(own_pcs_translate_like_the_loader),
 		cmocka_unit_test(new_mappings_replace_and_fork_copies),
+		cmocka_unit_test(maprange_matches_page_oracle),
+		cmocka_unit_test(maps_lines_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
