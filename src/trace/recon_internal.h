@@ -12,11 +12,36 @@
 
 struct decode_cache;
 
+/* The fast replay of a superblock (no guarded access): what running it up to one exit yields. */
+struct recon_exit {
+	uint32_t n_insns, n_refs, n_sites;	/* instructions, references, values up to the exit */
+	uint8_t last_nrefs;	/* references of its last instruction before the exit */
+	uint64_t target;	/* where control goes (END with INDIRECT: the last site's value) */
+};
+#define RECON_ROOT_NONE UINT32_MAX	/* recon_acc: constant address; recon_site: the END target */
+struct recon_acc {		/* an unguarded access: address = roots[root] + off, or off */
+	uint64_t off;
+	uint32_t root;
+	uint16_t size;
+	uint8_t kind;		/* TRACE_REF_* */
+};
+struct recon_site {		/* a value the superblock logs, in stream order */
+	uint32_t root;		/* the root it sets, or RECON_ROOT_NONE (indirect target) */
+	uint32_t raw;		/* LOG_OPF_RAW: not a delta */
+};
+
 struct recon_sb {
 	struct recon_sb *next;	/* hash chain */
 	uint64_t key;
 	uint32_t n_ops, n_roots, n_imarks, n_sites;
 	struct log_op *ops;
+	/* fast replay (fast != 0): per exit (side exits 0..n_exits-1, then END) its prefix;
+	 * instruction templates (tid 0, ref0 relative to the SB's first reference) and accesses */
+	uint32_t fast, n_exits;
+	struct recon_exit *exits;
+	struct trace_insn *tmpl;
+	struct recon_acc *acc;
+	struct recon_site *sites;
 	uint64_t *last;		/* per value site: its previous value (values are deltas) */
 	/* one-entry successor cache: the SB that followed this one last time (valid while the
 	 * table's generation is unchanged: a replaced SB is freed) */

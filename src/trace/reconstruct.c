@@ -197,6 +197,68 @@ static int check_ops(const struct log_op *ops, uint32_t n, uint32_t n_roots)
 	return 0;
 }
 
+static uint8_t ref_kind(const struct log_op *o)
+{
+	if ((o->flags & LOG_OPF_READ) && (o->flags & LOG_OPF_WRITE))
+		return TRACE_REF_MODIFY;
+	return (o->flags & LOG_OPF_WRITE) ? TRACE_REF_WRITE : TRACE_REF_READ;
+}
+
+/* Fill the fast-replay tables of a checked superblock; leaves sb->fast 0 when it has a guarded
+ * access (its references depend on the logged guards) or an instruction with over 255. */
+static void sb_compile(struct recon_sb *sb)
+{
+	uint32_t ins = 0, nacc = 0, ns = 0, nx = 0;
+	struct trace_insn *cur = NULL;
+	sb->fast = 0;
+	for (uint32_t i = 0; i < sb->n_ops; i++) {
+		const struct log_op *o = &sb->ops[i];
+		struct recon_exit *x = NULL;
+		switch (o->kind) {
+		case LOG_OP_IMARK:
+			cur = &sb->tmpl[ins++];
+			memset(cur, 0, sizeof(*cur));
+			cur->pc = o->val;
+			cur->len = (uint8_t)o->size;
+			cur->flags = sb->iflags[i];
+			cur->ref0 = nacc;
+			break;
+		case LOG_OP_ACCESS: {
+			if ((o->flags & LOG_OPF_GUARDED) || cur->nrefs == 255)
+				return;
+			struct recon_acc *a = &sb->acc[nacc++];
+			int cst = (o->flags & LOG_OPF_CONST) != 0;
+			a->off = o->val;
+			a->root = cst ? RECON_ROOT_NONE : o->arg;
+			a->size = o->size;
+			a->kind = ref_kind(o);
+			if ((o->flags & LOG_OPF_FIRST) && !cst)
+				sb->sites[ns++] = (struct recon_site){ o->arg, (o->flags & LOG_OPF_RAW) != 0 };
+			cur->nrefs++;
+			break;
+		}
+		case LOG_OP_EXIT:
+			x = &sb->exits[nx++];
+			break;
+		default:	/* END */
+			if (o->flags & LOG_OPF_INDIRECT)
+				sb->sites[ns++] = (struct recon_site){ RECON_ROOT_NONE,
+								       (o->flags & LOG_OPF_RAW) != 0 };
+			x = &sb->exits[nx++];
+			break;
+		}
+		if (x) {
+			x->n_insns = ins;
+			x->n_refs = nacc;
+			x->n_sites = ns;
+			x->last_nrefs = cur->nrefs;
+			x->target = o->val;
+		}
+	}
+	sb->n_exits = nx - 1;
+	sb->fast = 1;
+}
+
 static int on_code(struct recon *r, const struct log_record *rec)
 {
 	struct log_code c;
@@ -210,14 +272,21 @@ static int on_code(struct recon *r, const struct log_record *rec)
 			     "(block at byte %llu)", (unsigned long long)c.key,
 			     (unsigned long long)rec->block_offset);
 	const struct log_op *src_ops = (const struct log_op *)(rec->payload + sizeof(c));
-	uint32_t n_sites = 0;
+	uint32_t n_sites = 0, n_imarks = 0, n_acc = 0, n_exits = 0;
 	for (uint32_t i = 0; i < c.n_ops; i++) {
 		struct log_op o;
 		memcpy(&o, &src_ops[i], sizeof(o));
 		n_sites += is_site(&o);
+		n_imarks += o.kind == LOG_OP_IMARK;
+		n_acc += o.kind == LOG_OP_ACCESS;
+		n_exits += o.kind == LOG_OP_EXIT || o.kind == LOG_OP_END;
 	}
-	struct recon_sb *sb = malloc(sizeof(*sb) + c.n_ops * (sizeof(struct log_op) + sizeof(uint16_t)) +
-				     n_sites * sizeof(uint64_t));
+	/* one allocation, 8-byte aligned parts first */
+	struct recon_sb *sb = malloc(sizeof(*sb) + c.n_ops * sizeof(struct log_op) +
+				     n_sites * (sizeof(uint64_t) + sizeof(struct recon_site)) +
+				     n_exits * sizeof(struct recon_exit) +
+				     n_imarks * sizeof(struct trace_insn) +
+				     n_acc * sizeof(struct recon_acc) + c.n_ops * sizeof(uint16_t));
 	if (!sb)
 		return -ENOMEM;
 	sb->key = c.key;
@@ -226,7 +295,11 @@ static int on_code(struct recon *r, const struct log_record *rec)
 	sb->n_sites = n_sites;
 	sb->ops = (struct log_op *)(sb + 1);
 	sb->last = (uint64_t *)(sb->ops + c.n_ops);
-	sb->iflags = (uint16_t *)(sb->last + n_sites);
+	sb->exits = (struct recon_exit *)(sb->last + n_sites);
+	sb->tmpl = (struct trace_insn *)(sb->exits + n_exits);
+	sb->acc = (struct recon_acc *)(sb->tmpl + n_imarks);
+	sb->sites = (struct recon_site *)(sb->acc + n_acc);
+	sb->iflags = (uint16_t *)(sb->sites + n_sites);
 	memset(sb->last, 0, n_sites * sizeof(uint64_t));
 	memcpy(sb->ops, src_ops, c.n_ops * sizeof(struct log_op));
 	if (check_ops(sb->ops, sb->n_ops, sb->n_roots) < 0) {
@@ -235,17 +308,14 @@ static int on_code(struct recon *r, const struct log_record *rec)
 			     "(block at byte %llu)", (unsigned long long)c.key,
 			     (unsigned long long)rec->block_offset);
 	}
-	sb->n_imarks = 0;
+	sb->n_imarks = n_imarks;
 	sb->succ = NULL;
 	sb->succ_key = 0;
 	sb->succ_gen = 0;
-	for (uint32_t i = 0; i < sb->n_ops; i++) {
-		sb->iflags[i] = 0;
-		if (sb->ops[i].kind == LOG_OP_IMARK) {
-			sb->iflags[i] = insn_flags(r, sb->ops[i].val, sb->ops[i].size);
-			sb->n_imarks++;
-		}
-	}
+	for (uint32_t i = 0; i < sb->n_ops; i++)
+		sb->iflags[i] = sb->ops[i].kind == LOG_OP_IMARK ?
+			insn_flags(r, sb->ops[i].val, sb->ops[i].size) : 0;
+	sb_compile(sb);
 	return sb_insert(r, sb);
 }
 
@@ -256,6 +326,58 @@ static uint64_t site_value(struct recon_sb *sb, uint32_t site, const struct log_
 	v += sb->last[site];
 	sb->last[site] = v;
 	return v;
+}
+
+/* Run superblock SB up to exit X (whose prefix has no guarded access) for thread T: the
+ * instructions are copies of its templates, the references follow from its sites' values. */
+static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb,
+		    const struct recon_exit *x)
+{
+	if (r->d_nvals - r->d_vi < x->n_sites)
+		return rfail(r, -EBADMSG, "corrupt log: chunk of thread %u ends inside the superblock at "
+			     "0x%llx (block at byte %llu)", t->tid, (unsigned long long)sb->key,
+			     (unsigned long long)r->d_block);
+	const uint64_t *restrict v = r->vals + r->d_vi;
+	const struct recon_site *restrict site = sb->sites;
+	uint64_t *restrict last = sb->last, *restrict roots = r->roots;
+	uint64_t target = x->target;
+	uint32_t n = x->n_sites;
+	r->d_vi += n;
+	for (uint32_t s = 0; s < n; s++) {
+		uint64_t val = v[s];
+		if (!site[s].raw) {
+			val += last[s];
+			last[s] = val;
+		}
+		if (site[s].root == RECON_ROOT_NONE)
+			target = val;
+		else
+			roots[site[s].root] = val;
+	}
+	uint32_t rbase = (uint32_t)r->n_refs, tid = t->tid;
+	const struct trace_insn *restrict tm = sb->tmpl;
+	struct trace_insn *restrict in = r->insns + r->n_insns;
+	n = x->n_insns;
+	for (uint32_t k = 0; k < n; k++) {
+		in[k] = tm[k];
+		in[k].tid = tid;
+		in[k].ref0 += rbase;
+	}
+	in[n - 1].nrefs = x->last_nrefs;
+	const struct recon_acc *restrict a = sb->acc;
+	struct trace_ref *restrict rf = r->refs + r->n_refs;
+	n = x->n_refs;
+	for (uint32_t k = 0; k < n; k++) {
+		rf[k].addr = a[k].root == RECON_ROOT_NONE ? a[k].off : roots[a[k].root] + a[k].off;
+		rf[k].size = a[k].size;
+		rf[k].kind = a[k].kind;
+	}
+	r->n_insns += x->n_insns;
+	r->n_refs += n;
+	r->n_refs_total += n;
+	r->emitted += x->n_insns;
+	t->pc = target;
+	return 0;
 }
 
 /* Run one superblock execution of thread T whose exit byte is E. */
@@ -277,9 +399,14 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 		return rfail(r, -EBADMSG, "corrupt log: thread %u enters 0x%llx, which no superblock record "
 			     "describes (chunk in block at byte %llu)", t->tid,
 			     (unsigned long long)t->pc, (unsigned long long)r->d_block);
-	if (grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0 ||
-	    grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0)
+	if ((r->n_insns + sb->n_imarks > r->cap_insns &&
+	     grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0) ||
+	    (r->n_refs + sb->n_ops > r->cap_refs &&
+	     grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0))
 		return -ENOMEM;
+	if (sb->fast && e <= sb->n_exits &&
+	    (!r->max_insns || r->emitted + sb->exits[e].n_insns <= r->max_insns))
+		return run_fast(r, t, sb, &sb->exits[e]);
 	uint32_t site = 0;
 	for (uint32_t i = 0; i < sb->n_ops; i++) {
 		const struct log_op *o = &sb->ops[i];
