@@ -12,8 +12,16 @@
 
 struct decode_cache;
 
+/* A successor cache: the SB that followed last time, valid while the table's generation is
+ * unchanged (a replaced SB is freed) and the next pc is still KEY. */
+struct recon_succ {
+	struct recon_sb *sb;
+	uint64_t key, gen;
+};
+
 /* The fast replay of a superblock (no guarded access): what running it up to one exit yields. */
 struct recon_exit {
+	struct recon_succ succ;	/* the SB that followed when this exit was taken */
 	uint32_t n_insns, n_refs, n_sites;	/* instructions, references, values up to the exit */
 	uint8_t last_nrefs;	/* references of its last instruction before the exit */
 	uint64_t target;	/* where control goes (END with INDIRECT: the last site's value) */
@@ -43,10 +51,7 @@ struct recon_sb {
 	struct recon_acc *acc;
 	struct recon_site *sites;
 	uint64_t *last;		/* per value site: its previous value (values are deltas) */
-	/* one-entry successor cache: the SB that followed this one last time (valid while the
-	 * table's generation is unchanged: a replaced SB is freed) */
-	struct recon_sb *succ;
-	uint64_t succ_key, succ_gen;
+	struct recon_succ succ;	/* the SB that followed this one last time (slow replay) */
 	uint16_t *iflags;	/* per op: TRACE_INSN_* of IMARK ops */
 };
 
@@ -70,7 +75,8 @@ struct recon {
 	struct recon_sb **tab;
 	size_t tab_cap, n_sb;
 	uint64_t sb_gen;	/* bumped whenever a superblock record replaces (frees) another */
-	struct recon_sb *prev_sb;	/* the SB run last in the current chunk, NULL at its start */
+	struct recon_succ *prev_succ;	/* successor cache of the SB (or exit) run last in the
+					 * current chunk, NULL at its start */
 	struct recon_image *img;
 	size_t n_img, cap_img;
 	struct recon_thread *th;

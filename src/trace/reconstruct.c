@@ -18,7 +18,8 @@
 #include "trace/log_io.h"
 #include "trace/recon_internal.h"
 
-#define BATCH_INSNS 16384u
+/* small enough that a batch stays in the L1/L2 cache between the source and its sink */
+#define BATCH_INSNS 2048u
 #define BATCH_EVENTS 4096u
 
 static int rfail(struct recon *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -123,7 +124,7 @@ static int sb_insert(struct recon *r, struct recon_sb *sb)
 			*pp = sb;
 			free(old);
 			r->sb_gen++;
-			r->prev_sb = NULL;
+			r->prev_succ = NULL;
 			return 0;
 		}
 	}
@@ -248,6 +249,7 @@ static void sb_compile(struct recon_sb *sb)
 			break;
 		}
 		if (x) {
+			memset(&x->succ, 0, sizeof(x->succ));
 			x->n_insns = ins;
 			x->n_refs = nacc;
 			x->n_sites = ns;
@@ -309,9 +311,7 @@ static int on_code(struct recon *r, const struct log_record *rec)
 			     (unsigned long long)rec->block_offset);
 	}
 	sb->n_imarks = n_imarks;
-	sb->succ = NULL;
-	sb->succ_key = 0;
-	sb->succ_gen = 0;
+	memset(&sb->succ, 0, sizeof(sb->succ));
 	for (uint32_t i = 0; i < sb->n_ops; i++)
 		sb->iflags[i] = sb->ops[i].kind == LOG_OP_IMARK ?
 			insn_flags(r, sb->ops[i].val, sb->ops[i].size) : 0;
@@ -358,10 +358,11 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	const struct trace_insn *restrict tm = sb->tmpl;
 	struct trace_insn *restrict in = r->insns + r->n_insns;
 	n = x->n_insns;
-	for (uint32_t k = 0; k < n; k++) {
-		in[k] = tm[k];
-		in[k].tid = tid;
-		in[k].ref0 += rbase;
+	for (uint32_t k = 0; k < n; k++) {	/* built in registers, each field stored once */
+		struct trace_insn o = tm[k];
+		o.tid = tid;
+		o.ref0 += rbase;
+		in[k] = o;
 	}
 	in[n - 1].nrefs = x->last_nrefs;
 	const struct recon_acc *restrict a = sb->acc;
@@ -383,18 +384,18 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 /* Run one superblock execution of thread T whose exit byte is E. */
 static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 {
-	struct recon_sb *prev = r->prev_sb, *sb;
-	if (prev && prev->succ_gen == r->sb_gen && prev->succ_key == t->pc && prev->succ) {
-		sb = prev->succ;
+	struct recon_succ *prev = r->prev_succ;
+	struct recon_sb *sb;
+	if (prev && prev->gen == r->sb_gen && prev->key == t->pc && prev->sb) {
+		sb = prev->sb;
 	} else {
 		sb = sb_find(r, t->pc);
 		if (prev) {
-			prev->succ = sb;
-			prev->succ_key = t->pc;
-			prev->succ_gen = r->sb_gen;
+			prev->sb = sb;
+			prev->key = t->pc;
+			prev->gen = r->sb_gen;
 		}
 	}
-	r->prev_sb = sb;
 	if (!sb)
 		return rfail(r, -EBADMSG, "corrupt log: thread %u enters 0x%llx, which no superblock record "
 			     "describes (chunk in block at byte %llu)", t->tid,
@@ -405,8 +406,11 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 	     grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0))
 		return -ENOMEM;
 	if (sb->fast && e <= sb->n_exits &&
-	    (!r->max_insns || r->emitted + sb->exits[e].n_insns <= r->max_insns))
+	    (!r->max_insns || r->emitted + sb->exits[e].n_insns <= r->max_insns)) {
+		r->prev_succ = &sb->exits[e].succ;
 		return run_fast(r, t, sb, &sb->exits[e]);
+	}
+	r->prev_succ = &sb->succ;
 	uint32_t site = 0;
 	for (uint32_t i = 0; i < sb->n_ops; i++) {
 		const struct log_op *o = &sb->ops[i];
@@ -533,7 +537,7 @@ static int on_data(struct recon *r, const struct log_record *rec)
 	r->last_tid = d.tid;
 	r->cur_time = d.time_ns;
 	r->in_data = 1;
-	r->prev_sb = NULL;
+	r->prev_succ = NULL;
 	r->d_tid = d.tid;
 	r->d_ctl = rec->payload + sizeof(d);
 	r->d_nctl = d.n_ctl;
