@@ -28,8 +28,12 @@ static const HChar *clo_start = NULL;
 static Long clo_max = 0;
 
 /* ---- runtime buffers, written by instrumented code ---- */
-#define CTL_SZ (1u << 16)
-#define VAL_N (1u << 16)
+/* Buffer invariant: free value slots >= SMALL_VALS * free control bytes. A superblock logging
+ * at most SMALL_VALS values (nearly all) then only checks that one control byte is free; the
+ * others also check for their values plus the room the invariant keeps. */
+#define CTL_SZ (1u << 14)
+#define SMALL_VALS 8u
+#define VAL_N (2u * SMALL_VALS * CTL_SZ)
 static UChar ctl_buf[CTL_SZ];
 static ULong val_buf[VAL_N];
 static UChar *ctl_ptr = ctl_buf;
@@ -41,7 +45,7 @@ static ULong site_last[SITE_N];
 static UInt next_site;
 
 /* ---- output records ---- */
-#define OUT_SZ (2u << 20)
+#define OUT_SZ (4u << 20)	/* holds the largest DATA record (VAL_N varints) */
 static UChar out_buf[OUT_SZ];
 static SizeT out_used;
 static Bool out_dead;
@@ -247,6 +251,7 @@ static IRTemp emit_load_ptr(IRSB *sb, void *addr)
 /* The k-th value of this SB execution goes to val0 + 8k; val_ptr moves once, at the exit. */
 static void emit_val(struct sb_plan *p, IRExpr *e)
 {
+	tl_assert(p->val0 != IRTemp_INVALID);	/* sb_bounds counted no value */
 	IRTemp a = newIRTemp(p->out->tyenv, Ity_I64);
 	addStmtToIRSB(p->out, IRStmt_WrTmp(a, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p->val0),
 							   IRExpr_Const(IRConst_U64(8ull * p->n_vals)))));
@@ -294,7 +299,7 @@ static void emit_ctl(struct sb_plan *p, UInt idx)
 								IRExpr_Const(IRConst_U64(1)))));
 		addStmtToIRSB(sb, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&ctl_ptr), IRExpr_RdTmp(c1)));
 	}
-	if (idx == 0 || p->n_vals != p->vals_stored) {
+	if (p->val0 != IRTemp_INVALID && (idx == 0 || p->n_vals != p->vals_stored)) {
 		IRTemp v1 = newIRTemp(sb->tyenv, Ity_I64);
 		addStmtToIRSB(sb, IRStmt_WrTmp(v1, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(p->val0),
 								IRExpr_Const(IRConst_U64(8ull * p->n_vals)))));
@@ -443,7 +448,7 @@ static void plan_stmt(struct sb_plan *p, IRTypeEnv *tyenv, IRStmt *st)
 /* Upper bound of u64 values one execution can log, and the instructions it surely executes. */
 static void sb_bounds(IRSB *sb, UInt *vals, UInt *min_insns)
 {
-	UInt v = 1, n = 0;
+	UInt v = sb->next->tag == Iex_Const ? 0 : 1, n = 0;
 	Bool exited = False;
 	for (Int i = 0; i < sb->stmts_used; i++) {
 		IRStmt *st = sb->stmts[i];
@@ -451,12 +456,14 @@ static void sb_bounds(IRSB *sb, UInt *vals, UInt *min_insns)
 			n++;
 		else if (st->tag == Ist_Exit)
 			exited = True;
-		else if (st->tag == Ist_Store || st->tag == Ist_CAS || st->tag == Ist_LLSC ||
-			 (st->tag == Ist_WrTmp && st->Ist.WrTmp.data->tag == Iex_Load))
-			v += 1;
-		else if (st->tag == Ist_Dirty)
-			v += 2;
-		else if (st->tag == Ist_StoreG || st->tag == Ist_LoadG)
+		else if (!clo_data)
+			continue;
+		else if (st->tag == Ist_Store)
+			v += st->Ist.Store.addr->tag != Iex_Const;
+		else if (st->tag == Ist_WrTmp && st->Ist.WrTmp.data->tag == Iex_Load)
+			v += st->Ist.WrTmp.data->Iex.Load.addr->tag != Iex_Const;
+		else if (st->tag == Ist_CAS || st->tag == Ist_LLSC || st->tag == Ist_Dirty ||
+			 st->tag == Ist_StoreG || st->tag == Ist_LoadG)
 			v += 2;
 	}
 	*vals = v;
@@ -470,21 +477,26 @@ static void emit_entry_checks(struct sb_plan *p, UInt need_vals, UInt min_insns)
 {
 	IRSB *out = p->out;
 	IRTemp c = emit_load_ptr(out, &ctl_ptr);
-	IRTemp v = emit_load_ptr(out, &val_ptr);
-	IRTemp g1 = newIRTemp(out->tyenv, Ity_I1), g2 = newIRTemp(out->tyenv, Ity_I1);
 	IRTemp g = newIRTemp(out->tyenv, Ity_I1);
 	HWord ctl_lim = (HWord)&ctl_buf[CTL_SZ - 1];
-	HWord val_lim = (HWord)&val_buf[VAL_N - need_vals];
-	addStmtToIRSB(out, IRStmt_WrTmp(g1, IRExpr_Binop(Iop_CmpLT64U, mkIRExpr_HWord(ctl_lim), IRExpr_RdTmp(c))));
-	addStmtToIRSB(out, IRStmt_WrTmp(g2, IRExpr_Binop(Iop_CmpLT64U, mkIRExpr_HWord(val_lim), IRExpr_RdTmp(v))));
-	addStmtToIRSB(out, IRStmt_WrTmp(g, IRExpr_Binop(Iop_Or1, IRExpr_RdTmp(g1), IRExpr_RdTmp(g2))));
+	IRExpr *gc = IRExpr_Binop(Iop_CmpLT64U, mkIRExpr_HWord(ctl_lim), IRExpr_RdTmp(c));
+	if (need_vals > SMALL_VALS) {
+		IRTemp v = emit_load_ptr(out, &val_ptr);
+		IRTemp g1 = newIRTemp(out->tyenv, Ity_I1), g2 = newIRTemp(out->tyenv, Ity_I1);
+		HWord val_lim = (HWord)&val_buf[VAL_N - need_vals - SMALL_VALS * CTL_SZ];
+		addStmtToIRSB(out, IRStmt_WrTmp(g1, gc));
+		addStmtToIRSB(out, IRStmt_WrTmp(g2, IRExpr_Binop(Iop_CmpLT64U, mkIRExpr_HWord(val_lim),
+								 IRExpr_RdTmp(v))));
+		gc = IRExpr_Binop(Iop_Or1, IRExpr_RdTmp(g1), IRExpr_RdTmp(g2));
+	}
+	addStmtToIRSB(out, IRStmt_WrTmp(g, gc));
 	IRDirty *di = unsafeIRDirty_0_N(0, "sp_flush", VG_(fnptr_to_fnentry)(sp_flush), mkIRExprVec_0());
 	di->guard = IRExpr_RdTmp(g);
 	addStmtToIRSB(out, IRStmt_Dirty(di));
 	if (clo_max > 0)
 		emit_max_check(out, min_insns);
 	p->ctl0 = emit_load_ptr(out, &ctl_ptr);
-	p->val0 = emit_load_ptr(out, &val_ptr);
+	p->val0 = need_vals ? emit_load_ptr(out, &val_ptr) : IRTemp_INVALID;
 }
 
 static void emit_max_check(IRSB *out, UInt min_insns)
@@ -553,7 +565,7 @@ static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 	}
 	UInt need_vals, min_insns;
 	sb_bounds(in, &need_vals, &min_insns);
-	tl_assert(need_vals < VAL_N / 2);
+	tl_assert(need_vals <= SMALL_VALS * CTL_SZ);
 	emit_entry_checks(&p, need_vals, min_insns);
 	for (; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
@@ -571,7 +583,7 @@ static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 		emit_site_val(&p, in->next, end);
 	}
 	emit_ctl(&p, p.n_exits);
-	tl_assert(p.n_exits < 255);
+	tl_assert(p.n_exits < 255 && p.n_vals <= need_vals);
 	emit_code_record(closure->nraddr, &p);
 	VG_(free)(p.ops);
 	VG_(free)(p.root_of);
