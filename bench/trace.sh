@@ -52,6 +52,14 @@ for ((i = 0; i < ROUNDS; i++)); do
 	best_rate rec_data "$tmp/d.log"
 	best_rate rec_nodata "$tmp/n.log"
 done
+# deterministic: bytes of host code Valgrind generates per guest byte translated (--stats=yes),
+# the instrumentation's size above --tool=none's (noise-free, unlike the timings)
+ratio() { VALGRIND_LIB=$VGLIB valgrind --stats=yes "$@" "$P" 2 2>&1 > /dev/null |
+	sed -n 's/.*transtab: new.*(\([0-9,]*\) -> \([0-9,]*\);.*/\1 \2/p' | tr -d , |
+	awk 'NR == 1 { printf "%.1f", $2 / $1 }'; }
+code_none=$(ratio --tool=none)
+code_data=$(ratio --tool=spent --spent-fd=1)
+code_nodata=$(ratio --tool=spent --spent-fd=1 --spent-data=no)
 field() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$tmp/$1.json" "$2"; }
 
 echo "workload: trace_bench $N, $(field rec_data instructions) instructions, $(field rec_data data_refs) data refs; best of $ROUNDS alternated rounds"
@@ -68,6 +76,8 @@ for k in cpu wall; do
 		printf "%-4s slowdown without data: %5.1fx native (goal <= 3x), %.2fx valgrind none (tool alone %.2fx)\n", k, o / n, o / z, tn / z
 		printf "%-4s valgrind none alone:   %5.1fx native\n", k, z / n }'
 done
+printf 'generated code bytes per guest byte: valgrind none %s, spent trace %s, --no-data %s\n' \
+	"$code_none" "$code_data" "$code_nodata"
 printf 'log bytes/instruction: with data %s (goal <= 1), without %s (goal <= 0.15)\n' \
 	"$(field rec_data bytes_per_instruction)" "$(field rec_nodata bytes_per_instruction)"
 printf 'reconstruction: %s M instr/s with data, %s M instr/s without (goal >= 100)\n' \
