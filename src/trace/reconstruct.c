@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,6 +329,27 @@ static uint64_t site_value(struct recon_sb *sb, uint32_t site, const struct log_
 	return v;
 }
 
+/* A template copied as three words: pc; tid (0 in the template) with len, nrefs and flags;
+ * ref0 with the zero padding after it. */
+_Static_assert(sizeof(struct trace_insn) == 24 && offsetof(struct trace_insn, tid) == 8 &&
+	       offsetof(struct trace_insn, ref0) == 16, "trace_insn layout");
+static inline void insn_from_template(struct trace_insn *out, const struct trace_insn *tm,
+				      uint32_t tid, uint32_t rbase)
+{
+	/* three scalar words: a 16-byte vector copy patched in memory stalls store forwarding */
+	const char *src = (const char *)tm;
+	char *dst = (char *)out;
+	uint64_t w0, w1, w2;
+	memcpy(&w0, src, 8);
+	memcpy(&w1, src + 8, 8);
+	memcpy(&w2, src + 16, 8);
+	w1 |= tid;
+	w2 += rbase;
+	memcpy(dst, &w0, 8);
+	memcpy(dst + 8, &w1, 8);
+	memcpy(dst + 16, &w2, 8);
+}
+
 /* Run superblock SB up to exit X (whose prefix has no guarded access) for thread T: the
  * instructions are copies of its templates, the references follow from its sites' values. */
 static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb,
@@ -358,12 +380,8 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	const struct trace_insn *restrict tm = sb->tmpl;
 	struct trace_insn *restrict in = r->insns + r->n_insns;
 	n = x->n_insns;
-	for (uint32_t k = 0; k < n; k++) {	/* built in registers, each field stored once */
-		struct trace_insn o = tm[k];
-		o.tid = tid;
-		o.ref0 += rbase;
-		in[k] = o;
-	}
+	for (uint32_t k = 0; k < n; k++)
+		insn_from_template(&in[k], &tm[k], tid, rbase);
 	in[n - 1].nrefs = x->last_nrefs;
 	const struct recon_acc *restrict a = sb->acc;
 	struct trace_ref *restrict rf = r->refs + r->n_refs;
@@ -476,12 +494,90 @@ short_vals:
 }
 
 /* Continue the current DATA chunk until it ends or the batch is full. */
+/* Replay the chunk's superblock executions while each can take the template path, with the
+ * cursors in locals; stops at the first that cannot (unknown, guarded, short of values or of
+ * batch room, a bad exit) and leaves it to run_sb, which reports or handles it. Not used with
+ * an instruction limit. Returns the executions replayed. */
+static uint32_t run_templates(struct recon *r, struct recon_thread *t)
+{
+	const uint8_t *ctl = r->d_ctl;
+	const uint64_t *vals = r->vals;
+	uint64_t *restrict roots = r->roots;
+	struct trace_insn *restrict insns = r->insns;
+	struct trace_ref *restrict refs = r->refs;
+	struct recon_succ *prev = r->prev_succ;
+	size_t ni = r->n_insns, nr = r->n_refs, nr0 = nr, cap_refs = r->cap_refs;
+	uint64_t vi = r->d_vi, nv = r->d_nvals, pc = t->pc, gen = r->sb_gen, ni0 = ni;
+	uint32_t ci = r->d_ci, ci0 = ci, nctl = r->d_nctl, tid = t->tid;
+
+	while (ci < nctl && ni < BATCH_INSNS) {
+		struct recon_sb *sb;
+		uint8_t e = ctl[ci];
+		if (prev && prev->gen == gen && prev->key == pc && prev->sb) {
+			sb = prev->sb;
+		} else {
+			sb = sb_find(r, pc);
+			if (prev) {
+				prev->sb = sb;
+				prev->key = pc;
+				prev->gen = gen;
+			}
+		}
+		if (!sb || !sb->fast || e > sb->n_exits || nr + sb->n_ops > cap_refs ||
+		    nv - vi < sb->exits[e].n_sites)
+			break;
+		struct recon_exit *x = &sb->exits[e];
+		const struct recon_site *site = sb->sites;
+		uint64_t *last = sb->last, target = x->target;
+		for (uint32_t s = 0; s < x->n_sites; s++) {
+			uint64_t v = vals[vi++];
+			if (!site[s].raw) {
+				v += last[s];
+				last[s] = v;
+			}
+			if (site[s].root == RECON_ROOT_NONE)
+				target = v;
+			else
+				roots[site[s].root] = v;
+		}
+		const struct trace_insn *tm = sb->tmpl;
+		for (uint32_t k = 0; k < x->n_insns; k++)
+			insn_from_template(&insns[ni + k], &tm[k], tid, (uint32_t)nr);
+		ni += x->n_insns;
+		insns[ni - 1].nrefs = x->last_nrefs;
+		const struct recon_acc *a = sb->acc;
+		for (uint32_t k = 0; k < x->n_refs; k++, nr++) {
+			refs[nr].addr = a[k].root == RECON_ROOT_NONE ? a[k].off : roots[a[k].root] + a[k].off;
+			refs[nr].size = a[k].size;
+			refs[nr].kind = a[k].kind;
+		}
+		pc = target;
+		prev = &x->succ;
+		ci++;
+	}
+	r->emitted += ni - ni0;
+	r->n_refs_total += nr - nr0;
+	r->n_insns = ni;
+	r->n_refs = nr;
+	r->d_vi = vi;
+	r->d_ci = ci;
+	t->pc = pc;
+	r->prev_succ = prev;
+	return ci - ci0;
+}
+
 static int run_data(struct recon *r)
 {
 	struct recon_thread *t = thread_get(r, r->d_tid);
 	if (!t)
 		return -ENOMEM;
+	/* room for a whole batch and its last superblock, so the template loop needs no checks */
+	if (grow((void **)&r->insns, &r->cap_insns, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->insns)) < 0 ||
+	    grow((void **)&r->refs, &r->cap_refs, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->refs)) < 0)
+		return -ENOMEM;
 	while (r->d_ci < r->d_nctl && r->n_insns < BATCH_INSNS && !r->hit_max) {
+		if (!r->max_insns && run_templates(r, t) > 0)
+			continue;
 		int err = run_sb(r, t, r->d_ctl[r->d_ci]);
 		if (err < 0)
 			return err;
