@@ -104,6 +104,30 @@ struct recon {
 	uint64_t roots[LOG_CODE_MAX_OPS];
 };
 
+/* Set r->msg from FMT; returns ERR. */
+int recon_fail(struct recon *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* LOG_REC_CODE (recon_sb.c): check the superblock, decode its instructions' flags, compile its
+ * per-exit templates, and insert it (replacing an older one with its key). */
+int recon_on_code(struct recon *r, const struct log_record *rec);
+
+/* The superblock table: open hashing by key, chains through recon_sb.next. */
+static inline size_t recon_sb_slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
+}
+
+static inline struct recon_sb *recon_sb_find(struct recon *r, uint64_t key)
+{
+	if (!r->tab)
+		return NULL;
+	for (struct recon_sb *s = r->tab[recon_sb_slot(key, r->tab_cap)]; s; s = s->next)
+		if (s->key == key)
+			return s;
+	return NULL;
+}
+
+
 /* LOG_REC_IMAGE: map the file (or keep the stored bytes), check its build-id, emit the event. */
 int recon_on_image(struct recon *r, const struct log_record *rec);
 void recon_images_release(struct recon *r);
