@@ -12,16 +12,46 @@
 
 struct decode_cache;
 
+/* A successor cache: the SB that followed last time, valid while the table's generation is
+ * unchanged (a replaced SB is freed) and the next pc is still KEY. */
+struct recon_succ {
+	struct recon_sb *sb;
+	uint64_t key, gen;
+};
+
+/* The fast replay of a superblock (no guarded access): what running it up to one exit yields. */
+struct recon_exit {
+	struct recon_succ succ;	/* the SB that followed when this exit was taken */
+	uint32_t n_insns, n_refs, n_sites;	/* instructions, references, values up to the exit */
+	uint8_t last_nrefs;	/* references of its last instruction before the exit */
+	uint64_t target;	/* where control goes (END with INDIRECT: the last site's value) */
+};
+#define RECON_ROOT_NONE UINT32_MAX	/* recon_acc: constant address; recon_site: the END target */
+struct recon_acc {		/* an unguarded access: address = roots[root] + off, or off */
+	uint64_t off;
+	uint32_t root;
+	uint16_t size;
+	uint8_t kind;		/* TRACE_REF_* */
+};
+struct recon_site {		/* a value the superblock logs, in stream order */
+	uint32_t root;		/* the root it sets, or RECON_ROOT_NONE (indirect target) */
+	uint32_t raw;		/* LOG_OPF_RAW: not a delta */
+};
+
 struct recon_sb {
 	struct recon_sb *next;	/* hash chain */
 	uint64_t key;
 	uint32_t n_ops, n_roots, n_imarks, n_sites;
 	struct log_op *ops;
+	/* fast replay (fast != 0): per exit (side exits 0..n_exits-1, then END) its prefix;
+	 * instruction templates (tid 0, ref0 relative to the SB's first reference) and accesses */
+	uint32_t fast, n_exits;
+	struct recon_exit *exits;
+	struct trace_insn *tmpl;
+	struct recon_acc *acc;
+	struct recon_site *sites;
 	uint64_t *last;		/* per value site: its previous value (values are deltas) */
-	/* one-entry successor cache: the SB that followed this one last time (valid while the
-	 * table's generation is unchanged: a replaced SB is freed) */
-	struct recon_sb *succ;
-	uint64_t succ_key, succ_gen;
+	struct recon_succ succ;	/* the SB that followed this one last time (slow replay) */
 	uint16_t *iflags;	/* per op: TRACE_INSN_* of IMARK ops */
 };
 
@@ -45,7 +75,8 @@ struct recon {
 	struct recon_sb **tab;
 	size_t tab_cap, n_sb;
 	uint64_t sb_gen;	/* bumped whenever a superblock record replaces (frees) another */
-	struct recon_sb *prev_sb;	/* the SB run last in the current chunk, NULL at its start */
+	struct recon_succ *prev_succ;	/* successor cache of the SB (or exit) run last in the
+					 * current chunk, NULL at its start */
 	struct recon_image *img;
 	size_t n_img, cap_img;
 	struct recon_thread *th;
@@ -72,6 +103,30 @@ struct recon {
 	char msg[400];
 	uint64_t roots[LOG_CODE_MAX_OPS];
 };
+
+/* Set r->msg from FMT; returns ERR. */
+int recon_fail(struct recon *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* LOG_REC_CODE (recon_sb.c): check the superblock, decode its instructions' flags, compile its
+ * per-exit templates, and insert it (replacing an older one with its key). */
+int recon_on_code(struct recon *r, const struct log_record *rec);
+
+/* The superblock table: open hashing by key, chains through recon_sb.next. */
+static inline size_t recon_sb_slot(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
+}
+
+static inline struct recon_sb *recon_sb_find(struct recon *r, uint64_t key)
+{
+	if (!r->tab)
+		return NULL;
+	for (struct recon_sb *s = r->tab[recon_sb_slot(key, r->tab_cap)]; s; s = s->next)
+		if (s->key == key)
+			return s;
+	return NULL;
+}
+
 
 /* LOG_REC_IMAGE: map the file (or keep the stored bytes), check its build-id, emit the event. */
 int recon_on_image(struct recon *r, const struct log_record *rec);

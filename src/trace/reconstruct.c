@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,11 @@
 #include "trace/log_io.h"
 #include "trace/recon_internal.h"
 
-#define BATCH_INSNS 16384u
+/* small enough that a batch stays in the L1/L2 cache between the source and its sink */
+#define BATCH_INSNS 2048u
 #define BATCH_EVENTS 4096u
 
-static int rfail(struct recon *r, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int rfail(struct recon *r, int err, const char *fmt, ...)
+int recon_fail(struct recon *r, int err, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -78,177 +79,6 @@ static struct trace_event *event_push(struct recon *r, uint32_t kind, uint32_t t
 	return e;
 }
 
-/* ---- superblock table ---- */
-
-static size_t sb_slot(uint64_t key, size_t cap)
-{
-	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 17) & (cap - 1);
-}
-
-static struct recon_sb *sb_find(struct recon *r, uint64_t key)
-{
-	if (!r->tab)
-		return NULL;
-	for (struct recon_sb *s = r->tab[sb_slot(key, r->tab_cap)]; s; s = s->next)
-		if (s->key == key)
-			return s;
-	return NULL;
-}
-
-static int sb_insert(struct recon *r, struct recon_sb *sb)
-{
-	if (r->n_sb * 2 >= r->tab_cap) {
-		size_t ncap = r->tab_cap ? 2 * r->tab_cap : 4096;
-		struct recon_sb **nt = calloc(ncap, sizeof(*nt));
-		if (!nt)
-			return -ENOMEM;
-		for (size_t i = 0; i < r->tab_cap; i++) {
-			struct recon_sb *s = r->tab[i], *nx;
-			for (; s; s = nx) {
-				nx = s->next;
-				size_t k = sb_slot(s->key, ncap);
-				s->next = nt[k];
-				nt[k] = s;
-			}
-		}
-		free(r->tab);
-		r->tab = nt;
-		r->tab_cap = ncap;
-	}
-	struct recon_sb **pp = &r->tab[sb_slot(sb->key, r->tab_cap)];
-	for (; *pp; pp = &(*pp)->next) {
-		if ((*pp)->key == sb->key) {	/* retranslation replaces */
-			struct recon_sb *old = *pp;
-			sb->next = old->next;
-			*pp = sb;
-			free(old);
-			r->sb_gen++;
-			r->prev_sb = NULL;
-			return 0;
-		}
-	}
-	sb->next = NULL;
-	*pp = sb;
-	r->n_sb++;
-	return 0;
-}
-
-/* Flags of the instruction at PC from the recorded images (0 when its bytes are unknown). */
-static uint16_t insn_flags(struct recon *r, uint64_t pc, uint16_t len)
-{
-	for (size_t i = r->n_img; i-- > 0;) {
-		struct recon_image *im = &r->img[i];
-		if (pc < im->start || pc - im->start >= im->len || !im->bytes)
-			continue;
-		uint64_t off = pc - im->start + im->offset;
-		if (off >= im->n_bytes)
-			return 0;
-		size_t avail = im->n_bytes - off < 16 ? (size_t)(im->n_bytes - off) : 16;
-		struct decoded_insn d;
-		if (decode_insn(r->dc, (uint32_t)i, off, im->bytes + off, avail, &d) < 0)
-			return 0;
-		if (d.len != len) {
-			r->decode_mismatches++;
-			return 0;
-		}
-		return d.flags;
-	}
-	return 0;
-}
-
-/* An op that logs a value. */
-static int is_site(const struct log_op *o)
-{
-	if (o->kind == LOG_OP_ACCESS)
-		return (o->flags & (LOG_OPF_FIRST | LOG_OPF_GUARDED)) != 0 && !(o->flags & LOG_OPF_CONST);
-	return o->kind == LOG_OP_END && (o->flags & LOG_OPF_INDIRECT);
-}
-
-static int check_ops(const struct log_op *ops, uint32_t n, uint32_t n_roots)
-{
-	uint32_t exits = 0;
-	if (n == 0 || ops[0].kind != LOG_OP_IMARK || ops[n - 1].kind != LOG_OP_END)
-		return -1;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct log_op *o = &ops[i];
-		switch (o->kind) {
-		case LOG_OP_IMARK:
-			if (o->size == 0 || o->size > 32)
-				return -1;
-			break;
-		case LOG_OP_ACCESS:
-			if (!(o->flags & LOG_OPF_CONST) && o->arg >= n_roots)
-				return -1;
-			if (o->size == 0 || o->size > LOG_ACCESS_MAX)
-				return -1;
-			break;
-		case LOG_OP_EXIT:
-			if (o->arg != exits++)
-				return -1;
-			break;
-		case LOG_OP_END:
-			if (i != n - 1 || o->arg != exits || exits > 254)
-				return -1;
-			break;
-		default:
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int on_code(struct recon *r, const struct log_record *rec)
-{
-	struct log_code c;
-	if (rec->len < sizeof(c))
-		return rfail(r, -EBADMSG, "corrupt log: short superblock record in block at byte %llu",
-			     (unsigned long long)rec->block_offset);
-	memcpy(&c, rec->payload, sizeof(c));
-	if (c.n_ops == 0 || c.n_ops > LOG_CODE_MAX_OPS || c.n_roots > c.n_ops ||
-	    rec->len != sizeof(c) + (size_t)c.n_ops * sizeof(struct log_op))
-		return rfail(r, -EBADMSG, "corrupt log: superblock record for 0x%llx has bad sizes "
-			     "(block at byte %llu)", (unsigned long long)c.key,
-			     (unsigned long long)rec->block_offset);
-	const struct log_op *src_ops = (const struct log_op *)(rec->payload + sizeof(c));
-	uint32_t n_sites = 0;
-	for (uint32_t i = 0; i < c.n_ops; i++) {
-		struct log_op o;
-		memcpy(&o, &src_ops[i], sizeof(o));
-		n_sites += is_site(&o);
-	}
-	struct recon_sb *sb = malloc(sizeof(*sb) + c.n_ops * (sizeof(struct log_op) + sizeof(uint16_t)) +
-				     n_sites * sizeof(uint64_t));
-	if (!sb)
-		return -ENOMEM;
-	sb->key = c.key;
-	sb->n_ops = c.n_ops;
-	sb->n_roots = c.n_roots;
-	sb->n_sites = n_sites;
-	sb->ops = (struct log_op *)(sb + 1);
-	sb->last = (uint64_t *)(sb->ops + c.n_ops);
-	sb->iflags = (uint16_t *)(sb->last + n_sites);
-	memset(sb->last, 0, n_sites * sizeof(uint64_t));
-	memcpy(sb->ops, src_ops, c.n_ops * sizeof(struct log_op));
-	if (check_ops(sb->ops, sb->n_ops, sb->n_roots) < 0) {
-		free(sb);
-		return rfail(r, -EBADMSG, "corrupt log: superblock record for 0x%llx has invalid ops "
-			     "(block at byte %llu)", (unsigned long long)c.key,
-			     (unsigned long long)rec->block_offset);
-	}
-	sb->n_imarks = 0;
-	sb->succ = NULL;
-	sb->succ_key = 0;
-	sb->succ_gen = 0;
-	for (uint32_t i = 0; i < sb->n_ops; i++) {
-		sb->iflags[i] = 0;
-		if (sb->ops[i].kind == LOG_OP_IMARK) {
-			sb->iflags[i] = insn_flags(r, sb->ops[i].val, sb->ops[i].size);
-			sb->n_imarks++;
-		}
-	}
-	return sb_insert(r, sb);
-}
-
 static uint64_t site_value(struct recon_sb *sb, uint32_t site, const struct log_op *o, uint64_t v)
 {
 	if (o->flags & LOG_OPF_RAW)
@@ -258,28 +88,106 @@ static uint64_t site_value(struct recon_sb *sb, uint32_t site, const struct log_
 	return v;
 }
 
+/* A template copied as three words: pc; tid (0 in the template) with len, nrefs and flags;
+ * ref0 with the zero padding after it. */
+_Static_assert(sizeof(struct trace_insn) == 24 && offsetof(struct trace_insn, tid) == 8 &&
+	       offsetof(struct trace_insn, ref0) == 16, "trace_insn layout");
+static inline void insn_from_template(struct trace_insn *out, const struct trace_insn *tm,
+				      uint32_t tid, uint32_t rbase)
+{
+	/* three scalar words: a 16-byte vector copy patched in memory stalls store forwarding */
+	const char *src = (const char *)tm;
+	char *dst = (char *)out;
+	uint64_t w0, w1, w2;
+	memcpy(&w0, src, 8);
+	memcpy(&w1, src + 8, 8);
+	memcpy(&w2, src + 16, 8);
+	w1 |= tid;
+	w2 += rbase;
+	memcpy(dst, &w0, 8);
+	memcpy(dst + 8, &w1, 8);
+	memcpy(dst + 16, &w2, 8);
+}
+
+/* Run superblock SB up to exit X (whose prefix has no guarded access) for thread T: the
+ * instructions are copies of its templates, the references follow from its sites' values. */
+static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb,
+		    const struct recon_exit *x)
+{
+	if (r->d_nvals - r->d_vi < x->n_sites)
+		return recon_fail(r, -EBADMSG, "corrupt log: chunk of thread %u ends inside the superblock at "
+			     "0x%llx (block at byte %llu)", t->tid, (unsigned long long)sb->key,
+			     (unsigned long long)r->d_block);
+	const uint64_t *restrict v = r->vals + r->d_vi;
+	const struct recon_site *restrict site = sb->sites;
+	uint64_t *restrict last = sb->last, *restrict roots = r->roots;
+	uint64_t target = x->target;
+	uint32_t n = x->n_sites;
+	r->d_vi += n;
+	for (uint32_t s = 0; s < n; s++) {
+		uint64_t val = v[s];
+		if (!site[s].raw) {
+			val += last[s];
+			last[s] = val;
+		}
+		if (site[s].root == RECON_ROOT_NONE)
+			target = val;
+		else
+			roots[site[s].root] = val;
+	}
+	uint32_t rbase = (uint32_t)r->n_refs, tid = t->tid;
+	const struct trace_insn *restrict tm = sb->tmpl;
+	struct trace_insn *restrict in = r->insns + r->n_insns;
+	n = x->n_insns;
+	for (uint32_t k = 0; k < n; k++)
+		insn_from_template(&in[k], &tm[k], tid, rbase);
+	in[n - 1].nrefs = x->last_nrefs;
+	const struct recon_acc *restrict a = sb->acc;
+	struct trace_ref *restrict rf = r->refs + r->n_refs;
+	n = x->n_refs;
+	for (uint32_t k = 0; k < n; k++) {
+		rf[k].addr = a[k].root == RECON_ROOT_NONE ? a[k].off : roots[a[k].root] + a[k].off;
+		rf[k].size = a[k].size;
+		rf[k].kind = a[k].kind;
+	}
+	r->n_insns += x->n_insns;
+	r->n_refs += n;
+	r->n_refs_total += n;
+	r->emitted += x->n_insns;
+	t->pc = target;
+	return 0;
+}
+
 /* Run one superblock execution of thread T whose exit byte is E. */
 static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 {
-	struct recon_sb *prev = r->prev_sb, *sb;
-	if (prev && prev->succ_gen == r->sb_gen && prev->succ_key == t->pc && prev->succ) {
-		sb = prev->succ;
+	struct recon_succ *prev = r->prev_succ;
+	struct recon_sb *sb;
+	if (prev && prev->gen == r->sb_gen && prev->key == t->pc && prev->sb) {
+		sb = prev->sb;
 	} else {
-		sb = sb_find(r, t->pc);
+		sb = recon_sb_find(r, t->pc);
 		if (prev) {
-			prev->succ = sb;
-			prev->succ_key = t->pc;
-			prev->succ_gen = r->sb_gen;
+			prev->sb = sb;
+			prev->key = t->pc;
+			prev->gen = r->sb_gen;
 		}
 	}
-	r->prev_sb = sb;
 	if (!sb)
-		return rfail(r, -EBADMSG, "corrupt log: thread %u enters 0x%llx, which no superblock record "
+		return recon_fail(r, -EBADMSG, "corrupt log: thread %u enters 0x%llx, which no superblock record "
 			     "describes (chunk in block at byte %llu)", t->tid,
 			     (unsigned long long)t->pc, (unsigned long long)r->d_block);
-	if (grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0 ||
-	    grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0)
+	if ((r->n_insns + sb->n_imarks > r->cap_insns &&
+	     grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0) ||
+	    (r->n_refs + sb->n_ops > r->cap_refs &&
+	     grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0))
 		return -ENOMEM;
+	if (sb->fast && e <= sb->n_exits &&
+	    (!r->max_insns || r->emitted + sb->exits[e].n_insns <= r->max_insns)) {
+		r->prev_succ = &sb->exits[e].succ;
+		return run_fast(r, t, sb, &sb->exits[e]);
+	}
+	r->prev_succ = &sb->succ;
 	uint32_t site = 0;
 	for (uint32_t i = 0; i < sb->n_ops; i++) {
 		const struct log_op *o = &sb->ops[i];
@@ -325,7 +233,7 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 			}
 		} else {	/* END */
 			if (o->arg != e)
-				return rfail(r, -EBADMSG, "corrupt log: exit %u of the superblock at 0x%llx does "
+				return recon_fail(r, -EBADMSG, "corrupt log: exit %u of the superblock at 0x%llx does "
 					     "not exist (chunk in block at byte %llu)", e,
 					     (unsigned long long)sb->key, (unsigned long long)r->d_block);
 			if (o->flags & LOG_OPF_INDIRECT) {
@@ -339,18 +247,96 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 	}
 	return 0;
 short_vals:
-	return rfail(r, -EBADMSG, "corrupt log: chunk of thread %u ends inside the superblock at 0x%llx "
+	return recon_fail(r, -EBADMSG, "corrupt log: chunk of thread %u ends inside the superblock at 0x%llx "
 		     "(block at byte %llu)", t->tid, (unsigned long long)sb->key,
 		     (unsigned long long)r->d_block);
 }
 
 /* Continue the current DATA chunk until it ends or the batch is full. */
+/* Replay the chunk's superblock executions while each can take the template path, with the
+ * cursors in locals; stops at the first that cannot (unknown, guarded, short of values or of
+ * batch room, a bad exit) and leaves it to run_sb, which reports or handles it. Not used with
+ * an instruction limit. Returns the executions replayed. */
+static uint32_t run_templates(struct recon *r, struct recon_thread *t)
+{
+	const uint8_t *ctl = r->d_ctl;
+	const uint64_t *vals = r->vals;
+	uint64_t *restrict roots = r->roots;
+	struct trace_insn *restrict insns = r->insns;
+	struct trace_ref *restrict refs = r->refs;
+	struct recon_succ *prev = r->prev_succ;
+	size_t ni = r->n_insns, nr = r->n_refs, nr0 = nr, cap_refs = r->cap_refs;
+	uint64_t vi = r->d_vi, nv = r->d_nvals, pc = t->pc, gen = r->sb_gen, ni0 = ni;
+	uint32_t ci = r->d_ci, ci0 = ci, nctl = r->d_nctl, tid = t->tid;
+
+	while (ci < nctl && ni < BATCH_INSNS) {
+		struct recon_sb *sb;
+		uint8_t e = ctl[ci];
+		if (prev && prev->gen == gen && prev->key == pc && prev->sb) {
+			sb = prev->sb;
+		} else {
+			sb = recon_sb_find(r, pc);
+			if (prev) {
+				prev->sb = sb;
+				prev->key = pc;
+				prev->gen = gen;
+			}
+		}
+		if (!sb || !sb->fast || e > sb->n_exits || nr + sb->n_ops > cap_refs ||
+		    nv - vi < sb->exits[e].n_sites)
+			break;
+		struct recon_exit *x = &sb->exits[e];
+		const struct recon_site *site = sb->sites;
+		uint64_t *last = sb->last, target = x->target;
+		for (uint32_t s = 0; s < x->n_sites; s++) {
+			uint64_t v = vals[vi++];
+			if (!site[s].raw) {
+				v += last[s];
+				last[s] = v;
+			}
+			if (site[s].root == RECON_ROOT_NONE)
+				target = v;
+			else
+				roots[site[s].root] = v;
+		}
+		const struct trace_insn *tm = sb->tmpl;
+		for (uint32_t k = 0; k < x->n_insns; k++)
+			insn_from_template(&insns[ni + k], &tm[k], tid, (uint32_t)nr);
+		ni += x->n_insns;
+		insns[ni - 1].nrefs = x->last_nrefs;
+		const struct recon_acc *a = sb->acc;
+		for (uint32_t k = 0; k < x->n_refs; k++, nr++) {
+			refs[nr].addr = a[k].root == RECON_ROOT_NONE ? a[k].off : roots[a[k].root] + a[k].off;
+			refs[nr].size = a[k].size;
+			refs[nr].kind = a[k].kind;
+		}
+		pc = target;
+		prev = &x->succ;
+		ci++;
+	}
+	r->emitted += ni - ni0;
+	r->n_refs_total += nr - nr0;
+	r->n_insns = ni;
+	r->n_refs = nr;
+	r->d_vi = vi;
+	r->d_ci = ci;
+	t->pc = pc;
+	r->prev_succ = prev;
+	return ci - ci0;
+}
+
 static int run_data(struct recon *r)
 {
 	struct recon_thread *t = thread_get(r, r->d_tid);
 	if (!t)
 		return -ENOMEM;
+	/* room for a whole batch and its last superblock, so the template loop needs no checks */
+	if (grow((void **)&r->insns, &r->cap_insns, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->insns)) < 0 ||
+	    grow((void **)&r->refs, &r->cap_refs, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->refs)) < 0)
+		return -ENOMEM;
 	while (r->d_ci < r->d_nctl && r->n_insns < BATCH_INSNS && !r->hit_max) {
+		if (!r->max_insns && run_templates(r, t) > 0)
+			continue;
 		int err = run_sb(r, t, r->d_ctl[r->d_ci]);
 		if (err < 0)
 			return err;
@@ -406,7 +392,7 @@ static int on_data(struct recon *r, const struct log_record *rec)
 	r->last_tid = d.tid;
 	r->cur_time = d.time_ns;
 	r->in_data = 1;
-	r->prev_sb = NULL;
+	r->prev_succ = NULL;
 	r->d_tid = d.tid;
 	r->d_ctl = rec->payload + sizeof(d);
 	r->d_nctl = d.n_ctl;
@@ -417,7 +403,7 @@ static int on_data(struct recon *r, const struct log_record *rec)
 	r->n_chunks++;
 	return 0;
 bad:
-	return rfail(r, -EBADMSG, "corrupt log: chunk record with bad sizes in block at byte %llu",
+	return recon_fail(r, -EBADMSG, "corrupt log: chunk record with bad sizes in block at byte %llu",
 		     (unsigned long long)rec->block_offset);
 }
 
@@ -491,7 +477,7 @@ static int on_event(struct recon *r, const struct log_record *rec)
 	default:
 		break;
 	}
-	return rfail(r, -EBADMSG, "corrupt log: record of type %u has %u bytes (block at byte %llu)",
+	return recon_fail(r, -EBADMSG, "corrupt log: record of type %u has %u bytes (block at byte %llu)",
 		     rec->type, rec->len, (unsigned long long)rec->block_offset);
 }
 
@@ -499,7 +485,7 @@ static int on_record(struct recon *r, const struct log_record *rec)
 {
 	switch (rec->type) {
 	case LOG_REC_CODE:
-		return on_code(r, rec);
+		return recon_on_code(r, rec);
 	case LOG_REC_DATA:
 		return on_data(r, rec);
 	case LOG_REC_IMAGE:

@@ -118,6 +118,87 @@ static void test_reconstructs_synthetic_log(void **state)
 	unlink(path);
 }
 
+/* Two superblocks replayed by both paths of the reconstructor: 0x1000 has a guarded access
+ * (general path), 0x2000 none (template path); both have a side exit between two accesses of
+ * one instruction, 0x2000 ends in a raw indirect target. The expected stream is worked out by
+ * hand from the values below. */
+static void write_log_paths(const char *path)
+{
+	struct log_writer *w;
+	struct binbuf b, v;
+	assert_int_equal(log_writer_new(path, LOG_F_DATA, 0, &w), 0);
+	binbuf_init(&b);
+	add_op(&b, LOG_OP_IMARK, 0, 4, 0, 0x1000);
+	add_op(&b, LOG_OP_ACCESS, LOG_OPF_READ | LOG_OPF_FIRST, 8, 0, 8);
+	add_op(&b, LOG_OP_EXIT, 0, 0, 0, 0x2000);
+	add_op(&b, LOG_OP_ACCESS, LOG_OPF_WRITE, 4, 0, 16);
+	add_op(&b, LOG_OP_IMARK, 0, 4, 0, 0x1004);
+	add_op(&b, LOG_OP_ACCESS, LOG_OPF_WRITE | LOG_OPF_GUARDED | LOG_OPF_FIRST, 8, 1, 0);
+	add_op(&b, LOG_OP_END, 0, 0, 1, 0x1000);
+	add_code(w, 0x1000, &b, 2);
+	add_op(&b, LOG_OP_IMARK, 0, 4, 0, 0x2000);
+	add_op(&b, LOG_OP_ACCESS, LOG_OPF_READ | LOG_OPF_FIRST, 8, 0, 8);
+	add_op(&b, LOG_OP_EXIT, 0, 0, 0, 0x1000);
+	add_op(&b, LOG_OP_ACCESS, LOG_OPF_WRITE, 4, 0, 16);
+	add_op(&b, LOG_OP_END, LOG_OPF_INDIRECT | LOG_OPF_RAW, 0, 1, 0);
+	add_code(w, 0x2000, &b, 1);
+	struct log_resume rs = { .tid = 1, .pc = 0x1000, .time_ns = 5 };
+	assert_int_equal(log_writer_add(w, LOG_REC_RESUME, &rs, sizeof(rs)), 0);
+	static const int64_t vals[] = { 0x5000, 1, 0x9000, 0x10, 0x6000, 0x1000, 0, 0, 8, 0, 0x100 };
+	uint8_t ctl[8] = { 1, 0, 1, 1, 0, 0 };
+	binbuf_init(&v);
+	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		binbuf_put_svarint(&v, vals[i]);
+	struct log_data d = { .tid = 1, .n_ctl = 6, .time_ns = 7, .n_vals = 11, .n_vbytes = (uint32_t)v.len };
+	binbuf_put(&b, &d, sizeof(d));
+	binbuf_put(&b, ctl, 8);
+	binbuf_put(&b, v.data, v.len);
+	binbuf_release(&v);
+	assert_int_equal(log_writer_add(w, LOG_REC_DATA, b.data, (uint32_t)b.len), 0);
+	binbuf_release(&b);
+	assert_int_equal(log_writer_commit(w), 0);
+	log_writer_free(w);
+}
+
+static void test_guarded_and_template_paths_agree(void **state)
+{
+	char path[] = "/tmp/spent-test-trace-XXXXXX";
+	int fd = mkstemp(path);
+	struct trace_source *src;
+	struct trace_batch bt;
+	char err[256];
+	close(fd);
+	write_log_paths(path);
+	assert_int_equal(trace_source_open(path, &src, err, sizeof(err)), 0);
+	assert_int_equal(trace_source_next(src, &bt), 1);
+	static const uint64_t pcs[] = { 0x1000, 0x1004, 0x1000, 0x2000, 0x1000, 0x1004, 0x1000, 0x2000 };
+	static const uint8_t nrefs[] = { 2, 1, 1, 2, 2, 0, 1, 1 };
+	static const uint64_t addrs[] = { 0x5008, 0x5010, 0x9000, 0x5018, 0x6008, 0x6010, 0x5018,
+					  0x5020, 0x5018, 0x6108 };
+	static const uint32_t kinds[] = { TRACE_REF_READ, TRACE_REF_WRITE, TRACE_REF_WRITE,
+					  TRACE_REF_READ, TRACE_REF_READ, TRACE_REF_WRITE,
+					  TRACE_REF_READ, TRACE_REF_WRITE, TRACE_REF_READ, TRACE_REF_READ };
+	static const uint32_t sizes[] = { 8, 4, 8, 8, 8, 4, 8, 4, 8, 8 };
+	assert_int_equal(bt.n_insns, 8);
+	uint32_t ref = 0;
+	for (size_t i = 0; i < 8; i++) {
+		assert_int_equal(bt.insns[i].pc, pcs[i]);
+		assert_int_equal(bt.insns[i].tid, 1);
+		assert_int_equal(bt.insns[i].nrefs, nrefs[i]);
+		assert_int_equal(bt.insns[i].ref0, ref);
+		ref += nrefs[i];
+	}
+	assert_int_equal(bt.n_refs, 10);
+	for (size_t i = 0; i < 10; i++) {
+		assert_int_equal(bt.refs[i].addr, addrs[i]);
+		assert_int_equal(bt.refs[i].kind, kinds[i]);
+		assert_int_equal(bt.refs[i].size, sizes[i]);
+	}
+	assert_int_equal(trace_source_next(src, &bt), 0);
+	trace_source_free(src);
+	unlink(path);
+}
+
 static void test_corrupt_block_is_reported(void **state)
 {
 	char path[] = "/tmp/spent-test-trace-XXXXXX";
@@ -172,6 +253,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reconstructs_synthetic_log),
+		cmocka_unit_test(test_guarded_and_template_paths_agree),
 		cmocka_unit_test(test_corrupt_block_is_reported),
 		cmocka_unit_test(test_decode_flags_and_cache),
 	};
