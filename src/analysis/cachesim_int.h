@@ -27,6 +27,11 @@ struct cache {
 	uint32_t line_shift, sets, assoc;
 	uint64_t set_mask;	/* sets-1 when a power of two, else 0 (use %) */
 	uint64_t *tags;		/* sets*assoc line numbers in position order */
+	/* power-of-two sets: per set, the most recent way's line without its set bits (MRU_NONE
+	 * when empty or too large). 4 bytes a set stay in the host's caches while the streamed
+	 * trace evicts the tags: most hits of a large lower level are in the most recent way. */
+	uint32_t *mru;
+	uint32_t set_shift;	/* log2 sets */
 	uint32_t *slot;		/* with meta: position -> meta entry within the set */
 	struct way_meta *meta;	/* NULL when the cache needs none */
 	uint32_t *fifo_next;	/* FIFO: next victim per set */
@@ -79,6 +84,14 @@ struct cachesim {
 };
 
 #define IMEMO_NONE UINT64_MAX
+
+#define MRU_NONE UINT32_MAX
+
+static inline uint32_t mru_key(const struct cache *c, uint64_t line)
+{
+	uint64_t k = line >> c->set_shift;	/* TAG_EMPTY gives MRU_NONE */
+	return k < MRU_NONE ? (uint32_t)k : MRU_NONE;
+}
 
 /* The meta entry of the way at position POS of the set starting at B. */
 static inline struct way_meta *way_meta(const struct cache *c, size_t b, size_t pos)

@@ -84,7 +84,15 @@ static void evict(struct cachesim *cs, struct cache *c, size_t b, size_t pos)
 	m->dirty = 0;
 }
 
-/* LRU: the way at position B+W becomes the most recent (front) of set B. Element loops, not
+/* Position B (the front of set SET) changed: keep the set's key in step. */
+static inline void front_changed(struct cache *c, uint64_t set, size_t b)
+{
+	if (c->mru)
+		c->mru[set] = mru_key(c, c->tags[b]);
+}
+
+/* LRU: the way at position B+W becomes the most recent (front) of set B (the caller updates
+ * the set's key). Element loops, not
  * memmove: at most a few ways move, and a library call costs more than the moves. */
 static inline void move_front(struct cache *c, size_t b, uint32_t w)
 {
@@ -129,6 +137,8 @@ static struct way_meta *install(struct cachesim *cs, struct cache *c, uint64_t l
 		break;
 	}
 	c->tags[idx] = line;
+	if (idx == b)
+		front_changed(c, line & c->set_mask, b);
 	if (!c->meta)
 		return NULL;
 	struct way_meta *m = way_meta(c, b, idx);
@@ -142,15 +152,24 @@ static inline long lookup(struct cache *c, uint64_t line, size_t *base)
 {
 	size_t b = set_base(c, line);
 	const uint64_t *t = &c->tags[b];
+	uint32_t w = 0;
 	*base = b;
-	if (t[0] == line)
-		return (long)b;
-	for (uint32_t w = 1; w < c->assoc; w++) {
+	if (c->mru) {
+		/* an exact key settles the front without reading the tags */
+		uint32_t k = mru_key(c, line);
+		if (k != MRU_NONE) {
+			if (c->mru[line & c->set_mask] == k)
+				return (long)b;
+			w = 1;
+		}
+	}
+	for (; w < c->assoc; w++) {
 		if (t[w] != line)
 			continue;
 		if (c->cfg->repl != CACHE_LRU)
 			return (long)(b + w);
 		move_front(c, b, w);
+		front_changed(c, line & c->set_mask, b);
 		return (long)b;
 	}
 	return -1;
@@ -356,6 +375,8 @@ uint32_t hierarchy_invalidate(struct cachesim *cs, uint32_t core, uint64_t addr,
 				uint32_t rest = c->assoc - 1 - w;
 				memmove(&c->tags[b + w], &c->tags[b + w + 1], rest * sizeof(*c->tags));
 				c->tags[b + c->assoc - 1] = TAG_EMPTY;
+				if (w == 0)
+					front_changed(c, l & c->set_mask, b);
 				if (c->meta) {
 					uint32_t s = c->slot[b + w];
 					resolve(cs, &c->meta[b + s], 0);
