@@ -124,7 +124,7 @@ int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char 
 		hierarchy_link(&cs->cores[k], &cs->cfg);
 	}
 	cs->coh_shift = log2u(cfg->levels[cfg->n_levels - 1].line);
-	cs->imemo = IMEMO_NONE;
+	cs->imemo_len = 0;
 	for (struct cache *c = cs->cores[0].dpath; c; c = c->next)
 		cs->data_reaches_i |= c == cs->cores[0].ipath;
 	*out = cs;
@@ -205,7 +205,7 @@ void cachesim_access(struct cachesim *cs, uint32_t core, char stream, uint64_t a
 		     uint32_t size, uint32_t kind)
 {
 	struct hierarchy *h = &cs->cores[core % cs->n_cores];
-	cs->imemo = IMEMO_NONE;
+	cs->imemo_len = 0;
 	if (stream == 'i') {
 		hierarchy_access(cs, core, h->ipath, addr, size, OP_IFETCH);
 		return;
@@ -224,31 +224,37 @@ static void feed_one_core(struct cachesim *cs, const struct trace_batch *b, size
 {
 	struct hierarchy *h = &cs->cores[0];
 	struct cache *ic = h->ipath, *dc = h->dpath;
-	uint32_t ish = ic->line_shift;
-	uint64_t memo = cs->imemo, memo_hits = 0;
+	uint64_t line = 1ull << ic->line_shift, memo_hits = 0;
+	/* a fetch is inside the memo's line when its offset from the line's first byte and its
+	 * end are within memo_len (0: no memo) */
+	uint64_t memo_at = cs->imemo_at, memo_len = cs->imemo_len;
 	for (const struct trace_insn *in = &b->insns[i], *end = in + n; in < end; in++) {
-		uint64_t l = in->pc >> ish, last = (in->pc + (in->len ? in->len : 1) - 1) >> ish;
-		if (l == memo && last == l) {
+		uint64_t d = in->pc - memo_at;
+		if (d < memo_len && d + in->len <= memo_len) {
 			memo_hits++;
 		} else if (cache_fast_hit(ic, in->pc, in->len, OP_IFETCH)) {
-			memo = last;
+			/* the line of the fetch's last byte is now the front of its set */
+			memo_at = (in->pc + (in->len ? in->len : 1) - 1) & ~(line - 1);
+			memo_len = line;
 		} else {
 			hierarchy_access(cs, 0, ic, in->pc, in->len, OP_IFETCH);
-			memo = IMEMO_NONE;
+			memo_len = 0;
 		}
-		const struct trace_ref *r = &b->refs[in->ref0], *rend = r + in->nrefs;
-		for (; r < rend; r++) {
+		if (!in->nrefs)
+			continue;
+		for (const struct trace_ref *r = &b->refs[in->ref0], *e = r + in->nrefs; r < e; r++) {
 			enum cache_op op = ref_op[r->kind & 3];
 			if (!cache_fast_hit(dc, r->addr, r->size, op)) {
 				hierarchy_access(cs, 0, dc, r->addr, r->size, op);
 				if (cs->data_reaches_i)
-					memo = IMEMO_NONE;
+					memo_len = 0;
 			}
 		}
 	}
 	ic->st.accesses += memo_hits;
 	ic->st.ifetches += memo_hits;
-	cs->imemo = memo;
+	cs->imemo_at = memo_at;
+	cs->imemo_len = memo_len;
 }
 
 /* Instructions [I, I+N) of B with private hierarchies per core and coherence. */
@@ -304,7 +310,7 @@ int cachesim_feed(struct cachesim *cs, const struct trace_batch *b)
 
 void cachesim_finish(struct cachesim *cs)
 {
-	cs->imemo = IMEMO_NONE;	/* flushed write buffers may reach the i-stream's cache */
+	cs->imemo_len = 0;	/* flushed write buffers may reach the i-stream's cache */
 	for (uint32_t k = 0; k < cs->n_cores; k++)
 		for (uint32_t i = 0; i < cs->cfg.n_levels; i++) {
 			struct cache *c = &cs->cores[k].caches[i];

@@ -77,13 +77,11 @@ struct cachesim {
 	uint32_t coh_shift;	/* coherence line = last level's line */
 	int oom;
 	/* one core only: a line known to be the most recent way of its set in the i-stream's
-	 * first cache, so the next fetches within it count as hits without a lookup; IMEMO_NONE
-	 * after anything that may have changed that cache */
-	uint64_t imemo;
+	 * first cache (first byte, line size; size 0 when none), so the next fetches within it
+	 * count as hits without a lookup; cleared after anything that may change that cache */
+	uint64_t imemo_at, imemo_len;
 	bool data_reaches_i;	/* data references can reach the i-stream's first cache */
 };
-
-#define IMEMO_NONE UINT64_MAX
 
 #define MRU_NONE UINT32_MAX
 
