@@ -92,19 +92,23 @@ static inline void front_changed(struct cache *c, uint64_t set, size_t b)
 }
 
 /* LRU: the way at position B+W becomes the most recent (front) of set B (the caller updates
- * the set's key). Element loops, not
- * memmove: at most a few ways move, and a library call costs more than the moves. */
+ * the set's key). Each element is carried one place down in one pass: a plain shift loop
+ * becomes a memmove call, which costs more than moving the few ways of a set. */
 static inline void move_front(struct cache *c, size_t b, uint32_t w)
 {
 	uint64_t *t = &c->tags[b], tag = t[w];
-	for (uint32_t k = w; k; k--)
-		t[k] = t[k - 1];
-	t[0] = tag;
+	for (uint32_t k = 0; k <= w; k++) {
+		uint64_t x = t[k];
+		t[k] = tag;
+		tag = x;
+	}
 	if (c->slot) {
 		uint32_t *sl = &c->slot[b], s = sl[w];
-		for (uint32_t k = w; k; k--)
-			sl[k] = sl[k - 1];
-		sl[0] = s;
+		for (uint32_t k = 0; k <= w; k++) {
+			uint32_t x = sl[k];
+			sl[k] = s;
+			s = x;
+		}
 	}
 }
 
