@@ -8,6 +8,8 @@
 # the log's source (decoding and reconstruction) is timed on its own and end to end.
 # cachegrind's speed on the same program with the same caches beside. CPU seconds, best of
 # REPS (default 7) alternated runs, so a busy machine matters less.
+# zlib is linked first, as the Makefile does: libunicorn also exports a crc32 (slower), which
+# would otherwise serve the log reader's checksums.
 # Goals: cache simulation >= 100 M refs/s, hit curve >= 30 M refs/s.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +20,7 @@ tmp=$(mktemp -d /tmp/spent-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cc -std=gnu11 -O2 -I"$top/include" -I"$top/src" -D_GNU_SOURCE -o "$tmp/speed" \
 	"$top/bench/studies_speed.c" "$B/libspent.a" \
-	-lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lz -lpthread -lm -ldl || exit 1
+	-lz -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl || exit 1
 env -i PATH=/usr/bin:/bin "$B/spent" trace -o "$tmp/mix.log" -- "$P" > /dev/null 2>&1
 cpu() { # command... -> least user+sys seconds of 3 runs
 	for _ in 1 2 3; do
