@@ -124,7 +124,6 @@ int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char 
 		hierarchy_link(&cs->cores[k], &cs->cfg);
 	}
 	cs->coh_shift = log2u(cfg->levels[cfg->n_levels - 1].line);
-	cs->imemo_len = 0;
 	for (struct cache *c = cs->cores[0].dpath; c; c = c->next)
 		cs->data_reaches_i |= c == cs->cores[0].ipath;
 	*out = cs;
