@@ -7,7 +7,7 @@
 # only reads them gives the floor, and the simulator alone is the sink minus that floor);
 # the log's source (decoding and reconstruction) is timed on its own and end to end.
 # cachegrind's speed on the same program with the same caches beside. CPU seconds, best of
-# REPS (default 7) alternated runs, so a busy machine matters less.
+# REPS (default 11) alternated runs, so a busy machine matters less.
 # zlib is linked first, as the Makefile does: libunicorn also exports a crc32 (slower), which
 # would otherwise serve the log reader's checksums.
 # Goals: cache simulation >= 100 M refs/s, hit curve >= 30 M refs/s.
@@ -15,7 +15,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=$top/build
 P=$B/progs/studies_mix
-REPS=${REPS:-7}
+REPS=${REPS:-11}
 tmp=$(mktemp -d /tmp/spent-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cc -std=gnu11 -O2 -I"$top/include" -I"$top/src" -D_GNU_SOURCE -o "$tmp/speed" \
