@@ -2,38 +2,52 @@
 # bench/studies.sh - speed of the trace studies on one program (build/progs/studies_mix):
 # simulated references (instruction fetches + data references) per second for one cache
 # configuration (I1/D1 32K 8-way, LL 8M 16-way) and for the exact hit curves (direct-mapped and
-# LRU, 1K..16M), sink only (trace already in memory) and end to end from the log; cachegrind's
-# speed on the same program with the same caches beside. CPU seconds, so a busy machine matters
-# less. Goals: cache simulation >= 100 M refs/s, hit curve >= 30 M refs/s.
+# LRU, 1K..16M). Sinks are timed on the trace already in memory (bench/studies_speed.c: the
+# batches are replayed zero-copy, so a sink's rate includes reading them; a null sink that
+# only reads them gives the floor, and the simulator alone is the sink minus that floor);
+# the log's source (decoding and reconstruction) is timed on its own and end to end.
+# cachegrind's speed on the same program with the same caches beside. CPU seconds, best of
+# REPS (default 11) alternated runs, so a busy machine matters less.
+# zlib is linked first, as the Makefile does: libunicorn also exports a crc32 (slower), which
+# would otherwise serve the log reader's checksums.
+# Goals: cache simulation >= 100 M refs/s, hit curve >= 30 M refs/s.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=$top/build
 P=$B/progs/studies_mix
+REPS=${REPS:-11}
 tmp=$(mktemp -d /tmp/spent-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cc -std=gnu11 -O2 -I"$top/include" -I"$top/src" -D_GNU_SOURCE -o "$tmp/speed" \
 	"$top/bench/studies_speed.c" "$B/libspent.a" \
-	-lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lz -lpthread -lm -ldl || exit 1
+	-lz -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl || exit 1
 env -i PATH=/usr/bin:/bin "$B/spent" trace -o "$tmp/mix.log" -- "$P" > /dev/null 2>&1
-cpu() { # command... -> user+sys seconds
-	/usr/bin/time -f '%U %S' -o "$tmp/t" "$@" > /dev/null 2>&1
-	awk '{ print $1 + $2 }' "$tmp/t"
+cpu() { # command... -> least user+sys seconds of 3 runs
+	for _ in 1 2 3; do
+		/usr/bin/time -f '%U %S' -o "$tmp/t" "$@" > /dev/null 2>&1
+		awk '{ print $1 + $2 }' "$tmp/t"
+	done | sort -g | head -1
 }
-"$tmp/speed" "$tmp/mix.log" > "$tmp/speed.txt"
-refs=$(awk '/^refs/ { print $2 }' "$tmp/speed.txt")
-cs=$(awk '/^cachesim_refs_per_s/ { print $2 }' "$tmp/speed.txt")
-hc=$(awk '/^hitcurve_refs_per_s/ { print $2 }' "$tmp/speed.txt")
+"$tmp/speed" "$tmp/mix.log" "$REPS" > "$tmp/speed.txt" || exit 1
+v() { awk -v k="$1" '$1 == k { print $2 }' "$tmp/speed.txt"; }
 t_cs=$(cpu "$B/spent" cachesim "$tmp/mix.log" --config cachegrind)
 t_hc=$(cpu "$B/spent" hitcurve "$tmp/mix.log")
 t_cg=$(cpu env VALGRIND_LIB="$B/valgrind/lib" valgrind --tool=cachegrind --cache-sim=yes \
 	--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 --cachegrind-out-file=/dev/null "$P")
 t_nat=$(cpu "$P")
-awk -v r="$refs" -v cs="$cs" -v hc="$hc" -v tcs="$t_cs" -v thc="$t_hc" -v tcg="$t_cg" -v tn="$t_nat" 'BEGIN {
-	printf "program: studies_mix, %.1f M simulated references\n", r / 1e6
-	printf "cachesim sink only:            %7.1f M refs/s (goal >= 100)\n", cs / 1e6
-	printf "hitcurve sink only (exact):    %7.1f M refs/s (goal >= 30)\n", hc / 1e6
-	printf "spent cachesim from the log:   %7.1f M refs/s (%.2f s CPU, incl. reconstruction)\n", r / tcs / 1e6, tcs
-	printf "spent hitcurve from the log:   %7.1f M refs/s (%.2f s CPU, incl. reconstruction)\n", r / thc / 1e6, thc
-	printf "cachegrind on the program:     %7.1f M refs/s (%.2f s CPU, program alone %.2f s)\n", r / tcg / 1e6, tcg, tn
-	printf "ratio cachesim sink / cachegrind: %.1fx\n", (cs) / (r / tcg)
+awk -v r="$(v refs)" -v rec="$(v reconstruct)" -v nul="$(v null)" -v cs="$(v cachesim)" \
+    -v hc="$(v hitcurve)" -v e2e="$(v e2e_cachesim)" -v tcs="$t_cs" -v thc="$t_hc" \
+    -v tcg="$t_cg" -v tn="$t_nat" -v reps="$REPS" 'BEGIN {
+	m = r / 1e6
+	printf "program: studies_mix, %.1f M simulated references; best of %d, CPU time\n", m, reps
+	printf "cachesim sink (in-memory trace):  %7.1f M refs/s (%.3f s; goal >= 100)\n", m / cs, cs
+	printf "hitcurve sink (exact):            %7.1f M refs/s (%.3f s; goal >= 30)\n", m / hc, hc
+	printf "  null sink (reads the batches):  %7.1f M refs/s (%.3f s; the floor of any sink)\n", m / nul, nul
+	printf "  cachesim simulator alone:       %7.1f M refs/s (%.3f s; sink minus null sink)\n", m / (cs - nul), cs - nul
+	printf "log source alone (reconstruction):%7.1f M refs/s (%.3f s; null sink on the log)\n", m / rec, rec
+	printf "cachesim from the log, in process:%7.1f M refs/s (%.3f s; reconstruction + simulator)\n", m / e2e, e2e
+	printf "spent cachesim from the log:      %7.1f M refs/s (%.2f s CPU, whole process)\n", m / tcs, tcs
+	printf "spent hitcurve from the log:      %7.1f M refs/s (%.2f s CPU, whole process)\n", m / thc, thc
+	printf "cachegrind on the program:        %7.1f M refs/s (%.2f s CPU, program alone %.2f s)\n", m / tcg, tcg, tn
+	printf "ratio cachesim sink / cachegrind: %.1fx\n", (r / cs) / (r / tcg)
 }'

@@ -35,10 +35,19 @@ static int cache_init(struct cache *c, const struct cache_level_config *cfg)
 	if (!c->tags)
 		return -ENOMEM;
 	memset(c->tags, 0xff, n * sizeof(*c->tags));
+	if (c->set_mask || c->sets == 1) {
+		c->set_shift = log2u(c->sets);
+		if (!(c->mru = malloc(c->sets * sizeof(*c->mru))))
+			return -ENOMEM;
+		memset(c->mru, 0xff, c->sets * sizeof(*c->mru));
+	}
 	if (!cfg->write_through || cfg->write_allocate) {
 		c->meta = calloc(n, sizeof(*c->meta));
-		if (!c->meta)
+		c->slot = malloc(n * sizeof(*c->slot));
+		if (!c->meta || !c->slot)
 			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			c->slot[i] = (uint32_t)(i % c->assoc);
 	}
 	if (cfg->repl == CACHE_FIFO && !(c->fifo_next = calloc(c->sets, sizeof(uint32_t))))
 		return -ENOMEM;
@@ -58,6 +67,8 @@ static int cache_init(struct cache *c, const struct cache_level_config *cfg)
 static void cache_release(struct cache *c)
 {
 	free(c->tags);
+	free(c->mru);
+	free(c->slot);
 	free(c->meta);
 	free(c->fifo_next);
 	free(c->wbuf);
@@ -85,6 +96,8 @@ static void hierarchy_link(struct hierarchy *h, const struct cachesim_config *cf
 		if (!h->dpath && c->cfg->kind != CACHE_INSN)
 			h->dpath = c;
 	}
+	/* write-miss fills are watched only in the cache data references start at */
+	h->dpath->pend = h->dpath->meta != NULL;
 }
 
 int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char *err,
@@ -111,6 +124,8 @@ int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char 
 		hierarchy_link(&cs->cores[k], &cs->cfg);
 	}
 	cs->coh_shift = log2u(cfg->levels[cfg->n_levels - 1].line);
+	for (struct cache *c = cs->cores[0].dpath; c; c = c->next)
+		cs->data_reaches_i |= c == cs->cores[0].ipath;
 	*out = cs;
 	return 0;
 fail:
@@ -189,6 +204,7 @@ void cachesim_access(struct cachesim *cs, uint32_t core, char stream, uint64_t a
 		     uint32_t size, uint32_t kind)
 {
 	struct hierarchy *h = &cs->cores[core % cs->n_cores];
+	cs->imemo_len = 0;
 	if (stream == 'i') {
 		hierarchy_access(cs, core, h->ipath, addr, size, OP_IFETCH);
 		return;
@@ -199,20 +215,53 @@ void cachesim_access(struct cachesim *cs, uint32_t core, char stream, uint64_t a
 		coherence_write(cs, core, addr, size);
 }
 
-int cachesim_feed(struct cachesim *cs, const struct trace_batch *b)
+/* Instructions [I, I+N) of B on one core. A fetch within the line of the previous fetch is a
+ * hit in the most recent way of its set (the memo), unless a miss elsewhere may have reached
+ * that cache since: it is counted without a lookup, which spares most fetches (several
+ * instructions share a line) any work beyond a compare. */
+static void feed_one_core(struct cachesim *cs, const struct trace_batch *b, size_t i, size_t n)
 {
-	uint64_t chunk = cs->cfg.chunk;
-	uint32_t last_tid = UINT32_MAX, core = 0;
-	for (size_t i = 0; i < b->n_insns; i++) {
-		const struct trace_insn *in = &b->insns[i];
-		if (chunk && cs->insns % chunk == 0) {
-			cs->cur_chunk = (uint32_t)(cs->insns / chunk);
-			if (chunk_reserve(cs, cs->cur_chunk))
-				return -ENOMEM;
+	struct hierarchy *h = &cs->cores[0];
+	struct cache *ic = h->ipath, *dc = h->dpath;
+	uint64_t line = 1ull << ic->line_shift, memo_hits = 0;
+	/* a fetch is inside the memo's line when its offset from the line's first byte and its
+	 * end are within memo_len (0: no memo) */
+	uint64_t memo_at = cs->imemo_at, memo_len = cs->imemo_len;
+	for (const struct trace_insn *in = &b->insns[i], *end = in + n; in < end; in++) {
+		uint64_t d = in->pc - memo_at;
+		if (d < memo_len && d + in->len <= memo_len) {
+			memo_hits++;
+		} else if (cache_fast_hit(ic, in->pc, in->len, OP_IFETCH)) {
+			/* the line of the fetch's last byte is now the front of its set */
+			memo_at = (in->pc + (in->len ? in->len : 1) - 1) & ~(line - 1);
+			memo_len = line;
+		} else {
+			hierarchy_access(cs, 0, ic, in->pc, in->len, OP_IFETCH);
+			memo_len = 0;
 		}
-		if (chunk)
-			cs->chunks[cs->cur_chunk].insns++;
-		cs->insns++;
+		if (!in->nrefs)
+			continue;
+		for (const struct trace_ref *r = &b->refs[in->ref0], *e = r + in->nrefs; r < e; r++) {
+			enum cache_op op = ref_op[r->kind & 3];
+			if (!cache_fast_hit(dc, r->addr, r->size, op)) {
+				hierarchy_access(cs, 0, dc, r->addr, r->size, op);
+				if (cs->data_reaches_i)
+					memo_len = 0;
+			}
+		}
+	}
+	ic->st.accesses += memo_hits;
+	ic->st.ifetches += memo_hits;
+	cs->imemo_at = memo_at;
+	cs->imemo_len = memo_len;
+}
+
+/* Instructions [I, I+N) of B with private hierarchies per core and coherence. */
+static void feed_cores(struct cachesim *cs, const struct trace_batch *b, size_t i, size_t n)
+{
+	uint32_t last_tid = UINT32_MAX, core = 0;
+	for (size_t e = i + n; i < e; i++) {
+		const struct trace_insn *in = &b->insns[i];
 		if (in->tid != last_tid) {
 			core = core_of(cs, in->tid);
 			last_tid = in->tid;
@@ -225,15 +274,42 @@ int cachesim_feed(struct cachesim *cs, const struct trace_batch *b)
 			enum cache_op op = ref_op[r->kind & 3];
 			if (!cache_fast_hit(h->dpath, r->addr, r->size, op))
 				hierarchy_access(cs, core, h->dpath, r->addr, r->size, op);
-			if (cs->n_cores > 1 && op != OP_READ)
+			if (op != OP_READ)
 				coherence_write(cs, core, r->addr, r->size);
 		}
+	}
+}
+
+/* The batch in spans that end at chunk boundaries, so the time series costs nothing per
+ * instruction. */
+int cachesim_feed(struct cachesim *cs, const struct trace_batch *b)
+{
+	uint64_t chunk = cs->cfg.chunk;
+	for (size_t i = 0, n; i < b->n_insns; i += n) {
+		n = b->n_insns - i;
+		if (chunk) {
+			uint64_t into = cs->insns % chunk;
+			if (into == 0) {
+				cs->cur_chunk = (uint32_t)(cs->insns / chunk);
+				if (chunk_reserve(cs, cs->cur_chunk))
+					return -ENOMEM;
+			}
+			if (n > chunk - into)
+				n = (size_t)(chunk - into);
+			cs->chunks[cs->cur_chunk].insns += n;
+		}
+		if (cs->n_cores == 1)
+			feed_one_core(cs, b, i, n);
+		else
+			feed_cores(cs, b, i, n);
+		cs->insns += n;
 	}
 	return cs->oom ? -ENOMEM : 0;
 }
 
 void cachesim_finish(struct cachesim *cs)
 {
+	cs->imemo_len = 0;	/* flushed write buffers may reach the i-stream's cache */
 	for (uint32_t k = 0; k < cs->n_cores; k++)
 		for (uint32_t i = 0; i < cs->cfg.n_levels; i++) {
 			struct cache *c = &cs->cores[k].caches[i];

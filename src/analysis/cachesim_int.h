@@ -17,11 +17,22 @@ struct way_meta {
 	uint32_t chunk;		/* chunk the fill happened in */
 };
 
+/* Ways of a set are positions b..b+assoc-1 (b = set * assoc). tags[] is in position order (LRU:
+ * most recent first, so a hit moves a tag to the front); the per-way state in meta[] does not
+ * move: slot[pos] says which of the set's meta entries belongs to the way at pos. Moving a tag
+ * and a 4-byte slot instead of a 24-byte meta keeps a lower level's lookups within its tag and
+ * slot arrays (the 8 MB LL's meta alone is 3 MB). */
 struct cache {
 	const struct cache_level_config *cfg;
 	uint32_t line_shift, sets, assoc;
 	uint64_t set_mask;	/* sets-1 when a power of two, else 0 (use %) */
-	uint64_t *tags;		/* sets*assoc line numbers; LRU: most recent first */
+	uint64_t *tags;		/* sets*assoc line numbers in position order */
+	/* power-of-two sets: per set, the most recent way's line without its set bits (MRU_NONE
+	 * when empty or too large). 4 bytes a set stay in the host's caches while the streamed
+	 * trace evicts the tags: most hits of a large lower level are in the most recent way. */
+	uint32_t *mru;
+	uint32_t set_shift;	/* log2 sets */
+	uint32_t *slot;		/* with meta: position -> meta entry within the set */
 	struct way_meta *meta;	/* NULL when the cache needs none */
 	uint32_t *fifo_next;	/* FIFO: next victim per set */
 	uint32_t sub_shift;	/* log2 dirty granule */
@@ -31,6 +42,7 @@ struct cache {
 	uint32_t wbuf_n, wbuf_head;
 	struct cache *next;
 	bool last;
+	bool pend;		/* may hold pending write-miss fills: the data stream's first cache */
 	struct cache_stats st;
 };
 
@@ -64,27 +76,52 @@ struct cachesim {
 	size_t coh_cap, coh_n;
 	uint32_t coh_shift;	/* coherence line = last level's line */
 	int oom;
+	/* one core only: a line known to be the most recent way of its set in the i-stream's
+	 * first cache (first byte, line size; size 0 when none), so the next fetches within it
+	 * count as hits without a lookup; cleared after anything that may change that cache */
+	uint64_t imemo_at, imemo_len;
+	bool data_reaches_i;	/* data references can reach the i-stream's first cache */
 };
 
+#define MRU_NONE UINT32_MAX
+
+static inline uint32_t mru_key(const struct cache *c, uint64_t line)
+{
+	uint64_t k = line >> c->set_shift;	/* TAG_EMPTY gives MRU_NONE */
+	return k < MRU_NONE ? (uint32_t)k : MRU_NONE;
+}
+
+/* The meta entry of the way at position POS of the set starting at B. */
+static inline struct way_meta *way_meta(const struct cache *c, size_t b, size_t pos)
+{
+	return &c->meta[b + c->slot[pos]];
+}
+
 /* The common case without a call: a fetch, read or (write-back) write within one line that is
- * the most recent way of its set (LRU) or way 0. Counts it and returns 1; 0 sends it down the
- * full path. OP is enum cache_op. */
+ * the most recent way of its set (LRU) or way 0, or a fetch across two lines that both are.
+ * Such a hit changes no replacement state. Counts it and returns 1; 0 sends it down the full
+ * path. OP is enum cache_op. */
 static inline int cache_fast_hit(struct cache *c, uint64_t addr, uint32_t size, int op)
 {
 	uint64_t l = addr >> c->line_shift;
 	if (!size)
 		size = 1;
-	if (((addr + size - 1) >> c->line_shift) != l || (!c->set_mask && c->sets != 1))
+	uint64_t last = (addr + size - 1) >> c->line_shift;
+	if (!c->set_mask && c->sets != 1)
 		return 0;
 	size_t b = (size_t)(l & c->set_mask) * c->assoc;
-	if (c->tags[b] != l || (c->meta && c->meta[b].pin_bytes))
+	/* a pending write-miss fill watches reads and writes of its line (fetches never touch it) */
+	if (c->tags[b] != l || (op != OP_IFETCH && c->pend && way_meta(c, b, b)->pin_bytes))
+		return 0;
+	/* one in sixteen instructions crosses a 64-byte line: one access, both lines must hit */
+	if (last != l && (op != OP_IFETCH || c->tags[(size_t)(last & c->set_mask) * c->assoc] != last))
 		return 0;
 	if (op == OP_WRITE || op == OP_MODIFY) {
 		if (c->cfg->write_through || !c->meta)
 			return 0;
 		uint32_t off = (uint32_t)(addr & ((1ull << c->line_shift) - 1));
 		uint32_t g0 = off >> c->sub_shift, n = ((off + size - 1) >> c->sub_shift) - g0 + 1;
-		c->meta[b].dirty |= (n >= 64 ? ~0ull : (1ull << n) - 1) << g0;
+		way_meta(c, b, b)->dirty |= (n >= 64 ? ~0ull : (1ull << n) - 1) << g0;
 		c->st.writes++;
 	} else if (op == OP_IFETCH) {
 		c->st.ifetches++;

@@ -63,8 +63,8 @@ static void writeback(struct cachesim *cs, struct cache *c, uint64_t line, uint6
 		for (uint32_t w = 0; w < n->assoc; w++)
 			if (n->tags[b + w] == nl) {
 				if (n->meta)
-					n->meta[b + w].dirty |= gran_mask(n, n->sub_shift, nl, addr,
-									  1u << c->line_shift);
+					way_meta(n, b, b + w)->dirty |=
+						gran_mask(n, n->sub_shift, nl, addr, 1u << c->line_shift);
 				return;
 			}
 		n = n->next;
@@ -72,35 +72,62 @@ static void writeback(struct cachesim *cs, struct cache *c, uint64_t line, uint6
 	cachesim_add_traffic(cs, TRAFFIC_DVICT, bytes, cs->cur_chunk);
 }
 
-static void evict(struct cachesim *cs, struct cache *c, size_t idx)
+/* The way at position POS of set B leaves C: settle its pending fill, write back its dirt. */
+static void evict(struct cachesim *cs, struct cache *c, size_t b, size_t pos)
 {
-	if (c->tags[idx] == TAG_EMPTY || !c->meta)
+	if (c->tags[pos] == TAG_EMPTY || !c->meta)
 		return;
-	struct way_meta *m = &c->meta[idx];
+	struct way_meta *m = way_meta(c, b, pos);
 	resolve(cs, m, 0);
 	if (m->dirty)
-		writeback(cs, c, c->tags[idx], m->dirty);
+		writeback(cs, c, c->tags[pos], m->dirty);
 	m->dirty = 0;
 }
 
-/* Install LINE in its set; returns the way index it now occupies. */
-static size_t install(struct cachesim *cs, struct cache *c, uint64_t line)
+/* Position B (the front of set SET) changed: keep the set's key in step. */
+static inline void front_changed(struct cache *c, uint64_t set, size_t b)
+{
+	if (c->mru)
+		c->mru[set] = mru_key(c, c->tags[b]);
+}
+
+/* LRU: the way at position B+W becomes the most recent (front) of set B (the caller updates
+ * the set's key). Each element is carried one place down in one pass: a plain shift loop
+ * becomes a memmove call, which costs more than moving the few ways of a set. */
+static inline void move_front(struct cache *c, size_t b, uint32_t w)
+{
+	uint64_t *t = &c->tags[b], tag = t[w];
+	for (uint32_t k = 0; k <= w; k++) {
+		uint64_t x = t[k];
+		t[k] = tag;
+		tag = x;
+	}
+	if (c->slot) {
+		uint32_t *sl = &c->slot[b], s = sl[w];
+		for (uint32_t k = 0; k <= w; k++) {
+			uint32_t x = sl[k];
+			sl[k] = s;
+			s = x;
+		}
+	}
+}
+
+/* Install LINE in its set; returns the meta entry of its way (NULL without meta). */
+static struct way_meta *install(struct cachesim *cs, struct cache *c, uint64_t line)
 {
 	size_t b = set_base(c, line), idx;
 	uint32_t a = c->assoc;
 	switch (c->cfg->repl) {
 	case CACHE_LRU:
-		evict(cs, c, b + a - 1);
-		memmove(&c->tags[b + 1], &c->tags[b], (a - 1) * sizeof(*c->tags));
-		if (c->meta)
-			memmove(&c->meta[b + 1], &c->meta[b], (a - 1) * sizeof(*c->meta));
+		evict(cs, c, b, b + a - 1);
+		move_front(c, b, a - 1);
 		idx = b;
 		break;
 	case CACHE_FIFO: {
 		uint32_t *f = &c->fifo_next[b / a];
 		idx = b + *f;
 		*f = (*f + 1) % a;
-		evict(cs, c, idx);
+		evict(cs, c, b, idx);
 		break;
 	}
 	default:
@@ -110,33 +137,43 @@ static size_t install(struct cachesim *cs, struct cache *c, uint64_t line)
 				idx = b + w;
 				break;
 			}
-		evict(cs, c, idx);
+		evict(cs, c, b, idx);
 		break;
 	}
 	c->tags[idx] = line;
-	if (c->meta)
-		memset(&c->meta[idx], 0, sizeof(*c->meta));
-	return idx;
+	if (idx == b)
+		front_changed(c, line & c->set_mask, b);
+	if (!c->meta)
+		return NULL;
+	struct way_meta *m = way_meta(c, b, idx);
+	memset(m, 0, sizeof(*m));
+	return m;
 }
 
-/* Look LINE up; on an LRU hit move it to the front. Returns its way index or -1. */
-static inline long lookup(struct cache *c, uint64_t line)
+/* Look LINE up; on an LRU hit move it to the front. Returns the position of its way or -1;
+ * *BASE is the set's first position. */
+static inline long lookup(struct cache *c, uint64_t line, size_t *base)
 {
 	size_t b = set_base(c, line);
-	if (c->tags[b] == line)
-		return (long)b;
-	for (uint32_t w = 1; w < c->assoc; w++) {
-		if (c->tags[b + w] != line)
+	const uint64_t *t = &c->tags[b];
+	uint32_t w = 0;
+	*base = b;
+	if (c->mru) {
+		/* an exact key settles the front without reading the tags */
+		uint32_t k = mru_key(c, line);
+		if (k != MRU_NONE) {
+			if (c->mru[line & c->set_mask] == k)
+				return (long)b;
+			w = 1;
+		}
+	}
+	for (; w < c->assoc; w++) {
+		if (t[w] != line)
 			continue;
 		if (c->cfg->repl != CACHE_LRU)
 			return (long)(b + w);
-		memmove(&c->tags[b + 1], &c->tags[b], w * sizeof(*c->tags));
-		c->tags[b] = line;
-		if (c->meta) {
-			struct way_meta m = c->meta[b + w];
-			memmove(&c->meta[b + 1], &c->meta[b], w * sizeof(*c->meta));
-			c->meta[b] = m;
-		}
+		move_front(c, b, w);
+		front_changed(c, line & c->set_mask, b);
 		return (long)b;
 	}
 	return -1;
@@ -189,11 +226,13 @@ void cache_resolve_pending(struct cachesim *cs, struct cache *c)
 static void line_ref(struct cachesim *cs, struct cache *c, uint64_t line, uint64_t addr,
 		     uint32_t size, enum cache_op op, int fill, struct level_result *r)
 {
-	long w = lookup(c, line);
+	size_t b;
+	long w = lookup(c, line, &b);
 	bool wr = (op == OP_WRITE || op == OP_MODIFY) && !fill;
 	if (w >= 0) {
-		if (c->meta) {
-			struct way_meta *m = &c->meta[w];
+		/* a lower level's read hit leaves its meta alone (no pending fills there) */
+		if (c->pend || (wr && c->meta && !c->cfg->write_through)) {
+			struct way_meta *m = way_meta(c, b, (size_t)w);
 			if (m->pin_bytes && (op == OP_READ || op == OP_MODIFY) &&
 			    (gran_mask(c, c->gran_shift, line, addr, size) & ~m->wmask))
 				resolve(cs, m, 0);
@@ -212,10 +251,10 @@ static void line_ref(struct cachesim *cs, struct cache *c, uint64_t line, uint64
 		r->around = 1;
 		return;
 	}
-	size_t idx = install(cs, c, line);
+	struct way_meta *m = install(cs, c, line);
 	r->nfill++;
-	if (wr && c->meta && !c->cfg->write_through)
-		c->meta[idx].dirty = gran_mask(c, c->sub_shift, line, addr, size);
+	if (wr && m && !c->cfg->write_through)
+		m->dirty = gran_mask(c, c->sub_shift, line, addr, size);
 }
 
 static void count(struct cache *c, enum cache_op op, int miss)
@@ -272,7 +311,7 @@ static void mark_pending(struct cachesim *cs, struct cache *top, uint64_t addr, 
 			cachesim_add_traffic(cs, TRAFFIC_DREAD_USEFUL, share, cs->cur_chunk);
 			continue;
 		}
-		struct way_meta *m = &top->meta[w];
+		struct way_meta *m = way_meta(top, b, (size_t)w);
 		m->pin_bytes = (uint32_t)share;
 		m->chunk = cs->cur_chunk;
 		m->wmask = gran_mask(top, top->gran_shift, l, addr, size);
@@ -336,16 +375,19 @@ uint32_t hierarchy_invalidate(struct cachesim *cs, uint32_t core, uint64_t addr,
 			for (uint32_t w = 0; w < c->assoc; w++) {
 				if (c->tags[b + w] != l)
 					continue;
-				if (c->meta)
-					resolve(cs, &c->meta[b + w], 0);
 				/* the writer's copy wins: no write-back; the empty way goes last */
 				uint32_t rest = c->assoc - 1 - w;
 				memmove(&c->tags[b + w], &c->tags[b + w + 1], rest * sizeof(*c->tags));
 				c->tags[b + c->assoc - 1] = TAG_EMPTY;
+				if (w == 0)
+					front_changed(c, l & c->set_mask, b);
 				if (c->meta) {
-					memmove(&c->meta[b + w], &c->meta[b + w + 1],
-						rest * sizeof(*c->meta));
-					memset(&c->meta[b + c->assoc - 1], 0, sizeof(*c->meta));
+					uint32_t s = c->slot[b + w];
+					resolve(cs, &c->meta[b + s], 0);
+					memset(&c->meta[b + s], 0, sizeof(*c->meta));
+					memmove(&c->slot[b + w], &c->slot[b + w + 1],
+						rest * sizeof(*c->slot));
+					c->slot[b + c->assoc - 1] = s;
 				}
 				c->st.invalidations++;
 				dropped++;

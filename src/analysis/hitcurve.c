@@ -199,18 +199,9 @@ static inline size_t lru_index(const struct hitcurve *hc, uint64_t dist)
 	return k < hc->n_sizes ? k : hc->n_sizes;
 }
 
-/* Push KEY on the top list; the line falling off is demoted into the tree at time now. */
-static int top_push(struct hitcurve *hc, uint64_t key)
+/* The line that fell off the top list is demoted into the tree at time now. */
+static int demote(struct hitcurve *hc, uint64_t out)
 {
-	if (hc->n_top < TOPK) {
-		memmove(&hc->top[1], &hc->top[0], hc->n_top * sizeof(uint64_t));
-		hc->top[0] = key;
-		hc->n_top++;
-		return 0;
-	}
-	uint64_t out = hc->top[TOPK - 1];
-	memmove(&hc->top[1], &hc->top[0], (TOPK - 1) * sizeof(uint64_t));
-	hc->top[0] = key;
 	if (hc->now >= hc->fen_cap) {
 		int err = fen_compact(hc);
 		if (err)
@@ -226,13 +217,23 @@ static int top_push(struct hitcurve *hc, uint64_t key)
 /* Access KEY; *K gets the smallest size index holding it (n_sizes: none). */
 static int lru_access(struct hitcurve *hc, uint64_t key, size_t *k)
 {
-	for (size_t p = 0; p < hc->n_top; p++)
-		if (hc->top[p] == key) {
-			memmove(&hc->top[1], &hc->top[0], p * sizeof(uint64_t));
-			hc->top[0] = key;
+	/* one pass puts KEY in front and shifts the list down by one until KEY's old place: no
+	 * separate search and move (and no library call for a few words) */
+	uint64_t cur = key;
+	for (size_t p = 0; p < hc->n_top; p++) {
+		uint64_t t = hc->top[p];
+		hc->top[p] = cur;
+		if (t == key) {
 			*k = lru_index(hc, p);
 			return 0;
 		}
+		cur = t;
+	}
+	/* not in the list: CUR is its old last line, which falls off when the list is full */
+	if (hc->n_top < TOPK) {
+		hc->top[hc->n_top++] = cur;
+		cur = 0;
+	}
 	if ((hc->map_n + 1) * 2 > hc->map_cap && map_grow(hc))
 		return -ENOMEM;
 	struct hc_slot *s = map_get(hc, key);
@@ -248,7 +249,7 @@ static int lru_access(struct hitcurve *hc, uint64_t key, size_t *k)
 		hc->fen_count--;
 		s->time = NO_TIME;
 	}
-	return top_push(hc, key);
+	return cur ? demote(hc, cur) : 0;
 }
 
 /* smallest size index whose direct-mapped cache holds KEY (n_sizes: none) */
@@ -263,7 +264,7 @@ static inline size_t dm_access(struct hitcurve *hc, uint64_t key)
 	return hc->n_sizes;
 }
 
-static int line_access(struct hitcurve *hc, uint64_t line, size_t *kdm, size_t *klru)
+static inline int line_access(struct hitcurve *hc, uint64_t line, size_t *kdm, size_t *klru)
 {
 	uint64_t key = line + 1;
 	if (key == hc->last_line) {
@@ -277,7 +278,7 @@ static int line_access(struct hitcurve *hc, uint64_t line, size_t *kdm, size_t *
 
 /* A reference straddling two lines is one access that hits in a size only when both lines
  * do (cachegrind's rule), so per-instruction hits never exceed one. */
-int hitcurve_access(struct hitcurve *hc, int stream, uint64_t addr, uint32_t size)
+static inline int access_one(struct hitcurve *hc, int stream, uint64_t addr, uint32_t size)
 {
 	uint64_t l1 = addr >> hc->line_shift, l2 = (addr + (size ? size : 1) - 1) >> hc->line_shift;
 	size_t d1, r1, d2, r2;
@@ -295,15 +296,20 @@ int hitcurve_access(struct hitcurve *hc, int stream, uint64_t addr, uint32_t siz
 	return 0;
 }
 
+int hitcurve_access(struct hitcurve *hc, int stream, uint64_t addr, uint32_t size)
+{
+	return access_one(hc, stream, addr, size);
+}
+
 int hitcurve_feed(struct hitcurve *hc, const struct trace_batch *b)
 {
 	for (size_t i = 0; i < b->n_insns; i++) {
 		const struct trace_insn *in = &b->insns[i];
 		hc->insns++;
-		int err = hitcurve_access(hc, HC_ISTREAM, in->pc, in->len);
+		int err = access_one(hc, HC_ISTREAM, in->pc, in->len);
 		for (uint32_t k = 0; !err && k < in->nrefs; k++) {
 			const struct trace_ref *r = &b->refs[in->ref0 + k];
-			err = hitcurve_access(hc, HC_DSTREAM, r->addr, r->size);
+			err = access_one(hc, HC_DSTREAM, r->addr, r->size);
 		}
 		if (err)
 			return err;

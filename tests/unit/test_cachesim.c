@@ -1,6 +1,7 @@
 /* tests/unit/test_cachesim.c - the cache simulator against a straightforward reference model
- * (timestamped ways, cachegrind's straddle rule), the seed's write-buffer and write-back traffic
- * rules on hand-built reference strings, configuration parsing, and false sharing. */
+ * (timestamped ways, cachegrind's straddle rule; split and unified caches), the seed's
+ * write-buffer and write-back traffic rules on hand-built reference strings, configuration
+ * parsing, and false sharing. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -136,6 +137,50 @@ static void fifo_hierarchy_matches_reference_model(void **state)
 	check_against_reference("I1 size=2K line=32 assoc=4 kind=insn repl=fifo level=1\n"
 				"D1 size=4K line=64 assoc=2 kind=data repl=fifo level=1\n"
 				"LL size=32K line=64 assoc=4 repl=fifo level=2\n", 1);
+}
+
+/* One unified cache serving both streams, so a data miss can evict the line the last fetches
+ * hit: with a power-of-two number of sets, with 48 sets and fully associative, against the
+ * reference model (batches of 1000 instructions, so state also crosses batches). */
+static void unified_cache_matches_reference_model(void **state)
+{
+	(void)state;
+	static const char *const cfgs[] = {
+		"L1 size=4K line=32 assoc=2 kind=unified\n",
+		"L1 size=12K line=64 assoc=4 kind=unified\n",
+		"L1 size=2K line=64 assoc=0 kind=unified\n",
+	};
+	struct memtrace *t = memtrace_new();
+	struct memgen_config g = { .seed = 7, .n_insns = 200000, .threads = 1,
+				   .code_bytes = 16 << 10, .data_bytes = 48 << 10,
+				   .array_bytes = 32 << 10, .data_pct = 60 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+		struct cachesim_config cfg;
+		char err[256];
+		assert_int_equal(cachesim_config_parse(cfgs[c], &cfg, err, sizeof(err)), 0);
+		struct cachesim *cs;
+		assert_int_equal(cachesim_new(&cfg, &cs, err, sizeof(err)), 0);
+		run_trace(cs, t);
+		const struct cache_level_config *l = &cfg.levels[0];
+		struct ref_cache u;
+		ref_init(&u, l->size, l->line, l->assoc ? l->assoc : l->size / l->line, 0);
+		for (size_t i = 0; i < t->n_insns; i++) {
+			const struct trace_insn *in = &t->insns[i];
+			ref_access(&u, in->pc, in->len);
+			for (uint32_t k = 0; k < in->nrefs; k++)
+				ref_access(&u, t->refs[in->ref0 + k].addr, t->refs[in->ref0 + k].size);
+		}
+		struct cache_stats s;
+		cachesim_stats(cs, 0, &s);
+		assert_int_equal(s.accesses, u.accesses);
+		assert_int_equal(s.misses, u.misses);
+		assert_int_equal(s.ifetches, t->n_insns);
+		assert_true(u.misses > 1000);	/* not trivial */
+		free(u.tag), free(u.stamp);
+		cachesim_free(cs);
+	}
+	memtrace_free(t);
 }
 
 static struct cachesim *new_sim(const char *preset)
@@ -332,6 +377,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lru_hierarchy_matches_reference_model),
 		cmocka_unit_test(fifo_hierarchy_matches_reference_model),
+		cmocka_unit_test(unified_cache_matches_reference_model),
 		cmocka_unit_test(write_buffers_flush_one_line_per_new_written_line),
 		cmocka_unit_test(write_back_victims_carry_only_dirty_subblocks),
 		cmocka_unit_test(write_miss_fill_is_redundant_when_fully_overwritten),
