@@ -41,3 +41,15 @@ within() {
 jfield() {
 	python3 -c 'import json,sys; v=json.loads(sys.argv[1]).get(sys.argv[2]); print("" if v is None else v)' "$1" "$2"
 }
+
+# steal_ticks: time the host has stolen from this VM's vCPUs so far, summed over CPUs, in
+# USER_HZ ticks of 10 ms (/proc/stat). task-clock counts stolen time while a task is on its
+# CPU; the CPU clocks a program reads itself (CLOCK_*_CPUTIME_ID, rusage) leave it out, so a
+# check between the two allows what was stolen during the run.
+steal_ticks() { awk '/^cpu /{print $9; exit}' /proc/stat; }
+# stolen_slack_ms BEFORE AFTER: the stolen time between two steal_ticks readings in ms, plus one
+# tick per CPU for the counter's resolution when anything was stolen at all
+stolen_slack_ms() {
+	local d=$(($2 - $1))
+	if [ "$d" -gt 0 ]; then echo $(((d + $(nproc)) * 10)); else echo 0; fi
+}

@@ -35,15 +35,18 @@ else fail "page faults differ from perf's by more than 1%: spent ${pf_s[*]}, per
 
 # task-clock against the same run's own CPU time: bash's `times` prints the shell's and its
 # waited children's user+sys (rusage, precise sched runtime, printed to the ms)
+# (task-clock also counts what the host steals from the vCPU meanwhile: allowed above)
+st0=$(steal_ticks)
 "$SPENT" stat --json -o "$TMP/s.json" -e task-clock -- bash -c '"$1" 0.3 >/dev/null; times' _ "$PROGS/demo" > "$TMP/times.txt"
+stolen=$(stolen_slack_ms "$st0" "$(steal_ticks)")
 own=$(python3 -c 'import re,sys
 t=[float(m)*60+float(s) for m,s in re.findall(r"(\d+)m([\d.]+)s", open(sys.argv[1]).read())]
 print(round(sum(t)*1000, 3) if len(t)==4 else "")' "$TMP/times.txt")
 a=$(spent_val "$TMP/s.json" task-clock)
-if [ -n "$own" ] && [ -n "$a" ] && awk -v a="$a" -v b="$own" 'BEGIN{d=a-b; if(d<0)d=-d; exit !(d <= 0.03*b + 3)}'; then
-	pass "task-clock equals the run's own CPU time within 3% + 3 ms (spent $a ms, rusage $own ms)"
+if [ -n "$own" ] && [ -n "$a" ] && awk -v a="$a" -v b="$own" -v s="$stolen" 'BEGIN{d=a-b; exit !(d >= -(0.03*b + 3) && d <= 0.03*b + 3 + s)}'; then
+	pass "task-clock equals the run's own CPU time within 3% + 3 ms (spent $a ms, rusage $own ms, host stole $stolen ms)"
 else
-	fail "task-clock ${a:-?} ms vs the run's own CPU time ${own:-?} ms (rusage)"
+	fail "task-clock ${a:-?} ms vs the run's own CPU time ${own:-?} ms (rusage; host stole $stolen ms)"
 fi
 
 # and against perf on alternated runs: the workload's CPU time itself varies a few percent run

@@ -81,10 +81,14 @@ static void overflow_handler_runs_every_period(void **state)
 	assert_int_equal(spent_counters_start(c), 0);
 	spin_ms(50);
 	assert_int_equal(spent_counters_stop(c), 0);
-	assert_true(seen >= 25 && seen <= 60);
 	uint64_t v;
 	assert_int_equal(spent_counters_read(c, &v, 1), 0);
 	assert_true(v >= 45000000); /* the event still counts while it samples */
+	/* one call per full period of the counter's own count: task-clock includes time the host
+	 * steals from the vCPU, which the thread's CPU clock above leaves out, so the number of
+	 * periods comes from the counter itself (signals may coalesce: allow a few fewer) */
+	uint64_t periods = v / 1000000;
+	assert_true(seen >= periods / 2 && seen >= 25 && seen <= periods + 1);
 	spent_counters_free(c);
 }
 
