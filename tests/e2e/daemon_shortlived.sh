@@ -13,7 +13,9 @@ if ! start_daemon "$DB" "$TMP/d.log" -F 1000; then
 	exit 0
 fi
 rss0=$(status_field "$DB" rss_kb)
+st0=$(steal_ticks)
 "$BIN" 200 2 2 > "$TMP/oracle.txt"
+stolen=$(stolen_slack_ms "$st0" "$(steal_ticks)")
 spawned=$(awk '$1 == "spawned" { print $2 }' "$TMP/oracle.txt")
 child_ms=$(awk '$1 == "children_cpu_ms" { print $2 }' "$TMP/oracle.txt")
 check "daemon_shortlived_workload_spawned_400 ($spawned)" [ "${spawned:-0}" -eq 400 ]
@@ -26,11 +28,12 @@ why=$(grep '^\[unknown' "$TMP/dump.tsv" | awk -F'\t' '{ printf "%s=%s ", $1, $4 
 check "daemon_shortlived_unknown_below_0.1pct ($unk% of $samples placed; ${why:-none})" \
 	awk -v u="$unk" 'BEGIN { exit !(u < 0.1) }'
 # the children's samples land in their own function: 1 sample per ms of CPU at -F 1000, and
-# each child spins CHILD_MS=2 ms of CPU in child_spin
+# each child spins CHILD_MS=2 ms of CPU in child_spin; the cpu-clock timer also ticks through
+# time the host steals from the vCPU, which the children's CPU clock leaves out: allowed above
 got=$(func_share "$TMP/dump.tsv" "$BIN" child_spin count)
 want=$((spawned * 2))
-check "daemon_shortlived_children_samples_in_child_spin ($got samples, ${want} ms of child_spin)" \
-	within "$got" "$want" 20
+check "daemon_shortlived_children_samples_in_child_spin ($got samples, ${want} ms of child_spin, host stole ${stolen} ms)" \
+	awk -v g="${got:-0}" -v w="$want" -v s="$stolen" 'BEGIN { exit !(g >= 0.8 * w && g <= 1.2 * w + s) }'
 rss1=$(jfield "$st" rss_kb)
 check "daemon_shortlived_rss_bounded (start ${rss0} KB, end ${rss1} KB)" \
 	awk -v a="$rss0" -v b="$rss1" 'BEGIN { exit !(b - a < 16384 && b < 131072) }'
