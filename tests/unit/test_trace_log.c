@@ -36,6 +36,34 @@ static void add_code(struct log_writer *w, uint64_t key, struct binbuf *ops, uin
 	ops->len = 0;
 }
 
+/* End a synthetic log: thread 1 resumes at 0x1000, then one DATA chunk of N_CTL control bytes
+ * (padded to 8) and N_VALS values; commits and frees W. B is a scratch buffer, released. */
+static void finish_log(struct log_writer *w, struct binbuf *b, const uint8_t *ctl, size_t n_ctl,
+		       const int64_t *vals, size_t n_vals)
+{
+	struct log_resume rs = { .tid = 1, .pc = 0x1000, .time_ns = 5 };
+	uint8_t ctl8[8] = { 0 };
+	struct binbuf v;
+
+	assert_int_equal(log_writer_add(w, LOG_REC_RESUME, &rs, sizeof(rs)), 0);
+	assert_true(n_ctl <= sizeof(ctl8));
+	memcpy(ctl8, ctl, n_ctl);
+	binbuf_init(&v);
+	for (size_t i = 0; i < n_vals; i++)
+		binbuf_put_svarint(&v, vals[i]);
+	struct log_data d = { .tid = 1, .n_ctl = (uint32_t)n_ctl, .time_ns = 7, .n_vals = (uint32_t)n_vals,
+			      .n_vbytes = (uint32_t)v.len };
+	b->len = 0;
+	binbuf_put(b, &d, sizeof(d));
+	binbuf_put(b, ctl8, sizeof(ctl8));
+	binbuf_put(b, v.data, v.len);
+	binbuf_release(&v);
+	assert_int_equal(log_writer_add(w, LOG_REC_DATA, b->data, (uint32_t)b->len), 0);
+	binbuf_release(b);
+	assert_int_equal(log_writer_commit(w), 0);
+	log_writer_free(w);
+}
+
 /* Write the synthetic log to PATH. */
 static void write_log(const char *path)
 {
@@ -63,26 +91,11 @@ static void write_log(const char *path)
 	add_op(&b, LOG_OP_ACCESS, LOG_OPF_READ | LOG_OPF_FIRST, 8, 0, 0);
 	add_op(&b, LOG_OP_END, LOG_OPF_INDIRECT, 0, 0, 0);
 	add_code(w, 0x100a, &b, 1);
-	struct log_resume rs = { .tid = 1, .pc = 0x1000, .time_ns = 5 };
-	assert_int_equal(log_writer_add(w, LOG_REC_RESUME, &rs, sizeof(rs)), 0);
 	/* executions: loop once (exit 0), fall through (end 1), ret (end 0) */
 	/* values are per-site deltas: rbx twice (0x5000, +0), then rsp and the return target */
-	struct binbuf v;
-	binbuf_init(&v);
-	binbuf_put_svarint(&v, 0x5000);
-	binbuf_put_svarint(&v, 0);
-	binbuf_put_svarint(&v, 0x7000);
-	binbuf_put_svarint(&v, 0x2000);
-	struct log_data d = { .tid = 1, .n_ctl = 3, .time_ns = 7, .n_vals = 4, .n_vbytes = (uint32_t)v.len };
-	uint8_t ctl[8] = { 0, 1, 0 };
-	binbuf_put(&b, &d, sizeof(d));
-	binbuf_put(&b, ctl, 8);
-	binbuf_put(&b, v.data, v.len);
-	binbuf_release(&v);
-	assert_int_equal(log_writer_add(w, LOG_REC_DATA, b.data, (uint32_t)b.len), 0);
-	binbuf_release(&b);
-	assert_int_equal(log_writer_commit(w), 0);
-	log_writer_free(w);
+	static const int64_t vals[] = { 0x5000, 0, 0x7000, 0x2000 };
+	static const uint8_t ctl[] = { 0, 1, 0 };
+	finish_log(w, &b, ctl, sizeof(ctl), vals, sizeof(vals) / sizeof(vals[0]));
 }
 
 static void test_reconstructs_synthetic_log(void **state)
@@ -125,7 +138,7 @@ static void test_reconstructs_synthetic_log(void **state)
 static void write_log_paths(const char *path)
 {
 	struct log_writer *w;
-	struct binbuf b, v;
+	struct binbuf b;
 	assert_int_equal(log_writer_new(path, LOG_F_DATA, 0, &w), 0);
 	binbuf_init(&b);
 	add_op(&b, LOG_OP_IMARK, 0, 4, 0, 0x1000);
@@ -142,22 +155,9 @@ static void write_log_paths(const char *path)
 	add_op(&b, LOG_OP_ACCESS, LOG_OPF_WRITE, 4, 0, 16);
 	add_op(&b, LOG_OP_END, LOG_OPF_INDIRECT | LOG_OPF_RAW, 0, 1, 0);
 	add_code(w, 0x2000, &b, 1);
-	struct log_resume rs = { .tid = 1, .pc = 0x1000, .time_ns = 5 };
-	assert_int_equal(log_writer_add(w, LOG_REC_RESUME, &rs, sizeof(rs)), 0);
 	static const int64_t vals[] = { 0x5000, 1, 0x9000, 0x10, 0x6000, 0x1000, 0, 0, 8, 0, 0x100 };
-	uint8_t ctl[8] = { 1, 0, 1, 1, 0, 0 };
-	binbuf_init(&v);
-	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
-		binbuf_put_svarint(&v, vals[i]);
-	struct log_data d = { .tid = 1, .n_ctl = 6, .time_ns = 7, .n_vals = 11, .n_vbytes = (uint32_t)v.len };
-	binbuf_put(&b, &d, sizeof(d));
-	binbuf_put(&b, ctl, 8);
-	binbuf_put(&b, v.data, v.len);
-	binbuf_release(&v);
-	assert_int_equal(log_writer_add(w, LOG_REC_DATA, b.data, (uint32_t)b.len), 0);
-	binbuf_release(&b);
-	assert_int_equal(log_writer_commit(w), 0);
-	log_writer_free(w);
+	static const uint8_t ctl[] = { 1, 0, 1, 1, 0, 0 };
+	finish_log(w, &b, ctl, sizeof(ctl), vals, sizeof(vals) / sizeof(vals[0]));
 }
 
 static void test_guarded_and_template_paths_agree(void **state)
