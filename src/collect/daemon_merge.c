@@ -234,7 +234,6 @@ static void image_stat_add(struct dmerge *g, uint32_t id, uint64_t count)
 		g->istat = v;
 		g->istat_cap = cap;
 	}
-	g->istat[id].image = id;
 	g->istat[id].samples += count;
 	g->istat[id].entries++;
 }
@@ -254,6 +253,7 @@ size_t dmerge_top_images(const struct dmerge *g, struct dmerge_image_stats *top,
 				top[i] = top[i - 1];
 		if (i < n) {
 			top[i] = *s;
+			top[i].image = (uint32_t)id;	/* the index is the image: not kept per add */
 			if (k < n)
 				k++;
 		}
