@@ -11,15 +11,17 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Same, prefixed "spent: warning: ". */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Parse an unsigned decimal (or 0x hex) with optional K/M/G binary suffix; 0 or -EINVAL. */
+/* Numbers are parsed strictly (core/number.h): digits and a suffix only, no blanks, no sign,
+ * no garbage, no overflow. */
+/* An unsigned decimal (or 0x hex) with an optional K/M/G decimal suffix; 0, -EINVAL, -ERANGE. */
 int cli_parse_u64(const char *s, uint64_t *out);
-/* Parse a size like 32K, 8M, 64 (binary units); 0 or -EINVAL. */
+/* A size like 32K, 8M, 64 (binary units); 0, -EINVAL, -ERANGE. */
 int cli_parse_size(const char *s, uint64_t *out);
-/* Parse a positive int option value, printing an error naming OPT on failure; 0 or -EINVAL. */
+/* An integer option value in [MIN, MAX] (MIN >= 0), printing an error naming OPT on failure;
+ * 0 or -EINVAL. */
 int cli_parse_int_opt(const char *opt, const char *s, long min, long max, long *out);
-
-/* Write S as a JSON string literal (quotes included) with escapes. */
-void cli_json_string(FILE *out, const char *s);
+/* A decimal number option value in [MIN, MAX], printing an error naming OPT; 0 or -EINVAL. */
+int cli_parse_double_opt(const char *opt, const char *s, double min, double max, double *out);
 /* Write S as one CSV field, quoted when it holds a comma, quote or newline. */
 void cli_csv_field(FILE *out, const char *s);
 

@@ -10,6 +10,7 @@
 #include "analysis/annotate.h"
 #include "cli/cli.h"
 #include "cli/profile_input.h"
+#include "core/json.h"
 
 struct annotate_opts {
 	const char *input;
@@ -125,21 +126,24 @@ static void print_json(const struct profile *p, const struct annotate *a, const 
 		       const char *symbol)
 {
 	const struct profile_image *img = profile_image_get(p, a->image);
+	struct json_writer w;
+	json_init(&w, stdout);
 	for (size_t i = 0; i < a->ninsns; i++) {
 		const struct annotate_insn *x = &a->insns[i];
 		for (size_t e = 0; e < a->nevents; e++) {
-			printf("{\"image\":");
-			cli_json_string(stdout, img->path);
-			printf(",\"symbol\":");
-			cli_json_string(stdout, symbol);
-			printf(",\"offset\":\"0x%llx\",\"instruction\":", (unsigned long long)x->offset);
-			cli_json_string(stdout, x->text);
-			printf(",\"file\":");
-			cli_json_string(stdout, x->file ? x->file : "");
-			printf(",\"line\":%d,\"event\":", x->line);
-			cli_json_string(stdout, profile_event_get(p, evs[e])->name);
-			printf(",\"samples\":%llu,\"percent\":%.4f}\n", (unsigned long long)x->counts[e],
-			       a->fn_totals[e] ? 100.0 * (double)x->counts[e] / (double)a->fn_totals[e] : 0.0);
+			json_object_begin(&w);
+			json_kstr(&w, "image", img->path);
+			json_kstr(&w, "symbol", symbol);
+			json_khex(&w, "offset", x->offset);
+			json_kstr(&w, "instruction", x->text);
+			json_kstr(&w, "file", x->file ? x->file : "");
+			json_ki64(&w, "line", x->line);
+			json_kstr(&w, "event", profile_event_get(p, evs[e])->name);
+			json_ku64(&w, "samples", x->counts[e]);
+			json_kdouble(&w, "percent", a->fn_totals[e] ?
+				     100.0 * (double)x->counts[e] / (double)a->fn_totals[e] : 0.0, 4);
+			json_object_end(&w);
+			json_newline(&w);
 		}
 	}
 }

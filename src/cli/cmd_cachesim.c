@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/studies_util.h"
 #include "core/binio.h"
+#include "core/json.h"
 #include "plot/plot.h"
 
 struct cachesim_opts {
@@ -141,12 +142,17 @@ static void print_shared(struct cachesim *cs, struct symtab *syms, int json)
 		char sym[256];
 		line_symbol(syms, &v[i], sym, sizeof(sym));
 		if (json) {
-			printf("{\"shared_line\":\"0x%llx\",\"symbol\":", (unsigned long long)v[i].line);
-			cli_json_string(stdout, sym);
-			printf(",\"invalidations\":%llu,\"coherence_misses\":%llu,\"writers\":%u,"
-			       "\"false_sharing\":%s}\n", (unsigned long long)v[i].invalidations,
-			       (unsigned long long)v[i].coherence_misses, v[i].writers,
-			       v[i].false_sharing ? "true" : "false");
+			struct json_writer w;
+			json_init(&w, stdout);
+			json_object_begin(&w);
+			json_khex(&w, "shared_line", v[i].line);
+			json_kstr(&w, "symbol", sym);
+			json_ku64(&w, "invalidations", v[i].invalidations);
+			json_ku64(&w, "coherence_misses", v[i].coherence_misses);
+			json_ku64(&w, "writers", v[i].writers);
+			json_kbool(&w, "false_sharing", v[i].false_sharing);
+			json_object_end(&w);
+			json_newline(&w);
 		} else {
 			printf("0x%-16llx %12llu %12llu %8u  %-6s %s\n", (unsigned long long)v[i].line,
 			       (unsigned long long)v[i].invalidations,
@@ -162,6 +168,8 @@ static void print_report(struct cachesim *cs, const struct cachesim_opts *o)
 	const struct cachesim_config *cfg = cachesim_config(cs);
 	uint64_t insns = cachesim_instructions(cs);
 	double hz = cfg->clock_mhz * 1e6;
+	struct json_writer w;
+	json_init(&w, stdout);
 	if (!o->json)
 		printf("cache simulation of '%s': config %s, %llu instructions, %.0f MHz, %u core%s\n\n"
 		       "%-6s %14s %14s %8s\n", o->trace, cfg->name, (unsigned long long)insns,
@@ -171,15 +179,20 @@ static void print_report(struct cachesim *cs, const struct cachesim_opts *o)
 		struct cache_stats s;
 		cachesim_stats(cs, i, &s);
 		double ratio = s.accesses ? (double)s.misses / (double)s.accesses : 0;
-		if (o->json)
-			printf("{\"cache\":\"%s\",\"accesses\":%llu,\"misses\":%llu,\"miss_ratio\":%.6f,"
-			       "\"read_misses\":%llu,\"write_misses\":%llu,\"ifetch_misses\":%llu,"
-			       "\"writebacks\":%llu,\"invalidations\":%llu}\n", cfg->levels[i].name,
-			       (unsigned long long)s.accesses, (unsigned long long)s.misses, ratio,
-			       (unsigned long long)s.read_misses, (unsigned long long)s.write_misses,
-			       (unsigned long long)s.ifetch_misses, (unsigned long long)s.writebacks,
-			       (unsigned long long)s.invalidations);
-		else
+		if (o->json) {
+			json_object_begin(&w);
+			json_kstr(&w, "cache", cfg->levels[i].name);
+			json_ku64(&w, "accesses", s.accesses);
+			json_ku64(&w, "misses", s.misses);
+			json_kdouble(&w, "miss_ratio", ratio, 6);
+			json_ku64(&w, "read_misses", s.read_misses);
+			json_ku64(&w, "write_misses", s.write_misses);
+			json_ku64(&w, "ifetch_misses", s.ifetch_misses);
+			json_ku64(&w, "writebacks", s.writebacks);
+			json_ku64(&w, "invalidations", s.invalidations);
+			json_object_end(&w);
+			json_newline(&w);
+		} else
 			printf("%-6s %14llu %14llu %7.3f%%\n", cfg->levels[i].name,
 			       (unsigned long long)s.accesses, (unsigned long long)s.misses, 100 * ratio);
 	}
@@ -192,10 +205,15 @@ static void print_report(struct cachesim *cs, const struct cachesim_opts *o)
 		const char *name = k < TRAFFIC_NKINDS ? cache_traffic_names[k] : "total";
 		total += k < TRAFFIC_NKINDS ? bytes : 0;
 		double bpi = insns ? (double)bytes / (double)insns : 0;
-		if (o->json)
-			printf("{\"traffic\":\"%s\",\"bytes\":%llu,\"bytes_per_insn\":%.6f,\"gbps\":%.6f}\n",
-			       name, (unsigned long long)bytes, bpi, bpi * hz / 1e9);
-		else
+		if (o->json) {
+			json_object_begin(&w);
+			json_kstr(&w, "traffic", name);
+			json_ku64(&w, "bytes", bytes);
+			json_kdouble(&w, "bytes_per_insn", bpi, 6);
+			json_kdouble(&w, "gbps", bpi * hz / 1e9, 6);
+			json_object_end(&w);
+			json_newline(&w);
+		} else
 			printf("%-16s %14llu %12.4f %10.4f\n", name, (unsigned long long)bytes, bpi,
 			       bpi * hz / 1e9);
 	}

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "citcat/citcat.h"
+#include "core/json.h"
 
 struct citcat_record_cli_opts {
 	const char *out;
@@ -106,18 +107,23 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 			  double secs, double cpu, const char *error)
 {
 	if (o->json) {
-		printf("{\"instructions\":%" PRIu64 ",\"syscalls\":%" PRIu64 ",\"events\":%" PRIu64
-		       ",\"exit_status\":%d,\"recorded_exit_status\":%d,\"output_bytes\":%" PRIu64
-		       ",\"verified\":%s,\"recording_bytes\":%" PRIu64 ",\"seconds\":%.6f,"
-		       "\"cpu_seconds\":%.6f,\"error\":", s->instructions, s->syscalls, s->events,
-		       s->exit_status >= 0 ? status_code(s->exit_status) : -1,
-		       s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
-		       s->verified ? "true" : "false", s->recording_bytes, secs, cpu);
-		if (error)
-			cli_json_string(stdout, error);
-		else
-			printf("null");
-		printf("}\n");
+		struct json_writer w;
+		json_init(&w, stdout);
+		json_object_begin(&w);
+		json_ku64(&w, "instructions", s->instructions);
+		json_ku64(&w, "syscalls", s->syscalls);
+		json_ku64(&w, "events", s->events);
+		json_ki64(&w, "exit_status", s->exit_status >= 0 ? status_code(s->exit_status) : -1);
+		json_ki64(&w, "recorded_exit_status",
+			  s->recorded_status >= 0 ? status_code(s->recorded_status) : -1);
+		json_ku64(&w, "output_bytes", s->out_bytes);
+		json_kbool(&w, "verified", s->verified);
+		json_ku64(&w, "recording_bytes", s->recording_bytes);
+		json_kdouble(&w, "seconds", secs, 6);
+		json_kdouble(&w, "cpu_seconds", cpu, 6);
+		json_kstr(&w, "error", error);
+		json_object_end(&w);
+		json_newline(&w);
 		return;
 	}
 	FILE *f = o->dump ? stderr : stdout;

@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "core/binio.h"
+#include "core/json.h"
 #include "profile/db.h"
 
 struct db_opts {
@@ -59,7 +60,8 @@ static const char *open_error(int r)
 	       r == -EPERM ? "it is not owned by root" :
 	       r == -ENOTDIR ? "it is not a directory" :
 	       r == -ENOENT ? "no such directory" :
-	       r == -EBADMSG ? "it is not a spent profile database (no meta file)" : strerror(-r);
+	       r == -EBADMSG ? "it is not a spent profile database (no meta file)" :
+	       r == -EACCES ? "permission denied: a database is readable by root only" : strerror(-r);
 }
 
 /* 1 when a daemon holds DIR's lock, 0 when not. */
@@ -105,97 +107,117 @@ static int do_control(const struct db_opts *o)
 		return 1;
 	}
 	if (r) {
-		cli_error("talking to the daemon of '%s' failed: %s", o->dir, strerror(-r));
+		cli_error("talking to the daemon of '%s' failed: %s%s", o->dir, strerror(-r),
+			  r == -EACCES || r == -EPERM ? ": the daemon's control socket is root-only" : "");
 		return 1;
 	}
 	reply[strcspn(reply, "\n")] = '\0';
 	if (strncmp(reply, "ok", 2) != 0) {
-		cli_error("the daemon of '%s' says: %s", o->dir, reply);
+		cli_error("the daemon of '%s' says: %s", o->dir,
+			  !strncmp(reply, "error ", 6) ? reply + 6 : reply[0] ? reply : "nothing (it closed the connection)");
 		return 1;
 	}
 	printf("%s\n", reply);
 	return 0;
 }
 
-/* Print a flat JSON object's members as "key  value" lines. */
-static void print_flat_json(const char *s)
-{
-	const char *p = strchr(s, '{');
-	char key[64], val[1024];
+#define STATUS_MAX (256u << 10)
 
-	while (p && db_status_next_member(&p, key, sizeof(key), val, sizeof(val)) > 0)
-		printf("  %-16s %s\n", key, val);
+/* The daemon's status (a flat JSON object) with "running" corrected when nobody answered,
+ * as "key  value" lines or, with --json, one object with the database's usage added. */
+static void print_status(const char *st, bool live, bool json, const struct db_usage *u)
+{
+	const char *p = strchr(st, '{');
+	char key[64], *val = malloc(STATUS_MAX);
+	struct json_writer w;
+	bool quoted;
+
+	json_init(&w, stdout);
+	if (json)
+		json_object_begin(&w);
+	while (val && p && db_status_next_member(&p, key, sizeof(key), val, STATUS_MAX, &quoted) > 0) {
+		if (!strcmp(key, "running") && !live)	/* whatever the file says: nobody answers */
+			snprintf(val, STATUS_MAX, "false");
+		if (!json) {
+			printf("  %-16s %s\n", key, val);
+			continue;
+		}
+		json_key(&w, key);
+		if (quoted)
+			json_str(&w, val);
+		else
+			json_literal(&w, val);
+	}
+	free(val);
+	if (!json)
+		return;
+	json_kbool(&w, "daemon", live);
+	json_ku64(&w, "db_epochs", u->epochs);
+	json_ku64(&w, "current_epoch", u->current_epoch);
+	json_ku64(&w, "db_files", u->files);
+	json_ku64(&w, "db_bytes", u->bytes);
+	json_object_end(&w);
+	json_newline(&w);
 }
 
 static int do_status(const struct db_opts *o)
 {
-	char st[4096] = "", path[4096];
+	char path[4096], *st = calloc(1, STATUS_MAX);
 	struct profile_dir *d;
 	struct db_usage u;
 	bool live = false;
-	int r = db_open(o->dir, false, &d);
+	int r = st ? db_open(o->dir, false, &d) : -ENOMEM;
 
 	if (r) {
 		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
+		free(st);
 		return 1;
 	}
 	r = db_usage(d, &u);
 	profile_dir_close(d);
 	if (r) {
 		cli_error("cannot read database '%s': %s", o->dir, strerror(-r));
+		free(st);
 		return 1;
 	}
-	if (db_control(o->dir, "status", st, sizeof(st), 10000) == 0 && st[0] == '{') {
+	if (db_control(o->dir, "status", st, STATUS_MAX, 10000) == 0 && st[0] == '{') {
 		live = true;
 	} else {
 		uint8_t *data = NULL;
 		size_t len = 0;
 		st[0] = '\0';
 		if (db_file_path(o->dir, DB_STATUS_NAME, path, sizeof(path)) == 0 &&
-		    binio_read_file(path, sizeof(st) - 1, &data, &len) == 0 && len && data[0] == '{') {
+		    binio_read_file(path, STATUS_MAX - 1, &data, &len) == 0 && len && data[0] == '{') {
 			memcpy(st, data, len);
 			st[len] = '\0';
 		}
 		free(data);
-		/* whatever the file says, nobody answers: the daemon is not running */
-		char *run = strstr(st, "\"running\":true");
-		if (run && strlen(st) + 1 < sizeof(st)) {
-			memmove(run + 15, run + 14, strlen(run + 14) + 1);
-			memcpy(run, "\"running\":false", 15);
-		}
 	}
-	st[strcspn(st, "\n")] = '\0';
-	char *end = strrchr(st, '}');
-	if (end)
-		*end = '\0';
-	if (o->json) {
-		printf("%s%s\"daemon\":%s,\"db_epochs\":%zu,\"current_epoch\":%u,\"db_files\":%zu,"
-		       "\"db_bytes\":%llu}\n", st[0] ? st : "{", st[0] ? "," : "",
-		       live ? "true" : "false", u.epochs, u.current_epoch, u.files,
-		       (unsigned long long)u.bytes);
-		return 0;
+	if (!o->json) {
+		printf("database '%s': %zu epoch(s), current %u, %zu files, %llu bytes\n", o->dir,
+		       u.epochs, u.current_epoch, u.files, (unsigned long long)u.bytes);
+		if (!st[0])
+			printf("daemon: not running, no status recorded\n");
+		else
+			printf("daemon: %s\n", live ? "running" : "not running (last status it wrote)");
 	}
-	printf("database '%s': %zu epoch(s), current %u, %zu files, %llu bytes\n", o->dir, u.epochs,
-	       u.current_epoch, u.files, (unsigned long long)u.bytes);
-	if (!st[0]) {
-		printf("daemon: not running, no status recorded\n");
-		return 0;
-	}
-	printf("daemon: %s\n", live ? "running" : "not running (last status it wrote)");
-	strcat(st, "}");
-	print_flat_json(st);
+	print_status(st, live, o->json, &u);
+	free(st);
 	return 0;
 }
 
+/* CTX, when given, counts the corrupt files met. */
 static void warn_file(void *ctx, const char *path, const char *why)
 {
 	cli_warn("skipping corrupt profile file '%s': %s", path, why);
+	if (ctx)
+		(*(size_t *)ctx)++;
 }
 
 static int do_merge(const struct db_opts *o)
 {
 	struct profile_dir *d;
-	size_t skipped = 0;
+	size_t skipped = 0, corrupt = 0;
 	int r;
 
 	if (o->nothers == 0) {
@@ -211,7 +233,8 @@ static int do_merge(const struct db_opts *o)
 		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
 		return 1;
 	}
-	r = db_merge(d, (const char *const *)o->others, (size_t)o->nothers, warn_file, NULL, &skipped);
+	r = db_merge(d, (const char *const *)o->others, (size_t)o->nothers, warn_file, &corrupt,
+		     &skipped);
 	profile_dir_close(d);
 	if (r) {
 		cli_error("merging into '%s' failed: %s: files merged before the failure stay merged",
@@ -221,8 +244,10 @@ static int do_merge(const struct db_opts *o)
 	printf("merged %d database(s) into '%s'", o->nothers - (int)skipped, o->dir);
 	if (skipped)
 		printf(", skipped %zu merged before", skipped);
+	if (corrupt)
+		printf(", without %zu corrupt file(s)", corrupt);
 	printf("\n");
-	return 0;
+	return corrupt ? 1 : 0;	/* corrupt input is exit 1, as in report and dump */
 }
 
 static int do_gc(const struct db_opts *o)
@@ -269,6 +294,8 @@ static int do_dump(const struct db_opts *o)
 		profile_free(p);
 		return 1;
 	}
+	struct json_writer w;
+	json_init(&w, stdout);
 	if (!o->json)
 		printf("image\tevent\toffset\tcount\n");
 	for (uint32_t ev = 0; ev < profile_nevents(p); ev++) {
@@ -280,12 +307,13 @@ static int do_dump(const struct db_opts *o)
 			for (size_t i = 0; i < n; i++) {
 				const char *path = profile_image_get(p, img)->path;
 				if (o->json) {
-					printf("{\"image\":");
-					cli_json_string(stdout, path);
-					printf(",\"event\":");
-					cli_json_string(stdout, e->name);
-					printf(",\"offset\":%llu,\"count\":%llu}\n",
-					       (unsigned long long)c[i].offset, (unsigned long long)c[i].count);
+					json_object_begin(&w);
+					json_kstr(&w, "image", path);
+					json_kstr(&w, "event", e->name);
+					json_ku64(&w, "offset", c[i].offset);
+					json_ku64(&w, "count", c[i].count);
+					json_object_end(&w);
+					json_newline(&w);
 				} else {
 					printf("%s\t%s\t0x%llx\t%llu\n", path, e->name,
 					       (unsigned long long)c[i].offset, (unsigned long long)c[i].count);
@@ -297,10 +325,14 @@ static int do_dump(const struct db_opts *o)
 			uint64_t n = profile_unknown_count(p, ev, why);
 			if (!n)
 				continue;
-			if (o->json)
-				printf("{\"unknown\":\"%s\",\"event\":\"%s\",\"count\":%llu}\n",
-				       profile_unknown_reason_name(why), e->name, (unsigned long long)n);
-			else
+			if (o->json) {
+				json_object_begin(&w);
+				json_kstr(&w, "unknown", profile_unknown_reason_name(why));
+				json_kstr(&w, "event", e->name);
+				json_ku64(&w, "count", n);
+				json_object_end(&w);
+				json_newline(&w);
+			} else
 				printf("[unknown:%s]\t%s\t-\t%llu\n", profile_unknown_reason_name(why),
 				       e->name, (unsigned long long)n);
 		}

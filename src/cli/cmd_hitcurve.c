@@ -10,6 +10,8 @@
 #include "analysis/hitcurve.h"
 #include "cli/cli.h"
 #include "cli/studies_util.h"
+#include "core/json.h"
+#include "core/number.h"
 #include "plot/plot.h"
 
 #define MAX_LEVELS 8
@@ -38,12 +40,12 @@ static int parse_service(const char *s, struct hitcurve_opts *o)
 	o->mem_cycles = -1;
 	char *save = NULL;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '='), *end;
+		char *eq = strchr(tok, '=');
+		double cyc;
 		if (!eq)
 			return -EINVAL;
 		*eq = 0;
-		double cyc = strtod(eq + 1, &end);
-		if (*end || cyc < 0)
+		if (num_parse_double(eq + 1, &cyc))
 			return -EINVAL;
 		if (!strcmp(tok, "mem")) {
 			o->mem_cycles = cyc;
@@ -106,6 +108,8 @@ static double per_k(uint64_t v, uint64_t insns)
 static void print_result(const struct hitcurve_result *r, const struct hitcurve_opts *o)
 {
 	static const char *sn[2] = { "i", "d" };
+	struct json_writer w;
+	json_init(&w, stdout);
 	if (!o->json)
 		printf("incremental hits per 1000 instructions ('%s', %llu instructions, %llu-byte "
 		       "lines)\n%-8s %12s %12s %12s %12s\n", o->trace,
@@ -126,14 +130,18 @@ static void print_result(const struct hitcurve_result *r, const struct hitcurve_
 		else
 			snprintf(size, sizeof(size), "memory");
 		if (o->json) {
-			for (int s = 0; s < 2; s++)
-				printf("{\"stream\":\"%s\",\"size\":%llu,\"direct_mapped\":%.4f,"
-				       "\"lru\":%.4f,\"dm_hits\":%llu,\"lru_hits\":%llu,\"refs\":%llu}\n",
-				       sn[s], k < r->n_sizes ? (unsigned long long)r->sizes[k] : 0ull,
-				       v[s][0], v[s][1],
-				       (unsigned long long)(k < r->n_sizes ? r->dm_hits[s][k] : r->refs[s]),
-				       (unsigned long long)(k < r->n_sizes ? r->lru_hits[s][k] : r->refs[s]),
-				       (unsigned long long)r->refs[s]);
+			for (int s = 0; s < 2; s++) {
+				json_object_begin(&w);
+				json_kstr(&w, "stream", sn[s]);
+				json_ku64(&w, "size", k < r->n_sizes ? r->sizes[k] : 0);
+				json_kdouble(&w, "direct_mapped", v[s][0], 4);
+				json_kdouble(&w, "lru", v[s][1], 4);
+				json_ku64(&w, "dm_hits", k < r->n_sizes ? r->dm_hits[s][k] : r->refs[s]);
+				json_ku64(&w, "lru_hits", k < r->n_sizes ? r->lru_hits[s][k] : r->refs[s]);
+				json_ku64(&w, "refs", r->refs[s]);
+				json_object_end(&w);
+				json_newline(&w);
+			}
 		} else {
 			printf("%-8s %12.3f %12.3f %12.3f %12.3f\n", size, v[0][0], v[0][1], v[1][0],
 			       v[1][1]);
@@ -143,10 +151,14 @@ static void print_result(const struct hitcurve_result *r, const struct hitcurve_
 				     o->mem_cycles);
 	double cpi_lru = hitcurve_cpi(r, 1, o->level_sizes, o->level_cycles, o->n_levels,
 				      o->mem_cycles);
-	if (o->json)
-		printf("{\"instructions\":%llu,\"cpi_direct_mapped\":%.4f,\"cpi_lru\":%.4f}\n",
-		       (unsigned long long)r->instructions, cpi_dm, cpi_lru);
-	else
+	if (o->json) {
+		json_object_begin(&w);
+		json_ku64(&w, "instructions", r->instructions);
+		json_kdouble(&w, "cpi_direct_mapped", cpi_dm, 4);
+		json_kdouble(&w, "cpi_lru", cpi_lru, 4);
+		json_object_end(&w);
+		json_newline(&w);
+	} else
 		printf("\nCPI estimate (1 + incremental hits x service time): direct-mapped %.3f, "
 		       "LRU %.3f\n", cpi_dm, cpi_lru);
 }

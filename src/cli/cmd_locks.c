@@ -9,6 +9,7 @@
 #include "analysis/locks.h"
 #include "cli/cli.h"
 #include "cli/studies_util.h"
+#include "core/json.h"
 #include "plot/plot.h"
 
 struct locks_opts {
@@ -64,12 +65,13 @@ static const char *lock_name(struct symtab *syms, uint64_t addr, char *buf, size
 	return buf;
 }
 
-static void json_tids(const char *key, const uint32_t *t, uint32_t n)
+static void json_tids(struct json_writer *w, const char *key, const uint32_t *t, uint32_t n)
 {
-	printf(",\"%s\":[", key);
+	json_key(w, key);
+	json_array_begin(w);
 	for (uint32_t i = 0; i < n; i++)
-		printf("%s%u", i ? "," : "", t[i]);
-	printf("]");
+		json_u64(w, t[i]);
+	json_array_end(w);
 }
 
 static void print_table(struct locks *lk, struct symtab *syms, const struct locks_opts *o)
@@ -86,17 +88,23 @@ static void print_table(struct locks *lk, struct symtab *syms, const struct lock
 		char name[128];
 		lock_name(syms, t[i].addr, name, sizeof(name));
 		if (o->json) {
-			printf("{\"lock\":\"0x%llx\",\"symbol\":", (unsigned long long)t[i].addr);
-			cli_json_string(stdout, name);
-			printf(",\"how\":\"%s\",\"acquisitions\":%llu,\"contended\":%llu,\"convoys\":%llu,"
-			       "\"futex_waits\":%llu,\"total_hold\":%llu,\"max_hold\":%llu,\"spin\":%llu",
-			       t[i].how, (unsigned long long)t[i].acquisitions,
-			       (unsigned long long)t[i].contended, (unsigned long long)t[i].convoys,
-			       (unsigned long long)t[i].futex_waits, (unsigned long long)t[i].total_hold,
-			       (unsigned long long)t[i].max_hold, (unsigned long long)t[i].spin);
-			json_tids("holders", t[i].holders, t[i].n_holders);
-			json_tids("waiters", t[i].waiters, t[i].n_waiters);
-			printf("}\n");
+			struct json_writer w;
+			json_init(&w, stdout);
+			json_object_begin(&w);
+			json_khex(&w, "lock", t[i].addr);
+			json_kstr(&w, "symbol", name);
+			json_kstr(&w, "how", t[i].how);
+			json_ku64(&w, "acquisitions", t[i].acquisitions);
+			json_ku64(&w, "contended", t[i].contended);
+			json_ku64(&w, "convoys", t[i].convoys);
+			json_ku64(&w, "futex_waits", t[i].futex_waits);
+			json_ku64(&w, "total_hold", t[i].total_hold);
+			json_ku64(&w, "max_hold", t[i].max_hold);
+			json_ku64(&w, "spin", t[i].spin);
+			json_tids(&w, "holders", t[i].holders, t[i].n_holders);
+			json_tids(&w, "waiters", t[i].waiters, t[i].n_waiters);
+			json_object_end(&w);
+			json_newline(&w);
 			continue;
 		}
 		char hold[160] = "", wait[160] = "";

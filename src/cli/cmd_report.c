@@ -12,6 +12,7 @@
 #include "analysis/report.h"
 #include "cli/cli.h"
 #include "cli/profile_input.h"
+#include "core/json.h"
 #include "plot/flamegraph.h"
 #include "profile/export.h"
 
@@ -68,11 +69,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			used = false;
 			if (!strcmp(a, "--children"))
 				o->children = true;
-			else if (!strcmp(a, "--json"))
-				o->fmt = OUT_JSON;
-			else if (!strcmp(a, "--csv"))
-				o->fmt = OUT_CSV;
-			else if (!strcmp(a, "--folded"))
+			else if (!strcmp(a, "--json") || !strcmp(a, "--csv")) {
+				enum out_fmt f = a[2] == 'j' ? OUT_JSON : OUT_CSV;
+				if (o->fmt != OUT_TABLE && o->fmt != f) {
+					cli_error("--json and --csv cannot be combined: choose one");
+					return -EINVAL;
+				}
+				o->fmt = f;
+			} else if (!strcmp(a, "--folded"))
 				o->folded = true;
 			else if (!strcmp(a, "--force") || !strcmp(a, "-f"))
 				o->force = true;
@@ -193,25 +197,26 @@ static void print_rows_machine(const struct profile *p, const struct report *r, 
 			char off[32];
 			snprintf(off, sizeof(off), "0x%llx", (unsigned long long)row->offset);
 			if (fmt == OUT_JSON) {
-				printf("{\"image\":");
-				cli_json_string(stdout, row->image);
-				printf(",\"symbol\":");
-				cli_json_string(stdout, row->symbol);
+				struct json_writer w;
+				json_init(&w, stdout);
+				json_object_begin(&w);
+				json_kstr(&w, "image", row->image);
+				json_kstr(&w, "symbol", row->symbol);
 				if (lines) {
-					printf(",\"file\":");
-					cli_json_string(stdout, row->file ? row->file : "");
-					printf(",\"line\":%d", row->line);
+					json_kstr(&w, "file", row->file ? row->file : "");
+					json_ki64(&w, "line", row->line);
 				}
 				if (instr)
-					printf(",\"offset\":\"%s\"", off);
-				printf(",\"event\":");
-				cli_json_string(stdout, evn);
-				printf(",\"samples\":%llu,\"percent\":%.4f", (unsigned long long)row->self[e],
-				       pct(row->self[e], r->totals[e]));
-				if (ch)
-					printf(",\"children\":%llu,\"children_percent\":%.4f",
-					       (unsigned long long)inc, pct(inc, r->totals[e]));
-				printf("}\n");
+					json_kstr(&w, "offset", off);
+				json_kstr(&w, "event", evn);
+				json_ku64(&w, "samples", row->self[e]);
+				json_kdouble(&w, "percent", pct(row->self[e], r->totals[e]), 4);
+				if (ch) {
+					json_ku64(&w, "children", inc);
+					json_kdouble(&w, "children_percent", pct(inc, r->totals[e]), 4);
+				}
+				json_object_end(&w);
+				json_newline(&w);
 			} else {
 				cli_csv_field(stdout, row->image);
 				putchar(',');
@@ -342,14 +347,19 @@ static int do_diff(const struct report_opts *o, const struct profile *pa, struct
 		if (o->fmt == OUT_TABLE) {
 			printf("%7.2f%% %7.2f%% %+7.2f  %-22s %s\n", rows[i].pa, rows[i].pb, d, base(r->image), r->symbol);
 		} else if (o->fmt == OUT_JSON) {
-			printf("{\"image\":");
-			cli_json_string(stdout, r->image);
-			printf(",\"symbol\":");
-			cli_json_string(stdout, r->symbol);
-			printf(",\"event\":");
-			cli_json_string(stdout, evn);
-			printf(",\"samples\":%llu,\"percent\":%.4f,\"other_samples\":%llu,\"other_percent\":%.4f,\"delta\":%.4f}\n",
-			       (unsigned long long)sa, rows[i].pa, (unsigned long long)sb, rows[i].pb, d);
+			struct json_writer w;
+			json_init(&w, stdout);
+			json_object_begin(&w);
+			json_kstr(&w, "image", r->image);
+			json_kstr(&w, "symbol", r->symbol);
+			json_kstr(&w, "event", evn);
+			json_ku64(&w, "samples", sa);
+			json_kdouble(&w, "percent", rows[i].pa, 4);
+			json_ku64(&w, "other_samples", sb);
+			json_kdouble(&w, "other_percent", rows[i].pb, 4);
+			json_kdouble(&w, "delta", d, 4);
+			json_object_end(&w);
+			json_newline(&w);
 		} else {
 			cli_csv_field(stdout, r->image);
 			putchar(',');
@@ -411,7 +421,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (o.diff) {
-		rc = do_diff(&o, p, sym, r) ? 1 : 0;
+		/* a corrupt file on either side is exit 1, as without --diff */
+		rc = do_diff(&o, p, sym, r) || skipped ? 1 : 0;
 		goto out;
 	}
 	if (o.fmt == OUT_TABLE)

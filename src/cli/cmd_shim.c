@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/json.h"
+#include "core/number.h"
 #include "shim/shim.h"
 #include "shim/shim_format.h"
 #include "spent/events.h"
@@ -88,11 +90,15 @@ static int add_events(struct shim_opts *o, const char *list)
 
 static int parse_ratio(struct shim_opts *o, const char *s)
 {
-	char *end;
-	double lo = strtod(s, &end), hi = 0;
-	if (*end == ',' || *end == ':')
-		hi = strtod(end + 1, &end);
-	if (*end || !(lo > 0) || !(hi >= lo)) {
+	char buf[64];
+	char *sep;
+	double lo = 0, hi = 0;
+	snprintf(buf, sizeof(buf), "%s", s);
+	sep = strpbrk(buf, ",:");
+	if (sep)
+		*sep = '\0';
+	if (!sep || num_parse_double(buf, &lo) || num_parse_double(sep + 1, &hi) || !(lo > 0) ||
+	    !(hi >= lo)) {
 		cli_error("invalid --ratio '%s': expected LO,HI with 0 < LO <= HI, e.g. 0.99,1.01", s);
 		return -EINVAL;
 	}
@@ -216,46 +222,66 @@ static double run_seconds(const struct shim_result *r)
 static void json_summary(FILE *out, const struct shim_result *r)
 {
 	uint64_t kept, dropped;
+	struct json_writer w;
 	totals(r, &kept, &dropped);
-	fprintf(out, "{\"type\":\"summary\",\"samples\":%llu,\"period_ns\":%.2f,\"kept\":%llu,"
-		     "\"dropped\":%llu,\"seconds\":%.6f,\"samples_app\":%llu,\"samples_other\":%llu,"
-		     "\"thread_channel\":%s,\"observer_cpu\":%d,\"app_cpu\":%d,\"period_req_ns\":%llu,"
-		     "\"tsc_hz\":%llu,\"exit_status\":%d,\"pid\":%d,\"logged\":%llu}\n",
-		(unsigned long long)r->samples, shim_result_period_ns(r), (unsigned long long)kept,
-		(unsigned long long)dropped, run_seconds(r), (unsigned long long)r->samples_app,
-		(unsigned long long)r->samples_other,
-		r->flags & SHIM_RESULT_SCHED_CHANNEL ? "true" : "false", r->observer_cpu, r->app_cpu,
-		(unsigned long long)r->period_req_ns, (unsigned long long)r->tsc_hz, r->exit_status, r->pid,
-		(unsigned long long)r->nlog);
+	json_init(&w, out);
+	json_object_begin(&w);
+	json_kstr(&w, "type", "summary");
+	json_ku64(&w, "samples", r->samples);
+	json_kdouble(&w, "period_ns", shim_result_period_ns(r), 2);
+	json_ku64(&w, "kept", kept);
+	json_ku64(&w, "dropped", dropped);
+	json_kdouble(&w, "seconds", run_seconds(r), 6);
+	json_ku64(&w, "samples_app", r->samples_app);
+	json_ku64(&w, "samples_other", r->samples_other);
+	json_kbool(&w, "thread_channel", r->flags & SHIM_RESULT_SCHED_CHANNEL);
+	json_ki64(&w, "observer_cpu", r->observer_cpu);
+	json_ki64(&w, "app_cpu", r->app_cpu);
+	json_ku64(&w, "period_req_ns", r->period_req_ns);
+	json_ku64(&w, "tsc_hz", r->tsc_hz);
+	json_ki64(&w, "exit_status", r->exit_status);
+	json_ki64(&w, "pid", r->pid);
+	json_ku64(&w, "logged", r->nlog);
+	json_object_end(&w);
+	json_newline(&w);
 }
 
 static void json_signals(FILE *out, const struct shim_result *r, const char *histogram)
 {
+	struct json_writer w;
+	json_init(&w, out);
 	for (uint32_t i = 0; i < r->ncounters + r->ntags; i++) {
 		const struct shim_signal_result *s = &r->signals[i];
 		if (s->kind != SHIM_SIG_TAG) {
-			fprintf(out, "{\"type\":\"rate\",\"name\":");
-			cli_json_string(out, s->name);
-			fprintf(out, ",\"kind\":\"%s\",\"first\":%llu,\"last\":%llu,\"kept\":%llu,"
-				     "\"dropped\":%llu,\"offcpu\":%llu,\"rates\":%llu,\"min\":%.6g,\"median\":%.9g,"
-				     "\"max\":%.6g}\n", kind_name(s->kind),
-				(unsigned long long)s->first_value, (unsigned long long)s->last_value,
-				(unsigned long long)s->kept, (unsigned long long)s->dropped,
-				(unsigned long long)s->offcpu, (unsigned long long)s->nrates, s->rate_min, s->rate_median, s->rate_max);
+			json_object_begin(&w);
+			json_kstr(&w, "type", "rate");
+			json_kstr(&w, "name", s->name);
+			json_kstr(&w, "kind", kind_name(s->kind));
+			json_ku64(&w, "first", s->first_value);
+			json_ku64(&w, "last", s->last_value);
+			json_ku64(&w, "kept", s->kept);
+			json_ku64(&w, "dropped", s->dropped);
+			json_ku64(&w, "offcpu", s->offcpu);
+			json_ku64(&w, "rates", s->nrates);
+			json_kdouble_sig(&w, "min", s->rate_min, 6);
+			json_kdouble_sig(&w, "median", s->rate_median, 9);
+			json_kdouble_sig(&w, "max", s->rate_max, 6);
+			json_object_end(&w);
+			json_newline(&w);
 			continue;
 		}
 		if (histogram && strcmp(histogram, s->name) != 0)
 			continue;
 		for (size_t k = 0; k < s->nrows; k++) {
-			fprintf(out, "{\"type\":\"histogram\",\"tag\":");
-			cli_json_string(out, s->name);
-			fprintf(out, ",\"value\":%llu,\"symbol\":", (unsigned long long)s->rows[k].value);
-			if (s->rows[k].symbol)
-				cli_json_string(out, s->rows[k].symbol);
-			else
-				fputs("null", out);
-			fprintf(out, ",\"samples\":%llu,\"percent\":%.3f}\n",
-				(unsigned long long)s->rows[k].samples, shim_hist_percent(s, &s->rows[k]));
+			json_object_begin(&w);
+			json_kstr(&w, "type", "histogram");
+			json_kstr(&w, "tag", s->name);
+			json_ku64(&w, "value", s->rows[k].value);
+			json_kstr(&w, "symbol", s->rows[k].symbol);
+			json_ku64(&w, "samples", s->rows[k].samples);
+			json_kdouble(&w, "percent", shim_hist_percent(s, &s->rows[k]), 3);
+			json_object_end(&w);
+			json_newline(&w);
 		}
 	}
 }
@@ -356,6 +382,8 @@ static void print_samples(FILE *out, const struct shim_result *r, bool json, lon
 	uint64_t words = shim_sample_words(r->ncounters, r->ntags);
 	uint64_t n = limit >= 0 && (uint64_t)limit < r->nlog ? (uint64_t)limit : r->nlog;
 	double ns = r->tsc_hz ? 1e9 / (double)r->tsc_hz : 0;
+	struct json_writer jw;
+	json_init(&jw, out);
 	if (!json)
 		fprintf(out, "\n%llu logged samples (the last of the run):\n%14s %8s %10s",
 			(unsigned long long)r->nlog, "t_ns", "read_ns", "tid");
@@ -366,22 +394,23 @@ static void print_samples(FILE *out, const struct shim_result *r, bool json, lon
 	for (uint64_t k = 0; k < n; k++) {
 		const uint64_t *w = r->log + k * words;
 		double t = (double)(w[0] - r->first_tsc) * ns, d = (double)(w[1] - w[0]) * ns;
-		if (json)
-			fprintf(out, "{\"type\":\"sample\",\"t_ns\":%.1f,\"read_ns\":%.1f,\"pid\":%llu,"
-				     "\"tid\":%llu", t, d, (unsigned long long)(w[2] >> 32),
-				(unsigned long long)(w[2] & 0xffffffffu));
-		else
-			fprintf(out, "%14.1f %8.1f %10llu", t, d, (unsigned long long)(w[2] & 0xffffffffu));
-		for (uint32_t i = 0; i < r->ncounters + r->ntags; i++) {
-			if (json) {
-				fputc(',', out);
-				cli_json_string(out, r->signals[i].name);
-				fprintf(out, ":%llu", (unsigned long long)w[3 + i]);
-			} else {
-				fprintf(out, " %16llu", (unsigned long long)w[3 + i]);
-			}
+		if (json) {
+			json_object_begin(&jw);
+			json_kstr(&jw, "type", "sample");
+			json_kdouble(&jw, "t_ns", t, 1);
+			json_kdouble(&jw, "read_ns", d, 1);
+			json_ku64(&jw, "pid", w[2] >> 32);
+			json_ku64(&jw, "tid", w[2] & 0xffffffffu);
+			for (uint32_t i = 0; i < r->ncounters + r->ntags; i++)
+				json_ku64(&jw, r->signals[i].name, w[3 + i]);
+			json_object_end(&jw);
+			json_newline(&jw);
+			continue;
 		}
-		fputs(json ? "}\n" : "\n", out);
+		fprintf(out, "%14.1f %8.1f %10llu", t, d, (unsigned long long)(w[2] & 0xffffffffu));
+		for (uint32_t i = 0; i < r->ncounters + r->ntags; i++)
+			fprintf(out, " %16llu", (unsigned long long)w[3 + i]);
+		fputc('\n', out);
 	}
 }
 

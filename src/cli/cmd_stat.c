@@ -234,8 +234,16 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 			o->pid = (pid_t)v;
 			break;
 		case OPT_COSTS: o->costs = true; break;
-		case OPT_JSON: o->format = STAT_JSON; break;
-		case OPT_CSV: o->format = STAT_CSV; break;
+		case OPT_JSON:
+		case OPT_CSV: {
+			enum stat_format f = c == OPT_JSON ? STAT_JSON : STAT_CSV;
+			if (o->format != STAT_TABLE && o->format != f) {
+				cli_error("--json and --csv cannot be combined: choose one");
+				return -EINVAL;
+			}
+			o->format = f;
+			break;
+		}
 		case 'o': o->output = optarg; break;
 		case OPT_LIST: o->list = true; break;
 		default:

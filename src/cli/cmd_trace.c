@@ -16,6 +16,7 @@
 
 #include "cli/cli.h"
 #include "core/binio.h"
+#include "core/json.h"
 #include "spent/trace.h"
 #include "trace/log_io.h"
 
@@ -395,16 +396,25 @@ static int trace_stats(const struct trace_opts *o, const char *path)
 	double secs = cpu_seconds() - t0;
 	double bpi = t.insns ? (double)log_bytes / (double)t.insns : 0;
 	double mips = secs > 0 ? (double)t.insns / secs / 1e6 : 0;
-	if (o->json)
-		printf("{\"instructions\":%llu,\"data_refs\":%llu,\"threads\":%zu,\"log_bytes\":%llu,"
-		       "\"bytes_per_instruction\":%.4f,\"data_addresses\":%s,\"syscalls\":%llu,"
-		       "\"signals\":%llu,\"reconstruct_cpu_s\":%.3f,\"reconstruct_minstr_per_s\":%.1f,"
-		       "\"time_ordered\":%s,\"complete\":%s}\n",
-		       (unsigned long long)t.insns, (unsigned long long)t.refs, t.n_tids,
-		       (unsigned long long)log_bytes, bpi, data ? "true" : "false",
-		       (unsigned long long)t.syscalls, (unsigned long long)t.signals, secs, mips,
-		       t.time_disorder ? "false" : "true", rc < 0 ? "false" : "true");
-	else
+	if (o->json) {
+		struct json_writer w;
+		json_init(&w, stdout);
+		json_object_begin(&w);
+		json_ku64(&w, "instructions", t.insns);
+		json_ku64(&w, "data_refs", t.refs);
+		json_ku64(&w, "threads", t.n_tids);
+		json_ku64(&w, "log_bytes", log_bytes);
+		json_kdouble(&w, "bytes_per_instruction", bpi, 4);
+		json_kbool(&w, "data_addresses", data);
+		json_ku64(&w, "syscalls", t.syscalls);
+		json_ku64(&w, "signals", t.signals);
+		json_kdouble(&w, "reconstruct_cpu_s", secs, 3);
+		json_kdouble(&w, "reconstruct_minstr_per_s", mips, 1);
+		json_kbool(&w, "time_ordered", !t.time_disorder);
+		json_kbool(&w, "complete", rc >= 0);
+		json_object_end(&w);
+		json_newline(&w);
+	} else
 		printf("%-24s %llu\n%-24s %llu\n%-24s %zu\n%-24s %llu\n%-24s %.4f\n%-24s %s\n"
 		       "%-24s %llu\n%-24s %llu\n%-24s %.1f\n",
 		       "instructions", (unsigned long long)t.insns, "data_refs", (unsigned long long)t.refs,

@@ -28,6 +28,11 @@ int profile_input_load(const char *dir, struct profile **out, size_t *nskipped)
 	case -EBADMSG:
 		cli_error("'%s' is not a spent profile directory (no valid 'meta' file): give the -o directory of spent record", dir);
 		return err;
+	case -EACCES:
+	case -EPERM:
+		cli_error("cannot read profile '%s': permission denied (a daemon's database is readable "
+			  "by root only)", dir);
+		return err;
 	case -EPROTONOSUPPORT:
 		cli_error("profile '%s' was written by a newer spent (format version): upgrade spent to read it", dir);
 		return err;

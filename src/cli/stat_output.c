@@ -6,6 +6,7 @@
 #include "analysis/costs.h"
 #include "cli/cli.h"
 #include "cli/stat.h"
+#include "core/json.h"
 
 static const struct stat_row *row_named(const struct stat_row *rows, size_t n, const char *name)
 {
@@ -146,41 +147,47 @@ static void print_table_row(struct stat_out *o, const struct stat_row *rows, siz
 static void print_json_row(struct stat_out *o, const struct stat_row *rows, size_t n,
 			   const struct stat_row *r, double elapsed_ns, double ts)
 {
-	FILE *f = o->f;
-	fputc('{', f);
+	struct json_writer w;
+	json_init(&w, o->f);
+	json_object_begin(&w);
 	if (ts >= 0)
-		fprintf(f, "\"interval\":%.6f,", ts);
-	fputs("\"event\":", f);
-	cli_json_string(f, r->ev->spec);
+		json_kdouble(&w, "interval", ts, 6);
+	json_kstr(&w, "event", r->ev->spec);
 	if (!r->supported) {
-		fprintf(f, ",\"value\":null,\"unit\":\"\",\"running_pct\":0,\"supported\":false}\n");
+		json_knull(&w, "value");
+		json_kstr(&w, "unit", "");
+		json_ku64(&w, "running_pct", 0);
+		json_kbool(&w, "supported", false);
+		json_object_end(&w);
+		json_newline(&w);
 		return;
 	}
-	fprintf(f, ",\"value\":%.6f,\"unit\":", shown_value(r));
-	cli_json_string(f, r->ev->unit);
-	fprintf(f, ",\"running_pct\":%.2f,\"counter_value\":%llu,\"enabled_ns\":%llu,\"running_ns\":%llu",
-		count_value_running_pct(&r->v), (unsigned long long)r->v.value,
-		(unsigned long long)r->v.enabled, (unsigned long long)r->v.running);
+	json_kdouble(&w, "value", shown_value(r), 6);
+	json_kstr(&w, "unit", r->ev->unit);
+	json_kdouble(&w, "running_pct", count_value_running_pct(&r->v), 2);
+	json_ku64(&w, "counter_value", r->v.value);
+	json_ku64(&w, "enabled_ns", r->v.enabled);
+	json_ku64(&w, "running_ns", r->v.running);
 	if (r->tid >= 0)
-		fprintf(f, ",\"thread\":%d", r->tid);
+		json_ki64(&w, "thread", r->tid);
 	if (r->pid >= 0)
-		fprintf(f, ",\"pid\":%d", r->pid);
-	if ((r->tid >= 0 || r->pid >= 0) && r->comm) {
-		fputs(",\"comm\":", f);
-		cli_json_string(f, r->comm);
-	}
+		json_ki64(&w, "pid", r->pid);
+	if ((r->tid >= 0 || r->pid >= 0) && r->comm)
+		json_kstr(&w, "comm", r->comm);
 	if (r->cpu >= 0)
-		fprintf(f, ",\"cpu\":%d", r->cpu);
+		json_ki64(&w, "cpu", r->cpu);
 	double mv;
 	const char *mu;
 	if (derived_metric(rows, n, r, elapsed_ns, &mv, &mu)) {
-		fprintf(f, ",\"metric_value\":%.6f,\"metric_unit\":", mv);
-		cli_json_string(f, mu);
+		json_kdouble(&w, "metric_value", mv, 6);
+		json_kstr(&w, "metric_unit", mu);
 	}
-	if (r->runs > 1)
-		fprintf(f, ",\"runs\":%d,\"stddev_pct\":%.4f", r->runs,
-			r->mean > 0 ? 100.0 * r->stddev / r->mean : 0.0);
-	fputs("}\n", f);
+	if (r->runs > 1) {
+		json_ki64(&w, "runs", r->runs);
+		json_kdouble(&w, "stddev_pct", r->mean > 0 ? 100.0 * r->stddev / r->mean : 0.0, 4);
+	}
+	json_object_end(&w);
+	json_newline(&w);
 }
 
 static void csv_num(FILE *f, const char *fmt, double v, bool present)
@@ -237,7 +244,13 @@ void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, 
 void stat_print_footer(struct stat_out *o, double elapsed_ns, const double *runs_elapsed, int nruns)
 {
 	if (o->format == STAT_JSON) {
-		fprintf(o->f, "{\"elapsed_s\":%.9f,\"runs\":%d}\n", elapsed_ns / 1e9, nruns);
+		struct json_writer w;
+		json_init(&w, o->f);
+		json_object_begin(&w);
+		json_kdouble(&w, "elapsed_s", elapsed_ns / 1e9, 9);
+		json_ki64(&w, "runs", nruns);
+		json_object_end(&w);
+		json_newline(&w);
 		return;
 	}
 	if (o->format != STAT_TABLE)
@@ -273,14 +286,19 @@ void stat_print_costs(struct stat_out *o, const struct stat_row *rows, size_t n)
 				   tc ? row_value(tc) / 1e9 : 0, est, 64);
 	FILE *f = o->f;
 	if (o->format == STAT_JSON) {
+		struct json_writer w;
+		json_init(&w, f);
 		for (size_t i = 0; i < ne; i++) {
-			fputs("{\"cost_event\":", f);
-			cli_json_string(f, est[i].event);
-			fprintf(f, ",\"count\":%.0f,\"cycles_each\":%.1f,\"cycles\":%.0f,\"pct_of_cycles\":%.2f,"
-				   "\"seconds\":%.6f,\"source\":", est[i].count, est[i].entry->cycles,
-				est[i].cycles, est[i].pct_of_cycles, est[i].seconds);
-			cli_json_string(f, est[i].entry->source);
-			fputs("}\n", f);
+			json_object_begin(&w);
+			json_kstr(&w, "cost_event", est[i].event);
+			json_kdouble(&w, "count", est[i].count, 0);
+			json_kdouble(&w, "cycles_each", est[i].entry->cycles, 1);
+			json_kdouble(&w, "cycles", est[i].cycles, 0);
+			json_kdouble(&w, "pct_of_cycles", est[i].pct_of_cycles, 2);
+			json_kdouble(&w, "seconds", est[i].seconds, 6);
+			json_kstr(&w, "source", est[i].entry->source);
+			json_object_end(&w);
+			json_newline(&w);
 		}
 		return;
 	}

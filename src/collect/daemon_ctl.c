@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/json.h"
 #include "profile/db.h"
 
 int daemon_lock(struct daemon *d, char *err, size_t errlen)
@@ -107,8 +108,13 @@ static void handle(struct daemon *d, int fd, const char *cmd)
 	int r;
 
 	if (!strcmp(cmd, "status")) {
-		daemon_status_json(d, true, out, sizeof(out) - 1);
-		strcat(out, "\n");
+		char *st = NULL;
+		if (daemon_status_json(d, true, &st) == 0) {
+			reply(fd, st);
+			free(st);
+			return;
+		}
+		snprintf(out, sizeof(out), "error status failed: %s\n", strerror(ENOMEM));
 	} else if (!strcmp(cmd, "flush")) {
 		r = flush_all(d);
 		if (r)
@@ -191,38 +197,42 @@ static uint64_t rss_kb(void)
 	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
 }
 
-/* The images with the most samples and their own reduction, as one JSON string value:
- * "PATH RED x (SAMPLES/ENTRIES); ..." (quotes, backslashes and control bytes become '?'). */
-static void top_images(struct daemon *d, char *buf, size_t len)
+/* The images with the most samples and their own reduction, as one string:
+ * "PATH RED x (SAMPLES/ENTRIES); ..." (the JSON writer escapes it). Caller frees. */
+static char *top_images(struct daemon *d)
 {
 	struct dmerge_image_stats top[3];
-	size_t n = dmerge_top_images(d->merge, top, 3), o = 0;
+	size_t n = dmerge_top_images(d->merge, top, 3), len = 0;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, &len);
 
-	buf[0] = '\0';
-	for (size_t i = 0; i < n && o + 1 < len; i++) {
-		const char *path = dmaps_image(d->maps, top[i].image)->path;
-		int w = snprintf(buf + o, len - o, "%s%s %.1fx (%llu/%llu)", i ? "; " : "", path,
-				 (double)top[i].samples / (double)top[i].entries,
-				 (unsigned long long)top[i].samples, (unsigned long long)top[i].entries);
-		for (size_t k = o; k < len && buf[k]; k++)
-			if (buf[k] == '"' || buf[k] == '\\' || (unsigned char)buf[k] < 0x20)
-				buf[k] = '?';
-		if (w < 0)
-			break;
-		o += (size_t)w < len - o ? (size_t)w : len - o - 1;
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%s %.1fx (%llu/%llu)", i ? "; " : "", dmaps_image(d->maps, top[i].image)->path,
+			(double)top[i].samples / (double)top[i].entries,
+			(unsigned long long)top[i].samples, (unsigned long long)top[i].entries);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
 	}
+	return buf;
 }
 
-void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len)
+int daemon_status_json(struct daemon *d, bool running, char **out)
 {
-	char top[1024];
 	const struct daemon_config *c = d->cfg;
 	struct dmerge_stats ms;
 	struct dmaps_stats mp;
 	struct agg_stats ks = { 0 };
 	uint64_t samples = daemon_samples(d), overflowed = 0, dropped = 0, evictions = 0;
 	double attributed, unknown_pct, reduction;
+	struct json_writer w;
+	char rate[48], *top, *buf = NULL;
+	size_t len = 0;
+	FILE *f;
 
+	*out = NULL;
 	dmerge_get_stats(d->merge, &ms);
 	dmaps_get_stats(d->maps, &mp);
 	if (d->bpf && dbpf_stats(d->bpf, &ks) == 0) {
@@ -240,41 +250,72 @@ void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len)
 	attributed = (double)(ms.placed + ms.unknown + ms.anon);
 	unknown_pct = attributed > 0 ? 100.0 * (double)ms.unknown / attributed : 0.0;
 	reduction = d->entries ? (double)samples / (double)d->entries : 0.0;
-	top_images(d, top, sizeof(top));
-	snprintf(buf, len,
-		 "{\"running\":%s,\"pid\":%d,\"db\":\"%s\",\"epoch\":%u,\"aggregator\":\"%s\","
-		 "\"event\":\"%s\",\"events\":%zu,\"rate\":\"%s%llu\",\"rate_note\":\"%s\","
-		 "\"uptime_s\":%.1f,\"samples\":%llu,\"samples_per_s\":%.1f,\"entries\":%llu,"
-		 "\"reduction\":%.1f,\"kernel_samples\":%llu,\"overflowed\":%llu,\"evictions\":%llu,"
-		 "\"dropped\":%llu,\"lost\":%llu,\"sideband_lost\":%llu,\"placed\":%llu,"
-		 "\"unknown\":%llu,\"anon\":%llu,\"unknown_pct\":%.4f,\"cpu_pct\":%.2f,\"rss_kb\":%llu,"
-		 "\"processes\":%llu,\"exited_pending\":%llu,\"images\":%llu,\"drains\":%llu,"
-		 "\"merges\":%llu,\"files_written\":%llu,\"write_errors\":%llu,\"last_error\":\"%s\","
-		 "\"pending_cells\":%llu,\"map_entries\":%u,\"drain_ms\":%u,\"reduction_by_image\":\"%s\"}",
-		 running ? "true" : "false", (int)getpid(), c->db, dmerge_epoch(d->merge),
-		 d->bpf ? "bpf" : "perf-ring+dcpi-table", c->evs[0].spec, c->nev,
-		 d->freq ? "F=" : "period=",
-		 (unsigned long long)(d->freq ? d->freq : (d->period_lo + d->period_hi) / 2),
-		 c->rate_note ? c->rate_note : "",
-		 (double)(daemon_now_ms() - d->t_start) / 1000.0, (unsigned long long)samples,
-		 d->samples_per_s, (unsigned long long)d->entries, reduction,
-		 (unsigned long long)ks.kernel, (unsigned long long)overflowed,
-		 (unsigned long long)evictions, (unsigned long long)dropped,
-		 (unsigned long long)ms.lost, (unsigned long long)d->sideband_lost,
-		 (unsigned long long)ms.placed, (unsigned long long)ms.unknown,
-		 (unsigned long long)ms.anon, unknown_pct,
-		 d->cpu_pct, (unsigned long long)rss_kb(), (unsigned long long)mp.processes,
-		 (unsigned long long)mp.exited_pending, (unsigned long long)mp.images,
-		 (unsigned long long)d->drains, (unsigned long long)ms.merges,
-		 (unsigned long long)ms.files_written, (unsigned long long)ms.write_errors,
-		 ms.last_error ? strerror(-ms.last_error) : "", (unsigned long long)ms.pending_cells,
-		 d->bpf ? dbpf_map_entries(d->bpf) : 0u, c->drain_ms, top);
+	snprintf(rate, sizeof(rate), "%s%llu", d->freq ? "F=" : "period=",
+		 (unsigned long long)(d->freq ? d->freq : (d->period_lo + d->period_hi) / 2));
+	top = top_images(d);
+	f = open_memstream(&buf, &len);
+	if (!top || !f) {
+		free(top);
+		if (f)
+			fclose(f);
+		free(buf);
+		return -ENOMEM;
+	}
+	json_init(&w, f);
+	json_object_begin(&w);
+	json_kbool(&w, "running", running);
+	json_ki64(&w, "pid", (int)getpid());
+	json_kstr(&w, "db", c->db);
+	json_ku64(&w, "epoch", dmerge_epoch(d->merge));
+	json_kstr(&w, "aggregator", d->bpf ? "bpf" : "perf-ring+dcpi-table");
+	json_kstr(&w, "event", c->evs[0].spec);
+	json_ku64(&w, "events", c->nev);
+	json_kstr(&w, "rate", rate);
+	json_kstr(&w, "rate_note", c->rate_note ? c->rate_note : "");
+	json_kdouble(&w, "uptime_s", (double)(daemon_now_ms() - d->t_start) / 1000.0, 1);
+	json_ku64(&w, "samples", samples);
+	json_kdouble(&w, "samples_per_s", d->samples_per_s, 1);
+	json_ku64(&w, "entries", d->entries);
+	json_kdouble(&w, "reduction", reduction, 1);
+	json_ku64(&w, "kernel_samples", ks.kernel);
+	json_ku64(&w, "overflowed", overflowed);
+	json_ku64(&w, "evictions", evictions);
+	json_ku64(&w, "dropped", dropped);
+	json_ku64(&w, "lost", ms.lost);
+	json_ku64(&w, "sideband_lost", d->sideband_lost);
+	json_ku64(&w, "placed", ms.placed);
+	json_ku64(&w, "unknown", ms.unknown);
+	json_ku64(&w, "anon", ms.anon);
+	json_kdouble(&w, "unknown_pct", unknown_pct, 4);
+	json_kdouble(&w, "cpu_pct", d->cpu_pct, 2);
+	json_ku64(&w, "rss_kb", rss_kb());
+	json_ku64(&w, "processes", mp.processes);
+	json_ku64(&w, "exited_pending", mp.exited_pending);
+	json_ku64(&w, "images", mp.images);
+	json_ku64(&w, "drains", d->drains);
+	json_ku64(&w, "merges", ms.merges);
+	json_ku64(&w, "files_written", ms.files_written);
+	json_ku64(&w, "write_errors", ms.write_errors);
+	json_kstr(&w, "last_error", ms.last_error ? strerror(-ms.last_error) : "");
+	json_ku64(&w, "pending_cells", ms.pending_cells);
+	json_ku64(&w, "map_entries", d->bpf ? dbpf_map_entries(d->bpf) : 0u);
+	json_ku64(&w, "drain_ms", c->drain_ms);
+	json_kstr(&w, "reduction_by_image", top);
+	json_object_end(&w);
+	json_newline(&w);
+	free(top);
+	if (fclose(f) != 0) {
+		free(buf);
+		return -ENOMEM;
+	}
+	*out = buf;
+	return 0;
 }
 
 void daemon_status_update(struct daemon *d, bool running)
 {
 	uint64_t now = daemon_now_ms(), s = daemon_samples(d), cpu = cpu_us();
-	char path[4096], buf[4096];
+	char path[4096], *buf;
 
 	if (d->win_t && now > d->win_t) {
 		double dt = (double)(now - d->win_t) / 1000.0;
@@ -284,9 +325,10 @@ void daemon_status_update(struct daemon *d, bool running)
 	d->win_t = now;
 	d->win_samples = s;
 	d->win_cpu_us = cpu;
-	daemon_status_json(d, running, buf, sizeof(buf) - 1);
-	strcat(buf, "\n");
+	if (daemon_status_json(d, running, &buf))
+		return;
 	/* best effort: a full disk must not stop sampling */
 	if (db_file_path(d->cfg->db, DB_STATUS_NAME, path, sizeof(path)) == 0)
 		binio_write_file_atomic(path, buf, strlen(buf), DB_FILE_MODE);
+	free(buf);
 }

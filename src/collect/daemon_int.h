@@ -57,8 +57,9 @@ int daemon_lock(struct daemon *d, char *err, size_t errlen);
 int daemon_socket_open(struct daemon *d);
 void daemon_socket_serve(struct daemon *d);
 void daemon_socket_close(struct daemon *d);
-/* The status as one JSON object line (no newline) into BUF. */
-void daemon_status_json(struct daemon *d, bool running, char *buf, size_t len);
+/* The status as one JSON object line (newline included) in a new string *OUT the caller
+ * frees; 0 or -ENOMEM. */
+int daemon_status_json(struct daemon *d, bool running, char **out);
 void daemon_status_update(struct daemon *d, bool running);
 
 #endif

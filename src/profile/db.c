@@ -44,7 +44,10 @@ int db_check_path(const char *path, bool create)
 		return -ENOTDIR;
 	if (st.st_uid != 0)
 		return -EPERM;
-	if ((st.st_mode & 07777) != DB_DIR_MODE && chmod(path, DB_DIR_MODE) < 0)
+	/* only its owner (root) can fix the mode; a reader that is not root is then refused by
+	 * the permissions themselves, with EACCES where it applies */
+	if ((st.st_mode & 07777) != DB_DIR_MODE && geteuid() == st.st_uid &&
+	    chmod(path, DB_DIR_MODE) < 0)
 		return -errno;
 	return 0;
 }
@@ -84,12 +87,17 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
 		err = -errno;
 		goto out;
 	}
+	/* The daemon answers a refused peer (not root) and closes without reading: the command
+	 * then meets a closed socket (EPIPE, never SIGPIPE) and the refusal is still there to read. */
 	size_t cl = strlen(cmd);
-	if (write(fd, cmd, cl) != (ssize_t)cl || write(fd, "\n", 1) != 1) {
-		err = -errno;
-		goto out;
+	if (send(fd, cmd, cl, MSG_NOSIGNAL) != (ssize_t)cl || send(fd, "\n", 1, MSG_NOSIGNAL) != 1) {
+		if (errno != EPIPE && errno != ECONNRESET) {
+			err = -errno;
+			goto out;
+		}
+	} else {
+		shutdown(fd, SHUT_WR);
 	}
-	shutdown(fd, SHUT_WR);
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int r = poll(&p, 1, timeout_ms);
@@ -295,12 +303,96 @@ int db_usage(struct profile_dir *d, struct db_usage *u)
 	return 0;
 }
 
-int db_status_next_member(const char **pos, char *key, size_t klen, char *val, size_t vlen)
+/* Append the UTF-8 encoding of code point CP to VAL (room for VLEN - 1 bytes). */
+static void put_utf8(char *val, size_t vlen, size_t *v, uint32_t cp)
+{
+	char u[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xc0 | cp >> 6);
+		u[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xe0 | cp >> 12);
+		u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | cp >> 18);
+		u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		u[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	for (size_t i = 0; i < n && *v < vlen - 1; i++)
+		val[(*v)++] = u[i];
+}
+
+/* The 4 hex digits at P as a number, or -1. */
+static long hex4(const char *p)
+{
+	long v = 0;
+
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+			c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+/* Decode the escape after the backslash at *P into VAL; *P moves to its last character. */
+static void unescape(const char **pp, char *val, size_t vlen, size_t *v)
+{
+	const char *p = *pp;
+	long cp;
+
+	switch (*p) {
+	case 'b': put_utf8(val, vlen, v, '\b'); break;
+	case 'f': put_utf8(val, vlen, v, '\f'); break;
+	case 'n': put_utf8(val, vlen, v, '\n'); break;
+	case 'r': put_utf8(val, vlen, v, '\r'); break;
+	case 't': put_utf8(val, vlen, v, '\t'); break;
+	case 'u':
+		cp = hex4(p + 1);
+		if (cp < 0) {
+			put_utf8(val, vlen, v, 0xfffd);
+			break;
+		}
+		p += 4;
+		if (cp >= 0xd800 && cp < 0xdc00 && p[1] == '\\' && p[2] == 'u') {
+			long lo = hex4(p + 3);
+			if (lo >= 0xdc00 && lo < 0xe000) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				p += 6;
+			}
+		}
+		/* a lone surrogate or NUL cannot be carried: the replacement character */
+		put_utf8(val, vlen, v, cp == 0 || (cp >= 0xd800 && cp < 0xe000) ? 0xfffd : (uint32_t)cp);
+		break;
+	default:	/* \" \\ \/ and anything else: the character itself */
+		if (*v < vlen - 1)
+			val[(*v)++] = *p;
+		break;
+	}
+	*pp = p;
+}
+
+int db_status_next_member(const char **pos, char *key, size_t klen, char *val, size_t vlen,
+			  bool *quoted)
 {
 	const char *p = *pos;
 	size_t k = 0, v = 0;
 
 	key[0] = val[0] = '\0';
+	*quoted = false;
 	if (!p || !*p || *p == '}')
 		return 0;
 	p = strchr(p, '"');
@@ -315,11 +407,14 @@ int db_status_next_member(const char **pos, char *key, size_t klen, char *val, s
 		goto end;
 	p++;
 	if (*p == '"') {
+		*quoted = true;
 		for (p++; *p && *p != '"'; p++) {
-			if (*p == '\\' && p[1])
+			if (*p == '\\' && p[1]) {
 				p++;
-			if (v < vlen - 1)
+				unescape(&p, val, vlen, &v);
+			} else if (v < vlen - 1) {
 				val[v++] = *p;
+			}
 		}
 		if (*p)
 			p++;

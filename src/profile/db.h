@@ -49,11 +49,13 @@ int db_gc(struct profile_dir *d, unsigned keep, size_t *removed);
 
 /*
  * Read the next member of a flat JSON object (the status file, which anyone who could write
- * the directory may have altered) at *POS: its key into KEY and its value, unquoted when a
- * string, into VAL (both NUL-terminated, truncated to their sizes, which must be >= 1); *POS
- * moves past it. 1 when a member was read, 0 at the end of the object or the text.
+ * the directory may have altered) at *POS: its key into KEY and its value into VAL (both
+ * NUL-terminated, truncated to their sizes, which must be >= 1); a string value is unquoted
+ * and its escapes decoded (\uXXXX to UTF-8), and *QUOTED says it was one. *POS moves past
+ * it. 1 when a member was read, 0 at the end of the object or the text.
  */
-int db_status_next_member(const char **pos, char *key, size_t klen, char *val, size_t vlen);
+int db_status_next_member(const char **pos, char *key, size_t klen, char *val, size_t vlen,
+			  bool *quoted);
 
 struct db_usage {
 	size_t epochs;

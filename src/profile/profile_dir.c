@@ -113,8 +113,10 @@ int profile_dir_open(const char *dir, struct profile_dir **out)
 	if (snprintf(meta, sizeof(meta), "%s/meta", dir) >= (int)sizeof(meta))
 		return -ENAMETOOLONG;
 	err = binio_read_file(meta, 4096, &data, &len);
+	if (err == -ENOMEM || err == -EACCES || err == -EPERM)
+		return err;	/* not "no meta file": the caller may not read it */
 	if (err)
-		return err == -ENOMEM ? err : -EBADMSG;
+		return -EBADMSG;
 	size_t ml = strlen(META_MAGIC);
 	unsigned version = 0;
 	if (len < ml + 2 || memcmp(data, META_MAGIC, ml) || data[ml] != ' ') {

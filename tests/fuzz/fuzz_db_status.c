@@ -14,6 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text = malloc(size + 1), key[8], val[16];
 	const char *p;
 	size_t n = 0;
+	bool quoted;
 
 	if (!text)
 		return 0;
@@ -21,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	p = text;
 	/* small buffers: truncation is exercised on every long key or value */
-	while (p && db_status_next_member(&p, key, sizeof(key), val, sizeof(val)) > 0) {
+	while (p && db_status_next_member(&p, key, sizeof(key), val, sizeof(val), &quoted) > 0) {
 		if (strlen(key) >= sizeof(key) || strlen(val) >= sizeof(val))
 			abort();
 		if (p && (p < text || p > text + strlen(text)))
