@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "analysis/symtab.h"
+#include "core/binio.h"
 
 struct symtab {
 	struct symtab_sym *syms;
@@ -94,9 +95,9 @@ int symtab_add_image(struct symtab *st, const char *path, uint64_t base)
 	int err = 0;
 	Elf *elf = NULL;
 	elf_version(EV_CURRENT);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = binio_open_regular(path);	/* a FIFO a trace names must not block us */
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;

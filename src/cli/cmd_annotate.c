@@ -10,6 +10,7 @@
 #include "analysis/annotate.h"
 #include "cli/cli.h"
 #include "cli/profile_input.h"
+#include "core/binio.h"
 #include "core/json.h"
 
 struct annotate_opts {
@@ -35,7 +36,7 @@ static void source_load(struct source *s, const char *path)
 	free(s->lines);
 	memset(s, 0, sizeof(*s));
 	s->path = path;
-	FILE *f = path ? fopen(path, "re") : NULL;
+	FILE *f = path ? binio_fopen_regular(path) : NULL;	/* a FIFO must not block us */
 	if (!f)
 		return;
 	char *line = NULL;

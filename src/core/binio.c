@@ -1,4 +1,5 @@
-/* core/binio.c - varints, bounded readers, whole-file reads and atomic file replacement. */
+/* core/binio.c - varints, bounded readers, opening and reading regular files only (never
+ * blocking on a FIFO a profile or log names), atomic file replacement. */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -204,20 +205,59 @@ int binreader_get_str(struct binreader *r, size_t maxlen, char **out)
 	return 0;
 }
 
+int binio_open_regular(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), err, fl;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+FILE *binio_fopen_regular(const char *path)
+{
+	int fd = binio_open_regular(path);
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, "re");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 int binio_read_file(const char *path, size_t maxlen, uint8_t **out, size_t *len)
 {
 	int err = 0;
 	uint8_t *buf = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = binio_open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	struct stat st;
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 		goto out;
 	}
 	if ((uint64_t)st.st_size > maxlen) {

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Append-only growable byte buffer. */
@@ -51,6 +52,16 @@ int binreader_get_svarint(struct binreader *r, int64_t *v);
 /* Length-prefixed string copied into a new NUL-terminated buffer (caller frees); rejects
  * lengths above MAXLEN and embedded NULs. */
 int binreader_get_str(struct binreader *r, size_t maxlen, char **out);
+
+/*
+ * Open PATH for reading only when it is a regular file: opened with O_NONBLOCK first and
+ * checked with fstat, so a FIFO, a device or a socket named by a profile, a trace log or a
+ * database never blocks the reader (-EINVAL; a directory is -EISDIR). Returns the fd
+ * (blocking again, close-on-exec) or -errno.
+ */
+int binio_open_regular(const char *path);
+/* The same as a stdio stream ("re"); NULL with errno set. */
+FILE *binio_fopen_regular(const char *path);
 
 /* Read a whole regular file (at most MAXLEN bytes) into a new buffer the caller frees. */
 int binio_read_file(const char *path, size_t maxlen, uint8_t **out, size_t *len);

@@ -114,7 +114,7 @@ int image_describe_fd(int fd, struct image_info *info)
 /* Read PATH: ELF identity and loads; content hash when there is no build-id. */
 static void file_describe(const char *path, struct image_info *info)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = binio_open_regular(path);	/* a FIFO must not block us */
 	if (fd < 0)
 		return;
 	image_describe_fd(fd, info);

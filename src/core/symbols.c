@@ -183,7 +183,7 @@ static void parse_kallsyms(struct sym_image *im, FILE *f)
 
 static void load_kallsyms(struct symbols *s, struct sym_image *im)
 {
-	FILE *f = s->kallsyms ? fopen(s->kallsyms, "re") : NULL;
+	FILE *f = s->kallsyms ? binio_fopen_regular(s->kallsyms) : NULL;
 	if (!f)
 		f = fopen("/proc/kallsyms", "re");
 	if (!f) {
@@ -241,10 +241,19 @@ static void open_image(struct symbols *s, struct sym_image *im)
 		int fd = vdso_fd();
 		if (fd >= 0)
 			im->mod = dwfl_report_elf(im->dwfl, "[vdso]", "[vdso]", fd, 0, false);
-	} else if (access(im->id.path, R_OK) == 0) {
-		im->mod = dwfl_report_elf(im->dwfl, im->id.path, im->id.path, -1, 0, false);
 	} else {
-		im->error = "image file not found";
+		/* our own fd, opened only when it is a regular file: libdwfl would open a FIFO the
+		 * profile names and block on it */
+		int fd = binio_open_regular(im->id.path);
+		if (fd >= 0) {
+			im->mod = dwfl_report_elf(im->dwfl, im->id.path, im->id.path, fd, 0, false);
+			if (!im->mod)
+				close(fd);	/* consumed only on success */
+		} else {
+			im->error = fd == -ENOENT ? "image file not found" :
+				    fd == -EINVAL || fd == -EISDIR ? "the image file is not a regular file" :
+				    fd == -EACCES ? "image file not readable" : "cannot open the image file";
+		}
 	}
 	dwfl_report_end(im->dwfl, NULL, NULL);
 	if (!im->mod && !im->error)

@@ -88,14 +88,15 @@ int log_reader_new_file(const char *path, struct log_reader **out, char *err, si
 {
 	struct stat st;
 	void *map = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = binio_open_regular(path);
 	int e;
 
 	*out = NULL;
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		e = -errno;
+		e = fd < 0 ? fd : -errno;
 		if (err)
-			snprintf(err, errlen, "cannot open trace log '%s': %s", path, strerror(errno));
+			snprintf(err, errlen, "cannot open trace log '%s': %s", path,
+				 e == -EINVAL ? "not a regular file" : strerror(-e));
 		if (fd >= 0)
 			close(fd);
 		return e;
@@ -241,12 +242,12 @@ static int note_build_id(Elf *e, uint8_t id[20], uint32_t *len)
 int log_image_build_id(const char *path, uint8_t id[20], uint32_t *len)
 {
 	int err = -ENOENT;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = binio_open_regular(path);
 	Elf *e = NULL;
 
 	*len = 0;
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF)
@@ -260,9 +261,9 @@ int log_image_build_id(const char *path, uint8_t id[20], uint32_t *len)
 int trace_log_probe(const char *path)
 {
 	char m[8];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = binio_open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ssize_t n = read(fd, m, sizeof(m));
 	close(fd);
 	return n == 8 && memcmp(m, LOG_MAGIC, 8) == 0;

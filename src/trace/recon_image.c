@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/binio.h"
 #include "trace/recon_internal.h"
 
 static void hex(char *out, const uint8_t *id, uint32_t n)
@@ -51,10 +52,10 @@ static uint64_t load_bias(const struct recon_image *im)
 static int map_file(struct recon_image *im)
 {
 	struct stat st;
-	int fd = open(im->path, O_RDONLY | O_CLOEXEC);
+	int fd = binio_open_regular(im->path);	/* a FIFO the log names must not block us */
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		return fd;
+	if (fstat(fd, &st) < 0 || st.st_size == 0) {
 		close(fd);
 		return -EINVAL;
 	}
