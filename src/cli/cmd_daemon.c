@@ -259,20 +259,19 @@ static int detach(struct ready_pipe *rp, FILE **log)
 	if (fork() > 0)
 		_exit(0);
 	rp->fd = p[1];
+	/* Let go of every descriptor of the caller's terminal or pipe: stdin and stdout to
+	 * /dev/null, stderr to the --log file (what libraries print lands there) or /dev/null.
+	 * Keeping the caller's stderr made `out=$(spent daemon --log F 2>&1)` wait until the
+	 * daemon stopped. */
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (nul >= 0) {
 		dup2(nul, 0);
 		dup2(nul, 1);
+		dup2(*log == stderr ? nul : fileno(*log), 2);
 		close(nul);
 	}
-	if (*log == stderr) {
-		int fd = open("/dev/null", O_WRONLY);
-		if (fd >= 0) {
-			dup2(fd, 2);
-			close(fd);
-		}
+	if (*log == stderr)
 		*log = NULL;
-	}
 	return 0;
 }
 
