@@ -65,6 +65,21 @@ int spent_pmu_present(void);
 int spent_event_fallback(struct spent_event *ev, bool system_wide);
 
 /*
+ * Count EV in user space only: exclude_kernel and exclude_hv set, ":u" added to its spec.
+ * 0, or -ENOENT when EV already excludes the kernel or the user (an explicit :u or :k).
+ */
+int spent_event_user_only(struct spent_event *ev);
+
+/*
+ * perf's fallback for kernel.perf_event_paranoid >= 2, where an unprivileged user may not
+ * count kernel events: EV is test-opened for the calling thread and, when the kernel refuses
+ * it (EACCES/EPERM) but accepts it without the kernel, switched to user space only
+ * (spent_event_user_only). 1 when switched, 0 when EV opens as it is, -errno when it opens
+ * neither way (EV unchanged; the caller's real open reports the error).
+ */
+int spent_event_user_fallback(struct spent_event *ev);
+
+/*
  * perf_event_open(2) for EV with the caller's ATTR tweaks already applied to a copy of
  * ev->attr (ATTR may be NULL to use ev->attr as is). Returns the fd or -errno.
  */

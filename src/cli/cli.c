@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "core/number.h"
+#include "spent/events.h"
 
 void cli_error(const char *fmt, ...)
 {
@@ -62,6 +63,29 @@ int cli_parse_double_opt(const char *opt, const char *s, double min, double max,
 	}
 	*out = v;
 	return 0;
+}
+
+bool cli_user_space_fallback(struct spent_event *ev)
+{
+	static bool said;
+	char level[16] = "?";
+
+	if (spent_event_user_fallback(ev) != 1)
+		return false;
+	if (!said) {
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+		if (f) {
+			if (!fgets(level, sizeof(level), f))
+				snprintf(level, sizeof(level), "?");
+			level[strcspn(level, "\n")] = '\0';
+			fclose(f);
+		}
+		cli_warn("kernel.perf_event_paranoid is %s: this user may not count the kernel, so "
+			 "'%s' and any other such event count user space only (:u), as perf does", level,
+			 ev->spec);
+		said = true;
+	}
+	return true;
 }
 
 void cli_csv_field(FILE *out, const char *s)

@@ -22,6 +22,12 @@ int cli_parse_size(const char *s, uint64_t *out);
 int cli_parse_int_opt(const char *opt, const char *s, long min, long max, long *out);
 /* A decimal number option value in [MIN, MAX], printing an error naming OPT; 0 or -EINVAL. */
 int cli_parse_double_opt(const char *opt, const char *s, double min, double max, double *out);
+struct spent_event;
+/* perf's fallback when kernel.perf_event_paranoid keeps this user from kernel events: EV is
+ * switched to user space only (":u", spent_event_user_fallback) and one warning line, once
+ * per run, says so. True when EV was switched. */
+bool cli_user_space_fallback(struct spent_event *ev);
+
 /* Write S as one CSV field, quoted when it holds a comma, quote or newline. */
 void cli_csv_field(FILE *out, const char *s);
 

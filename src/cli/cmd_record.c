@@ -135,6 +135,7 @@ static int parse_one_event(const char *spec, const struct record_opts *o, struct
 		}
 		cli_warn("no hardware PMU on this machine: sampling 'cpu-clock' instead of '%s'", buf);
 	}
+	cli_user_space_fallback(&se->ev);
 	if (how == P_EXPLICIT) {
 		se->period = period;
 	} else if (how == P_FAST || how == P_SLOW) {

@@ -337,6 +337,10 @@ int cmd_stat(int argc, char **argv)
 			spent_event_parse("cpu-clock", &se.evs[0], NULL, 0);
 	}
 	apply_fallbacks(&se, opts.system_wide, opts.events != NULL);
+	/* system-wide counting needs privileges that counting user space only does not give */
+	for (size_t i = 0; i < se.n && !opts.system_wide; i++)
+		if (se.supported[i])
+			cli_user_space_fallback(&se.evs[i]);
 	if (opts.all_events && !spent_pmu_present())
 		cli_error("no hardware PMU on this machine: --all-events counts the software events only");
 	if (opts.costs && !spent_pmu_present())

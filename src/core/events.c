@@ -346,6 +346,47 @@ int spent_event_open(const struct spent_event *ev, const struct perf_event_attr 
 	return fd < 0 ? -errno : (int)fd;
 }
 
+int spent_event_user_only(struct spent_event *ev)
+{
+	const char *mods;
+	size_t n = strlen(ev->spec);
+
+	if (ev->attr.exclude_kernel || ev->attr.exclude_user)
+		return -ENOENT;
+	if (n + 3 > sizeof(ev->spec))
+		return -ENAMETOOLONG;
+	split_modifiers(ev->spec, &mods);
+	memcpy(ev->spec + n, mods ? "u" : ":u", mods ? 2 : 3);
+	ev->attr.exclude_kernel = 1;
+	ev->attr.exclude_hv = 1;
+	return 0;
+}
+
+/* Open EV for the calling thread, disabled, and close it: 0 or -errno. */
+static int test_open(const struct spent_event *ev)
+{
+	struct perf_event_attr a = ev->attr;
+	a.disabled = 1;
+	int fd = spent_event_open(ev, &a, 0, -1, -1, 0);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+int spent_event_user_fallback(struct spent_event *ev)
+{
+	struct spent_event user = *ev;
+	int err = test_open(ev);
+
+	if (err != -EACCES && err != -EPERM)
+		return err;
+	if (spent_event_user_only(&user) || test_open(&user))
+		return err;
+	*ev = user;
+	return 1;
+}
+
 int spent_event_read(int fd, uint64_t *value, uint64_t *enabled, uint64_t *running)
 {
 	uint64_t buf[3];
