@@ -49,8 +49,9 @@ static int find_vglib(char *out, size_t len)
 	return access(probe, X_OK) == 0 ? 0 : -ENOENT;
 }
 
-/* The recorder fills in each image's build-id so readers can tell a changed binary. */
-static void add_build_id(uint8_t *payload, uint32_t len)
+/* The recorder fills in each image's identity (build-id, else a content hash) so readers can
+ * tell a changed binary, one rebuilt without a build-id too. */
+static void add_identity(uint8_t *payload, uint32_t len)
 {
 	struct log_image li;
 	char path[4096];
@@ -62,10 +63,11 @@ static void add_build_id(uint8_t *payload, uint32_t len)
 		return;
 	memcpy(path, payload + sizeof(li), li.path_len);
 	path[li.path_len] = 0;
-	uint32_t n = 0;
-	if (log_image_build_id(path, li.build_id, &n) == 0 && n > 0) {
-		li.build_id_len = (uint8_t)n;
-		li.flags |= LOG_IMG_BUILD_ID;
+	uint8_t n = 0;
+	uint32_t kind = 0;
+	if (log_image_identity(path, li.build_id, &n, &kind) == 0 && n > 0) {
+		li.build_id_len = n;
+		li.flags |= kind;
 		memcpy(payload, &li, sizeof(li));
 	}
 }
@@ -73,7 +75,7 @@ static void add_build_id(uint8_t *payload, uint32_t len)
 /* Copy records from the tool's pipe into the log; 0 at a clean EOF. The pipe is read in big
  * chunks (one read per pipe-full, not two per record) and records go to the writer in place. */
 #define PUMP_BUF (4u << 20)
-static int pump(int fd, struct log_writer *w, uint64_t *n_records)
+static int pump(int fd, struct log_writer *w, uint64_t *n_records, uint64_t *n_data)
 {
 	uint8_t *buf = malloc(PUMP_BUF);
 	size_t have = 0, pos = 0;
@@ -92,10 +94,11 @@ static int pump(int fd, struct log_writer *w, uint64_t *n_records)
 			if (have - pos - sizeof(h) >= padded) {
 				uint8_t *payload = buf + pos + sizeof(h);
 				if (h.type == LOG_REC_IMAGE)
-					add_build_id(payload, h.len);
+					add_identity(payload, h.len);
 				if ((err = log_writer_add(w, h.type, payload, h.len)) < 0)
 					break;
 				(*n_records)++;
+				*n_data += h.type == LOG_REC_DATA;
 				pos += sizeof(h) + padded;
 				continue;
 			}
@@ -163,7 +166,7 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 	char vglib[PATH_MAX];
 	struct log_writer *w = NULL;
 	int fds[2], status = 0, err;
-	uint64_t n_records = 0;
+	uint64_t n_records = 0, n_data = 0;
 
 	if (find_vglib(vglib, sizeof(vglib)) < 0) {
 		cli_error("no spent valgrind tool in '%s': build it with make (or set SPENT_VALGRIND_LIB)", vglib);
@@ -193,7 +196,7 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 		log_writer_free(w);
 		return 1;
 	}
-	err = pump(fds[0], w, &n_records);
+	err = pump(fds[0], w, &n_records, &n_data);
 	close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
@@ -205,6 +208,14 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 			  o->output);
 		log_writer_free(w);
 		return WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1;
+	}
+	if (o->start && n_data == 0) {
+		/* nothing ran from the symbol on: a log of 0 instructions would look like a trace */
+		cli_error("--start '%s': no function of that name was entered (misspelt, not in the "
+			  "program or its libraries, or never called): nothing traced, no log written",
+			  o->start);
+		log_writer_free(w);
+		return 1;
 	}
 	if ((err = log_writer_commit(w)) < 0) {
 		cli_error("cannot write '%s': %s", o->output, strerror(-err));

@@ -1,14 +1,17 @@
-/* trace/log_format.h - the `spent trace` log (PatchWrx-style), version 1: every field of the
+/* trace/log_format.h - the `spent trace` log (PatchWrx-style), version 2: every field of the
  * file, its blocks and its records. Shared by the Valgrind tool (which writes records into a
  * pipe, without libc) and the library (writer blocks, reader, reconstructor).
  *
  * FILE
- *   header (32 bytes, little-endian):
+ *   header (40 bytes, little-endian):
  *     0  magic[8]          "SPNTLOG\0"
- *     8  u32 version       LOG_VERSION (readers branch on it; unknown versions are refused)
+ *     8  u32 version       LOG_VERSION (readers refuse every other version, older ones too)
  *    12  u32 flags         LOG_F_* below
  *    16  u64 created_ns    CLOCK_REALTIME when recording started
  *    24  u64 max_insns     --max-instructions (0: no limit); the reconstructor stops there
+ *    32  u32 reserved      0
+ *    36  u32 header_crc    binio_crc32 of bytes 0..35 (version 1 had no CRC: a flipped bit in
+ *                          max_insns silently cut the stream)
  *   then blocks until end of file:
  *     0  u32 magic         LOG_BLOCK_MAGIC
  *     4  u32 raw_len       bytes of records once decompressed (1..LOG_BLOCK_MAX)
@@ -16,7 +19,8 @@
  *    12  u32 crc32         binio_crc32 of the zstd frame
  *    16  u8 frame[comp_len]
  *   A block holds whole records only, so a truncated file loses at most its last block.
- *   A complete log ends with a block whose last record is LOG_REC_END.
+ *   A complete log ends with a block whose last record is LOG_REC_END; anything after that
+ *   record (in its block or after it) makes the log corrupt.
  *
  * RECORDS (inside a decompressed block, 8-byte aligned)
  *   struct log_rec_hdr { u8 type; u8 flags; u16 reserved; u32 len; } then LEN payload bytes,
@@ -43,8 +47,9 @@
 #include <stdint.h>
 
 #define LOG_MAGIC "SPNTLOG"		/* 8 bytes with the NUL */
-#define LOG_VERSION 1u
-#define LOG_HEADER_SIZE 32u
+#define LOG_VERSION 2u
+#define LOG_HEADER_SIZE 40u
+#define LOG_HEADER_CRC_OFF 36u
 #define LOG_BLOCK_MAGIC 0x4b4c4253u	/* "SBLK" */
 #define LOG_BLOCK_HDR_SIZE 16u
 #define LOG_BLOCK_MAX (1u << 20)	/* raw bytes per block */
@@ -135,7 +140,9 @@ struct log_resume {
 
 enum log_image_flag {
 	LOG_IMG_BYTES = 1u << 0,	/* the mapping's bytes follow the path (vDSO) */
-	LOG_IMG_BUILD_ID = 1u << 1,	/* build_id was filled in by the recorder */
+	LOG_IMG_BUILD_ID = 1u << 1,	/* build_id: the file's GNU build-id (first 20 bytes) */
+	LOG_IMG_CONTENT_HASH = 1u << 2,	/* build_id: the file has none; 8 bytes of FNV-64 of its
+					 * content instead (log_image_identity) */
 };
 
 struct log_image {
@@ -145,7 +152,7 @@ struct log_image {
 	uint32_t flags;		/* enum log_image_flag */
 	uint32_t path_len;	/* 0..4095 */
 	uint32_t n_bytes;	/* LOG_IMG_BYTES: bytes stored (== len) */
-	uint8_t build_id_len;	/* 0..20 */
+	uint8_t build_id_len;	/* 0..20: the identity the recorder filled in (flags say which) */
 	uint8_t build_id[20];
 	uint8_t reserved[3];
 };

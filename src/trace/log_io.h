@@ -51,8 +51,10 @@ uint64_t log_reader_size(const struct log_reader *r);
 void log_reader_free(struct log_reader *r);
 
 /* ---- images ---- */
-/* GNU build-id of the ELF file PATH into ID (up to 20 bytes); 0 with *LEN set, -errno. */
-int log_image_build_id(const char *path, uint8_t id[20], uint32_t *len);
+/* The identity of the file PATH as the log keeps it: its GNU build-id (first 20 bytes) with
+ * *KIND = LOG_IMG_BUILD_ID, else the FNV-64 hash of its content (8 bytes, as profiles and
+ * citcat identify files) with *KIND = LOG_IMG_CONTENT_HASH. 0 with *LEN set, or -errno. */
+int log_image_identity(const char *path, uint8_t id[20], uint8_t *len, uint32_t *kind);
 
 /* ---- trace source (source_formats.c) ---- */
 int trace_log_probe(const char *path);

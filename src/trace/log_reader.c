@@ -3,8 +3,6 @@
  * error naming the byte offset. Also the ELF build-id helper used to detect changed images. */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +14,7 @@
 #include <zstd.h>
 
 #include "core/binio.h"
+#include "core/procmaps.h"
 #include "trace/log_io.h"
 
 struct log_reader {
@@ -63,7 +62,7 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 		log_reader_free(r);
 		return -ENOMEM;
 	}
-	if (len < LOG_HEADER_SIZE || memcmp(data, LOG_MAGIC, 8) != 0) {
+	if (len < 12 || memcmp(data, LOG_MAGIC, 8) != 0) {
 		if (err)
 			snprintf(err, errlen, "not a spent trace log (bad magic or shorter than its header)");
 		log_reader_free(r);
@@ -72,10 +71,27 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 	memcpy(&version, data + 8, 4);
 	if (version != LOG_VERSION) {
 		if (err)
-			snprintf(err, errlen, "unsupported trace log version %u (this spent reads version %u)",
-				 version, LOG_VERSION);
+			snprintf(err, errlen, "trace log format version %u is not supported: this spent "
+				 "reads version %u only%s", version, LOG_VERSION, version < LOG_VERSION ?
+				 " (record the trace again)" : " (written by a newer spent)");
 		log_reader_free(r);
 		return -EPROTONOSUPPORT;
+	}
+	if (len < LOG_HEADER_SIZE) {
+		if (err)
+			snprintf(err, errlen, "log truncated in its %u-byte header", LOG_HEADER_SIZE);
+		log_reader_free(r);
+		return -EBADMSG;
+	}
+	uint32_t crc, reserved;
+	memcpy(&reserved, data + 32, 4);
+	memcpy(&crc, data + LOG_HEADER_CRC_OFF, 4);
+	if (binio_crc32(0, data, LOG_HEADER_CRC_OFF) != crc || reserved) {
+		if (err)
+			snprintf(err, errlen, "corrupt log: header checksum mismatch (bytes 0-%u)",
+				 LOG_HEADER_CRC_OFF - 1);
+		log_reader_free(r);
+		return -EBADMSG;
 	}
 	memcpy(&r->flags, data + 12, 4);
 	memcpy(&r->max_insns, data + 24, 8);
@@ -179,6 +195,11 @@ int log_reader_next(struct log_reader *r, struct log_record *rec)
 	rec->block_offset = r->block_off;
 	r->raw_pos += sizeof(h) + padded;
 	if (h.type == LOG_REC_END) {
+		/* the end record ends the log: anything after it was not written by spent */
+		if (r->raw_pos != r->raw_len || r->pos != r->len)
+			return fail(r, -EBADMSG, "corrupt log: %zu bytes after the end record (block at "
+				    "byte %llu)", (r->raw_len - r->raw_pos) + (r->len - r->pos),
+				    (unsigned long long)r->block_off);
 		r->done = 1;
 		return 0;
 	}
@@ -217,45 +238,20 @@ void log_reader_free(struct log_reader *r)
 	free(r);
 }
 
-static int note_build_id(Elf *e, uint8_t id[20], uint32_t *len)
+int log_image_identity(const char *path, uint8_t id[20], uint8_t *len, uint32_t *kind)
 {
-	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(e, scn)) != NULL) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t off = 0, noff, doff;
-		GElf_Nhdr nh;
-		while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0) {
-				*len = nh.n_descsz > 20 ? 20 : nh.n_descsz;
-				memcpy(id, (char *)d->d_buf + doff, *len);
-				return 0;
-			}
-		}
-	}
-	return -ENOENT;
-}
-
-int log_image_build_id(const char *path, uint8_t id[20], uint32_t *len)
-{
-	int err = -ENOENT;
-	int fd = binio_open_regular(path);
-	Elf *e = NULL;
+	struct profile_image pi;
+	int err = image_identify(path, &pi);
 
 	*len = 0;
-	if (fd < 0)
-		return fd;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (e && elf_kind(e) == ELF_K_ELF)
-		err = note_build_id(e, id, len);
-	if (e)
-		elf_end(e);
-	close(fd);
-	return err;
+	*kind = 0;
+	if (err)
+		return err;
+	/* the log keeps 20 bytes: a longer build-id is compared by its first 20 */
+	*len = pi.id_len > 20 ? 20 : pi.id_len;
+	memcpy(id, pi.id, *len);
+	*kind = pi.id_kind == PROFILE_ID_BUILDID ? LOG_IMG_BUILD_ID : LOG_IMG_CONTENT_HASH;
+	return 0;
 }
 
 int trace_log_probe(const char *path)

@@ -80,6 +80,8 @@ int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct 
 	memcpy(hdr + 12, &flags, 4);
 	memcpy(hdr + 16, &now, 8);
 	memcpy(hdr + 24, &max_insns, 8);
+	uint32_t crc = binio_crc32(0, hdr, LOG_HEADER_CRC_OFF);
+	memcpy(hdr + LOG_HEADER_CRC_OFF, &crc, 4);
 	err = write_all(w->fd, hdr, sizeof(hdr));
 	if (err < 0)
 		goto out;

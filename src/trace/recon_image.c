@@ -1,5 +1,6 @@
 /* trace/recon_image.c - the images a log names: each executable mapping's file is mapped for
- * decoding (vDSO bytes come from the log), its build-id checked against the recorded one, and
+ * decoding (vDSO bytes come from the log), its identity (build-id, else content hash) checked
+ * against the recorded one, and
  * an IMAGE_LOAD event with its load bias emitted. */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,23 +70,28 @@ static int map_file(struct recon_image *im)
 	return 0;
 }
 
-static int check_build_id(struct recon *r, const struct recon_image *im, const struct log_image *li,
+/* The file at the image's path must be the one traced: same build-id, or the same content
+ * hash when it has none (a rebuild without a build-id changes the hash). */
+static int check_identity(struct recon *r, const struct recon_image *im, const struct log_image *li,
 			  uint64_t where)
 {
 	uint8_t id[20];
-	uint32_t n = 0;
+	uint8_t n = 0;
+	uint32_t kind = 0, want = li->flags & (LOG_IMG_BUILD_ID | LOG_IMG_CONTENT_HASH);
 	char a[41], b[41];
-	if (!(li->flags & LOG_IMG_BUILD_ID) || li->build_id_len == 0)
+	if (!want || li->build_id_len == 0)
 		return 0;
-	if (log_image_build_id(im->path, id, &n) < 0)
+	if (log_image_identity(im->path, id, &n, &kind) < 0)
 		n = 0;
-	if (n == li->build_id_len && memcmp(id, li->build_id, n) == 0)
+	if (kind == want && n == li->build_id_len && memcmp(id, li->build_id, n) == 0)
 		return 0;
 	hex(a, li->build_id, li->build_id_len > 20 ? 20 : li->build_id_len);
 	hex(b, id, n);
-	snprintf(r->msg, sizeof(r->msg), "image '%s' changed since it was traced: build-id %s in the "
-		 "log, %s on disk (image record in block at byte %llu); rebuild the log or restore the "
-		 "binary", im->path, a, n ? b : "(none)", (unsigned long long)where);
+	snprintf(r->msg, sizeof(r->msg), "image '%s' changed since it was traced: %s %s in the log, "
+		 "%s%s on disk (image record in block at byte %llu); rebuild the log or restore the "
+		 "binary", im->path, want == LOG_IMG_BUILD_ID ? "build-id" : "content hash (no build-id)",
+		 a, n ? b : "(none)", n && kind != want ? (kind == LOG_IMG_BUILD_ID ? " (a build-id)" :
+		 " (a content hash)") : "", (unsigned long long)where);
 	return -ESTALE;
 }
 
@@ -116,7 +122,8 @@ int recon_on_image(struct recon *r, const struct log_record *rec)
 	size_t pad = ((size_t)li.path_len + 7u) & ~(size_t)7u;
 	if (li.path_len == 0 || li.path_len > 4095 || li.build_id_len > 20 ||
 	    rec->len != sizeof(li) + pad + li.n_bytes ||
-	    ((li.flags & LOG_IMG_BYTES) && li.n_bytes != li.len) || li.len == 0)
+	    ((li.flags & LOG_IMG_BYTES) && li.n_bytes != li.len) || li.len == 0 ||
+	    (li.flags & LOG_IMG_BUILD_ID && li.flags & LOG_IMG_CONTENT_HASH))
 		goto bad;
 	if ((err = image_add(r, &im)) < 0)
 		return err;
@@ -136,7 +143,7 @@ int recon_on_image(struct recon *r, const struct log_record *rec)
 		im->n_bytes = li.n_bytes;
 		im->offset = 0;
 	} else if (im->path[0] == '/') {
-		if ((err = check_build_id(r, im, &li, rec->block_offset)) < 0)
+		if ((err = check_identity(r, im, &li, rec->block_offset)) < 0)
 			return err;
 		map_file(im);	/* unreadable: instructions still reconstruct, without flags */
 	}

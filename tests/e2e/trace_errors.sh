@@ -1,7 +1,10 @@
 #!/bin/bash
 # tests/e2e/trace_errors.sh - bad logs and bad input: a changed binary (build-id mismatch), a
 # truncated log (everything up to its last complete block, then an error naming the byte), a
-# corrupt block, a non-log file, bad flags; nothing partial is left behind.
+# corrupt block, a non-log file, bad flags; nothing partial is left behind. Also (issue "Nothing
+# lost, nothing leaked, nothing hangs"): a binary rebuilt without a build-id (content hash), a
+# flipped header byte (header CRC), an old format version, data after the end record, an image
+# path that became a FIFO, --start naming no function, numbers with signs or garbage.
 source "$(dirname "$0")/lib.sh"
 SRC=$SPENT_TOP/tests/progs/trace_small.c
 
@@ -21,11 +24,11 @@ fi
 "$SPENT" trace -o "$TMP/t.log" -- "$PROGS/trace_threads" > /dev/null 2>&1
 "$SPENT" trace dump "$TMP/t.log" > "$TMP/full.dump"
 size=$(stat -c %s "$TMP/t.log")
-# cut in the middle of the second block (block headers: magic, raw, comp, crc; 32-byte file header)
+# cut in the middle of the second block (block headers: magic, raw, comp, crc; 40-byte file header)
 cut=$(python3 - "$TMP/t.log" <<'PY'
 import struct, sys
 d = open(sys.argv[1], "rb").read()
-p, blocks = 32, []
+p, blocks = 40, []
 while p + 16 <= len(d):
     comp = struct.unpack("<4I", d[p:p + 16])[2]
     blocks.append((p, comp))
@@ -68,3 +71,77 @@ check "no command is refused" grep -q "no command to trace" "$TMP/nocmd.err"
 "$SPENT" trace --max-instructions 5000 -o "$TMP/m.log" -- "$PROGS/trace_small" > /dev/null 2>&1
 js=$("$SPENT" trace stats --json "$TMP/m.log")
 check "--max-instructions 5000 yields exactly 5000 instructions" test "$(jfield "$js" instructions)" = 5000
+
+# a binary without a build-id, rebuilt: the content hash the recorder keeps tells
+gcc -O1 -Wl,--build-id=none -o "$TMP/nobid" "$SRC"
+"$SPENT" trace -o "$TMP/nb.log" -- "$TMP/nobid" 0 > /dev/null 2>&1
+"$SPENT" trace stats "$TMP/nb.log" > /dev/null 2>&1
+check "log of a binary without build-id reads cleanly" test $? -eq 0
+gcc -O1 -DVARIANT -Wl,--build-id=none -o "$TMP/nobid" "$SRC"
+"$SPENT" trace stats "$TMP/nb.log" > /dev/null 2> "$TMP/nb.err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "changed since it was traced: content hash" "$TMP/nb.err" && grep -q "$TMP/nobid" "$TMP/nb.err"; then
+	pass "binary rebuilt without a build-id is refused by its content hash, named"
+else
+	fail "binary rebuilt without a build-id is refused by its content hash, named: rc $rc, '$(cat "$TMP/nb.err")'"
+fi
+
+# the header has a CRC: byte 24 (max_insns) flipped made stats report 16 instructions, exit 0
+"$SPENT" trace -o "$TMP/h.log" -- "$PROGS/trace_small" > /dev/null 2>&1
+cp "$TMP/h.log" "$TMP/h24.log"
+printf '\x10' | dd of="$TMP/h24.log" bs=1 seek=24 conv=notrunc 2> /dev/null
+"$SPENT" trace stats "$TMP/h24.log" > "$TMP/h24.out" 2> "$TMP/h24.err"
+rc=$?
+check "flipped header byte 24: stats exits 1" test $rc -eq 1
+check "flipped header byte 24: the error names the header checksum" grep -q "corrupt log: header checksum mismatch" "$TMP/h24.err"
+check "flipped header byte 24: no instruction count is printed" test ! -s "$TMP/h24.out"
+python3 - "$TMP/h.log" "$TMP/v1.log" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+d[8:12] = (1).to_bytes(4, "little")
+open(sys.argv[2], "wb").write(d)
+PY
+"$SPENT" trace dump "$TMP/v1.log" > /dev/null 2> "$TMP/v1.err"
+rc=$?
+check "a version 1 log is refused with exit 1" test $rc -eq 1
+check "a version 1 log is refused naming both versions" grep -q "trace log format version 1 is not supported: this spent reads version 2" "$TMP/v1.err"
+
+# anything after the end record is corruption, not ignored
+cp "$TMP/h.log" "$TMP/tail.log"
+printf 'trailing bytes' >> "$TMP/tail.log"
+"$SPENT" trace stats "$TMP/tail.log" > /dev/null 2> "$TMP/tail.err"
+rc=$?
+check "data after the end record: stats exits 1" test $rc -eq 1
+check "data after the end record: a corrupt-log error" grep -q "corrupt log: 14 bytes after the end record" "$TMP/tail.err"
+
+# an image path the log names that became a FIFO: an error, never a hang
+cp "$PROGS/trace_small" "$TMP/fifoprog"
+"$SPENT" trace -o "$TMP/f.log" -- "$TMP/fifoprog" > /dev/null 2>&1
+rm "$TMP/fifoprog" && mkfifo "$TMP/fifoprog"
+timeout 20 "$SPENT" trace stats "$TMP/f.log" > /dev/null 2> "$TMP/f.err"
+rc=$?
+check "image path now a FIFO: stats does not hang (rc $rc)" test $rc -ne 124
+check "image path now a FIFO: stats fails naming the image" grep -q "image '$TMP/fifoprog' changed since it was traced" "$TMP/f.err"
+timeout 20 "$SPENT" cachesim "$TMP/f.log" > /dev/null 2>&1
+check "image path now a FIFO: cachesim does not hang" test $? -ne 124
+rm -f "$TMP/fifoprog"
+
+# --start with a symbol that is never entered: an error naming it, no 0-instruction log
+"$SPENT" trace -o "$TMP/s.log" --start nosuchsym -- "$PROGS/trace_small" > /dev/null 2> "$TMP/s.err"
+rc=$?
+check "--start nosuchsym exits 1" test $rc -eq 1
+check "--start nosuchsym names the symbol" grep -q "^spent: --start 'nosuchsym': no function of that name was entered" "$TMP/s.err"
+check "--start nosuchsym writes no log" test ! -e "$TMP/s.log"
+"$SPENT" trace -o "$TMP/m.log" --start main -- "$PROGS/trace_small" > /dev/null 2>&1
+n=$(jfield "$("$SPENT" trace stats --json "$TMP/m.log")" instructions)
+check "--start main still traces ($n instructions)" test "${n:-0}" -gt 1000
+
+# numbers: one strict parser (no blanks, signs, garbage, overflow)
+for bad in ' -1' '-1' '12abc' '99999999999999999999999' '' '1 '; do
+	"$SPENT" trace --max-instructions "$bad" -- true > /dev/null 2> "$TMP/n.err"
+	rc=$?
+	check "--max-instructions '$bad' is refused with exit 2" test $rc -eq 2
+	"$SPENT" trace dump --limit "$bad" "$TMP/h.log" > /dev/null 2> "$TMP/n.err"
+	rc=$?
+	check "dump --limit '$bad' is refused with exit 2" test $rc -eq 2
+done

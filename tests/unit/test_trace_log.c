@@ -1,6 +1,7 @@
 /* tests/unit/test_trace_log.c - the trace log writer, reader and reconstructor on a synthetic
  * log built with log_writer (a loop of two superblocks over stored code bytes), plus the
  * decoder's flags and cache. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -214,12 +215,81 @@ static void test_corrupt_block_is_reported(void **state)
 	data[len - 3] ^= 0x55;	/* inside the only block's zstd frame */
 	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), 0);
 	assert_true(trace_source_next(src, &bt) < 0);
-	assert_non_null(strstr(trace_source_error(src), "checksum mismatch in block at byte 32"));
+	assert_non_null(strstr(trace_source_error(src), "checksum mismatch in block at byte 40"));
 	trace_source_free(src);
 	assert_int_equal(trace_log_open_mem(data, len - 5, &src, err, sizeof(err)), 0);
 	assert_true(trace_source_next(src, &bt) < 0);
 	assert_non_null(strstr(trace_source_error(src), "truncated"));
 	trace_source_free(src);
+	free(data);
+	unlink(path);
+}
+
+/* Version 2's header CRC: a flipped bit of max_insns (byte 24) no longer cuts the stream
+ * silently; version 1 (no CRC) and unknown versions are refused with the version named. */
+static void test_header_checksum_and_versions(void **state)
+{
+	char path[] = "/tmp/spent-test-trace-XXXXXX";
+	int fd = mkstemp(path);
+	uint8_t *data;
+	size_t len;
+	struct trace_source *src;
+	char err[256];
+	close(fd);
+	write_log(path);
+	assert_int_equal(binio_read_file(path, 1 << 20, &data, &len), 0);
+	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), 0);
+	trace_source_free(src);
+	data[24] ^= 0x10;
+	assert_true(trace_log_open_mem(data, len, &src, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "header checksum mismatch"));
+	data[24] ^= 0x10;
+	data[8] = 1;
+	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), -EPROTONOSUPPORT);
+	assert_non_null(strstr(err, "version 1 is not supported"));
+	data[8] = 3;
+	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), -EPROTONOSUPPORT);
+	assert_non_null(strstr(err, "newer spent"));
+	data[8] = LOG_VERSION;
+	assert_true(trace_log_open_mem(data, 30, &src, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "truncated"));
+	free(data);
+	unlink(path);
+}
+
+/* Bytes after the END record (a second block, or garbage) make the log corrupt. */
+static void test_data_after_end_is_corrupt(void **state)
+{
+	char path[] = "/tmp/spent-test-trace-XXXXXX";
+	int fd = mkstemp(path);
+	uint8_t *data, *more;
+	size_t len;
+	struct trace_source *src;
+	struct trace_batch bt;
+	char err[256];
+	int r;
+	close(fd);
+	write_log(path);
+	assert_int_equal(binio_read_file(path, 1 << 20, &data, &len), 0);
+	more = malloc(2 * len);
+	assert_non_null(more);
+	memcpy(more, data, len);
+	/* the log's own block again after it: a well-formed block, still after the end */
+	memcpy(more + len, data + LOG_HEADER_SIZE, len - LOG_HEADER_SIZE);
+	assert_int_equal(trace_log_open_mem(more, 2 * len - LOG_HEADER_SIZE, &src, err, sizeof(err)), 0);
+	while ((r = trace_source_next(src, &bt)) > 0)
+		;
+	assert_true(r < 0);
+	assert_non_null(strstr(trace_source_error(src), "after the end record"));
+	trace_source_free(src);
+	memcpy(more + len, "garbage!", 8);
+	assert_int_equal(trace_log_open_mem(more, len + 8, &src, err, sizeof(err)), 0);
+	while ((r = trace_source_next(src, &bt)) > 0)
+		;
+	assert_true(r < 0);
+	assert_non_null(strstr(trace_source_error(src), "8 bytes after the end record"));
+	trace_source_free(src);
+	free(more);
 	free(data);
 	unlink(path);
 }
@@ -255,6 +325,8 @@ int main(void)
 		cmocka_unit_test(test_reconstructs_synthetic_log),
 		cmocka_unit_test(test_guarded_and_template_paths_agree),
 		cmocka_unit_test(test_corrupt_block_is_reported),
+		cmocka_unit_test(test_header_checksum_and_versions),
+		cmocka_unit_test(test_data_after_end_is_corrupt),
 		cmocka_unit_test(test_decode_flags_and_cache),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
