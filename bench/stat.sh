@@ -28,4 +28,4 @@ measure() { # label runs command...
 
 command -v bc >/dev/null || { echo "bench/stat.sh: needs bc (apt-get install bc)" >&2; exit 1; }
 measure "stat true" "$n_true" true
-measure "stat 1 s workload" "$n_long" "$demo" 2
+measure "stat 1 s workload" "$n_long" "$demo" 1

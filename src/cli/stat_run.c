@@ -335,6 +335,16 @@ static int read_into_rows(struct run_ctx *rc, struct counting *c, struct count_v
 	return 0;
 }
 
+/* With -I: the counts since the last interval row, up to now, as one more row. The command's
+ * last partial interval is printed as perf does (it was dropped: the interval rows did not add
+ * up to the totals). */
+static void print_last_interval(struct run_ctx *rc, struct counting *c, struct count_value *totals,
+				struct count_value *prev, double start)
+{
+	if (prev && read_into_rows(rc, c, totals, prev) == 0)
+		stat_print_rows(rc->out, rc->rows, rc->nrows, 0, (now_ns() - start) / 1e9);
+}
+
 /* Wait for the command or process to end (or Ctrl-C without one), printing intervals. */
 static void wait_loop(struct run_ctx *rc, struct counting *c, pid_t watch, double start,
 		      struct count_value *totals)
@@ -381,6 +391,7 @@ static void wait_loop(struct run_ctx *rc, struct counting *c, pid_t watch, doubl
 	}
 	if (pidfd >= 0)
 		close(pidfd);
+	print_last_interval(rc, c, totals, prev, start);
 	free(prev);
 }
 
@@ -432,6 +443,7 @@ static int wait_loop_traced(struct run_ctx *rc, struct counting *c, struct threa
 		struct itimerval off = { { 0, 0 }, { 0, 0 } };
 		setitimer(ITIMER_REAL, &off, NULL);
 	}
+	print_last_interval(rc, c, totals, prev, start);
 	free(prev);
 	return status;
 }

@@ -17,6 +17,15 @@ check "-r 0 is refused with exit 2" test "$rc" -eq 2
 check "an unknown option exits 2" test "$rc" -eq 2
 "$SPENT" stat -e 'task-clock,,page-faults' -- true 2>/dev/null; rc=$?
 check "an empty event name exits 2" test "$rc" -eq 2
+# numbers are digits only: strtol took ' 2' and '-r ' -1' became huge elsewhere
+for bad in ' 2' '2 ' '+2' '-1' '2x' '99999999999999999999'; do
+	"$SPENT" stat -r "$bad" -- true 2>"$TMP/err"; rc=$?
+	check "-r '$bad' is refused with exit 2" test "$rc" -eq 2
+done
+check "a refused number names the option and the range" grep -q "invalid value '99999999999999999999' for -r: expected an integer in \[1, 100000\]" "$TMP/err"
+"$SPENT" stat --json --csv -- true 2>"$TMP/err"; rc=$?
+check "--json --csv together are refused with exit 2" test "$rc" -eq 2
+check "--json --csv together: the message says choose one" grep -q -- "--json and --csv cannot be combined" "$TMP/err"
 
 # output formats
 "$SPENT" stat --json -e task-clock,page-faults -- true 2>"$TMP/j"
@@ -43,9 +52,19 @@ tot=$(python3 -c 'import json,sys
 rows=[json.loads(l) for l in open(sys.argv[1])]
 print([r for r in rows if "event" in r and "cpu" not in r][0]["value"])' "$TMP/a")
 check "-a cpu-clock covers every CPU for the run ($tot ms on $ncpu CPUs)" python3 -c "import sys; sys.exit(not ($tot >= 0.9*300*$ncpu and $tot <= 1.5*300*$ncpu))"
-"$SPENT" stat -I 100 --csv -e task-clock -- "$PROGS/demo" 0.5 >/dev/null 2>"$TMP/i"
+# demo's argument is seconds of CPU time, measured by its own clock: 0.5 s is at least 0.5 s of
+# wall time on any machine (it was an iteration count that ran 0.17 s on a faster CPU)
+"$SPENT" stat -I 100 --csv -e task-clock,page-faults -- "$PROGS/demo" 0.5 >/dev/null 2>"$TMP/i"
 n=$(grep -cE '^[0-9]+\.[0-9]+,task-clock' "$TMP/i")
-check "-I 100 prints interval rows during a 0.3 s+ run ($n)" test "$n" -ge 2
+check "-I 100 prints interval rows during a 0.5 s run ($n)" test "$n" -ge 5
+# the last, partial interval is printed too (perf does): the rows add up to the totals
+check "-I rows add up to the totals: the final partial interval is printed" python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for ev, tol in (("task-clock", 0.01), ("page-faults", 0)):
+    iv = sum(float(r["value"]) for r in rows if r["interval"] and r["event"] == ev)
+    tot = [float(r["value"]) for r in rows if not r["interval"] and r["event"] == ev][0]
+    assert abs(iv - tot) <= tol, (ev, iv, tot)' "$TMP/i"
 "$SPENT" stat -r 3 -e page-faults -- "$PROGS/sleeper" 2>"$TMP/r"
 check "-r 3 reports mean +- stddev" grep -qE 'page-faults.*\( \+- +[0-9.]+% \)' "$TMP/r"
 check "-r 3 says how many runs" grep -q '(3 runs)' "$TMP/r"
