@@ -253,14 +253,7 @@ static void print_slot_breakdown(struct run_ctx *rc, struct counting *c)
 			th[s].tid = counting_slot_id(c, s);
 			th[s].pid = rc->opts->pid;
 			th[s].values = &vals[s * rc->os.n];
-			char path[64];
-			snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)th[s].pid, (int)th[s].tid);
-			FILE *f = fopen(path, "r");
-			if (f) {
-				if (fgets(th[s].comm, sizeof(th[s].comm), f))
-					th[s].comm[strcspn(th[s].comm, "\n")] = 0;
-				fclose(f);
-			}
+			thread_comm(th[s].pid, th[s].tid, th[s].comm);
 			counting_read_slot(c, s, th[s].values);
 		}
 		print_breakdown(rc, th, n);

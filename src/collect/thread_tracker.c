@@ -1,6 +1,7 @@
 /* collect/thread_tracker.c - per-thread counters opened at creation stops and read at exit
  * stops of a ptrace-seized command tree. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,17 +70,33 @@ static struct tracked *find(struct thread_tracker *t, pid_t tid)
 	return NULL;
 }
 
+void thread_comm(pid_t pid, pid_t tid, char comm[16])
+{
+	char path[64], buf[24];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	comm[0] = 0;
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	/* only the final newline is the file's: a name may hold newlines of its own */
+	if (buf[n - 1] == '\n')
+		n--;
+	if (n > 15)
+		n = 15;
+	memcpy(comm, buf, (size_t)n);
+	comm[n] = 0;
+}
+
 static void read_comm(pid_t tid, char comm[16])
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)tid);
-	FILE *f = fopen(path, "r");
-	comm[0] = 0;
-	if (f) {
-		if (fgets(comm, 16, f))
-			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
-	}
+	thread_comm(tid, tid, comm);
 }
 
 static pid_t tgid_of(pid_t tid)

@@ -24,6 +24,9 @@ struct thread_counts {
 struct thread_tracker;
 
 /* EVENTS/GROUP as in struct counting_config (copied). */
+/* The name of thread TID of process PID (/proc/PID/task/TID/comm), "" when unreadable. */
+void thread_comm(pid_t pid, pid_t tid, char comm[16]);
+
 int thread_tracker_new(const struct spent_event *events, const int *group, size_t n_events,
 		       struct thread_tracker **out);
 void thread_tracker_free(struct thread_tracker *t);

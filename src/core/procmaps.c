@@ -233,6 +233,16 @@ int procmaps_parse_line(char *line, struct procmaps_line *out)
 	out->exec = strchr(perms, 'x') != NULL;
 	line[name_at + strcspn(line + name_at, "\n")] = '\0';
 	out->path = line + name_at;
+	/* the kernel writes a newline of a file name as "\012" (and escapes nothing else, so a
+	 * name really holding those four characters cannot be told apart: taken as a newline) */
+	for (char *r = line + name_at, *w = r;; r++, w++) {
+		if (r[0] == '\\' && r[1] == '0' && r[2] == '1' && r[3] == '2') {
+			*w = '\n';
+			r += 3;
+		} else if (!(*w = *r)) {
+			break;
+		}
+	}
 	l = strlen(out->path);
 	/* a deleted file keeps its identity through device and inode */
 	if (l > 10 && !strcmp(line + name_at + l - 10, " (deleted)")) {

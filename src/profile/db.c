@@ -111,7 +111,9 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
 		}
 		ssize_t n = read(fd, reply + got, len - 1 - got);
 		if (n <= 0) {
-			err = n < 0 ? -errno : 0;
+			/* a peer that closes without reading what we sent resets the connection after
+			 * its reply: that reply is the whole answer */
+			err = n < 0 && !(errno == ECONNRESET && got > 0) ? -errno : 0;
 			break;
 		}
 		got += (size_t)n;

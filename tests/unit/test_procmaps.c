@@ -151,6 +151,8 @@ static void maps_lines_parse(void **state)
 	char b[] = "7ffd0000-7ffd2000 rw-p 00000000 00:00 0 \n";
 	char c[] = "not a mapping\n";
 	char d[] = "3000-2000 r-xp 0 00:00 0 /x\n";
+	/* the kernel writes a newline in a file name as \012 and nothing else escaped */
+	char e[] = "1000-2000 r-xp 0 fd:01 9 /t/a\"q\\b\\012n/p\\012\n";
 
 	assert_int_equal(procmaps_parse_line(a, &ml), 0);
 	assert_int_equal(ml.start, 0x7f0000001000ull);
@@ -167,6 +169,8 @@ static void maps_lines_parse(void **state)
 	assert_string_equal(ml.path, "");
 	assert_int_equal(procmaps_parse_line(c, &ml), -EINVAL);
 	assert_int_equal(procmaps_parse_line(d, &ml), -EINVAL);
+	assert_int_equal(procmaps_parse_line(e, &ml), 0);
+	assert_string_equal(ml.path, "/t/a\"q\\b\nn/p\n");
 }
 
 int main(void)
