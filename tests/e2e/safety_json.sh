@@ -112,7 +112,9 @@ jsonl "hitcurve" "$N/hc.json"
 jsonl "locks" "$N/lk.json" "mtx"
 
 # ---- citcat ----
-if "$SPENT" citcat record -o "$N/rec" -- "$PROGS/citcat_tiny" > /dev/null 2> "$N/cc.err"; then
+# (record exits with the program's status: citcat_tiny exits 5)
+"$SPENT" citcat record -o "$N/rec" -- "$PROGS/citcat_tiny" > /dev/null 2> "$N/cc.err"
+if [ -d "$N/rec" ]; then
 	"$SPENT" citcat replay "$N/rec" --json > "$N/cc.json" 2> /dev/null
 	jsonl "citcat replay" "$N/cc.json"
 elif grep -q "cpuid faulting" "$N/cc.err"; then
