@@ -53,6 +53,7 @@ struct citcat_summary {
 	uint64_t out_bytes;		/* bytes the replayed program wrote */
 	int verified;			/* output bytes and exit status equal the real run's */
 	uint64_t recording_bytes;
+	int cpuid_mode;			/* enum citcat_cpuid_mode the recorder used (0: unknown) */
 };
 
 /* Open the recording at DIR (checks every referenced file first) and build the simulator.

@@ -133,6 +133,11 @@ static int dump_batches(struct trace_source *src)
 	return r;
 }
 
+static const char *cpuid_mode_name(int mode)
+{
+	return mode == CITCAT_CPUID_FAULT ? "fault" : mode == CITCAT_CPUID_PATCH ? "patch" : "unknown";
+}
+
 static void print_summary(const struct citcat_replay_opts *o, const struct citcat_summary *s,
 			  double secs, double cpu, const char *error)
 {
@@ -140,10 +145,12 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		printf("{\"instructions\":%" PRIu64 ",\"syscalls\":%" PRIu64 ",\"events\":%" PRIu64
 		       ",\"exit_status\":%d,\"recorded_exit_status\":%d,\"output_bytes\":%" PRIu64
 		       ",\"verified\":%s,\"recording_bytes\":%" PRIu64 ",\"seconds\":%.6f,"
-		       "\"cpu_seconds\":%.6f,\"error\":", s->instructions, s->syscalls, s->events,
+		       "\"cpu_seconds\":%.6f,\"cpuid_mode\":\"%s\",\"error\":", s->instructions,
+		       s->syscalls, s->events,
 		       s->exit_status >= 0 ? status_code(s->exit_status) : -1,
 		       s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
-		       s->verified ? "true" : "false", s->recording_bytes, secs, cpu);
+		       s->verified ? "true" : "false", s->recording_bytes, secs, cpu,
+		       cpuid_mode_name(s->cpuid_mode));
 		if (error)
 			cli_json_string(stdout, error);
 		else
@@ -153,11 +160,12 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 	}
 	FILE *f = o->dump ? stderr : stdout;
 	fprintf(f, "instructions   %" PRIu64 "\nsyscalls       %" PRIu64 "\nexit status    %d "
-		"(recorded %d)\noutput bytes   %" PRIu64 "\nverified       %s\nreplay speed   "
-		"%.1f M instructions per cpu second\n", s->instructions, s->syscalls,
+		"(recorded %d)\noutput bytes   %" PRIu64 "\nverified       %s\ncpuid          %s\n"
+		"replay speed   %.1f M instructions per cpu second\n", s->instructions, s->syscalls,
 		s->exit_status >= 0 ? status_code(s->exit_status) : -1,
 		s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
-		s->verified ? "yes" : "no", cpu > 0 ? s->instructions / cpu / 1e6 : 0.0);
+		s->verified ? "yes" : "no", cpuid_mode_name(s->cpuid_mode),
+		cpu > 0 ? s->instructions / cpu / 1e6 : 0.0);
 }
 
 static int citcat_replay_main(int argc, char **argv)
