@@ -6,7 +6,8 @@ set -eu
 PKGS="make gcc clang llvm lld pkg-config
 libpfm4-dev libdw-dev libelf-dev elfutils libbpf-dev bpftool libzydis-dev libunicorn-dev
 libzstd-dev zlib1g-dev libpng-dev libcmocka-dev libclang-rt-14-dev
-linux-perf valgrind binutils file procps python3 golang-go bc"
+linux-perf valgrind binutils file procps python3 golang-go bc
+sqlite3 zstd xz-utils bzip2 gzip openssl diffutils findutils tar perl"
 
 missing=""
 for p in $PKGS; do

@@ -2,7 +2,7 @@
  * predictable symbol names, the -finstrument-functions tag, and the static-link entry point.
  *
  * A software signal is one memory location the application writes and the Shim observer
- * thread reads with a plain load (seed 002, "software signal channels"). Declare a slot at
+ * thread reads with a plain load (the Shim paper's "software signal channels"). Declare a slot at
  * file scope and write it as the program runs:
  *
  *     #include <spent/shim.h>

@@ -1,6 +1,6 @@
 /* analysis/cachesim.h - a configurable cache-hierarchy simulator fed by the trace stream: split
  * or unified levels, LRU/FIFO/random replacement, write-back with dirty subblocks or
- * write-through with write buffers, write-allocate or not; per traffic kind pin bytes (the seed
+ * write-through with write buffers, write-allocate or not; per traffic kind pin bytes (the
  * PatchWrx paper's Figures 3-6) per chunk of instructions; optional private caches per core with
  * an invalidation protocol and false-sharing detection. */
 #ifndef SPENT_ANALYSIS_CACHESIM_H
@@ -43,7 +43,7 @@ struct cachesim_config {
 	uint64_t seed;		/* for random replacement */
 };
 
-/* Traffic crossing the pins (below the last level), by kind, as in the seed's charts. */
+/* Traffic crossing the pins (below the last level), by kind, as in the PatchWrx paper's charts. */
 enum cache_traffic {
 	TRAFFIC_IMISS,		/* instruction fetch misses */
 	TRAFFIC_DMISS,		/* data read misses */

@@ -1,5 +1,5 @@
 /* analysis/cachesim_coherence.c - private caches per core kept coherent by a pure invalidation
- * protocol (a write invalidates every other core's copy, as on the seed's AlphaServer 2100);
+ * protocol (a write invalidates every other core's copy, as on Perl & Sites's AlphaServer 2100);
  * per line: invalidations, misses on lost copies, and which bytes each core wrote, from which
  * false sharing (different cores writing disjoint bytes of one line) is found. */
 #include <errno.h>

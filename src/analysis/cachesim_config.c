@@ -1,4 +1,4 @@
-/* analysis/cachesim_config.c - cache configurations: the seed's Alpha 21064 and 21164, a
+/* analysis/cachesim_config.c - cache configurations: the PatchWrx paper's Alpha 21064 and 21164, a
  * cachegrind-equivalent default, the host's caches read from sysfs, and a small text format. */
 #include <ctype.h>
 #include <errno.h>
@@ -40,7 +40,7 @@ int cachesim_config_preset(const char *name, struct cachesim_config *out, char *
 		return 0;
 	}
 	if (!strcmp(name, "alpha21164")) {
-		/* as the seed models it: one 96 KB 3-way write-back unified cache, 64 B lines,
+		/* as the PatchWrx paper models it: one 96 KB 3-way write-back unified cache, 64 B lines,
 		 * dirty bits per 16-byte subblock */
 		out->clock_mhz = 400;
 		level(out, "L1", 1, CACHE_UNIFIED, 96 * 1024, 64, 3);

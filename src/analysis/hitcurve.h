@@ -1,4 +1,4 @@
-/* analysis/hitcurve.h - incremental cache hit curves (the seed's Figures 12-13): hits for every
+/* analysis/hitcurve.h - incremental cache hit curves (PatchWrx paper, Figs. 12-13): hits for every
  * power-of-two cache size at once, for direct-mapped caches and for fully-associative LRU
  * caches (exact stack distances), split by i-stream and d-stream, from one pass over a trace. */
 #ifndef SPENT_ANALYSIS_HITCURVE_H
@@ -39,7 +39,7 @@ int hitcurve_feed(struct hitcurve *hc, const struct trace_batch *batch);
 int hitcurve_access(struct hitcurve *hc, int stream, uint64_t addr, uint32_t size);
 void hitcurve_result(const struct hitcurve *hc, struct hitcurve_result *out);
 
-/* The seed's CPI estimate: 1 + sum over sizes of incremental hits per instruction times the
+/* The paper's CPI estimate: 1 + sum over sizes of incremental hits per instruction times the
  * service time of the level that size falls in. LEVEL_SIZES ascending (bytes), LEVEL_CYCLES the
  * cycles a hit there costs; hits beyond the last level size and misses beyond the largest size
  * cost MEM_CYCLES. LRU selects the fully-associative curve. */

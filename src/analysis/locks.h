@@ -1,7 +1,7 @@
-/* analysis/locks.h - lock activity found in a trace by pattern (the seed's section 4.1):
+/* analysis/locks.h - lock activity found in a trace by pattern (PatchWrx paper, section 4.1):
  * pthread mutex and spin lock entry points (by symbol), lock-prefixed read-modify-write on an
  * address followed by a plain release store to it, and futex waits. Times are stream positions
- * (instructions executed, the seed's 1-CPI clock). */
+ * (instructions executed, the paper's 1-CPI clock). */
 #ifndef SPENT_ANALYSIS_LOCKS_H
 #define SPENT_ANALYSIS_LOCKS_H
 

@@ -1,4 +1,4 @@
-/* analysis/memmap.h - memory maps (the seed's Figures 7-11): a dot per instruction address and
+/* analysis/memmap.h - memory maps (PatchWrx paper, Figures 7-11): a dot per instruction address and
  * per data address, address modulo a board-cache size against instructions executed, kept as
  * a fixed-size bitmap whose columns double their span as the trace grows (one pass). */
 #ifndef SPENT_ANALYSIS_MEMMAP_H

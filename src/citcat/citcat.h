@@ -10,9 +10,18 @@
 
 #include "spent/trace.h"
 
+/* How cpuid instructions are made to trap to the recorder (answered from the simulator's CPU
+ * model). AUTO uses the CPU's faulting where it exists and patching elsewhere. */
+enum citcat_cpuid_mode {
+	CITCAT_CPUID_AUTO = 0,
+	CITCAT_CPUID_FAULT = 1,		/* arch_prctl(ARCH_SET_CPUID): needs CPU/hypervisor support */
+	CITCAT_CPUID_PATCH = 2,		/* cpuid sites in mapped code overwritten with ud2 */
+};
+
 struct citcat_record_opts {
 	const char *out_dir;		/* the recording directory to create (replaces an old one) */
 	char *const *argv;		/* the command, argv[0] looked up in PATH */
+	enum citcat_cpuid_mode cpuid;
 };
 
 struct citcat_record_result {
@@ -22,6 +31,10 @@ struct citcat_record_result {
 	uint64_t bytes;			/* size of the recording */
 	uint64_t unknown_syscalls;	/* calls whose memory outputs the recorder does not know */
 	long first_unknown_nr;
+	enum citcat_cpuid_mode cpuid_mode;	/* the mode used (FAULT or PATCH) */
+	uint64_t cpuid_patched;		/* PATCH: cpuid sites replaced in mapped code */
+	uint64_t cpuid_unconfirmed;	/* PATCH: 0f a2 matches in mapped code left unpatched */
+	char cpuid_unconfirmed_file[256];	/* the first file holding such a match */
 };
 
 /* Run OPTS->argv under the recorder into OPTS->out_dir. 0 when the recording is complete
@@ -40,6 +53,7 @@ struct citcat_summary {
 	uint64_t out_bytes;		/* bytes the replayed program wrote */
 	int verified;			/* output bytes and exit status equal the real run's */
 	uint64_t recording_bytes;
+	int cpuid_mode;			/* enum citcat_cpuid_mode the recorder used (0: unknown) */
 };
 
 /* Open the recording at DIR (checks every referenced file first) and build the simulator.

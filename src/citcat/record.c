@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -42,6 +43,8 @@ struct loop_state {
 	uint64_t nr, args[6];
 	int done;
 	int status;
+	pid_t execed[64];	/* children that exec'd (their image is not the patched one) */
+	size_t nexeced;
 };
 
 static int fail(struct cc_tracer *tr, int err, const char *msg)
@@ -100,8 +103,11 @@ static void cpuid_answer(struct cc_tracer *tr, uint32_t leaf, uint32_t sub, uint
 
 /* ---- traps: rdtsc / rdtscp / cpuid faulting arrive as SIGSEGV; answer and skip ---- */
 
-/* 1 when the SIGSEGV at REGS was a trapped instruction (answered), 0 when a real signal. */
-static int emulate_trap(struct cc_tracer *tr, pid_t pid, struct user_regs_struct *regs, int record)
+/* 1 when the SIGSEGV (rdtsc, faulting cpuid) or SIGILL (a cpuid the patcher replaced by ud2;
+ * PATCHED says the process still has the patched image) at REGS was a trapped instruction,
+ * answered; 0 when it is a real signal. */
+static int emulate_trap(struct cc_tracer *tr, pid_t pid, int sig, struct user_regs_struct *regs,
+			int record, int patched)
 {
 	uint8_t insn[3] = { 0 };
 	struct binbuf *b = &tr->w.payload;
@@ -113,6 +119,14 @@ static int emulate_trap(struct cc_tracer *tr, pid_t pid, struct user_regs_struct
 	memcpy(insn, &word, 3);
 	if (insn[0] != 0x0f)
 		return 0;
+	if (sig == SIGILL) {
+		if (insn[1] != 0x0b || !patched || !tr->patcher ||
+		    !cc_cpuid_patched_at(tr->patcher, regs->rip))
+			return 0;	/* a real ud2 or illegal instruction */
+		insn[1] = 0xa2;
+	} else if (sig != SIGSEGV) {
+		return 0;
+	}
 	if (insn[1] == 0x31 || (insn[1] == 0x01 && insn[2] == 0xf9)) {
 		unsigned aux = 0;
 		int p = insn[1] == 0x01;
@@ -216,7 +230,7 @@ static int hide_vdso(struct cc_tracer *tr, uint64_t sp)
 	}
 }
 
-static int exec_setup(struct cc_tracer *tr, char *const *argv)
+static int exec_setup(struct cc_tracer *tr, char *const *argv, enum citcat_cpuid_mode mode)
 {
 	char path[64];
 	int st;
@@ -231,20 +245,54 @@ static int exec_setup(struct cc_tracer *tr, char *const *argv)
 	tr->memfd = open(path, O_RDWR | O_CLOEXEC);
 	if (tr->memfd < 0)
 		return fail(tr, -errno, "cannot open the program's memory (/proc/PID/mem)");
-	int err = inject_syscall(tr, &regs, SYS_arch_prctl, ARCH_SET_CPUID, 0, &ret);
-	if (err || ret != 0)
-		return fail(tr, err ? err : (int)ret, "cannot enable cpuid faulting "
-			    "(arch_prctl ARCH_SET_CPUID): this cpu or hypervisor lacks it");
+	int err = 0;
+	if (mode != CITCAT_CPUID_PATCH) {
+		err = inject_syscall(tr, &regs, SYS_arch_prctl, ARCH_SET_CPUID, 0, &ret);
+		if (!err && ret == 0)
+			tr->cpuid_mode = CC_CPUID_FAULT;
+		else if (mode == CITCAT_CPUID_FAULT)
+			return fail(tr, err ? err : (int)ret, "cannot enable cpuid faulting (arch_prctl "
+				    "ARCH_SET_CPUID): this cpu or hypervisor lacks it; use --cpuid patch");
+		if (err)
+			return fail(tr, err, "cannot run a syscall in the program at its exec stop");
+	}
+	if (tr->cpuid_mode != CC_CPUID_FAULT) {
+		tr->cpuid_mode = CC_CPUID_PATCH;
+		if (cc_cpuid_patcher_new(&tr->patcher))
+			return fail(tr, -ENOMEM, "out of memory");
+	}
 	err = hide_vdso(tr, regs.rsp);
 	if (err)
 		return fail(tr, err, "cannot rewrite the auxiliary vector to hide the vdso");
 	err = cc_capture_initial(tr, &regs, argv);
 	if (err)
 		return fail(tr, err, "cannot capture the initial memory image");
+	/* after the capture: the recording keeps the original instructions */
+	if (tr->patcher && (err = cc_cpuid_patch_range(tr->patcher, tr->pid, tr->memfd, 0, 0)))
+		return fail(tr, err, "cannot patch the program's cpuid instructions");
 	return 0;
 }
 
 /* ---- the stop loop ---- */
+
+/* CC_CPUID_PATCH: code that became executable in a recorded mmap/mprotect has its cpuid sites
+ * patched, after the syscall's record holds the original bytes. */
+static int patch_new_code(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_t ret)
+{
+	uint64_t start, len;
+	if (ret < 0)
+		return 0;
+	if (nr == SYS_mmap && (a[2] & PROT_EXEC))
+		start = (uint64_t)ret, len = a[1];
+	else if ((nr == SYS_mprotect || nr == SYS_pkey_mprotect) && (a[2] & PROT_EXEC))
+		start = a[0], len = a[1];
+	else if (nr == SYS_mremap)
+		start = (uint64_t)ret, len = a[2];
+	else
+		return 0;
+	int err = len ? cc_cpuid_patch_range(tr->patcher, tr->pid, tr->memfd, start, len) : 0;
+	return err ? fail(tr, err, "cannot patch the cpuid instructions of new code") : 0;
+}
 
 static int emit_exit(struct cc_tracer *tr, int status);
 
@@ -377,6 +425,8 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		err = cc_syscall_record(tr, ls->nr, ls->args, ret, ls->sc_flags);
 		if (!err && ls->nr == SYS_rt_sigreturn)
 			err = cc_emit_regs(tr, &r);	/* the registers the kernel restored */
+		if (!err && tr->patcher)
+			err = patch_new_code(tr, ls->nr, ls->args, ret);
 		if (err)
 			return err;
 		ls->at_exit = r;
@@ -399,8 +449,8 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 	siginfo_t si;
 	if (ptrace(PTRACE_GETSIGINFO, pid, NULL, &si) != 0)	/* group-stop */
 		return ptrace(PTRACE_LISTEN, pid, NULL, NULL) ? -errno : 0;
-	if (sig == SIGSEGV && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0) {
-		err = emulate_trap(tr, pid, &r, 1);
+	if ((sig == SIGSEGV || sig == SIGILL) && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0) {
+		err = emulate_trap(tr, pid, sig, &r, 1, 1);
 		if (err < 0)
 			return err;
 		if (err > 0)
@@ -424,17 +474,23 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 	return ptrace(req, pid, NULL, (void *)(long)sig) ? -errno : 0;
 }
 
-/* A stop of an unrecorded child (fork): answer its traps, let everything else through. */
-static void on_child_stop(struct cc_tracer *tr, pid_t pid, int st)
+/* A stop of an unrecorded child (fork): answer its traps, let everything else through. A
+ * child that exec'd no longer has the patched image: its SIGILLs are its own. */
+static void on_child_stop(struct cc_tracer *tr, struct loop_state *ls, pid_t pid, int st)
 {
 	int sig = WSTOPSIG(st);
 	struct user_regs_struct r;
+	if ((st >> 16) == PTRACE_EVENT_EXEC && ls->nexeced < sizeof(ls->execed) / sizeof(ls->execed[0]))
+		ls->execed[ls->nexeced++] = pid;
 	if ((st >> 16) || sig == SIGTRAP || sig == (SIGTRAP | 0x80) || sig == SIGSTOP) {
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 		return;
 	}
-	if (sig == SIGSEGV && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 &&
-	    emulate_trap(tr, pid, &r, 0) > 0) {
+	int patched = 1;
+	for (size_t i = 0; i < ls->nexeced; i++)
+		patched = patched && ls->execed[i] != pid;
+	if ((sig == SIGSEGV || sig == SIGILL) && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 &&
+	    emulate_trap(tr, pid, sig, &r, 0, patched) > 0) {
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 		return;
 	}
@@ -464,7 +520,7 @@ static int trace_loop(struct cc_tracer *tr, struct loop_state *ls)
 		}
 		if (pid != tr->pid) {
 			if (WIFSTOPPED(st))
-				on_child_stop(tr, pid, st);
+				on_child_stop(tr, ls, pid, st);
 			continue;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
@@ -580,7 +636,7 @@ static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o,
 	err = start_program(tr, o->argv);
 	if (err)
 		return err;
-	err = exec_setup(tr, o->argv);
+	err = exec_setup(tr, o->argv, o->cpuid);
 	if (!err && ptrace(PTRACE_CONT, tr->pid, NULL, NULL))
 		err = fail(tr, -errno, "cannot resume the program");
 	if (!err)
@@ -635,6 +691,11 @@ out:
 	res->syscalls = tr.syscalls;
 	res->rdtsc = tr.rdtsc;
 	res->cpuid = tr.cpuid;
+	res->cpuid_mode = (enum citcat_cpuid_mode)tr.cpuid_mode;
+	const char *uf = NULL;
+	cc_cpuid_patch_counts(tr.patcher, &res->cpuid_patched, &res->cpuid_unconfirmed, &uf);
+	snprintf(res->cpuid_unconfirmed_file, sizeof(res->cpuid_unconfirmed_file), "%s", uf ? uf : "");
+	cc_cpuid_patcher_free(tr.patcher);
 	res->bytes = tr.w.bytes;
 	res->unknown_syscalls = tr.unknown;
 	res->first_unknown_nr = tr.first_unknown;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "citcat/cpuid_patch.h"
 #include "citcat/recording.h"
 
 struct cc_file_ident {
@@ -28,6 +29,8 @@ struct cc_tracer {
 	uint64_t out_bytes, out_hash;
 	uint64_t state_hash;		/* CC_SC_STATE of the syscall being recorded */
 	void *cpuid_uc;			/* Unicorn engine answering cpuid (the simulator's CPU) */
+	int cpuid_mode;			/* CC_CPUID_FAULT or CC_CPUID_PATCH, once decided */
+	struct cc_cpuid_patcher *patcher;	/* CC_CPUID_PATCH: the sites replaced by ud2 */
 	char *err;
 	size_t errlen;
 };

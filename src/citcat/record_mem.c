@@ -264,6 +264,7 @@ static int emit_meta(struct cc_tracer *tr, char *const *argv)
 	err = err ? err : binbuf_put_str(b, cwd);
 	err = err ? err : binbuf_put_uvarint(b, (uint64_t)tr->pid);
 	err = err ? err : binbuf_put_uvarint(b, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
+	err = err ? err : binbuf_put_uvarint(b, (uint64_t)tr->cpuid_mode);
 	err = err ? err : cc_writer_emit(&tr->w, CC_REC_META);
 	binbuf_release(&cmd);
 	return err;

@@ -148,6 +148,10 @@ static int parse_strs(struct binreader *r, struct cc_rec *rec)
 		    binreader_get_str(r, CC_MAX_PATH, &rec->u.meta.cwd) ||
 		    get_u(r, &rec->u.meta.pid) || get_u(r, &rec->u.meta.start_ns))
 			return -EBADMSG;
+		rec->u.meta.cpuid_mode = CC_CPUID_UNKNOWN;
+		if (binreader_left(r) && (get_u(r, &rec->u.meta.cpuid_mode) ||
+					  rec->u.meta.cpuid_mode > CC_CPUID_PATCH))
+			return -EBADMSG;
 		return 0;
 	}
 	uint64_t v[5];

@@ -39,7 +39,8 @@
 #define CC_NREGS 27			/* struct user_regs_struct fields, in its order */
 
 enum cc_rec_kind {
-	/* str cmdline (argv joined by spaces), str cwd, pid, start time (unix ns) */
+	/* str cmdline (argv joined by spaces), str cwd, pid, start time (unix ns), [cpuid mode
+	 * (enum cc_cpuid_mode: how the recorder trapped cpuid; absent in older recordings)] */
 	CC_REC_META = 1,
 	/* id (>= 1, unique), str path, dev, ino, size, mtime_ns, le64 content hash (fnv64 of the
 	 * whole file). Appears before the first MAP or OPEN that names the id. */
@@ -92,6 +93,13 @@ enum cc_syscall_flag {
 	CC_SC_SKIPPED = 1 << 1,		/* the recorder refused the call (e.g. rseq -> -ENOSYS) */
 	CC_SC_STATE = 1 << 2,		/* a hash of the callee-saved registers follows */
 	CC_SC_ALL = 7,
+};
+
+/* How the recorder made the program's cpuid instructions trap (the META record says which). */
+enum cc_cpuid_mode {
+	CC_CPUID_UNKNOWN = 0,	/* a recording from before the field existed */
+	CC_CPUID_FAULT = 1,	/* the CPU's CPUID faulting (arch_prctl ARCH_SET_CPUID): SIGSEGV */
+	CC_CPUID_PATCH = 2,	/* software: confirmed cpuid sites overwritten with ud2: SIGILL */
 };
 
 enum cc_tsc_insn {

@@ -294,13 +294,37 @@ static void on_syscall(uc_engine *uc, void *user)
 	deliver_signal(rp, pc + 2);
 }
 
+/* A cpuid the replay meets where the recording has another event: the real run executed it
+ * without trapping (a site the patcher missed), so its answer is unknown. */
+static int untrapped_cpuid(struct citcat_replay *rp, uint64_t pc)
+{
+	const struct cc_recording *r = rp->rec;
+	if (rp->cur >= r->n || r->recs[rp->cur].kind == CC_REC_CPUID ||
+	    r->recs[rp->cur].kind == CC_REC_SIGNAL)
+		return 0;
+	int patch = r->recs[0].kind == CC_REC_META && r->recs[0].u.meta.cpuid_mode == CC_CPUID_PATCH;
+	replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64 ": the "
+		    "program executes a cpuid here that the recorded run did not trap (%s), so the "
+		    "answer it saw is unknown", rp->insns, pc, patch ? "the recorder's cpuid patching "
+		    "did not find this site: see 'citcat' in the docs for its limits" :
+		    "the recording has another event next");
+	return 1;
+}
+
 static int on_cpuid(uc_engine *uc, void *user)
 {
 	struct citcat_replay *rp = user;
 	uint64_t pc = reg(uc, UC_X86_REG_RIP);
+	if (untrapped_cpuid(rp, pc))
+		return 1;
 	const struct cc_rec *e = next_event(rp, CC_REC_CPUID, pc);
 	if (!e)
 		return 1;
+	if (e->u.cpuid.pc != pc) {
+		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions: a cpuid at pc %#"
+			    PRIx64 ", recorded at pc %#" PRIx64, rp->insns, pc, e->u.cpuid.pc);
+		return 1;
+	}
 	uint64_t leaf = reg(uc, UC_X86_REG_RAX) & 0xffffffffULL;
 	uint64_t sub = reg(uc, UC_X86_REG_RCX) & 0xffffffffULL;
 	if (leaf != e->u.cpuid.leaf || (sub != e->u.cpuid.subleaf && (leaf == 4 || leaf == 7 ||
@@ -552,6 +576,7 @@ void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary
 	s->recorded_status = -1;
 	s->out_bytes = rp->out_bytes;
 	s->recording_bytes = r->len;
+	s->cpuid_mode = r->n && r->recs[0].kind == CC_REC_META ? (int)r->recs[0].u.meta.cpuid_mode : 0;
 	const struct cc_rec *x = r->n ? &r->recs[r->n - 1] : NULL;
 	if (x && x->kind == CC_REC_EXIT) {
 		s->recorded_status = (int)x->u.exit.status;

@@ -14,7 +14,21 @@
 struct citcat_record_cli_opts {
 	const char *out;
 	char **argv;
+	enum citcat_cpuid_mode cpuid;
 };
+
+static int parse_cpuid_mode(const char *s, enum citcat_cpuid_mode *m)
+{
+	if (!strcmp(s, "auto"))
+		*m = CITCAT_CPUID_AUTO;
+	else if (!strcmp(s, "fault"))
+		*m = CITCAT_CPUID_FAULT;
+	else if (!strcmp(s, "patch"))
+		*m = CITCAT_CPUID_PATCH;
+	else
+		return -EINVAL;
+	return 0;
+}
 
 struct citcat_replay_opts {
 	const char *dir;
@@ -37,7 +51,17 @@ static int citcat_record_main(int argc, char **argv)
 			i++;
 			break;
 		}
-		if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+		const char *mode = NULL;
+		if (!strcmp(argv[i], "--cpuid") && i + 1 < argc)
+			mode = argv[++i];
+		else if (!strncmp(argv[i], "--cpuid=", 8))
+			mode = argv[i] + 8;
+		if (mode) {
+			if (parse_cpuid_mode(mode, &o.cpuid)) {
+				cli_error("--cpuid takes auto, fault or patch, not '%s'", mode);
+				return 2;
+			}
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			o.out = argv[++i];
 		} else if (argv[i][0] == '-') {
 			cli_error("unknown option '%s' for 'citcat record': see 'spent help citcat'", argv[i]);
@@ -51,7 +75,7 @@ static int citcat_record_main(int argc, char **argv)
 		return 2;
 	}
 	o.argv = argv + i;
-	struct citcat_record_opts ro = { .out_dir = o.out, .argv = o.argv };
+	struct citcat_record_opts ro = { .out_dir = o.out, .argv = o.argv, .cpuid = o.cpuid };
 	struct citcat_record_result res;
 	char err[512];
 	int e = citcat_record(&ro, &res, err, sizeof(err));
@@ -63,9 +87,16 @@ static int citcat_record_main(int argc, char **argv)
 		cli_warn("'%s' made %" PRIu64 " syscalls whose memory outputs citcat does not know "
 			 "(first: %ld): the replay may diverge there", o.argv[0], res.unknown_syscalls,
 			 res.first_unknown_nr);
+	if (res.cpuid_unconfirmed)
+		cli_warn("%" PRIu64 " cpuid-like byte pairs (0f a2) in mapped code were left unpatched "
+			 "(first in '%s'): no decode confirmed them as instructions; if the program ran "
+			 "one, the replay stops there", res.cpuid_unconfirmed, res.cpuid_unconfirmed_file);
+	char how[64] = "cpuid faulting";
+	if (res.cpuid_mode == CITCAT_CPUID_PATCH)
+		snprintf(how, sizeof(how), "%" PRIu64 " cpuid sites patched", res.cpuid_patched);
 	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls, %" PRIu64
-		" rdtsc, %" PRIu64 " cpuid, %" PRIu64 " bytes\n", o.argv[0], o.out, res.syscalls,
-		res.rdtsc, res.cpuid, res.bytes);
+		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " bytes\n", o.argv[0], o.out, res.syscalls,
+		res.rdtsc, res.cpuid, how, res.bytes);
 	return status_code(res.wait_status);
 }
 
@@ -103,6 +134,11 @@ static int dump_batches(struct trace_source *src)
 	return r;
 }
 
+static const char *cpuid_mode_name(int mode)
+{
+	return mode == CITCAT_CPUID_FAULT ? "fault" : mode == CITCAT_CPUID_PATCH ? "patch" : "unknown";
+}
+
 static void print_summary(const struct citcat_replay_opts *o, const struct citcat_summary *s,
 			  double secs, double cpu, const char *error)
 {
@@ -121,6 +157,7 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		json_ku64(&w, "recording_bytes", s->recording_bytes);
 		json_kdouble(&w, "seconds", secs, 6);
 		json_kdouble(&w, "cpu_seconds", cpu, 6);
+		json_kstr(&w, "cpuid_mode", cpuid_mode_name(s->cpuid_mode));
 		json_kstr(&w, "error", error);
 		json_object_end(&w);
 		json_newline(&w);
@@ -128,11 +165,12 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 	}
 	FILE *f = o->dump ? stderr : stdout;
 	fprintf(f, "instructions   %" PRIu64 "\nsyscalls       %" PRIu64 "\nexit status    %d "
-		"(recorded %d)\noutput bytes   %" PRIu64 "\nverified       %s\nreplay speed   "
-		"%.1f M instructions per cpu second\n", s->instructions, s->syscalls,
+		"(recorded %d)\noutput bytes   %" PRIu64 "\nverified       %s\ncpuid          %s\n"
+		"replay speed   %.1f M instructions per cpu second\n", s->instructions, s->syscalls,
 		s->exit_status >= 0 ? status_code(s->exit_status) : -1,
 		s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
-		s->verified ? "yes" : "no", cpu > 0 ? s->instructions / cpu / 1e6 : 0.0);
+		s->verified ? "yes" : "no", cpuid_mode_name(s->cpuid_mode),
+		cpu > 0 ? s->instructions / cpu / 1e6 : 0.0);
 }
 
 static int citcat_replay_main(int argc, char **argv)

@@ -1,6 +1,6 @@
 /* cli/cmd_hitcurve.c - `spent hitcurve`: incremental hits per 1000 instructions for every
  * power-of-two cache size, i- and d-stream, direct-mapped and fully-associative LRU, and the
- * seed's CPI estimate from service times per level. */
+ * PatchWrx paper's CPI estimate from service times per level. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -182,7 +182,7 @@ static int write_svg(const struct hitcurve_result *r, const struct hitcurve_opts
 			uint64_t pd = k ? r->dm_hits[s][k - 1] : 0, pl = k ? r->lru_hits[s][k - 1] : 0;
 			uint64_t d = k < r->n_sizes ? r->dm_hits[s][k] : r->refs[s];
 			uint64_t l = k < r->n_sizes ? r->lru_hits[s][k] : r->refs[s];
-			/* the smallest size is usually off the chart (seed Fig. 12): plot from 2nd */
+			/* the smallest size is usually off the chart (PatchWrx paper, Fig. 12): plot from 2nd */
 			y[(2 * s) * n + k] = per_k(d - pd, r->instructions);
 			y[(2 * s + 1) * n + k] = per_k(l - pl, r->instructions);
 		}

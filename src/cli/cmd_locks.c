@@ -1,6 +1,6 @@
 /* cli/cmd_locks.c - `spent locks`: per-lock table (acquisitions, hold and spin time in
  * instructions, contention, convoys, holders and waiters) and the per-thread hold/spin timeline
- * (the seed's Figure 16) as SVG. */
+ * (the PatchWrx paper's lock-activity chart, its Figure 16) as SVG. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>

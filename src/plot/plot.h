@@ -40,7 +40,7 @@ struct plot_chart {
 	const char *hline_label;
 };
 
-/* Stacked bars, one per category (the seed's pin-bandwidth charts). */
+/* Stacked bars, one per category (the PatchWrx paper's pin-bandwidth charts). */
 int plot_stacked_bars(const char *path, const struct plot_chart *c);
 /* One line per series over the categories (hit curves). */
 int plot_lines(const char *path, const struct plot_chart *c);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/e2e/studies_cachesim.sh - `spent cachesim` on a `spent trace` log agrees with cachegrind
 # run on the same program with the same caches (I1/D1 32K 8-way 64 B, LL 8M 16-way) within 1%
-# for every miss count; the seed's Alpha configurations and the SVG chart run on the same log;
+# for every miss count; the PatchWrx paper's Alpha caches and the SVG chart run on the same log;
 # bad configurations are refused without output.
 source "$(dirname "$0")/lib.sh"
 VL=$SPENT_BUILD/valgrind/lib
@@ -36,7 +36,7 @@ cmp1 "LL accesses" "$(field LL accesses)" "$((i1m + d1mr + d1mw))"
 cmp1 "LL misses" "$(field LL misses)" "$((ilm + dlmr + dlmw))"
 check "the program misses in LL at all (test is not trivial)" test "$((ilm + dlmr + dlmw))" -gt 1000
 
-# the seed's processors: traffic splits into the seed's kinds and sums up
+# the PatchWrx paper's processors: traffic splits into its kinds and sums up
 for cfg in alpha21064 alpha21164; do
 	"$SPENT" cachesim "$TMP/mix.log" --config $cfg --chunk 200000 --json --svg "$TMP/$cfg.svg" > "$TMP/$cfg.json"
 	check "cachesim --config $cfg exits 0" test $? -eq 0

@@ -1,5 +1,5 @@
 /* tests/unit/test_cachesim.c - the cache simulator against a straightforward reference model
- * (timestamped ways, cachegrind's straddle rule; split and unified caches), the seed's
+ * (timestamped ways, cachegrind's straddle rule; split and unified caches), the PatchWrx paper's
  * write-buffer and write-back traffic rules on hand-built reference strings, configuration
  * parsing, and false sharing. */
 #include <errno.h>

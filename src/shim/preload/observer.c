@@ -1,6 +1,6 @@
 /* shim/preload/observer.c - libspent-shim.so: the Shim observer thread, started inside the
  * application (LD_PRELOAD constructor, or spent_shim_start() in static programs). It runs the
- * seed's loop (Figure 3.2): clock, counters back to back, clock, thread identity, tags, then
+ * Shim paper's observer loop: clock, counters back to back, clock, thread identity, tags, then
  * online analysis (tag histograms, filtered rates) into the coordinator's shared memory.
  * Not part of libspent: it links nothing but libc. */
 #include <errno.h>
@@ -199,7 +199,7 @@ static void publish(const struct loop_state *ls, uint64_t last_end)
 		shm->hist_overflow[t] = ls->overflow[t];
 }
 
-/* Rates: keep a sample only when the two clock intervals agree (seed Figure 3.3). */
+/* Rates: keep a sample only when the two clock intervals agree (the Shim paper's filter). */
 static inline void rate_sample(struct loop_state *ls, int i, uint64_t v, uint64_t red,
 			       uint64_t blue)
 {
@@ -255,7 +255,7 @@ static void *observer_main(void *arg)
 		if (obs.ring && ++ring_pos == shm->ring_cap)
 			ring_pos = 0;
 		uint64_t start = clock_serial();
-		/* the seed serialises each counter read with rdtscp (its line 6), for rdpmc; memory
+		/* the Shim paper serialises each counter read with rdtscp, for rdpmc; memory
 		 * loads stay in program order on x86, so one lfence keeps them after the start clock
 		 * (rdtscp costs ~90 cycles in a KVM guest); perf reads are system calls anyway */
 		_mm_lfence();
