@@ -8,18 +8,27 @@
 source "$(dirname "$0")/lib.sh"
 SRC=$SPENT_TOP/tests/progs/trace_small.c
 
-gcc -O1 -o "$TMP/prog" "$SRC"
-"$SPENT" trace -o "$TMP/c.log" -- "$TMP/prog" 0 > /dev/null 2>&1
-"$SPENT" trace stats "$TMP/c.log" > /dev/null 2>&1
-check "log of the original binary reads cleanly" test $? -eq 0
-gcc -O1 -DVARIANT -o "$TMP/prog" "$SRC"
-"$SPENT" trace stats "$TMP/c.log" > /dev/null 2> "$TMP/c.err"
-rc=$?
-if [ $rc -ne 0 ] && grep -q "changed since it was traced: build-id" "$TMP/c.err" && grep -q "$TMP/prog" "$TMP/c.err"; then
-	pass "changed binary is refused with a build-id mismatch naming it"
-else
-	fail "changed binary is refused with a build-id mismatch naming it: rc $rc, '$(cat "$TMP/c.err")'"
-fi
+# changed_binary WHAT BIN LOG [GCC-FLAGS...]: trace BIN built from SRC, rebuild it changed: the
+# log is refused, naming BIN and WHAT identified it ("build-id", or "content hash" without one)
+changed_binary() {
+	local what=$1 bin=$2 log=$3 rc
+	shift 3
+	gcc -O1 "$@" -o "$bin" "$SRC"
+	"$SPENT" trace -o "$log" -- "$bin" 0 > /dev/null 2>&1
+	"$SPENT" trace stats "$log" > /dev/null 2>&1
+	check "log of the original binary ($what) reads cleanly" test $? -eq 0
+	gcc -O1 -DVARIANT "$@" -o "$bin" "$SRC"
+	"$SPENT" trace stats "$log" > /dev/null 2> "$log.err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "changed since it was traced: $what" "$log.err" && grep -q "$bin" "$log.err"; then
+		pass "changed binary is refused by its $what, named"
+	else
+		fail "changed binary is refused by its $what, named: rc $rc, '$(cat "$log.err")'"
+	fi
+}
+changed_binary build-id "$TMP/prog" "$TMP/c.log"
+# rebuilt without a build-id: the content hash the recorder keeps tells
+changed_binary "content hash" "$TMP/nobid" "$TMP/nb.log" -Wl,--build-id=none
 
 "$SPENT" trace -o "$TMP/t.log" -- "$PROGS/trace_threads" > /dev/null 2>&1
 "$SPENT" trace dump "$TMP/t.log" > "$TMP/full.dump"
@@ -72,19 +81,6 @@ check "no command is refused" grep -q "no command to trace" "$TMP/nocmd.err"
 js=$("$SPENT" trace stats --json "$TMP/m.log")
 check "--max-instructions 5000 yields exactly 5000 instructions" test "$(jfield "$js" instructions)" = 5000
 
-# a binary without a build-id, rebuilt: the content hash the recorder keeps tells
-gcc -O1 -Wl,--build-id=none -o "$TMP/nobid" "$SRC"
-"$SPENT" trace -o "$TMP/nb.log" -- "$TMP/nobid" 0 > /dev/null 2>&1
-"$SPENT" trace stats "$TMP/nb.log" > /dev/null 2>&1
-check "log of a binary without build-id reads cleanly" test $? -eq 0
-gcc -O1 -DVARIANT -Wl,--build-id=none -o "$TMP/nobid" "$SRC"
-"$SPENT" trace stats "$TMP/nb.log" > /dev/null 2> "$TMP/nb.err"
-rc=$?
-if [ $rc -eq 1 ] && grep -q "changed since it was traced: content hash" "$TMP/nb.err" && grep -q "$TMP/nobid" "$TMP/nb.err"; then
-	pass "binary rebuilt without a build-id is refused by its content hash, named"
-else
-	fail "binary rebuilt without a build-id is refused by its content hash, named: rc $rc, '$(cat "$TMP/nb.err")'"
-fi
 
 # the header has a CRC: byte 24 (max_insns) flipped made stats report 16 instructions, exit 0
 "$SPENT" trace -o "$TMP/h.log" -- "$PROGS/trace_small" > /dev/null 2>&1
