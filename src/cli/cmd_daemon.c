@@ -77,7 +77,9 @@ static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
 		return -EINVAL;
 	memcpy(a, s, (size_t)(dash - s));
 	a[dash - s] = '\0';
-	if (cli_parse_u64(a, lo) || cli_parse_u64(dash + 1, hi) || *lo == 0 || *hi < *lo)
+	/* the kernel refuses periods with bit 63 set */
+	if (cli_parse_u64(a, lo) || cli_parse_u64(dash + 1, hi) || *lo == 0 || *hi < *lo ||
+	    *hi > INT64_MAX)
 		return -EINVAL;
 	return 0;
 }
@@ -107,7 +109,8 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
 			o->freq = (uint64_t)v;
 			break;
 		case 'c':
-			if (cli_parse_u64(optarg, &o->period) || o->period == 0) {
+			if (cli_parse_u64(optarg, &o->period) || o->period == 0 ||
+			    o->period > INT64_MAX) {
 				cli_error("bad period '%s' for -c: give a positive number of events", optarg);
 				return -EINVAL;
 			}

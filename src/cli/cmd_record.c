@@ -52,7 +52,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->freq = n;
 			i++;
 		} else if (!strcmp(a, "-c") && v) {
-			if (cli_parse_u64(v, &n) || !n) {
+			/* the kernel refuses periods with bit 63 set */
+			if (cli_parse_u64(v, &n) || !n || n > INT64_MAX) {
 				cli_error("bad period '%s': give a positive event count", v);
 				return -EINVAL;
 			}
@@ -114,7 +115,7 @@ static int parse_one_event(const char *spec, const struct record_opts *o, struct
 		how = P_SLOW;
 		buf[l - 5] = 0;
 	} else if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
-		if (cli_parse_u64(colon + 1, &period) || !period) {
+		if (cli_parse_u64(colon + 1, &period) || !period || period > INT64_MAX) {
 			cli_error("bad period in event '%s': give a positive count", spec);
 			return -EINVAL;
 		}

@@ -122,7 +122,7 @@ corrupt_case "db merge" "$SPENT" db "$TMP/merged" merge "$TMP/bad"
 check "report --diff of two good profiles exits 0" test $? -eq 0
 
 # ---- numbers: signs, blanks, garbage and overflow never reach the kernel --------------------
-for bad in ' -1' '-1' '1x' '99999999999999999999'; do
+for bad in ' -1' '-1' '1x' '99999999999999999999' '9223372036854775808'; do
 	"$SPENT" record -c "$bad" -o "$TMP/n" -- true > /dev/null 2> "$TMP/n.err"
 	rc=$?
 	if [ $rc -eq 2 ] && grep -q "bad period '$bad'" "$TMP/n.err"; then
