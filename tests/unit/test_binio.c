@@ -1,5 +1,6 @@
 /* tests/unit/test_binio.c - varints, bounded reader and atomic writes of core/binio. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -106,6 +107,30 @@ static void read_file_refuses_oversize(void **state)
 	assert_int_equal(binio_read_file("/nonexistent/x", 1, &data, &len), -ENOENT);
 }
 
+/* A FIFO (no writer) must be refused at once, never waited on; a regular file opens
+ * blocking again. */
+static void open_regular_refuses_fifo_without_blocking(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/spent-binio-XXXXXX", path[64];
+	uint8_t *data;
+	size_t len;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(binio_open_regular(path), -EINVAL);
+	assert_null(binio_fopen_regular(path));
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(binio_read_file(path, 100, &data, &len), -EINVAL);
+	assert_int_equal(binio_open_regular(dir), -EISDIR);
+	int fd = binio_open_regular("/etc/passwd");
+	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void crc_and_fnv_known_values(void **state)
 {
 	(void)state;
@@ -121,6 +146,7 @@ int main(void)
 		cmocka_unit_test(reader_rejects_truncated_and_overlong),
 		cmocka_unit_test(atomic_write_replaces_and_keeps_mode),
 		cmocka_unit_test(read_file_refuses_oversize),
+		cmocka_unit_test(open_regular_refuses_fifo_without_blocking),
 		cmocka_unit_test(crc_and_fnv_known_values),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
