@@ -10,6 +10,8 @@
 
 #include "citcat/recording.h"
 
+struct cc_cpu_model;
+
 struct cc_file_ident {
 	uint64_t id, dev, ino, size, mtime_ns;
 	uint8_t *content;	/* cached bytes for mapped files (NULL until needed) */
@@ -27,7 +29,7 @@ struct cc_tracer {
 	long first_unknown;
 	uint64_t out_bytes, out_hash;
 	uint64_t state_hash;		/* CC_SC_STATE of the syscall being recorded */
-	void *cpuid_uc;			/* Unicorn engine answering cpuid (the simulator's CPU) */
+	struct cc_cpu_model *cpu_model;	/* answers cpuid (the simulator's CPU, cpu_model.c) */
 	char *err;
 	size_t errlen;
 };
