@@ -531,7 +531,7 @@ static const struct feature_test gaps[] = {
 
 static const struct feature_test candidates[] = {
 	EVIDENCE("BMI1", 7, CC_CPUID_EBX, 3, bmi1_cases, 0, "blsi sets CF inverted"),
-	EVIDENCE("BMI2", 7, CC_CPUID_EBX, 8, bmi2_cases, 0, "pdep/pext compute wrong results"),
+	EVIDENCE("BMI2", 7, CC_CPUID_EBX, 8, bmi2_cases, 0, "pdep/pext/bzhi compute wrong results"),
 	EVIDENCE("SSE4_1", 1, CC_CPUID_ECX, 19, sse41_cases, 0,
 		 "dpps/dppd add the products one by one to +0 (the CPU: pairwise), so rounding and "
 		 "the sign of zero differ"),
