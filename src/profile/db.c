@@ -114,10 +114,11 @@ out:
 	return err;
 }
 
-/* "host H created T" of a database's meta, the key that says it was merged already. */
+/* "host H created T [id I]" of a database's meta, the key that says it was merged already
+ * (databases made before meta had an id: "H T"). */
 static int meta_key(const char *db, char *key, size_t len)
 {
-	char path[PATH_MAX], host[256] = "", *s;
+	char path[PATH_MAX], host[256] = "", id[32] = "", *s;
 	uint8_t *data = NULL;
 	size_t n;
 	long long created = 0;
@@ -135,13 +136,15 @@ static int meta_key(const char *db, char *key, size_t len)
 	memcpy(s, data, n);
 	s[n] = '\0';
 	free(data);
-	char *h = strstr(s, "\nhost "), *c = strstr(s, "\ncreated ");
+	char *h = strstr(s, "\nhost "), *c = strstr(s, "\ncreated "), *i = strstr(s, "\nid ");
 	if (h)
 		sscanf(h + 6, "%255s", host);
 	if (c)
 		created = atoll(c + 9);
+	if (i)
+		sscanf(i + 4, "%31[0-9a-f]", id);
 	free(s);
-	snprintf(key, len, "%s %lld", host, created);
+	snprintf(key, len, "%s %lld%s%s", host, created, id[0] ? " " : "", id);
 	return 0;
 }
 
@@ -218,7 +221,7 @@ int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile
 		if ((err = profile_dir_open(srcs[i], &src)))
 			break;
 		err = meta_key(srcs[i], key, sizeof(key));
-		/* itself, or a copy of itself (same host and creation time): it would double */
+		/* itself, or a copy of itself (the same meta): its counts would double */
 		if (!err && (same_dir(srcs[i], profile_dir_path(dst)) || !strcmp(key, self))) {
 			err = -EINVAL;
 		} else if (!err && merged_before((const char *)nb.data, key)) {

@@ -40,8 +40,8 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
 
 /* Sum every epoch of each database in SRCS into the same epoch number of DST; a source
  * merged before (by its host and creation time, listed in DST/merged-from) is skipped and
- * counted in *SKIPPED. A source that is DST itself or a copy of it (same host and creation
- * time) is refused (-EINVAL); one with a corrupt file (reported via WARN) is merged not at
+ * counted in *SKIPPED. A source that is DST itself or a copy of it (same meta: host, creation
+ * time and id) is refused (-EINVAL); one with a corrupt file (reported via WARN) is merged not at
  * all and not listed (-EUCLEAN). Sources are taken in order and the first failure stops:
  * those before it stay merged. 0 or -errno. */
 int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile_warn_fn warn,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -105,8 +106,13 @@ int profile_dir_create(const char *dir, struct profile_dir **out)
 	for (char *c = host; *c; c++)
 		if (*c == '\n' || *c == ' ')
 			*c = '_';
-	int n = snprintf(buf, sizeof(buf), "%s %d\nhost %s\ncreated %lld\n", META_MAGIC,
-			 META_VERSION, host, (long long)time(NULL));
+	/* host + creation second can be equal for two directories: the id tells them apart
+	 * (db merge's record of what it merged, its refusal to merge a database into itself) */
+	uint64_t id = 0;
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id))
+		id = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() ^ (uintptr_t)&id;
+	int n = snprintf(buf, sizeof(buf), "%s %d\nhost %s\ncreated %lld\nid %016llx\n", META_MAGIC,
+			 META_VERSION, host, (long long)time(NULL), (unsigned long long)id);
 	if ((err = dir_new(dir, out)))
 		return err;
 	if ((err = binio_write_file_atomic(meta, buf, (size_t)n, (*out)->file_mode))) {

@@ -170,6 +170,13 @@ mv "$f" "$TMP/"
 "$SPENT" db n merge bad > n.out 2>&1
 check "db_merge_corrupt_source_can_be_retried ($(cat n.out))" grep -q "merged 1 database" n.out
 
+# two profiles made in the same second on one host are two sources, not one merged twice
+"$SPENT" record -e cpu-clock -o same1 -- /bin/true >/dev/null 2>&1
+"$SPENT" record -e cpu-clock -o same2 -- "$PROGS/hotline" 20 >/dev/null 2>&1
+sed -i 's/^created .*/created 1700000000/' same1/meta same2/meta
+"$SPENT" db o merge same1 same2 > o.out 2>&1
+check "db_merge_sources_created_in_one_second_both_merged ($(cat o.out))" grep -q "merged 2 database" o.out
+
 # ---- killed runs' temporaries are removed at the next start, live ones kept ----
 dp=$(dead_pid)
 : > "again.log.tmp.$dp.AbCd12" && : > "again.log.tmp.$$.AbCd12"
