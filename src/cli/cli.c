@@ -1,10 +1,12 @@
-/* cli/cli.c - helpers shared by the command files: error lines, number parsing, JSON/CSV quoting. */
+/* cli/cli.c - helpers shared by the command files: error lines, number parsing, JSON/CSV quoting,
+ * the check of an output path before a run. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/outfile.h"
 
 void cli_error(const char *fmt, ...)
 {
@@ -111,4 +113,12 @@ void cli_csv_field(FILE *out, const char *s)
 		fputc(*p, out);
 	}
 	fputc('"', out);
+}
+
+int cli_check_output(const char *path)
+{
+	int err = outfile_check(path);
+	if (err)
+		cli_error("cannot write '%s': %s", path, outfile_strerror(err));
+	return err;
 }

@@ -18,6 +18,10 @@ int cli_parse_size(const char *s, uint64_t *out);
 /* Parse a positive int option value, printing an error naming OPT on failure; 0 or -EINVAL. */
 int cli_parse_int_opt(const char *opt, const char *s, long min, long max, long *out);
 
+/* Before the run: can PATH take a file output (core/outfile.h's rules)? 0, or prints
+ * "spent: cannot write 'PATH': why" and returns -errno. */
+int cli_check_output(const char *path);
+
 /* Write S as a JSON string literal (quotes included) with escapes. */
 void cli_json_string(FILE *out, const char *s);
 /* Write S as one CSV field, quoted when it holds a comma, quote or newline. */

@@ -56,9 +56,10 @@ int binreader_get_str(struct binreader *r, size_t maxlen, char **out);
 int binio_read_file(const char *path, size_t maxlen, uint8_t **out, size_t *len);
 
 /*
- * Write LEN bytes to PATH atomically: a temporary file in the same directory, fsync, rename,
- * fsync of the directory. On any error the temporary is removed and PATH is untouched.
- * MODE is the new file's permission bits.
+ * Write LEN bytes to PATH atomically: outfile_write (core/outfile.h), the one output policy:
+ * a temporary file in the same directory, fsync, rename, fsync of the directory; a symlink at
+ * PATH is refused. On any error the temporary is removed and PATH is untouched. MODE is the
+ * new file's permission bits.
  */
 int binio_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 

@@ -1,8 +1,8 @@
 /* trace/log_writer.c - writes `spent trace` logs: records batched into zstd blocks with a CRC,
- * into a temporary file renamed into place on commit (nothing partial is ever left at PATH). */
+ * into a temporary file renamed into place on commit (core/outfile.h: nothing partial is ever
+ * left at PATH); an interrupted recording is committed with LOG_F_INCOMPLETE in its header. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +13,18 @@
 #include <zstd.h>
 
 #include "core/binio.h"
+#include "core/outfile.h"
 #include "trace/log_io.h"
 
 struct log_writer {
+	struct outfile *out;
 	int fd;
-	char *path, *tmp;
+	uint32_t flags, commit_flags;	/* in the header now; to be there after commit */
 	struct binbuf raw;
 	uint8_t *comp;
 	size_t comp_cap;
 	uint64_t n_records, bytes;
 	ZSTD_CCtx *cctx;
-	int committed;
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -53,25 +54,16 @@ int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct 
 	if (!w)
 		return -ENOMEM;
 	w->fd = -1;
+	w->flags = w->commit_flags = flags;
 	binbuf_init(&w->raw);
-	w->path = strdup(path);
-	if (!w->path || asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0) {
-		w->tmp = NULL;
-		goto out;
-	}
 	w->comp_cap = ZSTD_compressBound(LOG_BLOCK_MAX);
 	w->comp = malloc(w->comp_cap);
 	w->cctx = ZSTD_createCCtx();
 	if (!w->comp || !w->cctx || binbuf_reserve(&w->raw, LOG_BLOCK_MAX) < 0)
 		goto out;
-	w->fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (w->fd < 0) {
-		err = -errno;
-		free(w->tmp);
-		w->tmp = NULL;
+	if ((err = outfile_open(path, OUTFILE_MODE, &w->out)) < 0)
 		goto out;
-	}
-	fchmod(w->fd, 0644);
+	w->fd = outfile_fd(w->out);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	memcpy(hdr, LOG_MAGIC, 8);
 	uint32_t v = LOG_VERSION;
@@ -138,18 +130,27 @@ uint64_t log_writer_bytes(const struct log_writer *w)
 	return w->bytes + w->raw.len;
 }
 
+void log_writer_mark_incomplete(struct log_writer *w)
+{
+	w->commit_flags |= LOG_F_INCOMPLETE;
+}
+
 int log_writer_commit(struct log_writer *w)
 {
 	struct log_end e = { .n_records = w->n_records };
 	int err = log_writer_add(w, LOG_REC_END, &e, sizeof(e));
 	if (!err)
 		err = flush_block(w);
-	if (!err && fsync(w->fd) < 0)
+	/* the header was written first; a pipe output (not seekable) keeps the flags it had */
+	if (!err && w->commit_flags != w->flags &&
+	    pwrite(w->fd, &w->commit_flags, sizeof(w->commit_flags), 12) != sizeof(w->commit_flags) &&
+	    errno != ESPIPE)
 		err = -errno;
-	if (!err && rename(w->tmp, w->path) < 0)
-		err = -errno;
-	if (!err)
-		w->committed = 1;
+	if (!err) {
+		err = outfile_commit(w->out);
+		w->out = NULL;
+		w->fd = -1;
+	}
 	return err;
 }
 
@@ -157,14 +158,9 @@ void log_writer_free(struct log_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	if (w->tmp && !w->committed)
-		unlink(w->tmp);
+	outfile_abort(w->out);	/* not committed: the temporary goes */
 	ZSTD_freeCCtx(w->cctx);
 	binbuf_release(&w->raw);
 	free(w->comp);
-	free(w->tmp);
-	free(w->path);
 	free(w);
 }
