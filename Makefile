@@ -77,10 +77,16 @@ $(BUILD)/spent.pc: Makefile
 	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: spent\nDescription: where is the time spent: counters, profiles, traces\nVersion: %s\nLibs: -L$${libdir} -lspent\nLibs.private: %s\nCflags: -I$${includedir}\n' \
 		'$(PREFIX)' '$(VERSION)' '$(LDLIBS)' > $@
 
-# Unit tests link the static library so they test exactly what ships.
-$(BUILD)/tests/%: tests/unit/%.c $(LIBA)
+# Unit tests link the static library so they test exactly what ships; the command-line
+# helpers (option parser, output helpers) come from the CLI objects, less main().
+CLI_LIB := $(BUILD)/libspent-cli.a
+$(CLI_LIB): $(filter-out $(BUILD)/src/cli/spent.o,$(CLI_OBJS))
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIBA) $(CLI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANLDFLAGS) -o $@ $< $(LIBA) -lcmocka $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANLDFLAGS) -o $@ $< $(CLI_LIB) $(LIBA) -lcmocka $(LDLIBS)
 
 # Test and demo programs: plain builds (never sanitized) so they behave like user programs.
 $(BUILD)/progs/%: tests/progs/%.c

@@ -160,9 +160,20 @@ int profile_dir_open(const char *dir, struct profile_dir **out);
 /* Open DIR when it is a profile directory, else create it (the daemon's case). */
 int profile_dir_open_or_create(const char *dir, struct profile_dir **out);
 void profile_dir_close(struct profile_dir *d);
-/* Permission bits for the epoch directories and files written from now on (default 0755 and
- * 0644; the daemon's database uses 0750 and 0640). */
+/* Permission bits for the directory, its meta, and the epoch directories and files written
+ * from now on (default 0700 and 0600; the daemon's database uses 0750 and 0640). */
 void profile_dir_set_modes(struct profile_dir *d, mode_t dir_mode, mode_t file_mode);
+/*
+ * May DIR be replaced as a profile directory? 0 when it is one (its meta says so) holding
+ * only what spent writes there (meta, kallsyms, epoch-NNNN/ of profile files); -EBADMSG not a
+ * profile directory, -ENOTEMPTY anything else in it, -ELOOP a symlink.
+ */
+int profile_dir_check_replaceable(const char *dir);
+/* Remove DIR when it holds only what spent writes into a profile directory (-ENOTEMPTY and
+ * nothing removed otherwise). No symlink is followed. */
+int profile_dir_remove(const char *dir);
+/* Remove epoch EPOCH the same way; an epoch name that is a symlink loses only the link. */
+int profile_dir_remove_epoch(struct profile_dir *d, uint32_t epoch);
 const char *profile_dir_path(const struct profile_dir *d);
 
 /* Epoch numbers present, ascending, in a new array the caller frees. */

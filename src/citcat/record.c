@@ -20,10 +20,10 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <unicorn/unicorn.h>
 #include <x86intrin.h>
 
 #include "citcat/citcat.h"
+#include "citcat/cpu_model.h"
 #include "citcat/record_int.h"
 
 #define ARCH_SET_CPUID 0x1012
@@ -51,54 +51,6 @@ static int fail(struct cc_tracer *tr, int err, const char *msg)
 {
 	snprintf(tr->err, tr->errlen, "%s", msg);
 	return err;
-}
-
-/* ---- cpuid: the answers of the simulator's own CPU, minus what it cannot execute ---- */
-
-static int cpuid_engine(struct cc_tracer *tr)
-{
-	uc_engine *uc;
-	static const uint8_t code[] = { 0x0f, 0xa2 };
-	if (uc_open(UC_ARCH_X86, UC_MODE_64, &uc) != UC_ERR_OK)
-		return -ENOMEM;
-	if (uc_mem_map(uc, 0x1000, 0x1000, UC_PROT_ALL) || uc_mem_write(uc, 0x1000, code, 2)) {
-		uc_close(uc);
-		return -ENOMEM;
-	}
-	tr->cpuid_uc = uc;
-	return 0;
-}
-
-static void cpuid_answer(struct cc_tracer *tr, uint32_t leaf, uint32_t sub, uint64_t out[4])
-{
-	uc_engine *uc = tr->cpuid_uc;
-	uint64_t a = leaf, c = sub, zero = 0;
-	uc_reg_write(uc, UC_X86_REG_RAX, &a);
-	uc_reg_write(uc, UC_X86_REG_RCX, &c);
-	uc_reg_write(uc, UC_X86_REG_RBX, &zero);
-	uc_reg_write(uc, UC_X86_REG_RDX, &zero);
-	uc_emu_start(uc, 0x1000, 0x1002, 0, 0);
-	uc_reg_read(uc, UC_X86_REG_RAX, &out[0]);
-	uc_reg_read(uc, UC_X86_REG_RBX, &out[1]);
-	uc_reg_read(uc, UC_X86_REG_RCX, &out[2]);
-	uc_reg_read(uc, UC_X86_REG_RDX, &out[3]);
-	for (int i = 0; i < 4; i++)
-		out[i] &= 0xffffffffULL;
-	if (leaf == 1) {	/* FMA, XSAVE, OSXSAVE, AVX, F16C, RDRAND */
-		out[2] &= ~((1ULL << 12) | (1ULL << 26) | (1ULL << 27) | (1ULL << 28) |
-			    (1ULL << 29) | (1ULL << 30));
-		/* FPU, TSC and MMX: executed by the simulator but not reported by its model;
-		 * libc's baseline ISA check needs them */
-		out[3] |= (1ULL << 0) | (1ULL << 4) | (1ULL << 23);
-	}
-	if (leaf == 7 && sub == 0) {	/* AVX2, AVX-512*, RDSEED; AVX-512 ecx/edx bits */
-		out[1] &= ~((1ULL << 5) | (1ULL << 16) | (1ULL << 17) | (1ULL << 18) | (1ULL << 21) |
-			    (1ULL << 26) | (1ULL << 27) | (1ULL << 28) | (1ULL << 30) | (1ULL << 31));
-		out[2] &= ~((1ULL << 1) | (1ULL << 6) | (1ULL << 11) | (1ULL << 12) | (1ULL << 14));
-		out[3] = 0;
-	}
-	if (leaf == 0xd)	/* no XSAVE state components */
-		out[0] = out[1] = out[2] = out[3] = 0;
 }
 
 /* ---- traps: rdtsc / rdtscp / cpuid faulting arrive as SIGSEGV; answer and skip ---- */
@@ -147,7 +99,7 @@ static int emulate_trap(struct cc_tracer *tr, pid_t pid, int sig, struct user_re
 	} else if (insn[1] == 0xa2) {
 		uint64_t o[4];
 		uint32_t leaf = (uint32_t)regs->rax, sub = (uint32_t)regs->rcx;
-		cpuid_answer(tr, leaf, sub, o);
+		cc_cpu_model_answer(tr->cpu_model, leaf, sub, o);
 		if (record) {
 			uint64_t v[7] = { regs->rip, leaf, sub, o[0], o[1], o[2], o[3] };
 			for (int i = 0; i < 7 && !err; i++)
@@ -630,7 +582,7 @@ static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o,
 		       struct loop_state *ls)
 {
 	int err = cc_writer_init(&tr->w, fd);
-	err = err ? err : cpuid_engine(tr);
+	err = err ? err : cc_cpu_model_open(&tr->cpu_model);
 	if (err)
 		return fail(tr, err, "out of memory");
 	err = start_program(tr, o->argv);
@@ -701,8 +653,7 @@ out:
 	res->first_unknown_nr = tr.first_unknown;
 	if (tr.memfd >= 0)
 		close(tr.memfd);
-	if (tr.cpuid_uc)
-		uc_close(tr.cpuid_uc);
+	cc_cpu_model_close(tr.cpu_model);
 	cc_writer_release(&tr.w);
 	cc_files_release(&tr);
 	return err;

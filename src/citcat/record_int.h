@@ -11,6 +11,8 @@
 #include "citcat/cpuid_patch.h"
 #include "citcat/recording.h"
 
+struct cc_cpu_model;
+
 struct cc_file_ident {
 	uint64_t id, dev, ino, size, mtime_ns;
 	uint8_t *content;	/* cached bytes for mapped files (NULL until needed) */
@@ -28,7 +30,7 @@ struct cc_tracer {
 	long first_unknown;
 	uint64_t out_bytes, out_hash;
 	uint64_t state_hash;		/* CC_SC_STATE of the syscall being recorded */
-	void *cpuid_uc;			/* Unicorn engine answering cpuid (the simulator's CPU) */
+	struct cc_cpu_model *cpu_model;	/* answers cpuid (the simulator's CPU, cpu_model.c) */
 	int cpuid_mode;			/* CC_CPUID_FAULT or CC_CPUID_PATCH, once decided */
 	struct cc_cpuid_patcher *patcher;	/* CC_CPUID_PATCH: the sites replaced by ud2 */
 	char *err;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "citcat/cpu_model.h"
 #include "citcat/replay_int.h"
 #include "citcat/replay_mem.h"
 
@@ -341,6 +342,25 @@ static int on_cpuid(uc_engine *uc, void *user)
 	return 1;	/* skip the simulator's own cpuid */
 }
 
+/* An instruction the simulator cannot execute (#UD). A recorder without CPUID faulting patches
+ * the program's cpuid instructions into trapping ones, and the image it records holds the
+ * patch: when the next recorded event is a CPUID at this pc, the instruction stands for that
+ * cpuid (2 bytes). Unicorn stops after a handled invalid instruction; the replay loop resumes. */
+static bool on_invalid(uc_engine *uc, void *user)
+{
+	struct citcat_replay *rp = user;
+	const struct cc_recording *r = rp->rec;
+	uint64_t pc = reg(uc, UC_X86_REG_RIP);
+	if (rp->cur >= r->n || r->recs[rp->cur].kind != CC_REC_CPUID || r->recs[rp->cur].u.cpuid.pc != pc)
+		return false;
+	on_cpuid(uc, user);
+	if (rp->failed)
+		return true;	/* the divergence is reported, not an invalid instruction */
+	set_reg(uc, UC_X86_REG_RIP, pc + 2);
+	rp->resume = 1;
+	return true;
+}
+
 /* rdtsc sites (known from the recording): a hook at the instruction arms, a hook at the
  * next instruction overwrites what the simulator computed with the recorded value. */
 static void on_tsc_site(uc_engine *uc, uint64_t address, uint32_t size, void *user)
@@ -478,6 +498,8 @@ static int replay_setup(struct citcat_replay *rp)
 	uc_hook h;
 	if (uc_open(UC_ARCH_X86, UC_MODE_64, &rp->uc) != UC_ERR_OK)
 		return -ENOMEM;
+	if (cc_cpu_model_execve_state(rp->uc))
+		return -EINVAL;
 	ZydisDecoderInit(&rp->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	for (size_t i = 1; i < r->start_idx; i++) {
 		const struct cc_rec *x = &r->recs[i];
@@ -492,6 +514,7 @@ static int replay_setup(struct citcat_replay *rp)
 	rp->cur = r->start_idx + 1;
 	if (uc_hook_add(rp->uc, &h, UC_HOOK_INSN, (void *)on_syscall, rp, 1, 0, UC_X86_INS_SYSCALL) ||
 	    uc_hook_add(rp->uc, &h, UC_HOOK_INSN, (void *)on_cpuid, rp, 1, 0, UC_X86_INS_CPUID) ||
+	    uc_hook_add(rp->uc, &h, UC_HOOK_INSN_INVALID, (void *)on_invalid, rp, 1, 0) ||
 	    uc_hook_add(rp->uc, &h, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, rp, 1, 0) ||
 	    uc_hook_add(rp->uc, &rp->h_code, UC_HOOK_BLOCK, (void *)on_block, rp, 1, 0))
 		return -ENOMEM;
@@ -549,10 +572,17 @@ int cc_replay_step(struct citcat_replay *rp, uint64_t count)
 		return rp->failed;
 	if (rp->done)
 		return 1;
-	uint64_t pc = reg(rp->uc, UC_X86_REG_RIP);
-	uc_err ue = uc_emu_start(rp->uc, pc, 0, 0, count);
-	if (ue != UC_ERR_OK && !rp->failed && !rp->done)
-		fault_message(rp, ue);
+	uint64_t start = rp->insns;
+	do {	/* again after a hook handled an instruction Unicorn stopped at */
+		uint64_t ran = rp->insns - start;
+		if (count && ran >= count)
+			break;
+		rp->resume = 0;
+		uint64_t pc = reg(rp->uc, UC_X86_REG_RIP);
+		uc_err ue = uc_emu_start(rp->uc, pc, 0, 0, count ? count - ran : 0);
+		if (ue != UC_ERR_OK && !rp->failed && !rp->done)
+			fault_message(rp, ue);
+	} while (rp->resume && !rp->failed && !rp->done);
 	if (rp->failed)
 		return rp->failed;
 	if (!rp->done && !count)

@@ -31,6 +31,7 @@ struct citcat_replay {
 	uint64_t insns, syscalls, events;
 	int done;			/* reached the recorded exit */
 	int failed;			/* -errno of a divergence, truncation or fault */
+	int resume;			/* a hook handled the instruction Unicorn stopped at */
 	int exit_status;
 	uint64_t out_bytes, out_hash;
 	char err[512];

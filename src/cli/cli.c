@@ -1,5 +1,5 @@
 /* cli/cli.c - helpers shared by the command files: error lines, option numbers (through the
- * strict parser of core/number.h), CSV quoting. */
+ * strict parser of core/number.h), CSV quoting, the check of an output path before a run. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "core/number.h"
+#include "core/outfile.h"
 #include "spent/events.h"
 
 void cli_error(const char *fmt, ...)
@@ -103,4 +104,12 @@ void cli_csv_field(FILE *out, const char *s)
 		fputc(*p, out);
 	}
 	fputc('"', out);
+}
+
+int cli_check_output(const char *path)
+{
+	int err = outfile_check(path);
+	if (err)
+		cli_error("cannot write '%s': %s", path, outfile_strerror(err));
+	return err;
 }

@@ -28,6 +28,10 @@ struct spent_event;
  * per run, says so. True when EV was switched. */
 bool cli_user_space_fallback(struct spent_event *ev);
 
+/* Before the run: can PATH take a file output (core/outfile.h's rules)? 0, or prints
+ * "spent: cannot write 'PATH': why" and returns -errno. */
+int cli_check_output(const char *path);
+
 /* Write S as one CSV field, quoted when it holds a comma, quote or newline. */
 void cli_csv_field(FILE *out, const char *s);
 

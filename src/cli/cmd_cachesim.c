@@ -10,6 +10,7 @@
 #include "analysis/cachesim.h"
 #include "analysis/symtab.h"
 #include "cli/cli.h"
+#include "core/outfile.h"
 #include "cli/studies_util.h"
 #include "core/binio.h"
 #include "core/json.h"
@@ -256,7 +257,7 @@ int cmd_cachesim(int argc, char **argv)
 	struct run_ctx r = { 0 };
 	int ret = 2;
 	char err[512] = "";
-	if (parse_opts(argc, argv, &o) || load_config(&o, &cfg))
+	if (parse_opts(argc, argv, &o) || load_config(&o, &cfg) || (o.svg && cli_check_output(o.svg)))
 		return 2;
 	if (cachesim_new(&cfg, &r.cs, err, sizeof(err))) {
 		cli_error("cachesim: cannot build the caches: %s", err);
@@ -276,7 +277,7 @@ int cmd_cachesim(int argc, char **argv)
 	if (o.svg) {
 		int rc = write_svg(r.cs, &o);
 		if (rc) {
-			cli_error("cachesim: cannot write '%s': %s", o.svg, strerror(-rc));
+			cli_error("cachesim: cannot write '%s': %s", o.svg, outfile_strerror(rc));
 			goto out;
 		}
 	}

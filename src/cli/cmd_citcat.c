@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "citcat/citcat.h"
 #include "core/json.h"
+#include "core/outfile.h"
 
 struct citcat_record_cli_opts {
 	const char *out;
@@ -198,7 +199,20 @@ static int citcat_replay_main(int argc, char **argv)
 	struct citcat_replay *rp = NULL;
 	struct trace_source *src = NULL;
 	struct timespec t0, t1, c0, c1;
-	int e;
+	struct outfile *of = NULL;
+	FILE *pout = NULL;
+	int e, werr = 0;
+	if (o.stdout_file) {	/* refused before the replay, put in place after it */
+		e = outfile_check(o.stdout_file);
+		e = e ? e : outfile_open(o.stdout_file, OUTFILE_MODE, &of);
+		if (!e && !(pout = outfile_stream(of)))
+			e = -ENOMEM;
+		if (e) {
+			cli_error("cannot write '%s': %s", o.stdout_file, outfile_strerror(e));
+			outfile_abort(of);
+			return 1;
+		}
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	if (o.dump)
@@ -207,15 +221,7 @@ static int citcat_replay_main(int argc, char **argv)
 		e = citcat_replay_new(o.dir, &rp, err, sizeof(err));
 	if (e) {
 		cli_error("cannot replay '%s': %s", o.dir, err);
-		return 1;
-	}
-	FILE *pout = NULL;
-	if (o.stdout_file && !(pout = fopen(o.stdout_file, "we"))) {
-		cli_error("cannot create '%s': %s", o.stdout_file, strerror(errno));
-		if (src)
-			trace_source_free(src);
-		else
-			citcat_replay_free(rp);
+		outfile_abort(of);
 		return 1;
 	}
 	citcat_replay_set_stdout(rp, pout);
@@ -228,8 +234,11 @@ static int citcat_replay_main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-	if (pout)
-		fclose(pout);
+	citcat_replay_set_stdout(rp, NULL);
+	if (e < 0)
+		outfile_abort(of);	/* a replay that stopped: no partial output at --stdout */
+	else if (of && (werr = outfile_commit(of)))
+		cli_error("cannot write '%s': %s", o.stdout_file, outfile_strerror(werr));
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	double cpu = (double)(c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
 	fflush(stdout);
@@ -242,7 +251,7 @@ static int citcat_replay_main(int argc, char **argv)
 		trace_source_free(src);
 	else
 		citcat_replay_free(rp);
-	return e < 0 || !s.verified ? 1 : 0;
+	return e < 0 || !s.verified || werr ? 1 : 0;
 }
 
 int cmd_citcat(int argc, char **argv)

@@ -298,13 +298,19 @@ int cmd_daemon(int argc, char **argv)
 		return 2;
 	default_rate(&o, evs, nev, note, sizeof(note));
 	if (o.log_file) {
-		log = fopen(o.log_file, "ae");
+		/* appended to, never replaced; a root daemon never writes through a symlink */
+		int fd = open(o.log_file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+			      DB_FILE_MODE);
+		log = fd < 0 ? NULL : fdopen(fd, "a");
 		if (!log) {
-			cli_error("cannot open log file '%s': %s", o.log_file, strerror(errno));
+			cli_error("cannot open log file '%s': %s", o.log_file,
+				  errno == ELOOP ? "it is a symlink" : strerror(errno));
+			if (fd >= 0)
+				close(fd);
 			free(evs);
 			return 1;
 		}
-		fchmod(fileno(log), DB_FILE_MODE);
+		fchmod(fd, DB_FILE_MODE);
 	}
 	if (!o.foreground && !o.bare && (r = detach(&rp, &log))) {
 		cli_error("cannot detach into the background: %s: try --foreground", strerror(-r));

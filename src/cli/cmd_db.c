@@ -237,8 +237,11 @@ static int do_merge(const struct db_opts *o)
 		     &skipped);
 	profile_dir_close(d);
 	if (r) {
-		cli_error("merging into '%s' failed: %s: files merged before the failure stay merged",
-			  o->dir, r == -EBADMSG ? "a source is not a spent profile database" : strerror(-r));
+		cli_error("merging into '%s' failed: %s: sources before it stay merged", o->dir,
+			  r == -EBADMSG ? "a source is not a spent profile database" :
+			  r == -EINVAL ? "a source is this database itself or a copy of it (counts would double)" :
+			  r == -EUCLEAN ? "a source has corrupt files (named above): none of it was merged, "
+					  "move them away and merge it again" : strerror(-r));
 		return 1;
 	}
 	printf("merged %d database(s) into '%s'", o->nothers - (int)skipped, o->dir);
@@ -267,7 +270,9 @@ static int do_gc(const struct db_opts *o)
 	r = db_gc(d, (unsigned)o->keep, &removed);
 	profile_dir_close(d);
 	if (r) {
-		cli_error("garbage-collecting '%s' failed: %s", o->dir, strerror(-r));
+		cli_error("garbage-collecting '%s' failed: %s", o->dir,
+			  r == -ENOTEMPTY ? "an old epoch holds files spent did not write: it was kept"
+					  : strerror(-r));
 		return 1;
 	}
 	printf("removed %zu epoch(s), kept the newest %ld\n", removed, o->keep);

@@ -9,6 +9,7 @@
 
 #include "analysis/hitcurve.h"
 #include "cli/cli.h"
+#include "core/outfile.h"
 #include "cli/studies_util.h"
 #include "core/json.h"
 #include "core/number.h"
@@ -209,7 +210,7 @@ int cmd_hitcurve(int argc, char **argv)
 {
 	struct hitcurve_opts o = { .line = 64, .min = 1024, .max = 16 << 20 };
 	parse_service("8K=0,96K=2,4M=10,mem=60", &o);
-	if (parse_opts(argc, argv, &o))
+	if (parse_opts(argc, argv, &o) || (o.svg && cli_check_output(o.svg)))
 		return 2;
 	struct hitcurve_config cfg = { (uint32_t)o.line, o.min, o.max };
 	struct hitcurve *hc = NULL;
@@ -228,7 +229,7 @@ int cmd_hitcurve(int argc, char **argv)
 	if (o.svg) {
 		int rc = write_svg(&r, &o);
 		if (rc) {
-			cli_error("hitcurve: cannot write '%s': %s", o.svg, strerror(-rc));
+			cli_error("hitcurve: cannot write '%s': %s", o.svg, outfile_strerror(rc));
 			goto out;
 		}
 	}

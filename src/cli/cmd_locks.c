@@ -8,6 +8,7 @@
 
 #include "analysis/locks.h"
 #include "cli/cli.h"
+#include "core/outfile.h"
 #include "cli/studies_util.h"
 #include "core/json.h"
 #include "plot/plot.h"
@@ -209,7 +210,7 @@ static int write_svg(struct locks *lk, struct symtab *syms, const struct locks_o
 int cmd_locks(int argc, char **argv)
 {
 	struct locks_opts o = { .groups = 4 };
-	if (parse_opts(argc, argv, &o))
+	if (parse_opts(argc, argv, &o) || (o.svg && cli_check_output(o.svg)))
 		return 2;
 	struct symtab *syms = symtab_new();
 	struct locks *lk = NULL;
@@ -225,7 +226,7 @@ int cmd_locks(int argc, char **argv)
 	if (o.svg) {
 		int rc = write_svg(lk, syms, &o);
 		if (rc) {
-			cli_error("locks: cannot write '%s': %s", o.svg, strerror(-rc));
+			cli_error("locks: cannot write '%s': %s", o.svg, outfile_strerror(rc));
 			goto out;
 		}
 	}

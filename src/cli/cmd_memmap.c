@@ -6,6 +6,7 @@
 
 #include "analysis/memmap.h"
 #include "cli/cli.h"
+#include "core/outfile.h"
 #include "cli/studies_util.h"
 
 struct memmap_opts {
@@ -63,7 +64,7 @@ static int parse_opts(int argc, char **argv, struct memmap_opts *o)
 int cmd_memmap(int argc, char **argv)
 {
 	struct memmap_opts o = { .png = "memmap.png", .mod = 4 << 20, .width = 1000, .height = 600 };
-	if (parse_opts(argc, argv, &o))
+	if (parse_opts(argc, argv, &o) || cli_check_output(o.png))
 		return 2;
 	struct memmap_config cfg = { o.mod, (uint32_t)o.width, (uint32_t)o.height };
 	struct memmap *mm = NULL;
@@ -82,7 +83,7 @@ int cmd_memmap(int argc, char **argv)
 	if (!rc)
 		rc = raster_write_png(&r, o.png);
 	if (rc) {
-		cli_error("memmap: cannot write '%s': %s", o.png, strerror(-rc));
+		cli_error("memmap: cannot write '%s': %s", o.png, outfile_strerror(rc));
 		goto out;
 	}
 	printf("memory map of '%s': %llu instructions, %llu per column, address mod %s -> '%s'\n",

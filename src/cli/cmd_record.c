@@ -2,7 +2,6 @@
  * SpeedShop-style: counter overflows with preset prime periods, aggregated while recording. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "collect/sampling.h"
+#include "core/outfile.h"
 #include "core/symbols.h"
 #include "spent/profile.h"
 
@@ -23,7 +23,6 @@ struct record_opts {
 	uint64_t period;	/* -c */
 	enum sampling_callchain callchain;
 	bool per_thread;
-	bool force;
 	pid_t pid;		/* -p */
 	const char *output;
 	char **argv;		/* the command after -- */
@@ -75,7 +74,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->output = v;
 			i++;
 		} else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
-			o->force = true;
+			/* kept for old scripts: a profile directory is replaced without it now */
 		} else if (!strcmp(a, "--per-thread")) {
 			o->per_thread = true;
 		} else {
@@ -244,59 +243,49 @@ static void warn_file(void *ctx, const char *path, const char *why)
 	cli_warn("'%s': %s", path, why);
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* Why -o cannot take the profile, for the user. */
+static const char *output_error(int err)
 {
-	return remove(path);
+	return err == -EBADMSG || err == -ENOTEMPTY
+		       ? "it is a directory but not a spent profile, or holds other files too: only a "
+			 "profile directory is replaced"
+		       : outfile_strerror(err);
 }
 
-/* rm -r PATH (a profile directory: plain files and epoch directories). */
-static int remove_tree(const char *path)
-{
-	return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* Write P into a fresh DIR (through a temporary sibling, renamed into place). */
+/* Write P into a temporary sibling of -o and put it in place; an existing profile directory
+ * there is exchanged with it atomically, then removed (it holds only what spent writes). */
 static int write_output(const struct record_opts *o, const struct profile *p)
 {
-	char tmp[PATH_MAX], old[PATH_MAX];
+	char tmp[PATH_MAX], ksyms[PATH_MAX + 16];
 	struct profile_dir *d = NULL;
-	int err;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", o->output, (int)getpid());
-	snprintf(old, sizeof(old), "%s.old.%d", o->output, (int)getpid());
+	struct symbols *sym = NULL;
+	bool replaced = false;
+	int err = outdir_make_temp(o->output, OUTDIR_MODE, tmp, sizeof(tmp));
+	if (err) {
+		cli_error("cannot write profile '%s': %s", o->output, output_error(err));
+		return err;
+	}
 	if ((err = profile_dir_create(tmp, &d)) ||
 	    (err = profile_dir_write_epoch(d, 0, p, warn_file, NULL))) {
 		cli_error("cannot write profile '%s': %s", tmp, strerror(-err));
 		goto out;
 	}
-	char ksyms[PATH_MAX + 16];
-	struct symbols *sym = NULL;
 	snprintf(ksyms, sizeof(ksyms), "%s/kallsyms", tmp);
 	if (symbols_new(&sym) == 0 && (err = symbols_save_kernel(sym, p, ksyms)))
 		cli_warn("cannot save kernel symbols in '%s': %s", ksyms, strerror(-err));
 	symbols_free(sym);
-	err = 0;
-	bool replaced = false;
-	if (o->force && access(o->output, F_OK) == 0) {
-		if (rename(o->output, old) < 0) {
-			err = -errno;
-			cli_error("cannot replace '%s': %s", o->output, strerror(errno));
-			goto out;
-		}
-		replaced = true;
-	}
-	if (rename(tmp, o->output) < 0) {
-		err = -errno;
-		cli_error("cannot create '%s': %s", o->output, strerror(errno));
-		if (replaced)
-			rename(old, o->output);
+	if ((err = outdir_commit(tmp, o->output, profile_dir_check_replaceable, &replaced))) {
+		cli_error("cannot write profile '%s': %s", o->output, output_error(err));
 		goto out;
 	}
-	if (replaced && remove_tree(old))
-		cli_warn("cannot remove the replaced profile '%s': remove it by hand", old);
+	if (replaced && (err = profile_dir_remove(tmp)))
+		cli_warn("cannot remove the replaced profile, now '%s': %s: remove it by hand", tmp,
+			 strerror(-err));
+	err = 0;
 out:
 	profile_dir_close(d);
 	if (err)
-		remove_tree(tmp);
+		profile_dir_remove(tmp);
 	return err;
 }
 
@@ -327,9 +316,9 @@ int cmd_record(int argc, char **argv)
 	pid_t child = 0;
 	if (parse_args(argc, argv, &o))
 		goto out;
-	if (!o.force && access(o.output, F_OK) == 0) {
-		cli_error("output '%s' exists: use --force to replace it or -o to choose another name",
-			  o.output);
+	/* refuse a bad -o now, not after the run: its samples would be lost */
+	if ((err = outdir_check(o.output, profile_dir_check_replaceable, profile_dir_remove))) {
+		cli_error("cannot write profile '%s': %s", o.output, output_error(err));
 		goto out;
 	}
 	if (!o.pid && !command_exists(o.argv[0])) {

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/profile_input.h"
 #include "core/json.h"
+#include "core/outfile.h"
 #include "plot/flamegraph.h"
 #include "profile/export.h"
 
@@ -28,7 +29,6 @@ struct report_opts {
 	bool folded;
 	const char *flamegraph;
 	const char *diff;
-	bool force;
 	long limit;		/* -1: default */
 };
 
@@ -79,7 +79,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			} else if (!strcmp(a, "--folded"))
 				o->folded = true;
 			else if (!strcmp(a, "--force") || !strcmp(a, "-f"))
-				o->force = true;
+				; /* kept for old scripts: outputs are replaced without it now */
 			else {
 				cli_error("unknown or incomplete option '%s': see 'spent help report'", a);
 				return -EINVAL;
@@ -239,24 +239,13 @@ static void print_rows_machine(const struct profile *p, const struct report *r, 
 	}
 }
 
-static bool refuse_overwrite(const struct report_opts *o, const char *path)
-{
-	if (!o->force && access(path, F_OK) == 0) {
-		cli_error("output '%s' exists: use --force to replace it", path);
-		return true;
-	}
-	return false;
-}
-
 static int do_exports(const struct report_opts *o, const struct profile *p, struct symbols *sym,
 		      const uint32_t *evs, size_t nev)
 {
 	int err;
 	if (o->pprof) {
-		if (refuse_overwrite(o, o->pprof))
-			return -EEXIST;
 		if ((err = pprof_write(p, sym, evs, nev, o->pprof))) {
-			cli_error("cannot write pprof file '%s': %s", o->pprof, strerror(-err));
+			cli_error("cannot write pprof file '%s': %s", o->pprof, outfile_strerror(err));
 			return err;
 		}
 		fprintf(stderr, "spent: wrote pprof profile '%s' (go tool pprof -top %s)\n", o->pprof, o->pprof);
@@ -267,16 +256,19 @@ static int do_exports(const struct report_opts *o, const struct profile *p, stru
 			cli_error("cannot fold stacks: %s", strerror(-err));
 			return err;
 		}
-		if (o->folded)
+		if (o->folded) {
 			folded_write(f, stdout);
-		if (o->flamegraph) {
+			if (fflush(stdout) != 0 || ferror(stdout)) {
+				err = -errno;
+				cli_error("cannot write the folded stacks: %s", strerror(errno));
+			}
+		}
+		if (o->flamegraph && !err) {
 			char title[300];
 			snprintf(title, sizeof(title), "%s: %llu samples", profile_event_get(p, evs[0])->name,
 				 (unsigned long long)f->total);
-			if (refuse_overwrite(o, o->flamegraph))
-				err = -EEXIST;
-			else if ((err = flamegraph_write(f, title, o->flamegraph)))
-				cli_error("cannot write flame graph '%s': %s", o->flamegraph, strerror(-err));
+			if ((err = flamegraph_write(f, title, o->flamegraph)))
+				cli_error("cannot write flame graph '%s': %s", o->flamegraph, outfile_strerror(err));
 			else
 				fprintf(stderr, "spent: wrote flame graph '%s'\n", o->flamegraph);
 		}
@@ -395,6 +387,8 @@ int cmd_report(int argc, char **argv)
 	size_t nev = 0, skipped = 0;
 	int rc = 2, err;
 	if (parse_args(argc, argv, &o))
+		goto out;
+	if ((o.pprof && cli_check_output(o.pprof)) || (o.flamegraph && cli_check_output(o.flamegraph)))
 		goto out;
 	if (profile_input_load(o.input, &p, &skipped)) {
 		rc = 1;

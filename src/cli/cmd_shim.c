@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "core/json.h"
 #include "core/number.h"
+#include "core/outfile.h"
 #include "shim/shim.h"
 #include "shim/shim_format.h"
 #include "spent/events.h"
@@ -350,25 +351,6 @@ static void human_histograms(FILE *out, const struct shim_result *r, const char 
 	}
 }
 
-/* Refuse before the run when -o cannot be written, rather than after it. */
-static int output_dir_check(const char *path)
-{
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash == dir)
-		dir[1] = 0;
-	else if (slash)
-		*slash = 0;
-	else
-		snprintf(dir, sizeof(dir), ".");
-	if (access(dir, W_OK) == 0)
-		return 0;
-	cli_error("cannot write '%s': directory '%s': %s: create it or choose another -o", path, dir,
-		  strerror(errno));
-	return -errno;
-}
-
 static int tag_spec_known(const struct shim_config *cfg, const char *name)
 {
 	for (size_t i = 0; i < cfg->nsigs; i++)
@@ -470,7 +452,7 @@ int cmd_shim(int argc, char **argv)
 		cli_error("--histogram '%s' names no tag: add --tag %s=SYMBOL", o.histogram, o.histogram);
 		return 2;
 	}
-	if (o.output && output_dir_check(o.output))
+	if (o.output && cli_check_output(o.output))	/* before the run, not after it */
 		return 2;
 	if (!o.output)
 		o.cfg.buffer_samples = 0;	/* the log only goes to -o */
@@ -493,8 +475,7 @@ int cmd_shim(int argc, char **argv)
 	rc = r->exit_status;
 	int werr = o.output ? shim_file_write(o.output, r) : 0;
 	if (werr) {
-		cli_error("cannot write '%s': %s: check the directory exists and is writable",
-			  o.output, strerror(-werr));
+		cli_error("cannot write '%s': %s", o.output, outfile_strerror(werr));
 		rc = 1;
 	}
 	shim_result_free(r);

@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "core/binio.h"
 #include "core/json.h"
+#include "core/outfile.h"
 #include "spent/trace.h"
 #include "trace/log_io.h"
 
@@ -126,6 +127,53 @@ static int pump(int fd, struct log_writer *w, uint64_t *n_records, uint64_t *n_d
 	return err;
 }
 
+/*
+ * SIGINT, SIGTERM or SIGHUP to `spent trace` stops the program: the signal is passed on to
+ * valgrind (whose client dies of it and flushes the log), and when the program survives it
+ * for STOP_GRACE_S seconds, or a second signal comes, valgrind is killed. The log keeps what
+ * arrived and is marked incomplete.
+ */
+#define STOP_GRACE_S 3
+static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t tool_pid;	/* 0 once reaped: never signal a reused pid */
+
+static void on_stop(int sig)
+{
+	int saved = errno;
+	if (sig == SIGALRM || stop_signal) {
+		if (tool_pid > 0)
+			kill((pid_t)tool_pid, SIGKILL);
+	} else {
+		stop_signal = sig;
+		if (tool_pid > 0)
+			kill((pid_t)tool_pid, sig);
+		alarm(STOP_GRACE_S);
+	}
+	errno = saved;
+}
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGALRM };
+
+static void catch_stop_signals(void)
+{
+	/* no SA_RESTART: the pump's read returns and the loop carries on reading to EOF */
+	struct sigaction sa = { .sa_handler = on_stop };
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaction(stop_signals[i], &sa, NULL);
+}
+
+/* Wait for the tool to exit, then forget its pid before reaping it. */
+static void reap_tool(pid_t pid, int *status)
+{
+	siginfo_t si;
+	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	tool_pid = 0;
+	alarm(0);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+}
+
 static pid_t spawn_tool(const struct trace_opts *o, const char *vglib, int wfd, char **cmd)
 {
 	char fdopt[32], maxopt[48], startopt[512];
@@ -152,6 +200,10 @@ static pid_t spawn_tool(const struct trace_opts *o, const char *vglib, int wfd, 
 	argv[n] = NULL;
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* a shell starts background jobs with SIGINT ignored: the program must not be */
+		for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+			signal(stop_signals[i], SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
 		setenv("VALGRIND_LIB", vglib, 1);
 		execvp("valgrind", argv);
 		fprintf(stderr, "spent: cannot run 'valgrind': %s: install the valgrind package\n",
@@ -173,8 +225,10 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 		return 1;
 	}
 	uint32_t flags = (o->data ? LOG_F_DATA : 0) | (o->start ? LOG_F_START : 0);
-	if ((err = log_writer_new(o->output, flags, o->max_insns, &w)) < 0) {
-		cli_error("cannot create '%s': %s", o->output, strerror(-err));
+	catch_stop_signals();	/* from here on a signal must not leave the temporary behind */
+	if ((err = outfile_check(o->output)) < 0 ||
+	    (err = log_writer_new(o->output, flags, o->max_insns, &w)) < 0) {
+		cli_error("cannot write '%s': %s", o->output, outfile_strerror(err));
 		return 1;
 	}
 	if (pipe2(fds, O_CLOEXEC) < 0) {
@@ -187,6 +241,11 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 	fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
 	int wfd = fcntl(fds[1], F_DUPFD, 3);	/* without close-on-exec: the tool's end */
 	pid_t pid = wfd < 0 ? -1 : spawn_tool(o, vglib, wfd, cmd);
+	if (pid > 0) {
+		tool_pid = pid;
+		if (stop_signal)	/* came before the pid was known */
+			kill(pid, stop_signal);
+	}
 	close(fds[1]);
 	if (wfd >= 0)
 		close(wfd);
@@ -198,11 +257,21 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 	}
 	err = pump(fds[0], w, &n_records, &n_data);
 	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	reap_tool(pid, &status);
 	if (err < 0)
 		cli_warn("log stream from the valgrind tool broke off: %s: the log keeps what arrived before",
 			 strerror(-err));
+	if (stop_signal && n_records == 0) {
+		cli_error("interrupted by SIG%s before anything was recorded: '%s' not written",
+			  sigabbrev_np(stop_signal), o->output);
+		log_writer_free(w);
+		return 128 + stop_signal;
+	}
+	if (stop_signal)
+		cli_warn("interrupted by SIG%s: the program was stopped and the log is marked incomplete",
+			 sigabbrev_np(stop_signal));
+	if (stop_signal || err < 0 || WIFSIGNALED(status))
+		log_writer_mark_incomplete(w);
 	if (n_records == 0) {
 		cli_error("'%s' recorded nothing: valgrind did not run the command (see its messages above)",
 			  o->output);
@@ -225,6 +294,8 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 	fprintf(stderr, "spent: trace: wrote '%s' (%llu bytes, %llu records)\n", o->output,
 		(unsigned long long)log_writer_bytes(w), (unsigned long long)n_records);
 	log_writer_free(w);
+	if (stop_signal)
+		return 128 + stop_signal;
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
@@ -398,6 +469,7 @@ static int trace_stats(const struct trace_opts *o, const char *path)
 		return cli_error("%s", err), 1;
 	uint64_t log_bytes = log_reader_size(rd);
 	int data = (log_reader_flags(rd) & LOG_F_DATA) != 0;
+	int cut_short = (log_reader_flags(rd) & LOG_F_INCOMPLETE) != 0;
 	log_reader_free(rd);
 	if (open_log(path, &src))
 		return 1;
@@ -422,17 +494,19 @@ static int trace_stats(const struct trace_opts *o, const char *path)
 		json_kdouble(&w, "reconstruct_cpu_s", secs, 3);
 		json_kdouble(&w, "reconstruct_minstr_per_s", mips, 1);
 		json_kbool(&w, "time_ordered", !t.time_disorder);
-		json_kbool(&w, "complete", rc >= 0);
+		json_kbool(&w, "complete", !(rc < 0 || cut_short));
 		json_object_end(&w);
 		json_newline(&w);
 	} else
 		printf("%-24s %llu\n%-24s %llu\n%-24s %zu\n%-24s %llu\n%-24s %.4f\n%-24s %s\n"
-		       "%-24s %llu\n%-24s %llu\n%-24s %.1f\n",
+		       "%-24s %llu\n%-24s %llu\n%-24s %.1f\n%-24s %s\n",
 		       "instructions", (unsigned long long)t.insns, "data_refs", (unsigned long long)t.refs,
 		       "threads", t.n_tids, "log_bytes", (unsigned long long)log_bytes,
 		       "bytes_per_instruction", bpi, "data_addresses", data ? "yes" : "no",
 		       "syscalls", (unsigned long long)t.syscalls, "signals", (unsigned long long)t.signals,
-		       "reconstruct_Minstr/s", mips);
+		       "reconstruct_Minstr/s", mips, "complete",
+		       rc < 0 ? "no (the log is cut or corrupt)"
+		       : cut_short ? "no (the recording was interrupted or the program killed)" : "yes");
 	fflush(stdout);
 	if (rc < 0) {
 		cli_error("'%s': %s", path, trace_source_error(src));

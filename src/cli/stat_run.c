@@ -18,6 +18,7 @@
 #include "cli/cli.h"
 #include "cli/stat.h"
 #include "collect/thread_tracker.h"
+#include "core/outfile.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -533,9 +534,18 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 	int status = 2;
 	double **runs = NULL, *elapsed = NULL;
 	struct count_value *totals = NULL;
-	if (opts->output && !(out.f = fopen(opts->output, "w"))) {
-		cli_error("cannot write '%s': %s", opts->output, strerror(errno));
-		return 2;
+	struct outfile *of = NULL;
+	bool printed = false;
+	if (opts->output) {	/* a temporary now, put at -o only once the counts are in it */
+		int err = outfile_check(opts->output);
+		err = err ? err : outfile_open(opts->output, OUTFILE_MODE, &of);
+		if (!err && !(out.f = outfile_stream(of)))
+			err = -ENOMEM;
+		if (err) {
+			cli_error("cannot write '%s': %s", opts->output, outfile_strerror(err));
+			outfile_abort(of);
+			return 2;
+		}
 	}
 	rc.out = &out;
 	if (open_set_build(se, &rc.os) || !(rc.rows = calloc(se->n, sizeof(*rc.rows))) ||
@@ -569,6 +579,7 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 	if (opts->costs && spent_pmu_present())
 		stat_print_costs(&out, rc.rows, rc.nrows);
 	stat_print_footer(&out, rc.elapsed_ns, elapsed, nruns);
+	printed = true;
 out:
 	if (runs)
 		for (long r = 0; r < opts->repeat; r++)
@@ -578,9 +589,16 @@ out:
 	free(totals);
 	free(rc.rows);
 	open_set_release(&rc.os);
-	if (out.f != stderr)
-		fclose(out.f);
-	else
+	if (of && !printed) {
+		outfile_abort(of);	/* the command never ran: an existing -o stays as it was */
+	} else if (of) {
+		int err = outfile_commit(of);
+		if (err) {
+			cli_error("cannot write '%s': %s", opts->output, outfile_strerror(err));
+			status = status ? status : 2;
+		}
+	} else {
 		fflush(stderr);
+	}
 	return status;
 }

@@ -252,6 +252,7 @@ static int setup(struct daemon *d, char *err, size_t errlen)
 	}
 	if ((r = daemon_lock(d, err, errlen)))
 		return r;
+	db_clean_stale(d->db);	/* a daemon killed mid-write left *.prof.tmp.PID.* behind */
 	if ((r = dmaps_new(&d->maps)))
 		return r;
 collectors:

@@ -2,7 +2,6 @@
  * blocking on a FIFO a profile or log names), atomic file replacement. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <zlib.h>
 
 #include "core/binio.h"
+#include "core/outfile.h"
 
 void binbuf_init(struct binbuf *b)
 {
@@ -292,56 +292,9 @@ out:
 	return err;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 int binio_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
 {
-	char tmp[PATH_MAX], dir[PATH_MAX];
-	int err = 0, fd = -1;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fchmod(fd, mode) < 0 || (err = write_all(fd, data, len)) || fsync(fd) < 0) {
-		err = err ? err : -errno;
-		goto fail;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		err = -errno;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		err = -errno;
-		goto fail;
-	}
-	/* the rename is durable only once the directory entry is */
-	snprintf(dir, sizeof(dir), "%s", path);
-	int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return 0;
-fail:
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return err;
+	return outfile_write(path, data, len, mode);
 }
 
 uint32_t binio_crc32(uint32_t crc, const void *data, size_t len)

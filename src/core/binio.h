@@ -67,9 +67,10 @@ FILE *binio_fopen_regular(const char *path);
 int binio_read_file(const char *path, size_t maxlen, uint8_t **out, size_t *len);
 
 /*
- * Write LEN bytes to PATH atomically: a temporary file in the same directory, fsync, rename,
- * fsync of the directory. On any error the temporary is removed and PATH is untouched.
- * MODE is the new file's permission bits.
+ * Write LEN bytes to PATH atomically: outfile_write (core/outfile.h), the one output policy:
+ * a temporary file in the same directory, fsync, rename, fsync of the directory; a symlink at
+ * PATH is refused. On any error the temporary is removed and PATH is untouched. MODE is the
+ * new file's permission bits.
  */
 int binio_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 

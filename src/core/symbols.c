@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/outfile.h"
 #include "core/procmaps.h"
 #include "core/symbols.h"
 
@@ -132,7 +133,7 @@ int symbols_save_kernel(struct symbols *s, const struct profile *p, const char *
 			}
 		}
 		free(used);
-		err = err ? err : binio_write_file_atomic(path, b.data, b.len, 0644);
+		err = err ? err : outfile_write(path, b.data, b.len, OUTFILE_MODE);
 		binbuf_release(&b);
 		break;
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/binio.h"
+#include "core/outfile.h"
 #include "plot/plot.h"
 
 int raster_init(struct raster *r, uint32_t w, uint32_t h, uint32_t bg)
@@ -119,7 +120,7 @@ int raster_write_png(const struct raster *r, const char *path)
 	binbuf_init(&b);
 	int err = encode(r, &b);
 	if (!err)
-		err = binio_write_file_atomic(path, b.data, b.len, 0644);
+		err = outfile_write(path, b.data, b.len, OUTFILE_MODE);
 	binbuf_release(&b);
 	return err;
 }

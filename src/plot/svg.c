@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/binio.h"
+#include "core/outfile.h"
 #include "plot/plot.h"
 
 struct svg {
@@ -115,7 +116,7 @@ int svg_write(struct svg *s, const char *path)
 	put(s, "</svg>\n");
 	if (s->oom)
 		return -ENOMEM;
-	return binio_write_file_atomic(path, s->buf.data, s->buf.len, 0644);
+	return outfile_write(path, s->buf.data, s->buf.len, OUTFILE_MODE);
 }
 
 /* a "nice" axis maximum: 1, 2 or 5 times a power of ten at or above V */

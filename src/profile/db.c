@@ -1,6 +1,6 @@
 /* profile/db.c - the daemon's profile database as a whole: path safety checks, control
  * socket client, merging several hosts' databases, epoch garbage collection, disk usage,
- * the status file's members. */
+ * the status file's members, removing temporaries a killed writer left. */
 #include "profile/db.h"
 
 #include <dirent.h>
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/outfile.h"
 
 int db_file_path(const char *db, const char *name, char *out, size_t outlen)
 {
@@ -54,7 +55,6 @@ int db_check_path(const char *path, bool create)
 
 int db_open(const char *path, bool create, struct profile_dir **out)
 {
-	char meta[PATH_MAX];
 	int err;
 
 	*out = NULL;
@@ -64,8 +64,6 @@ int db_open(const char *path, bool create, struct profile_dir **out)
 	if (err)
 		return err;
 	profile_dir_set_modes(*out, DB_DIR_MODE, DB_FILE_MODE);
-	if (db_file_path(path, "meta", meta, sizeof(meta)) == 0)
-		chmod(meta, DB_FILE_MODE);
 	return 0;
 }
 
@@ -126,10 +124,11 @@ out:
 	return err;
 }
 
-/* "host H created T" of a database's meta, the key that says it was merged already. */
+/* "host H created T [id I]" of a database's meta, the key that says it was merged already
+ * (databases made before meta had an id: "H T"). */
 static int meta_key(const char *db, char *key, size_t len)
 {
-	char path[PATH_MAX], host[256] = "", *s;
+	char path[PATH_MAX], host[256] = "", id[32] = "", *s;
 	uint8_t *data = NULL;
 	size_t n;
 	long long created = 0;
@@ -147,13 +146,15 @@ static int meta_key(const char *db, char *key, size_t len)
 	memcpy(s, data, n);
 	s[n] = '\0';
 	free(data);
-	char *h = strstr(s, "\nhost "), *c = strstr(s, "\ncreated ");
+	char *h = strstr(s, "\nhost "), *c = strstr(s, "\ncreated "), *i = strstr(s, "\nid ");
 	if (h)
 		sscanf(h + 6, "%255s", host);
 	if (c)
 		created = atoll(c + 9);
+	if (i)
+		sscanf(i + 4, "%31[0-9a-f]", id);
 	free(s);
-	snprintf(key, len, "%s %lld", host, created);
+	snprintf(key, len, "%s %lld%s%s", host, created, id[0] ? " " : "", id);
 	return 0;
 }
 
@@ -167,28 +168,48 @@ static bool merged_before(const char *list, const char *key)
 	return false;
 }
 
-/* Sum one source database into DST, epoch by epoch. */
+/* The epochs of SRC read whole before anything is written, so a source with a corrupt file
+ * is merged not at all (-EUCLEAN) rather than in part, and can be merged again once mended. */
 static int merge_one(struct profile_dir *dst, struct profile_dir *src, profile_warn_fn warn,
 		     void *ctx)
 {
 	uint32_t *ep = NULL;
-	size_t n = 0;
+	size_t n = 0, bad = 0;
+	struct profile **pp = NULL;
 	int err = profile_dir_epochs(src, &ep, &n);
 
+	if (!err && n && !(pp = calloc(n, sizeof(*pp))))
+		err = -ENOMEM;
 	for (size_t i = 0; i < n && !err; i++) {
-		struct profile *p = profile_new();
-		err = p ? profile_dir_read_epoch(src, ep[i], p, warn, ctx, NULL) : -ENOMEM;
-		err = err ? err : profile_dir_write_epoch(dst, ep[i], p, warn, ctx);
-		profile_free(p);
+		size_t s = 0;
+		err = (pp[i] = profile_new()) ? profile_dir_read_epoch(src, ep[i], pp[i], warn, ctx, &s)
+					       : -ENOMEM;
+		bad += s;
 	}
+	if (!err && bad)
+		err = -EUCLEAN;
+	for (size_t i = 0; i < n && !err; i++)
+		err = profile_dir_write_epoch(dst, ep[i], pp[i], warn, ctx);
+	for (size_t i = 0; pp && i < n; i++)
+		profile_free(pp[i]);
+	free(pp);
 	free(ep);
 	return err;
+}
+
+/* True when A and B name one directory. */
+static bool same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
 }
 
 int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile_warn_fn warn,
 	     void *ctx, size_t *skipped)
 {
-	char listpath[PATH_MAX], key[300];
+	char listpath[PATH_MAX], key[300], self[300];
 	uint8_t *list = NULL;
 	size_t llen = 0;
 	struct binbuf nb;
@@ -196,7 +217,8 @@ int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile
 
 	*skipped = 0;
 	binbuf_init(&nb);
-	if ((err = db_file_path(profile_dir_path(dst), DB_MERGED_NAME, listpath, sizeof(listpath))))
+	if ((err = db_file_path(profile_dir_path(dst), DB_MERGED_NAME, listpath, sizeof(listpath))) ||
+	    (err = meta_key(profile_dir_path(dst), self, sizeof(self))))
 		return err;
 	err = binio_read_file(listpath, 1 << 20, &list, &llen);
 	if (err && err != -ENOENT)
@@ -209,7 +231,10 @@ int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile
 		if ((err = profile_dir_open(srcs[i], &src)))
 			break;
 		err = meta_key(srcs[i], key, sizeof(key));
-		if (!err && merged_before((const char *)nb.data, key)) {
+		/* itself, or a copy of itself (the same meta): its counts would double */
+		if (!err && (same_dir(srcs[i], profile_dir_path(dst)) || !strcmp(key, self))) {
+			err = -EINVAL;
+		} else if (!err && merged_before((const char *)nb.data, key)) {
 			(*skipped)++;
 		} else if (!err && !(err = merge_one(dst, src, warn, ctx))) {
 			err = binbuf_put(&nb, key, strlen(key));
@@ -225,36 +250,10 @@ int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile
 	return err;
 }
 
-/* Remove DIR and the files directly in it (an epoch directory has no subdirectories). */
-static int remove_epoch_dir(const char *dir)
-{
-	DIR *dh = opendir(dir);
-	struct dirent *de;
-	char p[PATH_MAX];
-	int err = 0;
-
-	if (!dh)
-		return -errno;
-	while ((de = readdir(dh)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p) ||
-		    unlink(p) < 0) {
-			err = -errno;
-			break;
-		}
-	}
-	closedir(dh);
-	if (!err && rmdir(dir) < 0)
-		err = -errno;
-	return err;
-}
-
 int db_gc(struct profile_dir *d, unsigned keep, size_t *removed)
 {
 	uint32_t *ep = NULL;
 	size_t n = 0;
-	char dir[PATH_MAX];
 	int err;
 
 	*removed = 0;
@@ -262,13 +261,36 @@ int db_gc(struct profile_dir *d, unsigned keep, size_t *removed)
 		return -EINVAL;
 	if ((err = profile_dir_epochs(d, &ep, &n)))
 		return err;
-	for (size_t i = 0; i + keep < n && !err; i++) {
-		snprintf(dir, sizeof(dir), "%s/epoch-%04u", profile_dir_path(d), ep[i]);
-		if (!(err = remove_epoch_dir(dir)))
+	for (size_t i = 0; i + keep < n && !err; i++)
+		if (!(err = profile_dir_remove_epoch(d, ep[i])))
 			(*removed)++;
-	}
 	free(ep);
 	return err;
+}
+
+/* Stale temporaries in DIR and, DEPTH levels down, in its epoch-* and pid-* directories. */
+static void clean_stale_tree(const char *dir, int depth)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+
+	outfile_clean_stale(dir, NULL, NULL);
+	DIR *dh = depth > 0 ? opendir(dir) : NULL;
+	while (dh && (de = readdir(dh)) != NULL) {
+		if (strncmp(de->d_name, "epoch-", 6) && strncmp(de->d_name, "pid-", 4))
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) < (int)sizeof(sub) &&
+		    lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+			clean_stale_tree(sub, depth - 1);
+	}
+	if (dh)
+		closedir(dh);
+}
+
+void db_clean_stale(struct profile_dir *d)
+{
+	clean_stale_tree(profile_dir_path(d), 2);
 }
 
 int db_usage(struct profile_dir *d, struct db_usage *u)

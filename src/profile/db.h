@@ -40,12 +40,20 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
 
 /* Sum every epoch of each database in SRCS into the same epoch number of DST; a source
  * merged before (by its host and creation time, listed in DST/merged-from) is skipped and
- * counted in *SKIPPED. WARN reports corrupt files (skipped). 0 or -errno. */
+ * counted in *SKIPPED. A source that is DST itself or a copy of it (same meta: host, creation
+ * time and id) is refused (-EINVAL); one with a corrupt file (reported via WARN) is merged not at
+ * all and not listed (-EUCLEAN). Sources are taken in order and the first failure stops:
+ * those before it stay merged. 0 or -errno. */
 int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile_warn_fn warn,
 	     void *ctx, size_t *skipped);
 
-/* Remove every epoch but the newest KEEP (KEEP >= 1); *REMOVED receives how many. */
+/* Remove every epoch but the newest KEEP (KEEP >= 1); *REMOVED receives how many. Nothing is
+ * followed: an epoch that is a symlink loses its link only; one holding files spent did not
+ * write stops the removal (-ENOTEMPTY). */
 int db_gc(struct profile_dir *d, unsigned keep, size_t *removed);
+
+/* Remove the temporaries writers that died left in D (its epochs, its pid-* profiles). */
+void db_clean_stale(struct profile_dir *d);
 
 /*
  * Read the next member of a flat JSON object (the status file, which anyone who could write

@@ -9,6 +9,7 @@
 
 #include "analysis/report.h"
 #include "core/binio.h"
+#include "core/outfile.h"
 #include "profile/export.h"
 
 struct strtab {
@@ -267,7 +268,7 @@ static int gzip_to_file(const struct binbuf *in, const char *path)
 	if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
 		err = -EIO;
 	if (!err)
-		err = binio_write_file_atomic(path, out, zs.total_out, 0644);
+		err = outfile_write(path, out, zs.total_out, OUTFILE_MODE);
 	deflateEnd(&zs);
 	free(out);
 	return err;

@@ -1,16 +1,19 @@
 /* profile/profile_dir.c - the profile directory: DIR/meta, DIR/epoch-NNNN/, one file per
  * image x event (plus unknown and stacks files); atomic incremental merge-writes, validating
- * reads that skip corrupt files. */
+ * reads that skip corrupt files; recognising and removing a directory of only that. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "core/outfile.h"
 #include "profile/profile_file.h"
 
 #define META_MAGIC "spent-profile-dir"
@@ -18,14 +21,25 @@
 
 struct profile_dir {
 	char *path;
-	mode_t dir_mode;	/* for epoch directories (0755 unless profile_dir_set_modes) */
-	mode_t file_mode;	/* for profile files (0644 unless profile_dir_set_modes) */
+	mode_t dir_mode;	/* for epoch directories (0700 unless profile_dir_set_modes) */
+	mode_t file_mode;	/* for profile files (0600 unless profile_dir_set_modes) */
 };
 
 void profile_dir_set_modes(struct profile_dir *d, mode_t dir_mode, mode_t file_mode)
 {
 	d->dir_mode = dir_mode;
 	d->file_mode = file_mode;
+	/* the directory and its meta were made before the caller could choose: they follow */
+	int fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	fchmod(fd, dir_mode);
+	int meta = openat(fd, "meta", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (meta >= 0) {
+		fchmod(meta, file_mode);
+		close(meta);
+	}
+	close(fd);
 }
 
 const char *profile_dir_path(const struct profile_dir *d)
@@ -48,8 +62,8 @@ static int dir_new(const char *path, struct profile_dir **out)
 		free(d);
 		return -ENOMEM;
 	}
-	d->dir_mode = 0755;
-	d->file_mode = 0644;
+	d->dir_mode = OUTDIR_MODE;
+	d->file_mode = OUTFILE_MODE;
 	*out = d;
 	return 0;
 }
@@ -74,7 +88,7 @@ int profile_dir_create(const char *dir, struct profile_dir **out)
 {
 	char meta[PATH_MAX], host[256] = "unknown", buf[512];
 	int err = 0;
-	if (mkdir(dir, 0755) < 0) {
+	if (mkdir(dir, OUTDIR_MODE) < 0) {
 		if (errno != EEXIST)
 			return -errno;
 		struct stat st;
@@ -92,11 +106,20 @@ int profile_dir_create(const char *dir, struct profile_dir **out)
 	for (char *c = host; *c; c++)
 		if (*c == '\n' || *c == ' ')
 			*c = '_';
-	int n = snprintf(buf, sizeof(buf), "%s %d\nhost %s\ncreated %lld\n", META_MAGIC,
-			 META_VERSION, host, (long long)time(NULL));
-	if ((err = binio_write_file_atomic(meta, buf, (size_t)n, 0644)))
+	/* host + creation second can be equal for two directories: the id tells them apart
+	 * (db merge's record of what it merged, its refusal to merge a database into itself) */
+	uint64_t id = 0;
+	if (getrandom(&id, sizeof(id), GRND_NONBLOCK) != (ssize_t)sizeof(id))
+		id = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() ^ (uintptr_t)&id;
+	int n = snprintf(buf, sizeof(buf), "%s %d\nhost %s\ncreated %lld\nid %016llx\n", META_MAGIC,
+			 META_VERSION, host, (long long)time(NULL), (unsigned long long)id);
+	if ((err = dir_new(dir, out)))
 		return err;
-	return dir_new(dir, out);
+	if ((err = binio_write_file_atomic(meta, buf, (size_t)n, (*out)->file_mode))) {
+		profile_dir_close(*out);
+		*out = NULL;
+	}
+	return err;
 }
 
 int profile_dir_open(const char *dir, struct profile_dir **out)
@@ -434,5 +457,144 @@ int profile_dir_read_all(struct profile_dir *d, struct profile *into, profile_wa
 	free(e);
 	if (nskipped)
 		*nskipped = total;
+	return err;
+}
+
+/* ---- recognising and removing a profile directory: only what spent writes there ---------- */
+
+/* NAME, or the NAME of a temporary NAME.tmp.PID.XXXXXX (core/outfile.c), into OUT. */
+static void strip_temp(const char *name, char *out, size_t len)
+{
+	snprintf(out, len, "%s", name);
+	char *t = strstr(out, ".tmp.");
+	for (char *n = t; n; n = strstr(n + 1, ".tmp."))
+		t = n;
+	if (t)
+		*t = 0;
+}
+
+/* A file spent writes: meta and kallsyms at the top, profile files (and NAME.corrupt set
+ * aside by load_existing) in an epoch directory; their temporaries too. */
+static bool own_file(const char *name, bool top)
+{
+	char n[NAME_MAX + 1];
+	size_t l;
+	strip_temp(name, n, sizeof(n));
+	if (top)
+		return !strcmp(n, "meta") || !strcmp(n, "kallsyms");
+	l = strlen(n);
+	if (l > 8 && !strcmp(n + l - 8, ".corrupt"))
+		n[l - 8] = 0;
+	return is_profile_name(n);
+}
+
+/*
+ * Check (REMOVE false) that the directory DFD holds only what spent writes into a profile
+ * directory (TOP) or one of its epochs, or remove all of it (REMOVE true: run the check
+ * first, so that nothing is removed from a directory holding anything else). Symlinks are
+ * never followed: a symlink, a device or an unknown name is "anything else" (-ENOTEMPTY).
+ */
+static int walk_own(int dfd, bool top, bool remove)
+{
+	int fd = dup(dfd), err = 0;
+	DIR *dh = fd < 0 ? NULL : fdopendir(fd);
+	if (!dh) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	rewinddir(dh);
+	struct dirent *de;
+	while (!err && (de = readdir(dh))) {
+		const char *name = de->d_name;
+		struct stat st;
+		uint32_t ep;
+		if (!strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			err = -errno;
+		} else if (S_ISDIR(st.st_mode) && top && !parse_epoch_name(name, &ep)) {
+			int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			err = sub < 0 ? -errno : walk_own(sub, false, remove);
+			if (sub >= 0)
+				close(sub);
+			if (!err && remove && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+				err = -errno;
+		} else if (S_ISREG(st.st_mode) && own_file(name, top)) {
+			if (remove && unlinkat(dfd, name, 0) < 0)
+				err = -errno;
+		} else {
+			err = -ENOTEMPTY;
+		}
+	}
+	closedir(dh);
+	return err;
+}
+
+/* DIR itself, never through a symlink: a descriptor or -errno. */
+static int open_dir_nofollow(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int profile_dir_check_replaceable(const char *dir)
+{
+	char head[sizeof(META_MAGIC) + 1] = "";
+	int fd = open_dir_nofollow(dir), err = 0;
+	if (fd < 0)
+		return fd;
+	int meta = openat(fd, "meta", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (meta < 0 || read(meta, head, sizeof(head) - 1) != (ssize_t)sizeof(head) - 1 ||
+	    memcmp(head, META_MAGIC " ", sizeof(head) - 1))
+		err = -EBADMSG;
+	if (meta >= 0)
+		close(meta);
+	if (err && dir_is_empty(dir))
+		err = 0;	/* an empty directory (mkdir'ed for the output) loses nothing */
+	err = err ? err : walk_own(fd, true, false);
+	close(fd);
+	return err;
+}
+
+int profile_dir_remove(const char *dir)
+{
+	int fd = open_dir_nofollow(dir), err;
+	if (fd < 0)
+		return fd;
+	err = walk_own(fd, true, false);
+	err = err ? err : walk_own(fd, true, true);
+	close(fd);
+	if (!err && rmdir(dir) < 0)
+		err = -errno;
+	return err;
+}
+
+int profile_dir_remove_epoch(struct profile_dir *d, uint32_t epoch)
+{
+	char name[32];
+	struct stat st;
+	int err = 0;
+	snprintf(name, sizeof(name), "epoch-%04u", epoch);
+	int dfd = open_dir_nofollow(d->path);
+	if (dfd < 0)
+		return dfd;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		err = -errno;
+	} else if (!S_ISDIR(st.st_mode)) {
+		/* a symlink named like an epoch: its name goes, never what it points to */
+		if (unlinkat(dfd, name, 0) < 0)
+			err = -errno;
+	} else {
+		int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		err = sub < 0 ? -errno : walk_own(sub, false, false);
+		err = err ? err : walk_own(sub, false, true);
+		if (sub >= 0)
+			close(sub);
+		if (!err && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+			err = -errno;
+	}
+	close(dfd);
 	return err;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/binio.h"
+#include "core/outfile.h"
 #include "shim/shim_format.h"
 
 static int put_double(struct binbuf *b, double d)
@@ -64,7 +65,7 @@ int shim_file_write(const char *path, const struct shim_result *r)
 	binbuf_init(&b);
 	int err = put_result(&b, r);
 	if (!err)
-		err = binio_write_file_atomic(path, b.data, b.len, 0644);
+		err = outfile_write(path, b.data, b.len, OUTFILE_MODE);
 	binbuf_release(&b);
 	return err;
 }

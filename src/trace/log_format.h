@@ -58,6 +58,9 @@
 enum log_file_flag {
 	LOG_F_DATA = 1u << 0,		/* data addresses were recorded */
 	LOG_F_START = 1u << 1,		/* recording started at --start SYMBOL */
+	LOG_F_INCOMPLETE = 1u << 2,	/* the program did not run to its exit: spent trace was
+					 * interrupted, the program was killed by a signal, or the
+					 * tool's stream broke off; the log holds what ran till then */
 };
 
 enum log_rec_type {

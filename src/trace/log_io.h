@@ -13,12 +13,15 @@
 /* ---- writer ---- */
 struct log_writer;
 
-/* Start writing PATH atomically (a temporary in the same directory, renamed by
- * log_writer_commit). FLAGS: enum log_file_flag. 0 or -errno. */
+/* Start writing PATH atomically (core/outfile.h: a temporary in the same directory, mode
+ * 0600, renamed by log_writer_commit). FLAGS: enum log_file_flag. 0 or -errno. */
 int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct log_writer **out);
 /* Append one whole record: TYPE and LEN payload bytes (padding is added). 0 or -errno. */
 int log_writer_add(struct log_writer *w, uint32_t type, const void *payload, uint32_t len);
-/* Append the END record, flush, fsync and rename into place. 0 or -errno. */
+/* Commit with LOG_F_INCOMPLETE set in the header: the recording was cut short. */
+void log_writer_mark_incomplete(struct log_writer *w);
+/* Append the END record, flush, fsync and rename into place. 0 or -errno; either way the
+ * writer is still freed with log_writer_free. */
 int log_writer_commit(struct log_writer *w);
 /* Bytes written to the file so far. */
 uint64_t log_writer_bytes(const struct log_writer *w);

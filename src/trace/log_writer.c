@@ -1,8 +1,8 @@
 /* trace/log_writer.c - writes `spent trace` logs: records batched into zstd blocks with a CRC,
- * into a temporary file renamed into place on commit (nothing partial is ever left at PATH). */
+ * into a temporary file renamed into place on commit (core/outfile.h: nothing partial is ever
+ * left at PATH); an interrupted recording is committed with LOG_F_INCOMPLETE in its header. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +13,19 @@
 #include <zstd.h>
 
 #include "core/binio.h"
+#include "core/outfile.h"
 #include "trace/log_io.h"
 
 struct log_writer {
+	struct outfile *out;
 	int fd;
-	char *path, *tmp;
+	uint32_t flags, commit_flags;	/* in the header now; to be there after commit */
+	uint8_t hdr[LOG_HEADER_SIZE];	/* as written: rewritten whole (CRC too) when flags change */
 	struct binbuf raw;
 	uint8_t *comp;
 	size_t comp_cap;
 	uint64_t n_records, bytes;
 	ZSTD_CCtx *cctx;
-	int committed;
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -42,37 +44,35 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
+/* The header's CRC over bytes 0..35 (log_format.h). */
+static void header_seal(uint8_t *hdr)
+{
+	uint32_t crc = binio_crc32(0, hdr, LOG_HEADER_CRC_OFF);
+	memcpy(hdr + LOG_HEADER_CRC_OFF, &crc, 4);
+}
+
 int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct log_writer **out)
 {
 	int err = -ENOMEM;
 	struct log_writer *w = calloc(1, sizeof(*w));
-	uint8_t hdr[LOG_HEADER_SIZE] = { 0 };
 	struct timespec ts;
 
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
 	w->fd = -1;
+	w->flags = w->commit_flags = flags;
 	binbuf_init(&w->raw);
-	w->path = strdup(path);
-	if (!w->path || asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0) {
-		w->tmp = NULL;
-		goto out;
-	}
 	w->comp_cap = ZSTD_compressBound(LOG_BLOCK_MAX);
 	w->comp = malloc(w->comp_cap);
 	w->cctx = ZSTD_createCCtx();
 	if (!w->comp || !w->cctx || binbuf_reserve(&w->raw, LOG_BLOCK_MAX) < 0)
 		goto out;
-	w->fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (w->fd < 0) {
-		err = -errno;
-		free(w->tmp);
-		w->tmp = NULL;
+	if ((err = outfile_open(path, OUTFILE_MODE, &w->out)) < 0)
 		goto out;
-	}
-	fchmod(w->fd, 0644);
+	w->fd = outfile_fd(w->out);
 	clock_gettime(CLOCK_REALTIME, &ts);
+	uint8_t *hdr = w->hdr;
 	memcpy(hdr, LOG_MAGIC, 8);
 	uint32_t v = LOG_VERSION;
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -80,12 +80,11 @@ int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct 
 	memcpy(hdr + 12, &flags, 4);
 	memcpy(hdr + 16, &now, 8);
 	memcpy(hdr + 24, &max_insns, 8);
-	uint32_t crc = binio_crc32(0, hdr, LOG_HEADER_CRC_OFF);
-	memcpy(hdr + LOG_HEADER_CRC_OFF, &crc, 4);
-	err = write_all(w->fd, hdr, sizeof(hdr));
+	header_seal(hdr);
+	err = write_all(w->fd, hdr, LOG_HEADER_SIZE);
 	if (err < 0)
 		goto out;
-	w->bytes = sizeof(hdr);
+	w->bytes = LOG_HEADER_SIZE;
 	*out = w;
 	return 0;
 out:
@@ -140,18 +139,30 @@ uint64_t log_writer_bytes(const struct log_writer *w)
 	return w->bytes + w->raw.len;
 }
 
+void log_writer_mark_incomplete(struct log_writer *w)
+{
+	w->commit_flags |= LOG_F_INCOMPLETE;
+}
+
 int log_writer_commit(struct log_writer *w)
 {
 	struct log_end e = { .n_records = w->n_records };
 	int err = log_writer_add(w, LOG_REC_END, &e, sizeof(e));
 	if (!err)
 		err = flush_block(w);
-	if (!err && fsync(w->fd) < 0)
-		err = -errno;
-	if (!err && rename(w->tmp, w->path) < 0)
-		err = -errno;
-	if (!err)
-		w->committed = 1;
+	/* the header was written first: rewritten whole, so its CRC covers the new flags; a pipe
+	 * output (not seekable) keeps the flags it had */
+	if (!err && w->commit_flags != w->flags) {
+		memcpy(w->hdr + 12, &w->commit_flags, 4);
+		header_seal(w->hdr);
+		if (pwrite(w->fd, w->hdr, LOG_HEADER_SIZE, 0) != LOG_HEADER_SIZE && errno != ESPIPE)
+			err = -errno;
+	}
+	if (!err) {
+		err = outfile_commit(w->out);
+		w->out = NULL;
+		w->fd = -1;
+	}
 	return err;
 }
 
@@ -159,14 +170,9 @@ void log_writer_free(struct log_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	if (w->tmp && !w->committed)
-		unlink(w->tmp);
+	outfile_abort(w->out);	/* not committed: the temporary goes */
 	ZSTD_freeCCtx(w->cctx);
 	binbuf_release(&w->raw);
 	free(w->comp);
-	free(w->tmp);
-	free(w->path);
 	free(w);
 }

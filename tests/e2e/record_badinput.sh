@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/e2e/record_badinput.sh - bad input gets one clear line on stderr and a non-zero exit,
-# and nothing is overwritten without --force: missing binary, existing output, truncated and
-# corrupt profile files, a non-profile directory, a deleted image, an unknown symbol.
+# and only spent's own outputs are replaced (docs/outputs.md): missing binary, an output that
+# is not a profile, truncated and corrupt profile files, a non-profile directory, a deleted
+# image, an unknown symbol.
 source "$(dirname "$0")/lib.sh"
 
 # one_line NAME EXPECTED-SUBSTRING CMD...: non-zero exit, exactly one stderr line containing it
@@ -21,14 +22,13 @@ one_line record_missing_binary_one_line "cannot run '/nonexistent/prog'" \
 check record_missing_binary_writes_nothing test ! -e "$TMP/none"
 
 $SPENT record -o "$TMP/p" -- "$PROGS/split603010" 50 >/dev/null 2>&1
-before=$(find "$TMP/p" -type f -exec md5sum {} + | sort | md5sum)
-one_line record_existing_output_refused "use --force" \
-	$SPENT record -e cpu-clock -o "$TMP/p" -- "$PROGS/hotline" 10
-after=$(find "$TMP/p" -type f -exec md5sum {} + | sort | md5sum)
-check record_existing_output_untouched test "$before" = "$after"
-$SPENT record --force -e cpu-clock -o "$TMP/p" -- "$PROGS/hotline" 50 >/dev/null 2>&1
-check record_force_replaces_output bash -c "$SPENT report -i '$TMP/p' --json | grep -q hot_function && ! $SPENT report -i '$TMP/p' --json | grep -q func_sixty"
-check record_force_leaves_no_temporaries bash -c "! ls -d '$TMP'/p.* 2>/dev/null | grep -q ."
+mkdir -p "$TMP/notprof" && echo mine > "$TMP/notprof/f"
+one_line record_non_profile_output_refused "only a profile directory is replaced" \
+	$SPENT record -e cpu-clock -o "$TMP/notprof" -- "$PROGS/hotline" 10
+check record_non_profile_output_untouched test "$(cat "$TMP/notprof/f")" = mine
+$SPENT record -e cpu-clock -o "$TMP/p" -- "$PROGS/hotline" 50 >/dev/null 2>&1
+check record_replaces_its_profile_output bash -c "$SPENT report -i '$TMP/p' --json | grep -q hot_function && ! $SPENT report -i '$TMP/p' --json | grep -q func_sixty"
+check record_replace_leaves_no_temporaries bash -c "! ls -d '$TMP'/p.* 2>/dev/null | grep -q ."
 
 # a truncated and a corrupt file: each skipped with one warning line, exit non-zero
 cp -r "$TMP/p" "$TMP/trunc"
@@ -46,9 +46,9 @@ one_line report_non_profile_dir_one_line "is not a spent profile directory" $SPE
 one_line report_missing_dir_one_line "not found" $SPENT report -i "$TMP/nowhere"
 one_line report_file_not_dir_one_line "is not a directory" $SPENT report -i "$TMP/plain/file"
 
-echo keep > "$TMP/out.pb.gz"
-one_line report_pprof_existing_refused "use --force" $SPENT report -i "$TMP/p" --pprof "$TMP/out.pb.gz"
-check report_pprof_existing_untouched test "$(cat "$TMP/out.pb.gz")" = keep
+echo keep > "$TMP/keep" && ln -s "$TMP/keep" "$TMP/out.pb.gz"
+one_line report_pprof_symlink_refused "is a symlink" $SPENT report -i "$TMP/p" --pprof "$TMP/out.pb.gz"
+check report_pprof_symlink_target_untouched test "$(cat "$TMP/keep")" = keep
 one_line annotate_unknown_symbol_one_line "function 'no_such_fn' not found" \
 	$SPENT annotate -i "$TMP/p" no_such_fn
 

@@ -52,7 +52,7 @@ expect shim_error_dump_corrupt "^spent: cannot read Shim sample file '.*flip.shi
 cp "$TMP/good.shim" "$TMP/keep.shim"
 "$SPENT" shim --tag p=no_such_signal -o "$TMP/keep.shim" -- "$PROGS/shim_phases" 0.1 2>/dev/null
 check "shim_error_keeps_output an existing -o file is untouched by a failed run" cmp -s "$TMP/good.shim" "$TMP/keep.shim"
-expect shim_error_output_dir "^spent: cannot write '.*/no-such-dir/x.shim': directory '.*/no-such-dir': No such file or directory" \
+expect shim_error_output_dir "^spent: cannot write '.*/no-such-dir/x.shim': its directory does not exist" \
 	shim --tag phase=phase -o "$TMP/no-such-dir/x.shim" -- "$PROGS/shim_phases" 0.1
 expect shim_error_histogram_tag "^spent: --histogram 'nope' names no tag: add --tag nope=SYMBOL" \
 	shim --tag phase=phase --histogram nope -- "$PROGS/shim_phases" 0.1

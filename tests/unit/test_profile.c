@@ -1,5 +1,6 @@
 /* tests/unit/test_profile.c - the profile model (profile.c) and the profile directory
- * (profile_dir.c, profile_file.c): round trips, merges, corrupt-file handling. */
+ * (profile_dir.c, profile_file.c): round trips, merges, corrupt-file handling, modes, what
+ * replacing and removing a profile directory may touch. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -279,6 +280,84 @@ static void counts_file_is_compact(void **state)
 	profile_dir_close(d);
 }
 
+static int mode_of(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
+
+/* record replaces, gc removes: only what spent writes, never through a symlink */
+static void replace_and_remove_touch_only_profile_content(void **state)
+{
+	(void)state;
+	char dir[128], p[256], secret[160], cmd[600];
+	struct profile_dir *d;
+	snprintf(dir, sizeof(dir), "%s/own", tmpdir);
+	mode_t old = umask(0);
+	assert_int_equal(profile_dir_create(dir, &d), 0);
+	struct profile *prof = sample_profile();
+	assert_int_equal(profile_dir_write_epoch(d, 0, prof, NULL, NULL), 0);
+	assert_int_equal(profile_dir_write_epoch(d, 1, prof, NULL, NULL), 0);
+	umask(old);
+	/* a user's outputs: 0700 / 0600 whatever the umask */
+	assert_int_equal(mode_of(dir), 0700);
+	snprintf(p, sizeof(p), "%s/meta", dir);
+	assert_int_equal(mode_of(p), 0600);
+	snprintf(p, sizeof(p), "%s/epoch-0000", dir);
+	assert_int_equal(mode_of(p), 0700);
+	assert_int_equal(profile_dir_check_replaceable(dir), 0);
+
+	/* a symlink inside, to a file outside: refused, nothing removed, the target kept */
+	snprintf(secret, sizeof(secret), "%s/secret", tmpdir);
+	assert_int_equal(binio_write_file_atomic(secret, "keep", 4, 0600), 0);
+	snprintf(p, sizeof(p), "%s/epoch-0000/evil.prof", dir);
+	assert_int_equal(symlink(secret, p), 0);
+	assert_int_equal(profile_dir_check_replaceable(dir), -ENOTEMPTY);
+	assert_int_equal(profile_dir_remove(dir), -ENOTEMPTY);
+	assert_int_equal(access(secret, F_OK), 0);
+	snprintf(cmd, sizeof(cmd), "%s/meta", dir);
+	assert_int_equal(access(cmd, F_OK), 0);
+	unlink(p);
+	/* a file of the user's at the top: refused too */
+	snprintf(p, sizeof(p), "%s/notes.txt", dir);
+	assert_int_equal(binio_write_file_atomic(p, "x", 1, 0600), 0);
+	assert_int_equal(profile_dir_check_replaceable(dir), -ENOTEMPTY);
+	unlink(p);
+
+	/* an epoch that is a symlink loses its link only */
+	char victim[160];
+	snprintf(victim, sizeof(victim), "%s/victim", tmpdir);
+	assert_int_equal(mkdir(victim, 0700), 0);
+	snprintf(cmd, sizeof(cmd), "%s/x.prof", victim);
+	assert_int_equal(binio_write_file_atomic(cmd, "x", 1, 0600), 0);
+	snprintf(p, sizeof(p), "%s/epoch-0001", dir);
+	snprintf(cmd, sizeof(cmd), "rm -r '%s'", p);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(symlink(victim, p), 0);
+	assert_int_equal(profile_dir_remove_epoch(d, 1), 0);
+	assert_int_equal(mode_of(p), -1);
+	snprintf(cmd, sizeof(cmd), "%s/x.prof", victim);
+	assert_int_equal(access(cmd, F_OK), 0);
+
+	/* the daemon's modes reach the directory and its meta */
+	profile_dir_set_modes(d, 0750, 0640);
+	assert_int_equal(mode_of(dir), 0750);
+	snprintf(p, sizeof(p), "%s/meta", dir);
+	assert_int_equal(mode_of(p), 0640);
+	profile_dir_close(d);
+
+	/* spent's own content only: removed, the directory too */
+	assert_int_equal(profile_dir_remove(dir), 0);
+	assert_int_equal(mode_of(dir), -1);
+	/* an empty directory may be replaced, a directory whose meta is not a profile's not */
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(profile_dir_check_replaceable(dir), 0);
+	snprintf(p, sizeof(p), "%s/meta", dir);
+	assert_int_equal(binio_write_file_atomic(p, "mine\n", 5, 0600), 0);
+	assert_int_equal(profile_dir_check_replaceable(dir), -EBADMSG);
+	profile_free(prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +368,7 @@ int main(void)
 		cmocka_unit_test(non_profile_dirs_are_refused),
 		cmocka_unit_test(parser_rejects_every_truncation),
 		cmocka_unit_test(counts_file_is_compact),
+		cmocka_unit_test(replace_and_remove_touch_only_profile_content),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
