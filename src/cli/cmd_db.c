@@ -72,7 +72,7 @@ static int daemon_holds(const char *dir)
 
 	if (db_file_path(dir, DB_LOCK_NAME, path, sizeof(path)))
 		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);	/* a FIFO: no wait */
 	if (fd < 0)
 		return 0;
 	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
