@@ -53,7 +53,7 @@ LIBA := $(BUILD)/libspent.a
 LIBSO := $(BUILD)/libspent.so
 SPENT := $(BUILD)/spent
 
-.PHONY: all lib progs deps test demo fuzz fuzz-run clean install bench
+.PHONY: all lib progs deps test demo fuzz fuzz-run clean install bench check-layers
 all: $(SPENT) $(LIBSO) $(BUILD)/spent.pc $(UNIT_BINS) progs
 lib: $(LIBA) $(LIBSO)
 progs: $(PROG_BINS)
@@ -112,6 +112,10 @@ $(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
 
 deps:
 	@scripts/deps.sh
+
+# includes must point down the layer stack (docs/design.md); also run by the test suite
+check-layers:
+	@scripts/check-layers.sh
 
 test: deps
 	$(MAKE) all
