@@ -376,6 +376,40 @@ static int parse_stream(struct cc_recording *r, char *err, size_t errlen)
 	}
 }
 
+/* The initial state (records before START) must be one the replay can start from: exactly one
+ * REGS, and its pc inside an executable MAP. Without this a recording whose pc points nowhere
+ * (all-zero registers when REGS is missing) would hand the simulator a start address it can
+ * never leave. 0 or -EBADMSG with a message in ERR. */
+static int check_initial_state(const struct cc_recording *r, char *err, size_t errlen)
+{
+	const uint64_t *regs = NULL;
+	size_t nregs = 0, nexec = 0;
+	for (size_t i = 0; i < r->start_idx; i++) {
+		if (r->recs[i].kind == CC_REC_REGS) {
+			regs = r->recs[i].u.regs;
+			nregs++;
+		}
+	}
+	if (nregs != 1) {
+		snprintf(err, errlen, "the recording's initial state has %s REGS record: it cannot be "
+			 "replayed", nregs ? "more than one" : "no");
+		return -EBADMSG;
+	}
+	uint64_t pc = regs[CC_REG_RIP];
+	for (size_t i = 0; i < r->start_idx; i++) {
+		const struct cc_rec *m = &r->recs[i];
+		if (m->kind != CC_REC_MAP || !(m->u.map.prot & 4))
+			continue;
+		nexec++;
+		if (pc >= m->u.map.start && pc - m->u.map.start < m->u.map.len)
+			return 0;
+	}
+	snprintf(err, errlen, "the recording's initial pc %#llx is not in %s: it cannot be replayed",
+		 (unsigned long long)pc, nexec ? "an executable mapping of its initial state" :
+		 "any mapping (the initial state has no executable MAP record)");
+	return -EBADMSG;
+}
+
 int cc_recording_parse(uint8_t *data, size_t len, struct cc_recording **out, char *err, size_t errlen)
 {
 	int e = 0;
@@ -411,6 +445,8 @@ int cc_recording_parse(uint8_t *data, size_t len, struct cc_recording **out, cha
 			 r->truncated ? ": " : "", r->truncated ? r->why : "");
 		e = -EBADMSG;
 	}
+	if (!e)
+		e = check_initial_state(r, err, errlen);
 out:
 	if (e) {
 		cc_recording_free(r);

@@ -18,7 +18,9 @@
  * replay runs up to that point then stops with a clear error (a truncated recording).
  *
  * Order: META, the initial state (REGS, FILE, MAP, MEM records describing the process at the
- * first instruction after exec), START, then the events in execution order, then EXIT.
+ * first instruction after exec), START, then the events in execution order, then EXIT. The
+ * initial state holds exactly one REGS, and its rip lies in an executable MAP of the initial
+ * state (the reader refuses anything else: the simulator could not start from it).
  * Events are keyed by their ordinal in the stream (no hardware instruction counter here): the
  * simulator is deterministic between events, so the Nth event the replay meets is the Nth
  * recorded. Effect records (MEM, MAP, UNMAP, ZERO, REGS) after a SYSCALL belong to it and are
@@ -37,6 +39,7 @@
 #define CC_MAX_PAYLOAD (256u << 20)	/* one record's payload, bytes */
 #define CC_MAX_PATH 4096
 #define CC_NREGS 27			/* struct user_regs_struct fields, in its order */
+#define CC_REG_RIP 16			/* index of rip among them */
 
 enum cc_rec_kind {
 	/* str cmdline (argv joined by spaces), str cwd, pid, start time (unix ns), [cpuid mode

@@ -183,7 +183,7 @@ static int check_args(struct citcat_replay *rp, const struct cc_rec *e, uint64_t
 static void set_regs_at(struct citcat_replay *rp, const uint64_t *v)
 {
 	cc_replay_set_regs(rp, v);
-	set_reg(rp->uc, UC_X86_REG_RIP, v[16] - 2);
+	set_reg(rp->uc, UC_X86_REG_RIP, v[CC_REG_RIP] - 2);
 }
 
 /* A signal the recorder delivered at this syscall boundary: SIGNAL, REGS (the handler entry),
@@ -579,13 +579,19 @@ int cc_replay_step(struct citcat_replay *rp, uint64_t count)
 			break;
 		rp->resume = 0;
 		uint64_t pc = reg(rp->uc, UC_X86_REG_RIP);
-		uc_err ue = uc_emu_start(rp->uc, pc, 0, 0, count ? count - ran : 0);
+		/* UNTIL is an address no program reaches (nothing maps above 2^47): with 0, a pc
+		 * of 0 would return at once, run nothing, and a caller stepping in batches spun */
+		uc_err ue = uc_emu_start(rp->uc, pc, UINT64_MAX, 0, count ? count - ran : 0);
 		if (ue != UC_ERR_OK && !rp->failed && !rp->done)
 			fault_message(rp, ue);
 	} while (rp->resume && !rp->failed && !rp->done);
 	if (rp->failed)
 		return rp->failed;
-	if (!rp->done && !count)
+	/* stopped early without finishing or failing: a halt or an exception the simulator
+	 * swallowed (with COUNT 0 any stop is early). Stepping on would skip it or stop there
+	 * again, forever. (The sink path counts every instruction, so a batch that ran its
+	 * COUNT has insns - start >= COUNT.) */
+	if (!rp->done && (!count || rp->insns - start < count))
 		fault_message(rp, UC_ERR_EXCEPTION);
 	return rp->failed ? rp->failed : rp->done;
 }
