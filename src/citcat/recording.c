@@ -154,15 +154,18 @@ static int parse_strs(struct binreader *r, struct cc_rec *rec)
 			return -EBADMSG;
 		return 0;
 	}
-	uint64_t v[5];
+	uint64_t v[6];
 	if (get_u(r, &rec->u.file.id) || binreader_get_str(r, CC_MAX_PATH, &rec->u.file.path) ||
-	    get_many(r, v, 4) || binreader_get_le64(r, &v[4]))
+	    get_many(r, v, 4) || binreader_get_le64(r, &v[4]) || get_u(r, &v[5]))
 		return -EBADMSG;
 	rec->u.file.dev = v[0];
 	rec->u.file.ino = v[1];
 	rec->u.file.size = v[2];
 	rec->u.file.mtime_ns = v[3];
 	rec->u.file.hash = v[4];
+	rec->u.file.flags = v[5];
+	if (v[5] & ~(uint64_t)CC_FILE_ALL || v[5] == CC_FILE_ALL)	/* copied or checked, not both */
+		return -EBADMSG;
 	return rec->u.file.id == 0 || rec->u.file.path[0] != '/' ? -EBADMSG : 0;
 }
 
@@ -280,8 +283,14 @@ static int rec_check_order(struct cc_recording *r, size_t i, const char **why)
 		return *why = "an event before START", -EBADMSG;
 	if (rec->kind == CC_REC_FILE && cc_recording_file(r, rec->u.file.id) != rec)
 		return *why = "a duplicate FILE id", -EBADMSG;
-	if (rec->kind == CC_REC_MAP && rec->u.map.file_id && !cc_recording_file(r, rec->u.map.file_id))
-		return *why = "a MAP names an unknown FILE id", -EBADMSG;
+	if (rec->kind == CC_REC_MAP && rec->u.map.file_id) {
+		const struct cc_rec *f = cc_recording_file(r, rec->u.map.file_id);
+		if (!f)
+			return *why = "a MAP names an unknown FILE id", -EBADMSG;
+		if (!(f->u.file.flags & (CC_FILE_COPY | CC_FILE_CHECK)))
+			return *why = "a MAP names a FILE whose content is neither copied nor checked",
+			       -EBADMSG;
+	}
 	if (rec->kind == CC_REC_OPEN && !cc_recording_file(r, rec->u.open.file_id))
 		return *why = "an OPEN names an unknown FILE id", -EBADMSG;
 	if (i > 0 && r->recs[i - 1].kind == CC_REC_EXIT)

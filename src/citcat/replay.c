@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "citcat/cpu_model.h"
@@ -521,6 +522,20 @@ static int replay_setup(struct citcat_replay *rp)
 	return add_tsc_hooks(rp);
 }
 
+/* The directory of the recording at PATH: PATH itself, or the one holding PATH when it names
+ * the recording file (cc_recording_load accepts both). */
+static void recording_dir(const char *path, char *out, size_t len)
+{
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		snprintf(out, len, "%s", path);
+	else if (!slash)
+		snprintf(out, len, ".");
+	else
+		snprintf(out, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
 int citcat_replay_new(const char *dir, struct citcat_replay **out, char *err, size_t errlen)
 {
 	struct citcat_replay *rp = calloc(1, sizeof(*rp));
@@ -530,6 +545,7 @@ int citcat_replay_new(const char *dir, struct citcat_replay **out, char *err, si
 		return -ENOMEM;
 	rp->exit_status = -1;
 	rp->out_hash = BINIO_FNV64_INIT;
+	recording_dir(dir, rp->dir, sizeof(rp->dir));
 	e = cc_recording_load(dir, &rp->rec, rp->err, sizeof(rp->err));
 	if (!e)
 		e = cc_replay_check_files(rp);
@@ -613,6 +629,7 @@ void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary
 	s->out_bytes = rp->out_bytes;
 	s->recording_bytes = r->len;
 	s->cpuid_mode = r->n && r->recs[0].kind == CC_REC_META ? (int)r->recs[0].u.meta.cpuid_mode : 0;
+	s->copy_bytes = rp->copy_bytes;
 	const struct cc_rec *x = r->n ? &r->recs[r->n - 1] : NULL;
 	if (x && x->kind == CC_REC_EXIT) {
 		s->recorded_status = (int)x->u.exit.status;

@@ -29,10 +29,12 @@ struct knobs {
 	int with_exit;
 	int nregs;		/* REGS records in the initial state */
 	uint64_t pc;		/* the initial rip */
+	uint64_t file_flags;	/* of the FILE the MAP names */
 	uint64_t map_prot;
 };
 
-#define GOOD_KNOBS { .with_exit = 1, .nregs = 1, .pc = 0x401000, .map_prot = 5 }
+#define GOOD_KNOBS { .with_exit = 1, .nregs = 1, .pc = 0x401000, .file_flags = CC_FILE_CHECK, \
+		     .map_prot = 5 }
 
 /* A small recording: META, REGS, FILE, MAP, MEM, START, SYSCALL + MEM, RDTSC, EXIT. */
 static struct built build_with(struct knobs k)
@@ -57,6 +59,7 @@ static struct built build_with(struct knobs k)
 	binbuf_put_str(&w.payload, "/bin/true");
 	put_u(&w, 1), put_u(&w, 2), put_u(&w, 3), put_u(&w, 4);
 	binbuf_put_le64(&w.payload, 0xabcdefULL);
+	put_u(&w, k.file_flags);
 	cc_writer_emit(&w, CC_REC_FILE);
 	put_u(&w, 0x400000), put_u(&w, 0x2000), put_u(&w, k.map_prot), put_u(&w, CC_MAP_FILE);
 	put_u(&w, 1), put_u(&w, 0);
@@ -131,6 +134,7 @@ static void roundtrip_reads_every_field(void **state)
 	assert_int_equal(r->recs[1].u.regs[15], 15000);
 	assert_string_equal(r->recs[2].u.file.path, "/bin/true");
 	assert_int_equal(r->recs[2].u.file.hash, 0xabcdefULL);
+	assert_int_equal(r->recs[2].u.file.flags, CC_FILE_CHECK);
 	assert_int_equal(r->recs[3].u.map.len, 0x2000);
 	assert_memory_equal(r->recs[4].u.mem.bytes, "xyz", 3);
 	assert_int_equal(r->start_idx, 5);
@@ -233,6 +237,32 @@ static void event_before_start_rejected(void **state)
 	assert_non_null(strstr(err, "an event before START"));
 }
 
+static void copied_file_can_be_mapped(void **state)
+{
+	(void)state;
+	struct knobs k = GOOD_KNOBS;
+	k.file_flags = CC_FILE_COPY;
+	assert_string_equal(parse_error(k), "");
+}
+
+static void map_of_file_without_content_rejected(void **state)
+{
+	(void)state;
+	struct knobs k = GOOD_KNOBS;
+	k.file_flags = 0;	/* only opened: the replay has no bytes to map */
+	assert_non_null(strstr(parse_error(k), "neither copied nor checked"));
+}
+
+static void unknown_or_contradictory_file_flags_rejected(void **state)
+{
+	(void)state;
+	struct knobs k = GOOD_KNOBS;
+	k.file_flags = CC_FILE_COPY | CC_FILE_CHECK;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 2)"));
+	k.file_flags = 4;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 2)"));
+}
+
 static void initial_state_needs_exactly_one_regs(void **state)
 {
 	(void)state;
@@ -267,6 +297,9 @@ int main(void)
 		cmocka_unit_test(flipped_byte_fails_crc),
 		cmocka_unit_test(wrong_magic_and_version_rejected),
 		cmocka_unit_test(event_before_start_rejected),
+		cmocka_unit_test(copied_file_can_be_mapped),
+		cmocka_unit_test(map_of_file_without_content_rejected),
+		cmocka_unit_test(unknown_or_contradictory_file_flags_rejected),
 		cmocka_unit_test(initial_state_needs_exactly_one_regs),
 		cmocka_unit_test(initial_pc_must_be_in_an_executable_map),
 	};
