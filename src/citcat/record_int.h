@@ -49,7 +49,8 @@ int cc_mem_write(struct cc_tracer *tr, uint64_t addr, const void *buf, size_t le
 int cc_emit_mem(struct cc_tracer *tr, uint64_t addr, uint64_t len, int skip_zero);
 /* Register the file open as /proc/PID/fd/FD (or at PATH when FD < 0), MAPPED or only opened:
  * a FILE record the first time (with a copy in dir/files when mapped and tr->copy_files); its
- * id in *ID, 0 when it is not a regular file. */
+ * id in *ID, 0 when it is not a regular file with stable content (a pipe, a device, /proc or
+ * /sys): what the program gets from those is recorded by content only. */
 int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped, uint64_t *id);
 /* Emit a MAP of [start, start+len) from file ID at OFFSET, plus MEM for pages differing. */
 int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot,

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +130,24 @@ int cc_emit_mem(struct cc_tracer *tr, uint64_t addr, uint64_t len, int skip_zero
 	return err;
 }
 
+/* A "regular file" whose bytes are generated at each read (/proc, /sys and the like: size 0
+ * or one page, content varying): never checked or copied, its bytes are recorded as read. */
+static int pseudo_file(const char *path)
+{
+	static const long magics[] = {
+		PROC_SUPER_MAGIC, SYSFS_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC, CGROUP_SUPER_MAGIC,
+		CGROUP2_SUPER_MAGIC, SECURITYFS_MAGIC, SELINUX_MAGIC, SMACK_MAGIC, BPF_FS_MAGIC,
+		EFIVARFS_MAGIC, PSTOREFS_MAGIC,
+	};
+	struct statfs sf;
+	if (statfs(path, &sf) != 0)
+		return 1;
+	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+		if ((long)sf.f_type == magics[i])
+			return 1;
+	return 0;
+}
+
 static uint64_t mtime_ns(const struct stat *st)
 {
 	return (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
@@ -152,7 +172,7 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 {
 	char link[64], real[CC_MAX_PATH];
 	const char *at = real;
-	struct stat st;
+	struct stat st, after;
 	*id = 0;
 	if (fd >= 0) {
 		snprintf(link, sizeof(link), "/proc/%d/fd/%d", tr->pid, fd);
@@ -166,7 +186,7 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 		if (stat(real, &st) != 0)
 			return 0;
 	}
-	if (!S_ISREG(st.st_mode) || real[0] != '/')
+	if (!S_ISREG(st.st_mode) || real[0] != '/' || pseudo_file(at))
 		return 0;
 	/* mapped: the replay needs the bytes (a copy, or the path checked); opened: with copies,
 	 * the read records hold everything the program got, so nothing is read or checked */
@@ -185,6 +205,12 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 	if (flags) {
 		if (binio_read_file(at, (size_t)8 << 30, &content, &clen))
 			return 0;	/* unreadable: not checkable, data still recorded by content */
+		/* written to meanwhile: no stable content to name; recorded by content instead */
+		if (stat(at, &after) != 0 || after.st_size != st.st_size || clen != (size_t)st.st_size ||
+		    mtime_ns(&after) != mtime_ns(&st)) {
+			free(content);
+			return 0;
+		}
 		hash = binio_fnv64(BINIO_FNV64_INIT, content, clen);
 	}
 	struct cc_file_ident *nf = realloc(tr->files, (tr->nfiles + 1) * sizeof(*nf));
