@@ -81,7 +81,9 @@ enum cc_rec_kind {
 	CC_REC_CPUID = 9,
 	/* pc, insn (1 rdtsc, 2 rdtscp), tsc value, tsc_aux (rdtscp's ecx) */
 	CC_REC_RDTSC = 10,
-	/* signo, pc: a signal was delivered to the program (replay stops: not supported yet) */
+	/* signo, pc: a signal was delivered to the program. Placed by the recorder at a syscall
+	 * boundary: REGS (the handler's entry) and MEM (the frame the kernel built) follow, and the
+	 * replay applies them; alone (delivered natively), the replay stops there */
 	CC_REC_SIGNAL = 11,
 	/* svarint wait status (as waitpid), syscalls, output bytes, le64 output hash (fnv64 over
 	 * every byte written by write-family syscalls, in order) */
