@@ -1,4 +1,4 @@
-/* cli/cmd_citcat.c - `spent citcat record [-o DIR] -- CMD` and
+/* cli/cmd_citcat.c - `spent citcat record [-o DIR] [--cpuid MODE] [--no-copy] -- CMD` and
  * `spent citcat replay DIR [--dump] [--json]`. */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +15,7 @@ struct citcat_record_cli_opts {
 	const char *out;
 	char **argv;
 	enum citcat_cpuid_mode cpuid;
+	int no_copy;
 };
 
 static int parse_cpuid_mode(const char *s, enum citcat_cpuid_mode *m)
@@ -63,6 +64,8 @@ static int citcat_record_main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			o.out = argv[++i];
+		} else if (!strcmp(argv[i], "--no-copy")) {
+			o.no_copy = 1;
 		} else if (argv[i][0] == '-') {
 			cli_error("unknown option '%s' for 'citcat record': see 'spent help citcat'", argv[i]);
 			return 2;
@@ -71,11 +74,13 @@ static int citcat_record_main(int argc, char **argv)
 		}
 	}
 	if (i >= argc) {
-		cli_error("no command to record: use 'spent citcat record [-o DIR] -- CMD'");
+		cli_error("no command to record: use 'spent citcat record [-o DIR] [--cpuid MODE] "
+			  "[--no-copy] -- CMD'");
 		return 2;
 	}
 	o.argv = argv + i;
-	struct citcat_record_opts ro = { .out_dir = o.out, .argv = o.argv, .cpuid = o.cpuid };
+	struct citcat_record_opts ro = { .out_dir = o.out, .argv = o.argv, .cpuid = o.cpuid,
+					  .no_copy = o.no_copy };
 	struct citcat_record_result res;
 	char err[512];
 	int e = citcat_record(&ro, &res, err, sizeof(err));
@@ -95,8 +100,9 @@ static int citcat_record_main(int argc, char **argv)
 	if (res.cpuid_mode == CITCAT_CPUID_PATCH)
 		snprintf(how, sizeof(how), "%" PRIu64 " cpuid sites patched", res.cpuid_patched);
 	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls, %" PRIu64
-		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " bytes\n", o.argv[0], o.out, res.syscalls,
-		res.rdtsc, res.cpuid, how, res.bytes);
+		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
+		PRIu64 " mapped files%s\n", o.argv[0], o.out, res.syscalls, res.rdtsc, res.cpuid, how,
+		res.bytes, res.copy_bytes, res.copies, o.no_copy ? " (--no-copy)" : "");
 	return status_code(res.wait_status);
 }
 
@@ -145,12 +151,12 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 	if (o->json) {
 		printf("{\"instructions\":%" PRIu64 ",\"syscalls\":%" PRIu64 ",\"events\":%" PRIu64
 		       ",\"exit_status\":%d,\"recorded_exit_status\":%d,\"output_bytes\":%" PRIu64
-		       ",\"verified\":%s,\"recording_bytes\":%" PRIu64 ",\"seconds\":%.6f,"
-		       "\"cpu_seconds\":%.6f,\"cpuid_mode\":\"%s\",\"error\":", s->instructions,
-		       s->syscalls, s->events,
+		       ",\"verified\":%s,\"recording_bytes\":%" PRIu64 ",\"copy_bytes\":%" PRIu64
+		       ",\"seconds\":%.6f,\"cpu_seconds\":%.6f,\"cpuid_mode\":\"%s\",\"error\":",
+		       s->instructions, s->syscalls, s->events,
 		       s->exit_status >= 0 ? status_code(s->exit_status) : -1,
 		       s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
-		       s->verified ? "true" : "false", s->recording_bytes, secs, cpu,
+		       s->verified ? "true" : "false", s->recording_bytes, s->copy_bytes, secs, cpu,
 		       cpuid_mode_name(s->cpuid_mode));
 		if (error)
 			cli_json_string(stdout, error);
@@ -252,8 +258,8 @@ static int citcat_replay_main(int argc, char **argv)
 int cmd_citcat(int argc, char **argv)
 {
 	if (argc < 2) {
-		cli_error("missing subcommand: use 'spent citcat record [-o DIR] -- CMD' or "
-			  "'spent citcat replay DIR'");
+		cli_error("missing subcommand: use 'spent citcat record [-o DIR] [--cpuid MODE] "
+			  "[--no-copy] -- CMD' or 'spent citcat replay DIR'");
 		return 2;
 	}
 	if (!strcmp(argv[1], "record"))
