@@ -7,6 +7,10 @@
 #   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
 #   make fuzz-run   run each fuzz target briefly (FUZZ_SECONDS, default 20)
 #
+# CFLAGS, CPPFLAGS and LDFLAGS are the user's (make CFLAGS=-O1): what the build needs whatever
+# they say (-fPIC for the shared library, -std, -I, -D, -MMD, the warnings, the sanitizers of
+# SAN=1) is in ALL_CFLAGS / ALL_CPPFLAGS.
+#
 # Sources are discovered: every src/*/*.c goes into libspent except src/cli (the binary),
 # *.bpf.c (compiled to BPF skeletons) and directories of code that runs elsewhere
 # (src/*/valgrind: a Valgrind tool; src/*/preload: an LD_PRELOAD library). Areas with extra
@@ -15,11 +19,13 @@
 SAN ?= 0
 ifeq ($(SAN),1)
 BUILD ?= build-san
-OPTFLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+CFLAGS ?= -O1 -g -fno-omit-frame-pointer
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 SANLDFLAGS = -fsanitize=address,undefined
 else
 BUILD ?= build
-OPTFLAGS = -O2 -g -fno-omit-frame-pointer
+CFLAGS ?= -O2 -g -fno-omit-frame-pointer
+SANFLAGS =
 SANLDFLAGS =
 endif
 
@@ -30,8 +36,8 @@ PREFIX ?= /usr/local
 VERSION = 0.1.0
 
 WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS += -Iinclude -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"'
-CFLAGS += -std=gnu11 $(OPTFLAGS) $(WARN) -fPIC -MMD -MP
+ALL_CPPFLAGS = -Iinclude -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"' $(CPPFLAGS)
+ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -MMD -MP $(SANFLAGS) $(CFLAGS)
 # zlib first: libunicorn exports its own crc32, and the first library named wins at run time
 LDLIBS += -lz -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl
 
@@ -60,17 +66,17 @@ progs: $(PROG_BINS)
 
 $(BUILD)/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIBA): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(LIBSO): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libspent.so.0 $(SANLDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libspent.so.0 $(SANLDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(SPENT): $(CLI_OBJS) $(LIBA)
-	$(CC) $(SANLDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LDLIBS)
+	$(CC) $(SANLDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LDLIBS)
 
 $(BUILD)/spent.pc: Makefile
 	@mkdir -p $(dir $@)
@@ -86,7 +92,7 @@ $(CLI_LIB): $(filter-out $(BUILD)/src/cli/spent.o,$(CLI_OBJS))
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA) $(CLI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANLDFLAGS) -o $@ $< $(CLI_LIB) $(LIBA) -lcmocka $(LDLIBS)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SANLDFLAGS) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(LIBA) -lcmocka $(LDLIBS)
 
 # Test and demo programs: plain builds (never sanitized) so they behave like user programs.
 $(BUILD)/progs/%: tests/progs/%.c
