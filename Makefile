@@ -6,6 +6,8 @@
 #   make demo       install deps, build, run spent stat on the bundled demo program
 #   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
 #   make fuzz-run   run each fuzz target briefly (FUZZ_SECONDS, default 20)
+#   make install    install into $(DESTDIR)$(PREFIX) (mk/install.mk: BINDIR, LIBDIR, ...)
+#   make uninstall  remove what make install put there
 #
 # CFLAGS, CPPFLAGS and LDFLAGS are the user's (make CFLAGS=-O1): what the build needs whatever
 # they say (-fPIC for the shared library, -std, -I, -D, -MMD, the warnings, the sanitizers of
@@ -32,7 +34,6 @@ endif
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
-PREFIX ?= /usr/local
 VERSION = 0.1.0
 
 WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
@@ -59,7 +60,7 @@ LIBA := $(BUILD)/libspent.a
 LIBSO := $(BUILD)/libspent.so
 SPENT := $(BUILD)/spent
 
-.PHONY: all lib progs deps test demo fuzz fuzz-run clean install bench
+.PHONY: all lib progs deps test demo fuzz fuzz-run clean bench
 all: $(SPENT) $(LIBSO) $(BUILD)/spent.pc $(UNIT_BINS) progs
 lib: $(LIBA) $(LIBSO)
 progs: $(PROG_BINS)
@@ -77,11 +78,6 @@ $(LIBSO): $(LIB_OBJS)
 
 $(SPENT): $(CLI_OBJS) $(LIBA)
 	$(CC) $(SANLDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LDLIBS)
-
-$(BUILD)/spent.pc: Makefile
-	@mkdir -p $(dir $@)
-	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: spent\nDescription: where is the time spent: counters, profiles, traces\nVersion: %s\nLibs: -L$${libdir} -lspent\nLibs.private: %s\nCflags: -I$${includedir}\n' \
-		'$(PREFIX)' '$(VERSION)' '$(LDLIBS)' > $@
 
 # Unit tests link the static library so they test exactly what ships; the command-line
 # helpers (option parser, output helpers) come from the CLI objects, less main().
@@ -153,15 +149,6 @@ fuzz-run: fuzz
 
 bench: all
 	@for b in bench/*.sh; do echo "== $$b"; $$b || true; done
-
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/spent
-	install -m 755 $(SPENT) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libspent.so.0
-	ln -sf libspent.so.0 $(DESTDIR)$(PREFIX)/lib/libspent.so
-	install -m 644 include/spent/*.h $(DESTDIR)$(PREFIX)/include/spent/
-	install -m 644 $(BUILD)/spent.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 clean:
 	rm -rf build build-san build-fuzz
