@@ -167,11 +167,19 @@ def mount(src, dst, fstype, flags, data=None):
                      data and data.encode()), "mount %s" % dst)
 
 
+# per-mount options kept when a mount is made read-only: a remount sets the flags it is given,
+# and in a container some of them are locked
+MNT_KEEP = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
+            "relatime": 1 << 21, "strictatime": 1 << 24}
+
+
 def mounts():
+    """(mount point, its per-mount flags to keep) for every mount."""
     out = []
     for line in open("/proc/self/mountinfo"):
         f = line.split()
-        out.append(f[4].encode().decode("unicode_escape"))
+        flags = sum(MNT_KEEP.get(o, 0) for o in f[5].split(","))
+        out.append((f[4].encode().decode("unicode_escape"), flags))
     return out
 
 
@@ -183,6 +191,7 @@ def main():
     get = lambda k: [v for kk, v in settings if kk == k]
     caps = header_numbers("/usr/include/linux/capability.h", "CAP_")
     nr = header_numbers("/usr/include/x86_64-linux-gnu/asm/unistd_64.h", "__NR_")
+    allowed = syscall_filter(settings)
 
     # ProtectSystem=strict, ProtectHome=read-only, ProtectKernelTunables, ProtectControlGroups
     check(libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
@@ -191,12 +200,12 @@ def main():
     devs = {d: os.open("/dev/" + d, os.O_PATH) for d in ("null", "zero", "full", "random", "urandom")}
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount(rwdir, rwdir, None, MS_BIND)
-    for m in mounts():
+    for m, keep in mounts():
         if m == rwdir or m == "/proc" or m.startswith("/proc/") or m == "/dev" or m.startswith("/dev/"):
             continue
-        mount(None, m, None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+        mount(None, m, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
     mount("/proc/sys", "/proc/sys", None, MS_BIND)
-    mount(None, "/proc/sys", None, MS_REMOUNT | MS_BIND | MS_RDONLY)
+    mount(None, "/proc/sys", None, MS_REMOUNT | MS_BIND | MS_RDONLY | dict(mounts()).get("/proc/sys", 0))
     mount("tmpfs", "/dev", "tmpfs", 0, "mode=755")
     for d, fd in devs.items():
         open("/dev/" + d, "w").close()
@@ -207,15 +216,14 @@ def main():
         os.umask(int(v, 8))
     PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
     for v in get("CapabilityBoundingSet"):
-        keep = {caps[c.lower()[4:]] for c in v.split()}
+        bounding = {caps[c.lower()[4:]] for c in v.split()}
         last = int(open("/proc/sys/kernel/cap_last_cap").read())
         for c in range(last + 1):
-            if c not in keep:
+            if c not in bounding:
                 check(libc.prctl(PR_CAPBSET_DROP, c, 0, 0, 0), "drop capability %d" % c)
     if "yes" in get("NoNewPrivileges"):
         check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
-    allowed = syscall_filter(settings)
     if allowed is not None:
         err = get("SystemCallErrorNumber")
         errnum = getattr(errno, err[-1]) if err else 1
