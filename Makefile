@@ -6,6 +6,12 @@
 #   make demo       install deps, build, run spent stat on the bundled demo program
 #   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
 #   make fuzz-run   run each fuzz target briefly (FUZZ_SECONDS, default 20)
+#   make install    install into $(DESTDIR)$(PREFIX) (mk/install.mk: BINDIR, LIBDIR, ...)
+#   make uninstall  remove what make install put there
+#
+# CFLAGS, CPPFLAGS and LDFLAGS are the user's (make CFLAGS=-O1): what the build needs whatever
+# they say (-fPIC for the shared library, -std, -I, -D, -MMD, the warnings, the sanitizers of
+# SAN=1) is in ALL_CFLAGS / ALL_CPPFLAGS.
 #
 # Sources are discovered: every src/*/*.c goes into libspent except src/cli (the binary),
 # *.bpf.c (compiled to BPF skeletons) and directories of code that runs elsewhere
@@ -15,23 +21,24 @@
 SAN ?= 0
 ifeq ($(SAN),1)
 BUILD ?= build-san
-OPTFLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+CFLAGS ?= -O1 -g -fno-omit-frame-pointer
+SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 SANLDFLAGS = -fsanitize=address,undefined
 else
 BUILD ?= build
-OPTFLAGS = -O2 -g -fno-omit-frame-pointer
+CFLAGS ?= -O2 -g -fno-omit-frame-pointer
+SANFLAGS =
 SANLDFLAGS =
 endif
 
 CC ?= cc
 CLANG ?= clang
 BPFTOOL ?= bpftool
-PREFIX ?= /usr/local
 VERSION = 0.1.0
 
 WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
-CPPFLAGS += -Iinclude -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"'
-CFLAGS += -std=gnu11 $(OPTFLAGS) $(WARN) -fPIC -MMD -MP
+ALL_CPPFLAGS = -Iinclude -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"' $(CPPFLAGS)
+ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -MMD -MP $(SANFLAGS) $(CFLAGS)
 # zlib first: libunicorn exports its own crc32, and the first library named wins at run time
 LDLIBS += -lz -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl
 
@@ -53,29 +60,24 @@ LIBA := $(BUILD)/libspent.a
 LIBSO := $(BUILD)/libspent.so
 SPENT := $(BUILD)/spent
 
-.PHONY: all lib progs deps test demo fuzz fuzz-run clean install bench
+.PHONY: all lib progs deps test demo fuzz fuzz-run clean bench check-layers
 all: $(SPENT) $(LIBSO) $(BUILD)/spent.pc $(UNIT_BINS) progs
 lib: $(LIBA) $(LIBSO)
 progs: $(PROG_BINS)
 
 $(BUILD)/%.o: %.c | $(SKELS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIBA): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(LIBSO): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libspent.so.0 $(SANLDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libspent.so.0 $(SANLDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(SPENT): $(CLI_OBJS) $(LIBA)
-	$(CC) $(SANLDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LDLIBS)
-
-$(BUILD)/spent.pc: Makefile
-	@mkdir -p $(dir $@)
-	printf 'prefix=%s\nlibdir=$${prefix}/lib\nincludedir=$${prefix}/include\n\nName: spent\nDescription: where is the time spent: counters, profiles, traces\nVersion: %s\nLibs: -L$${libdir} -lspent\nLibs.private: %s\nCflags: -I$${includedir}\n' \
-		'$(PREFIX)' '$(VERSION)' '$(LDLIBS)' > $@
+	$(CC) $(SANLDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LDLIBS)
 
 # Unit tests link the static library so they test exactly what ships; the command-line
 # helpers (option parser, output helpers) come from the CLI objects, less main().
@@ -86,7 +88,7 @@ $(CLI_LIB): $(filter-out $(BUILD)/src/cli/spent.o,$(CLI_OBJS))
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIBA) $(CLI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANLDFLAGS) -o $@ $< $(CLI_LIB) $(LIBA) -lcmocka $(LDLIBS)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SANLDFLAGS) $(LDFLAGS) -o $@ $< $(CLI_LIB) $(LIBA) -lcmocka $(LDLIBS)
 
 # Test and demo programs: plain builds (never sanitized) so they behave like user programs.
 $(BUILD)/progs/%: tests/progs/%.c
@@ -112,6 +114,10 @@ $(BUILD)/gen/%.skel.h: $(BUILD)/gen/%.bpf.o
 
 deps:
 	@scripts/deps.sh
+
+# includes must point down the layer stack (docs/design.md); also run by the test suite
+check-layers:
+	@scripts/check-layers.sh
 
 test: deps
 	$(MAKE) all
@@ -147,15 +153,6 @@ fuzz-run: fuzz
 
 bench: all
 	@for b in bench/*.sh; do echo "== $$b"; $$b || true; done
-
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include/spent
-	install -m 755 $(SPENT) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/libspent.so.0
-	ln -sf libspent.so.0 $(DESTDIR)$(PREFIX)/lib/libspent.so
-	install -m 644 include/spent/*.h $(DESTDIR)$(PREFIX)/include/spent/
-	install -m 644 $(BUILD)/spent.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 
 clean:
 	rm -rf build build-san build-fuzz

@@ -17,11 +17,12 @@
  * tables of the program and its libraries. Each slot owns its cache line, so the observer's
  * loads never share a line with unrelated application data.
  *
- * Function tags: compile with -finstrument-functions and link build/libspent-shim-hooks.a;
- * the hooks publish the address of the running function in spent_shim_sig_func, which
- * `spent shim --histogram func --tag func=func` maps back to function names.
+ * Function tags: compile with -finstrument-functions and link libspent-shim-hooks.a (build/,
+ * or LIBDIR/spent/ when installed); the hooks publish the address of the running function in
+ * spent_shim_sig_func, which `spent shim --histogram func --tag func=func` maps back to
+ * function names.
  *
- * Static programs cannot be preloaded: link build/libspent-shim.a with
+ * Static programs cannot be preloaded: link libspent-shim.a (beside the hooks) with
  * -Wl,-u,spent_shim_start (or call spent_shim_start() at the top of main); the observer then
  * starts inside the program when it runs under `spent shim`, and does nothing otherwise.
  */

@@ -6,7 +6,6 @@
 
 #include <stdint.h>
 
-#include "plot/plot.h"
 #include "spent/trace.h"
 
 struct memmap_config {
@@ -27,7 +26,6 @@ uint64_t memmap_instructions(const struct memmap *mm);
 unsigned memmap_dot(const struct memmap *mm, uint32_t x, uint32_t y);
 /* Instructions per column after the last merge. */
 uint64_t memmap_column_span(const struct memmap *mm);
-/* Render with axes, labels and legend into OUT (raster_release() it); 0 or -ENOMEM. */
-int memmap_render(const struct memmap *mm, const char *title, struct raster *out);
+const struct memmap_config *memmap_get_config(const struct memmap *mm);
 
 #endif

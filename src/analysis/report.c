@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/report.h"
+#include "profile/export.h"
 #include "core/binio.h"
 
 struct memo_ent {
@@ -96,29 +97,6 @@ fail:
 	return -ENOMEM;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s && s[1] ? s + 1 : path;
-}
-
-void report_frame_name(const struct profile *p, struct symbols *sym,
-		       const struct profile_frame *f, char *out, size_t outlen)
-{
-	if (f->image == PROFILE_NO_IMAGE) {
-		snprintf(out, outlen, "[unknown]");
-		return;
-	}
-	const struct profile_image *img = profile_image_get(p, f->image);
-	struct sym_info si;
-	if (symbols_lookup_name(sym, img, f->offset, &si) == 0 && si.name && si.exact)
-		snprintf(out, outlen, "%s", si.name);
-	else if (si.name)
-		snprintf(out, outlen, "%s+0x%llx", si.name, (unsigned long long)(f->offset - si.start));
-	else
-		snprintf(out, outlen, "%s+0x%llx", base_name(img->path), (unsigned long long)f->offset);
-}
-
 static long make_row(struct builder *b, uint32_t img, uint64_t off)
 {
 	const struct profile_image *im = profile_image_get(b->p, img);
@@ -130,7 +108,7 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 		symbols_lookup(b->sym, im, off, &si);
 	else
 		symbols_lookup_name(b->sym, im, off, &si);
-	report_frame_name(b->p, b->sym, &f, name, sizeof(name));
+	profile_frame_name(b->p, b->sym, &f, name, sizeof(name));
 	/* a stripped image's nearest symbol is not the function: keep the address */
 	const char *fn = si.name && si.exact ? si.name : NULL;
 	int n = -1;

@@ -52,8 +52,5 @@ void report_free(struct report *r);
 /* Index of the row with KEY, or -1. */
 long report_find(const struct report *r, const char *key);
 
-/* Display name of a frame (function or image+0xoff) into OUT. */
-void report_frame_name(const struct profile *p, struct symbols *sym,
-		       const struct profile_frame *f, char *out, size_t outlen);
 
 #endif

@@ -1,5 +1,6 @@
 /* analysis/symtab.c - symbol tables of the images a trace loaded, read with libelf, kept sorted
  * by runtime address for lookups by address and by name. */
+#include <stdio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -195,4 +196,16 @@ int symtab_find_func(struct symtab *st, const char *name, uint64_t *addr)
 			return 0;
 		}
 	return -ENOENT;
+}
+
+const char *symtab_name_addr(struct symtab *st, uint64_t addr, char *buf, size_t len)
+{
+	const struct symtab_sym *s = symtab_lookup(st, addr);
+	if (!s)
+		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
+	else if (s->addr == addr)
+		snprintf(buf, len, "%s", s->name);
+	else
+		snprintf(buf, len, "%s+%llu", s->name, (unsigned long long)(addr - s->addr));
+	return buf;
 }

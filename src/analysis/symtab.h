@@ -33,6 +33,8 @@ void symtab_add_batch_images(struct symtab *st, const struct trace_batch *batch)
 /* The symbol containing ADDR (size 0 symbols match their address only), or NULL.
  * The pointer stays valid until the next symtab_add*() or symtab_free(). */
 const struct symtab_sym *symtab_lookup(struct symtab *st, uint64_t addr);
+/* "symbol", "symbol+OFF" or "0xADDR" for ADDR into BUF; returns BUF. */
+const char *symtab_name_addr(struct symtab *st, uint64_t addr, char *buf, size_t len);
 /* Address of the first function symbol named NAME; 0 or -ENOENT. */
 int symtab_find_func(struct symtab *st, const char *name, uint64_t *addr);
 size_t symtab_count(const struct symtab *st);

@@ -22,13 +22,15 @@ struct citcat_record_opts {
 	const char *out_dir;		/* the recording directory to create (replaces an old one) */
 	char *const *argv;		/* the command, argv[0] looked up in PATH */
 	enum citcat_cpuid_mode cpuid;
+	int no_copy;			/* name mapped files by identity instead of copying them */
 };
 
 struct citcat_record_result {
 	int wait_status;		/* as waitpid() reports it */
 	uint64_t syscalls;
 	uint64_t rdtsc, cpuid;
-	uint64_t bytes;			/* size of the recording */
+	uint64_t bytes;			/* size of DIR/recording */
+	uint64_t copies, copy_bytes;	/* copies of mapped files in DIR/files, their bytes */
 	uint64_t unknown_syscalls;	/* calls whose memory outputs the recorder does not know */
 	long first_unknown_nr;
 	enum citcat_cpuid_mode cpuid_mode;	/* the mode used (FAULT or PATCH) */
@@ -52,11 +54,13 @@ struct citcat_summary {
 	int recorded_status;
 	uint64_t out_bytes;		/* bytes the replayed program wrote */
 	int verified;			/* output bytes and exit status equal the real run's */
-	uint64_t recording_bytes;
+	uint64_t recording_bytes;	/* DIR/recording */
+	uint64_t copy_bytes;		/* the copies of mapped files the replay read (DIR/files) */
 	int cpuid_mode;			/* enum citcat_cpuid_mode the recorder used (0: unknown) */
 };
 
-/* Open the recording at DIR (checks every referenced file first) and build the simulator.
+/* Open the recording at DIR (reads the copies of mapped files and checks the files it names
+ * without a copy, first) and build the simulator.
  * 0 or -errno with a message in ERR; the caller frees *OUT with citcat_replay_free. */
 int citcat_replay_new(const char *dir, struct citcat_replay **out, char *err, size_t errlen);
 void citcat_replay_free(struct citcat_replay *rp);

@@ -24,6 +24,7 @@
 
 #include "citcat/citcat.h"
 #include "citcat/cpu_model.h"
+#include "citcat/recdir.h"
 #include "citcat/record_int.h"
 
 #define ARCH_SET_CPUID 0x1012
@@ -551,31 +552,41 @@ static int start_program(struct cc_tracer *tr, char *const *argv)
 
 /* ---- the recording directory ---- */
 
-/* Replace OUT by the finished TMP directory; an existing OUT must be a recording. */
+/* Put the finished TMP directory at OUT. An existing OUT is replaced only when it is a
+ * recording holding nothing but its own files (recdir.c): swapped with TMP in one rename, so
+ * OUT always names a whole recording, then removed from where TMP was. */
 static int publish_dir(struct cc_tracer *tr, const char *tmp, const char *out)
 {
-	char old[CC_MAX_PATH + 32];
 	struct stat st;
-	if (stat(out, &st) == 0) {
-		snprintf(old, sizeof(old), "%s/%s", out, CC_FILE_NAME);
-		if (!S_ISDIR(st.st_mode) || citcat_probe(out) != 1)
-			return fail(tr, -EEXIST, "output exists and is not a citcat recording: "
-				    "choose another -o");
-		if (unlink(old) || rmdir(out))
-			return fail(tr, -errno, "cannot replace the old recording (is it a directory "
-				    "with other files?)");
+	if (lstat(out, &st) != 0) {
+		if (errno != ENOENT)
+			return fail(tr, -errno, "cannot look at the output directory");
+		return rename(tmp, out) ? fail(tr, -errno, "cannot rename the recording into place") : 0;
 	}
-	if (rename(tmp, out))
+	if (!S_ISDIR(st.st_mode) || citcat_probe(out) != 1)
+		return fail(tr, -EEXIST, "output exists and is not a citcat recording: "
+			    "choose another -o");
+	int own = cc_recdir_only_own(out);
+	if (own < 0)
+		return fail(tr, own, "cannot read the old recording directory");
+	if (!own)
+		return fail(tr, -EEXIST, "output is a citcat recording but holds other files too: "
+			    "move them or choose another -o");
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_EXCHANGE) == 0) {
+		cc_recdir_remove(tmp);	/* the old recording, now at TMP */
+		return 0;
+	}
+	if (errno != EINVAL && errno != ENOSYS)	/* no atomic exchange on this file system */
 		return fail(tr, -errno, "cannot rename the recording into place");
-	return 0;
+	int err = cc_recdir_remove(out);
+	if (err)
+		return fail(tr, err, "cannot remove the old recording");
+	return rename(tmp, out) ? fail(tr, -errno, "cannot rename the recording into place") : 0;
 }
 
 static void remove_tmp(const char *tmp)
 {
-	char f[CC_MAX_PATH + 32];
-	snprintf(f, sizeof(f), "%s/%s", tmp, CC_FILE_NAME);
-	unlink(f);
-	rmdir(tmp);
+	cc_recdir_remove(tmp);
 }
 
 static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o, int fd,
@@ -616,6 +627,8 @@ int citcat_record(const struct citcat_record_opts *o, struct citcat_record_resul
 	tr.out_hash = BINIO_FNV64_INIT;
 	errbuf[0] = 0;
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", o->out_dir, (int)getpid());
+	tr.dir = tmp;
+	tr.copy_files = !o->no_copy;
 	snprintf(file, sizeof(file), "%s/%s", tmp, CC_FILE_NAME);
 	if (mkdir(tmp, 0700)) {
 		err = fail(&tr, -errno, "cannot create the recording directory");
@@ -649,6 +662,8 @@ out:
 	snprintf(res->cpuid_unconfirmed_file, sizeof(res->cpuid_unconfirmed_file), "%s", uf ? uf : "");
 	cc_cpuid_patcher_free(tr.patcher);
 	res->bytes = tr.w.bytes;
+	res->copies = tr.copies;
+	res->copy_bytes = tr.copy_bytes;
 	res->unknown_syscalls = tr.unknown;
 	res->first_unknown_nr = tr.first_unknown;
 	if (tr.memfd >= 0)

@@ -15,6 +15,7 @@ struct cc_cpu_model;
 
 struct cc_file_ident {
 	uint64_t id, dev, ino, size, mtime_ns;
+	uint64_t flags;		/* CC_FILE_COPY / CC_FILE_CHECK of its FILE record */
 	uint8_t *content;	/* cached bytes for mapped files (NULL until needed) */
 	size_t content_len;
 };
@@ -25,6 +26,9 @@ struct cc_tracer {
 	struct cc_writer w;
 	struct cc_file_ident *files;
 	size_t nfiles;
+	const char *dir;		/* the recording directory being written (DIR.tmp.PID) */
+	int copy_files;			/* keep a copy of every mapped file in dir/files */
+	uint64_t copies, copy_bytes;	/* copies written, their compressed bytes */
 	uint64_t brk_cur;
 	uint64_t syscalls, rdtsc, cpuid, unknown;
 	long first_unknown;
@@ -43,9 +47,11 @@ int cc_mem_write(struct cc_tracer *tr, uint64_t addr, const void *buf, size_t le
 /* Emit MEM records for the bytes [addr, addr+len) of the tracee (skipping zero pages when
  * SKIP_ZERO). Unreadable pages are skipped. */
 int cc_emit_mem(struct cc_tracer *tr, uint64_t addr, uint64_t len, int skip_zero);
-/* Register the file open as /proc/PID/fd/FD (or at PATH when FD < 0): a FILE record the
- * first time; its id in *ID, 0 when it is not a regular file. */
-int cc_file_register(struct cc_tracer *tr, int fd, const char *path, uint64_t *id);
+/* Register the file open as /proc/PID/fd/FD (or at PATH when FD < 0), MAPPED or only opened:
+ * a FILE record the first time (with a copy in dir/files when mapped and tr->copy_files); its
+ * id in *ID, 0 when it is not a regular file with stable content (a pipe, a device, /proc or
+ * /sys): what the program gets from those is recorded by content only. */
+int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped, uint64_t *id);
 /* Emit a MAP of [start, start+len) from file ID at OFFSET, plus MEM for pages differing. */
 int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot,
 		     uint64_t id, uint64_t offset);

@@ -1,17 +1,21 @@
 /* citcat/record_mem.c - what the recorder captures from memory and the file system: tracee
- * memory reads/writes, MEM/MAP records, file identities with content hashes, and the initial
- * memory image at the exec stop (/proc/PID/maps). */
+ * memory reads/writes, MEM/MAP records, file identities with content hashes (and the copies of
+ * mapped files, through recdir.c), and the initial memory image at the exec stop
+ * (/proc/PID/maps). */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "citcat/recdir.h"
 #include "citcat/record_int.h"
 
 #define PAGE 4096ULL
@@ -126,15 +130,49 @@ int cc_emit_mem(struct cc_tracer *tr, uint64_t addr, uint64_t len, int skip_zero
 	return err;
 }
 
-static int read_whole(const char *path, uint8_t **out, size_t *len)
+/* A "regular file" whose bytes are generated at each read (/proc, /sys and the like: size 0
+ * or one page, content varying): never checked or copied, its bytes are recorded as read. */
+static int pseudo_file(const char *path)
 {
-	return binio_read_file(path, (size_t)8 << 30, out, len);
+	static const long magics[] = {
+		PROC_SUPER_MAGIC, SYSFS_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC, CGROUP_SUPER_MAGIC,
+		CGROUP2_SUPER_MAGIC, SECURITYFS_MAGIC, SELINUX_MAGIC, SMACK_MAGIC, BPF_FS_MAGIC,
+		EFIVARFS_MAGIC, PSTOREFS_MAGIC,
+	};
+	struct statfs sf;
+	if (statfs(path, &sf) != 0)
+		return 1;
+	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+		if ((long)sf.f_type == magics[i])
+			return 1;
+	return 0;
 }
 
-int cc_file_register(struct cc_tracer *tr, int fd, const char *path, uint64_t *id)
+static uint64_t mtime_ns(const struct stat *st)
+{
+	return (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
+}
+
+static int emit_file(struct cc_tracer *tr, const struct cc_file_ident *f, const char *path,
+		     uint64_t hash)
+{
+	struct binbuf *b = &tr->w.payload;
+	int err = binbuf_put_uvarint(b, f->id);
+	err = err ? err : binbuf_put_str(b, path);
+	err = err ? err : binbuf_put_uvarint(b, f->dev);
+	err = err ? err : binbuf_put_uvarint(b, f->ino);
+	err = err ? err : binbuf_put_uvarint(b, f->size);
+	err = err ? err : binbuf_put_uvarint(b, f->mtime_ns);
+	err = err ? err : binbuf_put_le64(b, hash);
+	err = err ? err : binbuf_put_uvarint(b, f->flags);
+	return err ? err : cc_writer_emit(&tr->w, CC_REC_FILE);
+}
+
+int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped, uint64_t *id)
 {
 	char link[64], real[CC_MAX_PATH];
-	struct stat st;
+	const char *at = real;
+	struct stat st, after;
 	*id = 0;
 	if (fd >= 0) {
 		snprintf(link, sizeof(link), "/proc/%d/fd/%d", tr->pid, fd);
@@ -142,27 +180,39 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, uint64_t *i
 		if (n <= 0 || stat(link, &st) != 0)
 			return 0;
 		real[n] = 0;
+		at = link;
 	} else {
 		snprintf(real, sizeof(real), "%s", path);
 		if (stat(real, &st) != 0)
 			return 0;
 	}
-	if (!S_ISREG(st.st_mode) || real[0] != '/')
+	if (!S_ISREG(st.st_mode) || real[0] != '/' || pseudo_file(at))
 		return 0;
-	uint64_t mt = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL + (uint64_t)st.st_mtim.tv_nsec;
+	/* mapped: the replay needs the bytes (a copy, or the path checked); opened: with copies,
+	 * the read records hold everything the program got, so nothing is read or checked */
+	uint64_t flags = tr->copy_files ? (mapped ? CC_FILE_COPY : 0) : CC_FILE_CHECK;
 	for (size_t i = 0; i < tr->nfiles; i++) {
 		struct cc_file_ident *f = &tr->files[i];
 		if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == (uint64_t)st.st_size &&
-		    f->mtime_ns == mt) {
+		    f->mtime_ns == mtime_ns(&st) && (f->flags & flags) == flags) {
 			*id = f->id;
 			return 0;
 		}
 	}
 	uint8_t *content = NULL;
-	size_t clen = 0;
-	int err = read_whole(fd >= 0 ? link : real, &content, &clen);
-	if (err)
-		return 0;	/* unreadable: not checkable, data still recorded by content */
+	size_t clen = (size_t)st.st_size;
+	uint64_t hash = 0;
+	if (flags) {
+		if (binio_read_file(at, (size_t)8 << 30, &content, &clen))
+			return 0;	/* unreadable: not checkable, data still recorded by content */
+		/* written to meanwhile: no stable content to name; recorded by content instead */
+		if (stat(at, &after) != 0 || after.st_size != st.st_size || clen != (size_t)st.st_size ||
+		    mtime_ns(&after) != mtime_ns(&st)) {
+			free(content);
+			return 0;
+		}
+		hash = binio_fnv64(BINIO_FNV64_INIT, content, clen);
+	}
 	struct cc_file_ident *nf = realloc(tr->files, (tr->nfiles + 1) * sizeof(*nf));
 	if (!nf) {
 		free(content);
@@ -171,18 +221,18 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, uint64_t *i
 	tr->files = nf;
 	struct cc_file_ident *f = &tr->files[tr->nfiles++];
 	f->id = tr->nfiles;
-	f->dev = st.st_dev, f->ino = st.st_ino, f->size = clen, f->mtime_ns = mt;
+	f->dev = st.st_dev, f->ino = st.st_ino, f->size = clen, f->mtime_ns = mtime_ns(&st);
+	f->flags = flags;
 	f->content = content;
-	f->content_len = clen;
-	struct binbuf *b = &tr->w.payload;
-	err = binbuf_put_uvarint(b, f->id);
-	err = err ? err : binbuf_put_str(b, real);
-	err = err ? err : binbuf_put_uvarint(b, f->dev);
-	err = err ? err : binbuf_put_uvarint(b, f->ino);
-	err = err ? err : binbuf_put_uvarint(b, f->size);
-	err = err ? err : binbuf_put_uvarint(b, f->mtime_ns);
-	err = err ? err : binbuf_put_le64(b, binio_fnv64(BINIO_FNV64_INIT, content, clen));
-	err = err ? err : cc_writer_emit(&tr->w, CC_REC_FILE);
+	f->content_len = content ? clen : 0;
+	int err = 0;
+	if (flags & CC_FILE_COPY) {
+		uint64_t written = 0;
+		err = cc_copy_write(tr->dir, hash, content, clen, &written);
+		tr->copies += written > 0;
+		tr->copy_bytes += written;
+	}
+	err = err ? err : emit_file(tr, f, real, hash);
 	*id = f->id;
 	return err;
 }
@@ -292,7 +342,7 @@ static int capture_mapping(struct cc_tracer *tr, const char *line)
 		return 0;	/* kernel data the program cannot reach without the vDSO */
 	if (path[0] == '/') {
 		uint64_t id = 0;
-		int err = cc_file_register(tr, -1, path, &id);
+		int err = cc_file_register(tr, -1, path, 1, &id);
 		if (err)
 			return err;
 		if (id)

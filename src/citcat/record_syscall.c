@@ -172,7 +172,7 @@ static int emit_mapping_effects(struct cc_tracer *tr, uint64_t nr, const uint64_
 	case SYS_mmap:
 		if (!(a[3] & MAP_ANONYMOUS) && (int)a[4] >= 0) {
 			uint64_t id = 0;
-			int err = cc_file_register(tr, (int)a[4], NULL, &id);
+			int err = cc_file_register(tr, (int)a[4], NULL, 1, &id);
 			if (err)
 				return err;
 			if (id)
@@ -288,7 +288,7 @@ int cc_syscall_record(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int6
 	if (!err && ret >= 0 && (nr == SYS_openat || nr == SYS_open) &&
 	    ((nr == SYS_openat ? a[2] : a[1]) & O_ACCMODE) == O_RDONLY) {
 		uint64_t id = 0;
-		err = cc_file_register(tr, (int)ret, NULL, &id);
+		err = cc_file_register(tr, (int)ret, NULL, 0, &id);
 		if (!err && id) {
 			err = binbuf_put_uvarint(b, id);
 			err = err ? err : binbuf_put_uvarint(b, (uint64_t)ret);

@@ -154,15 +154,18 @@ static int parse_strs(struct binreader *r, struct cc_rec *rec)
 			return -EBADMSG;
 		return 0;
 	}
-	uint64_t v[5];
+	uint64_t v[6];
 	if (get_u(r, &rec->u.file.id) || binreader_get_str(r, CC_MAX_PATH, &rec->u.file.path) ||
-	    get_many(r, v, 4) || binreader_get_le64(r, &v[4]))
+	    get_many(r, v, 4) || binreader_get_le64(r, &v[4]) || get_u(r, &v[5]))
 		return -EBADMSG;
 	rec->u.file.dev = v[0];
 	rec->u.file.ino = v[1];
 	rec->u.file.size = v[2];
 	rec->u.file.mtime_ns = v[3];
 	rec->u.file.hash = v[4];
+	rec->u.file.flags = v[5];
+	if (v[5] & ~(uint64_t)CC_FILE_ALL || v[5] == CC_FILE_ALL)	/* copied or checked, not both */
+		return -EBADMSG;
 	return rec->u.file.id == 0 || rec->u.file.path[0] != '/' ? -EBADMSG : 0;
 }
 
@@ -280,8 +283,14 @@ static int rec_check_order(struct cc_recording *r, size_t i, const char **why)
 		return *why = "an event before START", -EBADMSG;
 	if (rec->kind == CC_REC_FILE && cc_recording_file(r, rec->u.file.id) != rec)
 		return *why = "a duplicate FILE id", -EBADMSG;
-	if (rec->kind == CC_REC_MAP && rec->u.map.file_id && !cc_recording_file(r, rec->u.map.file_id))
-		return *why = "a MAP names an unknown FILE id", -EBADMSG;
+	if (rec->kind == CC_REC_MAP && rec->u.map.file_id) {
+		const struct cc_rec *f = cc_recording_file(r, rec->u.map.file_id);
+		if (!f)
+			return *why = "a MAP names an unknown FILE id", -EBADMSG;
+		if (!(f->u.file.flags & (CC_FILE_COPY | CC_FILE_CHECK)))
+			return *why = "a MAP names a FILE whose content is neither copied nor checked",
+			       -EBADMSG;
+	}
 	if (rec->kind == CC_REC_OPEN && !cc_recording_file(r, rec->u.open.file_id))
 		return *why = "an OPEN names an unknown FILE id", -EBADMSG;
 	if (i > 0 && r->recs[i - 1].kind == CC_REC_EXIT)
@@ -376,6 +385,40 @@ static int parse_stream(struct cc_recording *r, char *err, size_t errlen)
 	}
 }
 
+/* The initial state (records before START) must be one the replay can start from: exactly one
+ * REGS, and its pc inside an executable MAP. Without this a recording whose pc points nowhere
+ * (all-zero registers when REGS is missing) would hand the simulator a start address it can
+ * never leave. 0 or -EBADMSG with a message in ERR. */
+static int check_initial_state(const struct cc_recording *r, char *err, size_t errlen)
+{
+	const uint64_t *regs = NULL;
+	size_t nregs = 0, nexec = 0;
+	for (size_t i = 0; i < r->start_idx; i++) {
+		if (r->recs[i].kind == CC_REC_REGS) {
+			regs = r->recs[i].u.regs;
+			nregs++;
+		}
+	}
+	if (nregs != 1) {
+		snprintf(err, errlen, "the recording's initial state has %s REGS record: it cannot be "
+			 "replayed", nregs ? "more than one" : "no");
+		return -EBADMSG;
+	}
+	uint64_t pc = regs[CC_REG_RIP];
+	for (size_t i = 0; i < r->start_idx; i++) {
+		const struct cc_rec *m = &r->recs[i];
+		if (m->kind != CC_REC_MAP || !(m->u.map.prot & 4))
+			continue;
+		nexec++;
+		if (pc >= m->u.map.start && pc - m->u.map.start < m->u.map.len)
+			return 0;
+	}
+	snprintf(err, errlen, "the recording's initial pc %#llx is not in %s: it cannot be replayed",
+		 (unsigned long long)pc, nexec ? "an executable mapping of its initial state" :
+		 "any mapping (the initial state has no executable MAP record)");
+	return -EBADMSG;
+}
+
 int cc_recording_parse(uint8_t *data, size_t len, struct cc_recording **out, char *err, size_t errlen)
 {
 	int e = 0;
@@ -411,6 +454,8 @@ int cc_recording_parse(uint8_t *data, size_t len, struct cc_recording **out, cha
 			 r->truncated ? ": " : "", r->truncated ? r->why : "");
 		e = -EBADMSG;
 	}
+	if (!e)
+		e = check_initial_state(r, err, errlen);
 out:
 	if (e) {
 		cc_recording_free(r);

@@ -33,7 +33,7 @@ struct cc_rec {
 	uint64_t off;		/* file offset of the frame */
 	union {
 		struct { char *cmdline, *cwd; uint64_t pid, start_ns, cpuid_mode; } meta;
-		struct { uint64_t id, dev, ino, size, mtime_ns, hash; char *path; } file;
+		struct { uint64_t id, dev, ino, size, mtime_ns, hash, flags; char *path; } file;
 		struct { uint64_t start, len, prot, kind, file_id, offset; } map;
 		struct { uint64_t addr, len; const uint8_t *bytes; } mem;
 		struct { uint64_t start, len; } range;	/* UNMAP, ZERO */

@@ -1,8 +1,14 @@
 /* citcat/recording_format.h - the on-disk CITCAT recording: every field of DIR/recording.
  *
- * A recording is a directory (mode 0700) holding one file, DIR/recording (mode 0600: it holds
- * every byte the program read). The file is a header followed by a stream of framed records in
- * the order the recorder observed them; the replayer consumes them in the same order.
+ * A recording is a directory (mode 0700) holding DIR/recording (mode 0600: it holds every byte
+ * the program read) and, unless recorded with --no-copy, DIR/files/ (mode 0700) with one copy of
+ * every file the run mapped: DIR/files/<hash>.zst (mode 0600), <hash> the FILE record's content
+ * hash as 16 lower-case hex digits, the content one zstd frame (several FILE records with equal
+ * content share one copy). Nothing else belongs in DIR: `record` replaces an existing DIR only
+ * when it holds nothing else.
+ *
+ * DIR/recording is a header followed by a stream of framed records in the order the recorder
+ * observed them; the replayer consumes them in the same order.
  *
  * Header (16 bytes):
  *   u8[8]  magic    "SPCITCAT"
@@ -18,7 +24,9 @@
  * replay runs up to that point then stops with a clear error (a truncated recording).
  *
  * Order: META, the initial state (REGS, FILE, MAP, MEM records describing the process at the
- * first instruction after exec), START, then the events in execution order, then EXIT.
+ * first instruction after exec), START, then the events in execution order, then EXIT. The
+ * initial state holds exactly one REGS, and its rip lies in an executable MAP of the initial
+ * state (the reader refuses anything else: the simulator could not start from it).
  * Events are keyed by their ordinal in the stream (no hardware instruction counter here): the
  * simulator is deterministic between events, so the Nth event the replay meets is the Nth
  * recorded. Effect records (MEM, MAP, UNMAP, ZERO, REGS) after a SYSCALL belong to it and are
@@ -31,19 +39,25 @@
 
 #define CC_MAGIC "SPCITCAT"
 #define CC_MAGIC_LEN 8
-#define CC_VERSION 1
+#define CC_VERSION 2		/* 2: FILE flags, DIR/files copies */
 #define CC_HEADER_LEN 16
 #define CC_FILE_NAME "recording"
+#define CC_COPY_DIR "files"		/* DIR/files/<16 hex digits>.zst */
+#define CC_COPY_SUFFIX ".zst"
 #define CC_MAX_PAYLOAD (256u << 20)	/* one record's payload, bytes */
 #define CC_MAX_PATH 4096
 #define CC_NREGS 27			/* struct user_regs_struct fields, in its order */
+#define CC_REG_RIP 16			/* index of rip among them */
 
 enum cc_rec_kind {
 	/* str cmdline (argv joined by spaces), str cwd, pid, start time (unix ns), [cpuid mode
 	 * (enum cc_cpuid_mode: how the recorder trapped cpuid; absent in older recordings)] */
 	CC_REC_META = 1,
 	/* id (>= 1, unique), str path, dev, ino, size, mtime_ns, le64 content hash (fnv64 of the
-	 * whole file). Appears before the first MAP or OPEN that names the id. */
+	 * whole file; 0 when flags has neither COPY nor CHECK: the content was not read), flags
+	 * (enum cc_file_flag). Appears before the first MAP or OPEN that names the id; a MAP may
+	 * only name a FILE with COPY or CHECK (the replay needs its bytes). The same file may have
+	 * two FILE records: opened (no flags) and mapped (COPY). */
 	CC_REC_FILE = 2,
 	/* start, len (page multiples), prot (PROT_*), kind (enum cc_map_kind), file id (0 none),
 	 * file offset. Replaces [start, start+len) with fresh memory: the file's bytes from the
@@ -67,7 +81,9 @@ enum cc_rec_kind {
 	CC_REC_CPUID = 9,
 	/* pc, insn (1 rdtsc, 2 rdtscp), tsc value, tsc_aux (rdtscp's ecx) */
 	CC_REC_RDTSC = 10,
-	/* signo, pc: a signal was delivered to the program (replay stops: not supported yet) */
+	/* signo, pc: a signal was delivered to the program. Placed by the recorder at a syscall
+	 * boundary: REGS (the handler's entry) and MEM (the frame the kernel built) follow, and the
+	 * replay applies them; alone (delivered natively), the replay stops there */
 	CC_REC_SIGNAL = 11,
 	/* svarint wait status (as waitpid), syscalls, output bytes, le64 output hash (fnv64 over
 	 * every byte written by write-family syscalls, in order) */
@@ -77,6 +93,18 @@ enum cc_rec_kind {
 	/* file id, fd: the program opened a file (identity checked before replay) */
 	CC_REC_OPEN = 14,
 	CC_REC_MAX_KIND = 14,
+};
+
+enum cc_file_flag {
+	/* DIR/files/<hash>.zst holds the content: the replay reads the copy (its size and hash
+	 * must equal the record's), never the path */
+	CC_FILE_COPY = 1 << 0,
+	/* the replay reads the path and refuses to start unless size and hash are equal (the
+	 * --no-copy recordings: files mapped or opened read-only) */
+	CC_FILE_CHECK = 1 << 1,
+	/* neither: a file only opened read-only in a recording with copies. Its bytes are in the
+	 * read records; the FILE + OPEN records only say which file it was */
+	CC_FILE_ALL = 3,
 };
 
 enum cc_map_kind {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "citcat/cpu_model.h"
@@ -183,7 +184,7 @@ static int check_args(struct citcat_replay *rp, const struct cc_rec *e, uint64_t
 static void set_regs_at(struct citcat_replay *rp, const uint64_t *v)
 {
 	cc_replay_set_regs(rp, v);
-	set_reg(rp->uc, UC_X86_REG_RIP, v[16] - 2);
+	set_reg(rp->uc, UC_X86_REG_RIP, v[CC_REG_RIP] - 2);
 }
 
 /* A signal the recorder delivered at this syscall boundary: SIGNAL, REGS (the handler entry),
@@ -521,6 +522,20 @@ static int replay_setup(struct citcat_replay *rp)
 	return add_tsc_hooks(rp);
 }
 
+/* The directory of the recording at PATH: PATH itself, or the one holding PATH when it names
+ * the recording file (cc_recording_load accepts both). */
+static void recording_dir(const char *path, char *out, size_t len)
+{
+	struct stat st;
+	const char *slash = strrchr(path, '/');
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		snprintf(out, len, "%s", path);
+	else if (!slash)
+		snprintf(out, len, ".");
+	else
+		snprintf(out, len, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
 int citcat_replay_new(const char *dir, struct citcat_replay **out, char *err, size_t errlen)
 {
 	struct citcat_replay *rp = calloc(1, sizeof(*rp));
@@ -530,6 +545,7 @@ int citcat_replay_new(const char *dir, struct citcat_replay **out, char *err, si
 		return -ENOMEM;
 	rp->exit_status = -1;
 	rp->out_hash = BINIO_FNV64_INIT;
+	recording_dir(dir, rp->dir, sizeof(rp->dir));
 	e = cc_recording_load(dir, &rp->rec, rp->err, sizeof(rp->err));
 	if (!e)
 		e = cc_replay_check_files(rp);
@@ -579,13 +595,19 @@ int cc_replay_step(struct citcat_replay *rp, uint64_t count)
 			break;
 		rp->resume = 0;
 		uint64_t pc = reg(rp->uc, UC_X86_REG_RIP);
-		uc_err ue = uc_emu_start(rp->uc, pc, 0, 0, count ? count - ran : 0);
+		/* UNTIL is an address no program reaches (nothing maps above 2^47): with 0, a pc
+		 * of 0 would return at once, run nothing, and a caller stepping in batches spun */
+		uc_err ue = uc_emu_start(rp->uc, pc, UINT64_MAX, 0, count ? count - ran : 0);
 		if (ue != UC_ERR_OK && !rp->failed && !rp->done)
 			fault_message(rp, ue);
 	} while (rp->resume && !rp->failed && !rp->done);
 	if (rp->failed)
 		return rp->failed;
-	if (!rp->done && !count)
+	/* stopped early without finishing or failing: a halt or an exception the simulator
+	 * swallowed (with COUNT 0 any stop is early). Stepping on would skip it or stop there
+	 * again, forever. (The sink path counts every instruction, so a batch that ran its
+	 * COUNT has insns - start >= COUNT.) */
+	if (!rp->done && (!count || rp->insns - start < count))
 		fault_message(rp, UC_ERR_EXCEPTION);
 	return rp->failed ? rp->failed : rp->done;
 }
@@ -607,6 +629,7 @@ void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary
 	s->out_bytes = rp->out_bytes;
 	s->recording_bytes = r->len;
 	s->cpuid_mode = r->n && r->recs[0].kind == CC_REC_META ? (int)r->recs[0].u.meta.cpuid_mode : 0;
+	s->copy_bytes = rp->copy_bytes;
 	const struct cc_rec *x = r->n ? &r->recs[r->n - 1] : NULL;
 	if (x && x->kind == CC_REC_EXIT) {
 		s->recorded_status = (int)x->u.exit.status;

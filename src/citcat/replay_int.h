@@ -35,9 +35,11 @@ struct citcat_replay {
 	int exit_status;
 	uint64_t out_bytes, out_hash;
 	char err[512];
-	uint8_t **file_data;		/* content of FILE id i+1 */
+	char dir[CC_MAX_PATH];		/* the recording directory (its files/ holds the copies) */
+	uint8_t **file_data;		/* content of FILE id i (NULL: neither copied nor checked) */
 	size_t *file_len;
 	size_t nfile;
+	uint64_t copy_bytes;		/* compressed bytes of the copies read */
 	struct cc_bcount *bc;		/* open-addressed block-count cache */
 	size_t bc_cap, bc_n;
 	ZydisDecoder dec;

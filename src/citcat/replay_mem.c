@@ -1,6 +1,6 @@
-/* citcat/replay_mem.c - the replayer's memory: the referenced files checked against the
- * recording (identity and content hash) and loaded, and MAP/MEM/UNMAP/ZERO records applied to
- * the simulator's address space. */
+/* citcat/replay_mem.c - the replayer's memory: the files the recording maps loaded (from their
+ * copies in the recording, or from their paths after checking size and content hash), and
+ * MAP/MEM/UNMAP/ZERO records applied to the simulator's address space. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,10 +8,57 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "citcat/recdir.h"
 #include "citcat/replay_int.h"
 #include "citcat/replay_mem.h"
 
 #define PAGE 4096ULL
+
+/* The content of the copied file F from rp->dir/files, verified. 0 or -errno with rp->err. */
+static int load_copy(struct citcat_replay *rp, const struct cc_rec *f, uint8_t **data)
+{
+	size_t stored = 0;
+	int err = cc_copy_read(rp->dir, f->u.file.hash, f->u.file.size, data, &stored);
+	if (!err) {
+		rp->copy_bytes += stored;
+		return 0;
+	}
+	if (err == -EBADMSG)
+		snprintf(rp->err, sizeof(rp->err), "the copy of '%s' in the recording (%s/%016" PRIx64
+			 "%s) is corrupt: it does not hold the %" PRIu64 " bytes that were recorded",
+			 f->u.file.path, CC_COPY_DIR, f->u.file.hash, CC_COPY_SUFFIX, f->u.file.size);
+	else if (err == -ENOENT)
+		snprintf(rp->err, sizeof(rp->err), "the copy of '%s' is missing from the recording "
+			 "(%s/%016" PRIx64 "%s): the recording is incomplete", f->u.file.path,
+			 CC_COPY_DIR, f->u.file.hash, CC_COPY_SUFFIX);
+	else
+		snprintf(rp->err, sizeof(rp->err), "the copy of '%s' in the recording (%s/%016" PRIx64
+			 "%s) cannot be read: %s", f->u.file.path, CC_COPY_DIR, f->u.file.hash,
+			 CC_COPY_SUFFIX, strerror(-err));
+	return err;
+}
+
+/* The content of the uncopied file F at its path, which must not have changed since. */
+static int load_checked(struct citcat_replay *rp, const struct cc_rec *f, uint8_t **data)
+{
+	size_t len = 0;
+	int err = binio_read_file(f->u.file.path, (size_t)8 << 30, data, &len);
+	if (err) {
+		snprintf(rp->err, sizeof(rp->err), "'%s' (read by the recorded run) cannot be "
+			 "read: %s: replay needs the same files", f->u.file.path, strerror(-err));
+		return -ENOENT;
+	}
+	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, *data, len);
+	if (len != f->u.file.size || h != f->u.file.hash) {
+		snprintf(rp->err, sizeof(rp->err), "'%s' changed since it was recorded (%zu bytes, "
+			 "recorded %" PRIu64 "%s): restore it or record again", f->u.file.path, len,
+			 f->u.file.size, len == f->u.file.size ? ", different content" : "");
+		free(*data);
+		*data = NULL;
+		return -ESTALE;
+	}
+	return 0;
+}
 
 int cc_replay_check_files(struct citcat_replay *rp)
 {
@@ -29,28 +76,16 @@ int cc_replay_check_files(struct citcat_replay *rp)
 	rp->nfile = maxid + 1;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct cc_rec *f = &r->recs[i];
-		if (f->kind != CC_REC_FILE)
-			continue;
 		uint8_t *data = NULL;
-		size_t len = 0;
-		int err = binio_read_file(f->u.file.path, (size_t)8 << 30, &data, &len);
-		if (err) {
-			snprintf(rp->err, sizeof(rp->err), "'%s' (read by the recorded run) cannot be "
-				 "read: %s: replay needs the same files", f->u.file.path, strerror(-err));
-			return -ENOENT;
-		}
-		uint64_t h = binio_fnv64(BINIO_FNV64_INIT, data, len);
-		if (len != f->u.file.size || h != f->u.file.hash) {
-			snprintf(rp->err, sizeof(rp->err), "'%s' changed since it was recorded (%zu "
-				 "bytes, recorded %" PRIu64 "%s): restore it or record again",
-				 f->u.file.path, len, f->u.file.size,
-				 len == f->u.file.size ? ", different content" : "");
-			free(data);
-			return -ESTALE;
-		}
+		if (f->kind != CC_REC_FILE || !(f->u.file.flags & (CC_FILE_COPY | CC_FILE_CHECK)))
+			continue;	/* only opened: its bytes are in the read records */
+		int err = f->u.file.flags & CC_FILE_COPY ? load_copy(rp, f, &data) :
+			  load_checked(rp, f, &data);
+		if (err)
+			return err;
 		free(rp->file_data[f->u.file.id]);
 		rp->file_data[f->u.file.id] = data;
-		rp->file_len[f->u.file.id] = len;
+		rp->file_len[f->u.file.id] = f->u.file.size;
 	}
 	return 0;
 }

@@ -4,8 +4,8 @@
 
 #include "citcat/replay_int.h"
 
-/* Check every FILE of the recording against the file system now and load the contents.
- * 0, or -ESTALE / -ENOENT with a message in rp->err. */
+/* Load the content of every FILE with a copy (verified) or to be checked (against the file
+ * system now). 0, or -ESTALE / -ENOENT / -EBADMSG / -errno with a message in rp->err. */
 int cc_replay_check_files(struct citcat_replay *rp);
 /* Apply a MAP, MEM, UNMAP or ZERO record (others are ignored). INITIAL: part of the image. */
 int cc_replay_apply(struct citcat_replay *rp, const struct cc_rec *rec, int initial);

@@ -1,4 +1,4 @@
-/* cli/cmd_citcat.c - `spent citcat record [-o DIR] -- CMD` and
+/* cli/cmd_citcat.c - `spent citcat record [-o DIR] [--cpuid MODE] [--no-copy] -- CMD` and
  * `spent citcat replay DIR [--dump] [--json]`. */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +16,7 @@ struct citcat_record_cli_opts {
 	const char *out;
 	char **argv;
 	enum citcat_cpuid_mode cpuid;
+	int no_copy;
 };
 
 static int parse_cpuid_mode(const char *s, enum citcat_cpuid_mode *m)
@@ -64,6 +65,8 @@ static int citcat_record_main(int argc, char **argv)
 			}
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			o.out = argv[++i];
+		} else if (!strcmp(argv[i], "--no-copy")) {
+			o.no_copy = 1;
 		} else if (argv[i][0] == '-') {
 			cli_error("unknown option '%s' for 'citcat record': see 'spent help citcat'", argv[i]);
 			return 2;
@@ -72,11 +75,13 @@ static int citcat_record_main(int argc, char **argv)
 		}
 	}
 	if (i >= argc) {
-		cli_error("no command to record: use 'spent citcat record [-o DIR] -- CMD'");
+		cli_error("no command to record: use 'spent citcat record [-o DIR] [--cpuid MODE] "
+			  "[--no-copy] -- CMD'");
 		return 2;
 	}
 	o.argv = argv + i;
-	struct citcat_record_opts ro = { .out_dir = o.out, .argv = o.argv, .cpuid = o.cpuid };
+	struct citcat_record_opts ro = { .out_dir = o.out, .argv = o.argv, .cpuid = o.cpuid,
+					  .no_copy = o.no_copy };
 	struct citcat_record_result res;
 	char err[512];
 	int e = citcat_record(&ro, &res, err, sizeof(err));
@@ -96,8 +101,9 @@ static int citcat_record_main(int argc, char **argv)
 	if (res.cpuid_mode == CITCAT_CPUID_PATCH)
 		snprintf(how, sizeof(how), "%" PRIu64 " cpuid sites patched", res.cpuid_patched);
 	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls, %" PRIu64
-		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " bytes\n", o.argv[0], o.out, res.syscalls,
-		res.rdtsc, res.cpuid, how, res.bytes);
+		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
+		PRIu64 " mapped files%s\n", o.argv[0], o.out, res.syscalls, res.rdtsc, res.cpuid, how,
+		res.bytes, res.copy_bytes, res.copies, o.no_copy ? " (--no-copy)" : "");
 	return status_code(res.wait_status);
 }
 
@@ -156,6 +162,7 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		json_ku64(&w, "output_bytes", s->out_bytes);
 		json_kbool(&w, "verified", s->verified);
 		json_ku64(&w, "recording_bytes", s->recording_bytes);
+		json_ku64(&w, "copy_bytes", s->copy_bytes);
 		json_kdouble(&w, "seconds", secs, 6);
 		json_kdouble(&w, "cpu_seconds", cpu, 6);
 		json_kstr(&w, "cpuid_mode", cpuid_mode_name(s->cpuid_mode));
@@ -257,8 +264,8 @@ static int citcat_replay_main(int argc, char **argv)
 int cmd_citcat(int argc, char **argv)
 {
 	if (argc < 2) {
-		cli_error("missing subcommand: use 'spent citcat record [-o DIR] -- CMD' or "
-			  "'spent citcat replay DIR'");
+		cli_error("missing subcommand: use 'spent citcat record [-o DIR] [--cpuid MODE] "
+			  "[--no-copy] -- CMD' or 'spent citcat replay DIR'");
 		return 2;
 	}
 	if (!strcmp(argv[1], "record"))

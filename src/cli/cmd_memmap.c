@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/memmap.h"
+#include "plot/memmap_plot.h"
 #include "cli/cli.h"
 #include "core/outfile.h"
 #include "cli/studies_util.h"
@@ -79,7 +79,7 @@ int cmd_memmap(int argc, char **argv)
 	char title[200], mod[32];
 	studies_size(mod, sizeof(mod), o.mod);
 	snprintf(title, sizeof(title), "MEMORY MAP: ADDRESS MOD %s VS INSTRUCTIONS", mod);
-	int rc = memmap_render(mm, title, &r);
+	int rc = plot_memmap(mm, title, &r);
 	if (!rc)
 		rc = raster_write_png(&r, o.png);
 	if (rc) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/helper_path.h"
 #include "core/json.h"
 #include "core/number.h"
 #include "core/outfile.h"
@@ -108,24 +109,21 @@ static int parse_ratio(struct shim_opts *o, const char *s)
 	return 0;
 }
 
-/* libspent-shim.so next to the spent binary, or $SPENT_SHIM_LIB. */
+/* $SPENT_SHIM_LIB, else libspent-shim.so in the helper directories (beside the spent binary in
+ * the build tree, $(LIBDIR)/spent when installed). */
 static int find_preload(struct shim_opts *o)
 {
+	static const char *const names[] = { "libspent-shim.so", NULL };
 	const char *env = getenv("SPENT_SHIM_LIB");
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (env && *env)
+	if (env && *env) {
 		snprintf(o->preload, sizeof(o->preload), "%s", env);
-	else if (n > 0) {
-		self[n] = 0;
-		char *slash = strrchr(self, '/');
-		if (slash)
-			*slash = 0;
-		snprintf(o->preload, sizeof(o->preload), "%.*s/libspent-shim.so", PATH_MAX - 20, self);
-	}
-	if (access(o->preload, R_OK)) {
-		cli_error("observer library '%s' not found: build it with make, or set SPENT_SHIM_LIB",
-			  o->preload);
+		if (access(o->preload, R_OK)) {
+			cli_error("observer library '%s' (SPENT_SHIM_LIB) not found", o->preload);
+			return -ENOENT;
+		}
+	} else if (helper_find(names, R_OK, o->preload, sizeof(o->preload))) {
+		cli_error("observer library libspent-shim.so not found in %s: build it with make, "
+			  "install it with make install, or set SPENT_LIB_DIR", o->preload);
 		return -ENOENT;
 	}
 	o->cfg.preload = o->preload;

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/helper_path.h"
 #include "core/binio.h"
 #include "core/json.h"
 #include "core/outfile.h"
@@ -32,22 +32,24 @@ struct trace_opts {
 
 static const char *default_log = "spent-trace.log";
 
-/* $SPENT_VALGRIND_LIB, else DIR-OF-spent/valgrind/lib (made by the build). */
+/* The VALGRIND_LIB directory holding the spent tool: $SPENT_VALGRIND_LIB, else found among the
+ * helper directories (valgrind/lib/ in the build tree, valgrind/ when installed). On failure
+ * OUT says where it looked. */
 static int find_vglib(char *out, size_t len)
 {
+	static const char *const names[] = { "valgrind/lib/spent-amd64-linux",
+					     "valgrind/spent-amd64-linux", NULL };
 	const char *env = getenv("SPENT_VALGRIND_LIB");
-	char exe[PATH_MAX], probe[PATH_MAX + 64];
+	char probe[PATH_MAX + 64];
 	if (env && *env) {
 		snprintf(out, len, "%s", env);
-	} else {
-		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-		if (n < 0)
-			return -errno;
-		exe[n] = 0;
-		snprintf(out, len, "%s/valgrind/lib", dirname(exe));
+		snprintf(probe, sizeof(probe), "%s/spent-amd64-linux", out);
+		return access(probe, X_OK) == 0 ? 0 : -ENOENT;
 	}
-	snprintf(probe, sizeof(probe), "%s/spent-amd64-linux", out);
-	return access(probe, X_OK) == 0 ? 0 : -ENOENT;
+	int err = helper_find(names, X_OK, out, len);
+	if (err == 0)
+		*strrchr(out, '/') = 0;
+	return err;
 }
 
 /* The recorder fills in each image's identity (build-id, else a content hash) so readers can
@@ -221,7 +223,8 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 	uint64_t n_records = 0, n_data = 0;
 
 	if (find_vglib(vglib, sizeof(vglib)) < 0) {
-		cli_error("no spent valgrind tool in '%s': build it with make (or set SPENT_VALGRIND_LIB)", vglib);
+		cli_error("no spent valgrind tool in %s: build it with make, install it with make install, "
+			  "or set SPENT_LIB_DIR", vglib);
 		return 1;
 	}
 	uint32_t flags = (o->data ? LOG_F_DATA : 0) | (o->start ? LOG_F_START : 0);

@@ -11,6 +11,10 @@
 
 /* Folded stacks of one event: "root;caller;leaf" and a count, merged, sorted by name. When the
  * profile has no stacks for EV, each sample's leaf function is a one-frame stack. */
+/* Display name of frame F (function, symbol+0xoff, or image+0xoff) into OUT. */
+void profile_frame_name(const struct profile *p, struct symbols *sym,
+			const struct profile_frame *f, char *out, size_t outlen);
+
 struct folded {
 	char **stacks;
 	uint64_t *counts;

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/report.h"
 #include "core/binio.h"
 #include "profile/export.h"
 
@@ -75,7 +74,7 @@ static char *fold_line(const struct profile *p, struct symbols *sym,
 		return NULL;
 	s[0] = 0;
 	for (size_t k = n; k-- > 0;) {
-		report_frame_name(p, sym, &fr[k], name, sizeof(name));
+		profile_frame_name(p, sym, &fr[k], name, sizeof(name));
 		for (char *c = name; *c; c++)
 			if (*c == ';' || *c == '\n')
 				*c = '_';

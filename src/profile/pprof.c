@@ -7,7 +7,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "analysis/report.h"
 #include "core/binio.h"
 #include "core/outfile.h"
 #include "profile/export.h"
@@ -143,7 +142,7 @@ static uint64_t loc_id(struct pp *x, const struct profile_frame *f)
 			return x->locs[j].id;
 	char name[512];
 	struct sym_info si = { 0 };
-	report_frame_name(x->p, x->sym, f, name, sizeof(name));
+	profile_frame_name(x->p, x->sym, f, name, sizeof(name));
 	if (f->image != PROFILE_NO_IMAGE)
 		symbols_lookup(x->sym, profile_image_get(x->p, f->image), f->offset, &si);
 	long ns = str_id(&x->st, name), fs = str_id(&x->st, si.file ? si.file : "");

@@ -1,16 +1,20 @@
 #!/bin/bash
 # tests/e2e/citcat_errors.sh - what citcat refuses, clearly: a binary or input file changed
-# between record and replay (error before replay starts), a truncated recording (replay up to
-# the cut, then an error), a threaded program, a command that does not exist, bad arguments.
+# between record and replay of a --no-copy recording (error before replay starts), a corrupt or
+# missing copy in a default recording (which, unlike --no-copy, replays after its files changed
+# or vanished), a truncated recording (replay up to the cut, then an error), a threaded
+# program, a command that does not exist, a directory that is not only a recording, bad
+# arguments.
 source "$(dirname "$0")/lib.sh"
 has() { grep -q -- "$2" "$1"; }
 lines() { [ "$(wc -l < "$1")" = "$2" ]; }
 lt() { [ "$1" -lt "$2" ]; }
 gt() { [ "$1" -gt "$2" ]; }
 
-# a changed input file: the replay refuses before running anything
+# --no-copy: a changed input file: the replay refuses before running anything
 printf 'first version of the input\n' > "$TMP/in.txt"
-"$SPENT" citcat record -o "$TMP/rec" -- "$PROGS/citcat_inputs" "$TMP/in.txt" > /dev/null 2>&1
+"$SPENT" citcat record --no-copy -o "$TMP/rec" -- "$PROGS/citcat_inputs" "$TMP/in.txt" > /dev/null 2>&1
+check "citcat_no_copy_recording_has_no_copies" [ ! -e "$TMP/rec/files" ]
 "$SPENT" citcat replay "$TMP/rec" --json > "$TMP/ok.json" 2>/dev/null
 check "citcat_unchanged_input_replays_verified" [ "$(jfield "$(cat "$TMP/ok.json")" verified)" = True ]
 printf 'second version of the input\n' > "$TMP/in.txt"
@@ -21,9 +25,9 @@ check "citcat_changed_input_names_the_file" has "$TMP/err.txt" "'$TMP/in.txt' ch
 check "citcat_changed_input_error_is_one_line" lines "$TMP/err.txt" 1
 check "citcat_changed_input_nothing_replayed" [ ! -s "$TMP/out.json" ]
 
-# a changed binary
+# --no-copy: a changed binary
 cp "$PROGS/citcat_tiny" "$TMP/tiny"
-"$SPENT" citcat record -o "$TMP/trec" -- "$TMP/tiny" > /dev/null 2>&1
+"$SPENT" citcat record --no-copy -o "$TMP/trec" -- "$TMP/tiny" > /dev/null 2>&1
 printf '\0' >> "$TMP/tiny"
 "$SPENT" citcat replay "$TMP/trec" > "$TMP/out2" 2> "$TMP/err2.txt"
 rc=$?
@@ -31,11 +35,78 @@ check "citcat_changed_binary_fails" [ "$rc" != 0 ]
 check "citcat_changed_binary_names_the_binary" has "$TMP/err2.txt" "'$TMP/tiny' changed since it was recorded"
 check "citcat_changed_binary_nothing_replayed" [ ! -s "$TMP/out2" ]
 
+# default (copies): the binary rebuilt into another program and the input rewritten after the
+# recording, then both removed: the replay reads the copy of the binary and the recorded reads
+printf 'first version of the input\n' > "$TMP/cin.txt"
+cp "$PROGS/citcat_inputs" "$TMP/prog"
+"$SPENT" citcat record -o "$TMP/crec" -- "$TMP/prog" "$TMP/cin.txt" > "$TMP/creal.out" 2> /dev/null
+real_rc=$?
+check "citcat_copy_recording_has_copies_dir_0700" [ "$(stat -c %a "$TMP/crec/files")" = 700 ]
+modes=$(stat -c %a "$TMP"/crec/files/*.zst | sort -u)
+check "citcat_copies_are_mode_0600" [ "$modes" = 600 ]
+# the copy of the binary is its bytes, zstd-compressed (an independent decompressor agrees)
+found=0
+for z in "$TMP"/crec/files/*.zst; do
+	zstd -q -d -c "$z" | cmp -s - "$PROGS/citcat_inputs" && found=1
+done
+check "citcat_copy_of_binary_decompresses_to_it" [ "$found" = 1 ]
+cp "$PROGS/citcat_tiny" "$TMP/prog"
+printf 'second version of the input, longer\n' > "$TMP/cin.txt"
+cj=$("$SPENT" citcat replay "$TMP/crec" --json --stdout "$TMP/creplay.out" 2> "$TMP/cerr.txt")
+check "citcat_copy_replays_verified_after_binary_and_input_changed" [ "$(jfield "$cj" verified)" = True ]
+check "citcat_copy_replay_after_change_exit_status_equals_real" [ "$(jfield "$cj" exit_status)" = "$real_rc" ]
+check "citcat_copy_replay_after_change_stdout_equals_real" cmp -s "$TMP/creal.out" "$TMP/creplay.out"
+check "citcat_copy_replay_counts_copy_bytes" [ "$(jfield "$cj" copy_bytes)" -gt 1000 ]
+rm -f "$TMP/prog" "$TMP/cin.txt"
+cj=$("$SPENT" citcat replay "$TMP/crec" --json 2>/dev/null)
+check "citcat_copy_replays_verified_after_binary_and_input_removed" [ "$(jfield "$cj" verified)" = True ]
+# the recording file's path works too: the copies are found next to it
+cj=$("$SPENT" citcat replay "$TMP/crec/recording" --json 2>/dev/null)
+check "citcat_copy_replays_verified_given_the_recording_file" [ "$(jfield "$cj" verified)" = True ]
+# a moved recording replays (nothing refers to its old place)
+mv "$TMP/crec" "$TMP/crec_moved"
+cj=$("$SPENT" citcat replay "$TMP/crec_moved" --json 2>/dev/null)
+check "citcat_copy_replays_verified_after_moving_it" [ "$(jfield "$cj" verified)" = True ]
+
+# a corrupt copy, then a missing one: refused before anything runs, naming the file
+big=$(ls -S "$TMP"/crec_moved/files/*.zst | head -1)
+cp "$big" "$TMP/big.zst"
+size=$(stat -c %s "$big")
+printf '\x55\xaa' | dd of="$big" bs=1 seek=$((size / 2)) conv=notrunc status=none
+"$SPENT" citcat replay "$TMP/crec_moved" > "$TMP/cout" 2> "$TMP/cerr2.txt"
+rc=$?
+check "citcat_corrupt_copy_fails" [ "$rc" != 0 ]
+check "citcat_corrupt_copy_says_corrupt" grep -q "in the recording (files/[0-9a-f]*\.zst) is corrupt" "$TMP/cerr2.txt"
+check "citcat_corrupt_copy_error_is_one_line" lines "$TMP/cerr2.txt" 1
+check "citcat_corrupt_copy_nothing_replayed" [ ! -s "$TMP/cout" ]
+rm "$big"
+"$SPENT" citcat replay "$TMP/crec_moved" > /dev/null 2> "$TMP/cerr3.txt"
+check "citcat_missing_copy_says_missing" grep -q "is missing from the recording (files/" "$TMP/cerr3.txt"
+cp "$TMP/big.zst" "$big"
+cj=$("$SPENT" citcat replay "$TMP/crec_moved" --json 2>/dev/null)
+check "citcat_restored_copy_replays_verified" [ "$(jfield "$cj" verified)" = True ]
+
+# recording over an old recording replaces it whole; over one holding anything else: refused
+printf 'input\n' > "$TMP/in3.txt"
+"$SPENT" citcat record -o "$TMP/crec_moved" -- "$PROGS/citcat_tiny" > /dev/null 2>&1
+check "citcat_rerecord_replaces_old_recording" [ "$(ls "$TMP/crec_moved/files" | wc -l)" = 1 ]
+check "citcat_rerecord_leaves_no_temporary" [ -z "$(ls -d "$TMP"/crec_moved.tmp.* 2>/dev/null)" ]
+echo mine > "$TMP/crec_moved/files/notes.txt"
+before=$(cd "$TMP/crec_moved" && find . -type f | sort | xargs md5sum)
+"$SPENT" citcat record -o "$TMP/crec_moved" -- "$PROGS/citcat_inputs" "$TMP/in3.txt" > /dev/null 2> "$TMP/err11.txt"
+rc=$?
+after=$(cd "$TMP/crec_moved" && find . -type f | sort | xargs md5sum)
+check "citcat_record_refuses_recording_with_other_files" [ "$rc" != 0 ]
+check "citcat_record_refusal_says_other_files" has "$TMP/err11.txt" "holds other files too"
+check "citcat_recording_with_other_files_untouched" [ "$before" = "$after" ]
+check "citcat_refused_record_leaves_no_temporary" [ -z "$(ls -d "$TMP"/crec_moved.tmp.* 2>/dev/null)" ]
+
 # a truncated recording: the replay runs up to the cut, then says so
 printf 'input\n' > "$TMP/in2.txt"
 "$SPENT" citcat record -o "$TMP/full" -- "$PROGS/citcat_inputs" "$TMP/in2.txt" > /dev/null 2>&1
 full=$("$SPENT" citcat replay "$TMP/full" --json 2>/dev/null)
 mkdir -p "$TMP/cut"
+cp -r "$TMP/full/files" "$TMP/cut/"
 size=$(stat -c %s "$TMP/full/recording")
 head -c $((size - 300)) "$TMP/full/recording" > "$TMP/cut/recording"
 cut=$("$SPENT" citcat replay "$TMP/cut" --json 2> "$TMP/err3.txt")

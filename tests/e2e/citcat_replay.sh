@@ -6,6 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 differs() { ! cmp -s "$1" "$2"; }
 in_range() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
+lacks() { ! grep -aq -- "$1" "$2"; }
 all_equal() { local v=$1; shift; for x in "$@"; do [ "$x" = "$v" ] || return 1; done; }
 
 # 1. inputs, time, randomness, allocation: identical output and exit status
@@ -94,3 +95,22 @@ check "citcat_alarm_program_saw_at_least_3_signals" [ "$alarm_rc" = 0 ]
 aj=$("$SPENT" citcat replay "$TMP/alarm" --json --stdout "$TMP/alarm_replay.out" 2>/dev/null)
 check "citcat_alarm_replay_verified" [ "$(jfield "$aj" verified)" = True ]
 check "citcat_alarm_replayed_stdout_equals_real" cmp -s "$TMP/alarm_real.out" "$TMP/alarm_replay.out"
+
+# 7. /proc pseudo-files (size 0, content made at each read): their bytes are recorded as read
+# and their paths never checked (a replay could not find /proc/PID/ of a finished run), with
+# copies or without
+for mode in copy no-copy; do
+	opt=(); [ "$mode" = no-copy ] && opt=(--no-copy)
+	"$SPENT" citcat record "${opt[@]}" -o "$TMP/maps_$mode" -- grep -c . /proc/self/maps \
+		> "$TMP/maps_real_$mode.out" 2>/dev/null
+	mj=$("$SPENT" citcat replay "$TMP/maps_$mode" --json --stdout "$TMP/maps_replay_$mode.out" 2>/dev/null)
+	check "citcat_proc_self_maps_${mode}_replay_verified" [ "$(jfield "$mj" verified)" = True ]
+	check "citcat_proc_self_maps_${mode}_replayed_count_equals_real" cmp -s "$TMP/maps_real_$mode.out" "$TMP/maps_replay_$mode.out"
+	check "citcat_proc_self_maps_${mode}_real_count_nonzero" [ "$(cat "$TMP/maps_real_$mode.out")" -gt 5 ]
+	check "citcat_proc_self_maps_${mode}_path_not_named" lacks "/proc/[0-9][0-9]*/maps" "$TMP/maps_$mode/recording"
+	"$SPENT" citcat record "${opt[@]}" -o "$TMP/status_$mode" -- grep . /proc/self/status \
+		> "$TMP/status_real_$mode.out" 2>/dev/null
+	sj=$("$SPENT" citcat replay "$TMP/status_$mode" --json --stdout "$TMP/status_replay_$mode.out" 2>/dev/null)
+	check "citcat_proc_self_status_${mode}_replay_verified" [ "$(jfield "$sj" verified)" = True ]
+	check "citcat_proc_self_status_${mode}_replayed_output_equals_real" cmp -s "$TMP/status_real_$mode.out" "$TMP/status_replay_$mode.out"
+done

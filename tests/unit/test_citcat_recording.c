@@ -24,8 +24,20 @@ static void put_u(struct cc_writer *w, uint64_t v)
 	assert_int_equal(binbuf_put_uvarint(&w->payload, v), 0);
 }
 
-/* A small valid recording: META, REGS, FILE, MAP, MEM, START, SYSCALL + MEM, RDTSC, EXIT. */
-static struct built build(int with_exit)
+/* What build_with varies to make a recording malformed. */
+struct knobs {
+	int with_exit;
+	int nregs;		/* REGS records in the initial state */
+	uint64_t pc;		/* the initial rip */
+	uint64_t file_flags;	/* of the FILE the MAP names */
+	uint64_t map_prot;
+};
+
+#define GOOD_KNOBS { .with_exit = 1, .nregs = 1, .pc = 0x401000, .file_flags = CC_FILE_CHECK, \
+		     .map_prot = 5 }
+
+/* A small recording: META, REGS, FILE, MAP, MEM, START, SYSCALL + MEM, RDTSC, EXIT. */
+static struct built build_with(struct knobs k)
 {
 	struct built b = { 0 };
 	FILE *f = tmpfile();
@@ -37,16 +49,20 @@ static struct built build(int with_exit)
 	put_u(&w, 1234);
 	put_u(&w, 99);
 	assert_int_equal(cc_writer_emit(&w, CC_REC_META), 0);
-	put_u(&w, CC_NREGS);
-	for (int i = 0; i < CC_NREGS; i++)
-		put_u(&w, (uint64_t)i * 1000);
-	cc_writer_emit(&w, CC_REC_REGS);
+	for (int n = 0; n < k.nregs; n++) {
+		put_u(&w, CC_NREGS);
+		for (int i = 0; i < CC_NREGS; i++)
+			put_u(&w, i == CC_REG_RIP ? k.pc : (uint64_t)i * 1000);
+		cc_writer_emit(&w, CC_REC_REGS);
+	}
 	put_u(&w, 1);
 	binbuf_put_str(&w.payload, "/bin/true");
 	put_u(&w, 1), put_u(&w, 2), put_u(&w, 3), put_u(&w, 4);
 	binbuf_put_le64(&w.payload, 0xabcdefULL);
+	put_u(&w, k.file_flags);
 	cc_writer_emit(&w, CC_REC_FILE);
-	put_u(&w, 0x400000), put_u(&w, 0x2000), put_u(&w, 5), put_u(&w, CC_MAP_FILE), put_u(&w, 1), put_u(&w, 0);
+	put_u(&w, 0x400000), put_u(&w, 0x2000), put_u(&w, k.map_prot), put_u(&w, CC_MAP_FILE);
+	put_u(&w, 1), put_u(&w, 0);
 	cc_writer_emit(&w, CC_REC_MAP);
 	put_u(&w, 0x401000), put_u(&w, 3);
 	binbuf_put(&w.payload, "xyz", 3);
@@ -65,7 +81,7 @@ static struct built build(int with_exit)
 	put_u(&w, 0x401234), put_u(&w, CC_TSC_RDTSCP), put_u(&w, 123456789), put_u(&w, 7);
 	cc_writer_emit(&w, CC_REC_RDTSC);
 	b.exit_off = w.bytes;
-	if (with_exit) {
+	if (k.with_exit) {
 		binbuf_put_svarint(&w.payload, 3 << 8);
 		put_u(&w, 1), put_u(&w, 2);
 		binbuf_put_le64(&w.payload, 42);
@@ -82,6 +98,27 @@ static struct built build(int with_exit)
 	return b;
 }
 
+static struct built build(int with_exit)
+{
+	struct knobs k = GOOD_KNOBS;
+	k.with_exit = with_exit;
+	return build_with(k);
+}
+
+/* Parse a recording built with K: the error, or "" when it parses. */
+static const char *parse_error(struct knobs k)
+{
+	static char err[256];
+	struct built b = build_with(k);
+	struct cc_recording *r = NULL;
+	err[0] = 0;
+	int e = cc_recording_parse(b.data, b.len, &r, err, sizeof(err));
+	assert_true(e == 0 || e == -EBADMSG);
+	assert_true(e ? r == NULL && err[0] : r != NULL);
+	cc_recording_free(r);
+	return err;
+}
+
 static void roundtrip_reads_every_field(void **state)
 {
 	(void)state;
@@ -93,9 +130,11 @@ static void roundtrip_reads_every_field(void **state)
 	assert_false(r->truncated);
 	assert_string_equal(r->recs[0].u.meta.cmdline, "prog arg");
 	assert_int_equal(r->recs[0].u.meta.pid, 1234);
-	assert_int_equal(r->recs[1].u.regs[16], 16000);
+	assert_int_equal(r->recs[1].u.regs[CC_REG_RIP], 0x401000);
+	assert_int_equal(r->recs[1].u.regs[15], 15000);
 	assert_string_equal(r->recs[2].u.file.path, "/bin/true");
 	assert_int_equal(r->recs[2].u.file.hash, 0xabcdefULL);
+	assert_int_equal(r->recs[2].u.file.flags, CC_FILE_CHECK);
 	assert_int_equal(r->recs[3].u.map.len, 0x2000);
 	assert_memory_equal(r->recs[4].u.mem.bytes, "xyz", 3);
 	assert_int_equal(r->start_idx, 5);
@@ -198,6 +237,56 @@ static void event_before_start_rejected(void **state)
 	assert_non_null(strstr(err, "an event before START"));
 }
 
+static void copied_file_can_be_mapped(void **state)
+{
+	(void)state;
+	struct knobs k = GOOD_KNOBS;
+	k.file_flags = CC_FILE_COPY;
+	assert_string_equal(parse_error(k), "");
+}
+
+static void map_of_file_without_content_rejected(void **state)
+{
+	(void)state;
+	struct knobs k = GOOD_KNOBS;
+	k.file_flags = 0;	/* only opened: the replay has no bytes to map */
+	assert_non_null(strstr(parse_error(k), "neither copied nor checked"));
+}
+
+static void unknown_or_contradictory_file_flags_rejected(void **state)
+{
+	(void)state;
+	struct knobs k = GOOD_KNOBS;
+	k.file_flags = CC_FILE_COPY | CC_FILE_CHECK;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 2)"));
+	k.file_flags = 4;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 2)"));
+}
+
+static void initial_state_needs_exactly_one_regs(void **state)
+{
+	(void)state;
+	struct knobs k = GOOD_KNOBS;
+	k.nregs = 0;
+	assert_non_null(strstr(parse_error(k), "initial state has no REGS record"));
+	k.nregs = 2;
+	assert_non_null(strstr(parse_error(k), "initial state has more than one REGS record"));
+}
+
+static void initial_pc_must_be_in_an_executable_map(void **state)
+{
+	(void)state;
+	struct knobs k = GOOD_KNOBS;
+	k.pc = 0;
+	assert_non_null(strstr(parse_error(k), "initial pc 0 is not in an executable mapping"));
+	k.pc = 0x402000;	/* one past the mapping */
+	assert_non_null(strstr(parse_error(k), "initial pc 0x402000 is not in"));
+	k.pc = 0x401fff;
+	assert_string_equal(parse_error(k), "");
+	k.map_prot = 3;		/* mapped, not executable */
+	assert_non_null(strstr(parse_error(k), "no executable MAP record"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +297,11 @@ int main(void)
 		cmocka_unit_test(flipped_byte_fails_crc),
 		cmocka_unit_test(wrong_magic_and_version_rejected),
 		cmocka_unit_test(event_before_start_rejected),
+		cmocka_unit_test(copied_file_can_be_mapped),
+		cmocka_unit_test(map_of_file_without_content_rejected),
+		cmocka_unit_test(unknown_or_contradictory_file_flags_rejected),
+		cmocka_unit_test(initial_state_needs_exactly_one_regs),
+		cmocka_unit_test(initial_pc_must_be_in_an_executable_map),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
