@@ -225,9 +225,9 @@ int citcat_probe(const char *path)
 		snprintf(file, sizeof(file), "%s/%s", path, CC_FILE_NAME);
 	else
 		snprintf(file, sizeof(file), "%s", path);
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = binio_open_regular(file);	/* a FIFO is no recording: never wait on it */
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return fd == -ENOENT || fd == -EINVAL ? 0 : fd;
 	ssize_t n = read(fd, magic, sizeof(magic));
 	close(fd);
 	return n == (ssize_t)sizeof(magic) && !memcmp(magic, CC_MAGIC, CC_MAGIC_LEN);
