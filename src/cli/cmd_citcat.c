@@ -1,5 +1,6 @@
 /* cli/cmd_citcat.c - `spent citcat record [-o DIR] [--cpuid MODE] [--no-copy] -- CMD` and
- * `spent citcat replay DIR [--dump] [--json]`. */
+ * `spent citcat replay DIR [--dump] [--json] [--stdout FILE]`: each subcommand's options in a
+ * parse_options table (help, man page, errors from it), the summary and the --dump printer. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -8,36 +9,82 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "citcat/citcat.h"
 #include "core/json.h"
 #include "core/outfile.h"
 
+/* Each subcommand parses into its own table; the top-level table (for `spent citcat --man`
+ * and `-h`) lists both under headings and points at the same fields. */
 struct citcat_record_cli_opts {
 	const char *out;
-	char **argv;
-	enum citcat_cpuid_mode cpuid;
-	int no_copy;
+	int cpuid;	/* enum citcat_cpuid_mode: the CHOICE index follows the enum's order */
+	int copy;	/* --no-copy clears it */
 };
 
-static int parse_cpuid_mode(const char *s, enum citcat_cpuid_mode *m)
-{
-	if (!strcmp(s, "auto"))
-		*m = CITCAT_CPUID_AUTO;
-	else if (!strcmp(s, "fault"))
-		*m = CITCAT_CPUID_FAULT;
-	else if (!strcmp(s, "patch"))
-		*m = CITCAT_CPUID_PATCH;
-	else
-		return -EINVAL;
-	return 0;
-}
-
 struct citcat_replay_opts {
-	const char *dir;
 	const char *stdout_file;
 	int dump;
 	int json;
 };
+
+static struct citcat_record_cli_opts rec_opts = { .out = "citcat.rec", .copy = 1 };
+static struct citcat_replay_opts rep_opts;
+
+#define CITCAT_RECORD_OPTIONS \
+	OPT_STRING('o', "output", &rec_opts.out, "DIR", "the recording directory (replaced " \
+		   "only if it holds a recording)"), \
+	OPT_CHOICE(0, "cpuid", &rec_opts.cpuid, "auto|fault|patch", "how cpuid traps to the " \
+		   "recorder: CPUID faulting, or its sites patched to ud2; auto: fault where the CPU has it"), \
+	OPT_BOOL(0, "copy", &rec_opts.copy, "keep a copy of every mapped file (default); " \
+		 "--no-copy names them by path and identity instead (replayable only while they stay unchanged)")
+#define CITCAT_REPLAY_OPTIONS \
+	OPT_BOOL(0, "dump", &rep_opts.dump, "print every instruction (pc, length), data " \
+		 "reference, syscall, signal, image load"), \
+	OPT_BOOL(0, "json", &rep_opts.json, "print the summary as one JSON object"), \
+	OPT_STRING(0, "stdout", &rep_opts.stdout_file, "FILE", "write what the replayed program " \
+		   "wrote to its stdout into FILE (mode 0600, only when the replay completes)")
+
+static const char *const record_usage[] = {
+	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] -- CMD [ARGS...]", NULL
+};
+static const char *const replay_usage[] = {
+	"spent citcat replay DIR [--dump] [--json] [--stdout FILE]", NULL
+};
+static const char *const citcat_usage[] = {
+	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] -- CMD [ARGS...]",
+	"spent citcat replay DIR [--dump] [--json] [--stdout FILE]", NULL
+};
+static const struct parse_usage record_u = {
+	"citcat record", record_usage,
+	"run CMD natively, recording its inputs into DIR (default citcat.rec); exits with CMD's status",
+	NULL
+};
+static const struct parse_usage replay_u = {
+	"citcat replay", replay_usage,
+	"recompute the recorded run in a simulator, check it against the real one; exit 0 when verified",
+	NULL
+};
+static const struct parse_usage citcat_u = {
+	"citcat", citcat_usage,
+	"record a run's inputs, recompute its instruction trace in a simulator (CITCAT)",
+	"record runs CMD natively under ptrace and writes its initial state, syscalls, signals, "
+	"rdtsc and cpuid answers, and copies of the files it mapped into DIR. replay starts a "
+	"simulator from that state, feeds it the recorded inputs in order and verifies the output "
+	"bytes, exit status and syscall count against the real run. See docs/citcat.md."
+};
+static const struct option record_options[] = { CITCAT_RECORD_OPTIONS, OPT_END() };
+static const struct option replay_options[] = { CITCAT_REPLAY_OPTIONS, OPT_END() };
+static const struct option citcat_options[] = {
+	OPT_GROUP("citcat record"), CITCAT_RECORD_OPTIONS,
+	OPT_GROUP("citcat replay"), CITCAT_REPLAY_OPTIONS,
+	OPT_END()
+};
+
+static int parse_result_code(int n)
+{
+	return n == PARSE_OPT_HELP ? 0 : 2;
+}
 
 static int status_code(int st)
 {
@@ -46,52 +93,29 @@ static int status_code(int st)
 
 static int citcat_record_main(int argc, char **argv)
 {
-	struct citcat_record_cli_opts o = { .out = "citcat.rec" };
-	int i;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		}
-		const char *mode = NULL;
-		if (!strcmp(argv[i], "--cpuid") && i + 1 < argc)
-			mode = argv[++i];
-		else if (!strncmp(argv[i], "--cpuid=", 8))
-			mode = argv[i] + 8;
-		if (mode) {
-			if (parse_cpuid_mode(mode, &o.cpuid)) {
-				cli_error("--cpuid takes auto, fault or patch, not '%s'", mode);
-				return 2;
-			}
-		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-			o.out = argv[++i];
-		} else if (!strcmp(argv[i], "--no-copy")) {
-			o.no_copy = 1;
-		} else if (argv[i][0] == '-') {
-			cli_error("unknown option '%s' for 'citcat record': see 'spent help citcat'", argv[i]);
-			return 2;
-		} else {
-			break;
-		}
-	}
-	if (i >= argc) {
+	rec_opts = (struct citcat_record_cli_opts){ .out = "citcat.rec", .copy = 1 };
+	int n = parse_options(argc, argv, record_options, &record_u, PARSE_STOP_AT_NON_OPTION);
+	if (n < 0)
+		return parse_result_code(n);
+	if (n == 0) {
 		cli_error("no command to record: use 'spent citcat record [-o DIR] [--cpuid MODE] "
 			  "[--no-copy] -- CMD'");
 		return 2;
 	}
-	o.argv = argv + i;
-	struct citcat_record_opts ro = { .out_dir = o.out, .argv = o.argv, .cpuid = o.cpuid,
-					  .no_copy = o.no_copy };
+	struct citcat_record_cli_opts o = rec_opts;
+	char **cmd_argv = argv;
+	struct citcat_record_opts ro = { .out_dir = o.out, .argv = cmd_argv, .cpuid = o.cpuid,
+					  .no_copy = !o.copy };
 	struct citcat_record_result res;
 	char err[512];
 	int e = citcat_record(&ro, &res, err, sizeof(err));
 	if (e) {
-		cli_error("cannot record '%s' into '%s': %s", o.argv[0], o.out, err);
+		cli_error("cannot record '%s' into '%s': %s", cmd_argv[0], o.out, err);
 		return 1;
 	}
 	if (res.unknown_syscalls)
 		cli_warn("'%s' made %" PRIu64 " syscalls whose memory outputs citcat does not know "
-			 "(first: %ld): the replay may diverge there", o.argv[0], res.unknown_syscalls,
+			 "(first: %ld): the replay may diverge there", cmd_argv[0], res.unknown_syscalls,
 			 res.first_unknown_nr);
 	if (res.cpuid_unconfirmed)
 		cli_warn("%" PRIu64 " cpuid-like byte pairs (0f a2) in mapped code were left unpatched "
@@ -102,8 +126,8 @@ static int citcat_record_main(int argc, char **argv)
 		snprintf(how, sizeof(how), "%" PRIu64 " cpuid sites patched", res.cpuid_patched);
 	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls, %" PRIu64
 		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
-		PRIu64 " mapped files%s\n", o.argv[0], o.out, res.syscalls, res.rdtsc, res.cpuid, how,
-		res.bytes, res.copy_bytes, res.copies, o.no_copy ? " (--no-copy)" : "");
+		PRIu64 " mapped files%s\n", cmd_argv[0], o.out, res.syscalls, res.rdtsc, res.cpuid, how,
+		res.bytes, res.copy_bytes, res.copies, !o.copy ? " (--no-copy)" : "");
 	return status_code(res.wait_status);
 }
 
@@ -183,24 +207,19 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 
 static int citcat_replay_main(int argc, char **argv)
 {
-	struct citcat_replay_opts o = { 0 };
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--dump"))
-			o.dump = 1;
-		else if (!strcmp(argv[i], "--json"))
-			o.json = 1;
-		else if (!strcmp(argv[i], "--stdout") && i + 1 < argc)
-			o.stdout_file = argv[++i];
-		else if (argv[i][0] == '-' || o.dir) {
-			cli_error("unexpected argument '%s' for 'citcat replay': see 'spent help citcat'", argv[i]);
-			return 2;
-		} else
-			o.dir = argv[i];
-	}
-	if (!o.dir) {
+	rep_opts = (struct citcat_replay_opts){ 0 };
+	int n = parse_options(argc, argv, replay_options, &replay_u, 0);
+	if (n < 0)
+		return parse_result_code(n);
+	if (n == 0) {
 		cli_error("no recording to replay: use 'spent citcat replay DIR'");
 		return 2;
 	}
+	if (n > 1)
+		return parse_result_code(parse_options_error(&replay_u, "one recording directory, "
+					 "not also '%s'", argv[1]));
+	struct citcat_replay_opts o = rep_opts;
+	const char *dir = argv[0];
 	char err[600];
 	struct citcat_summary s;
 	struct citcat_replay *rp = NULL;
@@ -223,11 +242,11 @@ static int citcat_replay_main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	if (o.dump)
-		e = citcat_source_new(o.dir, 1, &src, &rp, err, sizeof(err));
+		e = citcat_source_new(dir, 1, &src, &rp, err, sizeof(err));
 	else
-		e = citcat_replay_new(o.dir, &rp, err, sizeof(err));
+		e = citcat_replay_new(dir, &rp, err, sizeof(err));
 	if (e) {
-		cli_error("cannot replay '%s': %s", o.dir, err);
+		cli_error("cannot replay '%s': %s", dir, err);
 		outfile_abort(of);
 		return 1;
 	}
@@ -251,9 +270,9 @@ static int citcat_replay_main(int argc, char **argv)
 	fflush(stdout);
 	print_summary(&o, &s, secs, cpu, e < 0 ? err : NULL);
 	if (e < 0)
-		cli_error("replay of '%s' stopped: %s", o.dir, err);
+		cli_error("replay of '%s' stopped: %s", dir, err);
 	else if (!s.verified)
-		cli_error("replay of '%s' does not match the real run (output or exit status differ)", o.dir);
+		cli_error("replay of '%s' does not match the real run (output or exit status differ)", dir);
 	if (src)
 		trace_source_free(src);
 	else
@@ -263,15 +282,18 @@ static int citcat_replay_main(int argc, char **argv)
 
 int cmd_citcat(int argc, char **argv)
 {
-	if (argc < 2) {
+	if (argc >= 2 && !strcmp(argv[1], "record"))
+		return citcat_record_main(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "replay"))
+		return citcat_replay_main(argc - 1, argv + 1);
+	/* no subcommand: the top-level table answers -h, --help and --man */
+	int n = parse_options(argc, argv, citcat_options, &citcat_u, PARSE_STOP_AT_NON_OPTION);
+	if (n < 0)
+		return parse_result_code(n);
+	if (n == 0)
 		cli_error("missing subcommand: use 'spent citcat record [-o DIR] [--cpuid MODE] "
 			  "[--no-copy] -- CMD' or 'spent citcat replay DIR'");
-		return 2;
-	}
-	if (!strcmp(argv[1], "record"))
-		return citcat_record_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "replay"))
-		return citcat_replay_main(argc - 1, argv + 1);
-	cli_error("unknown subcommand '%s': use 'record' or 'replay'", argv[1]);
+	else
+		cli_error("unknown subcommand '%s': use 'record' or 'replay'", argv[0]);
 	return 2;
 }

@@ -63,4 +63,4 @@ check "citcat_cpuid_auto_replay_verified" verified "$TMP/auto.json"
 
 "$SPENT" citcat record --cpuid sometimes -o "$TMP/bad" -- "$P" static > /dev/null 2> "$TMP/bad.err"
 check "citcat_cpuid_bad_mode_exit_2" [ $? = 2 ]
-check "citcat_cpuid_bad_mode_message" has "$TMP/bad.err" "auto, fault or patch"
+check "citcat_cpuid_bad_mode_message" has "$TMP/bad.err" "--cpuid takes one of auto,fault,patch"

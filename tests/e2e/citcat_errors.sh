@@ -146,3 +146,30 @@ check "citcat_other_directory_untouched" [ -f "$TMP/notrec/file" ]
 check "citcat_replay_of_non_recording_fails" [ $? != 0 ]
 "$SPENT" citcat bogus 2> "$TMP/err10.txt"
 check "citcat_unknown_subcommand_exit_2" [ $? = 2 ]
+
+# options come from parse_options tables (one per subcommand): both spellings of a value,
+# --no-copy as the negation of --copy, one unknown-option message, the man page
+"$SPENT" citcat record --output="$TMP/po1" --cpuid=patch --no-copy -- "$PROGS/citcat_tiny" > /dev/null 2>&1
+check "citcat_record_output_equals_form" [ -f "$TMP/po1/recording" ]
+check "citcat_record_no_copy_negates_copy" [ ! -e "$TMP/po1/files" ]
+"$SPENT" citcat record --output "$TMP/po2" --cpuid patch -- "$PROGS/citcat_tiny" > /dev/null 2>&1
+check "citcat_record_output_space_form_keeps_copies" [ -d "$TMP/po2/files" ]
+"$SPENT" citcat replay "$TMP/po2" --stdout="$TMP/po2.out" > /dev/null 2>&1
+check "citcat_replay_stdout_equals_form" [ -f "$TMP/po2.out" ]
+"$SPENT" citcat record --frobnicate -- "$PROGS/citcat_tiny" > /dev/null 2> "$TMP/po3.err"
+rc=$?
+check "citcat_record_unknown_option_exit_2" [ "$rc" = 2 ]
+check "citcat_record_unknown_option_one_line" lines "$TMP/po3.err" 1
+check "citcat_record_unknown_option_message" has "$TMP/po3.err" "spent citcat record: unknown option '--frobnicate'"
+"$SPENT" citcat replay "$TMP/po2" --frobnicate > /dev/null 2> "$TMP/po4.err"
+check "citcat_replay_unknown_option_exit_2" [ $? = 2 ]
+check "citcat_replay_unknown_option_message" has "$TMP/po4.err" "spent citcat replay: unknown option '--frobnicate'"
+"$SPENT" citcat record --cpuid=sometimes -- "$PROGS/citcat_tiny" > /dev/null 2> "$TMP/po5.err"
+check "citcat_record_bad_cpuid_lists_choices" has "$TMP/po5.err" "auto,fault,patch"
+"$SPENT" citcat replay "$TMP/po2" "$TMP/po1" > /dev/null 2> "$TMP/po6.err"
+check "citcat_replay_two_directories_refused" [ $? = 2 ]
+"$SPENT" citcat --man > "$TMP/man.roff"
+check "citcat_man_page_lists_record_and_replay_options" \
+	bash -c "grep -q '^.TH SPENT-CITCAT 1' '$TMP/man.roff' && grep -q 'cpuid=auto|fault|patch' '$TMP/man.roff' && grep -q 'stdout=FILE' '$TMP/man.roff' && grep -q 'default: citcat.rec' '$TMP/man.roff'"
+"$SPENT" citcat record --man | grep -q '^.TH SPENT-CITCAT-RECORD 1'
+check "citcat_record_man_page" [ $? = 0 ]
