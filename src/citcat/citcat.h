@@ -29,6 +29,7 @@ struct citcat_record_result {
 	int wait_status;		/* as waitpid() reports it */
 	uint64_t syscalls;
 	uint64_t rdtsc, cpuid;
+	uint64_t signal_points;		/* signals delivered between syscalls, at an exact point */
 	uint64_t bytes;			/* size of DIR/recording */
 	uint64_t copies, copy_bytes;	/* copies of mapped files in DIR/files, their bytes */
 	uint64_t unknown_syscalls;	/* calls whose memory outputs the recorder does not know */
@@ -57,6 +58,10 @@ struct citcat_summary {
 	uint64_t recording_bytes;	/* DIR/recording */
 	uint64_t copy_bytes;		/* the copies of mapped files the replay read (DIR/files) */
 	int cpuid_mode;			/* enum citcat_cpuid_mode the recorder used (0: unknown) */
+	uint64_t signal_points;		/* signals delivered at a recorded exact point */
+	uint64_t point_near_misses;	/* executions of a point's pc whose registers equalled the
+					 * point's but whose stack (or vector state) did not: how
+					 * close the replay came to an ambiguous choice */
 };
 
 /* Open the recording at DIR (reads the copies of mapped files and checks the files it names

@@ -281,15 +281,54 @@ static int signal_state(pid_t pid, int sig, int *caught, int *blocked)
 	return dfl_ign && !(cgt & bit);
 }
 
-/* At a signal-delivery stop with no instruction run since the last syscall returned: let the
- * kernel build the handler frame (single-step with the signal stops at the handler's first
- * instruction) and record the handler entry: SIGNAL, then REGS and the frame's bytes. */
-static int deliver_now(struct cc_tracer *tr, struct loop_state *ls, int sig)
+/* FPREGS: the vector state of the stopped program (mxcsr, fcw, xmm0-15). */
+static int emit_fpregs(struct cc_tracer *tr)
+{
+	struct user_fpregs_struct f;
+	if (ptrace(PTRACE_GETFPREGS, tr->pid, NULL, &f))
+		return -errno;
+	int err = binbuf_put_le64(&tr->w.payload, f.mxcsr);
+	err = err ? err : binbuf_put_le64(&tr->w.payload, f.cwd);
+	const uint64_t *x = (const uint64_t *)f.xmm_space;
+	for (int i = 0; i < 32 && !err; i++)
+		err = binbuf_put_le64(&tr->w.payload, x[i]);
+	return err ? err : cc_writer_emit(&tr->w, CC_REC_FPREGS);
+}
+
+/* POINT: the exact place of an asynchronous event without a PMU: the complete user state at
+ * the stop (R), its vector registers and a hash of the stack around rsp (unreadable: zeros,
+ * as the replay counts it). */
+static int emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
+{
+	struct user_fpregs_struct f;
+	uint8_t stack[CC_POINT_STACK_BELOW + CC_POINT_STACK_ABOVE];
+	if (ptrace(PTRACE_GETFPREGS, tr->pid, NULL, &f))
+		return -errno;
+	if (cc_mem_read(tr, r->rsp - CC_POINT_STACK_BELOW, stack, sizeof(stack)))
+		memset(stack, 0, sizeof(stack));
+	const unsigned long long *v = (const unsigned long long *)r;
+	const uint64_t *x = (const uint64_t *)f.xmm_space;
+	int err = binbuf_put_le64(&tr->w.payload, r->rip);
+	for (int i = 0; i < CC_NREGS && !err; i++)
+		err = binbuf_put_le64(&tr->w.payload, v[i]);
+	err = err ? err : binbuf_put_le64(&tr->w.payload, f.mxcsr);
+	for (int i = 0; i < 32 && !err; i++)
+		err = binbuf_put_le64(&tr->w.payload, x[i]);
+	err = err ? err : binbuf_put_le64(&tr->w.payload,
+					  binio_fnv64(BINIO_FNV64_INIT, stack, sizeof(stack)));
+	return err ? err : cc_writer_emit(&tr->w, CC_REC_POINT);
+}
+
+/* At a signal-delivery stop: let the kernel build the handler frame (single-step with the
+ * signal stops at the handler's first instruction) and record the handler entry: SIGNAL, then
+ * REGS, FPREGS and the frame's bytes (from the handler's rsp up to OLD_SP, the interrupted
+ * stack pointer). Either no instruction ran since the last syscall returned (a boundary the
+ * replay knows) or a POINT was just emitted. */
+static int deliver_now(struct cc_tracer *tr, struct loop_state *ls, int sig, uint64_t old_sp)
 {
 	struct user_regs_struct r;
 	int st;
 	pid_t pid = tr->pid;
-	uint64_t old_sp = ls->at_exit.rsp;
 	ls->pending &= ~(1ULL << (sig - 1));
 	ls->delivering = 0;
 	if (ptrace(PTRACE_SINGLESTEP, pid, NULL, (void *)(long)sig) || waitpid(pid, &st, __WALL) != pid)
@@ -304,6 +343,7 @@ static int deliver_now(struct cc_tracer *tr, struct loop_state *ls, int sig)
 	uint64_t lo = r.rsp, hi = old_sp > lo && old_sp - lo <= (64u << 10) ? old_sp : lo + (16u << 10);
 	int err = emit_signal(tr, sig, r.rip);
 	err = err ? err : cc_emit_regs(tr, &r);
+	err = err ? err : emit_fpregs(tr);
 	err = err ? err : cc_emit_mem(tr, lo, hi - lo, 0);
 	ls->exit_valid = 0;
 	return err ? err : (ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0);
@@ -376,8 +416,10 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 			return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
 		}
 		err = cc_syscall_record(tr, ls->nr, ls->args, ret, ls->sc_flags);
+		if (!err && ls->nr == SYS_rt_sigreturn)	/* the state the kernel restored */
+			err = cc_emit_regs(tr, &r);
 		if (!err && ls->nr == SYS_rt_sigreturn)
-			err = cc_emit_regs(tr, &r);	/* the registers the kernel restored */
+			err = emit_fpregs(tr);
 		if (!err && tr->patcher)
 			err = patch_new_code(tr, ls->nr, ls->args, ret);
 		if (err)
@@ -410,7 +452,7 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 			return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
 	if (ls->delivering == sig)
-		return deliver_now(tr, ls, sig);
+		return deliver_now(tr, ls, sig, ls->at_exit.rsp);
 	int caught = 0, blocked = 0;
 	if (signal_state(pid, sig, &caught, &blocked))
 		return ptrace(req, pid, NULL, (void *)(long)sig) ? -errno : 0;
@@ -419,7 +461,13 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		ls->pending |= 1ULL << (sig - 1);
 		/* no instruction ran since the last syscall returned: this is a boundary */
 		if (ls->exit_valid && !memcmp(&r, &ls->at_exit, sizeof(r)))
-			return deliver_now(tr, ls, sig);
+			return deliver_now(tr, ls, sig, ls->at_exit.rsp);
+		/* instructions ran since: the program is stopped at an exact point between two
+		 * instructions; record it and deliver the signal there, at its real moment */
+		if (!ls->in_sc) {
+			tr->points++;
+			return (err = emit_point(tr, &r)) ? err : deliver_now(tr, ls, sig, r.rsp);
+		}
 		return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
 	if (ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0 && (err = emit_signal(tr, sig, r.rip)))
@@ -656,6 +704,7 @@ out:
 	res->syscalls = tr.syscalls;
 	res->rdtsc = tr.rdtsc;
 	res->cpuid = tr.cpuid;
+	res->signal_points = tr.points;
 	res->cpuid_mode = (enum citcat_cpuid_mode)tr.cpuid_mode;
 	const char *uf = NULL;
 	cc_cpuid_patch_counts(tr.patcher, &res->cpuid_patched, &res->cpuid_unconfirmed, &uf);

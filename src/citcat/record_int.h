@@ -31,6 +31,7 @@ struct cc_tracer {
 	uint64_t copies, copy_bytes;	/* copies written, their compressed bytes */
 	uint64_t brk_cur;
 	uint64_t syscalls, rdtsc, cpuid, unknown;
+	uint64_t points;		/* signals delivered at an exact point (POINT records) */
 	long first_unknown;
 	uint64_t out_bytes, out_hash;
 	uint64_t state_hash;		/* CC_SC_STATE of the syscall being recorded */

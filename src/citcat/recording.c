@@ -228,6 +228,13 @@ static int parse_payload(struct binreader *r, struct cc_rec *rec)
 	case CC_REC_OPEN:
 		err = get_u(r, &rec->u.open.file_id) || get_u(r, &rec->u.open.fd) ? -EBADMSG : 0;
 		break;
+	case CC_REC_POINT:
+	case CC_REC_FPREGS: {
+		size_t n = 8 * (rec->kind == CC_REC_POINT ? CC_POINT_WORDS : CC_FPREGS_WORDS);
+		rec->u.words = r->p;
+		err = binreader_left(r) == n ? (r->p += n, 0) : -EBADMSG;
+		break;
+	}
 	default:
 		err = -EBADMSG;
 	}
@@ -260,7 +267,7 @@ static int kind_phase(uint8_t kind)
 	switch (kind) {
 	case CC_REC_META: case CC_REC_START:
 		return 1;
-	case CC_REC_FILE: case CC_REC_MAP: case CC_REC_MEM: case CC_REC_REGS:
+	case CC_REC_FILE: case CC_REC_MAP: case CC_REC_MEM: case CC_REC_REGS: case CC_REC_FPREGS:
 		return 3;
 	default:
 		return 2;
@@ -442,9 +449,9 @@ int cc_recording_parse(uint8_t *data, size_t len, struct cc_recording **out, cha
 		goto out;
 	}
 	memcpy(&version, data + CC_MAGIC_LEN, 4);
-	if (version != CC_VERSION) {
-		snprintf(err, errlen, "recording format version %u, this spent reads version %u",
-			 version, CC_VERSION);
+	if (version < CC_VERSION_MIN || version > CC_VERSION) {
+		snprintf(err, errlen, "recording format version %u, this spent reads versions %u to %u",
+			 version, CC_VERSION_MIN, CC_VERSION);
 		e = -EPROTO;
 		goto out;
 	}

@@ -39,7 +39,12 @@
 
 #define CC_MAGIC "SPCITCAT"
 #define CC_MAGIC_LEN 8
-#define CC_VERSION 2		/* 2: FILE flags, DIR/files copies */
+#define CC_VERSION 3		/* 2: FILE flags, DIR/files copies; 3: POINT, FPREGS */
+#define CC_VERSION_MIN 2	/* oldest version read (2 has no POINT/FPREGS records) */
+#define CC_POINT_WORDS (1 + CC_NREGS + 1 + 32 + 1)
+#define CC_POINT_STACK_BELOW 0	/* not the red zone: dead bytes there differ (fxsave) */
+#define CC_POINT_STACK_ABOVE 256
+#define CC_FPREGS_WORDS (2 + 32)
 #define CC_HEADER_LEN 16
 #define CC_FILE_NAME "recording"
 #define CC_COPY_DIR "files"		/* DIR/files/<16 hex digits>.zst */
@@ -92,7 +97,18 @@ enum cc_rec_kind {
 	CC_REC_ZERO = 13,
 	/* file id, fd: the program opened a file (identity checked before replay) */
 	CC_REC_OPEN = 14,
-	CC_REC_MAX_KIND = 14,
+	/* An exact point without a PMU (version 3): where an asynchronous event (a signal that
+	 * arrived between syscalls) happened, as the complete user state there. CC_POINT_WORDS
+	 * le64: pc, the CC_NREGS registers (struct user_regs_struct order), mxcsr, xmm0-15 (two
+	 * words each, low first), then the fnv64 of the CC_POINT_STACK_BELOW + CC_POINT_STACK_ABOVE
+	 * bytes around rsp. The event (SIGNAL, REGS, FPREGS, MEM) follows; the replay delivers it
+	 * at the first execution of pc whose state equals this one (docs/citcat.md: ambiguity) */
+	CC_REC_POINT = 15,
+	/* CC_FPREGS_WORDS le64: mxcsr, fcw, xmm0-15 (two words each, low first): the vector
+	 * state after a signal delivery (the handler's) or an rt_sigreturn (the one it restored);
+	 * an effect record, applied with the REGS beside it (version 3) */
+	CC_REC_FPREGS = 16,
+	CC_REC_MAX_KIND = 16,
 };
 
 enum cc_file_flag {

@@ -21,6 +21,7 @@ static const char *kind_name(int kind)
 	case CC_REC_CPUID: return "a cpuid";
 	case CC_REC_RDTSC: return "an rdtsc";
 	case CC_REC_SIGNAL: return "a signal";
+	case CC_REC_POINT: return "a signal at an exact point";
 	case CC_REC_EXIT: return "the exit";
 	default: return "another record";
 	}
@@ -70,6 +71,17 @@ static const struct cc_rec *next_event(struct citcat_replay *rp, int want, uint6
 			    e->u.sig.signo, rp->insns, pc);
 		return NULL;
 	}
+	if (e->kind == CC_REC_POINT && want != CC_REC_POINT) {
+		uint64_t ppc;
+		memcpy(&ppc, e->u.words, 8);
+		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
+			    ": the recorded run received signal %" PRIu64 " at pc %#" PRIx64 " before "
+			    "this, and the replay never reached that exact state (%" PRIu64 " executions "
+			    "of that pc had its registers but another stack or vector state)", rp->insns,
+			    pc, rp->cur + 1 < r->n && r->recs[rp->cur + 1].kind == CC_REC_SIGNAL ?
+			    r->recs[rp->cur + 1].u.sig.signo : 0, ppc, rp->point_near_misses);
+		return NULL;
+	}
 	if (e->kind != want) {
 		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
 			    ": the replay executed %s, the recording has %s", rp->insns, pc,
@@ -114,7 +126,7 @@ static int is_effect(int kind)
 {
 	return kind == CC_REC_MEM || kind == CC_REC_MAP || kind == CC_REC_UNMAP ||
 	       kind == CC_REC_ZERO || kind == CC_REC_FILE || kind == CC_REC_OPEN ||
-	       kind == CC_REC_REGS;
+	       kind == CC_REC_REGS || kind == CC_REC_FPREGS;
 }
 
 static void finish(struct citcat_replay *rp, uint64_t code)
@@ -187,18 +199,24 @@ static void set_regs_at(struct citcat_replay *rp, const uint64_t *v)
 	set_reg(rp->uc, UC_X86_REG_RIP, v[CC_REG_RIP] - 2);
 }
 
-/* A signal the recorder delivered at this syscall boundary: SIGNAL, REGS (the handler entry),
+/* A signal the recorder delivered at this syscall boundary or at the exact point just
+ * matched: SIGNAL, REGS (the handler entry), FPREGS (its vector state; absent in version 2),
  * MEM (the frame the kernel built). */
-static void deliver_signal(struct citcat_replay *rp, uint64_t resume_pc)
+void cc_replay_deliver_signal(struct citcat_replay *rp, uint64_t resume_pc, int at_syscall)
 {
 	const struct cc_recording *r = rp->rec;
 	if (rp->cur + 1 >= r->n || r->recs[rp->cur].kind != CC_REC_SIGNAL ||
 	    r->recs[rp->cur + 1].kind != CC_REC_REGS)
 		return;	/* none, or one the replay cannot place (next_event reports it) */
 	const struct cc_rec *sig = &r->recs[rp->cur];
-	set_regs_at(rp, r->recs[rp->cur + 1].u.regs);
+	if (at_syscall)
+		set_regs_at(rp, r->recs[rp->cur + 1].u.regs);
+	else
+		cc_replay_set_regs(rp, r->recs[rp->cur + 1].u.regs);
 	rp->cur += 2;
 	rp->events++;
+	if (rp->cur < r->n && r->recs[rp->cur].kind == CC_REC_FPREGS)
+		cc_replay_apply_fpregs(rp, r->recs[rp->cur++].u.words);
 	for (; rp->cur < r->n && r->recs[rp->cur].kind == CC_REC_MEM; rp->cur++)
 		if (cc_replay_apply(rp, &r->recs[rp->cur], 0))
 			return replay_fail(rp, -EFAULT, "cannot write the signal frame: %s", rp->err);
@@ -279,6 +297,10 @@ static void on_syscall(uc_engine *uc, void *user)
 			newregs = x->u.regs;	/* rt_sigreturn: the registers the kernel restored */
 			continue;
 		}
+		if (x->kind == CC_REC_FPREGS) {
+			cc_replay_apply_fpregs(rp, x->u.words);	/* and its vector state */
+			continue;
+		}
 		if (cc_replay_apply(rp, x, 0))
 			return replay_fail(rp, -EFAULT, "cannot apply the effects of syscall %" PRIu64
 					   " (after %" PRIu64 " instructions): %s", nr, rp->insns, rp->err);
@@ -293,7 +315,7 @@ static void on_syscall(uc_engine *uc, void *user)
 		set_reg(uc, UC_X86_REG_RCX, pc + 2);
 		set_reg(uc, UC_X86_REG_R11, reg(uc, UC_X86_REG_EFLAGS));
 	}
-	deliver_signal(rp, pc + 2);
+	cc_replay_deliver_signal(rp, pc + 2, 1);
 }
 
 /* A cpuid the replay meets where the recording has another event: the real run executed it
@@ -422,7 +444,7 @@ static int add_tsc_hooks(struct citcat_replay *rp)
 
 /* ---- instruction counting (fast path): a block hook and a per-block count cache ---- */
 
-static uint32_t block_count_decode(struct citcat_replay *rp, uint64_t pc, uint32_t size)
+uint32_t cc_replay_count_insns(struct citcat_replay *rp, uint64_t pc, uint32_t size)
 {
 	uint8_t buf[8192];
 	uint32_t n = 0, off = 0;
@@ -462,6 +484,8 @@ static int bc_grow(struct citcat_replay *rp)
 static void on_block(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
 {
 	struct citcat_replay *rp = user;
+	rp->blk_pc = pc;
+	rp->blk_size = size;
 	if (rp->bc_n * 2 >= rp->bc_cap && bc_grow(rp))
 		return replay_fail(rp, -ENOMEM, "out of memory");
 	size_t mask = rp->bc_cap - 1, h = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
@@ -474,7 +498,7 @@ static void on_block(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
 		if (!b->size) {
 			b->pc = pc;
 			b->size = size;
-			b->n = block_count_decode(rp, pc, size);
+			b->n = cc_replay_count_insns(rp, pc, size);
 			rp->bc_n++;
 			rp->insns += b->n;
 			return;
@@ -519,7 +543,8 @@ static int replay_setup(struct citcat_replay *rp)
 	    uc_hook_add(rp->uc, &h, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, rp, 1, 0) ||
 	    uc_hook_add(rp->uc, &rp->h_code, UC_HOOK_BLOCK, (void *)on_block, rp, 1, 0))
 		return -ENOMEM;
-	return add_tsc_hooks(rp);
+	int err = cc_replay_add_point_hooks(rp);
+	return err ? err : add_tsc_hooks(rp);
 }
 
 /* The directory of the recording at PATH: PATH itself, or the one holding PATH when it names
@@ -630,6 +655,8 @@ void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary
 	s->recording_bytes = r->len;
 	s->cpuid_mode = r->n && r->recs[0].kind == CC_REC_META ? (int)r->recs[0].u.meta.cpuid_mode : 0;
 	s->copy_bytes = rp->copy_bytes;
+	s->signal_points = rp->points;
+	s->point_near_misses = rp->point_near_misses;
 	const struct cc_rec *x = r->n ? &r->recs[r->n - 1] : NULL;
 	if (x && x->kind == CC_REC_EXIT) {
 		s->recorded_status = (int)x->u.exit.status;

@@ -43,6 +43,9 @@ struct citcat_replay {
 	struct cc_bcount *bc;		/* open-addressed block-count cache */
 	size_t bc_cap, bc_n;
 	ZydisDecoder dec;
+	uint64_t blk_pc;		/* the translated block the fast path counted last */
+	uint32_t blk_size;
+	uint64_t points, point_near_misses;	/* replay_point.c */
 	uint64_t tsc_armed;		/* pc of an rdtsc about to retire, 0 when none */
 	uint64_t fault_addr;
 	struct cc_sink_hooks sink;
@@ -55,6 +58,14 @@ struct citcat_replay {
 int cc_replay_set_sink(struct citcat_replay *rp, const struct cc_sink_hooks *hooks, int want_refs);
 /* Tell the sink about an executable file mapping (MAP record M), if it has an event hook. */
 void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m);
+/* Instructions in the SIZE bytes of code at PC (Zydis; at least 1). */
+uint32_t cc_replay_count_insns(struct citcat_replay *rp, uint64_t pc, uint32_t size);
+/* Deliver the SIGNAL (+ REGS, FPREGS, MEM) at the next record, if there is one. AT_SYSCALL:
+ * from a syscall hook, where Unicorn still advances rip past the instruction. */
+void cc_replay_deliver_signal(struct citcat_replay *rp, uint64_t resume_pc, int at_syscall);
+/* replay_point.c: hooks on the pcs of POINT records; the FPREGS effect. */
+int cc_replay_add_point_hooks(struct citcat_replay *rp);
+void cc_replay_apply_fpregs(struct citcat_replay *rp, const uint8_t *words);
 /* Run at most COUNT instructions (0: to the end). 0 while running, 1 at the end, -errno. */
 int cc_replay_step(struct citcat_replay *rp, uint64_t count);
 

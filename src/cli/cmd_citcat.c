@@ -125,9 +125,9 @@ static int citcat_record_main(int argc, char **argv)
 	if (res.cpuid_mode == CITCAT_CPUID_PATCH)
 		snprintf(how, sizeof(how), "%" PRIu64 " cpuid sites patched", res.cpuid_patched);
 	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls, %" PRIu64
-		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
+		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " signals at exact points, %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
 		PRIu64 " mapped files%s\n", cmd_argv[0], o.out, res.syscalls, res.rdtsc, res.cpuid, how,
-		res.bytes, res.copy_bytes, res.copies, !o.copy ? " (--no-copy)" : "");
+		res.signal_points, res.bytes, res.copy_bytes, res.copies, !o.copy ? " (--no-copy)" : "");
 	return status_code(res.wait_status);
 }
 
@@ -190,6 +190,8 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		json_kdouble(&w, "seconds", secs, 6);
 		json_kdouble(&w, "cpu_seconds", cpu, 6);
 		json_kstr(&w, "cpuid_mode", cpuid_mode_name(s->cpuid_mode));
+		json_ku64(&w, "signal_points", s->signal_points);
+		json_ku64(&w, "point_near_misses", s->point_near_misses);
 		json_kstr(&w, "error", error);
 		json_object_end(&w);
 		json_newline(&w);
@@ -198,11 +200,12 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 	FILE *f = o->dump ? stderr : stdout;
 	fprintf(f, "instructions   %" PRIu64 "\nsyscalls       %" PRIu64 "\nexit status    %d "
 		"(recorded %d)\noutput bytes   %" PRIu64 "\nverified       %s\ncpuid          %s\n"
+		"signal points  %" PRIu64 " (near misses %" PRIu64 ")\n"
 		"replay speed   %.1f M instructions per cpu second\n", s->instructions, s->syscalls,
 		s->exit_status >= 0 ? status_code(s->exit_status) : -1,
 		s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
-		s->verified ? "yes" : "no", cpuid_mode_name(s->cpuid_mode),
-		cpu > 0 ? s->instructions / cpu / 1e6 : 0.0);
+		s->verified ? "yes" : "no", cpuid_mode_name(s->cpuid_mode), s->signal_points,
+		s->point_near_misses, cpu > 0 ? s->instructions / cpu / 1e6 : 0.0);
 }
 
 static int citcat_replay_main(int argc, char **argv)

@@ -1,0 +1,141 @@
+/* citcat/replay_point.c - exact points without a PMU, replay side: a code hook on each pc a
+ * POINT record names (and nowhere else); when the next record is that POINT and the simulated
+ * state at the pc equals the recorded one (general registers, FS/GS base,
+ * mxcsr and xmm0-15, the stack around rsp), the signal that follows is delivered there. Also
+ * the FPREGS effect (the vector state a signal delivery or rt_sigreturn left). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/binio.h"
+#include "citcat/replay_int.h"
+#include "citcat/replay_mem.h"
+
+/* Flags are not compared: the simulator computes the ones the architecture leaves undefined
+ * differently from the CPU (ZF after imul: 0x845 recorded on AMD EPYC, 0x805 in Unicorn at the
+ * same instruction of tests/progs/citcat_busyalarm), so a point would never match. Correct
+ * code never reads an undefined flag, and the handler's rt_sigreturn restores the recorded
+ * eflags anyway. */
+
+/* struct user_regs_struct index -> Unicorn register, for the registers a point compares */
+static const int point_regs[][2] = {
+	/* the registers a loop changes most often first: a mismatch is found after one read */
+	{ 10, UC_X86_REG_RAX }, { 11, UC_X86_REG_RCX }, { 12, UC_X86_REG_RDX },
+	{ 13, UC_X86_REG_RSI }, { 14, UC_X86_REG_RDI }, { 9, UC_X86_REG_R8 }, { 8, UC_X86_REG_R9 },
+	{ 7, UC_X86_REG_R10 }, { 6, UC_X86_REG_R11 }, { 0, UC_X86_REG_R15 }, { 1, UC_X86_REG_R14 },
+	{ 2, UC_X86_REG_R13 }, { 3, UC_X86_REG_R12 }, { 4, UC_X86_REG_RBP }, { 5, UC_X86_REG_RBX },
+	{ 16, UC_X86_REG_RIP }, { 19, UC_X86_REG_RSP },
+	{ 21, UC_X86_REG_FS_BASE }, { 22, UC_X86_REG_GS_BASE },
+};
+#define N_POINT_REGS (sizeof(point_regs) / sizeof(point_regs[0]))
+#define REG_RSP_INDEX 19
+
+static uint64_t word(const uint8_t *w, size_t i)
+{
+	uint64_t v;
+	memcpy(&v, w + 8 * i, 8);
+	return v;	/* little-endian host (x86-64 only) */
+}
+
+void cc_replay_apply_fpregs(struct citcat_replay *rp, const uint8_t *w)
+{
+	uint64_t mxcsr = word(w, 0), fcw = word(w, 1);
+	uc_reg_write(rp->uc, UC_X86_REG_MXCSR, &mxcsr);
+	uc_reg_write(rp->uc, UC_X86_REG_FPCW, &fcw);
+	for (int i = 0; i < 16; i++) {
+		uint64_t x[2] = { word(w, 2 + 2 * i), word(w, 3 + 2 * i) };
+		uc_reg_write(rp->uc, UC_X86_REG_XMM0 + i, x);
+	}
+}
+
+/* 1 when the simulated general registers (and flags, FS/GS base) equal the point's. */
+static int regs_match(struct citcat_replay *rp, const uint8_t *w)
+{
+	for (size_t i = 0; i < N_POINT_REGS; i++) {
+		uint64_t v = 0, want = word(w, 1 + (size_t)point_regs[i][0]);
+		uc_reg_read(rp->uc, point_regs[i][1], &v);
+		if (v != want)
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 when mxcsr, xmm0-15 and the stack around rsp equal the point's too. */
+static int rest_matches(struct citcat_replay *rp, const uint8_t *w)
+{
+	size_t k = 1 + CC_NREGS;
+	uint64_t mxcsr = 0;
+	uc_reg_read(rp->uc, UC_X86_REG_MXCSR, &mxcsr);
+	if (mxcsr != word(w, k++))
+		return 0;
+	for (int i = 0; i < 16; i++, k += 2) {
+		uint64_t x[2] = { 0, 0 };
+		uc_reg_read(rp->uc, UC_X86_REG_XMM0 + i, x);
+		if (x[0] != word(w, k) || x[1] != word(w, k + 1))
+			return 0;
+	}
+	uint8_t stack[CC_POINT_STACK_BELOW + CC_POINT_STACK_ABOVE];
+	uint64_t rsp = word(w, 1 + REG_RSP_INDEX);
+	if (uc_mem_read(rp->uc, rsp - CC_POINT_STACK_BELOW, stack, sizeof(stack)) != UC_ERR_OK)
+		memset(stack, 0, sizeof(stack));	/* as the recorder counts it */
+	return binio_fnv64(BINIO_FNV64_INIT, stack, sizeof(stack)) == word(w, k);
+}
+
+static void on_point(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
+{
+	struct citcat_replay *rp = user;
+	const struct cc_recording *r = rp->rec;
+	if (rp->failed || rp->done || rp->cur >= r->n || r->recs[rp->cur].kind != CC_REC_POINT)
+		return;
+	const uint8_t *w = r->recs[rp->cur].u.words;
+	if (word(w, 0) != pc || !regs_match(rp, w))
+		return;
+	if (!rest_matches(rp, w)) {
+		rp->point_near_misses++;
+		return;
+	}
+	/* the fast path counted the whole translated block on entry: the instructions from
+	 * here to its end did not run (they run again after the handler returns) */
+	if (!rp->sink.insn && pc >= rp->blk_pc && pc < rp->blk_pc + rp->blk_size)
+		rp->insns -= cc_replay_count_insns(rp, pc, (uint32_t)(rp->blk_pc + rp->blk_size - pc));
+	rp->cur++;
+	rp->points++;
+	cc_replay_deliver_signal(rp, pc, 0);
+	uc_emu_stop(uc);	/* before the instruction at pc; resume at the handler */
+	rp->resume = 1;
+}
+
+int cc_replay_add_point_hooks(struct citcat_replay *rp)
+{
+	const struct cc_recording *r = rp->rec;
+	uint64_t *pcs = NULL;
+	size_t n = 0, cap = 0;
+	int err = 0;
+	for (size_t i = r->start_idx + 1; i < r->n && !err; i++) {
+		if (r->recs[i].kind != CC_REC_POINT)
+			continue;
+		uint64_t pc = word(r->recs[i].u.words, 0);
+		size_t j = 0;
+		while (j < n && pcs[j] != pc)
+			j++;
+		if (j < n)
+			continue;	/* one hook per pc */
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			uint64_t *np = realloc(pcs, nc * sizeof(*pcs));
+			if (!np) {
+				err = -ENOMEM;
+				break;
+			}
+			pcs = np;
+			cap = nc;
+		}
+		pcs[n++] = pc;
+		uc_hook h;
+		if (uc_hook_add(rp->uc, &h, UC_HOOK_CODE, (void *)on_point, rp, pc, pc) != UC_ERR_OK)
+			err = -ENOMEM;
+	}
+	free(pcs);
+	return err;
+}

@@ -1,0 +1,46 @@
+/* tests/progs/citcat_busyalarm.c - a busy loop ended by SIGALRM, with no syscall in it: the
+ * signal can only be placed by an exact point (pc + complete register state), never at a
+ * syscall boundary. Prints how many iterations ran and a value computed in them, so a replay
+ * that delivered the signal anywhere else prints something else.
+ *   citcat_busyalarm [MS]        loop whose registers change every iteration (unique point)
+ *   citcat_busyalarm spin [MS]   loop whose registers repeat while a counter in memory
+ *                                changes: an ambiguous point (docs/citcat.md) */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+static volatile sig_atomic_t done;
+static uint64_t in_memory;	/* changed only by a memory-destination increment */
+
+static void on_alarm(int sig)
+{
+	done = 1;
+}
+
+int main(int argc, char **argv)
+{
+	int spin = argc > 1 && !strcmp(argv[1], "spin");
+	long ms = argc > 1 + spin ? atol(argv[1 + spin]) : 30;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = { { 0, 0 }, { ms / 1000, (ms % 1000) * 1000 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	if (spin) {
+		while (!done)
+			__asm__ volatile("incq %0" : "+m"(in_memory));
+		printf("spin %llu\n", (unsigned long long)in_memory);
+		return 0;
+	}
+	uint64_t x = 1, n = 0;
+	while (!done) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		n++;
+	}
+	printf("iterations %llu value %llx\n", (unsigned long long)n, (unsigned long long)x);
+	return 0;
+}
