@@ -31,6 +31,7 @@ struct knobs {
 	uint64_t pc;		/* the initial rip */
 	uint64_t file_flags;	/* of the FILE the MAP names */
 	uint64_t map_prot;
+	int point_words;	/* > 0: a POINT of that many le64 words, then an FPREGS */
 };
 
 #define GOOD_KNOBS { .with_exit = 1, .nregs = 1, .pc = 0x401000, .file_flags = CC_FILE_CHECK, \
@@ -80,6 +81,14 @@ static struct built build_with(struct knobs k)
 	cc_writer_emit(&w, CC_REC_MEM);
 	put_u(&w, 0x401234), put_u(&w, CC_TSC_RDTSCP), put_u(&w, 123456789), put_u(&w, 7);
 	cc_writer_emit(&w, CC_REC_RDTSC);
+	if (k.point_words) {
+		for (int i = 0; i < k.point_words; i++)
+			binbuf_put_le64(&w.payload, 0x401000ULL + (uint64_t)i);
+		cc_writer_emit(&w, CC_REC_POINT);
+		for (int i = 0; i < CC_FPREGS_WORDS; i++)
+			binbuf_put_le64(&w.payload, i == 0 ? 0x1f80 : 0);
+		cc_writer_emit(&w, CC_REC_FPREGS);
+	}
 	b.exit_off = w.bytes;
 	if (k.with_exit) {
 		binbuf_put_svarint(&w.payload, 3 << 8);
@@ -287,10 +296,44 @@ static void initial_pc_must_be_in_an_executable_map(void **state)
 	assert_non_null(strstr(parse_error(k), "no executable MAP record"));
 }
 
+/* POINT and FPREGS (version 3) are fixed-size runs of le64 words, read in place; any other
+ * size is malformed. */
+static void point_and_fpregs_read_with_their_exact_size(void **state)
+{
+	struct knobs k = GOOD_KNOBS;
+	k.point_words = CC_POINT_WORDS;
+	struct built b = build_with(k);
+	struct cc_recording *r = NULL;
+	char err[256] = "";
+	assert_int_equal(cc_recording_parse(b.data, b.len, &r, err, sizeof(err)), 0);
+	int seen = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		uint64_t w0, last;
+		if (r->recs[i].kind == CC_REC_POINT) {
+			memcpy(&w0, r->recs[i].u.words, 8);
+			memcpy(&last, r->recs[i].u.words + 8 * (CC_POINT_WORDS - 1), 8);
+			assert_int_equal(w0, 0x401000);
+			assert_int_equal(last, 0x401000 + CC_POINT_WORDS - 1);
+			seen |= 1;
+		} else if (r->recs[i].kind == CC_REC_FPREGS) {
+			memcpy(&w0, r->recs[i].u.words, 8);
+			assert_int_equal(w0, 0x1f80);
+			seen |= 2;
+		}
+	}
+	assert_int_equal(seen, 3);
+	cc_recording_free(r);
+	k.point_words = CC_POINT_WORDS - 1;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 15)"));
+	k.point_words = CC_POINT_WORDS + 1;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 15)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(roundtrip_reads_every_field),
+		cmocka_unit_test(point_and_fpregs_read_with_their_exact_size),
 		cmocka_unit_test(missing_exit_is_truncated_not_error),
 		cmocka_unit_test(cut_inside_a_frame_keeps_the_frames_before),
 		cmocka_unit_test(cut_before_start_is_an_error),
