@@ -29,6 +29,12 @@ one() {
 	"$@" > "$rec.native" 2>/dev/null
 	nrc=$?
 	"$SPENT" citcat replay "$rec" --json --stdout "$rec.replay" > "$rec.json" 2> "$rec.rerr"
+	# how often a signal needed an exact point, and how often the replay came near an
+	# ambiguous choice there (docs/citcat.md: measured on this corpus)
+	local np nn
+	np=$(jfield "$(cat "$rec.json")" signal_points 2>/dev/null)
+	nn=$(jfield "$(cat "$rec.json")" point_near_misses 2>/dev/null)
+	points=$((points + ${np:-0})) near=$((near + ${nn:-0}))
 	if [ "$(jfield "$(cat "$rec.json")" verified)" = True ] && cmp -s "$rec.real" "$rec.replay" &&
 	   [ "$rrc" = "$nrc" ]; then
 		pass "citcat_corpus_${mode}_${name}_replay_verified"
@@ -78,6 +84,7 @@ corpus() { # MODE
 
 fault_ok=0
 grep -qw cpuid_fault /proc/cpuinfo && fault_ok=1
+points=0 near=0
 for mode in patch fault; do
 	if [ $mode = fault ] && [ $fault_ok = 0 ]; then
 		skip "citcat_corpus_fault_mode: this CPU or hypervisor has no CPUID faulting (no cpuid_fault flag in /proc/cpuinfo); the corpus ran in patch mode"
@@ -99,3 +106,4 @@ check "citcat_corpus_threaded_zstd_nothing_left" [ -z "$(ls -d "$TMP"/thr* 2>/de
 check "citcat_corpus_execve_refused" [ $? != 0 ]
 check "citcat_corpus_execve_reason" has "$TMP/ex.err" "calls execve"
 check "citcat_corpus_execve_nothing_left" [ -z "$(ls -d "$TMP"/ex* 2>/dev/null | grep -v 'ex.err$')" ]
+echo "# citcat corpus: $points signals at exact points, $near near misses" >&2
