@@ -32,7 +32,12 @@ check "citcat_ambiguous_point_exit_1" [ "$rc" = 1 ]
 check "citcat_ambiguous_point_reported_as_divergence" has "$TMP/spin.err" "divergence"
 
 # openssl speed: each measurement loop ends on SIGALRM, without a syscall
-if command -v openssl > /dev/null; then
+if [[ $SPENT_BUILD == *build-san* ]]; then
+	# a second of openssl is ~3 G instructions: the sanitized simulator needs more than the
+	# 300 s a script may take (measured: > 4 min CPU); the busy-loop checks above cover the
+	# mechanism in this build
+	skip "citcat_openssl_speed: the sanitized build replays a second of openssl in more than a script's 300 s"
+elif command -v openssl > /dev/null; then
 	"$SPENT" citcat record -o "$TMP/ossl" -- openssl speed -seconds 1 -bytes 64 sha256 \
 		> "$TMP/ossl.real" 2> "$TMP/ossl.err"
 	rc=$?
