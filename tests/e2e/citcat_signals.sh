@@ -33,7 +33,7 @@ check "citcat_ambiguous_point_reported_as_divergence" has "$TMP/spin.err" "diver
 
 # openssl speed: each measurement loop ends on SIGALRM, without a syscall
 if [[ $SPENT_BUILD == *build-san* ]]; then
-	# a second of openssl is ~3 G instructions: the sanitized simulator needs more than the
+	# a second of openssl natively: the sanitized simulator needs more than the
 	# 300 s a script may take (measured: > 4 min CPU); the busy-loop checks above cover the
 	# mechanism in this build
 	skip "citcat_openssl_speed: the sanitized build replays a second of openssl in more than a script's 300 s"
