@@ -1,0 +1,70 @@
+#!/bin/bash
+# tests/e2e/cli_options.sh - every command's options come from its table (cli/parse_options.h):
+# `spent CMD -h` exits 0 and lists every long option its docs/*.md synopsis names, `spent help
+# CMD` prints the same, an unknown option is one error line and exit 2, `spent CMD --man` is a
+# man page; `spent --man` / `spent help --man` is spent(1) naming every command. A command not
+# on the table yet (its usage still a commands.def line) is reported as SKIP by name.
+source "$(dirname "$0")/lib.sh"
+
+cmds=$("$SPENT" help | sed -n 's/^  \([a-z][a-z0-9-]*\)  .*/\1/p')
+check "spent help lists commands" test -n "$cmds"
+
+# the long options of CMD's synopsis in the docs: fenced lines starting "spent CMD" and their
+# indented "[..." continuation lines, comments dropped
+doc_options() {
+	awk -v cmd="$1" '
+		/^```/ { fence = !fence; cont = 0; next }
+		!fence { next }
+		{ sub(/#.*/, "") }
+		$1 == "spent" && $2 == cmd { cont = 1; print; next }
+		cont && /^[ \t]+\[/ { print; next }
+		{ cont = 0 }' "$SPENT_TOP"/docs/*.md | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
+}
+
+for cmd in $cmds; do
+	if ! "$SPENT" "$cmd" --man > "$TMP/$cmd.1" 2> "$TMP/$cmd.man.err"; then
+		skip "$cmd: not on the option table yet (usage from commands.def, no --man)"
+		continue
+	fi
+	check "$cmd --man is a man page" grep -q "^\.TH SPENT-$(echo "$cmd" | tr a-z A-Z) 1" "$TMP/$cmd.1"
+	"$SPENT" "$cmd" -h > "$TMP/$cmd.h" 2> "$TMP/$cmd.h.err"
+	rc=$?
+	check "$cmd -h exits 0" test $rc -eq 0
+	check "$cmd -h starts with its usage" grep -q "^usage: spent $cmd" "$TMP/$cmd.h"
+	"$SPENT" help "$cmd" > "$TMP/$cmd.help"
+	check "spent help $cmd prints what $cmd -h does" cmp -s "$TMP/$cmd.h" "$TMP/$cmd.help"
+	missing=""
+	opts=$(doc_options "$cmd")
+	for o in $opts; do
+		name=${o#--}
+		# a flag with a --no- form is listed as --[no-]NAME
+		grep -qE -- "(^|[ ,])--(\[no-\])?$name([=[ ]|$)" "$TMP/$cmd.h" ||
+			{ [ "${name#no-}" != "$name" ] && grep -qF -- "--[no-]${name#no-}" "$TMP/$cmd.h"; } ||
+			missing="$missing $o"
+	done
+	if [ -z "$opts" ]; then
+		fail "$cmd: no synopsis naming its options found in docs/*.md"
+	elif [ -n "$missing" ]; then
+		fail "$cmd -h lists every long option of its docs: missing$missing"
+	else
+		pass "$cmd -h lists every long option of its docs ($(echo $opts | wc -w))"
+	fi
+	"$SPENT" "$cmd" --no-such-option-xyz > "$TMP/$cmd.u.out" 2> "$TMP/$cmd.u.err"
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l < "$TMP/$cmd.u.err")" -eq 1 ] && [ ! -s "$TMP/$cmd.u.out" ] &&
+		grep -q "^spent $cmd: unknown option '--no-such-option-xyz'" "$TMP/$cmd.u.err"; then
+		pass "$cmd: an unknown option is one line and exit 2"
+	else
+		fail "$cmd: an unknown option is one line and exit 2: rc $rc, stderr '$(cat "$TMP/$cmd.u.err")'"
+	fi
+done
+
+"$SPENT" --man > "$TMP/spent.1"
+check "spent --man is spent(1)" grep -q '^\.TH SPENT 1' "$TMP/spent.1"
+"$SPENT" help --man | cmp -s - "$TMP/spent.1"
+check "spent help --man prints the same page" test $? -eq 0
+missing=""
+for cmd in $cmds; do
+	grep -qF "spent\\-$cmd (1)" "$TMP/spent.1" || missing="$missing $cmd"
+done
+check "spent(1) names every command's page${missing:+: missing$missing}" test -z "$missing"
