@@ -3,7 +3,7 @@
 #   make            build into build/
 #   make SAN=1      debug + ASan/UBSan build into build-san/
 #   make test       install deps, build both, run every test (unit + e2e, plain and sanitized)
-#   make demo       install deps, build, run spent stat on the bundled demo program
+#   make demo       install deps, build, show where the bundled demo's time goes (scripts/demo.sh)
 #   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
 #   make fuzz-run   run each fuzz target briefly (FUZZ_SECONDS, default 20)
 #   make install    install into $(DESTDIR)$(PREFIX) (mk/install.mk: BINDIR, LIBDIR, ...)
@@ -126,7 +126,7 @@ test: deps
 
 demo: deps
 	$(MAKE) all
-	$(SPENT) stat -- $(BUILD)/progs/demo
+	@scripts/demo.sh $(abspath $(SPENT)) $(abspath $(BUILD)/progs/demo) $(BUILD)/demo
 
 # libFuzzer targets: the library is compiled once with fuzzer instrumentation and ASan/UBSan
 # (build-fuzz/libspent-fuzz.a); each tests/fuzz/fuzz_*.c links against it.
