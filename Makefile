@@ -73,6 +73,19 @@ $(LIBA): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# The library exports its public API only (include/spent/*.h, marked SPENT_API): everything
+# else is hidden, so libspent.so's ABI is those functions; the static library, spent and the
+# unit tests still link every internal function (hidden symbols link within one executable).
+$(LIB_OBJS): ALL_CFLAGS += -fvisibility=hidden
+# objects built before (or with other flags) are rebuilt: a stale object would export everything
+LIB_FLAGS_STAMP := $(BUILD)/.lib-flags
+$(LIB_FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo '-fvisibility=hidden $(CPPFLAGS) $(CFLAGS)' | cmp -s - $@ || \
+		echo '-fvisibility=hidden $(CPPFLAGS) $(CFLAGS)' > $@
+$(LIB_OBJS): $(LIB_FLAGS_STAMP)
+.PHONY: FORCE
+
 $(LIBSO): $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libspent.so.0 $(SANLDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spent/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -107,19 +109,19 @@ struct trace_source_ops {
 };
 
 /* Wrap STATE with OPS into a source; the source owns STATE. NULL on ENOMEM (STATE freed). */
-struct trace_source *trace_source_new(const struct trace_source_ops *ops, void *state);
+SPENT_API struct trace_source *trace_source_new(const struct trace_source_ops *ops, void *state);
 
 /*
  * Open PATH as a trace source, whatever it is: a `spent trace` log file or a
  * `spent citcat` recording directory (detected by magic). 0 or -errno; on failure, a message
  * saying what and where is written into ERR (ERRLEN bytes) when ERR is not NULL.
  */
-int trace_source_open(const char *path, struct trace_source **out, char *err, size_t errlen);
+SPENT_API int trace_source_open(const char *path, struct trace_source **out, char *err, size_t errlen);
 
-int trace_source_next(struct trace_source *src, struct trace_batch *out);
-const char *trace_source_error(struct trace_source *src);
-const char *trace_source_name(const struct trace_source *src);
-void trace_source_free(struct trace_source *src);
+SPENT_API int trace_source_next(struct trace_source *src, struct trace_batch *out);
+SPENT_API const char *trace_source_error(struct trace_source *src);
+SPENT_API const char *trace_source_name(const struct trace_source *src);
+SPENT_API void trace_source_free(struct trace_source *src);
 
 #ifdef __cplusplus
 }
