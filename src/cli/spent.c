@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 
 /* Every command is a strong reference: a misspelled or missing cmd_* is a link error. */
 #define COMMAND(name) extern int cmd_##name(int argc, char **argv);
@@ -45,21 +46,6 @@ static void print_overview(FILE *out)
 		     "'spent --man' and 'spent COMMAND --man' print the man pages.\n");
 }
 
-/* roff text: backslashes shown as such, '-' a real minus, no control character first */
-static void roff(FILE *out, const char *s)
-{
-	if (*s == '.' || *s == '\'')
-		fputs("\\&", out);
-	for (; *s; s++) {
-		if (*s == '\\')
-			fputs("\\e", out);
-		else if (*s == '-')
-			fputs("\\-", out);
-		else
-			fputc(*s, out);
-	}
-}
-
 /* spent(1): what spent is, its commands, its environment. The build adds the installed
  * directories (scripts/manpage.sh). */
 static void print_man(FILE *out)
@@ -75,7 +61,7 @@ static void print_man(FILE *out)
 		SPENT_VERSION);
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		fprintf(out, ".TP\n.BR spent\\-%s (1)\n", commands[i].name);
-		roff(out, commands[i].summary);
+		parse_options_roff_text(out, commands[i].summary);
 		fputc('\n', out);
 	}
 	fputs(".SH ENVIRONMENT\n"
