@@ -1,9 +1,10 @@
 #!/bin/bash
 # tests/e2e/cli_options.sh - every command's options come from its table (cli/parse_options.h):
-# `spent CMD -h` exits 0 and lists every long option its docs/*.md synopsis names, `spent help
-# CMD` prints the same, an unknown option is one error line and exit 2, `spent CMD --man` is a
-# man page; `spent --man` / `spent help --man` is spent(1) naming every command. A command not
-# on the table yet (its usage still a commands.def line) is reported as SKIP by name.
+# `spent CMD -h` exits 0, has the summary `spent help` lists and every long option its
+# docs/*.md synopsis names; `spent help CMD` prints the same; an unknown option is one error
+# line and exit 2; `spent CMD --man` is a man page; `spent --man` / `spent help --man` is
+# spent(1) naming every command. A command not on the table yet (its usage still a
+# commands.def line) is reported as SKIP by name.
 source "$(dirname "$0")/lib.sh"
 
 cmds=$("$SPENT" help | sed -n 's/^  \([a-z][a-z0-9-]*\)  .*/\1/p')
@@ -33,6 +34,8 @@ for cmd in $cmds; do
 	check "$cmd -h starts with its usage" grep -q "^usage: spent $cmd" "$TMP/$cmd.h"
 	"$SPENT" help "$cmd" > "$TMP/$cmd.help"
 	check "spent help $cmd prints what $cmd -h does" cmp -s "$TMP/$cmd.h" "$TMP/$cmd.help"
+	summary=$("$SPENT" help | sed -n "s/^  $cmd  *//p")
+	check "$cmd -h has the summary 'spent help' lists ($summary)" grep -qxF "$summary" "$TMP/$cmd.h"
 	missing=""
 	opts=$(doc_options "$cmd")
 	for o in $opts; do
