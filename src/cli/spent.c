@@ -128,17 +128,12 @@ int main(int argc, char **argv)
 		cli_error("unknown command '%s': see 'spent help'", name);
 		return 2;
 	}
-	/* A command on the option table handles -h and --man itself (and knows which argument
-	 * is an option's value); one not on it yet gets commands.def's usage line. */
-	for (int i = 2; c->usage && i < argc && strcmp(argv[i], "--") != 0; i++) {
+	/* A command on the option table handles -h itself (and knows which argument is an
+	 * option's value); one not on it yet gets commands.def's usage line. --man always goes to
+	 * the command: one on the table prints its page, one not on it refuses the option. */
+	for (int i = 2; c->usage && i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
 			return command_help(c);
-		if (strcmp(argv[i], "--man") == 0) {
-			cli_error("'spent %s' has no generated man page yet: see 'spent help %s'", name,
-				  name);
-			return 2;
-		}
-	}
 	/* a command sees itself as argv[0], as git's builtins do */
 	return c->fn(argc - 1, argv + 1);
 }
