@@ -76,6 +76,7 @@ $(LIBA): $(LIB_OBJS)
 # The library exports its public API only (include/spent/*.h, marked SPENT_API): everything
 # else is hidden, so libspent.so's ABI is those functions; the static library, spent and the
 # unit tests still link every internal function (hidden symbols link within one executable).
+# --exclude-libs: nothing of a static library linked in (e.g. libiberty's demangler) is exported.
 $(LIB_OBJS): ALL_CFLAGS += -fvisibility=hidden
 # objects built before (or with other flags) are rebuilt: a stale object would export everything
 LIB_FLAGS_STAMP := $(BUILD)/.lib-flags
@@ -87,7 +88,7 @@ $(LIB_OBJS): $(LIB_FLAGS_STAMP)
 .PHONY: FORCE
 
 $(LIBSO): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libspent.so.0 $(SANLDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libspent.so.0 -Wl,--exclude-libs,ALL $(SANLDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(SPENT): $(CLI_OBJS) $(LIBA)
 	$(CC) $(SANLDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LDLIBS)
