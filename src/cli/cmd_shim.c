@@ -219,11 +219,12 @@ static void json_summary(FILE *out, const struct shim_result *r)
 	totals(r, &kept, &dropped);
 	fprintf(out, "{\"type\":\"summary\",\"samples\":%llu,\"period_ns\":%.2f,\"kept\":%llu,"
 		     "\"dropped\":%llu,\"seconds\":%.6f,\"samples_app\":%llu,\"samples_other\":%llu,"
-		     "\"thread_channel\":%s,\"observer_cpu\":%d,\"app_cpu\":%d,\"period_req_ns\":%llu,"
+		     "\"samples_gap\":%llu,\"excluded\":%llu,\"thread_channel\":%s,\"observer_cpu\":%d,\"app_cpu\":%d,\"period_req_ns\":%llu,"
 		     "\"tsc_hz\":%llu,\"exit_status\":%d,\"pid\":%d,\"logged\":%llu}\n",
 		(unsigned long long)r->samples, shim_result_period_ns(r), (unsigned long long)kept,
 		(unsigned long long)dropped, run_seconds(r), (unsigned long long)r->samples_app,
-		(unsigned long long)r->samples_other,
+		(unsigned long long)r->samples_other, (unsigned long long)r->samples_gap,
+		(unsigned long long)(r->samples_other + r->samples_gap),
 		r->flags & SHIM_RESULT_SCHED_CHANNEL ? "true" : "false", r->observer_cpu, r->app_cpu,
 		(unsigned long long)r->period_req_ns, (unsigned long long)r->tsc_hz, r->exit_status, r->pid,
 		(unsigned long long)r->nlog);
@@ -272,10 +273,13 @@ static void human_summary(FILE *out, const struct shim_result *r)
 		shim_result_period_ns(r), period, r->observer_cpu, r->app_cpu);
 	if (r->flags & SHIM_RESULT_SCHED_CHANNEL)
 		fprintf(out, "thread channel (eBPF sched_switch): %llu samples with the app on its cpu "
-			     "(%.1f%%), %llu with another task or idle\n",
+			     "(%.1f%%); excluded from histograms: %llu, of which %llu with another task "
+			     "or idle on the app cpu, %llu spanning a context switch on the app or "
+			     "observer cpu\n",
 			(unsigned long long)r->samples_app,
 			r->samples ? 100.0 * (double)r->samples_app / (double)r->samples : 0,
-			(unsigned long long)r->samples_other);
+			(unsigned long long)(r->samples_other + r->samples_gap),
+			(unsigned long long)r->samples_other, (unsigned long long)r->samples_gap);
 	if (r->note[0])
 		fprintf(out, "note: %s\n", r->note);
 }
@@ -295,7 +299,7 @@ static void human_counters(FILE *out, const struct shim_result *r)
 			s->rate_median, s->rate_max);
 	}
 	fprintf(out, "(rates kept when consecutive clock intervals agree within [%g, %g]; offcpu: "
-		     "spanning a context switch on the app cpu)\n",
+		     "spanning a context switch on the app or observer cpu)\n",
 		r->ratio_lo, r->ratio_hi);
 }
 
@@ -351,14 +355,24 @@ static int tag_spec_known(const struct shim_config *cfg, const char *name)
 	return 0;
 }
 
+/* Whether a logged sample fed the histograms: "app", or why not ("other", "gap"). */
+static const char *logged_class(const struct shim_result *r, uint64_t thread)
+{
+	if (thread & SHIM_LOG_THREAD_GAP)
+		return "gap";
+	if ((r->flags & SHIM_RESULT_SCHED_CHANNEL) && (thread >> 32) != (uint64_t)(uint32_t)r->pid)
+		return "other";
+	return "app";
+}
+
 static void print_samples(FILE *out, const struct shim_result *r, bool json, long limit)
 {
 	uint64_t words = shim_sample_words(r->ncounters, r->ntags);
 	uint64_t n = limit >= 0 && (uint64_t)limit < r->nlog ? (uint64_t)limit : r->nlog;
 	double ns = r->tsc_hz ? 1e9 / (double)r->tsc_hz : 0;
 	if (!json)
-		fprintf(out, "\n%llu logged samples (the last of the run):\n%14s %8s %10s",
-			(unsigned long long)r->nlog, "t_ns", "read_ns", "tid");
+		fprintf(out, "\n%llu logged samples (the last of the run):\n%14s %8s %10s %6s",
+			(unsigned long long)r->nlog, "t_ns", "read_ns", "tid", "class");
 	for (uint32_t i = 0; !json && i < r->ncounters + r->ntags; i++)
 		fprintf(out, " %16s", r->signals[i].name);
 	if (!json)
@@ -366,12 +380,14 @@ static void print_samples(FILE *out, const struct shim_result *r, bool json, lon
 	for (uint64_t k = 0; k < n; k++) {
 		const uint64_t *w = r->log + k * words;
 		double t = (double)(w[0] - r->first_tsc) * ns, d = (double)(w[1] - w[0]) * ns;
+		uint64_t thread = w[2] & ~SHIM_LOG_THREAD_GAP;
 		if (json)
 			fprintf(out, "{\"type\":\"sample\",\"t_ns\":%.1f,\"read_ns\":%.1f,\"pid\":%llu,"
-				     "\"tid\":%llu", t, d, (unsigned long long)(w[2] >> 32),
-				(unsigned long long)(w[2] & 0xffffffffu));
+				     "\"tid\":%llu,\"class\":\"%s\"", t, d, (unsigned long long)(thread >> 32),
+				(unsigned long long)(thread & 0xffffffffu), logged_class(r, w[2]));
 		else
-			fprintf(out, "%14.1f %8.1f %10llu", t, d, (unsigned long long)(w[2] & 0xffffffffu));
+			fprintf(out, "%14.1f %8.1f %10llu %6s", t, d,
+				(unsigned long long)(thread & 0xffffffffu), logged_class(r, w[2]));
 		for (uint32_t i = 0; i < r->ncounters + r->ntags; i++) {
 			if (json) {
 				fputc(',', out);
