@@ -6,6 +6,7 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis/symtab.h"
@@ -93,10 +94,16 @@ int symtab_add_image(struct symtab *st, const char *path, uint64_t base)
 			return 0;
 	int err = 0;
 	Elf *elf = NULL;
+	struct stat sb;
 	elf_version(EV_CURRENT);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a trace names any path: a FIFO's open would wait forever, a device read forever */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return -ENOEXEC;
+	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		err = -ENOEXEC;

@@ -241,12 +241,18 @@ static int note_build_id(Elf *e, uint8_t id[20], uint32_t *len)
 int log_image_build_id(const char *path, uint8_t id[20], uint32_t *len)
 {
 	int err = -ENOENT;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a log may name a FIFO, whose open would wait for a writer forever */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
 	Elf *e = NULL;
 
 	*len = 0;
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -ENOENT;
+	}
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF)

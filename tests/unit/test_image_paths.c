@@ -1,0 +1,104 @@
+/* tests/unit/test_image_paths.c - paths that untrusted inputs name (a trace log's images; the
+ * images a trace loads, for the sinks' symbol table) may be FIFOs or devices: they are refused
+ * at once, never opened in a way that waits for a writer or reads forever. An alarm turns a
+ * hang into a failure of this test program. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "analysis/symtab.h"
+#include "trace/log_io.h"
+
+static char fifo[64];
+
+static int make_fifo(void **state)
+{
+	(void)state;
+	snprintf(fifo, sizeof(fifo), "/tmp/spent-ut-fifo.%d", (int)getpid());
+	unlink(fifo);
+	return mkfifo(fifo, 0600);
+}
+
+static int remove_fifo(void **state)
+{
+	(void)state;
+	unlink(fifo);
+	return 0;
+}
+
+static void build_id_of_a_fifo_or_device_fails_at_once(void **state)
+{
+	(void)state;
+	uint8_t id[20];
+	uint32_t n = 7;
+	alarm(10);
+	assert_int_not_equal(log_image_build_id(fifo, id, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_not_equal(log_image_build_id("/dev/zero", id, &n), 0);
+	alarm(0);
+}
+
+static void symtab_skips_a_fifo_or_device(void **state)
+{
+	(void)state;
+	struct symtab *st = symtab_new();
+	assert_non_null(st);
+	alarm(10);
+	assert_int_not_equal(symtab_add_image(st, fifo, 0), 0);
+	assert_int_not_equal(symtab_add_image(st, "/dev/zero", 0), 0);
+	alarm(0);
+	assert_int_equal(symtab_count(st), 0);
+	symtab_free(st);
+}
+
+/* A log whose images are the FIFO, with and without a recorded build-id (the check, then the
+ * mapping for decoding): the reconstruction ends, whatever it says. */
+static void log_naming_a_fifo_reconstructs_or_fails_at_once(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/spent-ut-fifolog.XXXXXX";
+	close(mkstemp(path));
+	struct log_writer *w;
+	uint8_t rec[sizeof(struct log_image) + 64] = { 0 };
+	for (int with_id = 0; with_id < 2; with_id++) {
+		struct log_image li = { .start = 0x400000, .len = 0x1000,
+					.path_len = (uint32_t)strlen(fifo),
+					.flags = with_id ? LOG_IMG_BUILD_ID : 0,
+					.build_id_len = with_id ? 20 : 0 };
+		size_t pad = (li.path_len + 7u) & ~7u;
+		memcpy(rec, &li, sizeof(li));
+		memcpy(rec + sizeof(li), fifo, li.path_len);
+		assert_int_equal(log_writer_new(path, 0, 0, &w), 0);
+		assert_int_equal(log_writer_add(w, LOG_REC_IMAGE, rec, (uint32_t)(sizeof(li) + pad)), 0);
+		assert_int_equal(log_writer_commit(w), 0);
+		log_writer_free(w);
+		struct trace_source *src;
+		struct trace_batch b;
+		char err[512];
+		alarm(10);
+		assert_int_equal(trace_log_open_source(path, &src, err, sizeof(err)), 0);
+		while (trace_source_next(src, &b) > 0)
+			;
+		alarm(0);
+		trace_source_free(src);
+	}
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(build_id_of_a_fifo_or_device_fails_at_once),
+		cmocka_unit_test(symtab_skips_a_fifo_or_device),
+		cmocka_unit_test(log_naming_a_fifo_reconstructs_or_fails_at_once),
+	};
+	return cmocka_run_group_tests(tests, make_fifo, remove_fifo);
+}
