@@ -208,7 +208,9 @@ int binio_read_file(const char *path, size_t maxlen, uint8_t **out, size_t *len)
 {
 	int err = 0;
 	uint8_t *buf = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: PATH may come from untrusted input and name a FIFO, whose open would wait
+	 * for a writer forever (non-regular files are refused below) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	struct stat st;

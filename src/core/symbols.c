@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/binio.h"
@@ -192,9 +193,23 @@ static void parse_kallsyms(struct sym_image *im, FILE *f)
 	}
 }
 
+/* A saved kallsyms file (a profile directory's, which anyone may have replaced with a FIFO
+ * or a device): regular files only, opened without waiting. */
+static FILE *open_saved_kallsyms(const char *path)
+{
+	struct stat st;
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	FILE *f = NULL;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		f = fdopen(fd, "re");
+	if (!f && fd >= 0)
+		close(fd);
+	return f;
+}
+
 static void load_kallsyms(struct symbols *s, struct sym_image *im)
 {
-	FILE *f = s->kallsyms ? fopen(s->kallsyms, "re") : NULL;
+	FILE *f = open_saved_kallsyms(s->kallsyms);
 	if (!f)
 		f = fopen("/proc/kallsyms", "re");
 	if (!f) {

@@ -1,7 +1,8 @@
-/* tests/unit/test_image_paths.c - paths that untrusted inputs name (a trace log's images; the
- * images a trace loads, for the sinks' symbol table) may be FIFOs or devices: they are refused
- * at once, never opened in a way that waits for a writer or reads forever. An alarm turns a
- * hang into a failure of this test program. */
+/* tests/unit/test_untrusted_paths.c - paths that untrusted inputs name (a trace log's images;
+ * the images a trace loads, for the sinks' symbol table; a recording's files and a profile
+ * directory's files, read with binio_read_file; a profile directory's saved kallsyms) may be
+ * FIFOs or devices: they are refused at once, never opened in a way that waits for a writer
+ * or reads forever. An alarm turns a hang into a failure of this test program. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,8 @@
 #include <cmocka.h>
 
 #include "analysis/symtab.h"
+#include "core/binio.h"
+#include "core/symbols.h"
 #include "trace/log_io.h"
 
 static char fifo[64];
@@ -93,12 +96,40 @@ static void log_naming_a_fifo_reconstructs_or_fails_at_once(void **state)
 	unlink(path);
 }
 
+static void read_file_refuses_a_fifo_at_once(void **state)
+{
+	(void)state;
+	uint8_t *data = NULL;
+	size_t len = 0;
+	alarm(10);
+	assert_int_equal(binio_read_file(fifo, 1 << 20, &data, &len), -EINVAL);
+	alarm(0);
+	assert_null(data);
+}
+
+/* A saved kallsyms that is a FIFO is not waited on (the kernel's own list serves instead). */
+static void saved_kallsyms_fifo_is_not_waited_on(void **state)
+{
+	(void)state;
+	struct symbols *s;
+	struct profile_image k = { .path = PROFILE_KERNEL_PATH };
+	struct sym_info si;
+	assert_int_equal(symbols_new(&s), 0);
+	assert_int_equal(symbols_set_kallsyms(s, fifo), 0);
+	alarm(10);
+	(void)symbols_lookup(s, &k, 0xffffffff81000000ULL, &si);
+	alarm(0);
+	symbols_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(build_id_of_a_fifo_or_device_fails_at_once),
 		cmocka_unit_test(symtab_skips_a_fifo_or_device),
 		cmocka_unit_test(log_naming_a_fifo_reconstructs_or_fails_at_once),
+		cmocka_unit_test(read_file_refuses_a_fifo_at_once),
+		cmocka_unit_test(saved_kallsyms_fifo_is_not_waited_on),
 	};
 	return cmocka_run_group_tests(tests, make_fifo, remove_fifo);
 }
