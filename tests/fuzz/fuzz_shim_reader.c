@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/binio.h"
+#include "fuzz_util.h"
 #include "shim/shim_format.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -18,8 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data, size);
-	uint32_t crc = htole32(binio_crc32(0, copy, size - 4));
-	memcpy(copy + size - 4, &crc, 4);
+	fuzz_fix_trailing_crc(copy, size);
 	r = NULL;
 	if (shim_file_parse(copy, size, &r) == 0)
 		shim_result_free(r);
