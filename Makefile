@@ -141,7 +141,7 @@ $(FUZZ_BINS): tests/fuzz/fuzz_util.h
 # seedtool turns real outputs into the targets' input forms; plain build, it is not fuzzed
 $(FUZZ_BUILD)/seedtool: tests/fuzz/seedtool.c tests/fuzz/fuzz_util.h $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(LIBA) $(LDLIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANLDFLAGS) -o $@ $< $(LIBA) $(LDLIBS)
 # seeds from the test programs' real outputs, remade each run (they name this build's files)
 fuzz-seeds: all $(FUZZ_BUILD)/seedtool
 	@tests/fuzz/seeds.sh $(BUILD) $(FUZZ_BUILD)
