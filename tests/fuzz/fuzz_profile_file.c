@@ -29,14 +29,9 @@ static void parse(const uint8_t *data, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
 	parse(data, len);
-	if (len < 8 || len > (1u << 20))
-		return 0;
-	uint8_t *copy = malloc(len);
-	if (!copy)
-		return 0;
-	memcpy(copy, data, len);
-	fuzz_fix_trailing_crc(copy, len);
-	parse(copy, len);
+	uint8_t *copy = len >= 8 && len <= (1u << 20) ? fuzz_copy_fixed_crc(data, len) : NULL;
+	if (copy)
+		parse(copy, len);
 	free(copy);
 	return 0;
 }

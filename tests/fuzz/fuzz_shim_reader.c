@@ -14,15 +14,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct shim_result *r = NULL;
 	if (shim_file_parse(data, size, &r) == 0)
 		shim_result_free(r);
-	if (size < 20 || size > (1u << 20))
-		return 0;
-	uint8_t *copy = malloc(size);
-	if (!copy)
-		return 0;
-	memcpy(copy, data, size);
-	fuzz_fix_trailing_crc(copy, size);
+	uint8_t *copy = size >= 20 && size <= (1u << 20) ? fuzz_copy_fixed_crc(data, size) : NULL;
 	r = NULL;
-	if (shim_file_parse(copy, size, &r) == 0)
+	if (copy && shim_file_parse(copy, size, &r) == 0)
 		shim_result_free(r);
 	free(copy);
 	return 0;

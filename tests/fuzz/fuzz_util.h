@@ -32,6 +32,17 @@ static inline void fuzz_fix_trailing_crc(uint8_t *d, size_t len)
 	memcpy(d + len - 4, &crc, 4);
 }
 
+/* A private copy of D with its trailing CRC recomputed (free it), or NULL. */
+static inline uint8_t *fuzz_copy_fixed_crc(const uint8_t *d, size_t len)
+{
+	uint8_t *copy = malloc(len ? len : 1);
+	if (copy) {
+		memcpy(copy, d, len);
+		fuzz_fix_trailing_crc(copy, len);
+	}
+	return copy;
+}
+
 /* ---- citcat recordings: every frame (kind, uvarint len, payload, le32 crc) refixed ---- */
 
 static inline void fuzz_fix_citcat_crcs(uint8_t *d, size_t len)
