@@ -219,12 +219,12 @@ static void json_summary(FILE *out, const struct shim_result *r)
 	totals(r, &kept, &dropped);
 	fprintf(out, "{\"type\":\"summary\",\"samples\":%llu,\"period_ns\":%.2f,\"kept\":%llu,"
 		     "\"dropped\":%llu,\"seconds\":%.6f,\"samples_app\":%llu,\"samples_other\":%llu,"
-		     "\"samples_gap\":%llu,\"excluded\":%llu,\"thread_channel\":%s,\"observer_cpu\":%d,\"app_cpu\":%d,\"period_req_ns\":%llu,"
+		     "\"samples_gap\":%llu,\"excluded\":%llu,\"app_ms\":%.3f,\"thread_channel\":%s,\"observer_cpu\":%d,\"app_cpu\":%d,\"period_req_ns\":%llu,"
 		     "\"tsc_hz\":%llu,\"exit_status\":%d,\"pid\":%d,\"logged\":%llu}\n",
 		(unsigned long long)r->samples, shim_result_period_ns(r), (unsigned long long)kept,
 		(unsigned long long)dropped, run_seconds(r), (unsigned long long)r->samples_app,
 		(unsigned long long)r->samples_other, (unsigned long long)r->samples_gap,
-		(unsigned long long)(r->samples_other + r->samples_gap),
+		(unsigned long long)(r->samples_other + r->samples_gap), (double)r->app_ns / 1e6,
 		r->flags & SHIM_RESULT_SCHED_CHANNEL ? "true" : "false", r->observer_cpu, r->app_cpu,
 		(unsigned long long)r->period_req_ns, (unsigned long long)r->tsc_hz, r->exit_status, r->pid,
 		(unsigned long long)r->nlog);
@@ -261,6 +261,8 @@ static void json_signals(FILE *out, const struct shim_result *r, const char *his
 	}
 }
 
+#define SHIM_THIN_NS 100000000ULL	/* histograms over less app time get a note */
+
 static void human_summary(FILE *out, const struct shim_result *r)
 {
 	char period[64];
@@ -271,15 +273,22 @@ static void human_summary(FILE *out, const struct shim_result *r)
 	fprintf(out, "shim: %llu samples in %.3f s: one every %.1f ns (%s), observer cpu %d, "
 		     "app cpu %d\n", (unsigned long long)r->samples, run_seconds(r),
 		shim_result_period_ns(r), period, r->observer_cpu, r->app_cpu);
-	if (r->flags & SHIM_RESULT_SCHED_CHANNEL)
+	if (r->flags & SHIM_RESULT_SCHED_CHANNEL) {
 		fprintf(out, "thread channel (eBPF sched_switch): %llu samples with the app on its cpu "
-			     "(%.1f%%); excluded from histograms: %llu, of which %llu with another task "
-			     "or idle on the app cpu, %llu spanning a context switch on the app or "
-			     "observer cpu\n",
+			     "(%.1f%%) over %.1f ms; excluded from histograms: %llu, of which %llu with "
+			     "another task or idle on the app cpu, %llu spanning a context switch on the "
+			     "app or observer cpu\n",
 			(unsigned long long)r->samples_app,
 			r->samples ? 100.0 * (double)r->samples_app / (double)r->samples : 0,
-			(unsigned long long)(r->samples_other + r->samples_gap),
+			(double)r->app_ns / 1e6, (unsigned long long)(r->samples_other + r->samples_gap),
 			(unsigned long long)r->samples_other, (unsigned long long)r->samples_gap);
+		/* a busy machine may let the two threads overlap for a few ms only: say so */
+		if (r->ntags && r->app_ns < SHIM_THIN_NS)
+			fprintf(out, "note: the histograms watched the app for only %.1f ms (the app and "
+				     "the observer ran at the same time that long): few phases of the "
+				     "program were seen, shares are uncertain; run longer\n",
+				(double)r->app_ns / 1e6);
+	}
 	if (r->note[0])
 		fprintf(out, "note: %s\n", r->note);
 }

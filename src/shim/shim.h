@@ -84,6 +84,8 @@ struct shim_result {
 	/* samples = samples_app (histogrammed) + samples_other (app CPU ran another task or
 	 * idled) + samples_gap (a context switch on the app or observer CPU within the sample) */
 	uint64_t samples, samples_app, samples_other, samples_gap;
+	uint64_t app_ns;	/* time the histograms watched the app: between consecutive app
+				 * samples with no context switch in between, summed */
 	uint64_t first_tsc, last_tsc;
 	uint32_t ncounters, ntags;	/* signals[] holds counters first, then tags */
 	struct shim_signal_result *signals;

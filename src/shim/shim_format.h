@@ -19,6 +19,9 @@
  *     uvarint  samples_gap       version 2 only (0 in version 1): ... with the app on its CPU
  *                                but a context switch on the app or observer CPU within the
  *                                sample; excluded from the histograms like samples_other
+ *     uvarint  app_ns            version 2 only (0 in version 1): how long the histograms
+ *                                watched the app (between consecutive app samples with no
+ *                                context switch in between, summed)
  *     uvarint  first_tsc, last_tsc  clock at the first sample's start, last sample's end
  *     str      note              uvarint length (<= 1024) + bytes, no NUL: a caveat or ""
  *     uvarint  ncounters (<= 8), ntags (<= 8)

@@ -108,6 +108,7 @@ static int get_header(struct binreader *r, uint32_t version, struct shim_result 
 		  binreader_get_uvarint(r, &res->samples_app) ?:
 		  binreader_get_uvarint(r, &res->samples_other) ?:
 		  (version >= 2 ? binreader_get_uvarint(r, &res->samples_gap) : 0) ?:
+		  (version >= 2 ? binreader_get_uvarint(r, &res->app_ns) : 0) ?:
 		  binreader_get_uvarint(r, &res->first_tsc) ?: binreader_get_uvarint(r, &res->last_tsc) ?:
 		  get_fixed_str(r, res->note, sizeof(res->note)) ?: binreader_get_uvarint(r, &nc) ?:
 		  binreader_get_uvarint(r, &nt);

@@ -100,6 +100,8 @@ struct shim_shm {
 	uint64_t samples_other;	/* ... while it ran another process or was idle */
 	uint64_t samples_gap;	/* ... app on its CPU, but a context switch on the app or the
 				 * observer CPU happened within the sample (not histogrammed) */
+	uint64_t app_ticks;	/* clock ticks between consecutive app samples with no switch
+				 * between them: how long the histograms watched the app */
 	uint64_t first_tsc, last_tsc;	/* first sample's start, last sample's end */
 	uint64_t ring_head;	/* samples written to the ring so far */
 	uint64_t kept[SHIM_MAX_COUNTERS];	/* rate samples passing the filter */

@@ -13,6 +13,11 @@
 # 6 s, until 20000 samples saw the app on its CPU.
 source "$(dirname "$0")/lib.sh"
 
+# a run too short to see many phases says its shares are uncertain (before any load starts)
+"$SPENT" shim --tag phase=phase -- "$PROGS/shim_phases" 0.02 >"$TMP/thin" 2>&1
+check "shim_thin_note a 20 ms run notes that the histograms watched the app for under 100 ms" \
+	grep -q "^note: the histograms watched the app for only [0-9.]* ms" "$TMP/thin"
+
 loads=()
 stop_load() {
 	[ ${#loads[@]} -gt 0 ] && kill "${loads[@]}" 2>/dev/null
@@ -49,7 +54,7 @@ if [ "${app:-0}" -lt 20000 ]; then
 fi
 
 # one line of facts: channel, shares among phases 1-3, the program's CPU split, accounting
-read -r channel g1 g2 g3 c1 c2 c3 within3 offcpu_pct excluded accounted histsum < <(python3 - "$TMP/out" <<'PY'
+read -r channel g1 g2 g3 c1 c2 c3 within3 offcpu_pct excluded accounted histsum app_ms appok < <(python3 - "$TMP/out" <<'PY'
 import json, sys
 lines = open(sys.argv[1]).read().split("\n")
 rows = [json.loads(l) for l in lines if l.startswith("{")]
@@ -67,7 +72,8 @@ print("yes" if s["thread_channel"] else "no",
       s.get("excluded", -1),
       "yes" if s["samples_app"] + s["samples_other"] + s.get("samples_gap", -1) == s["samples"]
               and s.get("excluded") == s["samples_other"] + s.get("samples_gap", -1) else "no",
-      "yes" if sum(got.values()) == s["samples_app"] else "no")
+      "yes" if sum(got.values()) == s["samples_app"] else "no",
+      s.get("app_ms", -1), "yes" if 0 < s.get("app_ms", -1) <= s["seconds"] * 1000 else "no")
 PY
 )
 if [ "$channel" != yes ]; then
@@ -87,6 +93,7 @@ check "shim_load_excluded excluded samples reported in --json and > 0 ($excluded
 check "shim_load_accounting samples = app + other + gap; excluded = other + gap" [ "$accounted" = yes ]
 check "shim_load_histogram_sum the histogram holds exactly the samples with the app on its CPU" \
 	[ "$histsum" = yes ]
+check "shim_load_app_ms the histograms watched the app for $app_ms ms, within the run" [ "$appok" = yes ]
 # the text summary, here from the sample file (which carries the counts), names the same number
 "$SPENT" shim dump "$TMP/load.shim" --limit 0 >"$TMP/dump" 2>&1
 check "shim_load_excluded_text the text summary reports the $excluded excluded samples" \

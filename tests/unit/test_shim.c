@@ -39,6 +39,7 @@ static struct shim_result *sample_result(void)
 	r->samples_app = 4;
 	r->samples_other = 1;
 	r->samples_gap = 2;
+	r->app_ns = 123456789;
 	r->first_tsc = 1000;
 	r->last_tsc = 9000;
 	snprintf(r->note, sizeof(r->note), "a note");
@@ -90,6 +91,7 @@ static void file_roundtrip(void **state)
 	assert_int_equal(b->samples_app, 4);
 	assert_int_equal(b->samples_other, 1);
 	assert_int_equal(b->samples_gap, 2);
+	assert_int_equal(b->app_ns, 123456789);
 	assert_int_equal(b->tsc_hz, r->tsc_hz);
 	assert_string_equal(b->note, "a note");
 	assert_int_equal(b->signals[0].kept, 3);
@@ -195,7 +197,7 @@ static void elf_finds_symbols_and_interp(void **state)
 	assert_int_equal(shim_elf_open("/proc/self/status", &e), -ENOEXEC);
 }
 
-/* Version 1 files (no samples_gap) still read, with no gap samples. */
+/* Version 1 files (no samples_gap, no app_ns) still read, with none. */
 static void reader_reads_version_1(void **state)
 {
 	(void)state;
@@ -204,10 +206,12 @@ static void reader_reads_version_1(void **state)
 	close(fd);
 	uint8_t *data[2];
 	size_t len[2];
-	/* write samples_gap as 0 and as 1 (one uvarint byte each): the first differing byte is it */
+	/* write samples_gap and app_ns (adjacent) as 0 and as 1 (one uvarint byte each): the
+	 * first differing byte is the first of them */
 	for (int g = 0; g < 2; g++) {
 		struct shim_result *r = sample_result();
 		r->samples_gap = (uint64_t)g;
+		r->app_ns = (uint64_t)g;
 		assert_int_equal(shim_file_write(path, r), 0);
 		assert_int_equal(binio_read_file(path, 1 << 20, &data[g], &len[g]), 0);
 		shim_result_free(r);
@@ -217,9 +221,9 @@ static void reader_reads_version_1(void **state)
 	size_t at = 16, n = len[0];
 	while (at < n && data[0][at] == data[1][at])
 		at++;
-	assert_true(at < n - 4);
-	memmove(data[0] + at, data[0] + at + 1, n - at - 1);
-	n--;
+	assert_true(at < n - 4 && data[0][at + 1] == 0 && data[1][at + 1] == 1);
+	memmove(data[0] + at, data[0] + at + 2, n - at - 2);
+	n -= 2;
 	uint32_t v1 = htole32(1), crc;
 	memcpy(data[0] + 8, &v1, 4);
 	crc = htole32(binio_crc32(0, data[0], n - 4));
@@ -229,6 +233,7 @@ static void reader_reads_version_1(void **state)
 	assert_int_equal(b->samples, 5);
 	assert_int_equal(b->samples_other, 1);
 	assert_int_equal(b->samples_gap, 0);
+	assert_int_equal(b->app_ns, 0);
 	assert_int_equal(b->signals[1].nrows, 2);
 	shim_result_free(b);
 	free(data[0]);

@@ -180,7 +180,7 @@ struct loop_state {
 	struct shim_sample_view prev_view;
 	enum shim_sample_class prev_class;
 	uint64_t prev[SHIM_MAX_COUNTERS];
-	uint64_t samples, app, other, gap;
+	uint64_t samples, app, other, gap, app_ticks;
 	uint64_t kept[SHIM_MAX_COUNTERS], dropped[SHIM_MAX_COUNTERS], seen[SHIM_MAX_COUNTERS];
 	uint64_t offcpu[SHIM_MAX_COUNTERS];
 	uint64_t overflow[SHIM_MAX_TAGS];
@@ -194,6 +194,7 @@ static void publish(const struct loop_state *ls, uint64_t last_end)
 	shm->samples_app = ls->app;
 	shm->samples_other = ls->other;
 	shm->samples_gap = ls->gap;
+	shm->app_ticks = ls->app_ticks;
 	shm->last_tsc = last_end;
 	shm->ring_head = obs.ring ? ls->samples : 0;
 	for (uint32_t i = 0; i < obs.nc; i++) {
@@ -295,6 +296,8 @@ static void *observer_main(void *arg)
 		/* online analysis: rates against the previous sample */
 		if (ls.samples) {
 			int ok = shim_rate_interval_ok(&ls.prev_view, ls.prev_class, &v, cls);
+			if (ok && cls == SHIM_SAMPLE_APP && ls.prev_class == SHIM_SAMPLE_APP)
+				ls.app_ticks += start - ls.prev_start;
 			for (uint32_t i = 0; i < obs.nc; i++) {
 				if (ok)
 					rate_sample(&ls, (int)i, cv[i], start - ls.prev_start,
