@@ -132,7 +132,7 @@ demo: deps
 # libFuzzer targets: the library is compiled once with fuzzer instrumentation and ASan/UBSan
 # (build-fuzz/libspent-fuzz.a); each tests/fuzz/fuzz_*.c links against it.
 FUZZ_BUILD := build-fuzz
-FUZZ_FLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -Iinclude -Isrc \
+FUZZ_FLAGS := -std=gnu11 -Werror=implicit-function-declaration -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -Iinclude -Isrc \
 	-I$(FUZZ_BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"'
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
@@ -153,7 +153,7 @@ $(FUZZ_BINS): tests/fuzz/fuzz_util.h
 # seedtool turns real outputs into the targets' input forms; plain build, it is not fuzzed
 $(FUZZ_BUILD)/seedtool: tests/fuzz/seedtool.c tests/fuzz/fuzz_util.h $(LIBA)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANLDFLAGS) -o $@ $< $(LIBA) $(LDLIBS)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SANLDFLAGS) -o $@ $< $(LIBA) $(LDLIBS)
 # seeds from the test programs' real outputs, remade each run (they name this build's files)
 fuzz-seeds: all $(FUZZ_BUILD)/seedtool
 	@tests/fuzz/seeds.sh $(BUILD) $(FUZZ_BUILD)

@@ -12,7 +12,7 @@
 #include "analysis/cachesim.h"
 #include "analysis/hitcurve.h"
 #include "analysis/locks.h"
-#include "analysis/memmap.h"
+#include "plot/memmap_plot.h"
 #include "analysis/symtab.h"
 #include "fuzz_util.h"
 #include "plot/plot.h"
@@ -87,7 +87,7 @@ static void sinks_results(struct sinks *s)
 	hitcurve_result(s->hc, &hr);
 	(void)hitcurve_cpi(&hr, 0, sizes, cycles, 2, 60);
 	(void)hitcurve_cpi(&hr, 1, sizes, cycles, 2, 60);
-	if (memmap_render(s->mm, "MEMORY MAP", &r) == 0)
+	if (plot_memmap(s->mm, "MEMORY MAP", &r) == 0)
 		raster_release(&r);
 	locks_finish(s->lk);
 	const struct lock_summary *t = locks_table(s->lk, &n);
