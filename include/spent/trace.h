@@ -49,6 +49,7 @@ struct trace_insn {
 	uint8_t nrefs;		/* data references, in refs[ref0 .. ref0+nrefs) of the batch */
 	uint16_t flags;		/* enum trace_insn_flag */
 	uint32_t ref0;
+	uint32_t pid;		/* the process it ran in (0: the source knows none) */
 };
 
 enum trace_event_kind {
@@ -60,11 +61,14 @@ enum trace_event_kind {
 	TRACE_EV_IMAGE_LOAD,		/* an executable image was mapped */
 	TRACE_EV_IMAGE_UNLOAD,
 	TRACE_EV_EXIT,			/* the process exited */
+	TRACE_EV_PROCESS_START,		/* a process of the tree starts its stream (pid in .pid):
+					 * the command, a forked child, or an exec'd program */
 };
 
 struct trace_event {
 	uint32_t kind;		/* enum trace_event_kind */
-	uint32_t tid;
+	uint32_t tid;		/* a thread of process pid: thread numbers restart in each process */
+	uint32_t pid;		/* 0: the source knows none */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC of the enclosing chunk, 0 when unknown */
 	/* index into the batch's insns[] this event precedes (n_insns: after the last one) */
 	size_t before;
@@ -80,6 +84,15 @@ struct trace_event {
 			uint32_t build_id_len;
 		} image;
 		struct { int32_t status; } exit;
+		struct {
+			uint32_t ppid;
+			uint32_t stream, parent_stream;	/* the log's process numbers (1: the
+							 * command); parent 0: none traced */
+			int forked;			/* 0: an exec'd program (or the command) */
+			const char *path;		/* the executable; valid until the source is freed */
+			const char *argv;		/* argc NUL-terminated strings, back to back */
+			uint32_t argc;
+		} process;
 	} u;
 };
 
