@@ -129,6 +129,19 @@ struct trace_source *trace_source_new(const struct trace_source_ops *ops, void *
  */
 int trace_source_open(const char *path, struct trace_source **out, char *err, size_t errlen);
 
+/*
+ * A source passing on only some processes of IN's process tree: those of pid PID (0: any) whose
+ * current program's file name is COMM (NULL: any; an exec changes it). With TRACE_SELECT_TAG,
+ * bits 48-63 of every pc and data address hold the process's number (1, 2, ... in order of
+ * first appearance), so a cache model keeps the processes' address spaces apart (sinks that
+ * name addresses must mask the tag). Takes IN over (freed on failure too). 0 or -ENOMEM.
+ */
+enum trace_select_flag {
+	TRACE_SELECT_TAG = 1 << 0,
+};
+int trace_source_select(struct trace_source *in, uint32_t pid, const char *comm, int flags,
+			struct trace_source **out);
+
 int trace_source_next(struct trace_source *src, struct trace_batch *out);
 const char *trace_source_error(struct trace_source *src);
 const char *trace_source_name(const struct trace_source *src);

@@ -32,6 +32,8 @@ struct trace_opts {
 	uint64_t limit;
 	int json;
 	int children;
+	long pid;
+	const char *comm;
 };
 
 static const char *default_log = "spent-trace.log";
@@ -452,6 +454,10 @@ static int trace_dump(const struct trace_opts *o, const char *path)
 	int rc, ret = 0;
 	if (open_log(path, &src))
 		return 1;
+	if ((o->pid || o->comm) && trace_source_select(src, (uint32_t)o->pid, o->comm, 0, &src) < 0) {
+		cli_error("out of memory");
+		return 1;
+	}
 	while ((rc = trace_source_next(src, &b)) > 0)
 		if (dump_batch(&b, &printed, o->limit, &last_pid))
 			break;
@@ -466,7 +472,7 @@ static int trace_dump(const struct trace_opts *o, const char *path)
 
 static const char *const record_usage[] = {
 	"spent trace [-o LOG] [--no-data] [--no-children] [--start SYMBOL] [--max-instructions N] [--] CMD [ARGS]",
-	"spent trace dump [--limit N] LOG",
+	"spent trace dump [--limit N] [--pid PID] [--comm NAME] LOG",
 	"spent trace stats [--json] LOG",
 	NULL,
 };
@@ -477,7 +483,7 @@ static const struct parse_usage record_u = {
 	"'spent trace dump' and 'spent trace stats', and by the trace sinks (cachesim, hitcurve, "
 	"memmap, locks). See docs/trace.md.",
 };
-static const char *const dump_usage[] = { "spent trace dump [--limit N] LOG", NULL };
+static const char *const dump_usage[] = { "spent trace dump [--limit N] [--pid PID] [--comm NAME] LOG", NULL };
 static const struct parse_usage dump_u = {
 	"trace dump", dump_usage, "print a trace log's reconstructed instructions and events", NULL,
 };
@@ -502,6 +508,9 @@ int cmd_trace(int argc, char **argv)
 	};
 	const struct option dump_opts[] = {
 		OPT_U64(0, "limit", &o.limit, "N", "print at most N instructions (0: all)"),
+		OPT_INT(0, "pid", &o.pid, "PID", "only the process(es) of this pid (0: all)", 0, INT32_MAX),
+		OPT_STRING(0, "comm", &o.comm, "NAME",
+			   "only processes running the program of this file name (e.g. sort)"),
 		OPT_END(),
 	};
 	const struct option stats_opts[] = {
