@@ -298,8 +298,8 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 		log_writer_free(w);
 		return 1;
 	}
-	if (err < 0)
-		cli_warn("log stream from the valgrind tool broke off: %s: the log keeps what arrived before",
+	if (err < 0 && !stop_signal)
+		cli_warn("the record stream of a traced process broke off (%s: its valgrind died?)",
 			 strerror(-err));
 	if (stop_signal && n_records == 0) {
 		cli_error("interrupted by SIG%s before anything was recorded: '%s' not written",
@@ -337,6 +337,11 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 	log_writer_free(w);
 	if (stop_signal)
 		return 128 + stop_signal;
+	if (err < 0 && !stop_signal) {
+		/* the command may have succeeded, the trace did not */
+		cli_error("'%s' is incomplete: a process's record stream was cut off", o->output);
+		return WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1;
+	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
