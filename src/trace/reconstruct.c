@@ -18,6 +18,7 @@
 #include "core/decode.h"
 #include "trace/log_io.h"
 #include "trace/recon_internal.h"
+#include "trace/source_formats.h"
 
 /* small enough that a batch stays in the L1/L2 cache between the source and its sink */
 #define BATCH_INSNS 2048u
@@ -51,24 +52,9 @@ static struct recon_thread *thread_get(struct recon *r, uint32_t tid)
 	return t;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 1024;
-	while (n < need)
-		n *= 2;
-	void *p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 static struct trace_event *event_push(struct recon *r, uint32_t kind, uint32_t tid)
 {
-	if (grow((void **)&r->evs, &r->cap_evs, r->n_evs + 1, sizeof(*r->evs)) < 0)
+	if (trace_grow((void **)&r->evs, &r->cap_evs, r->n_evs + 1, sizeof(*r->evs)) < 0)
 		return NULL;
 	struct trace_event *e = &r->evs[r->n_evs++];
 	memset(e, 0, sizeof(*e));
@@ -181,9 +167,9 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 			     "describes (chunk in block at byte %llu)", t->tid,
 			     (unsigned long long)t->pc, (unsigned long long)r->d_block);
 	if ((r->n_insns + sb->n_imarks > r->cap_insns &&
-	     grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0) ||
+	     trace_grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0) ||
 	    (r->n_refs + sb->n_ops > r->cap_refs &&
-	     grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0))
+	     trace_grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0))
 		return -ENOMEM;
 	if (sb->fast && e <= sb->n_exits &&
 	    (!r->max_insns || r->emitted + sb->exits[e].n_insns <= r->max_insns)) {
@@ -335,8 +321,8 @@ static int run_data(struct recon *r)
 	if (!t)
 		return -ENOMEM;
 	/* room for a whole batch and its last superblock, so the template loop needs no checks */
-	if (grow((void **)&r->insns, &r->cap_insns, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->insns)) < 0 ||
-	    grow((void **)&r->refs, &r->cap_refs, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->refs)) < 0)
+	if (trace_grow((void **)&r->insns, &r->cap_insns, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->insns)) < 0 ||
+	    trace_grow((void **)&r->refs, &r->cap_refs, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->refs)) < 0)
 		return -ENOMEM;
 	while (r->d_ci < r->d_nctl && r->n_insns < BATCH_INSNS && !r->hit_max) {
 		if (!r->max_insns && run_templates(r, t) > 0)
@@ -381,7 +367,7 @@ static int on_data(struct recon *r, const struct log_record *rec)
 	size_t pad = ((size_t)d.n_ctl + 7u) & ~(size_t)7u;
 	if (d.n_vals > LOG_REC_MAX || rec->len != sizeof(d) + pad + (size_t)d.n_vbytes)
 		goto bad;
-	if (grow((void **)&r->vals, &r->cap_vals, d.n_vals + 1, sizeof(*r->vals)) < 0)
+	if (trace_grow((void **)&r->vals, &r->cap_vals, d.n_vals + 1, sizeof(*r->vals)) < 0)
 		return -ENOMEM;
 	if (decode_vals(rec->payload + sizeof(d) + pad, d.n_vbytes, r->vals, d.n_vals) < 0)
 		goto bad;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "spent/trace.h"
+#include "trace/source_formats.h"
 
 struct sel_proc {
 	uint32_t pid;
@@ -53,27 +54,12 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 1024;
-	while (n < need)
-		n *= 2;
-	void *p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 /* The picked part of batch B into OUT (arrays owned by S). */
 static int filter_batch(struct select_state *s, const struct trace_batch *b, struct trace_batch *out)
 {
-	if (grow((void **)&s->insns, &s->cap_insns, b->n_insns, sizeof(*s->insns)) < 0 ||
-	    grow((void **)&s->refs, &s->cap_refs, b->n_refs, sizeof(*s->refs)) < 0 ||
-	    grow((void **)&s->evs, &s->cap_evs, b->n_events, sizeof(*s->evs)) < 0)
+	if (trace_grow((void **)&s->insns, &s->cap_insns, b->n_insns, sizeof(*s->insns)) < 0 ||
+	    trace_grow((void **)&s->refs, &s->cap_refs, b->n_refs, sizeof(*s->refs)) < 0 ||
+	    trace_grow((void **)&s->evs, &s->cap_evs, b->n_events, sizeof(*s->evs)) < 0)
 		return -ENOMEM;
 	size_t ni = 0, nr = 0, ne = 0, ev = 0;
 	struct sel_proc *p = NULL;
