@@ -138,10 +138,22 @@ static void reap_tool(pid_t pid, int *status)
 static int pump(int fd, int *hold, pid_t pid, struct log_collector *c)
 {
 	uint8_t *buf = malloc(PUMP_BUF);
-	int err = 0;
+	int err = 0, stop_waits = 0;
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
+		/* stopped: processes the command left running (they got no signal from us) must
+		 * not keep the recording open; what they sent so far stays */
+		if (stop_signal && *hold < 0) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			if (poll(&pfd, 1, 200) <= 0) {
+				if (++stop_waits >= STOP_GRACE_S * 5) {
+					err = -ETIMEDOUT;
+					break;
+				}
+				continue;
+			}
+		}
 		if (*hold >= 0) {
 			siginfo_t si = { 0 };
 			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&

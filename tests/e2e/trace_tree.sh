@@ -109,3 +109,25 @@ check "--no-children: exits 0" test $? -eq 0
 n=$("$SPENT" trace stats --json "$TMP/n.log" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
 check "--no-children: one process stream ($n)" test "$n" = 1
 check "--no-children: no FIFO directory is left behind" test -z "$(ls "${TMPDIR:-/tmp}" | grep '^spent-trace\.' | head -1)"
+
+# SIGTERM to spent trace: children the command left running (the signal goes to the command
+# only) do not hold the recording open past the grace period
+"$SPENT" trace -o "$TMP/t.log" -- /bin/sh -c 'sleep 60 & sleep 60' > /dev/null 2> "$TMP/t.err" &
+tp=$!
+for _ in $(seq 1 100); do	# until both sleeps run under the tool
+	[ "$(pgrep -c -P "$(pgrep -P $tp | head -1)" 2> /dev/null)" -ge 2 ] 2> /dev/null && break
+	sleep 0.1
+done
+sleep 1
+t0=$SECONDS
+kill -TERM $tp
+wait $tp
+rc=$?
+check "SIGTERM with children left running: exits 143 within the grace period ($((SECONDS - t0)) s)" \
+	test $rc -eq 143 -a $((SECONDS - t0)) -lt 15
+jt=$("$SPENT" trace stats --json "$TMP/t.log" 2> /dev/null)
+check "... the log is written and marked incomplete" test "$(jfield "$jt" complete)" = False
+# the sleeps the test started (by the pids the log names) go now
+for p in $(echo "$jt" | python3 -c 'import json,sys; print(" ".join(str(p["pid"]) for p in json.load(sys.stdin)["processes"] if "sleep" in p["cmdline"]))' 2> /dev/null); do
+	kill -KILL "$p" 2> /dev/null
+done
