@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/e2e/cli_options.sh - every command's options come from its table (cli/parse_options.h):
-# `spent CMD -h` exits 0, has the summary `spent help` lists and every long option its
-# docs/*.md synopsis names; `spent help CMD` prints the same; an unknown option is one error
+# `spent CMD -h` exits 0 and lists every long option its docs/*.md synopsis names (a
+# subcommand's in `spent CMD SUB -h`); `spent help CMD` prints the same; an unknown option is one error
 # line and exit 2; `spent CMD --man` is a man page; `spent --man` / `spent help --man` is
 # spent(1) naming every command. A command not on the table yet (its usage still a
 # commands.def line, no --man) gets commands.def's usage line for -h.
@@ -10,16 +10,24 @@ source "$(dirname "$0")/lib.sh"
 cmds=$("$SPENT" help | sed -n 's/^  \([a-z][a-z0-9-]*\)  .*/\1/p')
 check "spent help lists commands" test -n "$cmds"
 
-# the long options of CMD's synopsis in the docs: fenced lines starting "spent CMD" and their
-# indented "[..." continuation lines, comments dropped
+# the long options of CMD's synopsis in the docs, one "SUB OPTION" line each (SUB "-" when the
+# line is the command's own, else its subcommand, e.g. "dump"): fenced lines starting "spent
+# CMD" and their indented "[..." continuation lines, comments dropped
 doc_options() {
 	awk -v cmd="$1" '
 		/^```/ { fence = !fence; cont = 0; next }
 		!fence { next }
 		{ sub(/#.*/, "") }
-		$1 == "spent" && $2 == cmd { cont = 1; print; next }
-		cont && /^[ \t]+\[/ { print; next }
-		{ cont = 0 }' "$SPENT_TOP"/docs/*.md | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
+		$1 == "spent" && $2 == cmd { cont = 1; sc = $3 ~ /^[a-z]+$/ ? $3 : "-"; emit(); next }
+		cont && /^[ \t]+\[/ { emit(); next }
+		{ cont = 0 }
+		function emit(   l) {
+			l = $0
+			while (match(l, /--[a-z][a-z0-9-]*/)) {
+				print sc, substr(l, RSTART, RLENGTH)
+				l = substr(l, RSTART + RLENGTH)
+			}
+		}' "$SPENT_TOP"/docs/*.md | sort -u
 }
 
 for cmd in $cmds; do
@@ -46,23 +54,27 @@ for cmd in $cmds; do
 		grep -qE '^    -' "$TMP/$cmd.h"
 	"$SPENT" help "$cmd" > "$TMP/$cmd.help"
 	check "spent help $cmd prints what $cmd -h does" cmp -s "$TMP/$cmd.h" "$TMP/$cmd.help"
-	summary=$("$SPENT" help | sed -n "s/^  $cmd  *//p")
-	check "$cmd -h has the summary 'spent help' lists ($summary)" grep -qxF "$summary" "$TMP/$cmd.h"
 	missing=""
-	opts=$(doc_options "$cmd")
-	for o in $opts; do
+	doc_options "$cmd" > "$TMP/$cmd.opts"
+	while read -r sc o; do
+		# a subcommand's options are listed by its own -h
+		help=$TMP/$cmd.h
+		if [ "$sc" != - ]; then
+			help=$TMP/$cmd.$sc.h
+			"$SPENT" "$cmd" "$sc" -h > "$help" 2> /dev/null || help=$TMP/$cmd.h
+		fi
 		name=${o#--}
 		# a flag with a --no- form is listed as --[no-]NAME
-		grep -qE -- "(^|[ ,])--(\[no-\])?$name([=[ ]|$)" "$TMP/$cmd.h" ||
-			{ [ "${name#no-}" != "$name" ] && grep -qF -- "--[no-]${name#no-}" "$TMP/$cmd.h"; } ||
-			missing="$missing $o"
-	done
-	if [ -z "$opts" ]; then
+		grep -qE -- "(^|[ ,])--(\[no-\])?$name([=[ ]|$)" "$help" ||
+			{ [ "${name#no-}" != "$name" ] && grep -qF -- "--[no-]${name#no-}" "$help"; } ||
+			missing="$missing ${sc#-}$o"
+	done < "$TMP/$cmd.opts"
+	if [ ! -s "$TMP/$cmd.opts" ]; then
 		fail "$cmd: no synopsis naming its options found in docs/*.md"
 	elif [ -n "$missing" ]; then
 		fail "$cmd -h lists every long option of its docs: missing$missing"
 	else
-		pass "$cmd -h lists every long option of its docs ($(echo $opts | wc -w))"
+		pass "$cmd -h (and its subcommands' -h) list every long option of its docs ($(wc -l < "$TMP/$cmd.opts"))"
 	fi
 	"$SPENT" "$cmd" --no-such-option-xyz > "$TMP/$cmd.u.out" 2> "$TMP/$cmd.u.err"
 	rc=$?
