@@ -2,7 +2,6 @@
  * counts, pin traffic by kind (bytes/instruction, GB/s at 1 CPI) over chunks of instructions,
  * and with --cores the lines invalidated between cores, false sharing named by variable. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "analysis/cachesim.h"
 #include "analysis/symtab.h"
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "core/outfile.h"
 #include "cli/studies_util.h"
 #include "core/binio.h"
@@ -35,47 +35,45 @@ static int feed(void *ctx, const struct trace_batch *b)
 	return cachesim_feed(r->cs, b);
 }
 
+static const char *const cachesim_usage[] = {
+	"spent cachesim TRACE [--config alpha21064|alpha21164|cachegrind|host|FILE] [OPTIONS]",
+	NULL,
+};
+static const struct parse_usage cachesim_u = {
+	"cachesim", cachesim_usage,
+	"cache hierarchy simulation on a trace: pin bandwidth over time",
+	"Simulates the caches of --config on every instruction fetch and data reference of a "
+	"`spent trace` log: per-cache accesses and misses, the traffic below the last level by "
+	"kind, and with --svg the bandwidth over chunks of instructions.",
+};
+
 static int parse_opts(int argc, char **argv, struct cachesim_opts *o)
 {
-	static const struct option lopts[] = {
-		{ "config", required_argument, NULL, 'C' }, { "clock-mhz", required_argument, NULL, 'm' },
-		{ "chunk", required_argument, NULL, 'k' },  { "cores", required_argument, NULL, 'n' },
-		{ "svg", required_argument, NULL, 's' },    { "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
+	long mhz = 0;
+	struct option opts[] = {
+		OPT_STRING(0, "config", &o->config, "NAME|FILE",
+			   "alpha21064, alpha21164, cachegrind, host or a configuration file"),
+		{ .type = OPTION_INT, .long_name = "clock-mhz", .value = &mhz, .argh = "N",
+		  .help = "clock for the GB/s columns", .defval = "the config's", .min = 1,
+		  .max = 1000000 },
+		{ .type = OPTION_INT, .long_name = "chunk", .value = &o->chunk, .argh = "N",
+		  .help = "instructions per bandwidth chunk", .defval = "the config's", .min = 1,
+		  .max = 1L << 40 },
+		{ .type = OPTION_INT, .long_name = "cores", .value = &o->cores, .argh = "N",
+		  .help = "simulate N cores with coherence (threads spread over them)",
+		  .defval = "1", .min = 1, .max = CACHESIM_MAX_CORES },
+		OPT_STRING(0, "svg", &o->svg, "FILE", "write the bandwidth chart"),
+		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
+		OPT_END(),
 	};
-	int c;
-	long v;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'C': o->config = optarg; break;
-		case 'm':
-			if (cli_parse_int_opt("--clock-mhz", optarg, 1, 1000000, &v))
-				return -1;
-			o->clock_mhz = (double)v;
-			break;
-		case 'k':
-			if (cli_parse_int_opt("--chunk", optarg, 1, 1L << 40, &o->chunk))
-				return -1;
-			break;
-		case 'n':
-			if (cli_parse_int_opt("--cores", optarg, 1, CACHESIM_MAX_CORES, &o->cores))
-				return -1;
-			break;
-		case 's': o->svg = optarg; break;
-		case 'j': o->json = 1; break;
-		default:
-			cli_error("cachesim: unknown option '%s': see 'spent help cachesim'",
-				  argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (optind != argc - 1) {
-		cli_error("cachesim: expected one trace argument: spent cachesim TRACE [options]");
-		return -1;
-	}
-	o->trace = argv[optind];
+	int n = parse_options(argc, argv, opts, &cachesim_u, 0);
+	if (n < 0)
+		return n;
+	if (n != 1)
+		return parse_options_error(&cachesim_u, "expected one trace argument: %s",
+					   cachesim_usage[0]);
+	o->trace = argv[0];
+	o->clock_mhz = (double)mhz;
 	return 0;
 }
 
@@ -257,7 +255,10 @@ int cmd_cachesim(int argc, char **argv)
 	struct run_ctx r = { 0 };
 	int ret = 2;
 	char err[512] = "";
-	if (parse_opts(argc, argv, &o) || load_config(&o, &cfg) || (o.svg && cli_check_output(o.svg)))
+	int prc = parse_opts(argc, argv, &o);
+	if (prc == PARSE_OPT_HELP)
+		return 0;
+	if (prc || load_config(&o, &cfg) || (o.svg && cli_check_output(o.svg)))
 		return 2;
 	if (cachesim_new(&cfg, &r.cs, err, sizeof(err))) {
 		cli_error("cachesim: cannot build the caches: %s", err);
