@@ -268,8 +268,9 @@ int cmd_cachesim(int argc, char **argv)
 		cli_error("cachesim: out of memory");
 		goto out;
 	}
+	char cut[640];
 	ret = 1;
-	if (studies_run("cachesim", o.trace, feed, &r))
+	if (studies_run("cachesim", o.trace, feed, &r, cut, sizeof(cut)))
 		goto out;
 	cachesim_finish(r.cs);
 	print_report(r.cs, &o);
@@ -282,7 +283,7 @@ int cmd_cachesim(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = studies_done(cut);
 out:
 	symtab_free(r.syms);
 	cachesim_free(r.cs);

@@ -232,8 +232,9 @@ int cmd_hitcurve(int argc, char **argv)
 			  (unsigned long long)o.min, (unsigned long long)o.max);
 		return 2;
 	}
+	char cut[640];
 	int ret = 1;
-	if (studies_run("hitcurve", o.trace, feed, hc))
+	if (studies_run("hitcurve", o.trace, feed, hc, cut, sizeof(cut)))
 		goto out;
 	struct hitcurve_result r;
 	hitcurve_result(hc, &r);
@@ -245,7 +246,7 @@ int cmd_hitcurve(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = studies_done(cut);
 out:
 	hitcurve_free(hc);
 	return ret;

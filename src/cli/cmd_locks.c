@@ -120,12 +120,13 @@ int cmd_locks(int argc, char **argv)
 		return 2;
 	struct symtab *syms = symtab_new();
 	struct locks *lk = NULL;
+	char cut[640];
 	int ret = 1;
 	if (!syms || locks_new(syms, &lk)) {
 		cli_error("locks: out of memory");
 		goto out;
 	}
-	if (studies_run("locks", o.trace, feed, lk))
+	if (studies_run("locks", o.trace, feed, lk, cut, sizeof(cut)))
 		goto out;
 	locks_finish(lk);
 	print_table(lk, syms, &o);
@@ -136,7 +137,7 @@ int cmd_locks(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = studies_done(cut);
 out:
 	locks_free(lk);
 	symtab_free(syms);

@@ -65,9 +65,10 @@ int cmd_memmap(int argc, char **argv)
 		cli_error("memmap: out of memory for a %ldx%ld map", o.width, o.height);
 		return 2;
 	}
+	char cut[640];
 	int ret = 1;
 	struct raster r = { 0 };
-	if (studies_run("memmap", o.trace, feed, mm))
+	if (studies_run("memmap", o.trace, feed, mm, cut, sizeof(cut)))
 		goto out;
 	char title[200], mod[32];
 	studies_size(mod, sizeof(mod), o.mod);
@@ -82,7 +83,7 @@ int cmd_memmap(int argc, char **argv)
 	printf("memory map of '%s': %llu instructions, %llu per column, address mod %s -> '%s'\n",
 	       o.trace, (unsigned long long)memmap_instructions(mm),
 	       (unsigned long long)memmap_column_span(mm), mod, o.png);
-	ret = 0;
+	ret = studies_done(cut);
 out:
 	raster_release(&r);
 	memmap_free(mm);
