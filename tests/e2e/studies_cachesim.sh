@@ -34,6 +34,11 @@ cmp1 "D1 accesses" "$(field D1 accesses)" "$((dr + dw))"
 cmp1 "D1 misses" "$(field D1 misses)" "$((d1mr + d1mw))"
 cmp1 "LL accesses" "$(field LL accesses)" "$((i1m + d1mr + d1mw))"
 cmp1 "LL misses" "$(field LL misses)" "$((ilm + dlmr + dlmw))"
+# a read-modify-write (x86 `add [mem], r`) is one read for cachegrind: its misses are D1mr/DLmr
+cmp1 "D1 read misses" "$(field D1 read_misses)" "$d1mr"
+cmp1 "D1 write misses" "$(field D1 write_misses)" "$d1mw"
+cmp1 "LL data read misses" "$(field LL read_misses)" "$dlmr"
+cmp1 "LL write misses" "$(field LL write_misses)" "$dlmw"
 check "the program misses in LL at all (test is not trivial)" test "$((ilm + dlmr + dlmw))" -gt 1000
 
 # the PatchWrx paper's processors: traffic splits into its kinds and sums up
@@ -76,3 +81,15 @@ check "the error names the cache and the rule" grep -q "cache 'L1': line size mu
 check "no SVG is written for a bad configuration" test ! -e "$TMP/bad.svg"
 "$SPENT" cachesim "$TMP/nonexistent.log" > /dev/null 2> "$TMP/nf.err"
 check "a missing trace exits non-zero with one error line" test $? -ne 0 -a "$(wc -l < "$TMP/nf.err")" -eq 1
+
+# a cache without level= beside one with it, at the same level for the same stream: refused
+# (its misses would otherwise skip the LL); with distinct levels the file equals the preset
+printf 'I1 size=32K line=64 assoc=8 kind=insn level=1\nD1 size=32K line=64 assoc=8 kind=data\nLL size=8M line=64 assoc=16 level=2\n' > "$TMP/amb.cfg"
+"$SPENT" cachesim "$TMP/mix.log" --config "$TMP/amb.cfg" --svg "$TMP/amb.svg" > "$TMP/amb.out" 2> "$TMP/amb.err"
+check "an ambiguous configuration (D1 and LL both level 2) exits 2" test $? -eq 2
+check "the error names both caches and the level" grep -q "caches 'D1' and 'LL' are both level 2 and both hold data" "$TMP/amb.err"
+check "nothing is printed or written for it" test ! -s "$TMP/amb.out" -a ! -e "$TMP/amb.svg"
+sed 's/kind=data$/kind=data level=1/' "$TMP/amb.cfg" > "$TMP/ok.cfg"
+"$SPENT" cachesim "$TMP/mix.log" --config "$TMP/ok.cfg" --json > "$TMP/ok.json" 2> "$TMP/ok.err"
+check "with D1 level=1 it runs" test $? -eq 0
+check "and equals the cachegrind preset" cmp -s "$TMP/ok.json" "$TMP/cs.json"
