@@ -263,6 +263,24 @@ int cachesim_config_parse(const char *text, struct cachesim_config *out, char *e
 	return cachesim_config_check(out, err, errlen);
 }
 
+int cachesim_config_set(struct cachesim_config *cfg, const char *cache, const char *key,
+			const char *value, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < cfg->n_levels; i++) {
+		if (strcmp(cfg->levels[i].name, cache))
+			continue;
+		if (parse_kv(&cfg->levels[i], key, value)) {
+			if (err)
+				snprintf(err, errlen, "cache '%s': bad %s=%s", cache, key, value);
+			return -EINVAL;
+		}
+		return cachesim_config_check(cfg, err, errlen);
+	}
+	if (err)
+		snprintf(err, errlen, "configuration '%s' has no cache '%s'", cfg->name, cache);
+	return -ENOENT;
+}
+
 static int pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
