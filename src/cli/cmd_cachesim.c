@@ -366,7 +366,7 @@ static int write_svg(const struct sim *sm)
 	snprintf(xl, sizeof(xl), "instructions (chunks of %llu)", (unsigned long long)cfg->chunk);
 	struct plot_chart ch = { .title = title, .xlabel = xl, .ylabel = "GB/s",
 				 .x_step = (double)cfg->chunk, .n = n, .series = series,
-				 .n_series = TRAFFIC_NKINDS };
+				 .n_series = TRAFFIC_NKINDS, .ylog = 1 };
 	int err = plot_stacked_bars(sm->svg, &ch);
 	free(y);
 	return err;

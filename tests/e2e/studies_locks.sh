@@ -74,3 +74,9 @@ for k, v in iv.items():
     overlap += sum(1 for a, b in zip(v, v[1:]) if b[0] < a[1] and b[2] != a[2])
 check(f"pool: no lock held by two threads at once ({sum(map(len, iv.values()))} holds)", overlap == 0 and iv)
 PY
+check "pool: the band labels are inside the picture, above their bands" python3 -c '
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+labs = [e for e in r.iter("{http://www.w3.org/2000/svg}text") if (e.text or "").startswith("instructions ")]
+ok = len(labs) == 4 and all(float(e.get("x")) >= 0 and e.get("text-anchor") == "start" for e in labs)
+sys.exit(0 if ok else 1)' "$TMP/cp.svg"
