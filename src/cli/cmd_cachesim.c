@@ -93,13 +93,9 @@ static int parse_opts(int argc, char **argv, struct cachesim_opts *o)
 		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
 		OPT_END(),
 	};
-	int n = parse_options(argc, argv, opts, &cachesim_u, 0);
-	if (n < 0)
-		return n;
-	if (n != 1)
-		return parse_options_error(&cachesim_u, "expected one trace argument: %s",
-					   cachesim_usage[0]);
-	o->trace = argv[0];
+	int rc = studies_parse(argc, argv, opts, &cachesim_u, &o->trace);
+	if (rc)
+		return rc;
 	o->clock_mhz = (double)mhz;
 	return 0;
 }

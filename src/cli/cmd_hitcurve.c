@@ -100,14 +100,7 @@ static int parse_opts(int argc, char **argv, struct hitcurve_opts *o)
 		OPT_END(),
 	};
 	service_target = o;
-	int n = parse_options(argc, argv, opts, &hitcurve_u, 0);
-	if (n < 0)
-		return n;
-	if (n != 1)
-		return parse_options_error(&hitcurve_u, "expected one trace argument: %s",
-					   hitcurve_usage[0]);
-	o->trace = argv[0];
-	return 0;
+	return studies_parse(argc, argv, opts, &hitcurve_u, &o->trace);
 }
 
 static double per_k(uint64_t v, uint64_t insns)

@@ -42,14 +42,7 @@ static int parse_opts(int argc, char **argv, struct locks_opts *o)
 			1, 64),
 		OPT_END(),
 	};
-	int n = parse_options(argc, argv, opts, &locks_u, 0);
-	if (n < 0)
-		return n;
-	if (n != 1)
-		return parse_options_error(&locks_u, "expected one trace argument: %s",
-					   locks_usage[0]);
-	o->trace = argv[0];
-	return 0;
+	return studies_parse(argc, argv, opts, &locks_u, &o->trace);
 }
 
 static void json_tids(struct json_writer *w, const char *key, const uint32_t *t, uint32_t n)

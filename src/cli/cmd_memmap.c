@@ -39,15 +39,11 @@ static int parse_opts(int argc, char **argv, struct memmap_opts *o)
 		OPT_INT(0, "height", &o->height, "PIXELS", "picture height", 64, 8192),
 		OPT_END(),
 	};
-	int n = parse_options(argc, argv, opts, &memmap_u, 0);
-	if (n < 0)
-		return n;
+	int rc = studies_parse(argc, argv, opts, &memmap_u, &o->trace);
+	if (rc)
+		return rc;
 	if (!o->mod)
 		return parse_options_error(&memmap_u, "--mod must be a size above 0, such as 4M");
-	if (n != 1)
-		return parse_options_error(&memmap_u, "expected one trace argument: %s",
-					   memmap_usage[0]);
-	o->trace = argv[0];
 	return 0;
 }
 

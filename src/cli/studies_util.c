@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "cli/studies_util.h"
 
 static double now_s(void)
@@ -54,6 +55,18 @@ out:
 		fprintf(stderr, "\r\033[K");
 	trace_source_free(src);
 	return ret;
+}
+
+int studies_parse(int argc, char **argv, const struct option *opts, const struct parse_usage *u,
+		  const char **trace)
+{
+	int n = parse_options(argc, argv, opts, u, 0);
+	if (n < 0)
+		return n;
+	if (n != 1)
+		return parse_options_error(u, "expected one trace argument: %s", u->usage[0]);
+	*trace = argv[0];
+	return 0;
 }
 
 int studies_done(const char *cut)

@@ -8,6 +8,13 @@
 
 #include "spent/trace.h"
 
+struct option;
+struct parse_usage;
+/* parse_options() for a study: the options of OPTS and exactly one operand, the trace, into
+ * *TRACE. 0, PARSE_OPT_HELP or PARSE_OPT_ERROR (the error printed). */
+int studies_parse(int argc, char **argv, const struct option *opts, const struct parse_usage *u,
+		  const char **trace);
+
 typedef int (*studies_sink_fn)(void *ctx, const struct trace_batch *b);
 
 /* Open PATH with trace_source_open() and give every batch to FN. Prints one error line and
