@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "core/number.h"
 #include "core/outfile.h"
 #include "spent/events.h"
@@ -87,6 +88,20 @@ bool cli_user_space_fallback(struct spent_event *ev)
 		said = true;
 	}
 	return true;
+}
+
+char *cli_join_list(const struct opt_string_list *l)
+{
+	size_t len = 1;
+	for (int i = 0; i < l->n; i++)
+		len += strlen(l->items[i]) + 1;
+	char *s = malloc(len), *p = s;
+	if (!s)
+		return NULL;
+	*p = 0;
+	for (int i = 0; i < l->n; i++)
+		p += sprintf(p, "%s%s", i ? "," : "", l->items[i]);
+	return s;
 }
 
 void cli_csv_field(FILE *out, const char *s)

@@ -32,6 +32,10 @@ int folded_write(const struct folded *f, FILE *out);
  * (samples/count), locations per (image, offset) with function and line, mappings per image,
  * stacks when recorded. 0 or -errno.
  */
+/* Write LEN bytes of an export to PATH atomically (core/outfile.h), or to standard output when
+ * PATH is "-". 0 or -errno. */
+int export_write(const char *path, const void *data, size_t len);
+
 int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *evs, size_t nev,
 		const char *path);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/binio.h"
+#include "core/outfile.h"
 #include "profile/export.h"
 
 struct fold_builder {
@@ -169,5 +170,14 @@ int folded_write(const struct folded *f, FILE *out)
 	for (size_t i = 0; i < f->n; i++)
 		if (fprintf(out, "%s %llu\n", f->stacks[i], (unsigned long long)f->counts[i]) < 0)
 			return -EIO;
+	return 0;
+}
+
+int export_write(const char *path, const void *data, size_t len)
+{
+	if (strcmp(path, "-"))
+		return outfile_write(path, data, len, OUTFILE_MODE);
+	if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+		return -EIO;
 	return 0;
 }

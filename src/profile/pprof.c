@@ -267,7 +267,7 @@ static int gzip_to_file(const struct binbuf *in, const char *path)
 	if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
 		err = -EIO;
 	if (!err)
-		err = outfile_write(path, out, zs.total_out, OUTFILE_MODE);
+		err = export_write(path, out, zs.total_out);
 	deflateEnd(&zs);
 	free(out);
 	return err;
