@@ -1,0 +1,44 @@
+#!/bin/bash
+# tests/e2e/record_options.sh - record/report/annotate on the shared option parser: perf's
+# spellings, repeated -e adding events, -F above the kernel's maximum, '-' for standard output.
+source "$(dirname "$0")/lib.sh"
+
+
+# a repeated -e adds its events (it kept only the last one)
+"$SPENT" record -e task-clock -e page-faults -o "$TMP/two" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' 2>/dev/null
+"$SPENT" report -i "$TMP/two" > "$TMP/two.txt"
+check record_repeated_e_samples_both_events grep -q "of 'task-clock'" "$TMP/two.txt"
+check record_repeated_e_keeps_the_first_too grep -q "of 'page-faults'" "$TMP/two.txt"
+"$SPENT" report -i "$TMP/two" -e page-faults -e task-clock --csv > "$TMP/two.csv"
+check report_repeated_e_shows_both test "$(cut -d, -f3 "$TMP/two.csv" | sort -u | grep -c -e page-faults -e task-clock)" -eq 2
+
+# -F above kernel.perf_event_max_sample_rate: clamped and said, not "Invalid argument"
+"$SPENT" record -F 10000000 -e task-clock -o "$TMP/fast" -- sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' 2>"$TMP/fast.err"; rc=$?
+check record_F_above_max_succeeds test "$rc" -eq 0
+check record_F_above_max_says_the_clamp grep -q "sampling at [0-9]* Hz" "$TMP/fast.err"
+got=$("$SPENT" report -i "$TMP/fast" | sed -n "s/.*frequency Hz \([0-9]*\)).*/\1/p" | head -1)
+check record_F_clamped_to_kernel_max test "${got:-0}" -le "$(cat /proc/sys/kernel/perf_event_max_sample_rate)" -a "${got:-0}" -gt 0
+"$SPENT" record -F 0 -o "$TMP/zero" -- true 2>/dev/null; rc=$?
+check record_F_zero_refused test "$rc" -eq 2 -a ! -e "$TMP/zero"
+
+# perf's spellings: --call-graph dwarf, --opt=value, -h/--man from the option table
+"$SPENT" record --call-graph dwarf --output="$TMP/cg" -- "$PROGS/recurse" 20 >/dev/null 2>&1; rc=$?
+check record_call_graph_mode_as_next_word test "$rc" -eq 0 -a -d "$TMP/cg"
+for c in record report annotate; do
+	"$SPENT" $c --man > "$TMP/$c.man"
+	check "${c}_man_page_from_table" grep -q "^.TH SPENT-${c^^} 1" "$TMP/$c.man"
+done
+check record_man_lists_per_thread grep -q 'per\\-thread' "$TMP/record.man"
+"$SPENT" report --by nonsense -i "$TMP/two" 2>"$TMP/err"; rc=$?
+check report_bad_view_exits_2 test "$rc" -eq 2 -a "$(wc -l < "$TMP/err")" -eq 1
+"$SPENT" annotate -i "$TMP/two" 2>"$TMP/err"; rc=$?
+check annotate_without_symbol_exits_2 test "$rc" -eq 2
+
+# '-' writes an export to standard output
+"$SPENT" report -i "$TMP/two" --pprof - > "$TMP/out.pb.gz" 2>/dev/null; rc=$?
+check report_pprof_dash_is_stdout test "$rc" -eq 0 -a "$(head -c 2 "$TMP/out.pb.gz" | od -An -tx1 | tr -d ' ')" = 1f8b
+check report_pprof_dash_makes_no_file test ! -e ./-
+"$SPENT" report -i "$TMP/two" --flamegraph - > "$TMP/out.svg" 2>/dev/null
+check report_flamegraph_dash_is_stdout grep -q '</svg>' "$TMP/out.svg"
+"$SPENT" report -i "$TMP/two" --flamegraph - --pprof - >/dev/null 2>&1; rc=$?
+check report_two_exports_on_stdout_refused test "$rc" -eq 2
