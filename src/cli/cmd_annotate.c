@@ -12,6 +12,7 @@
 #include "cli/parse_options.h"
 #include "cli/profile_input.h"
 #include "core/binio.h"
+#include "core/demangle.h"
 #include "core/json.h"
 
 struct annotate_opts {
@@ -20,6 +21,7 @@ struct annotate_opts {
 	char *events;		/* the -e lists as one "a,b,c"; NULL: every event */
 	const char *symbol;
 	int json;
+	int demangle;		/* --no-demangle: names as in the symbol table */
 };
 
 /* Source file lines, read once per file. */
@@ -75,6 +77,8 @@ static int parse_args(int argc, char **argv, struct annotate_opts *o)
 		OPT_STRING_LIST('e', "event", &o->event_lists, "EV,...",
 				"events to show, in this order (repeatable; default: all)"),
 		OPT_BOOL(0, "json", &o->json, "one JSON object per instruction"),
+		OPT_BOOL(0, "demangle", &o->demangle,
+			 "show C++ and Rust names demangled (--no-demangle: as in the binary)"),
 		OPT_END(),
 	};
 	int n = parse_options(argc, argv, opts, &annotate_pu, 0);
@@ -87,6 +91,7 @@ static int parse_args(int argc, char **argv, struct annotate_opts *o)
 		return parse_options_error(&annotate_pu, "more than one symbol given ('%s' and '%s'): "
 					   "annotate one function", argv[0], argv[1]);
 	o->symbol = argv[0];
+	demangle_set_enabled(o->demangle);
 	if (o->event_lists.n && !(o->events = cli_join_list(&o->event_lists)))
 		return parse_options_error(&annotate_pu, "out of memory");
 	return 0;
@@ -164,7 +169,7 @@ static int use_saved_kallsyms(struct symbols *sym, const char *dir)
 
 int cmd_annotate(int argc, char **argv)
 {
-	struct annotate_opts o = { .input = "spent.profile" };
+	struct annotate_opts o = { .input = "spent.profile", .demangle = 1 };
 	struct profile *p = NULL;
 	struct symbols *sym = NULL;
 	struct annotate *a = NULL;
@@ -172,6 +177,7 @@ int cmd_annotate(int argc, char **argv)
 	size_t nev = 0, skipped = 0;
 	int rc = 2, err;
 	const char *why = NULL;
+	char shown[1024];	/* the symbol as shown: a mangled name given is demangled */
 	if ((err = parse_args(argc, argv, &o)) < 0) {
 		rc = err == PARSE_OPT_HELP ? 0 : 2;
 		goto out;
@@ -209,9 +215,9 @@ int cmd_annotate(int argc, char **argv)
 		goto out;
 	}
 	if (o.json)
-		print_json(p, a, evs, o.symbol);
+		print_json(p, a, evs, demangle_name(o.symbol, shown, sizeof(shown)));
 	else
-		print_text(p, a, evs, o.symbol);
+		print_text(p, a, evs, demangle_name(o.symbol, shown, sizeof(shown)));
 	rc = skipped ? 1 : 0;
 out:
 	annotate_free(a);

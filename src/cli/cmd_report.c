@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/parse_options.h"
 #include "cli/profile_input.h"
+#include "core/demangle.h"
 #include "core/json.h"
 #include "core/outfile.h"
 #include "plot/flamegraph.h"
@@ -34,6 +35,7 @@ struct report_opts {
 	const char *diff;
 	long limit;		/* -1: default */
 	int force;		/* accepted for old scripts: outputs are replaced anyway */
+	int demangle;		/* --no-demangle: names as in the symbol table */
 };
 
 static const char *const report_usage[] = {
@@ -69,6 +71,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		OPT_STRING(0, "flamegraph", &o->flamegraph, "FILE.svg",
 			   "write an SVG flame graph ('-': stdout)"),
 		OPT_STRING(0, "diff", &o->diff, "OTHER_DIR", "compare with another profile"),
+		OPT_BOOL(0, "demangle", &o->demangle,
+			 "show C++ and Rust names demangled (--no-demangle: as in the binary)"),
 		{ .type = OPTION_BOOL, .short_name = 'f', .long_name = "force", .value = &o->force,
 		  .help = "accepted for old scripts", .flags = PARSE_OPT_HIDDEN },
 		OPT_END(),
@@ -81,6 +85,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 					   argv[0]);
 	if (o->json && o->csv)
 		return parse_options_error(&report_pu, "--json and --csv cannot be combined: choose one");
+	demangle_set_enabled(o->demangle);
 	o->fmt = o->json ? OUT_JSON : o->csv ? OUT_CSV : OUT_TABLE;
 	if (o->pprof && o->flamegraph && !strcmp(o->pprof, "-") && !strcmp(o->flamegraph, "-"))
 		return parse_options_error(&report_pu, "--pprof - and --flamegraph - both write to "
@@ -384,7 +389,8 @@ static int use_saved_kallsyms(struct symbols *sym, const char *dir)
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_opts o = { .input = "spent.profile", .by = REPORT_BY_FUNCTION, .limit = -1 };
+	struct report_opts o = { .input = "spent.profile", .by = REPORT_BY_FUNCTION, .limit = -1,
+				  .demangle = 1 };
 	struct profile *p = NULL;
 	struct symbols *sym = NULL;
 	struct report *r = NULL;

@@ -42,3 +42,15 @@ check report_pprof_dash_makes_no_file test ! -e ./-
 check report_flamegraph_dash_is_stdout grep -q '</svg>' "$TMP/out.svg"
 "$SPENT" report -i "$TMP/two" --flamegraph - --pprof - >/dev/null 2>&1; rc=$?
 check report_two_exports_on_stdout_refused test "$rc" -eq 2
+
+# --by line: a line inlined into several functions is one row per function (it merged them all
+# under one function's name, above that function's own total)
+"$SPENT" record -e task-clock -o "$TMP/demo" -- "$PROGS/demo" 0.5 >/dev/null 2>&1
+"$SPENT" report -i "$TMP/demo" --by line --csv > "$TMP/line.csv"
+"$SPENT" report -i "$TMP/demo" --csv > "$TMP/fn.csv"
+spin_line=$(awk -F, '$2 ~ /^heavy \(inlined spin\)$/ { print $3 ":" $4; exit }' "$TMP/line.csv")
+check by_line_has_inlined_rows test -n "$spin_line"
+check by_line_one_row_per_function_of_a_line test "$(awk -F, -v l="$spin_line" '$3 ":" $4 == l && $2 ~ /\(inlined spin\)$/' "$TMP/line.csv" | cut -d, -f2 | sort -u | wc -l)" -ge 2
+heavy_fn=$(awk -F, '$2 == "heavy" { print $4; exit }' "$TMP/fn.csv")
+heavy_lines=$(awk -F, '$2 ~ /^heavy( |$)/ { s += $6 } END { print s + 0 }' "$TMP/line.csv")
+check by_line_rows_of_heavy_add_up_to_heavy awk -v a="$heavy_lines" -v b="$heavy_fn" 'BEGIN { exit !(b > 0 && a <= b + 0.01 && a >= b - 0.01) }'
