@@ -171,6 +171,14 @@ static int parse_sample(const struct sampling *s, const struct perf_event_header
 	return 0;
 }
 
+/* No code lives in the first page: a return address there is the end of a frame-pointer walk
+ * that read zeros (code without frame pointers, a hand-made last frame), never a caller. Taken
+ * as a caller, 0 - 1 became the last kernel symbol. The walk stops there, as perf's does. */
+static bool is_invalid_return(uint64_t ip)
+{
+	return ip < 4096;
+}
+
 /* Frames of a sample, leaf first; return addresses moved back one byte into the call. */
 static size_t sample_chain(struct sampling *s, const struct sample *sm, uint64_t *pcs)
 {
@@ -180,6 +188,8 @@ static size_t sample_chain(struct sampling *s, const struct sample *sm, uint64_t
 			uint64_t ip = sm->ips[i];
 			if (ip >= (uint64_t)PERF_CONTEXT_MAX)
 				continue;
+			if (is_invalid_return(ip))
+				break;
 			pcs[n] = n ? ip - 1 : ip;
 			n++;
 		}
@@ -191,7 +201,7 @@ static size_t sample_chain(struct sampling *s, const struct sample *sm, uint64_t
 				pcs[n++] = sm->regs[8] - 1;	/* user ip at kernel entry */
 			int k = sampling_unwind(s, (pid_t)sm->pid, (pid_t)sm->tid, sm->regs, sm->nregs,
 						sm->stack, sm->stack_size, ips, MAX_FRAMES - n);
-			for (int i = 1; i < k && n < MAX_FRAMES; i++)
+			for (int i = 1; i < k && n < MAX_FRAMES && !is_invalid_return(ips[i]); i++)
 				pcs[n++] = ips[i] - 1;
 			if (k > 1)
 				s->stats.unwound_frames += (uint64_t)k - 1;
