@@ -61,7 +61,7 @@ static const struct parse_usage record_pu = {
 		  .help = "record call stacks (frame pointers or DWARF)", .defval = "off",         \
 		  .flags = PARSE_OPT_OPTARG, .defarg = "fp" },                                     \
 		OPT_BOOL(0, "per-thread", &(o)->per_thread,                                        \
-			 "one event per thread instead of one inherited event"),               \
+			 "one event per thread, threads created later included, instead of inherited events"),               \
 		{ .type = OPTION_INT, .short_name = 'p', .long_name = "pid", .value = &(o)->pid,   \
 		  .argh = "PID", .help = "sample a running process until it exits or Ctrl-C",      \
 		  .defval = "none", .min = 1, .max = INT_MAX },                                    \

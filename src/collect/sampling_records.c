@@ -269,12 +269,22 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 			sampling_unwind_invalidate(s, (pid_t)pid);
 		}
 		return 0;
-	case PERF_RECORD_FORK:
-		if (blen < 8)
+	case PERF_RECORD_FORK: {
+		uint32_t tid, ptid;
+		int err = 0;
+		if (blen < 16)
 			return 0;
 		memcpy(&pid, b, 4);
 		memcpy(&ppid, b + 4, 4);
-		return pid != ppid ? procmaps_fork(s->maps, (pid_t)ppid, (pid_t)pid) : 0;
+		memcpy(&tid, b + 8, 4);
+		memcpy(&ptid, b + 12, 4);
+		if (pid != ppid)
+			err = procmaps_fork(s->maps, (pid_t)ppid, (pid_t)pid);
+		/* per-thread events are not inherited: a new thread or child gets its own */
+		if (!err && s->cfg.per_thread && tid != ptid)
+			err = sampling_follow_thread(s, (pid_t)tid);
+		return err;
+	}
 	case PERF_RECORD_LOST:
 		if (blen < 16)
 			return 0;
