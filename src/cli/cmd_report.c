@@ -161,12 +161,23 @@ static void print_table(const struct profile *p, const struct report *r, long li
 	}
 	if (r->cfg.children && !r->have_stacks)
 		printf("# no call stacks in this profile (record with -g): children = self\n");
+	/* with several events each column is labelled with its event (and each ratio with its two
+	 * events), as wide as the label */
+	int w[64], rw[64];
+	char rl[64][96];
+	for (size_t e = 0; e < nev; e++) {
+		const char *name = profile_event_get(p, r->events[e])->name;
+		w[e] = nev > 1 && (int)strlen(name) > 9 ? (int)strlen(name) : 9;
+		snprintf(rl[e], sizeof(rl[e]), "%s/%s", name, profile_event_get(p, r->events[0])->name);
+		rw[e] = (int)strlen(rl[e]) > 10 ? (int)strlen(rl[e]) : 10;
+	}
 	if (r->cfg.children)
 		printf("%9s ", "children");
 	for (size_t e = 0; e < nev; e++)
-		printf("%9s %8s ", e == 0 && r->cfg.children ? "self" : "samples", "%");
+		printf("%*s %8s ", w[e], nev > 1 ? profile_event_get(p, r->events[e])->name
+				   : r->cfg.children ? "self" : "samples", "%");
 	for (size_t e = 1; e < nev; e++)
-		printf("%10s ", "ratio");
+		printf("%*s ", rw[e], rl[e]);
 	printf(" %-22s %s%s\n", "image", r->cfg.by == REPORT_BY_IMAGE ? "" : "symbol",
 	       lines ? "  (file:line)" : "");
 	for (size_t i = 0; i < r->nrows && (limit < 0 || (long)i < limit); i++) {
@@ -174,12 +185,13 @@ static void print_table(const struct profile *p, const struct report *r, long li
 		if (r->cfg.children)
 			printf("%8.2f%% ", pct(r->have_stacks ? row->incl[0] : row->self[0], r->totals[0]));
 		for (size_t e = 0; e < nev; e++)
-			printf("%9llu %7.2f%% ", (unsigned long long)row->self[e], pct(row->self[e], r->totals[e]));
+			printf("%*llu %7.2f%% ", w[e], (unsigned long long)row->self[e],
+			       pct(row->self[e], r->totals[e]));
 		for (size_t e = 1; e < nev; e++)
 			if (row->self[0])
-				printf("%10.4f ", (double)row->self[e] / (double)row->self[0]);
+				printf("%*.4f ", rw[e], (double)row->self[e] / (double)row->self[0]);
 			else
-				printf("%10s ", "-");
+				printf("%*s ", rw[e], "-");
 		printf(" %-22s %s", base(row->image), row->symbol);
 		if (r->cfg.by == REPORT_BY_INSTRUCTION)
 			printf(" @0x%llx", (unsigned long long)row->offset);

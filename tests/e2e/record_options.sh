@@ -9,6 +9,9 @@ source "$(dirname "$0")/lib.sh"
 "$SPENT" report -i "$TMP/two" > "$TMP/two.txt"
 check record_repeated_e_samples_both_events grep -q "of 'task-clock'" "$TMP/two.txt"
 check record_repeated_e_keeps_the_first_too grep -q "of 'page-faults'" "$TMP/two.txt"
+hdr=$(grep -v '^#' "$TMP/two.txt" | head -1)
+check report_columns_labelled_with_events sh -c "echo '$hdr' | grep -q 'task-clock *%' && echo '$hdr' | grep -q 'page-faults *%'"
+check report_ratio_column_names_its_events sh -c "echo '$hdr' | grep -Eq '(task-clock/page-faults|page-faults/task-clock)'"
 "$SPENT" report -i "$TMP/two" -e page-faults -e task-clock --csv > "$TMP/two.csv"
 check report_repeated_e_shows_both test "$(cut -d, -f3 "$TMP/two.csv" | sort -u | grep -c -e page-faults -e task-clock)" -eq 2
 
