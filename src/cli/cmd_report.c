@@ -36,6 +36,7 @@ struct report_opts {
 	long limit;		/* -1: default */
 	int force;		/* accepted for old scripts: outputs are replaced anyway */
 	int demangle;		/* --no-demangle: names as in the symbol table */
+	int folded_root, folded_kernel;	/* folded stacks: program root frame, _[k] marks */
 };
 
 static const char *const report_usage[] = {
@@ -68,6 +69,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		OPT_BOOL(0, "csv", &o->csv, "CSV, one line per row and event"),
 		OPT_STRING(0, "pprof", &o->pprof, "FILE", "write a pprof profile ('-': stdout)"),
 		OPT_BOOL(0, "folded", &o->folded, "print folded stacks (flamegraph.pl input)"),
+		OPT_BOOL(0, "folded-root", &o->folded_root,
+			 "folded stacks and flame graph: the program's name as the root frame"),
+		OPT_BOOL(0, "folded-kernel", &o->folded_kernel,
+			 "folded stacks and flame graph: kernel frames marked _[k]"),
 		OPT_STRING(0, "flamegraph", &o->flamegraph, "FILE.svg",
 			   "write an SVG flame graph ('-': stdout)"),
 		OPT_STRING(0, "diff", &o->diff, "OTHER_DIR", "compare with another profile"),
@@ -274,7 +279,9 @@ static int do_exports(const struct report_opts *o, const struct profile *p, stru
 	}
 	if (o->folded || o->flamegraph) {
 		struct folded *f = NULL;
-		if ((err = folded_build(p, sym, evs[0], &f))) {
+		unsigned flags = (o->folded_root ? FOLDED_ROOT : 0) |
+				 (o->folded_kernel ? FOLDED_KERNEL_MARKS : 0);
+		if ((err = folded_build(p, sym, evs[0], flags, &f))) {
 			cli_error("cannot fold stacks: %s", strerror(-err));
 			return err;
 		}

@@ -57,3 +57,27 @@ check by_line_one_row_per_function_of_a_line test "$(awk -F, -v l="$spin_line" '
 heavy_fn=$(awk -F, '$2 == "heavy" { print $4; exit }' "$TMP/fn.csv")
 heavy_lines=$(awk -F, '$2 ~ /^heavy( |$)/ { s += $6 } END { print s + 0 }' "$TMP/line.csv")
 check by_line_rows_of_heavy_add_up_to_heavy awk -v a="$heavy_lines" -v b="$heavy_fn" 'BEGIN { exit !(b > 0 && a <= b + 0.01 && a >= b - 0.01) }'
+
+# pprof: typed amounts (CPU time in nanoseconds), the period, the program as the first mapping
+# (it was cpu-clock/count, no period, and often "File: [kernel.kallsyms]")
+"$SPENT" report -i "$TMP/demo" --pprof "$TMP/demo.pb.gz" 2>/dev/null
+go tool pprof -raw "$TMP/demo.pb.gz" > "$TMP/pprof.raw" 2>/dev/null
+check pprof_period_type_is_cpu_nanoseconds grep -q '^PeriodType: cpu nanoseconds' "$TMP/pprof.raw"
+check pprof_period_is_the_events grep -q '^Period: 99991$' "$TMP/pprof.raw"
+check pprof_sample_types_have_units grep -q '^samples/count cpu/nanoseconds\[dflt\]' "$TMP/pprof.raw"
+go tool pprof -top "$TMP/demo.pb.gz" > "$TMP/pprof.top" 2>/dev/null
+check pprof_first_mapping_is_the_program grep -q '^File: demo$' "$TMP/pprof.top"
+check pprof_top_shows_time grep -Eq '^Showing nodes accounting for [0-9.]+(ms|s)' "$TMP/pprof.top"
+
+# folded: the program as root frame and _[k] on kernel frames, as stackcollapse-perf.pl gives
+"$SPENT" report -i "$TMP/demo" --folded --folded-root --folded-kernel > "$TMP/demo.folded"
+check folded_root_frame_on_every_line test "$(grep -vc '^demo;' "$TMP/demo.folded")" -eq 0
+kern=$("$SPENT" report -i "$TMP/demo" --csv | awk -F, '$1 == "[kernel.kallsyms]" { print $2; exit }')
+if [ -n "$kern" ]; then
+	check folded_kernel_frames_marked grep -qF ";${kern}_[k] " "$TMP/demo.folded"
+else
+	check folded_kernel_frames_marked false
+fi
+check folded_user_frames_not_marked grep -q '^demo;heavy [0-9]' "$TMP/demo.folded"
+"$SPENT" report -i "$TMP/demo" --folded > "$TMP/plain.folded"
+check folded_plain_has_no_marks test "$(grep -c '_\[k\]\|^demo;' "$TMP/plain.folded")" -eq 0
