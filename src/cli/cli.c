@@ -104,11 +104,11 @@ char *cli_join_list(const struct opt_string_list *l)
 	return s;
 }
 
-void cli_csv_field(FILE *out, const char *s)
+void cli_csv_field_sep(FILE *out, const char *s, char sep)
 {
 	if (!s)
 		s = "";
-	if (!strpbrk(s, ",\"\n\r")) {
+	if (!strchr(s, sep) && !strpbrk(s, "\"\n\r")) {
 		fputs(s, out);
 		return;
 	}
@@ -119,6 +119,11 @@ void cli_csv_field(FILE *out, const char *s)
 		fputc(*p, out);
 	}
 	fputc('"', out);
+}
+
+void cli_csv_field(FILE *out, const char *s)
+{
+	cli_csv_field_sep(out, s, ',');
 }
 
 int cli_check_output(const char *path)

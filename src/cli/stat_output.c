@@ -194,24 +194,11 @@ static void print_json_row(struct stat_out *o, const struct stat_row *rows, size
 	json_newline(&w);
 }
 
-/* One CSV field after its separator SEP (',' or -x SEP): quoted when it holds SEP, a quote or
- * a line break. */
+/* One CSV field after its separator SEP (',' or -x SEP). */
 static void csv_field(FILE *f, char sep, const char *s)
 {
 	fputc(sep, f);
-	if (!s)
-		s = "";
-	if (!strchr(s, sep) && !strpbrk(s, "\"\n\r")) {
-		fputs(s, f);
-		return;
-	}
-	fputc('"', f);
-	for (const char *p = s; *p; p++) {
-		if (*p == '"')
-			fputc('"', f);
-		fputc(*p, f);
-	}
-	fputc('"', f);
+	cli_csv_field_sep(f, s, sep);
 }
 
 static void csv_num(FILE *f, char sep, const char *fmt, double v, bool present)
