@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "collect/sampling_int.h"
+#include "profile/jitmap.h"
 
 #define MAX_FRAMES 256
 
@@ -94,6 +95,20 @@ static bool tried_before(struct sampling *s, pid_t pid)
 }
 
 /* pc -> frame; loads /proc/PID/maps once when the pid or the address is unknown. */
+/* Generated code a JIT named in /tmp/perf-PID.map: the map is the image, the address the
+ * offset (views name it from the map, profile/jitmap.h). */
+static int jit_lookup(struct sampling *s, pid_t pid, uint64_t addr, struct profile_frame *f)
+{
+	char path[64], name[8];
+	uint64_t start;
+	jitmap_path(pid, path, sizeof(path));
+	if (jitmap_lookup(path, addr, name, sizeof(name), &start))
+		return -ENOENT;
+	struct profile_image im = { .path = path };
+	f->offset = addr;
+	return profile_image_intern(s->prof, &im, &f->image);
+}
+
 static int lookup(struct sampling *s, pid_t pid, uint64_t addr, struct profile_frame *f,
 		  enum profile_unknown_reason *why)
 {
@@ -104,6 +119,8 @@ static int lookup(struct sampling *s, pid_t pid, uint64_t addr, struct profile_f
 		sampling_unwind_invalidate(s, pid);
 		err = procmaps_lookup(s->maps, pid, addr, &img, &f->offset, why);
 	}
+	if (err && *why == PROFILE_UNK_ANON && jit_lookup(s, pid, addr, f) == 0)
+		return 0;
 	if (err) {
 		f->image = PROFILE_NO_IMAGE;
 		f->offset = addr;

@@ -9,6 +9,7 @@
 #include "core/demangle.h"
 #include "core/symbols.h"
 #include "profile/export.h"
+#include "profile/jitmap.h"
 
 static const char *base_name(const char *path)
 {
@@ -24,6 +25,12 @@ void profile_frame_name(const struct profile *p, struct symbols *sym,
 		return;
 	}
 	const struct profile_image *img = profile_image_get(p, f->image);
+	uint64_t jit_start;
+	if (jitmap_is_map_path(img->path)) {	/* JIT code: named by the map (offset = address) */
+		if (jitmap_lookup(img->path, f->offset, out, outlen, &jit_start))
+			snprintf(out, outlen, "[jit]+0x%llx", (unsigned long long)f->offset);
+		return;
+	}
 	struct sym_info si;
 	char shown[1024];
 	int found = symbols_lookup_name(sym, img, f->offset, &si) == 0 && si.name;
