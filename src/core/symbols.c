@@ -18,6 +18,7 @@
 #include "core/binio.h"
 #include "core/outfile.h"
 #include "core/procmaps.h"
+#include "core/demangle.h"
 #include "core/symbols.h"
 
 struct ksym {
@@ -438,7 +439,7 @@ int symbols_find_function(struct symbols *s, const struct profile_image *img, co
 		GElf_Addr addr;
 		const char *nm = dwfl_module_getsym_info(im->mod, i, &sym, &addr, NULL, NULL, NULL);
 		if (nm && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
-		    !strcmp(nm, name)) {
+		    demangle_matches(nm, name)) {
 			*start = addr;
 			*size = sym.st_size;
 			return 0;
