@@ -18,6 +18,7 @@
 #include "core/outfile.h"
 #include "core/procmaps.h"
 #include "core/symbols.h"
+#include "core/symtable.h"
 
 struct ksym {
 	uint64_t addr;
@@ -28,6 +29,7 @@ struct sym_image {
 	struct profile_image id;	/* path owned here */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct symtable *tab;		/* the module's symbols sorted, built at the first lookup */
 	const char *error;		/* why the image could not be opened */
 	struct ksym *ksyms;		/* kernel only, sorted */
 	struct srcname { const char *raw; char *full; } *srcs;	/* relative -> comp_dir/file */
@@ -65,6 +67,7 @@ void symbols_free(struct symbols *s)
 		return;
 	for (struct sym_image *i = s->images, *n; i; i = n) {
 		n = i->next;
+		symtable_free(i->tab);
 		if (i->dwfl)
 			dwfl_end(i->dwfl);
 		for (size_t k = 0; k < i->nksyms; k++)
@@ -359,6 +362,14 @@ static void mark_ksym(const struct sym_image *im, uint64_t off, uint8_t *used)
 		used[lo - 1] = 1;
 }
 
+/* IM's sorted symbol table, built once (NULL when out of memory) */
+static struct symtable *image_table(struct sym_image *im)
+{
+	if (!im->tab && im->mod)
+		symtable_from_module(im->mod, &im->tab);
+	return im->tab;
+}
+
 static int lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
 		  struct sym_info *out, bool lines)
 {
@@ -372,14 +383,13 @@ static int lookup(struct symbols *s, const struct profile_image *img, uint64_t o
 	}
 	if (!im->mod)
 		return -ENOENT;
-	GElf_Sym sym;
-	GElf_Off symoff = 0;
-	const char *name = dwfl_module_addrinfo(im->mod, offset, &symoff, &sym, NULL, NULL, NULL);
-	if (name) {
-		out->name = name;
-		out->start = offset - symoff;
-		out->size = sym.st_size;
-		out->exact = sym.st_size == 0 || symoff < sym.st_size;
+	struct symtable *tab = image_table(im);
+	struct symtable_hit hit;
+	if (tab && symtable_lookup(tab, offset, &hit) == 0) {
+		out->name = hit.name;
+		out->start = hit.start;
+		out->size = hit.size;
+		out->exact = hit.size == 0 || offset - hit.start < hit.size;
 	}
 	Dwfl_Line *line = lines ? dwfl_module_getsrc(im->mod, offset) : NULL;
 	if (line) {
@@ -418,21 +428,8 @@ int symbols_find_function(struct symbols *s, const struct profile_image *img, co
 			*size = i + 1 < im->nksyms ? im->ksyms[i + 1].addr - *start : 0;
 			return 0;
 		}
-	if (!im->mod)
-		return -ENOENT;
-	int n = dwfl_module_getsymtab(im->mod);
-	for (int i = 0; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *nm = dwfl_module_getsym_info(im->mod, i, &sym, &addr, NULL, NULL, NULL);
-		if (nm && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
-		    !strcmp(nm, name)) {
-			*start = addr;
-			*size = sym.st_size;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	struct symtable *tab = image_table(im);
+	return tab ? symtable_find(tab, name, start, size) : -ENOENT;
 }
 
 int symbols_read_code(struct symbols *s, const struct profile_image *img, uint64_t offset,
