@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/buildid_cache.h"
 #include "core/outfile.h"
 #include "core/procmaps.h"
 #include "core/symbols.h"
@@ -29,7 +30,8 @@ struct sym_image {
 	struct profile_image id;	/* path owned here */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	struct symtable *tab;		/* the module's symbols sorted, built at the first lookup */
+	struct symtable *tab;		/* the module's symbols sorted, built at the first lookup,
+					 * or the build-id cache's copy when the file is gone */
 	const char *error;		/* why the image could not be opened */
 	struct ksym *ksyms;		/* kernel only, sorted */
 	struct srcname { const char *raw; char *full; } *srcs;	/* relative -> comp_dir/file */
@@ -47,6 +49,7 @@ struct symbols {
 
 static struct sym_image *image_get(struct symbols *s, const struct profile_image *img);
 static void mark_ksym(const struct sym_image *im, uint64_t off, uint8_t *used);
+static struct symtable *image_table(struct sym_image *im);
 
 int symbols_new(struct symbols **out)
 {
@@ -266,6 +269,11 @@ static void open_image(struct symbols *s, struct sym_image *im)
 		im->error = "file changed since the profile was taken (build-id differs)";
 		im->mod = NULL;
 	}
+	/* the file is gone or rebuilt: the names saved at record time, when there are some */
+	char cached[4096];
+	if (!im->mod && im->id.path[0] != '[' &&
+	    buildid_cache_symtab_path(&im->id, 0, cached, sizeof(cached)) == 0)
+		symtable_load(cached, &im->tab);
 }
 
 static struct sym_image *image_get(struct symbols *s, const struct profile_image *img)
@@ -292,6 +300,45 @@ const char *symbols_image_error(struct symbols *s, const struct profile_image *i
 {
 	struct sym_image *im = image_get(s, img);
 	return im ? im->error : "out of memory";
+}
+
+const char *symbols_names_missing(struct symbols *s, const struct profile_image *img,
+				  const char **cache_why)
+{
+	struct sym_image *im = image_get(s, img);
+	*cache_why = "";
+	if (!im)
+		return "out of memory";
+	if (im->mod || im->tab || im->nksyms)
+		return NULL;
+	if (im->id.path[0] == '[' || im->id.id_kind == PROFILE_ID_NONE)
+		return im->error;
+	char cached[4096];
+	int err = buildid_cache_symtab_path(&im->id, 0, cached, sizeof(cached));
+	*cache_why = err == -ECANCELED ? "the build-id cache is off (SPENT_BUILDID_DIR=off)" :
+		     err ? "there is no build-id cache directory (no HOME)" :
+		     "the build-id cache has no copy of its symbols";
+	return im->error;
+}
+
+int symbols_cache_images(struct symbols *s, const struct profile *p)
+{
+	int first_err = 0;
+	char path[4096];
+	for (uint32_t i = 0; i < profile_nimages(p); i++) {
+		const struct profile_image *img = profile_image_get(p, i);
+		int err = img->path[0] == '[' ? -EINVAL :
+			  buildid_cache_symtab_path(img, 1, path, sizeof(path));
+		if (err == -ECANCELED)
+			return 0;
+		if (err || access(path, F_OK) == 0)
+			continue;	/* pseudo images and no identity: nothing to key; or cached */
+		struct sym_image *im = image_get(s, img);
+		struct symtable *tab = im ? image_table(im) : NULL;
+		if (im && im->mod && tab && (err = symtable_save(tab, path)) && !first_err)
+			first_err = err;
+	}
+	return first_err;
 }
 
 /* Number of kernel symbols starting at or below OFF: the one containing OFF is at [n - 1]. */
@@ -381,7 +428,7 @@ static int lookup(struct symbols *s, const struct profile_image *img, uint64_t o
 		kernel_lookup(im, offset, out);
 		return 0;
 	}
-	if (!im->mod)
+	if (!im->mod && !im->tab)
 		return -ENOENT;
 	struct symtable *tab = image_table(im);
 	struct symtable_hit hit;
@@ -391,7 +438,7 @@ static int lookup(struct symbols *s, const struct profile_image *img, uint64_t o
 		out->size = hit.size;
 		out->exact = hit.size == 0 || offset - hit.start < hit.size;
 	}
-	Dwfl_Line *line = lines ? dwfl_module_getsrc(im->mod, offset) : NULL;
+	Dwfl_Line *line = lines && im->mod ? dwfl_module_getsrc(im->mod, offset) : NULL;
 	if (line) {
 		int lineno = 0;
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);

@@ -1,0 +1,43 @@
+#!/bin/bash
+# tests/e2e/report_buildid_cache.sh - the build-id cache: a profile keeps its function names
+# after its binary is rebuilt with another layout (names saved at record time, keyed by
+# build-id); without the cache's copy a warning says why names are missing.
+source "$(dirname "$0")/lib.sh"
+
+export SPENT_BUILDID_DIR=$TMP/cache
+cat > "$TMP/hot.c" <<'C'
+#include <stdio.h>
+#ifdef PAD
+unsigned long pad_function(unsigned long n) { return n * 7 + pad_function(n / 2); }
+#endif
+unsigned long __attribute__((noinline)) cache_hot_function(unsigned long n)
+{
+	unsigned long x = 1;
+	for (unsigned long i = 0; i < n; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	return x;
+}
+int main(void) { printf("%lu\n", cache_hot_function(150000000UL)); return 0; }
+C
+cc -O1 -o "$TMP/hot" "$TMP/hot.c"
+$SPENT record -o "$TMP/p" -- "$TMP/hot" >/dev/null 2>&1
+check record_fills_the_cache bash -c "ls '$TMP'/cache/b-*/symtab >/dev/null"
+readelf -n "$TMP/hot" | grep 'Build ID' > "$TMP/id.old"
+cc -O1 -DPAD -o "$TMP/hot" "$TMP/hot.c"
+readelf -n "$TMP/hot" | grep 'Build ID' > "$TMP/id.new"
+check rebuilt_binary_has_another_build_id bash -c "test -s '$TMP/id.new' && ! cmp -s '$TMP/id.old' '$TMP/id.new'"
+
+$SPENT report -i "$TMP/p" --json > "$TMP/r.json" 2>"$TMP/r.err"; rc=$?
+check report_after_rebuild_exits_0 test "$rc" = 0
+check report_after_rebuild_names_from_cache \
+	test "$(jfield "$(head -1 "$TMP/r.json")" symbol)" = cache_hot_function
+check report_after_rebuild_no_warning test ! -s "$TMP/r.err"
+
+rm -rf "$TMP/cache"
+$SPENT report -i "$TMP/p" --json > "$TMP/r2.json" 2>"$TMP/r2.err"
+check without_cache_shows_address bash -c "head -1 '$TMP/r2.json' | grep -q 'hot+0x'"
+check without_cache_warning_says_why grep -q "hot: no function names.*build-id differs.*no copy" "$TMP/r2.err"
+SPENT_BUILDID_DIR=off $SPENT report -i "$TMP/p" >/dev/null 2>"$TMP/r3.err"
+check cache_off_warning_says_off grep -q "build-id cache is off" "$TMP/r3.err"
+SPENT_BUILDID_DIR=off $SPENT record -o "$TMP/p2" -- "$TMP/hot" >/dev/null 2>&1
+check cache_off_writes_nothing test ! -e "$TMP/cache"
