@@ -272,8 +272,9 @@ static void open_image(struct symbols *s, struct sym_image *im)
 	/* the file is gone or rebuilt: the names saved at record time, when there are some */
 	char cached[4096];
 	if (!im->mod && im->id.path[0] != '[' &&
-	    buildid_cache_symtab_path(&im->id, 0, cached, sizeof(cached)) == 0)
-		symtable_load(cached, &im->tab);
+	    buildid_cache_symtab_path(&im->id, 0, cached, sizeof(cached)) == 0 &&
+	    symtable_load(cached, &im->tab) == 0)
+		buildid_cache_touch(cached);	/* used: the last to be pruned */
 }
 
 static struct sym_image *image_get(struct symbols *s, const struct profile_image *img)
@@ -335,10 +336,15 @@ int symbols_cache_images(struct symbols *s, const struct profile *p)
 			continue;	/* pseudo images and no identity: nothing to key; or cached */
 		struct sym_image *im = image_get(s, img);
 		struct symtable *tab = im ? image_table(im) : NULL;
-		if (im && im->mod && tab && (err = symtable_save(tab, path)) && !first_err)
+		if (!im || !im->mod || !tab)
+			continue;
+		if (!(err = symtable_save(tab, path)))
+			err = buildid_cache_note_image(path, img->path);
+		if (err && !first_err)
 			first_err = err;
 	}
-	return first_err;
+	int err = buildid_cache_prune(BUILDID_CACHE_DEFAULT_MAX, NULL, NULL);
+	return first_err ? first_err : err;
 }
 
 /* Number of kernel symbols starting at or below OFF: the one containing OFF is at [n - 1]. */

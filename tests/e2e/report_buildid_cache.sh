@@ -41,3 +41,24 @@ SPENT_BUILDID_DIR=off $SPENT report -i "$TMP/p" >/dev/null 2>"$TMP/r3.err"
 check cache_off_warning_says_off grep -q "build-id cache is off" "$TMP/r3.err"
 SPENT_BUILDID_DIR=off $SPENT record -o "$TMP/p2" -- "$TMP/hot" >/dev/null 2>&1
 check cache_off_writes_nothing test ! -e "$TMP/cache"
+
+# spent buildid: list and prune (least recently used first)
+cc -O1 -o "$TMP/hot2" "$TMP/hot.c" -DPAD -g	# another build-id than hot
+$SPENT record -o "$TMP/p3" -- "$TMP/hot" >/dev/null 2>&1
+touch -d '2001-01-01' "$TMP"/cache/b-*/symtab	# every entry so far: old
+$SPENT record -o "$TMP/p4" -- "$TMP/hot2" >/dev/null 2>&1
+$SPENT buildid --list > "$TMP/list.txt"
+check list_shows_the_image grep -q " $TMP/hot2\$" "$TMP/list.txt"
+check list_counts_entries grep -qE '^[0-9]+ entries, [0-9]+ bytes$' "$TMP/list.txt"
+check list_oldest_first bash -c "sed -n 2p '$TMP/list.txt' | grep -q '^2001-01-01'"
+entries=$(sed -n 's/^\([0-9]*\) entries.*/\1/p' "$TMP/list.txt")
+newest=$(tail -2 "$TMP/list.txt" | head -1 | awk '{print $4}')
+newbytes=$(tail -2 "$TMP/list.txt" | head -1 | awk '{print $3}')
+$SPENT buildid --prune --max-size "$newbytes" > "$TMP/prune.txt"
+check prune_says_what_went grep -q "^removed $((entries - 1)) entries" "$TMP/prune.txt"
+check prune_keeps_the_most_recent test -d "$TMP/cache/$newest"
+check prune_left_one test "$(ls "$TMP/cache" | wc -l)" = 1
+$SPENT buildid --list --dir "$TMP/other" > "$TMP/other.txt"
+check dir_option_used grep -q '^0 entries' "$TMP/other.txt"
+$SPENT buildid 2>"$TMP/noarg.err"; rc=$?
+check no_action_is_usage_error bash -c "test $rc = 2 && grep -q 'one of --list or --prune' '$TMP/noarg.err'"
