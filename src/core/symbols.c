@@ -16,6 +16,7 @@
 
 #include "core/binio.h"
 #include "core/buildid_cache.h"
+#include "core/inline_table.h"
 #include "core/outfile.h"
 #include "core/procmaps.h"
 #include "core/symbols.h"
@@ -32,6 +33,7 @@ struct sym_image {
 	Dwfl_Module *mod;
 	struct symtable *tab;		/* the module's symbols sorted, built at the first lookup,
 					 * or the build-id cache's copy when the file is gone */
+	struct inline_tables *inlines;	/* per-CU inlined ranges, made as CUs are met */
 	const char *error;		/* why the image could not be opened */
 	struct ksym *ksyms;		/* kernel only, sorted */
 	struct srcname { const char *raw; char *full; } *srcs;	/* relative -> comp_dir/file */
@@ -71,6 +73,7 @@ void symbols_free(struct symbols *s)
 	for (struct sym_image *i = s->images, *n; i; i = n) {
 		n = i->next;
 		symtable_free(i->tab);
+		inline_tables_free(i->inlines);
 		if (i->dwfl)
 			dwfl_end(i->dwfl);
 		for (size_t k = 0; k < i->nksyms; k++)
@@ -373,20 +376,12 @@ static void kernel_lookup(const struct sym_image *im, uint64_t off, struct sym_i
 	out->exact = 1;
 }
 
-static void inline_lookup(Dwfl_Module *mod, uint64_t off, struct sym_info *out)
+static void inline_lookup(struct sym_image *im, uint64_t off, struct sym_info *out)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, off, &bias);
-	Dwarf_Die *scopes = NULL;
-	if (!cu)
-		return;
-	int n = dwarf_getscopes(cu, off - bias, &scopes);
-	for (int i = 0; i < n; i++)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
-			out->inlined = dwarf_diename(&scopes[i]);
-			break;
-		}
-	free(scopes);
+	Dwarf_Die *cu = dwfl_module_addrdie(im->mod, off, &bias);
+	if (cu)
+		out->inlined = inline_tables_lookup(&im->inlines, cu, off - bias);
 }
 
 /* FILE as recorded in the line table, made absolute with the CU's compilation directory. */
@@ -452,7 +447,7 @@ static int lookup(struct symbols *s, const struct profile_image *img, uint64_t o
 			out->file = full_source_path(im, line, file);
 			out->line = lineno;
 		}
-		inline_lookup(im->mod, offset, out);
+		inline_lookup(im, offset, out);
 	}
 	return 0;
 }

@@ -1,7 +1,8 @@
 /* tests/unit/test_symtable.c - core/symtable against its oracle, libdwfl's own address lookup
  * (dwfl_module_addrinfo), at every few bytes of the text of real images (this test binary with
  * its full symbol table, and libc), before and after a save/load round trip; plus find by
- * name and refusal of a corrupt saved table. */
+ * name, refusal of a corrupt saved table, and core/inline_table against dwarf_getscopes. */
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
@@ -16,6 +17,7 @@
 #include <cmocka.h>
 
 #include "core/binio.h"
+#include "core/inline_table.h"
 #include "core/symtable.h"
 
 int __attribute__((noinline)) symtable_marker_function(int x) { return x * 5 + 3; }
@@ -144,12 +146,65 @@ static void find_by_name_and_corrupt_file(void **state)
 	assert_int_equal(symtable_load("/nonexistent/spent/symtable", &t), -ENOENT);
 }
 
+/* dwarf_getscopes' innermost inlined subroutine, the oracle of core/inline_table */
+static const char *scopes_inlined(Dwarf_Die *cu, uint64_t addr)
+{
+	Dwarf_Die *scopes = NULL;
+	const char *name = NULL;
+	int n = dwarf_getscopes(cu, addr, &scopes);
+	for (int i = 0; i < n && !name; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+			name = dwarf_diename(&scopes[i]);
+	free(scopes);
+	return name;
+}
+
+static void inlines_match_getscopes(void **state)
+{
+	(void)state;
+	char path[4096];
+	ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	assert_true(len > 0);
+	path[len] = 0;
+	Dwfl *dwfl;
+	Dwfl_Module *mod = open_module(&dwfl, path);
+	struct inline_tables *t = NULL;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t nph = 0, inlined = 0;
+	assert_int_equal(elf_getphdrnum(elf, &nph), 0);
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		for (uint64_t off = ph.p_vaddr + bias; off < ph.p_vaddr + bias + ph.p_memsz; off += 3) {
+			Dwarf_Addr cubias;
+			Dwarf_Die *cu = dwfl_module_addrdie(mod, off, &cubias);
+			if (!cu)
+				continue;
+			const char *want = scopes_inlined(cu, off - cubias);
+			const char *got = inline_tables_lookup(&t, cu, off - cubias);
+			if (want) {
+				assert_non_null(got);
+				assert_string_equal(got, want);
+				inlined++;
+			} else {
+				assert_null(got);
+			}
+		}
+	}
+	assert_true(inlined > 10);	/* -O2: the libraries' inlines are there to compare */
+	inline_tables_free(t);
+	dwfl_end(dwfl);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(own_binary_matches_libdwfl),
 		cmocka_unit_test(libc_matches_libdwfl),
 		cmocka_unit_test(find_by_name_and_corrupt_file),
+		cmocka_unit_test(inlines_match_getscopes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
