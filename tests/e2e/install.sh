@@ -16,7 +16,9 @@ san=0
 readelf -d "$SPENT_BUILD/spent" | grep -q 'NEEDED.*libasan' && san=1
 B=$TMP/build R=$TMP/root
 mkdir -p "$B"
-tar -C "$SPENT_BUILD" --exclude=./test-logs -cf - . | tar -C "$B" -xf -
+# pax format keeps sub-second mtimes: an object written in the same second as its source
+# must not look older than it in the copy
+tar -C "$SPENT_BUILD" --exclude=./test-logs --format=posix -cf - . | tar -C "$B" -xf -
 mk() { make -C "$SPENT_TOP" --no-print-directory SAN=$san BUILD="$B" "$@"; }
 quiet() { "$@" > /dev/null 2>&1; }
 

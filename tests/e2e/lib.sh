@@ -1,6 +1,7 @@
 # tests/e2e/lib.sh - helpers for end-to-end scripts: sourced, never run.
 # A script prints one line per check: PASS name / FAIL name: why / SKIP name: reason.
-# Only a missing hardware PMU is a reason to SKIP (see need_pmu).
+# Only missing hardware is a reason to SKIP: a PMU (need_pmu) or CPUID faulting (citcat's
+# --cpuid fault; its portable patch mode runs everywhere).
 set -u
 SPENT=${SPENT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/spent}
 SPENT_BUILD=${SPENT_BUILD:-$(dirname "$SPENT")}
