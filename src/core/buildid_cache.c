@@ -159,7 +159,7 @@ int buildid_cache_list(struct buildid_entry **out, size_t *n)
 		}
 		struct buildid_entry *e = &(*out)[*n];
 		memset(e, 0, sizeof(*e));
-		snprintf(e->key, sizeof(e->key), "%s", de->d_name);
+		memcpy(e->key, de->d_name, strlen(de->d_name) + 1);	/* is_key: it fits */
 		entry_describe(dirfd(d), e);
 		(*n)++;
 	}
