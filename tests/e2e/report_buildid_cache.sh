@@ -4,7 +4,7 @@
 # build-id); without the cache's copy a warning says why names are missing.
 source "$(dirname "$0")/lib.sh"
 
-export SPENT_BUILDID_DIR=$TMP/cache
+export SPENT_BUILDID_DIR=$TMP/cache	# lib.sh sets one too: this name is checked below
 cat > "$TMP/hot.c" <<'C'
 #include <stdio.h>
 #ifdef PAD
