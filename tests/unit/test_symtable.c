@@ -28,6 +28,15 @@ static Dwfl_Callbacks cbs = {
 	.section_address = dwfl_offline_section_address,
 };
 
+static const char *self_path(void)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	assert_true(n > 0);
+	path[n] = 0;
+	return path;
+}
+
 static Dwfl_Module *open_module(Dwfl **dwfl, const char *path)
 {
 	*dwfl = dwfl_begin(&cbs);
@@ -96,10 +105,7 @@ static void same_answers_as_libdwfl(const char *path, uint64_t step)
 static void own_binary_matches_libdwfl(void **state)
 {
 	(void)state;
-	char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-	assert_true(n > 0);
-	path[n] = 0;
+	const char *path = self_path();
 	same_answers_as_libdwfl(path, 4);
 }
 
@@ -117,10 +123,7 @@ static void libc_matches_libdwfl(void **state)
 static void find_by_name_and_corrupt_file(void **state)
 {
 	(void)state;
-	char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-	assert_true(n > 0);
-	path[n] = 0;
+	const char *path = self_path();
 	Dwfl *dwfl;
 	Dwfl_Module *mod = open_module(&dwfl, path);
 	struct symtable *t = NULL;
@@ -162,10 +165,7 @@ static const char *scopes_inlined(Dwarf_Die *cu, uint64_t addr)
 static void inlines_match_getscopes(void **state)
 {
 	(void)state;
-	char path[4096];
-	ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 1);
-	assert_true(len > 0);
-	path[len] = 0;
+	const char *path = self_path();
 	Dwfl *dwfl;
 	Dwfl_Module *mod = open_module(&dwfl, path);
 	struct inline_tables *t = NULL;
