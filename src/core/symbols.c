@@ -327,7 +327,7 @@ const char *symbols_names_missing(struct symbols *s, const struct profile_image 
 
 int symbols_cache_images(struct symbols *s, const struct profile *p)
 {
-	int first_err = 0;
+	int first_err = 0, saved = 0;
 	char path[4096];
 	for (uint32_t i = 0; i < profile_nimages(p); i++) {
 		const struct profile_image *img = profile_image_get(p, i);
@@ -335,8 +335,10 @@ int symbols_cache_images(struct symbols *s, const struct profile *p)
 			  buildid_cache_symtab_path(img, 1, path, sizeof(path));
 		if (err == -ECANCELED)
 			return 0;
+		if (err && err != -EINVAL && err != -ENOENT && !first_err)
+			first_err = err;	/* e.g. the cache directory cannot be made */
 		if (err || access(path, F_OK) == 0)
-			continue;	/* pseudo images and no identity: nothing to key; or cached */
+			continue;	/* pseudo images, no identity or no HOME: no key; or cached */
 		struct sym_image *im = image_get(s, img);
 		struct symtable *tab = im ? image_table(im) : NULL;
 		if (!im || !im->mod || !tab)
@@ -345,8 +347,10 @@ int symbols_cache_images(struct symbols *s, const struct profile *p)
 			err = buildid_cache_note_image(path, img->path);
 		if (err && !first_err)
 			first_err = err;
+		saved += !err;
 	}
-	int err = buildid_cache_prune(BUILDID_CACHE_DEFAULT_MAX, NULL, NULL);
+	/* the cache grew: keep it within its size (nothing to do when nothing was added) */
+	int err = saved ? buildid_cache_prune(BUILDID_CACHE_DEFAULT_MAX, NULL, NULL) : 0;
 	return first_err ? first_err : err;
 }
 

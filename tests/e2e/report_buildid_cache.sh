@@ -62,3 +62,9 @@ $SPENT buildid --list --dir "$TMP/other" > "$TMP/other.txt"
 check dir_option_used grep -q '^0 entries' "$TMP/other.txt"
 $SPENT buildid 2>"$TMP/noarg.err"; rc=$?
 check no_action_is_usage_error bash -c "test $rc = 2 && grep -q 'one of --list or --prune' '$TMP/noarg.err'"
+
+# a cache that cannot be made: record still writes the profile and says why
+touch "$TMP/afile"
+SPENT_BUILDID_DIR=$TMP/afile/cache $SPENT record -o "$TMP/p5" -- "$TMP/hot" >/dev/null 2>"$TMP/bad.err"; rc=$?
+check unusable_cache_record_exits_0 test "$rc" = 0
+check unusable_cache_record_warns grep -q "cannot save symbols in the build-id cache: Not a directory" "$TMP/bad.err"
