@@ -5,7 +5,8 @@
 #   make test       install deps, build both, run every test (unit + e2e, plain and sanitized)
 #   make demo       install deps, build, run spent stat on the bundled demo program
 #   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
-#   make fuzz-run   run each fuzz target briefly (FUZZ_SECONDS, default 20)
+#   make fuzz-run   make seeds from the test programs, run each fuzz target briefly
+#                   (FUZZ_SECONDS each, default 20)
 #   make install    install into $(DESTDIR)$(PREFIX) (mk/install.mk: BINDIR, LIBDIR, ...)
 #   make uninstall  remove what make install put there
 #
@@ -60,7 +61,7 @@ LIBA := $(BUILD)/libspent.a
 LIBSO := $(BUILD)/libspent.so
 SPENT := $(BUILD)/spent
 
-.PHONY: all lib progs deps test demo fuzz fuzz-run clean bench check-layers
+.PHONY: all lib progs deps test demo fuzz fuzz-seeds fuzz-run clean bench check-layers
 all: $(SPENT) $(LIBSO) $(BUILD)/spent.pc $(UNIT_BINS) progs
 lib: $(LIBA) $(LIBSO)
 progs: $(PROG_BINS)
@@ -148,7 +149,15 @@ $(FUZZ_BUILD)/libspent-fuzz.a: $(FUZZ_LIB_OBJS)
 	ar rcs $@ $^
 $(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_BUILD)/libspent-fuzz.a
 	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libspent-fuzz.a $(LDLIBS)
-fuzz-run: fuzz
+$(FUZZ_BINS): tests/fuzz/fuzz_util.h
+# seedtool turns real outputs into the targets' input forms; plain build, it is not fuzzed
+$(FUZZ_BUILD)/seedtool: tests/fuzz/seedtool.c tests/fuzz/fuzz_util.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(SANLDFLAGS) -o $@ $< $(LIBA) $(LDLIBS)
+# seeds from the test programs' real outputs, remade each run (they name this build's files)
+fuzz-seeds: all $(FUZZ_BUILD)/seedtool
+	@tests/fuzz/seeds.sh $(BUILD) $(FUZZ_BUILD)
+fuzz-run: fuzz fuzz-seeds
 	@tests/fuzz/run.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-20}
 
 bench: all

@@ -233,6 +233,9 @@ static void json_summary(FILE *out, const struct shim_result *r)
 	json_kdouble(&w, "seconds", run_seconds(r), 6);
 	json_ku64(&w, "samples_app", r->samples_app);
 	json_ku64(&w, "samples_other", r->samples_other);
+	json_ku64(&w, "samples_gap", r->samples_gap);
+	json_ku64(&w, "excluded", r->samples_other + r->samples_gap);
+	json_kdouble(&w, "app_ms", (double)r->app_ns / 1e6, 3);
 	json_kbool(&w, "thread_channel", r->flags & SHIM_RESULT_SCHED_CHANNEL);
 	json_ki64(&w, "observer_cpu", r->observer_cpu);
 	json_ki64(&w, "app_cpu", r->app_cpu);
@@ -285,6 +288,8 @@ static void json_signals(FILE *out, const struct shim_result *r, const char *his
 	}
 }
 
+#define SHIM_THIN_NS 100000000ULL	/* histograms over less app time get a note */
+
 static void human_summary(FILE *out, const struct shim_result *r)
 {
 	char period[64];
@@ -295,12 +300,22 @@ static void human_summary(FILE *out, const struct shim_result *r)
 	fprintf(out, "shim: %llu samples in %.3f s: one every %.1f ns (%s), observer cpu %d, "
 		     "app cpu %d\n", (unsigned long long)r->samples, run_seconds(r),
 		shim_result_period_ns(r), period, r->observer_cpu, r->app_cpu);
-	if (r->flags & SHIM_RESULT_SCHED_CHANNEL)
+	if (r->flags & SHIM_RESULT_SCHED_CHANNEL) {
 		fprintf(out, "thread channel (eBPF sched_switch): %llu samples with the app on its cpu "
-			     "(%.1f%%), %llu with another task or idle\n",
+			     "(%.1f%%) over %.1f ms; excluded from histograms: %llu, of which %llu with "
+			     "another task or idle on the app cpu, %llu spanning a context switch on the "
+			     "app or observer cpu\n",
 			(unsigned long long)r->samples_app,
 			r->samples ? 100.0 * (double)r->samples_app / (double)r->samples : 0,
-			(unsigned long long)r->samples_other);
+			(double)r->app_ns / 1e6, (unsigned long long)(r->samples_other + r->samples_gap),
+			(unsigned long long)r->samples_other, (unsigned long long)r->samples_gap);
+		/* a busy machine may let the two threads overlap for a few ms only: say so */
+		if (r->ntags && r->app_ns < SHIM_THIN_NS)
+			fprintf(out, "note: the histograms watched the app for only %.1f ms (the app and "
+				     "the observer ran at the same time that long): few phases of the "
+				     "program were seen, shares are uncertain; run longer\n",
+				(double)r->app_ns / 1e6);
+	}
 	if (r->note[0])
 		fprintf(out, "note: %s\n", r->note);
 }
@@ -320,7 +335,7 @@ static void human_counters(FILE *out, const struct shim_result *r)
 			s->rate_median, s->rate_max);
 	}
 	fprintf(out, "(rates kept when consecutive clock intervals agree within [%g, %g]; offcpu: "
-		     "spanning a context switch on the app cpu)\n",
+		     "spanning a context switch on the app or observer cpu)\n",
 		r->ratio_lo, r->ratio_hi);
 }
 
@@ -357,6 +372,16 @@ static int tag_spec_known(const struct shim_config *cfg, const char *name)
 	return 0;
 }
 
+/* Whether a logged sample fed the histograms: "app", or why not ("other", "gap"). */
+static const char *logged_class(const struct shim_result *r, uint64_t thread)
+{
+	if (thread & SHIM_LOG_THREAD_GAP)
+		return "gap";
+	if ((r->flags & SHIM_RESULT_SCHED_CHANNEL) && (thread >> 32) != (uint64_t)(uint32_t)r->pid)
+		return "other";
+	return "app";
+}
+
 static void print_samples(FILE *out, const struct shim_result *r, bool json, long limit)
 {
 	uint64_t words = shim_sample_words(r->ncounters, r->ntags);
@@ -365,8 +390,8 @@ static void print_samples(FILE *out, const struct shim_result *r, bool json, lon
 	struct json_writer jw;
 	json_init(&jw, out);
 	if (!json)
-		fprintf(out, "\n%llu logged samples (the last of the run):\n%14s %8s %10s",
-			(unsigned long long)r->nlog, "t_ns", "read_ns", "tid");
+		fprintf(out, "\n%llu logged samples (the last of the run):\n%14s %8s %10s %6s",
+			(unsigned long long)r->nlog, "t_ns", "read_ns", "tid", "class");
 	for (uint32_t i = 0; !json && i < r->ncounters + r->ntags; i++)
 		fprintf(out, " %16s", r->signals[i].name);
 	if (!json)
@@ -374,20 +399,23 @@ static void print_samples(FILE *out, const struct shim_result *r, bool json, lon
 	for (uint64_t k = 0; k < n; k++) {
 		const uint64_t *w = r->log + k * words;
 		double t = (double)(w[0] - r->first_tsc) * ns, d = (double)(w[1] - w[0]) * ns;
+		uint64_t thread = w[2] & ~SHIM_LOG_THREAD_GAP;
 		if (json) {
 			json_object_begin(&jw);
 			json_kstr(&jw, "type", "sample");
 			json_kdouble(&jw, "t_ns", t, 1);
 			json_kdouble(&jw, "read_ns", d, 1);
-			json_ku64(&jw, "pid", w[2] >> 32);
-			json_ku64(&jw, "tid", w[2] & 0xffffffffu);
+			json_ku64(&jw, "pid", thread >> 32);
+			json_ku64(&jw, "tid", thread & 0xffffffffu);
+			json_kstr(&jw, "class", logged_class(r, w[2]));
 			for (uint32_t i = 0; i < r->ncounters + r->ntags; i++)
 				json_ku64(&jw, r->signals[i].name, w[3 + i]);
 			json_object_end(&jw);
 			json_newline(&jw);
 			continue;
 		}
-		fprintf(out, "%14.1f %8.1f %10llu", t, d, (unsigned long long)(w[2] & 0xffffffffu));
+		fprintf(out, "%14.1f %8.1f %10llu %6s", t, d, (unsigned long long)(thread & 0xffffffffu),
+			logged_class(r, w[2]));
 		for (uint32_t i = 0; i < r->ncounters + r->ntags; i++)
 			fprintf(out, " %16llu", (unsigned long long)w[3 + i]);
 		fputc('\n', out);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/binio.h"
@@ -130,15 +131,18 @@ int symbols_save_kernel(struct symbols *s, const struct profile *p, const char *
 		}
 		struct binbuf b;
 		binbuf_init(&b);
-		char line[320];
+		char addr[32];
 		for (size_t k = 0; k < im->nksyms && !err; k++) {
 			if (!used[k])
 				continue;
-			/* keep the next symbol too, so the last one's size stays known */
+			/* keep the next symbol too, so the last one's size stays known; names go in
+			 * whole (kernel names reach 511 bytes: no fixed-size line) */
 			for (size_t j = k; j <= k + 1 && j < im->nksyms && !err; j++) {
-				int l = snprintf(line, sizeof(line), "%016llx t %s\n",
-						 (unsigned long long)im->ksyms[j].addr, im->ksyms[j].name);
-				err = binbuf_put(&b, line, (size_t)l);
+				int l = snprintf(addr, sizeof(addr), "%016llx t ",
+						 (unsigned long long)im->ksyms[j].addr);
+				err = binbuf_put(&b, addr, (size_t)l) ?:
+				      binbuf_put(&b, im->ksyms[j].name, strlen(im->ksyms[j].name)) ?:
+				      binbuf_put_u8(&b, '\n');
 			}
 		}
 		free(used);
@@ -155,12 +159,20 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Parse "ADDR TYPE NAME[\t[module]]" lines (the /proc/kallsyms format) keeping text symbols. */
+/* Parse "ADDR TYPE NAME[\t[module]]" lines (the /proc/kallsyms format) keeping text symbols.
+ * Names reach 511 bytes (KSYM_NAME_LEN); a longer line is skipped whole, so its tail cannot
+ * pass for a line of its own. */
 static void parse_kallsyms(struct sym_image *im, FILE *f)
 {
-	char line[512];
+	char line[1024];
 	size_t cap = 0;
 	while (fgets(line, sizeof(line), f)) {
+		if (!strchr(line, '\n') && !feof(f)) {
+			int ch;
+			while ((ch = fgetc(f)) != EOF && ch != '\n')
+				;
+			continue;
+		}
 		uint64_t a = 0;
 		char *p = line;
 		for (;; p++) {
