@@ -112,6 +112,15 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 	char *key = NULL, *symbol = NULL, name[512];
 	struct profile_frame f = { img, off };
 	bool want_lines = b->r->cfg.by == REPORT_BY_LINE || b->r->cfg.by == REPORT_BY_INSTRUCTION;
+	if (b->r->cfg.by == REPORT_BY_IMAGE) {	/* needs no symbols: never open the image */
+		key = strdup(im->path);
+		symbol = strdup("");
+		if (key && symbol)
+			return row_get(b, key, symbol, im->path, NULL, 0, off);
+		free(key);
+		free(symbol);
+		return -ENOMEM;
+	}
 	if (want_lines)
 		symbols_lookup(b->sym, im, off, &si);
 	else
@@ -121,9 +130,7 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 	const char *fn = si.name && si.exact ? si.name : NULL;
 	int n = -1;
 	switch (b->r->cfg.by) {
-	case REPORT_BY_IMAGE:
-		n = asprintf(&key, "%s", im->path);
-		symbol = strdup("");
+	case REPORT_BY_IMAGE:	/* returned above */
 		break;
 	case REPORT_BY_FUNCTION:
 		n = fn ? asprintf(&key, "%s|%s", im->path, fn) : asprintf(&key, "%s|%s", im->path, name);

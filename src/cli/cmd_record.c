@@ -330,6 +330,9 @@ static int write_output(const struct record_opts *o, const struct profile *p)
 	snprintf(ksyms, sizeof(ksyms), "%s/kallsyms", tmp);
 	if (symbols_new(&sym) == 0 && (err = symbols_save_kernel(sym, p, ksyms)))
 		cli_warn("cannot save kernel symbols in '%s': %s", ksyms, strerror(-err));
+	/* the images' names outlive a rebuild of the binaries: the build-id cache */
+	if (sym && (err = symbols_cache_images(sym, p)))
+		cli_warn("cannot save symbols in the build-id cache: %s", strerror(-err));
 	symbols_free(sym);
 	if ((err = outdir_commit(tmp, o->output, profile_dir_check_replaceable, &replaced))) {
 		cli_error("cannot write profile '%s': %s", o->output, output_error(err));

@@ -399,6 +399,19 @@ out:
 	return err;
 }
 
+/* A report never shows addresses for a binary that had names without saying why. */
+static void warn_missing_names(const struct profile *p, struct symbols *sym)
+{
+	for (uint32_t i = 0; i < profile_nimages(p); i++) {
+		const struct profile_image *img = profile_image_get(p, i);
+		const char *cache_why, *why = img->path[0] == '[' ? NULL :
+			symbols_names_missing(sym, img, &cache_why);
+		if (why)
+			cli_warn("%s: no function names (addresses shown): %s%s%s", img->path, why,
+				 cache_why[0] ? ", and " : "", cache_why);
+	}
+}
+
 static int use_saved_kallsyms(struct symbols *sym, const char *dir)
 {
 	char path[PATH_MAX];
@@ -437,6 +450,8 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (o.by != REPORT_BY_IMAGE)
+		warn_missing_names(p, sym);
 	if (o.pprof || o.folded || o.flamegraph) {
 		rc = do_exports(&o, p, sym, evs, nev) ? 1 : skipped ? 1 : 0;
 		goto out;
