@@ -41,7 +41,7 @@ WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 ALL_CPPFLAGS = -Iinclude -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"' $(CPPFLAGS)
 ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -MMD -MP $(SANFLAGS) $(CFLAGS)
 # zlib first: libunicorn exports its own crc32, and the first library named wins at run time
-LDLIBS += -lz -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl
+LDLIBS += -lz -lpfm -liberty -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl
 
 LIB_SRCS := $(shell find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/cli/*' \
               ! -path '*/valgrind/*' ! -path '*/preload/*' | sort)
@@ -55,7 +55,9 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 SKELS := $(patsubst %.bpf.c,$(BUILD)/gen/%.skel.h,$(notdir $(BPF_SRCS)))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
-PROG_BINS := $(PROG_SRCS:tests/progs/%.c=$(BUILD)/progs/%)
+PROG_CXX_SRCS := $(sort $(wildcard tests/progs/*.cc))
+PROG_BINS := $(PROG_SRCS:tests/progs/%.c=$(BUILD)/progs/%) \
+	     $(PROG_CXX_SRCS:tests/progs/%.cc=$(BUILD)/progs/%)
 
 LIBA := $(BUILD)/libspent.a
 LIBSO := $(BUILD)/libspent.so
@@ -109,6 +111,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA) $(CLI_LIB)
 $(BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -Iinclude -o $@ $< -lpthread -lm
+# C++ ones: mangled names for the demangling checks
+$(BUILD)/progs/%: tests/progs/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -O1 -g -fno-omit-frame-pointer -fno-inline -o $@ $<
 
 # BPF: vmlinux.h from the running kernel's BTF, then .bpf.c -> .bpf.o -> .skel.h.
 $(BUILD)/gen/vmlinux.h:

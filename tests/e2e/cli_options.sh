@@ -12,7 +12,7 @@ check "spent help lists commands" test -n "$cmds"
 
 # the long options of CMD's synopsis in the docs, one "SUB OPTION" line each (SUB "-" when the
 # line is the command's own, else its subcommand, e.g. "dump"): fenced lines starting "spent
-# CMD" and their indented "[..." continuation lines, comments dropped
+# CMD" and their indented "[..." continuation lines, comments dropped, and inline `spent CMD ...`
 doc_options() {
 	awk -v cmd="$1" '
 		/^```/ { fence = !fence; cont = 0; next }
@@ -27,7 +27,12 @@ doc_options() {
 				print sc, substr(l, RSTART, RLENGTH)
 				l = substr(l, RSTART + RLENGTH)
 			}
-		}' "$SPENT_TOP"/docs/*.md | sort -u
+		}' "$SPENT_TOP"/docs/*.md
+	# and inline `spent CMD ...` spans of the text
+	grep -ohE "\`spent $1( [^\`]*)?\`" "$SPENT_TOP"/docs/*.md | tr -d '\`' |
+		awk '{ sc = $3 ~ /^[a-z]+$/ ? $3 : "-"; l = $0
+		       while (match(l, /--[a-z][a-z0-9-]*/)) {
+			       print sc, substr(l, RSTART, RLENGTH); l = substr(l, RSTART + RLENGTH) } }'
 }
 
 for cmd in $cmds; do
@@ -55,7 +60,7 @@ for cmd in $cmds; do
 	"$SPENT" help "$cmd" > "$TMP/$cmd.help"
 	check "spent help $cmd prints what $cmd -h does" cmp -s "$TMP/$cmd.h" "$TMP/$cmd.help"
 	missing=""
-	doc_options "$cmd" > "$TMP/$cmd.opts"
+	doc_options "$cmd" | sort -u > "$TMP/$cmd.opts"
 	while read -r sc o; do
 		# a subcommand's options are listed by its own -h
 		help=$TMP/$cmd.h

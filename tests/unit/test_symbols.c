@@ -190,7 +190,7 @@ static void report_and_folded_on_synthetic_profile(void **state)
 	assert_true(r->rows[1].self[0] == 60 && r->rows[1].incl[0] == 60);
 	report_free(r);
 	struct folded *f;
-	assert_int_equal(folded_build(p, s, ev, &f), 0);
+	assert_int_equal(folded_build(p, s, ev, 0, &f), 0);
 	assert_int_equal(f->n, 2);
 	assert_string_equal(f->stacks[0], "unit_caller_function");
 	assert_string_equal(f->stacks[1], "unit_caller_function;unit_marker_function");
