@@ -91,6 +91,7 @@ static int parse_opts(int argc, char **argv, struct cachesim_opts *o)
 		  .defval = "1", .min = 1, .max = CACHESIM_MAX_CORES },
 		OPT_STRING(0, "svg", &o->svg, "FILE", "write the bandwidth chart"),
 		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
+		STUDIES_FILTER_OPTIONS,
 		OPT_END(),
 	};
 	int rc = studies_parse(argc, argv, opts, &cachesim_u, &o->trace);
@@ -396,6 +397,7 @@ int cmd_cachesim(int argc, char **argv)
 	}
 	char cut[640];
 	ret = 1;
+	studies_filter.tag = 1;	/* processes' equal addresses are different memory */
 	if (studies_run("cachesim", o.trace, feed, &r, cut, sizeof(cut)))
 		goto out;
 	for (size_t i = 0; i < r.n; i++) {

@@ -97,6 +97,7 @@ static int parse_opts(int argc, char **argv, struct hitcurve_opts *o)
 		  .callback = on_service },
 		OPT_STRING(0, "svg", &o->svg, "FILE", "write the hit curves"),
 		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
+		STUDIES_FILTER_OPTIONS,
 		OPT_END(),
 	};
 	service_target = o;
@@ -229,6 +230,7 @@ int cmd_hitcurve(int argc, char **argv)
 	}
 	char cut[640];
 	int ret = 1;
+	studies_filter.tag = 1;	/* processes' equal addresses are different memory */
 	if (studies_run("hitcurve", o.trace, feed, hc, cut, sizeof(cut)))
 		goto out;
 	struct hitcurve_result r;

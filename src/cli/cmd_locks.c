@@ -40,6 +40,7 @@ static int parse_opts(int argc, char **argv, struct locks_opts *o)
 		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
 		OPT_INT(0, "groups", &o->groups, "N", "locks drawn as separate bands in the SVG",
 			1, 64),
+		STUDIES_FILTER_OPTIONS,
 		OPT_END(),
 	};
 	return studies_parse(argc, argv, opts, &locks_u, &o->trace);

@@ -37,6 +37,7 @@ static int parse_opts(int argc, char **argv, struct memmap_opts *o)
 		  .help = "addresses are taken modulo this size", .defval = "4M" },
 		OPT_INT(0, "width", &o->width, "PIXELS", "picture width", 64, 8192),
 		OPT_INT(0, "height", &o->height, "PIXELS", "picture height", 64, 8192),
+		STUDIES_FILTER_OPTIONS,
 		OPT_END(),
 	};
 	int rc = studies_parse(argc, argv, opts, &memmap_u, &o->trace);

@@ -10,6 +10,8 @@
 #include "cli/parse_options.h"
 #include "cli/studies_util.h"
 
+struct studies_filter studies_filter;
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -26,6 +28,13 @@ int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx
 	int rc = trace_source_open(path, &src, err, sizeof(err));
 	if (rc) {
 		cli_error("%s: cannot read trace '%s': %s", cmd, path, err[0] ? err : strerror(-rc));
+		return 1;
+	}
+	const struct studies_filter *f = &studies_filter;
+	if ((f->pid || f->comm || f->tag) &&
+	    (rc = trace_source_select(src, (uint32_t)f->pid, f->comm, f->tag ? TRACE_SELECT_TAG : 0,
+				      &src))) {
+		cli_error("%s: cannot read trace '%s': %s", cmd, path, strerror(-rc));
 		return 1;
 	}
 	int tty = isatty(2);

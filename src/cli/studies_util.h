@@ -15,6 +15,21 @@ struct parse_usage;
 int studies_parse(int argc, char **argv, const struct option *opts, const struct parse_usage *u,
 		  const char **trace);
 
+/* Which processes of a process-tree trace a study reads (--pid, --comm), and whether their
+ * addresses are tagged apart (a cache or hit-curve model: two processes' equal addresses are
+ * different memory). Set by the options STUDIES_FILTER_OPTIONS adds to a command's table. */
+struct studies_filter {
+	long pid;		/* 0: every process */
+	const char *comm;	/* NULL: every program */
+	int tag;		/* TRACE_SELECT_TAG the addresses by process */
+};
+extern struct studies_filter studies_filter;
+#define STUDIES_FILTER_OPTIONS \
+	OPT_INT(0, "pid", &studies_filter.pid, "PID", \
+		"only the process PID of a process-tree trace (default: all)", 1, 2147483647), \
+	OPT_STRING(0, "comm", &studies_filter.comm, "NAME", \
+		   "only processes running the program NAME (default: all)")
+
 typedef int (*studies_sink_fn)(void *ctx, const struct trace_batch *b);
 
 /* Open PATH with trace_source_open() and give every batch to FN. Prints one error line and
