@@ -3,9 +3,10 @@
 #   make            build into build/
 #   make SAN=1      debug + ASan/UBSan build into build-san/
 #   make test       install deps, build both, run every test (unit + e2e, plain and sanitized)
-#   make demo       install deps, build, run spent stat on the bundled demo program
+#   make demo       install deps, build, show where the bundled demo's time goes (scripts/demo.sh)
 #   make fuzz       build the libFuzzer targets (clang) into build-fuzz/
-#   make fuzz-run   run each fuzz target briefly (FUZZ_SECONDS, default 20)
+#   make fuzz-run   make seeds from the test programs, run each fuzz target briefly
+#                   (FUZZ_SECONDS each, default 20)
 #   make install    install into $(DESTDIR)$(PREFIX) (mk/install.mk: BINDIR, LIBDIR, ...)
 #   make uninstall  remove what make install put there
 #
@@ -40,7 +41,7 @@ WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 ALL_CPPFLAGS = -Iinclude -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"' $(CPPFLAGS)
 ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -MMD -MP $(SANFLAGS) $(CFLAGS)
 # zlib first: libunicorn exports its own crc32, and the first library named wins at run time
-LDLIBS += -lz -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl
+LDLIBS += -lz -lpfm -liberty -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl
 
 LIB_SRCS := $(shell find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/cli/*' \
               ! -path '*/valgrind/*' ! -path '*/preload/*' | sort)
@@ -54,13 +55,15 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 SKELS := $(patsubst %.bpf.c,$(BUILD)/gen/%.skel.h,$(notdir $(BPF_SRCS)))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
-PROG_BINS := $(PROG_SRCS:tests/progs/%.c=$(BUILD)/progs/%)
+PROG_CXX_SRCS := $(sort $(wildcard tests/progs/*.cc))
+PROG_BINS := $(PROG_SRCS:tests/progs/%.c=$(BUILD)/progs/%) \
+	     $(PROG_CXX_SRCS:tests/progs/%.cc=$(BUILD)/progs/%)
 
 LIBA := $(BUILD)/libspent.a
 LIBSO := $(BUILD)/libspent.so
 SPENT := $(BUILD)/spent
 
-.PHONY: all lib progs deps test demo fuzz fuzz-run clean bench check-layers
+.PHONY: all lib progs deps test demo fuzz fuzz-seeds fuzz-run clean bench check-layers
 all: $(SPENT) $(LIBSO) $(BUILD)/spent.pc $(UNIT_BINS) progs
 lib: $(LIBA) $(LIBSO)
 progs: $(PROG_BINS)
@@ -73,8 +76,22 @@ $(LIBA): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# The library exports its public API only (include/spent/*.h, marked SPENT_API): everything
+# else is hidden, so libspent.so's ABI is those functions; the static library, spent and the
+# unit tests still link every internal function (hidden symbols link within one executable).
+# --exclude-libs: nothing of a static library linked in (e.g. libiberty's demangler) is exported.
+$(LIB_OBJS): ALL_CFLAGS += -fvisibility=hidden
+# objects built before (or with other flags) are rebuilt: a stale object would export everything
+LIB_FLAGS_STAMP := $(BUILD)/.lib-flags
+$(LIB_FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo '-fvisibility=hidden $(CPPFLAGS) $(CFLAGS)' | cmp -s - $@ || \
+		echo '-fvisibility=hidden $(CPPFLAGS) $(CFLAGS)' > $@
+$(LIB_OBJS): $(LIB_FLAGS_STAMP)
+.PHONY: FORCE
+
 $(LIBSO): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libspent.so.0 $(SANLDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libspent.so.0 -Wl,--exclude-libs,ALL $(SANLDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(SPENT): $(CLI_OBJS) $(LIBA)
 	$(CC) $(SANLDFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBA) $(LDLIBS)
@@ -94,6 +111,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIBA) $(CLI_LIB)
 $(BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -Iinclude -o $@ $< -lpthread -lm
+# C++ ones: mangled names for the demangling checks
+$(BUILD)/progs/%: tests/progs/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -O1 -g -fno-omit-frame-pointer -fno-inline -o $@ $<
 
 # BPF: vmlinux.h from the running kernel's BTF, then .bpf.c -> .bpf.o -> .skel.h.
 $(BUILD)/gen/vmlinux.h:
@@ -126,12 +147,12 @@ test: deps
 
 demo: deps
 	$(MAKE) all
-	$(SPENT) stat -- $(BUILD)/progs/demo
+	@scripts/demo.sh $(abspath $(SPENT)) $(abspath $(BUILD)/progs/demo) $(BUILD)/demo
 
 # libFuzzer targets: the library is compiled once with fuzzer instrumentation and ASan/UBSan
 # (build-fuzz/libspent-fuzz.a); each tests/fuzz/fuzz_*.c links against it.
 FUZZ_BUILD := build-fuzz
-FUZZ_FLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -Iinclude -Isrc \
+FUZZ_FLAGS := -std=gnu11 -Werror=implicit-function-declaration -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -Iinclude -Isrc \
 	-I$(FUZZ_BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"'
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
 FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
@@ -148,7 +169,15 @@ $(FUZZ_BUILD)/libspent-fuzz.a: $(FUZZ_LIB_OBJS)
 	ar rcs $@ $^
 $(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_BUILD)/libspent-fuzz.a
 	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_BUILD)/libspent-fuzz.a $(LDLIBS)
-fuzz-run: fuzz
+$(FUZZ_BINS): tests/fuzz/fuzz_util.h
+# seedtool turns real outputs into the targets' input forms; plain build, it is not fuzzed
+$(FUZZ_BUILD)/seedtool: tests/fuzz/seedtool.c tests/fuzz/fuzz_util.h $(LIBA)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(SANLDFLAGS) -o $@ $< $(LIBA) $(LDLIBS)
+# seeds from the test programs' real outputs, remade each run (they name this build's files)
+fuzz-seeds: all $(FUZZ_BUILD)/seedtool
+	@tests/fuzz/seeds.sh $(BUILD) $(FUZZ_BUILD)
+fuzz-run: fuzz fuzz-seeds
 	@tests/fuzz/run.sh $(FUZZ_BUILD) $${FUZZ_SECONDS:-20}
 
 bench: all

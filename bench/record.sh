@@ -2,7 +2,10 @@
 # bench/record.sh - spent record/report against perf record/report at the same frequency on
 # the same workload, side by side (alternating runs, median of N): workload slowdown ratio
 # spent/perf (goal <= 1.0), profile size / perf.data size (goal <= 0.1), report time ratio
-# (goal <= 0.2). Not a test: prints ratios.   usage: bench/record.sh [RUNS] [FREQ] [MITER]
+# (goal <= 0.2). Then reports at scale: a -g profile of a g++ -O2 compile (cc1plus, a large
+# stripped binary) by spent and perf, each report view timed against perf report's (goal
+# <= 1.0), and a daemon-like profile of 120k distinct offsets (goal <= 2 s per view).
+# Not a test: prints ratios.   usage: bench/record.sh [RUNS] [FREQ] [MITER]
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 SPENT=${SPENT:-$top/build/spent}
@@ -34,3 +37,65 @@ printf 'wall: bare %.3fs  perf record %.3fs  spent record %.3fs\n' "$base" "$tp"
 awk -v s="$ts" -v p="$tp" 'BEGIN{printf "slowdown ratio spent/perf: %.3f (goal <= 1.0)\n", s/p}'
 awk -v s="$ssize" -v p="$psize" 'BEGIN{printf "profile size / perf.data size: %d / %d = %.4f (goal <= 0.1)\n", s, p, s/p}'
 awk -v s="$rs" -v p="$rp" 'BEGIN{printf "report time ratio spent/perf: %.3f / %.3f = %.3f (goal <= 0.2)\n", s, p, s/p}'
+
+# --- reports at scale: a large real binary (cc1plus), flat, --children, --folded
+cat > "$tmp/big.cpp" <<'CPP'
+#include <algorithm>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+int main()
+{
+	std::map<std::string, std::vector<int>> m;
+	std::regex r("a+b");
+	std::unordered_map<int, std::string> u;
+	std::ostringstream o;
+	for (auto &x : m)
+		o << x.first;
+	std::function<int(int)> f = [](int x) { return x; };
+	return f(std::regex_match("aab", r));
+}
+CPP
+if command -v g++ >/dev/null; then
+	(cd "$tmp" && perf record -q -g -F 2000 -e cpu-clock -o "$tmp/big.perf" -- g++ -O2 -c big.cpp -o /dev/null) >/dev/null 2>&1
+	(cd "$tmp" && "$SPENT" record -g -F 2000 -e cpu-clock -o "$tmp/big" -- g++ -O2 -c big.cpp -o /dev/null) >/dev/null 2>&1
+	echo "large binary: g++ -O2 -c (cc1plus) -g -F 2000, median of $runs"
+	view() { # NAME "SPENT ARGS" "PERF ARGS"
+		local sp=() pe=()
+		for i in $(seq "$runs"); do
+			pe+=("$(elapsed perf report -i "$tmp/big.perf" --stdio $3)")
+			sp+=("$(elapsed "$SPENT" report -i "$tmp/big" $2)")
+		done
+		local ms mp
+		ms=$(printf '%s\n' "${sp[@]}" | median) mp=$(printf '%s\n' "${pe[@]}" | median)
+		awk -v n="$1" -v s="$ms" -v p="$mp" \
+			'BEGIN{printf "  %-10s spent %.3fs  perf %.3fs  ratio %.3f (goal <= 1.0)\n", n, s, p, s/p}'
+	}
+	view flat "" "--no-children --sort sym"
+	view children "--children" "--children --sort sym"
+	view folded "--folded" "--no-children --sort sym -g folded"
+	view by-image "--by image" "--no-children --sort dso"
+else
+	echo "large binary: SKIP (no g++)"
+fi
+
+# --- a daemon-like database: 120k distinct offsets over big images
+cc -O2 -I"$top/include" -I"$top/src" -D_GNU_SOURCE -o "$tmp/synth" "$top/bench/synth_profile.c" \
+	"$(dirname "$SPENT")/libspent.a" -lz -lpfm -ldw -lelf -lbpf -lZydis -lzstd -lpthread -lm -ldl
+imgs=()
+for f in /usr/lib/gcc/x86_64-linux-gnu/*/cc1plus /lib/x86_64-linux-gnu/libc.so.6 \
+	 /usr/lib/x86_64-linux-gnu/libstdc++.so.6 "$SPENT"; do
+	[ -r "$f" ] && imgs+=("$f")
+done
+"$tmp/synth" "$tmp/db" 120000 "${imgs[@]}"
+echo "daemon-like profile: 120000 offsets over ${#imgs[@]} images, median of $runs"
+for v in "--by image --limit 3" "" "--by line"; do
+	for i in $(seq "$runs"); do elapsed "$SPENT" report -i "$tmp/db" $v; done > "$tmp/dbt"
+	awk -v n="${v:-by function}" -v s="$(median < "$tmp/dbt")" \
+		'BEGIN{printf "  %-20s %.3fs (goal <= 2 s)\n", n, s}'
+done

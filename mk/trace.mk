@@ -17,7 +17,7 @@ VG_TOOL_LDFLAGS := -static -nodefaultlibs -nostartfiles -u _start -Wl,--build-id
 
 all: $(VG_TOOL) $(VG_TOOL_DIR)/lib/.links
 
-$(VG_TOOL): $(VG_TOOL_SRCS) src/trace/log_format.h mk/trace.mk
+$(VG_TOOL): $(VG_TOOL_SRCS) $(wildcard src/trace/valgrind/*.h) src/trace/log_format.h mk/trace.mk
 	@mkdir -p $(dir $@)
 	gcc $(VG_TOOL_CFLAGS) $(VG_TOOL_LDFLAGS) -o $@ $(VG_TOOL_SRCS) \
 		$(VG_LIBDIR)/libcoregrind-amd64-linux.a $(VG_LIBDIR)/libvex-amd64-linux.a \

@@ -1,10 +1,11 @@
 #!/bin/sh
-# scripts/manpage.sh - write one man page on stdout from what the built binary says about itself
-# (`spent help`, `spent help CMD`) and the first line of the docs/*.md manual that covers the
-# command. A stopgap until man pages are generated from the option tables: deliberately plain.
+# scripts/manpage.sh - write one man page on stdout from what the built binary says about itself:
+# `spent --man` (spent(1), with the installed directories added here) and `spent CMD --man` (the
+# page generated from the command's option table). A command not on the table yet gets a plain
+# page from `spent help CMD` and the first line of the docs/*.md manual that covers it.
 #
 #   scripts/manpage.sh SPENT ''  DOCDIR PKGLIBDIR    spent(1): the command list, environment
-#   scripts/manpage.sh SPENT CMD DOCDIR PKGLIBDIR    spent-CMD(1): synopsis, summary, manual
+#   scripts/manpage.sh SPENT CMD DOCDIR PKGLIBDIR    spent-CMD(1)
 set -eu
 spent=$1 cmd=$2 docdir=$3 pkglibdir=$4
 docs=$(cd "$(dirname "$0")/../docs" && pwd)
@@ -26,39 +27,10 @@ manual() {
 }
 
 if [ -z "$cmd" ]; then
+	# spent(1) from the binary, with the installed directories added before SEE ALSO
+	page=$("$spent" --man)
+	printf '%s\n' "$page" | sed '/^\.SH SEE ALSO/,$d'
 	cat <<EOF
-.TH SPENT 1 "" "spent $version" "spent manual"
-.SH NAME
-spent \\- where is the time spent, and how
-.SH SYNOPSIS
-.B spent
-.I COMMAND
-.RI [ ARGS ]
-.br
-.B spent help
-.RI [ COMMAND ]
-.SH DESCRIPTION
-spent is a performance\\-measurement toolkit: counters, profiles, continuous profiling,
-observer\\-thread sampling, instruction traces and the studies made on them.
-Each command has its own page, spent\\-COMMAND(1).
-.SH COMMANDS
-EOF
-	# "  NAME   summary" lines of `spent help`
-	"$spent" help | sed -n 's/^  \([a-z][a-z0-9-]*\)  *\(.*\)$/\1 \2/p' | while read -r name summary; do
-		printf '.TP\n.BR spent\\-%s (1)\n%s\n' "$name" "$(printf '%s\n' "$summary" | roff)"
-	done
-	cat <<EOF
-.SH ENVIRONMENT
-.TP
-.B SPENT_LIB_DIR
-the directory holding spent's helper files (the Valgrind tool, libspent\\-shim.so),
-instead of the one beside the spent binary (a build tree) or the installed one
-.TP
-.B SPENT_VALGRIND_LIB
-the Valgrind library directory holding the spent tool, for spent trace
-.TP
-.B SPENT_SHIM_LIB
-the observer library preloaded by spent shim
 .SH FILES
 .TP
 .I $(printf '%s\n' "$pkglibdir" | roff)
@@ -66,10 +38,19 @@ the Valgrind tool (valgrind/) and the Shim libraries
 .TP
 .I $(printf '%s\n' "$docdir" | roff)
 the manuals, one per area
-.SH SEE ALSO
 EOF
-	"$spent" help | sed -n 's/^  \([a-z][a-z0-9-]*\)  .*/\1/p' |
-		sed 's/.*/.BR spent\\-& (1),/' | sed '$ s/,$//'
+	printf '%s\n' "$page" | sed -n '/^\.SH SEE ALSO/,$p'
+	exit 0
+fi
+
+# a command on the option table writes its own page; the installed manual is named before
+# SEE ALSO
+if page=$("$spent" "$cmd" --man 2>/dev/null); then
+	doc=$(manual "$cmd")
+	printf '%s\n' "$page" | sed '/^\.SH SEE ALSO/,$d'
+	[ -z "$doc" ] || printf '.SH MANUAL\nThe output formats and limits are described in\n.IR %s .\n' \
+		"$(printf '%s\n' "$docdir/$doc" | roff)"
+	printf '%s\n' "$page" | sed -n '/^\.SH SEE ALSO/,$p'
 	exit 0
 fi
 

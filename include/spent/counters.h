@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spent/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -36,29 +38,29 @@ struct spent_counters;
  * stopped. Returns 0, -ENOENT (unknown event or no PMU for a hardware event: see
  * spent_counters_error), -EACCES/-EPERM (perf_event_paranoid), -ENOMEM.
  */
-int spent_counters_open(const char *events, int flags, struct spent_counters **out);
-void spent_counters_free(struct spent_counters *c);
+SPENT_API int spent_counters_open(const char *events, int flags, struct spent_counters **out);
+SPENT_API void spent_counters_free(struct spent_counters *c);
 
 /* The message of the last failed open on this thread ("" when none). */
-const char *spent_counters_error(void);
+SPENT_API const char *spent_counters_error(void);
 
-int spent_counters_start(struct spent_counters *c);
-int spent_counters_stop(struct spent_counters *c);
+SPENT_API int spent_counters_start(struct spent_counters *c);
+SPENT_API int spent_counters_stop(struct spent_counters *c);
 /* Zero the counts (running or not). */
-int spent_counters_reset(struct spent_counters *c);
+SPENT_API int spent_counters_reset(struct spent_counters *c);
 
-size_t spent_counters_count(const struct spent_counters *c);
-const char *spent_counters_name(const struct spent_counters *c, size_t i);
+SPENT_API size_t spent_counters_count(const struct spent_counters *c);
+SPENT_API const char *spent_counters_name(const struct spent_counters *c, size_t i);
 
 /* Scaled values (multiplexing projection) of the first N events into VALUES. */
-int spent_counters_read(struct spent_counters *c, uint64_t *values, size_t n);
+SPENT_API int spent_counters_read(struct spent_counters *c, uint64_t *values, size_t n);
 
 /* Raw value and times of event I. */
-int spent_counters_read_one(struct spent_counters *c, size_t i, uint64_t *value,
+SPENT_API int spent_counters_read_one(struct spent_counters *c, size_t i, uint64_t *value,
 			    uint64_t *enabled_ns, uint64_t *running_ns);
 
 /* 1 when event I is read with rdpmc (no system call), 0 when with read(2). */
-int spent_counters_fast(const struct spent_counters *c, size_t i);
+SPENT_API int spent_counters_fast(const struct spent_counters *c, size_t i);
 
 /*
  * The R10000's overflow interrupt: call HANDLER every PERIOD occurrences of event I, on the
@@ -66,7 +68,7 @@ int spent_counters_fast(const struct spent_counters *c, size_t i);
  * keep it async-signal-safe. COUNT is how many overflows so far. Replaces an earlier handler.
  */
 typedef void (*spent_overflow_fn)(struct spent_counters *c, size_t event, uint64_t count, void *arg);
-int spent_counters_on_overflow(struct spent_counters *c, size_t i, uint64_t period, int signo,
+SPENT_API int spent_counters_on_overflow(struct spent_counters *c, size_t i, uint64_t period, int signo,
 			       spent_overflow_fn handler, void *arg);
 
 /*
@@ -74,8 +76,8 @@ int spent_counters_on_overflow(struct spent_counters *c, size_t i, uint64_t peri
  * events in $SPENT_REGION_EVENTS (default "task-clock,page-faults"), opened on first use in
  * each thread.
  */
-int spent_region_begin(const char *name);
-int spent_region_end(const char *name);
+SPENT_API int spent_region_begin(const char *name);
+SPENT_API int spent_region_end(const char *name);
 
 struct spent_region {
 	const char *name;
@@ -86,9 +88,9 @@ struct spent_region {
 };
 
 /* This thread's totals for NAME: -ENOENT when it never completed. */
-int spent_region_get(const char *name, struct spent_region *out);
+SPENT_API int spent_region_get(const char *name, struct spent_region *out);
 /* Call FN for every region of this thread; stops at a non-zero return, which it returns. */
-int spent_region_foreach(int (*fn)(const struct spent_region *r, void *arg), void *arg);
+SPENT_API int spent_region_foreach(int (*fn)(const struct spent_region *r, void *arg), void *arg);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "spent/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -42,33 +44,33 @@ struct spent_event {
  * lists the closest known names), or -EINVAL for a malformed spec (bad modifier, bad raw hex).
  * ERR may be NULL.
  */
-int spent_event_parse(const char *spec, struct spent_event *ev, char *err, size_t errlen);
+SPENT_API int spent_event_parse(const char *spec, struct spent_event *ev, char *err, size_t errlen);
 
 /*
  * Parse a comma-separated list of specs into a new array (caller frees *EVS). Same errors as
  * spent_event_parse; on error nothing is allocated.
  */
-int spent_event_parse_list(const char *list, struct spent_event **evs, size_t *n,
+SPENT_API int spent_event_parse_list(const char *list, struct spent_event **evs, size_t *n,
 			   char *err, size_t errlen);
 
 /* True when EV needs a hardware PMU (hardware, cache, raw, PMU-specific). */
-bool spent_event_needs_pmu(const struct spent_event *ev);
+SPENT_API bool spent_event_needs_pmu(const struct spent_event *ev);
 
 /* 1 when this machine has a hardware PMU that perf can open, 0 when not (cached). */
-int spent_pmu_present(void);
+SPENT_API int spent_pmu_present(void);
 
 /*
  * Replace EV by perf's fallback when its hardware event cannot be opened: cycles and
  * cpu-cycles -> task-clock for a command (SYSTEM_WIDE false) or cpu-clock for all CPUs.
  * Returns 0 when replaced, -ENOENT when EV has no fallback.
  */
-int spent_event_fallback(struct spent_event *ev, bool system_wide);
+SPENT_API int spent_event_fallback(struct spent_event *ev, bool system_wide);
 
 /*
  * Count EV in user space only: exclude_kernel and exclude_hv set, ":u" added to its spec.
  * 0, or -ENOENT when EV already excludes the kernel or the user (an explicit :u or :k).
  */
-int spent_event_user_only(struct spent_event *ev);
+SPENT_API int spent_event_user_only(struct spent_event *ev);
 
 /*
  * perf's fallback for kernel.perf_event_paranoid >= 2, where an unprivileged user may not
@@ -77,20 +79,20 @@ int spent_event_user_only(struct spent_event *ev);
  * (spent_event_user_only). 1 when switched, 0 when EV opens as it is, -errno when it opens
  * neither way (EV unchanged; the caller's real open reports the error).
  */
-int spent_event_user_fallback(struct spent_event *ev);
+SPENT_API int spent_event_user_fallback(struct spent_event *ev);
 
 /*
  * perf_event_open(2) for EV with the caller's ATTR tweaks already applied to a copy of
  * ev->attr (ATTR may be NULL to use ev->attr as is). Returns the fd or -errno.
  */
-int spent_event_open(const struct spent_event *ev, const struct perf_event_attr *attr,
+SPENT_API int spent_event_open(const struct spent_event *ev, const struct perf_event_attr *attr,
 		     pid_t pid, int cpu, int group_fd, unsigned long flags);
 
 /*
  * Read a counter opened with read_format TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING (and nothing
  * else): its raw count and the nanoseconds it was enabled and on a counter. 0 or -errno.
  */
-int spent_event_read(int fd, uint64_t *value, uint64_t *enabled, uint64_t *running);
+SPENT_API int spent_event_read(int fd, uint64_t *value, uint64_t *enabled, uint64_t *running);
 
 /* One entry of the catalogue, for `spent stat --list`. */
 struct spent_event_info {
@@ -104,8 +106,8 @@ struct spent_event_info {
  * The events this machine knows, each probed by opening it for the calling thread.
  * *OUT is a new array the caller frees with spent_event_catalogue_free().
  */
-int spent_event_catalogue(struct spent_event_info **out, size_t *n);
-void spent_event_catalogue_free(struct spent_event_info *list, size_t n);
+SPENT_API int spent_event_catalogue(struct spent_event_info **out, size_t *n);
+SPENT_API void spent_event_catalogue_free(struct spent_event_info *list, size_t n);
 
 #ifdef __cplusplus
 }

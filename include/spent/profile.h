@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "spent/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -60,7 +62,7 @@ enum profile_unknown_reason {
 	PROFILE_UNK_THROTTLED = 5,	/* overflow interrupts throttled by the kernel */
 	PROFILE_UNK_NR
 };
-const char *profile_unknown_reason_name(enum profile_unknown_reason r);
+SPENT_API const char *profile_unknown_reason_name(enum profile_unknown_reason r);
 
 /* One frame of a stack: IMAGE is an index into the profile's images, or PROFILE_NO_IMAGE. */
 #define PROFILE_NO_IMAGE UINT32_MAX
@@ -80,65 +82,65 @@ struct profile_count {
 struct profile;
 
 /* A new empty profile (NULL when out of memory); profile_free accepts NULL. */
-struct profile *profile_new(void);
-void profile_free(struct profile *p);
+SPENT_API struct profile *profile_new(void);
+SPENT_API void profile_free(struct profile *p);
 
 /*
  * Add (or find) an image by identity + path; *IDX receives its index. The profile copies
  * IMG->path. 0, -EINVAL (bad lengths, empty path) or -ENOMEM.
  */
-int profile_image_intern(struct profile *p, const struct profile_image *img, uint32_t *idx);
+SPENT_API int profile_image_intern(struct profile *p, const struct profile_image *img, uint32_t *idx);
 /* Add (or find) an event by (name, period, flags); *IDX receives its index. */
-int profile_event_intern(struct profile *p, const char *name, uint64_t period, uint32_t flags,
+SPENT_API int profile_event_intern(struct profile *p, const char *name, uint64_t period, uint32_t flags,
 			 uint32_t *idx);
 
-size_t profile_nimages(const struct profile *p);
-const struct profile_image *profile_image_get(const struct profile *p, uint32_t idx);
-size_t profile_nevents(const struct profile *p);
-const struct profile_event *profile_event_get(const struct profile *p, uint32_t idx);
+SPENT_API size_t profile_nimages(const struct profile *p);
+SPENT_API const struct profile_image *profile_image_get(const struct profile *p, uint32_t idx);
+SPENT_API size_t profile_nevents(const struct profile *p);
+SPENT_API const struct profile_event *profile_event_get(const struct profile *p, uint32_t idx);
 /* Index of the event called NAME (first match), or -ENOENT. */
-int profile_event_find(const struct profile *p, const char *name);
+SPENT_API int profile_event_find(const struct profile *p, const char *name);
 
 /* Add COUNT hits at OFFSET of image IMG for event EV. 0, -EINVAL (bad index), -ENOMEM. */
-int profile_add(struct profile *p, uint32_t img, uint64_t offset, uint32_t ev, uint64_t count);
+SPENT_API int profile_add(struct profile *p, uint32_t img, uint64_t offset, uint32_t ev, uint64_t count);
 /* Add COUNT samples that could not be placed, with a reason. */
-int profile_add_unknown(struct profile *p, enum profile_unknown_reason why, uint32_t ev,
+SPENT_API int profile_add_unknown(struct profile *p, enum profile_unknown_reason why, uint32_t ev,
 			uint64_t count);
 /* Add COUNT of one call stack (FRAMES[0] is the leaf) for event EV. */
-int profile_add_stack(struct profile *p, uint32_t ev, const struct profile_frame *frames,
+SPENT_API int profile_add_stack(struct profile *p, uint32_t ev, const struct profile_frame *frames,
 		      size_t n, uint64_t count);
 
 /* Sum of SRC into DST (images and events interned by identity). 0 or -errno. */
-int profile_merge(struct profile *dst, const struct profile *src);
+SPENT_API int profile_merge(struct profile *dst, const struct profile *src);
 
 /*
  * The histogram of image IMG for event EV as a new array sorted by offset (caller frees
  * *OUT; *N may be 0 and *OUT NULL). 0 or -ENOMEM / -EINVAL.
  */
-int profile_counts(const struct profile *p, uint32_t img, uint32_t ev,
+SPENT_API int profile_counts(const struct profile *p, uint32_t img, uint32_t ev,
 		   struct profile_count **out, size_t *n);
 /* Total hits of image IMG for event EV (0 when none). */
-uint64_t profile_image_total(const struct profile *p, uint32_t img, uint32_t ev);
+SPENT_API uint64_t profile_image_total(const struct profile *p, uint32_t img, uint32_t ev);
 /* Total hits for event EV: placed + unknown. */
-uint64_t profile_event_total(const struct profile *p, uint32_t ev);
-uint64_t profile_unknown_count(const struct profile *p, uint32_t ev,
+SPENT_API uint64_t profile_event_total(const struct profile *p, uint32_t ev);
+SPENT_API uint64_t profile_unknown_count(const struct profile *p, uint32_t ev,
 			       enum profile_unknown_reason why);
 /* Number of distinct (image, offset, event) cells with a count. */
-size_t profile_ncells(const struct profile *p);
+SPENT_API size_t profile_ncells(const struct profile *p);
 
 /* Stacks: iterate with an index in [0, profile_nstacks). Pointers stay valid until the
  * profile changes. */
-size_t profile_nstacks(const struct profile *p);
-int profile_stack_get(const struct profile *p, size_t i, uint32_t *ev,
+SPENT_API size_t profile_nstacks(const struct profile *p);
+SPENT_API int profile_stack_get(const struct profile *p, size_t i, uint32_t *ev,
 		      const struct profile_frame **frames, size_t *nframes, uint64_t *count);
 /* The next stack of event EV at or after *I (start with *I = 0): 1 with *I advanced past it,
  * 0 when there are no more. */
-int profile_stack_next(const struct profile *p, uint32_t ev, size_t *i,
+SPENT_API int profile_stack_next(const struct profile *p, uint32_t ev, size_t *i,
 		       const struct profile_frame **frames, size_t *nframes, uint64_t *count);
 
 /* Iterate every (image, event) pair that has at least one count: calls FN for each. */
 typedef int (*profile_pair_fn)(void *ctx, uint32_t img, uint32_t ev);
-int profile_foreach_pair(const struct profile *p, profile_pair_fn fn, void *ctx);
+SPENT_API int profile_foreach_pair(const struct profile *p, profile_pair_fn fn, void *ctx);
 
 /* ---- the profile directory -------------------------------------------------------------- */
 
@@ -151,37 +153,37 @@ struct profile_dir;
  * Create a new profile directory DIR (mkdir + DIR/meta). Fails with -EEXIST when DIR exists
  * and is not empty. *OUT is freed with profile_dir_close.
  */
-int profile_dir_create(const char *dir, struct profile_dir **out);
+SPENT_API int profile_dir_create(const char *dir, struct profile_dir **out);
 /*
  * Open an existing profile directory: -ENOENT when DIR does not exist, -ENOTDIR when not a
  * directory, -EBADMSG when DIR/meta is missing or not a spent profile meta file.
  */
-int profile_dir_open(const char *dir, struct profile_dir **out);
+SPENT_API int profile_dir_open(const char *dir, struct profile_dir **out);
 /* Open DIR when it is a profile directory, else create it (the daemon's case). */
-int profile_dir_open_or_create(const char *dir, struct profile_dir **out);
-void profile_dir_close(struct profile_dir *d);
+SPENT_API int profile_dir_open_or_create(const char *dir, struct profile_dir **out);
+SPENT_API void profile_dir_close(struct profile_dir *d);
 /* Permission bits for the directory, its meta, and the epoch directories and files written
  * from now on (default 0700 and 0600; the daemon's database uses 0750 and 0640). */
-void profile_dir_set_modes(struct profile_dir *d, mode_t dir_mode, mode_t file_mode);
+SPENT_API void profile_dir_set_modes(struct profile_dir *d, mode_t dir_mode, mode_t file_mode);
 /*
  * May DIR be replaced as a profile directory? 0 when it is one (its meta says so) holding
  * only what spent writes there (meta, kallsyms, epoch-NNNN/ of profile files); -EBADMSG not a
  * profile directory, -ENOTEMPTY anything else in it, -ELOOP a symlink.
  */
-int profile_dir_check_replaceable(const char *dir);
+SPENT_API int profile_dir_check_replaceable(const char *dir);
 /* Remove DIR when it holds only what spent writes into a profile directory (-ENOTEMPTY and
  * nothing removed otherwise). No symlink is followed. */
-int profile_dir_remove(const char *dir);
+SPENT_API int profile_dir_remove(const char *dir);
 /* Remove epoch EPOCH the same way; an epoch name that is a symlink loses only the link. */
-int profile_dir_remove_epoch(struct profile_dir *d, uint32_t epoch);
-const char *profile_dir_path(const struct profile_dir *d);
+SPENT_API int profile_dir_remove_epoch(struct profile_dir *d, uint32_t epoch);
+SPENT_API const char *profile_dir_path(const struct profile_dir *d);
 
 /* Epoch numbers present, ascending, in a new array the caller frees. */
-int profile_dir_epochs(struct profile_dir *d, uint32_t **epochs, size_t *n);
+SPENT_API int profile_dir_epochs(struct profile_dir *d, uint32_t **epochs, size_t *n);
 /* Make the next epoch directory (highest + 1, or 0) and return its number. */
-int profile_dir_new_epoch(struct profile_dir *d, uint32_t *epoch);
+SPENT_API int profile_dir_new_epoch(struct profile_dir *d, uint32_t *epoch);
 /* The current (highest) epoch, creating epoch 0 when there is none. */
-int profile_dir_current_epoch(struct profile_dir *d, uint32_t *epoch);
+SPENT_API int profile_dir_current_epoch(struct profile_dir *d, uint32_t *epoch);
 
 /*
  * Merge P into epoch EPOCH: for every (image, event) file, existing counts are summed with
@@ -189,7 +191,7 @@ int profile_dir_current_epoch(struct profile_dir *d, uint32_t *epoch);
  * existing file is reported via WARN and replaced by P's data (its counts are lost, the old
  * file is kept as NAME.corrupt). 0 or -errno (the first failing write; earlier files stay).
  */
-int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct profile *p,
+SPENT_API int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct profile *p,
 			    profile_warn_fn warn, void *ctx);
 
 /*
@@ -197,17 +199,17 @@ int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct 
  * and skipped. *NSKIPPED (may be NULL) receives how many were skipped. 0 or -errno for
  * errors that stop the whole read (epoch missing, out of memory).
  */
-int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile *into,
+SPENT_API int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile *into,
 			   profile_warn_fn warn, void *ctx, size_t *nskipped);
 /* All epochs summed. */
-int profile_dir_read_all(struct profile_dir *d, struct profile *into, profile_warn_fn warn,
+SPENT_API int profile_dir_read_all(struct profile_dir *d, struct profile *into, profile_warn_fn warn,
 			 void *ctx, size_t *nskipped);
 
 /* ---- single files (for tools and the fuzz target) ----------------------------------------- */
 
 /* Parse one profile file's bytes and add its contents to INTO. 0 or -EBADMSG (*WHY says
  * what was wrong; static string). Nothing is added when the file is invalid. */
-int profile_file_parse(const uint8_t *data, size_t len, struct profile *into, const char **why);
+SPENT_API int profile_file_parse(const uint8_t *data, size_t len, struct profile *into, const char **why);
 
 #ifdef __cplusplus
 }

@@ -31,6 +31,8 @@
 
 #include <stdint.h>
 
+#include "spent/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -55,7 +57,7 @@ extern "C" {
  * already started. Returns 0, or -errno when the coordinator's configuration is unusable
  * (the coordinator reports why). Provided by libspent-shim.so and libspent-shim.a.
  */
-int spent_shim_start(void);
+SPENT_API int spent_shim_start(void);
 
 #ifdef __cplusplus
 }

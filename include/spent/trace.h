@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spent/api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -49,6 +51,7 @@ struct trace_insn {
 	uint8_t nrefs;		/* data references, in refs[ref0 .. ref0+nrefs) of the batch */
 	uint16_t flags;		/* enum trace_insn_flag */
 	uint32_t ref0;
+	uint32_t pid;		/* the process it ran in (0: the source knows none) */
 };
 
 enum trace_event_kind {
@@ -60,11 +63,14 @@ enum trace_event_kind {
 	TRACE_EV_IMAGE_LOAD,		/* an executable image was mapped */
 	TRACE_EV_IMAGE_UNLOAD,
 	TRACE_EV_EXIT,			/* the process exited */
+	TRACE_EV_PROCESS_START,		/* a process of the tree starts its stream (pid in .pid):
+					 * the command, a forked child, or an exec'd program */
 };
 
 struct trace_event {
 	uint32_t kind;		/* enum trace_event_kind */
-	uint32_t tid;
+	uint32_t tid;		/* a thread of process pid: thread numbers restart in each process */
+	uint32_t pid;		/* 0: the source knows none */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC of the enclosing chunk, 0 when unknown */
 	/* index into the batch's insns[] this event precedes (n_insns: after the last one) */
 	size_t before;
@@ -80,6 +86,15 @@ struct trace_event {
 			uint32_t build_id_len;
 		} image;
 		struct { int32_t status; } exit;
+		struct {
+			uint32_t ppid;
+			uint32_t stream, parent_stream;	/* the log's process numbers (1: the
+							 * command); parent 0: none traced */
+			int forked;			/* 0: an exec'd program (or the command) */
+			const char *path;		/* the executable; valid until the source is freed */
+			const char *argv;		/* argc NUL-terminated strings, back to back */
+			uint32_t argc;
+		} process;
 	} u;
 };
 
@@ -107,19 +122,32 @@ struct trace_source_ops {
 };
 
 /* Wrap STATE with OPS into a source; the source owns STATE. NULL on ENOMEM (STATE freed). */
-struct trace_source *trace_source_new(const struct trace_source_ops *ops, void *state);
+SPENT_API struct trace_source *trace_source_new(const struct trace_source_ops *ops, void *state);
 
 /*
  * Open PATH as a trace source, whatever it is: a `spent trace` log file or a
  * `spent citcat` recording directory (detected by magic). 0 or -errno; on failure, a message
  * saying what and where is written into ERR (ERRLEN bytes) when ERR is not NULL.
  */
-int trace_source_open(const char *path, struct trace_source **out, char *err, size_t errlen);
+SPENT_API int trace_source_open(const char *path, struct trace_source **out, char *err, size_t errlen);
 
-int trace_source_next(struct trace_source *src, struct trace_batch *out);
-const char *trace_source_error(struct trace_source *src);
-const char *trace_source_name(const struct trace_source *src);
-void trace_source_free(struct trace_source *src);
+/*
+ * A source passing on only some processes of IN's process tree: those of pid PID (0: any) whose
+ * current program's file name is COMM (NULL: any; an exec changes it). With TRACE_SELECT_TAG,
+ * bits 48-63 of every pc and data address hold the process's number (1, 2, ... in order of
+ * first appearance), so a cache model keeps the processes' address spaces apart (sinks that
+ * name addresses must mask the tag). Takes IN over (freed on failure too). 0 or -ENOMEM.
+ */
+enum trace_select_flag {
+	TRACE_SELECT_TAG = 1 << 0,
+};
+SPENT_API int trace_source_select(struct trace_source *in, uint32_t pid, const char *comm, int flags,
+			struct trace_source **out);
+
+SPENT_API int trace_source_next(struct trace_source *src, struct trace_batch *out);
+SPENT_API const char *trace_source_error(struct trace_source *src);
+SPENT_API const char *trace_source_name(const struct trace_source *src);
+SPENT_API void trace_source_free(struct trace_source *src);
 
 #ifdef __cplusplus
 }

@@ -136,7 +136,11 @@ int annotate_function(const struct profile *p, struct symbols *sym, const char *
 		goto fail;
 	}
 	if ((err = symbols_read_code(sym, img, bstart, code, bsize))) {
-		*why = "cannot read the function's code from the image (kernel or missing file)";
+		/* named from the build-id cache, but the code is in the file: say what is wrong
+		 * with it */
+		*why = symbols_image_error(sym, img);
+		if (!*why)
+			*why = "cannot read the function's code from the image (kernel or missing file)";
 		err = -ENODATA;
 		goto fail;
 	}

@@ -113,6 +113,10 @@ int cachesim_config_host(const char *root, struct cachesim_config *out, char *er
 /* Parse a configuration text (see docs/studies.md); 0 or -EINVAL with a message naming the line. */
 int cachesim_config_parse(const char *text, struct cachesim_config *out, char *err,
 			  size_t errlen);
+/* Set one configuration-file key (size=, assoc=, line=, repl=, ...) of the cache named CACHE
+ * and check the result: 0, -ENOENT (no such cache) or -EINVAL, with ERR saying why. */
+int cachesim_config_set(struct cachesim_config *cfg, const char *cache, const char *key,
+			const char *value, char *err, size_t errlen);
 /* Check a configuration; 0 or -EINVAL with a message. */
 int cachesim_config_check(const struct cachesim_config *cfg, char *err, size_t errlen);
 

@@ -263,6 +263,24 @@ int cachesim_config_parse(const char *text, struct cachesim_config *out, char *e
 	return cachesim_config_check(out, err, errlen);
 }
 
+int cachesim_config_set(struct cachesim_config *cfg, const char *cache, const char *key,
+			const char *value, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < cfg->n_levels; i++) {
+		if (strcmp(cfg->levels[i].name, cache))
+			continue;
+		if (parse_kv(&cfg->levels[i], key, value)) {
+			if (err)
+				snprintf(err, errlen, "cache '%s': bad %s=%s", cache, key, value);
+			return -EINVAL;
+		}
+		return cachesim_config_check(cfg, err, errlen);
+	}
+	if (err)
+		snprintf(err, errlen, "configuration '%s' has no cache '%s'", cfg->name, cache);
+	return -ENOENT;
+}
+
 static int pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
@@ -304,6 +322,25 @@ int cachesim_config_check(const struct cachesim_config *cfg, char *err, size_t e
 			return -EINVAL;
 		}
 	}
+	/* two caches at one level serving a common stream: which one a reference goes to, and
+	 * where the other's misses go, would be guesses (the misses would skip the other cache
+	 * and go to the pins). Typically a cache without level= (its line's position) beside one
+	 * with it. */
+	for (uint32_t i = 0; i < cfg->n_levels; i++)
+		for (uint32_t j = i + 1; j < cfg->n_levels; j++) {
+			const struct cache_level_config *a = &cfg->levels[i], *b = &cfg->levels[j];
+			if (a->level != b->level ||
+			    (a->kind != CACHE_UNIFIED && b->kind != CACHE_UNIFIED && a->kind != b->kind))
+				continue;
+			if (err)
+				snprintf(err, errlen, "caches '%s' and '%s' are both level %u and both "
+					 "hold %s: give them distinct level=N (a cache without level= is "
+					 "at the position of its line)", a->name, b->name, a->level,
+					 a->kind == CACHE_INSN || b->kind == CACHE_INSN ? "instructions"
+					 : a->kind == CACHE_DATA || b->kind == CACHE_DATA ? "data"
+					 : "instructions and data");
+			return -EINVAL;
+		}
 	int has_i = 0, has_d = 0;
 	for (uint32_t i = 0; i < cfg->n_levels; i++) {
 		has_i |= cfg->levels[i].kind != CACHE_DATA;

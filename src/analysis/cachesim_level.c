@@ -257,6 +257,9 @@ static void line_ref(struct cachesim *cs, struct cache *c, uint64_t line, uint64
 		m->dirty = gran_mask(c, c->sub_shift, line, addr, size);
 }
 
+/* A read-modify-write counts as a read, as cachegrind counts it (its D1mr/DLmr include them):
+ * the read comes first and is what misses; the write then hits the line just filled. It still
+ * dirties the line (level_ref). */
 static void count(struct cache *c, enum cache_op op, int miss)
 {
 	c->st.accesses++;
@@ -264,7 +267,7 @@ static void count(struct cache *c, enum cache_op op, int miss)
 	if (op == OP_IFETCH) {
 		c->st.ifetches++;
 		c->st.ifetch_misses += (uint64_t)miss;
-	} else if (op == OP_READ) {
+	} else if (op == OP_READ || op == OP_MODIFY) {
 		c->st.reads++;
 		c->st.read_misses += (uint64_t)miss;
 	} else {

@@ -1,8 +1,9 @@
 /* analysis/locks.c - lock acquisition/release detection over the trace stream: calls of the
  * pthread lock/unlock entry points (return found at the caller's next instruction, so no
  * call/return flags are needed), the first atomic operation inside naming the lock; bare
- * lock-prefixed RMW + release store; futex waits. Builds the per-thread timeline and the
- * per-lock table. */
+ * lock-prefixed RMW + release store; futex waits; condition-variable waits, which release the
+ * mutex and take it again before returning. Builds the per-thread timeline and the per-lock
+ * table, keeping every lock held by at most one thread at a time. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +13,22 @@
 #define SYS_FUTEX 202
 #define MAX_ATOMIC 4
 
-enum role { R_NONE, R_MUTEX_LOCK, R_MUTEX_UNLOCK, R_SPIN_LOCK, R_SPIN_UNLOCK, R_TRYLOCK };
+enum role { R_NONE, R_MUTEX_LOCK, R_MUTEX_UNLOCK, R_SPIN_LOCK, R_SPIN_UNLOCK, R_TRYLOCK,
+	    R_COND_WAIT, R_COND_SIGNAL };
 
 static const struct { const char *name; enum role role; } entry_names[] = {
 	{ "pthread_mutex_lock", R_MUTEX_LOCK },	    { "__pthread_mutex_lock", R_MUTEX_LOCK },
 	{ "pthread_mutex_unlock", R_MUTEX_UNLOCK }, { "__pthread_mutex_unlock", R_MUTEX_UNLOCK },
 	{ "pthread_spin_lock", R_SPIN_LOCK },	    { "pthread_spin_unlock", R_SPIN_UNLOCK },
 	{ "pthread_mutex_trylock", R_TRYLOCK },	    { "__pthread_mutex_trylock", R_TRYLOCK },
+	/* a wait releases the mutex (its lock word written inside the call) and takes it back
+	 * (the last write of the lock word) before returning */
+	{ "pthread_cond_wait", R_COND_WAIT },	    { "__pthread_cond_wait", R_COND_WAIT },
+	{ "pthread_cond_timedwait", R_COND_WAIT },  { "__pthread_cond_timedwait", R_COND_WAIT },
+	{ "pthread_cond_clockwait", R_COND_WAIT },
+	/* their atomics on the condvar's fields are no lock */
+	{ "pthread_cond_signal", R_COND_SIGNAL },   { "__pthread_cond_signal", R_COND_SIGNAL },
+	{ "pthread_cond_broadcast", R_COND_SIGNAL }, { "__pthread_cond_broadcast", R_COND_SIGNAL },
 };
 #define N_ENTRIES (sizeof(entry_names) / sizeof(entry_names[0]))
 
@@ -39,6 +49,8 @@ struct thread_state {
 	bool waited;		/* futex wait inside the call */
 	bool owner_write;	/* wrote the mutex's owner fields after the atomic (trylock won) */
 	uint64_t at;		/* when the lock word was last written in the call (0: unknown) */
+	uint64_t released_at;	/* condvar wait: when the mutex's lock word was first written */
+	uint64_t mutex_wait_at;	/* condvar wait: a futex wait on the mutex itself (0: none) */
 	struct atomic_try tries[MAX_ATOMIC];
 	/* held locks: address and acquisition time */
 	uint64_t held[8], held_at[8];
@@ -47,6 +59,8 @@ struct thread_state {
 
 struct lock_rec {
 	struct lock_summary s;
+	uint64_t last_release;	/* when, and by which thread, it was last released */
+	uint32_t last_holder;
 	bool last_contended;
 	uint32_t run;	/* consecutive contended acquisitions */
 };
@@ -65,6 +79,10 @@ struct locks {
 	uint64_t now;
 	struct lock_summary *table;
 	bool flags_seen;	/* the source sets instruction flags: trust TRACE_INSN_LOCKED */
+	/* futex words condvar waits slept on: never a lock, even when a wait on one is seen
+	 * outside a recognised pthread_cond_wait call */
+	uint64_t cond_words[64];
+	uint32_t n_cond_words;
 	int oom;
 };
 
@@ -164,9 +182,16 @@ static void interval(struct locks *lk, uint32_t tid, uint32_t kind, uint64_t loc
 	v[lk->n_iv++] = (struct lock_interval){ tid, kind, lock, a, b };
 }
 
+static void released(struct locks *lk, struct thread_state *t, uint64_t addr);
+
 static void acquired(struct locks *lk, struct thread_state *t, uint64_t addr, const char *how,
 		     uint64_t wait_start, bool contended)
 {
+	/* one holder at a time: another thread still holding it in this model released it on a
+	 * path the patterns do not know, at the latest now */
+	for (size_t i = 0; i < lk->n_th; i++)
+		if (&lk->th[i] != t)
+			released(lk, &lk->th[i], addr);
 	struct lock_rec *l = lock_get(lk, addr, how);
 	if (!l)
 		return;
@@ -199,6 +224,8 @@ static void released(struct locks *lk, struct thread_state *t, uint64_t addr)
 			l->s.total_hold += hold;
 			if (hold > l->s.max_hold)
 				l->s.max_hold = hold;
+			l->last_release = lk->now;
+			l->last_holder = t->tid;
 		}
 		interval(lk, t->tid, LOCK_HOLD, addr, t->held_at[i], lk->now);
 		t->held[i] = t->held[--t->n_held];
@@ -217,12 +244,35 @@ static void refresh_entries(struct locks *lk)
 			lk->entry_pc[i] = 0;
 }
 
+/* A condvar wait's end: the mutex, released at the first write of its lock word in the call
+ * (in_call_refs), is taken back at the last one (or the return); contended only when the
+ * thread waited on the mutex itself. */
+static void cond_wait_end(struct locks *lk, struct thread_state *t)
+{
+	uint64_t addr = t->lock_addr;
+	if (!t->released_at) {
+		uint64_t now = lk->now;
+		lk->now = t->call_start;
+		released(lk, t, addr);
+		lk->now = now;
+	}
+	if (t->at > t->released_at)
+		lk->now = t->at;
+	acquired(lk, t, addr, "pthread_mutex", t->mutex_wait_at, t->mutex_wait_at != 0);
+}
+
 static void call_end(struct locks *lk, struct thread_state *t)
 {
 	enum role r = t->in_call;
 	t->in_call = R_NONE;
-	if (!t->lock_addr)
+	if (!t->lock_addr || r == R_COND_SIGNAL)
 		return;
+	if (r == R_COND_WAIT) {
+		uint64_t now = lk->now;
+		cond_wait_end(lk, t);
+		lk->now = now;
+		return;
+	}
 	const char *how = r == R_SPIN_LOCK || r == R_SPIN_UNLOCK ? "pthread_spin" : "pthread_mutex";
 	uint64_t now = lk->now;
 	if (t->at)
@@ -251,6 +301,8 @@ static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
 	t->waited = false;
 	t->owner_write = false;
 	t->at = 0;
+	t->released_at = 0;
+	t->mutex_wait_at = 0;
 }
 
 /* A bare atomic outside the pthread calls: a try on ADDR, or a release of ADDR held. */
@@ -268,8 +320,13 @@ static void bare_ref(struct locks *lk, struct thread_state *t, const struct trac
 			a->last = lk->now;
 		} else {	/* release store: the last attempt acquired it */
 			uint64_t now = lk->now;
+			/* retries are contention only when another thread held it meanwhile (else
+			 * they are this thread's own read-modify-writes, say a counter) */
+			struct lock_rec *l = lock_get(lk, a->addr, "atomic");
+			bool contended = a->tries > 1 && l && l->s.acquisitions &&
+					 l->last_holder != t->tid && l->last_release >= a->first;
 			lk->now = a->last;
-			acquired(lk, t, a->addr, "atomic", a->first, a->tries > 1);
+			acquired(lk, t, a->addr, "atomic", a->first, contended);
 			lk->now = now;
 			released(lk, t, a->addr);
 			a->tries = 0;
@@ -316,11 +373,14 @@ static bool insn_rmw(const struct trace_batch *b, const struct trace_insn *in, b
 
 /* Inside a lock call the first atomic names the lock; inside an unlock call any write into a
  * lock the thread holds does (glibc writes the owner and user count before the lock word). */
-static void in_call_refs(const struct locks *lk, struct thread_state *t,
+static void in_call_refs(struct locks *lk, struct thread_state *t,
 			 const struct trace_batch *b, const struct trace_insn *in, bool locked)
 {
 	uint64_t addr;
-	bool unlock = t->in_call == R_MUTEX_UNLOCK || t->in_call == R_SPIN_UNLOCK;
+	if (t->in_call == R_COND_SIGNAL)
+		return;
+	bool unlock = t->in_call == R_MUTEX_UNLOCK || t->in_call == R_SPIN_UNLOCK ||
+		      t->in_call == R_COND_WAIT;
 	if (!unlock) {
 		if (insn_rmw(b, in, locked, lk->flags_seen, &addr)) {
 			t->atomics++;
@@ -348,8 +408,14 @@ static void in_call_refs(const struct locks *lk, struct thread_state *t,
 	/* the release is the write of the lock word itself, which may come well before the
 	 * return (the unlocking thread can be descheduled in the futex wake) */
 	for (uint32_t k = 0; k < in->nrefs && t->lock_addr; k++)
-		if (b->refs[in->ref0 + k].kind != TRACE_REF_READ && b->refs[in->ref0 + k].addr == t->lock_addr)
+		if (b->refs[in->ref0 + k].kind != TRACE_REF_READ && b->refs[in->ref0 + k].addr == t->lock_addr) {
 			t->at = lk->now;
+			if (t->in_call == R_COND_WAIT && !t->released_at) {
+				/* released now: other threads may take it while this one waits */
+				t->released_at = lk->now;
+				released(lk, t, t->lock_addr);
+			}
+		}
 }
 
 static void on_insn(struct locks *lk, const struct trace_batch *b, const struct trace_insn *in)
@@ -397,12 +463,32 @@ static void on_event(struct locks *lk, const struct trace_event *ev)
 	if (!t)
 		return;
 	uint64_t addr = ev->u.syscall.args[0];
-	if (t->in_call) {
+	if (t->in_call == R_COND_WAIT || t->in_call == R_COND_SIGNAL) {
+		/* waiting on the condvar (a signal may wait for the group switch too) is no lock
+		 * wait; on the mutex, when taking it back, it is */
+		if (t->in_call == R_COND_SIGNAL || !t->lock_addr || addr != t->lock_addr) {
+			uint32_t i = 0;
+			while (i < lk->n_cond_words && lk->cond_words[i] != addr)
+				i++;
+			if (i == lk->n_cond_words && i < 64)
+				lk->cond_words[lk->n_cond_words++] = addr;
+			return;
+		}
+		t->mutex_wait_at = lk->now;
+	} else if (t->in_call) {
 		t->waited = true;
 		if (!t->lock_addr)
 			t->lock_addr = addr;
 	}
-	struct lock_rec *l = lock_get(lk, addr, "pthread_mutex");
+	/* outside the lock calls a futex wait is on a lock only if the address is one already
+	 * (a custom lock); a join or a semaphore is none */
+	struct lock_rec *l = NULL;
+	if (t->in_call)
+		l = lock_get(lk, addr, "pthread_mutex");
+	else
+		for (size_t i = 0; i < lk->n_locks && !l; i++)
+			if (lk->locks[i].s.addr == addr)
+				l = &lk->locks[i];
 	if (l)
 		l->s.futex_waits++;
 }
@@ -449,9 +535,14 @@ const struct lock_summary *locks_table(struct locks *lk, size_t *n)
 	*n = 0;
 	if (!lk->table)
 		return NULL;
-	for (size_t i = 0; i < lk->n_locks; i++)
-		if (lk->locks[i].s.acquisitions || lk->locks[i].s.futex_waits)
-			lk->table[(*n)++] = lk->locks[i].s;
+	for (size_t i = 0; i < lk->n_locks; i++) {
+		bool cond = false;
+		for (uint32_t k = 0; k < lk->n_cond_words; k++)
+			cond |= lk->cond_words[k] == lk->locks[i].s.addr;
+		if (!lk->locks[i].s.acquisitions && (cond || !lk->locks[i].s.futex_waits))
+			continue;
+		lk->table[(*n)++] = lk->locks[i].s;
+	}
 	qsort(lk->table, *n, sizeof(*lk->table), table_cmp);
 	return lk->table;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analysis/report.h"
+#include "core/demangle.h"
 #include "profile/export.h"
 #include "core/binio.h"
 
@@ -97,6 +98,13 @@ fail:
 	return -ENOMEM;
 }
 
+/* A function's name as shown (demangled, core/demangle.h), malloc'ed. */
+static char *shown_name(const char *raw)
+{
+	char buf[1024];
+	return strdup(demangle_name(raw, buf, sizeof(buf)));
+}
+
 static long make_row(struct builder *b, uint32_t img, uint64_t off)
 {
 	const struct profile_image *im = profile_image_get(b->p, img);
@@ -104,6 +112,15 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 	char *key = NULL, *symbol = NULL, name[512];
 	struct profile_frame f = { img, off };
 	bool want_lines = b->r->cfg.by == REPORT_BY_LINE || b->r->cfg.by == REPORT_BY_INSTRUCTION;
+	if (b->r->cfg.by == REPORT_BY_IMAGE) {	/* needs no symbols: never open the image */
+		key = strdup(im->path);
+		symbol = strdup("");
+		if (key && symbol)
+			return row_get(b, key, symbol, im->path, NULL, 0, off);
+		free(key);
+		free(symbol);
+		return -ENOMEM;
+	}
 	if (want_lines)
 		symbols_lookup(b->sym, im, off, &si);
 	else
@@ -113,28 +130,26 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 	const char *fn = si.name && si.exact ? si.name : NULL;
 	int n = -1;
 	switch (b->r->cfg.by) {
-	case REPORT_BY_IMAGE:
-		n = asprintf(&key, "%s", im->path);
-		symbol = strdup("");
+	case REPORT_BY_IMAGE:	/* returned above */
 		break;
 	case REPORT_BY_FUNCTION:
 		n = fn ? asprintf(&key, "%s|%s", im->path, fn) : asprintf(&key, "%s|%s", im->path, name);
-		symbol = strdup(name);
-		if (fn) {
-			free(symbol);
-			symbol = strdup(fn);
-		}
+		symbol = fn ? shown_name(fn) : strdup(name);
 		break;
 	case REPORT_BY_LINE:
+		/* one row per line of each function: a line inlined into several functions is
+		 * as many rows, each under the function its samples were in */
 		if (si.file)
-			n = asprintf(&key, "%s|%s:%d", im->path, si.file, si.line);
+			n = asprintf(&key, "%s|%s|%s:%d", im->path, fn ? fn : name, si.file, si.line);
 		else
 			n = asprintf(&key, "%s|%s", im->path, name);
 		if (si.inlined && fn && strcmp(si.inlined, fn)) {
-			if (asprintf(&symbol, "%s (inlined %s)", fn, si.inlined) < 0)
+			char a[1024], c[1024];
+			if (asprintf(&symbol, "%s (inlined %s)", demangle_name(fn, a, sizeof(a)),
+				     demangle_name(si.inlined, c, sizeof(c))) < 0)
 				symbol = NULL;
 		} else {
-			symbol = strdup(fn ? fn : name);
+			symbol = fn ? shown_name(fn) : strdup(name);
 		}
 		break;
 	case REPORT_BY_INSTRUCTION:

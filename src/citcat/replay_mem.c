@@ -109,24 +109,44 @@ static int unmap_range(uc_engine *uc, uint64_t start, uint64_t len)
 	return err;
 }
 
-/* Map the pages of [start, start+len) not mapped yet. */
+static int region_cmp(const void *a, const void *b)
+{
+	const uc_mem_region *x = a, *y = b;
+	return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/* Map the parts of [start, start+len) not mapped yet, one call per gap between the regions
+ * (page by page, a recording's huge brk range took hours). */
 static int map_holes(uc_engine *uc, uint64_t start, uint64_t len)
 {
-	for (uint64_t p = start; p < start + len; p += PAGE) {
-		uc_err e = uc_mem_map(uc, p, PAGE, UC_PROT_ALL);
-		if (e != UC_ERR_OK && e != UC_ERR_MAP)
-			return -ENOMEM;
+	uc_mem_region *regs = NULL;
+	uint32_t n = 0;
+	uint64_t p = start, end = start + len;
+	int err = 0;
+	if (uc_mem_regions(uc, &regs, &n) != UC_ERR_OK)
+		return -ENOMEM;
+	if (n)
+		qsort(regs, n, sizeof(*regs), region_cmp);
+	for (uint32_t i = 0; i < n && p < end && !err; i++) {
+		uint64_t b = regs[i].begin, e = regs[i].end + 1;
+		if (e <= p || b >= end)
+			continue;
+		if (b > p && uc_mem_map(uc, p, b - p, UC_PROT_ALL) != UC_ERR_OK)
+			err = -ENOMEM;
+		p = e;
 	}
-	return 0;
+	if (!err && p < end && uc_mem_map(uc, p, end - p, UC_PROT_ALL) != UC_ERR_OK)
+		err = -ENOMEM;
+	uc_free(regs);
+	return err;
 }
 
 static int apply_map(struct citcat_replay *rp, const struct cc_rec *m, int initial)
 {
 	uc_engine *uc = rp->uc;
 	uint64_t s = m->u.map.start, len = m->u.map.len;
-	if (m->u.map.kind == CC_MAP_BRK)
-		return map_holes(uc, s, len);
-	if (unmap_range(uc, s, len) || uc_mem_map(uc, s, len, UC_PROT_ALL) != UC_ERR_OK) {
+	if (m->u.map.kind == CC_MAP_BRK ? map_holes(uc, s, len) :
+	    unmap_range(uc, s, len) || uc_mem_map(uc, s, len, UC_PROT_ALL) != UC_ERR_OK) {
 		snprintf(rp->err, sizeof(rp->err), "cannot map [%#" PRIx64 ", %#" PRIx64 ") in the "
 			 "simulator", s, s + len);
 		return -ENOMEM;
@@ -148,12 +168,26 @@ static int apply_map(struct citcat_replay *rp, const struct cc_rec *m, int initi
 	return uc_mem_write(uc, s, rp->file_data[id] + off, n) == UC_ERR_OK ? 0 : -EFAULT;
 }
 
+/* The mapped parts of [s, s+len) read as zeros again; unmapped pages stay unmapped. Each part
+ * is mapped afresh (a page-by-page walk of a huge range took hours, and writing zeros over a
+ * huge mapping would make the simulator's memory real). */
 static int zero_range(uc_engine *uc, uint64_t s, uint64_t len)
 {
-	static const uint8_t z[4096];
-	for (uint64_t p = s; p < s + len; p += PAGE)
-		uc_mem_write(uc, p, z, PAGE);	/* unmapped pages stay unmapped */
-	return 0;
+	uc_mem_region *regs = NULL;
+	uint32_t n = 0;
+	uint64_t end = s + len;
+	int err = 0;
+	if (uc_mem_regions(uc, &regs, &n) != UC_ERR_OK)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n && !err; i++) {
+		uint64_t a = regs[i].begin > s ? regs[i].begin : s;
+		uint64_t b = regs[i].end + 1 < end ? regs[i].end + 1 : end;
+		if (a < b && (uc_mem_unmap(uc, a, b - a) != UC_ERR_OK ||
+			      uc_mem_map(uc, a, b - a, UC_PROT_ALL) != UC_ERR_OK))
+			err = -ENOMEM;
+	}
+	uc_free(regs);
+	return err;
 }
 
 int cc_replay_apply(struct citcat_replay *rp, const struct cc_rec *m, int initial)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "core/number.h"
 #include "core/outfile.h"
 #include "spent/events.h"
@@ -89,11 +90,25 @@ bool cli_user_space_fallback(struct spent_event *ev)
 	return true;
 }
 
-void cli_csv_field(FILE *out, const char *s)
+char *cli_join_list(const struct opt_string_list *l)
+{
+	size_t len = 1;
+	for (int i = 0; i < l->n; i++)
+		len += strlen(l->items[i]) + 1;
+	char *s = malloc(len), *p = s;
+	if (!s)
+		return NULL;
+	*p = 0;
+	for (int i = 0; i < l->n; i++)
+		p += sprintf(p, "%s%s", i ? "," : "", l->items[i]);
+	return s;
+}
+
+void cli_csv_field_sep(FILE *out, const char *s, char sep)
 {
 	if (!s)
 		s = "";
-	if (!strpbrk(s, ",\"\n\r")) {
+	if (!strchr(s, sep) && !strpbrk(s, "\"\n\r")) {
 		fputs(s, out);
 		return;
 	}
@@ -104,6 +119,11 @@ void cli_csv_field(FILE *out, const char *s)
 		fputc(*p, out);
 	}
 	fputc('"', out);
+}
+
+void cli_csv_field(FILE *out, const char *s)
+{
+	cli_csv_field_sep(out, s, ',');
 }
 
 int cli_check_output(const char *path)

@@ -34,5 +34,11 @@ int cli_check_output(const char *path);
 
 /* Write S as one CSV field, quoted when it holds a comma, quote or newline. */
 void cli_csv_field(FILE *out, const char *s);
+/* The same with separator SEP (spent stat -x): a field holding SEP is quoted. */
+void cli_csv_field_sep(FILE *out, const char *s, char sep);
+/* Every value of a repeatable list option (-e a -e b,c) as one comma-separated list
+ * ("a,b,c"), malloc'ed; NULL when out of memory. */
+struct opt_string_list;
+char *cli_join_list(const struct opt_string_list *l);
 
 #endif

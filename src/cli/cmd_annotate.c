@@ -9,15 +9,19 @@
 
 #include "analysis/annotate.h"
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "cli/profile_input.h"
 #include "core/binio.h"
+#include "core/demangle.h"
 #include "core/json.h"
 
 struct annotate_opts {
 	const char *input;
-	const char *events;
+	struct opt_string_list event_lists;	/* every -e, in order */
+	char *events;		/* the -e lists as one "a,b,c"; NULL: every event */
 	const char *symbol;
-	bool json;
+	int json;
+	int demangle;		/* --no-demangle: names as in the symbol table */
 };
 
 /* Source file lines, read once per file. */
@@ -57,32 +61,39 @@ static void source_load(struct source *s, const char *path)
 	fclose(f);
 }
 
+static const char *const annotate_usage[] = { "spent annotate [-i DIR] [-e EVS]... [--json] SYMBOL",
+					       NULL };
+static const struct parse_usage annotate_pu = {
+	"annotate", annotate_usage,
+	"one function's instructions with samples and source lines (dcpilist)",
+	"Disassembles SYMBOL from the profile's image and prints the samples of every instruction, "
+	"per event, with the source lines interleaved.",
+};
+
 static int parse_args(int argc, char **argv, struct annotate_opts *o)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "-i") && v) {
-			o->input = v;
-			i++;
-		} else if (!strcmp(a, "-e") && v) {
-			o->events = v;
-			i++;
-		} else if (!strcmp(a, "--json")) {
-			o->json = true;
-		} else if (a[0] == '-') {
-			cli_error("unknown or incomplete option '%s': see 'spent help annotate'", a);
-			return -EINVAL;
-		} else if (!o->symbol) {
-			o->symbol = a;
-		} else {
-			cli_error("more than one symbol given ('%s' and '%s'): annotate one function", o->symbol, a);
-			return -EINVAL;
-		}
-	}
-	if (!o->symbol) {
-		cli_error("no function to annotate: give a symbol name, e.g. 'spent annotate main'");
-		return -EINVAL;
-	}
+	const struct option opts[] = {
+		OPT_STRING('i', "input", &o->input, "DIR", "the profile directory"),
+		OPT_STRING_LIST('e', "event", &o->event_lists, "EV,...",
+				"events to show, in this order (repeatable; default: all)"),
+		OPT_BOOL(0, "json", &o->json, "one JSON object per instruction"),
+		OPT_BOOL(0, "demangle", &o->demangle,
+			 "show C++ and Rust names demangled (--no-demangle: as in the binary)"),
+		OPT_END(),
+	};
+	int n = parse_options(argc, argv, opts, &annotate_pu, 0);
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return parse_options_error(&annotate_pu, "no function to annotate: give a symbol name, "
+					   "e.g. 'spent annotate main'");
+	if (n > 1)
+		return parse_options_error(&annotate_pu, "more than one symbol given ('%s' and '%s'): "
+					   "annotate one function", argv[0], argv[1]);
+	o->symbol = argv[0];
+	demangle_set_enabled(o->demangle);
+	if (o->event_lists.n && !(o->events = cli_join_list(&o->event_lists)))
+		return parse_options_error(&annotate_pu, "out of memory");
 	return 0;
 }
 
@@ -158,7 +169,7 @@ static int use_saved_kallsyms(struct symbols *sym, const char *dir)
 
 int cmd_annotate(int argc, char **argv)
 {
-	struct annotate_opts o = { .input = "spent.profile" };
+	struct annotate_opts o = { .input = "spent.profile", .demangle = 1 };
 	struct profile *p = NULL;
 	struct symbols *sym = NULL;
 	struct annotate *a = NULL;
@@ -166,8 +177,11 @@ int cmd_annotate(int argc, char **argv)
 	size_t nev = 0, skipped = 0;
 	int rc = 2, err;
 	const char *why = NULL;
-	if (parse_args(argc, argv, &o))
+	char shown[1024];	/* the symbol as shown: a mangled name given is demangled */
+	if ((err = parse_args(argc, argv, &o)) < 0) {
+		rc = err == PARSE_OPT_HELP ? 0 : 2;
 		goto out;
+	}
 	rc = 1;
 	if (profile_input_load(o.input, &p, &skipped) || symbols_new(&sym) || use_saved_kallsyms(sym, o.input))
 		goto out;
@@ -201,13 +215,15 @@ int cmd_annotate(int argc, char **argv)
 		goto out;
 	}
 	if (o.json)
-		print_json(p, a, evs, o.symbol);
+		print_json(p, a, evs, demangle_name(o.symbol, shown, sizeof(shown)));
 	else
-		print_text(p, a, evs, o.symbol);
+		print_text(p, a, evs, demangle_name(o.symbol, shown, sizeof(shown)));
 	rc = skipped ? 1 : 0;
 out:
 	annotate_free(a);
 	symbols_free(sym);
 	profile_free(p);
+	free(o.events);
+	opt_string_list_release(&o.event_lists);
 	return rc;
 }

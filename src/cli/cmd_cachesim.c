@@ -1,8 +1,9 @@
 /* cli/cmd_cachesim.c - `spent cachesim`: cache hierarchy simulation of a trace, per-cache miss
  * counts, pin traffic by kind (bytes/instruction, GB/s at 1 CPI) over chunks of instructions,
- * and with --cores the lines invalidated between cores, false sharing named by variable. */
+ * and with --cores the lines invalidated between cores, false sharing named by variable.
+ * Several configurations (--config repeated, --sweep) are simulated in one pass over the log:
+ * the reconstruction, which costs most, is done once. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,21 +11,34 @@
 #include "analysis/cachesim.h"
 #include "analysis/symtab.h"
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "core/outfile.h"
 #include "cli/studies_util.h"
 #include "core/binio.h"
 #include "core/json.h"
 #include "plot/plot.h"
 
+#define MAX_CONFIGS 64
+
 struct cachesim_opts {
-	const char *trace, *config, *svg;
+	const char *trace, *svg;
+	struct opt_string_list configs, sweeps;
 	double clock_mhz;
 	long chunk, cores;
 	int json;
 };
 
-struct run_ctx {
+/* one configuration simulated: its caches, the name it is reported under, its chart */
+struct sim {
+	struct cachesim_config cfg;
+	char label[256];
+	char svg[4096];
 	struct cachesim *cs;
+};
+
+struct run_ctx {
+	struct sim *sims;
+	size_t n;
 	struct symtab *syms;
 };
 
@@ -32,64 +46,72 @@ static int feed(void *ctx, const struct trace_batch *b)
 {
 	struct run_ctx *r = ctx;
 	symtab_add_batch_images(r->syms, b);
-	return cachesim_feed(r->cs, b);
-}
-
-static int parse_opts(int argc, char **argv, struct cachesim_opts *o)
-{
-	static const struct option lopts[] = {
-		{ "config", required_argument, NULL, 'C' }, { "clock-mhz", required_argument, NULL, 'm' },
-		{ "chunk", required_argument, NULL, 'k' },  { "cores", required_argument, NULL, 'n' },
-		{ "svg", required_argument, NULL, 's' },    { "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	long v;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'C': o->config = optarg; break;
-		case 'm':
-			if (cli_parse_int_opt("--clock-mhz", optarg, 1, 1000000, &v))
-				return -1;
-			o->clock_mhz = (double)v;
-			break;
-		case 'k':
-			if (cli_parse_int_opt("--chunk", optarg, 1, 1L << 40, &o->chunk))
-				return -1;
-			break;
-		case 'n':
-			if (cli_parse_int_opt("--cores", optarg, 1, CACHESIM_MAX_CORES, &o->cores))
-				return -1;
-			break;
-		case 's': o->svg = optarg; break;
-		case 'j': o->json = 1; break;
-		default:
-			cli_error("cachesim: unknown option '%s': see 'spent help cachesim'",
-				  argv[optind - 1]);
-			return -1;
-		}
+	for (size_t i = 0; i < r->n; i++) {
+		int rc = cachesim_feed(r->sims[i].cs, b);
+		if (rc)
+			return rc;
 	}
-	if (optind != argc - 1) {
-		cli_error("cachesim: expected one trace argument: spent cachesim TRACE [options]");
-		return -1;
-	}
-	o->trace = argv[optind];
 	return 0;
 }
 
-static int load_config(const struct cachesim_opts *o, struct cachesim_config *cfg)
+static const char *const cachesim_usage[] = {
+	"spent cachesim TRACE [--config alpha21064|alpha21164|cachegrind|host|FILE]... "
+	"[--sweep CACHE.KEY=V1,V2,...]... [OPTIONS]",
+	NULL,
+};
+static const struct parse_usage cachesim_u = {
+	"cachesim", cachesim_usage,
+	"cache hierarchy simulation on a trace: pin bandwidth over time",
+	"Simulates the caches of --config on every instruction fetch and data reference of a "
+	"`spent trace` log: per-cache accesses and misses, the traffic below the last level by "
+	"kind, and with --svg the bandwidth over chunks of instructions. Every --config and every "
+	"combination of --sweep values (applied to each --config) is simulated in the same pass "
+	"over the log, each reported in its own section (and chart: FILE-1.svg, FILE-2.svg, ...).",
+};
+
+static int parse_opts(int argc, char **argv, struct cachesim_opts *o)
+{
+	long mhz = 0;
+	struct option opts[] = {
+		{ .type = OPTION_STRING_LIST, .long_name = "config", .value = &o->configs,
+		  .argh = "NAME|FILE", .defval = "cachegrind",
+		  .help = "alpha21064, alpha21164, cachegrind, host or a configuration file "
+			  "(repeatable: all simulated in one pass)" },
+		OPT_STRING_LIST(0, "sweep", &o->sweeps, "CACHE.KEY=V1,V2,...",
+				"one configuration per value of a cache's key, e.g. D1.size=16K,32K "
+				"(repeatable: every combination)"),
+		{ .type = OPTION_INT, .long_name = "clock-mhz", .value = &mhz, .argh = "N",
+		  .help = "clock for the GB/s columns", .defval = "the config's", .min = 1,
+		  .max = 1000000 },
+		{ .type = OPTION_INT, .long_name = "chunk", .value = &o->chunk, .argh = "N",
+		  .help = "instructions per bandwidth chunk", .defval = "the config's", .min = 1,
+		  .max = 1L << 40 },
+		{ .type = OPTION_INT, .long_name = "cores", .value = &o->cores, .argh = "N",
+		  .help = "simulate N cores with coherence (threads spread over them)",
+		  .defval = "1", .min = 1, .max = CACHESIM_MAX_CORES },
+		OPT_STRING(0, "svg", &o->svg, "FILE", "write the bandwidth chart"),
+		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
+		STUDIES_FILTER_OPTIONS,
+		OPT_END(),
+	};
+	int rc = studies_parse(argc, argv, opts, &cachesim_u, &o->trace);
+	if (rc)
+		return rc;
+	o->clock_mhz = (double)mhz;
+	return 0;
+}
+
+static int load_config(const char *config, struct cachesim_config *cfg)
 {
 	char err[512] = "";
-	int rc = cachesim_config_preset(o->config, cfg, err, sizeof(err));
-	if (rc == -ENOENT && strcmp(o->config, "host")) {
+	int rc = cachesim_config_preset(config, cfg, err, sizeof(err));
+	if (rc == -ENOENT && strcmp(config, "host")) {
 		uint8_t *text = NULL;
 		size_t len = 0;
-		rc = binio_read_file(o->config, 1 << 20, &text, &len);
+		rc = binio_read_file(config, 1 << 20, &text, &len);
 		if (rc) {
 			cli_error("cachesim: '%s' is neither alpha21064, alpha21164, cachegrind, host "
-				  "nor a readable configuration file: %s", o->config, strerror(-rc));
+				  "nor a readable configuration file: %s", config, strerror(-rc));
 			return -1;
 		}
 		char *s = malloc(len + 1);
@@ -104,15 +126,100 @@ static int load_config(const struct cachesim_opts *o, struct cachesim_config *cf
 		free(text);
 	}
 	if (rc) {
-		cli_error("cachesim: bad cache configuration '%s': %s", o->config,
+		cli_error("cachesim: bad cache configuration '%s': %s", config,
 			  err[0] ? err : strerror(-rc));
 		return -1;
 	}
-	if (o->clock_mhz > 0)
-		cfg->clock_mhz = o->clock_mhz;
-	if (o->chunk > 0)
-		cfg->chunk = (uint64_t)o->chunk;
-	cfg->cores = (uint32_t)o->cores;
+	return 0;
+}
+
+/* "D1.size=16K,32K": every configuration so far, once per value (in *N, at most MAX_CONFIGS) */
+static int apply_sweep(const char *spec, struct sim *sims, size_t *n)
+{
+	char buf[512], err[512] = "";
+	snprintf(buf, sizeof(buf), "%s", spec);
+	char *dot = strchr(buf, '.'), *eq = dot ? strchr(dot, '=') : NULL;
+	size_t nv = 1;
+	for (const char *c = eq ? eq : ""; *c; c++)
+		nv += *c == ',';
+	if (!dot || !eq || dot == buf || eq == dot + 1 || !eq[1]) {
+		cli_error("cachesim: bad --sweep '%s': expected CACHE.KEY=V1,V2,... such as "
+			  "D1.size=16K,32K,64K", spec);
+		return -1;
+	}
+	if (*n * nv > MAX_CONFIGS) {
+		cli_error("cachesim: --sweep '%s' makes %zu configurations: at most %d", spec,
+			  *n * nv, MAX_CONFIGS);
+		return -1;
+	}
+	*dot = *eq = 0;
+	const char *cache = buf, *key = dot + 1;
+	char *save = NULL;
+	size_t j = 0;
+	/* new[i * nv + j] is old[i] with value j: filled from the end, so old[i] is read before
+	 * it is overwritten */
+	const char *vals[MAX_CONFIGS];
+	for (char *v = strtok_r(eq + 1, ",", &save); v; v = strtok_r(NULL, ",", &save))
+		vals[j++] = v;
+	if (j != nv) {
+		cli_error("cachesim: bad --sweep '%s': an empty value", spec);
+		return -1;
+	}
+	for (size_t i = *n; i-- > 0;)
+		for (size_t k = nv; k-- > 0;) {
+			struct sim *d = &sims[i * nv + k];
+			if (d != &sims[i])
+				*d = sims[i];
+			if (cachesim_config_set(&d->cfg, cache, key, vals[k], err, sizeof(err))) {
+				cli_error("cachesim: --sweep '%s': %s", spec, err);
+				return -1;
+			}
+			size_t l = strlen(d->label);
+			snprintf(d->label + l, sizeof(d->label) - l, " %s.%s=%s", cache, key, vals[k]);
+		}
+	*n *= nv;
+	return 0;
+}
+
+/* The configurations to simulate: each --config, times each --sweep; the options that apply
+ * to all; and each one's chart path (FILE-1.svg, FILE-2.svg, ... when there are several). */
+static int load_configs(const struct cachesim_opts *o, struct sim *sims, size_t *n)
+{
+	static const char *const dflt[] = { "cachegrind" };
+	const char *const *names = o->configs.n ? o->configs.items : dflt;
+	size_t nc = o->configs.n ? (size_t)o->configs.n : 1;
+	if (nc > MAX_CONFIGS) {
+		cli_error("cachesim: at most %d configurations", MAX_CONFIGS);
+		return -1;
+	}
+	*n = nc;
+	for (size_t i = 0; i < nc; i++) {
+		if (load_config(names[i], &sims[i].cfg))
+			return -1;
+		snprintf(sims[i].label, sizeof(sims[i].label), "%s", names[i]);
+	}
+	for (int k = 0; k < o->sweeps.n; k++)
+		if (apply_sweep(o->sweeps.items[k], sims, n))
+			return -1;
+	for (size_t i = 0; i < *n; i++) {
+		struct cachesim_config *cfg = &sims[i].cfg;
+		if (o->clock_mhz > 0)
+			cfg->clock_mhz = o->clock_mhz;
+		if (o->chunk > 0)
+			cfg->chunk = (uint64_t)o->chunk;
+		cfg->cores = (uint32_t)o->cores;
+		if (!o->svg)
+			continue;
+		size_t len = strlen(o->svg);
+		int ext = len > 4 && !strcmp(o->svg + len - 4, ".svg");
+		if (*n == 1)
+			snprintf(sims[i].svg, sizeof(sims[i].svg), "%s", o->svg);
+		else
+			snprintf(sims[i].svg, sizeof(sims[i].svg), "%.*s-%zu%s",
+				 (int)(len - (ext ? 4 : 0)), o->svg, i + 1, ext ? ".svg" : "");
+		if (cli_check_output(sims[i].svg))
+			return -1;
+	}
 	return 0;
 }
 
@@ -130,7 +237,14 @@ static void line_symbol(struct symtab *syms, const struct cache_shared_line *l, 
 		snprintf(buf, len, "%s, %s", a->name, b->name);
 }
 
-static void print_shared(struct cachesim *cs, struct symtab *syms, int json)
+/* the "config" key first in every JSON object, when several configurations share the output */
+static void json_config(struct json_writer *w, const char *label)
+{
+	if (label)
+		json_kstr(w, "config", label);
+}
+
+static void print_shared(struct cachesim *cs, struct symtab *syms, int json, const char *label)
 {
 	struct cache_shared_line *v = NULL;
 	size_t n = 0;
@@ -146,6 +260,7 @@ static void print_shared(struct cachesim *cs, struct symtab *syms, int json)
 			struct json_writer w;
 			json_init(&w, stdout);
 			json_object_begin(&w);
+			json_config(&w, label);
 			json_khex(&w, "shared_line", v[i].line);
 			json_kstr(&w, "symbol", sym);
 			json_ku64(&w, "invalidations", v[i].invalidations);
@@ -164,8 +279,9 @@ static void print_shared(struct cachesim *cs, struct symtab *syms, int json)
 	free(v);
 }
 
-static void print_report(struct cachesim *cs, const struct cachesim_opts *o)
+static void print_report(const struct sim *sm, const struct cachesim_opts *o, const char *label)
 {
+	struct cachesim *cs = sm->cs;
 	const struct cachesim_config *cfg = cachesim_config(cs);
 	uint64_t insns = cachesim_instructions(cs);
 	double hz = cfg->clock_mhz * 1e6;
@@ -173,7 +289,7 @@ static void print_report(struct cachesim *cs, const struct cachesim_opts *o)
 	json_init(&w, stdout);
 	if (!o->json)
 		printf("cache simulation of '%s': config %s, %llu instructions, %.0f MHz, %u core%s\n\n"
-		       "%-6s %14s %14s %8s\n", o->trace, cfg->name, (unsigned long long)insns,
+		       "%-6s %14s %14s %8s\n", o->trace, sm->label, (unsigned long long)insns,
 		       cfg->clock_mhz, cfg->cores > 1 ? cfg->cores : 1, cfg->cores > 1 ? "s" : "",
 		       "cache", "accesses", "misses", "miss%");
 	for (uint32_t i = 0; i < cfg->n_levels; i++) {
@@ -182,6 +298,7 @@ static void print_report(struct cachesim *cs, const struct cachesim_opts *o)
 		double ratio = s.accesses ? (double)s.misses / (double)s.accesses : 0;
 		if (o->json) {
 			json_object_begin(&w);
+			json_config(&w, label);
 			json_kstr(&w, "cache", cfg->levels[i].name);
 			json_ku64(&w, "accesses", s.accesses);
 			json_ku64(&w, "misses", s.misses);
@@ -208,6 +325,7 @@ static void print_report(struct cachesim *cs, const struct cachesim_opts *o)
 		double bpi = insns ? (double)bytes / (double)insns : 0;
 		if (o->json) {
 			json_object_begin(&w);
+			json_config(&w, label);
 			json_kstr(&w, "traffic", name);
 			json_ku64(&w, "bytes", bytes);
 			json_kdouble(&w, "bytes_per_insn", bpi, 6);
@@ -220,8 +338,9 @@ static void print_report(struct cachesim *cs, const struct cachesim_opts *o)
 	}
 }
 
-static int write_svg(struct cachesim *cs, const struct cachesim_opts *o)
+static int write_svg(const struct sim *sm)
 {
+	struct cachesim *cs = sm->cs;
 	const struct cachesim_config *cfg = cachesim_config(cs);
 	size_t n = cachesim_n_chunks(cs);
 	static const char *colors[TRAFFIC_NKINDS] = { "#3b6fd1", "#d13b3b", "#e8a23a",
@@ -238,52 +357,72 @@ static int write_svg(struct cachesim *cs, const struct cachesim_opts *o)
 		}
 		series[k] = (struct plot_series){ cache_traffic_names[k], &y[k * n], colors[k] };
 	}
-	char title[256], xl[128];
-	snprintf(title, sizeof(title), "Pin bandwidth at 1 CPI: %s, %.0f MHz", cfg->name,
+	char title[320], xl[128];
+	snprintf(title, sizeof(title), "Pin bandwidth at 1 CPI: %s, %.0f MHz", sm->label,
 		 cfg->clock_mhz);
 	snprintf(xl, sizeof(xl), "instructions (chunks of %llu)", (unsigned long long)cfg->chunk);
 	struct plot_chart ch = { .title = title, .xlabel = xl, .ylabel = "GB/s",
 				 .x_step = (double)cfg->chunk, .n = n, .series = series,
-				 .n_series = TRAFFIC_NKINDS };
-	int err = plot_stacked_bars(o->svg, &ch);
+				 .n_series = TRAFFIC_NKINDS, .ylog = 1 };
+	int err = plot_stacked_bars(sm->svg, &ch);
 	free(y);
 	return err;
 }
 
 int cmd_cachesim(int argc, char **argv)
 {
-	struct cachesim_opts o = { .config = "cachegrind" };
-	struct cachesim_config cfg;
+	struct cachesim_opts o = { 0 };
 	struct run_ctx r = { 0 };
 	int ret = 2;
 	char err[512] = "";
-	if (parse_opts(argc, argv, &o) || load_config(&o, &cfg) || (o.svg && cli_check_output(o.svg)))
-		return 2;
-	if (cachesim_new(&cfg, &r.cs, err, sizeof(err))) {
-		cli_error("cachesim: cannot build the caches: %s", err);
-		return 2;
+	int prc = parse_opts(argc, argv, &o);
+	if (prc == PARSE_OPT_HELP)
+		return 0;
+	if (prc)
+		goto out;
+	if (!(r.sims = calloc(MAX_CONFIGS, sizeof(*r.sims)))) {
+		cli_error("cachesim: out of memory");
+		goto out;
 	}
+	if (load_configs(&o, r.sims, &r.n))
+		goto out;
+	for (size_t i = 0; i < r.n; i++)
+		if (cachesim_new(&r.sims[i].cfg, &r.sims[i].cs, err, sizeof(err))) {
+			cli_error("cachesim: cannot build the caches of %s: %s", r.sims[i].label, err);
+			goto out;
+		}
 	if (!(r.syms = symtab_new())) {
 		cli_error("cachesim: out of memory");
 		goto out;
 	}
+	char cut[640];
 	ret = 1;
-	if (studies_run("cachesim", o.trace, feed, &r))
+	studies_filter.tag = 1;	/* processes' equal addresses are different memory */
+	if (studies_run("cachesim", o.trace, feed, &r, cut, sizeof(cut)))
 		goto out;
-	cachesim_finish(r.cs);
-	print_report(r.cs, &o);
-	if (cfg.cores > 1)
-		print_shared(r.cs, r.syms, o.json);
-	if (o.svg) {
-		int rc = write_svg(r.cs, &o);
+	for (size_t i = 0; i < r.n; i++) {
+		struct sim *sm = &r.sims[i];
+		const char *label = r.n > 1 ? sm->label : NULL;
+		cachesim_finish(sm->cs);
+		if (i && !o.json)
+			printf("\n\n");
+		print_report(sm, &o, label);
+		if (sm->cfg.cores > 1)
+			print_shared(sm->cs, r.syms, o.json, label);
+		fflush(stdout);
+		int rc = sm->svg[0] ? write_svg(sm) : 0;
 		if (rc) {
-			cli_error("cachesim: cannot write '%s': %s", o.svg, outfile_strerror(rc));
+			cli_error("cachesim: cannot write '%s': %s", sm->svg, outfile_strerror(rc));
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = studies_done(cut);
 out:
 	symtab_free(r.syms);
-	cachesim_free(r.cs);
+	for (size_t i = 0; r.sims && i < r.n; i++)
+		cachesim_free(r.sims[i].cs);
+	free(r.sims);
+	opt_string_list_release(&o.configs);
+	opt_string_list_release(&o.sweeps);
 	return ret;
 }

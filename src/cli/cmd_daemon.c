@@ -2,7 +2,6 @@
  * detaching into the background; the loop itself is collect/daemon.c. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "collect/daemon.h"
 #include "profile/db.h"
 #include "spent/events.h"
@@ -21,6 +21,8 @@
  * timer at this rate to keep the total slowdown within 1% (see docs/daemon.md). */
 #define DEFAULT_SW_HZ 250
 #define DEFAULT_HW_HZ 5000
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define MAX_PER_PROCESS 16
 /* Entries stay in the kernel maps this long (or until a map is 3/4 full): every drain re-reads
  * each hot key once, so the reduction is the samples per key between drains (DCPI drained every
@@ -30,10 +32,10 @@
 struct daemon_opts {
 	const char *db;
 	const char *events;
-	uint64_t freq, period, lo, hi;
-	bool no_bpf, foreground, bare;
-	const char *per_process[MAX_PER_PROCESS];
-	size_t nper;
+	uint64_t period, lo, hi;
+	long freq;
+	int no_bpf, foreground, bare;
+	struct opt_string_list per_process;
 	long drain_ms, merge_ms, map_entries;
 	const char *log_file;
 };
@@ -57,17 +59,6 @@ static void log_line(void *arg, const char *msg)
 	fflush(f);
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: spent daemon [--db DIR] [-e EV,...] [-F HZ | -c N] [--period-range LO-HI]\n"
-		   "                    [--no-bpf] [--per-process IMAGE]... [--foreground]\n"
-		   "                    [--drain-interval MS] [--merge-interval MS] [--map-entries N]\n"
-		   "                    [--log FILE]\n"
-		   "  default: --db " DEFAULT_DB ", cycles,instructions at %d Hz per cpu with a PMU,\n"
-		   "  cpu-clock at %d Hz per cpu without one (software timers cost a VM exit each)\n",
-		DEFAULT_HW_HZ, DEFAULT_SW_HZ);
-}
-
 static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
 {
 	char a[64];
@@ -84,76 +75,98 @@ static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
 	return 0;
 }
 
+/* -c N: a period the kernel takes (positive, bit 63 clear) */
+static int on_count(const struct option *opt, const char *arg, int unset)
+{
+	struct daemon_opts *o = opt->value;
+
+	if (cli_parse_u64(arg, &o->period) || o->period == 0 || o->period > INT64_MAX) {
+		cli_error("bad period '%s' for -c: give a positive number of events", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int on_period_range(const struct option *opt, const char *arg, int unset)
+{
+	struct daemon_opts *o = opt->value;
+
+	if (parse_range(arg, &o->lo, &o->hi)) {
+		cli_error("bad --period-range '%s': give LO-HI with 0 < LO <= HI", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *const daemon_usage[] = {
+	"spent daemon [--db DIR] [-e EV,...] [-F HZ | -c N] [--period-range LO-HI] [--no-bpf] "
+	"[--per-process IMAGE]... [--foreground] [--drain-interval MS] [--merge-interval MS] "
+	"[--map-entries N] [--log FILE]",
+	NULL,
+};
+
+static const struct parse_usage daemon_parse_usage = {
+	"daemon", daemon_usage, "continuous system-wide profiling into an epoch database (DCPI)",
+	"Samples the PC on every cpu for every process and the kernel, aggregates the counts in "
+	"the kernel (eBPF) and merges them into the profile database DIR, organised in epochs; "
+	"control it with spent db DIR. Without -e: cycles,instructions at " STR(DEFAULT_HW_HZ) " Hz per cpu with a "
+	"PMU, cpu-clock at " STR(DEFAULT_SW_HZ) " Hz per cpu without one (a software timer costs a VM exit per "
+	"sample). Detaches into the background unless --foreground; set-up errors are reported "
+	"before it does. Must run as root. See docs/daemon.md.",
+};
+
+/* 1: help was printed; 0: parsed; -EINVAL: an error line was printed */
 static int parse_opts(int argc, char **argv, struct daemon_opts *o)
 {
-	static const struct option lo[] = {
-		{ "db", required_argument, NULL, 'd' }, { "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' }, { "count", required_argument, NULL, 'c' },
-		{ "period-range", required_argument, NULL, 'r' }, { "no-bpf", no_argument, NULL, 'n' },
-		{ "per-process", required_argument, NULL, 'p' }, { "foreground", no_argument, NULL, 'f' },
-		{ "drain-interval", required_argument, NULL, 'D' },
-		{ "merge-interval", required_argument, NULL, 'M' }, { "log", required_argument, NULL, 'l' },
-		{ "map-entries", required_argument, NULL, 'm' },
-		{ "bare", no_argument, NULL, 'b' }, { "help", no_argument, NULL, 'h' }, { 0 } };
-	long v;
-	int c;
+	const struct option opts[] = {
+		OPT_STRING(0, "db", &o->db, "DIR", "the profile database directory"),
+		{ .type = OPTION_STRING, .short_name = 'e', .long_name = "event", .value = &o->events,
+		  .argh = "EV,...", .help = "events to sample, 1 to 4",
+		  .defval = "cycles,instructions with a PMU, else cpu-clock" },
+		{ .type = OPTION_INT, .short_name = 'F', .long_name = "freq", .value = &o->freq,
+		  .argh = "HZ", .help = "samples per second per cpu (or -c)", .min = 1, .max = 100000,
+		  .defval = STR(DEFAULT_HW_HZ) " with a PMU, " STR(DEFAULT_SW_HZ) " without" },
+		{ .type = OPTION_CALLBACK, .short_name = 'c', .long_name = "count", .value = o,
+		  .argh = "N", .help = "sample every N events (instead of -F)",
+		  .callback = on_count },
+		{ .type = OPTION_CALLBACK, .long_name = "period-range", .value = o, .argh = "LO-HI",
+		  .help = "draw each period uniformly from LO-HI events", .callback = on_period_range,
+		  .defval = "the mean period +-1/32" },
+		{ .type = OPTION_BOOL, .long_name = "no-bpf", .value = &o->no_bpf,
+		  .help = "count in user space from perf ring buffers, not in the eBPF aggregator",
+		  .flags = PARSE_OPT_NONEG },
+		OPT_STRING_LIST(0, "per-process", &o->per_process, "IMAGE",
+				"also keep per-process profiles of IMAGE (repeatable, up to 16)"),
+		OPT_BOOL(0, "foreground", &o->foreground, "stay in the foreground, log to stderr"),
+		OPT_INT(0, "drain-interval", &o->drain_ms, "MS",
+			"drain the kernel maps every MS milliseconds", 10, 3600000),
+		OPT_INT(0, "merge-interval", &o->merge_ms, "MS",
+			"merge the drained counts into the database every MS milliseconds", 10, 86400000),
+		{ .type = OPTION_INT, .long_name = "map-entries", .value = &o->map_entries,
+		  .argh = "N", .help = "keys per kernel map", .min = 1024, .max = 1 << 24,
+		  .defval = "sized from the cpu count" },
+		OPT_STRING(0, "log", &o->log_file, "FILE",
+			   "append the log here (root: never through a symlink)"),
+		OPT_BOOL(0, "bare", &o->bare,
+			 "benchmark floor: open the sampling events, attach nothing (no root needed)"),
+		OPT_END(),
+	};
+	int n = parse_options(argc, argv, opts, &daemon_parse_usage, 0);
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "e:F:c:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 'd': o->db = optarg; break;
-		case 'e': o->events = optarg; break;
-		case 'F':
-			if (cli_parse_int_opt("-F", optarg, 1, 100000, &v))
-				return -EINVAL;
-			o->freq = (uint64_t)v;
-			break;
-		case 'c':
-			if (cli_parse_u64(optarg, &o->period) || o->period == 0 ||
-			    o->period > INT64_MAX) {
-				cli_error("bad period '%s' for -c: give a positive number of events", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'r':
-			if (parse_range(optarg, &o->lo, &o->hi)) {
-				cli_error("bad --period-range '%s': give LO-HI with 0 < LO <= HI", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'n': o->no_bpf = true; break;
-		case 'p':
-			if (o->nper == MAX_PER_PROCESS) {
-				cli_error("too many --per-process images: at most %d", MAX_PER_PROCESS);
-				return -EINVAL;
-			}
-			o->per_process[o->nper++] = optarg;
-			break;
-		case 'f': o->foreground = true; break;
-		case 'D':
-			if (cli_parse_int_opt("--drain-interval", optarg, 10, 3600000, &o->drain_ms))
-				return -EINVAL;
-			break;
-		case 'M':
-			if (cli_parse_int_opt("--merge-interval", optarg, 10, 86400000, &o->merge_ms))
-				return -EINVAL;
-			break;
-		case 'm':
-			if (cli_parse_int_opt("--map-entries", optarg, 1024, 1 << 24, &o->map_entries))
-				return -EINVAL;
-			break;
-		case 'l': o->log_file = optarg; break;
-		case 'b': o->bare = true; break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return -EINVAL;
-		}
-	}
-	if (optind < argc) {
-		cli_error("unexpected argument '%s': spent daemon takes options only", argv[optind]);
+	if (n == PARSE_OPT_HELP)
+		return 1;
+	if (n < 0)
+		return -EINVAL;
+	if (n > 0) {
+		cli_error("unexpected argument '%s': spent daemon takes options only", argv[0]);
 		return -EINVAL;
 	}
 	if (o->freq && o->period) {
 		cli_error("both -F and -c given: choose a frequency or a period");
+		return -EINVAL;
+	}
+	if (o->per_process.n > MAX_PER_PROCESS) {
+		cli_error("too many --per-process images: at most %d", MAX_PER_PROCESS);
 		return -EINVAL;
 	}
 	return 0;
@@ -278,18 +291,17 @@ static int detach(struct ready_pipe *rp, FILE **log)
 	return 0;
 }
 
-int cmd_daemon(int argc, char **argv)
+/* The run, once the options are good: 0, or 1 or 2 as the exit status. */
+static int daemon_main(struct daemon_opts *po)
 {
-	struct daemon_opts o = { .db = DEFAULT_DB, .drain_ms = DEFAULT_DRAIN_MS, .merge_ms = 30000 };
+	struct daemon_opts o = *po;
 	struct spent_event *evs = NULL;
 	struct ready_pipe rp = { .fd = -1 };
 	char note[200], err[600];
 	FILE *log = stderr;
 	size_t nev = 0;
-	int r = parse_opts(argc, argv, &o);
+	int r;
 
-	if (r)
-		return r > 0 ? 0 : 2;
 	if (geteuid() != 0 && !o.bare) {
 		cli_error("'spent daemon' samples every cpu and owns a root-only database: run it as root");
 		return 1;
@@ -322,9 +334,9 @@ int cmd_daemon(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct daemon_config cfg = {
-		.db = o.db, .evs = evs, .nev = nev, .freq = o.freq, .period = o.period,
+		.db = o.db, .evs = evs, .nev = nev, .freq = (uint64_t)o.freq, .period = o.period,
 		.period_lo = o.lo, .period_hi = o.hi, .no_bpf = o.no_bpf, .bare = o.bare,
-		.per_process = o.per_process, .nper = o.nper, .tick_ms = 100,
+		.per_process = o.per_process.items, .nper = (size_t)o.per_process.n, .tick_ms = 100,
 		.drain_ms = (unsigned)o.drain_ms, .merge_ms = (unsigned)o.merge_ms, .slice_files = 8,
 		.map_entries = (uint32_t)o.map_entries,
 		.rate_note = note, .log = log ? log_line : NULL, .log_arg = log,
@@ -337,4 +349,18 @@ int cmd_daemon(int argc, char **argv)
 		fclose(log);
 	free(evs);
 	return r ? 1 : 0;
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	struct daemon_opts o = { .db = DEFAULT_DB, .drain_ms = DEFAULT_DRAIN_MS, .merge_ms = 30000 };
+	int r = parse_opts(argc, argv, &o);
+
+	if (r) {
+		opt_string_list_release(&o.per_process);
+		return r > 0 ? 0 : 2;
+	}
+	r = daemon_main(&o);
+	opt_string_list_release(&o.per_process);
+	return r;
 }

@@ -1,5 +1,5 @@
-/* cli/cmd_db.c - `spent db DIR epoch|flush|status|merge OTHER...|gc --keep N`: control and
- * inspect a daemon's profile database. */
+/* cli/cmd_db.c - `spent db DIR epoch|flush|stop|status|dump|merge OTHER...|gc --keep N`: control
+ * and inspect a daemon's profile database. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "core/binio.h"
 #include "core/json.h"
 #include "profile/db.h"
@@ -16,41 +17,58 @@
 struct db_opts {
 	const char *dir;
 	const char *action;
-	bool json;
+	int json;
 	long keep;
 	char **others;
 	int nothers;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: spent db DIR epoch|flush|stop|status [--json]|dump [--json]|merge OTHER...|gc --keep N\n");
-}
+static const char *const db_usage_lines[] = {
+	"spent db DIR epoch|flush|stop",
+	"spent db DIR status|dump [--json]",
+	"spent db DIR merge OTHER...",
+	"spent db DIR gc --keep N",
+	NULL,
+};
 
+static const struct parse_usage db_parse_usage = {
+	"db", db_usage_lines, "control and inspect a profile database (epoch, flush, status, merge, gc)",
+	"Actions on the database DIR of spent daemon: epoch starts a new epoch (on disk when no "
+	"daemon runs); flush drains the kernel maps and merges everything now; stop stops the "
+	"daemon; status prints the daemon's rates, reduction, drops and own cost with the "
+	"database's usage; dump prints every count of every epoch (image, event, offset, count); "
+	"merge adds the counts of other databases (each once); gc removes all but the newest N "
+	"epochs. See docs/daemon.md.",
+};
+
+/* DIR ACTION [OTHER...] and the options, in any order. 1: help printed; 0; -EINVAL: an error
+ * line was printed. */
 static int parse_opts(int argc, char **argv, struct db_opts *o)
 {
-	if (argc < 3) {
-		usage(stderr);
+	const struct option opts[] = {
+		OPT_BOOL(0, "json", &o->json, "status, dump: JSON (one object, or one per line)"),
+		{ .type = OPTION_INT, .long_name = "keep", .value = &o->keep, .argh = "N",
+		  .help = "gc: the newest epochs to keep", .min = 1, .max = 1000000 },
+		OPT_END(),
+	};
+	int n = parse_options(argc, argv, opts, &db_parse_usage, 0);
+
+	if (n == PARSE_OPT_HELP)
+		return 1;
+	if (n < 0)
+		return -EINVAL;
+	if (n < 2) {
+		parse_options_error(&db_parse_usage, "give a database DIR and an action: see 'spent db -h'");
 		return -EINVAL;
 	}
-	o->dir = argv[1];
-	o->action = argv[2];
-	o->others = calloc((size_t)argc, sizeof(char *));
-	if (!o->others)
-		return -ENOMEM;
-	for (int i = 3; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			o->json = true;
-		} else if (!strcmp(argv[i], "--keep") && i + 1 < argc) {
-			if (cli_parse_int_opt("--keep", argv[++i], 1, 1000000, &o->keep))
-				return -EINVAL;
-		} else if (!strcmp(o->action, "merge") && argv[i][0] != '-') {
-			o->others[o->nothers++] = argv[i];
-		} else {
-			cli_error("unexpected argument '%s' for 'spent db %s'", argv[i], o->action);
-			return -EINVAL;
-		}
+	o->dir = argv[0];
+	o->action = argv[1];
+	if (n > 2 && strcmp(o->action, "merge") != 0) {
+		cli_error("unexpected argument '%s' for 'spent db %s'", argv[2], o->action);
+		return -EINVAL;
 	}
+	o->others = argv + 2;
+	o->nothers = n - 2;
 	return 0;
 }
 
@@ -351,10 +369,8 @@ int cmd_db(int argc, char **argv)
 	struct db_opts o = { 0 };
 	int r = parse_opts(argc, argv, &o);
 
-	if (r) {
-		free(o.others);
-		return 2;
-	}
+	if (r)
+		return r > 0 ? 0 : 2;
 	if (!strcmp(o.action, "epoch") || !strcmp(o.action, "flush") || !strcmp(o.action, "stop"))
 		r = do_control(&o);
 	else if (!strcmp(o.action, "status"))
@@ -369,6 +385,5 @@ int cmd_db(int argc, char **argv)
 		cli_error("unknown action '%s': use epoch, flush, stop, status, dump, merge or gc", o.action);
 		r = 2;
 	}
-	free(o.others);
 	return r;
 }

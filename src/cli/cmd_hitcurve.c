@@ -2,13 +2,13 @@
  * power-of-two cache size, i- and d-stream, direct-mapped and fully-associative LRU, and the
  * PatchWrx paper's CPI estimate from service times per level. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/hitcurve.h"
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "core/outfile.h"
 #include "cli/studies_util.h"
 #include "core/json.h"
@@ -62,43 +62,46 @@ static int parse_service(const char *s, struct hitcurve_opts *o)
 	return o->mem_cycles < 0 ? -EINVAL : 0;
 }
 
+static struct hitcurve_opts *service_target;
+
+static int on_service(const struct option *opt, const char *arg, int unset)
+{
+	if (unset || !parse_service(arg, service_target))
+		return 0;
+	fprintf(stderr, "spent hitcurve: invalid --service '%s': expected ascending SIZE=CYCLES,... "
+		"ending with mem=CYCLES, e.g. 96K=0,4M=10,mem=60\n", arg);
+	return -1;
+}
+
+static const char *const hitcurve_usage[] = { "spent hitcurve TRACE [OPTIONS]", NULL };
+static const struct parse_usage hitcurve_u = {
+	"hitcurve", hitcurve_usage, "incremental cache hit curves for every power-of-two size",
+	"For every power-of-two cache size from --min to --max, the hits per 1000 instructions "
+	"that size adds over the next smaller one, for the i- and d-stream, direct-mapped and "
+	"fully-associative LRU, in one pass over a `spent trace` log; and the PatchWrx paper's "
+	"CPI estimate from the service time of each level (--service).",
+};
+
 static int parse_opts(int argc, char **argv, struct hitcurve_opts *o)
 {
-	static const struct option lopts[] = {
-		{ "line", required_argument, NULL, 'l' }, { "min", required_argument, NULL, 'a' },
-		{ "max", required_argument, NULL, 'b' },  { "svg", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },	  { "service", required_argument, NULL, 'c' },
-		{ NULL, 0, NULL, 0 },
+	struct option opts[] = {
+		{ .type = OPTION_U64, .long_name = "line", .value = &o->line, .argh = "BYTES",
+		  .help = "line size (a power of two)", .defval = "64" },
+		{ .type = OPTION_U64, .long_name = "min", .value = &o->min, .argh = "BYTES",
+		  .help = "smallest cache size", .defval = "1K" },
+		{ .type = OPTION_U64, .long_name = "max", .value = &o->max, .argh = "BYTES",
+		  .help = "largest cache size (at most 16G)", .defval = "16M" },
+		{ .type = OPTION_CALLBACK, .long_name = "service", .argh = "SIZE=CYC,...,mem=CYC",
+		  .help = "service time in cycles of each level, for the CPI estimate",
+		  .defval = "8K=0,96K=2,4M=10,mem=60", .flags = PARSE_OPT_NONEG,
+		  .callback = on_service },
+		OPT_STRING(0, "svg", &o->svg, "FILE", "write the hit curves"),
+		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
+		STUDIES_FILTER_OPTIONS,
+		OPT_END(),
 	};
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		uint64_t *dst = c == 'l' ? &o->line : c == 'a' ? &o->min : c == 'b' ? &o->max : NULL;
-		if (dst && cli_parse_size(optarg, dst)) {
-			cli_error("hitcurve: invalid size '%s': expected e.g. 64, 1K, 16M", optarg);
-			return -1;
-		}
-		if (c == 's')
-			o->svg = optarg;
-		else if (c == 'j')
-			o->json = 1;
-		else if (c == 'c' && parse_service(optarg, o)) {
-			cli_error("hitcurve: invalid --service '%s': expected ascending SIZE=CYCLES,... "
-				  "ending with mem=CYCLES, e.g. 96K=0,4M=10,mem=60", optarg);
-			return -1;
-		} else if (c == '?') {
-			cli_error("hitcurve: unknown option '%s': see 'spent help hitcurve'",
-				  argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (optind != argc - 1) {
-		cli_error("hitcurve: expected one trace argument: spent hitcurve TRACE [options]");
-		return -1;
-	}
-	o->trace = argv[optind];
-	return 0;
+	service_target = o;
+	return studies_parse(argc, argv, opts, &hitcurve_u, &o->trace);
 }
 
 static double per_k(uint64_t v, uint64_t insns)
@@ -183,21 +186,23 @@ static int write_svg(const struct hitcurve_result *r, const struct hitcurve_opts
 			uint64_t pd = k ? r->dm_hits[s][k - 1] : 0, pl = k ? r->lru_hits[s][k - 1] : 0;
 			uint64_t d = k < r->n_sizes ? r->dm_hits[s][k] : r->refs[s];
 			uint64_t l = k < r->n_sizes ? r->lru_hits[s][k] : r->refs[s];
-			/* the smallest size is usually off the chart (PatchWrx paper, Fig. 12): plot from 2nd */
 			y[(2 * s) * n + k] = per_k(d - pd, r->instructions);
 			y[(2 * s + 1) * n + k] = per_k(l - pl, r->instructions);
 		}
 	}
+	/* every size, on a log scale: the hits the smallest size adds are orders of magnitude
+	 * above what the large sizes add, which a linear axis flattens to nothing */
 	struct plot_series series[4] = {
-		{ "i-stream direct", &y[0 * n + 1], "#3b6fd1" }, { "i-stream LRU", &y[1 * n + 1], "#9bb8ee" },
-		{ "d-stream direct", &y[2 * n + 1], "#d13b3b" }, { "d-stream LRU", &y[3 * n + 1], "#ee9b9b" },
+		{ "i-stream direct", &y[0 * n], "#3b6fd1" }, { "i-stream LRU", &y[1 * n], "#9bb8ee" },
+		{ "d-stream direct", &y[2 * n], "#d13b3b" }, { "d-stream LRU", &y[3 * n], "#ee9b9b" },
 	};
 	char title[256];
 	snprintf(title, sizeof(title), "Incremental cache hits per 1000 instructions (%llu B lines)",
 		 (unsigned long long)o->line);
-	struct plot_chart ch = { .title = title, .xlabel = "cache size (smallest size omitted)",
-				 .ylabel = "incremental hits / 1000 instructions",
-				 .xlabels = lp + 1, .n = n - 1, .series = series, .n_series = 4 };
+	struct plot_chart ch = { .title = title, .xlabel = "cache size",
+				 .ylabel = "incremental hits / 1000 instructions (log scale)",
+				 .note = "log scale: each grid line is 10x the one below",
+				 .xlabels = lp, .n = n, .series = series, .n_series = 4, .ylog = 1 };
 	err = plot_lines(o->svg, &ch);
 out:
 	free(y);
@@ -210,7 +215,10 @@ int cmd_hitcurve(int argc, char **argv)
 {
 	struct hitcurve_opts o = { .line = 64, .min = 1024, .max = 16 << 20 };
 	parse_service("8K=0,96K=2,4M=10,mem=60", &o);
-	if (parse_opts(argc, argv, &o) || (o.svg && cli_check_output(o.svg)))
+	int prc = parse_opts(argc, argv, &o);
+	if (prc == PARSE_OPT_HELP)
+		return 0;
+	if (prc || (o.svg && cli_check_output(o.svg)))
 		return 2;
 	struct hitcurve_config cfg = { (uint32_t)o.line, o.min, o.max };
 	struct hitcurve *hc = NULL;
@@ -220,8 +228,10 @@ int cmd_hitcurve(int argc, char **argv)
 			  (unsigned long long)o.min, (unsigned long long)o.max);
 		return 2;
 	}
+	char cut[640];
 	int ret = 1;
-	if (studies_run("hitcurve", o.trace, feed, hc))
+	studies_filter.tag = 1;	/* processes' equal addresses are different memory */
+	if (studies_run("hitcurve", o.trace, feed, hc, cut, sizeof(cut)))
 		goto out;
 	struct hitcurve_result r;
 	hitcurve_result(hc, &r);
@@ -233,7 +243,7 @@ int cmd_hitcurve(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = studies_done(cut);
 out:
 	hitcurve_free(hc);
 	return ret;

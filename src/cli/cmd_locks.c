@@ -2,12 +2,12 @@
  * instructions, contention, convoys, holders and waiters) and the per-thread hold/spin timeline
  * (the PatchWrx paper's lock-activity chart, its Figure 16) as SVG. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "analysis/locks.h"
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "core/outfile.h"
 #include "cli/studies_util.h"
 #include "core/json.h"
@@ -24,34 +24,26 @@ static int feed(void *ctx, const struct trace_batch *b)
 	return locks_feed(ctx, b);
 }
 
+static const char *const locks_usage[] = { "spent locks TRACE [--svg FILE] [--json] [OPTIONS]",
+					     NULL };
+static const struct parse_usage locks_u = {
+	"locks", locks_usage, "lock hold and spin timelines per thread from a trace",
+	"Finds the locks of a `spent trace` log (atomic read-modify-writes, futex calls) and "
+	"reports per lock the acquisitions, hold and spin time in instructions, contention, "
+	"convoys, holders and waiters; with --svg the per-thread hold/spin timeline.",
+};
+
 static int parse_opts(int argc, char **argv, struct locks_opts *o)
 {
-	static const struct option lopts[] = {
-		{ "svg", required_argument, NULL, 's' },    { "json", no_argument, NULL, 'j' },
-		{ "groups", required_argument, NULL, 'g' }, { NULL, 0, NULL, 0 },
+	struct option opts[] = {
+		OPT_STRING(0, "svg", &o->svg, "FILE", "write the per-thread lock timeline"),
+		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
+		OPT_INT(0, "groups", &o->groups, "N", "locks drawn as separate bands in the SVG",
+			1, 64),
+		STUDIES_FILTER_OPTIONS,
+		OPT_END(),
 	};
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		if (c == 's')
-			o->svg = optarg;
-		else if (c == 'j')
-			o->json = 1;
-		else if (c == 'g') {
-			if (cli_parse_int_opt("--groups", optarg, 1, 64, &o->groups))
-				return -1;
-		} else {
-			cli_error("locks: unknown option '%s': see 'spent help locks'", argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (optind != argc - 1) {
-		cli_error("locks: expected one trace argument: spent locks TRACE [--svg FILE] [--json]");
-		return -1;
-	}
-	o->trace = argv[optind];
-	return 0;
+	return studies_parse(argc, argv, opts, &locks_u, &o->trace);
 }
 
 static void json_tids(struct json_writer *w, const char *key, const uint32_t *t, uint32_t n)
@@ -115,16 +107,20 @@ static void print_table(struct locks *lk, struct symtab *syms, const struct lock
 int cmd_locks(int argc, char **argv)
 {
 	struct locks_opts o = { .groups = 4 };
-	if (parse_opts(argc, argv, &o) || (o.svg && cli_check_output(o.svg)))
+	int prc = parse_opts(argc, argv, &o);
+	if (prc == PARSE_OPT_HELP)
+		return 0;
+	if (prc || (o.svg && cli_check_output(o.svg)))
 		return 2;
 	struct symtab *syms = symtab_new();
 	struct locks *lk = NULL;
+	char cut[640];
 	int ret = 1;
 	if (!syms || locks_new(syms, &lk)) {
 		cli_error("locks: out of memory");
 		goto out;
 	}
-	if (studies_run("locks", o.trace, feed, lk))
+	if (studies_run("locks", o.trace, feed, lk, cut, sizeof(cut)))
 		goto out;
 	locks_finish(lk);
 	print_table(lk, syms, &o);
@@ -135,7 +131,7 @@ int cmd_locks(int argc, char **argv)
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = studies_done(cut);
 out:
 	locks_free(lk);
 	symtab_free(syms);

@@ -1,11 +1,11 @@
 /* cli/cmd_memmap.c - `spent memmap`: the memory-map picture (address mod 4 MB against
  * instructions executed, instruction and data dots in two colours) as a PNG. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "plot/memmap_plot.h"
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "core/outfile.h"
 #include "cli/studies_util.h"
 
@@ -21,50 +21,40 @@ static int feed(void *ctx, const struct trace_batch *b)
 	return 0;
 }
 
+static const char *const memmap_usage[] = { "spent memmap TRACE [--png FILE] [OPTIONS]", NULL };
+static const struct parse_usage memmap_u = {
+	"memmap", memmap_usage, "memory map plot: address mod 4 MB against time",
+	"The PatchWrx memory-map picture of a `spent trace` log as a PNG: every instruction "
+	"fetch and data reference as a dot at (instructions executed, address mod --mod), "
+	"instructions and data in two colours.",
+};
+
 static int parse_opts(int argc, char **argv, struct memmap_opts *o)
 {
-	static const struct option lopts[] = {
-		{ "mod", required_argument, NULL, 'm' },    { "png", required_argument, NULL, 'p' },
-		{ "width", required_argument, NULL, 'w' },  { "height", required_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	struct option opts[] = {
+		OPT_STRING(0, "png", &o->png, "FILE", "the picture to write"),
+		{ .type = OPTION_U64, .long_name = "mod", .value = &o->mod, .argh = "BYTES",
+		  .help = "addresses are taken modulo this size", .defval = "4M" },
+		OPT_INT(0, "width", &o->width, "PIXELS", "picture width", 64, 8192),
+		OPT_INT(0, "height", &o->height, "PIXELS", "picture height", 64, 8192),
+		STUDIES_FILTER_OPTIONS,
+		OPT_END(),
 	};
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if (cli_parse_size(optarg, &o->mod) || !o->mod) {
-				cli_error("memmap: invalid --mod '%s': expected a size such as 4M", optarg);
-				return -1;
-			}
-			break;
-		case 'p': o->png = optarg; break;
-		case 'w':
-			if (cli_parse_int_opt("--width", optarg, 64, 8192, &o->width))
-				return -1;
-			break;
-		case 'h':
-			if (cli_parse_int_opt("--height", optarg, 64, 8192, &o->height))
-				return -1;
-			break;
-		default:
-			cli_error("memmap: unknown option '%s': see 'spent help memmap'", argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (optind != argc - 1) {
-		cli_error("memmap: expected one trace argument: spent memmap TRACE [--png FILE]");
-		return -1;
-	}
-	o->trace = argv[optind];
+	int rc = studies_parse(argc, argv, opts, &memmap_u, &o->trace);
+	if (rc)
+		return rc;
+	if (!o->mod)
+		return parse_options_error(&memmap_u, "--mod must be a size above 0, such as 4M");
 	return 0;
 }
 
 int cmd_memmap(int argc, char **argv)
 {
 	struct memmap_opts o = { .png = "memmap.png", .mod = 4 << 20, .width = 1000, .height = 600 };
-	if (parse_opts(argc, argv, &o) || cli_check_output(o.png))
+	int prc = parse_opts(argc, argv, &o);
+	if (prc == PARSE_OPT_HELP)
+		return 0;
+	if (prc || cli_check_output(o.png))
 		return 2;
 	struct memmap_config cfg = { o.mod, (uint32_t)o.width, (uint32_t)o.height };
 	struct memmap *mm = NULL;
@@ -72,9 +62,10 @@ int cmd_memmap(int argc, char **argv)
 		cli_error("memmap: out of memory for a %ldx%ld map", o.width, o.height);
 		return 2;
 	}
+	char cut[640];
 	int ret = 1;
 	struct raster r = { 0 };
-	if (studies_run("memmap", o.trace, feed, mm))
+	if (studies_run("memmap", o.trace, feed, mm, cut, sizeof(cut)))
 		goto out;
 	char title[200], mod[32];
 	studies_size(mod, sizeof(mod), o.mod);
@@ -89,7 +80,7 @@ int cmd_memmap(int argc, char **argv)
 	printf("memory map of '%s': %llu instructions, %llu per column, address mod %s -> '%s'\n",
 	       o.trace, (unsigned long long)memmap_instructions(mm),
 	       (unsigned long long)memmap_column_span(mm), mod, o.png);
-	ret = 0;
+	ret = studies_done(cut);
 out:
 	raster_release(&r);
 	memmap_free(mm);

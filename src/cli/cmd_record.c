@@ -17,84 +17,119 @@
 #include "core/symbols.h"
 #include "spent/profile.h"
 
+#include "cli/parse_options.h"
+
 struct record_opts {
-	const char *events;	/* -e list or NULL for the default */
+	struct opt_string_list events;	/* every -e, in order; none: the default event */
+	const char *freq_arg, *period_arg;	/* -F, -c as given */
 	uint64_t freq;		/* -F */
 	uint64_t period;	/* -c */
+	const char *callgraph;	/* -g/--call-graph: NULL, "fp" or "dwarf" */
 	enum sampling_callchain callchain;
-	bool per_thread;
-	pid_t pid;		/* -p */
+	int per_thread;
+	long pid;		/* -p */
 	const char *output;
+	int force;		/* -f: accepted for old scripts, a profile is replaced anyway */
 	char **argv;		/* the command after -- */
 };
 
+static const char *const record_usage[] = {
+	"spent record [-e EV[:PERIOD|@fast|@slow],...]... [-F HZ | -c N] [-g [fp|dwarf]] "
+	"[--per-thread] [-o DIR] -- CMD [ARGS]",
+	"spent record [OPTIONS] -p PID",
+	NULL,
+};
+static const struct parse_usage record_pu = {
+	"record", record_usage, "sample a command into a profile directory (SpeedShop)",
+	"Samples CMD (or the running process PID) on counter overflows and writes the aggregated "
+	"samples to a profile directory for spent report and spent annotate.",
+};
+
+#define RECORD_OPTIONS(o)                                                                          \
+	{                                                                                          \
+		OPT_STRING_LIST('e', "event", &(o)->events, "EV,...",                              \
+				"events to sample (EV, EV:PERIOD, EV@fast, EV@slow); repeat -e to "\
+				"add more"),                                                       \
+		{ .type = OPTION_STRING, .short_name = 'F', .long_name = "freq", .value = &(o)->freq_arg, \
+		  .argh = "HZ", .help = "samples per second (clamped to the kernel's maximum)",   \
+		  .defval = "the event's preset period" },                                        \
+		{ .type = OPTION_STRING, .short_name = 'c', .long_name = "count",                 \
+		  .value = &(o)->period_arg, .argh = "N", .help = "sample every N events",            \
+		  .defval = "the event's preset period" },                                        \
+		{ .type = OPTION_STRING, .short_name = 'g', .long_name = "call-graph",            \
+		  .value = &(o)->callgraph, .argh = "fp|dwarf",                                    \
+		  .help = "record call stacks (frame pointers or DWARF)", .defval = "off",         \
+		  .flags = PARSE_OPT_OPTARG, .defarg = "fp" },                                     \
+		OPT_BOOL(0, "per-thread", &(o)->per_thread,                                        \
+			 "one event per thread, threads created later included, instead of inherited events"),               \
+		{ .type = OPTION_INT, .short_name = 'p', .long_name = "pid", .value = &(o)->pid,   \
+		  .argh = "PID", .help = "sample a running process until it exits or Ctrl-C",      \
+		  .defval = "none", .min = 1, .max = INT_MAX },                                    \
+		OPT_STRING('o', "output", &(o)->output, "DIR", "the profile directory to write"), \
+		{ .type = OPTION_BOOL, .short_name = 'f', .long_name = "force", .value = &(o)->force,\
+		  .help = "accepted for old scripts", .flags = PARSE_OPT_HIDDEN },                \
+		OPT_END(),                                                                         \
+	}
+
+static bool is_callgraph_mode(const char *s)
+{
+	return !strcmp(s, "fp") || !strcmp(s, "dwarf");
+}
+
+/* perf's `-g dwarf` and `--call-graph dwarf` give the mode as the next word, which a value the
+ * parser takes as optional (`-g -- CMD`) would leave as the program: join the two into
+ * `--call-graph=MODE` first. Values of the options that take one are stepped over. */
+static int join_callgraph_mode(int argc, char **argv)
+{
+	static const char *const with_value[] = { "-e", "--event", "-F", "--freq", "-c", "--count",
+						  "-p", "--pid", "-o", "--output" };
+	static char fp[] = "--call-graph=fp", dwarf[] = "--call-graph=dwarf";
+	for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--"); i++) {
+		bool valued = false;
+		for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
+			valued |= !strcmp(argv[i], with_value[k]);
+		if (valued) {
+			i++;
+			continue;
+		}
+		if ((strcmp(argv[i], "-g") && strcmp(argv[i], "--call-graph")) || i + 1 >= argc ||
+		    !is_callgraph_mode(argv[i + 1]))
+			continue;
+		argv[i] = !strcmp(argv[i + 1], "fp") ? fp : dwarf;
+		memmove(&argv[i + 1], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
+		argc--;
+	}
+	return argc;
+}
+
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
-	int i;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		uint64_t n;
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		} else if (a[0] != '-') {
-			break;
-		} else if (!strcmp(a, "-e") && v) {
-			o->events = v;
-			i++;
-		} else if (!strcmp(a, "-F") && v) {
-			if (cli_parse_u64(v, &n) || !n || n > 1000000) {
-				cli_error("bad frequency '%s': give samples per second, 1..1000000", v);
-				return -EINVAL;
-			}
-			o->freq = n;
-			i++;
-		} else if (!strcmp(a, "-c") && v) {
-			/* the kernel refuses periods with bit 63 set */
-			if (cli_parse_u64(v, &n) || !n || n > INT64_MAX) {
-				cli_error("bad period '%s': give a positive event count", v);
-				return -EINVAL;
-			}
-			o->period = n;
-			i++;
-		} else if (!strcmp(a, "-g") || !strcmp(a, "--call-graph")) {
-			o->callchain = SAMPLING_CG_FP;
-			if (v && (!strcmp(v, "fp") || !strcmp(v, "dwarf"))) {
-				o->callchain = !strcmp(v, "fp") ? SAMPLING_CG_FP : SAMPLING_CG_DWARF;
-				i++;
-			}
-		} else if (!strcmp(a, "-p") && v) {
-			long p;
-			if (cli_parse_int_opt("-p", v, 1, INT_MAX, &p))
-				return -EINVAL;
-			o->pid = (pid_t)p;
-			i++;
-		} else if (!strcmp(a, "-o") && v) {
-			o->output = v;
-			i++;
-		} else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
-			/* kept for old scripts: a profile directory is replaced without it now */
-		} else if (!strcmp(a, "--per-thread")) {
-			o->per_thread = true;
-		} else {
-			cli_error("unknown or incomplete option '%s': see 'spent help record'", a);
-			return -EINVAL;
-		}
-	}
-	if (o->freq && o->period) {
-		cli_error("'-F' and '-c' both given: choose a frequency or a period");
-		return -EINVAL;
-	}
-	o->argv = argv + i;
-	if (!o->pid && !argv[i]) {
-		cli_error("no command to record: give one after '--' or a pid with '-p'");
-		return -EINVAL;
-	}
-	if (o->pid && argv[i]) {
-		cli_error("both '-p %d' and a command given: choose one", (int)o->pid);
-		return -EINVAL;
-	}
+	const struct option opts[] = RECORD_OPTIONS(o);
+	argc = join_callgraph_mode(argc, argv);
+	int n = parse_options(argc, argv, opts, &record_pu, PARSE_STOP_AT_NON_OPTION);
+	if (n < 0)
+		return n;
+	if (o->callgraph && !is_callgraph_mode(o->callgraph))
+		return parse_options_error(&record_pu, "bad call graph '%s': give fp or dwarf",
+					   o->callgraph);
+	o->callchain = !o->callgraph ? SAMPLING_CG_NONE
+		       : !strcmp(o->callgraph, "fp") ? SAMPLING_CG_FP : SAMPLING_CG_DWARF;
+	if (o->freq_arg && (cli_parse_u64(o->freq_arg, &o->freq) || !o->freq))
+		return parse_options_error(&record_pu, "bad frequency '%s': give samples per second",
+					   o->freq_arg);
+	/* the kernel refuses periods with bit 63 set */
+	if (o->period_arg && (cli_parse_u64(o->period_arg, &o->period) || !o->period ||
+			      o->period > INT64_MAX))
+		return parse_options_error(&record_pu, "bad period '%s': give a positive event count",
+					   o->period_arg);
+	if (o->freq && o->period)
+		return parse_options_error(&record_pu, "'-F' and '-c' both given: choose a frequency or a period");
+	o->argv = argv;
+	argv[n] = NULL;
+	if (!o->pid && !n)
+		return parse_options_error(&record_pu, "no command to record: give one after '--' or a pid with '-p'");
+	if (o->pid && n)
+		return parse_options_error(&record_pu, "both '-p %ld' and a command given: choose one", o->pid);
 	return 0;
 }
 
@@ -149,38 +184,41 @@ static int parse_one_event(const char *spec, const struct record_opts *o, struct
 	return 0;
 }
 
+/* Every -e, in order: a repeated -e adds its events to the earlier ones, as perf does. */
 static int parse_events(const struct record_opts *o, struct sampling_event **out, size_t *n)
 {
-	char *list = strdup(o->events ? o->events : "");
 	struct sampling_event *evs = calloc(64, sizeof(*evs));
 	size_t k = 0;
 	int err = 0;
-	if (!list || !evs) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (!o->events) {
+	if (!evs)
+		return -ENOMEM;
+	if (!o->events.n) {
 		const char *def = spent_pmu_present() ? "cycles" : "cpu-clock";
 		if (!spent_pmu_present())
 			cli_warn("no hardware PMU on this machine: sampling 'cpu-clock' instead of 'cycles'");
 		err = parse_one_event(def, o, &evs[k++]);
-		goto out;
 	}
-	char *save = NULL;
-	for (char *t = strtok_r(list, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
-		if (k == 64) {
-			cli_error("too many events: at most 64");
-			err = -E2BIG;
+	for (int i = 0; i < o->events.n && !err; i++) {
+		char *list = strdup(o->events.items[i]), *save = NULL;
+		size_t before = k;
+		if (!list) {
+			err = -ENOMEM;
 			break;
 		}
-		err = parse_one_event(t, o, &evs[k++]);
+		for (char *t = strtok_r(list, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
+			if (k == 64) {
+				cli_error("too many events: at most 64");
+				err = -E2BIG;
+				break;
+			}
+			err = parse_one_event(t, o, &evs[k++]);
+		}
+		if (!err && k == before) {
+			cli_error("empty event list '%s'", o->events.items[i]);
+			err = -EINVAL;
+		}
+		free(list);
 	}
-	if (!err && !k) {
-		cli_error("empty event list '%s'", o->events);
-		err = -EINVAL;
-	}
-out:
-	free(list);
 	if (err) {
 		free(evs);
 		return err;
@@ -188,6 +226,25 @@ out:
 	*out = evs;
 	*n = k;
 	return 0;
+}
+
+/* perf's -F above kernel.perf_event_max_sample_rate: the kernel refuses the event, so the
+ * rate is lowered to the maximum and the user told, as perf record does. */
+static void clamp_frequency(struct record_opts *o)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	unsigned long long max = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%llu", &max) != 1)
+		max = 0;
+	fclose(f);
+	if (max && o->freq > max) {
+		cli_warn("-F %llu is above the kernel's maximum sample rate "
+			 "(kernel.perf_event_max_sample_rate): sampling at %llu Hz",
+			 (unsigned long long)o->freq, max);
+		o->freq = max;
+	}
 }
 
 /* True when CMD can be executed (a path, or found in $PATH). */
@@ -273,6 +330,9 @@ static int write_output(const struct record_opts *o, const struct profile *p)
 	snprintf(ksyms, sizeof(ksyms), "%s/kallsyms", tmp);
 	if (symbols_new(&sym) == 0 && (err = symbols_save_kernel(sym, p, ksyms)))
 		cli_warn("cannot save kernel symbols in '%s': %s", ksyms, strerror(-err));
+	/* the images' names outlive a rebuild of the binaries: the build-id cache */
+	if (sym && (err = symbols_cache_images(sym, p)))
+		cli_warn("cannot save symbols in the build-id cache: %s", strerror(-err));
 	symbols_free(sym);
 	if ((err = outdir_commit(tmp, o->output, profile_dir_check_replaceable, &replaced))) {
 		cli_error("cannot write profile '%s': %s", o->output, output_error(err));
@@ -314,8 +374,11 @@ int cmd_record(int argc, char **argv)
 	size_t nev = 0, failed = 0;
 	int status = 0, go = -1, rc = 2, err;
 	pid_t child = 0;
-	if (parse_args(argc, argv, &o))
+	if ((err = parse_args(argc, argv, &o)) < 0) {
+		rc = err == PARSE_OPT_HELP ? 0 : 2;
 		goto out;
+	}
+	clamp_frequency(&o);
 	/* refuse a bad -o now, not after the run: its samples would be lost */
 	if ((err = outdir_check(o.output, profile_dir_check_replaceable, profile_dir_remove))) {
 		cli_error("cannot write profile '%s': %s", o.output, output_error(err));
@@ -376,5 +439,6 @@ int cmd_record(int argc, char **argv)
 out:
 	sampling_free(s);
 	free(evs);
+	opt_string_list_release(&o.events);
 	return rc;
 }

@@ -11,7 +11,9 @@
 
 #include "analysis/report.h"
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "cli/profile_input.h"
+#include "core/demangle.h"
 #include "core/json.h"
 #include "core/outfile.h"
 #include "plot/flamegraph.h"
@@ -21,73 +23,84 @@ enum out_fmt { OUT_TABLE, OUT_JSON, OUT_CSV };
 
 struct report_opts {
 	const char *input;
-	enum report_by by;
-	const char *events;
-	bool children;
+	int by;			/* enum report_by */
+	struct opt_string_list events;	/* every -e, in order */
+	char *events_joined;	/* the -e lists as one "a,b,c" */
+	int children;
+	int json, csv;
 	enum out_fmt fmt;
 	const char *pprof;
-	bool folded;
+	int folded;
 	const char *flamegraph;
 	const char *diff;
 	long limit;		/* -1: default */
+	int force;		/* accepted for old scripts: outputs are replaced anyway */
+	int demangle;		/* --no-demangle: names as in the symbol table */
+	int folded_root, folded_kernel;	/* folded stacks: program root frame, _[k] marks */
 };
 
-static int parse_by(const char *v, enum report_by *by)
-{
-	static const char *const names[] = { "image", "function", "line", "instruction" };
-	for (int i = 0; i < 4; i++)
-		if (!strcmp(v, names[i])) {
-			*by = (enum report_by)i;
-			return 0;
-		}
-	cli_error("unknown view '--by %s': use image, function, line or instruction", v);
-	return -EINVAL;
-}
+static const char *const report_usage[] = {
+	"spent report [-i DIR] [--by image|function|line|instruction] [-e EVS]... [--children] "
+	"[--limit N] [--json|--csv]",
+	"spent report [-i DIR] [-e EVS] --pprof FILE|- | --folded | --flamegraph FILE.svg|-",
+	"spent report [-i DIR] [--by VIEW] --diff OTHER_DIR",
+	NULL,
+};
+static const struct parse_usage report_pu = {
+	"report", report_usage,
+	"show a profile directory by image, function, line or instruction (dcpiprof)",
+	"Prints the samples of a profile directory written by spent record or the daemon, several "
+	"events side by side with ratio columns, inclusive counts from call stacks, or exports them "
+	"as pprof, folded stacks or an SVG flame graph ('-' writes to standard output).",
+};
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		bool used = true;
-		if (!strcmp(a, "-i") && v)
-			o->input = v;
-		else if (!strcmp(a, "--by") && v) {
-			if (parse_by(v, &o->by))
-				return -EINVAL;
-		} else if (!strcmp(a, "-e") && v)
-			o->events = v;
-		else if (!strcmp(a, "--pprof") && v)
-			o->pprof = v;
-		else if (!strcmp(a, "--flamegraph") && v)
-			o->flamegraph = v;
-		else if (!strcmp(a, "--diff") && v)
-			o->diff = v;
-		else if (!strcmp(a, "--limit") && v) {
-			if (cli_parse_int_opt("--limit", v, 1, LONG_MAX, &o->limit))
-				return -EINVAL;
-		} else {
-			used = false;
-			if (!strcmp(a, "--children"))
-				o->children = true;
-			else if (!strcmp(a, "--json") || !strcmp(a, "--csv")) {
-				enum out_fmt f = a[2] == 'j' ? OUT_JSON : OUT_CSV;
-				if (o->fmt != OUT_TABLE && o->fmt != f) {
-					cli_error("--json and --csv cannot be combined: choose one");
-					return -EINVAL;
-				}
-				o->fmt = f;
-			} else if (!strcmp(a, "--folded"))
-				o->folded = true;
-			else if (!strcmp(a, "--force") || !strcmp(a, "-f"))
-				; /* kept for old scripts: outputs are replaced without it now */
-			else {
-				cli_error("unknown or incomplete option '%s': see 'spent help report'", a);
-				return -EINVAL;
-			}
-		}
-		if (used)
-			i++;
-	}
+	const struct option opts[] = {
+		OPT_STRING('i', "input", &o->input, "DIR", "the profile directory"),
+		OPT_CHOICE(0, "by", &o->by, "image|function|line|instruction", "what one row is"),
+		OPT_STRING_LIST('e', "event", &o->events, "EV,...",
+				"events to show, in this order (repeatable; default: all)"),
+		OPT_BOOL(0, "children", &o->children, "add inclusive counts from call stacks"),
+		{ .type = OPTION_INT, .long_name = "limit", .value = &o->limit, .argh = "N",
+		  .help = "show the first N rows", .defval = "40 in the table, all in JSON/CSV",
+		  .min = 1, .max = LONG_MAX },
+		OPT_BOOL(0, "json", &o->json, "one JSON object per row and event"),
+		OPT_BOOL(0, "csv", &o->csv, "CSV, one line per row and event"),
+		OPT_STRING(0, "pprof", &o->pprof, "FILE", "write a pprof profile ('-': stdout)"),
+		OPT_BOOL(0, "folded", &o->folded, "print folded stacks (flamegraph.pl input)"),
+		OPT_BOOL(0, "folded-root", &o->folded_root,
+			 "folded stacks and flame graph: the program's name as the root frame"),
+		OPT_BOOL(0, "folded-kernel", &o->folded_kernel,
+			 "folded stacks and flame graph: kernel frames marked _[k]"),
+		OPT_STRING(0, "flamegraph", &o->flamegraph, "FILE.svg",
+			   "write an SVG flame graph ('-': stdout)"),
+		OPT_STRING(0, "diff", &o->diff, "OTHER_DIR", "compare with another profile"),
+		OPT_BOOL(0, "demangle", &o->demangle,
+			 "show C++ and Rust names demangled (--no-demangle: as in the binary)"),
+		{ .type = OPTION_BOOL, .short_name = 'f', .long_name = "force", .value = &o->force,
+		  .help = "accepted for old scripts", .flags = PARSE_OPT_HIDDEN },
+		OPT_END(),
+	};
+	int n = parse_options(argc, argv, opts, &report_pu, 0);
+	if (n < 0)
+		return n;
+	if (n > 0)
+		return parse_options_error(&report_pu, "unexpected argument '%s': give the profile with -i",
+					   argv[0]);
+	if (o->json && o->csv)
+		return parse_options_error(&report_pu, "--json and --csv cannot be combined: choose one");
+	demangle_set_enabled(o->demangle);
+	o->fmt = o->json ? OUT_JSON : o->csv ? OUT_CSV : OUT_TABLE;
+	if (o->pprof && o->flamegraph && !strcmp(o->pprof, "-") && !strcmp(o->flamegraph, "-"))
+		return parse_options_error(&report_pu, "--pprof - and --flamegraph - both write to "
+					   "standard output: choose one");
+	if ((o->folded && o->pprof && !strcmp(o->pprof, "-")) ||
+	    (o->folded && o->flamegraph && !strcmp(o->flamegraph, "-")))
+		return parse_options_error(&report_pu, "--folded prints to standard output: write the "
+					   "other export to a file");
+	if (o->events.n && !(o->events_joined = cli_join_list(&o->events)))
+		return parse_options_error(&report_pu, "out of memory");
 	return 0;
 }
 
@@ -153,12 +166,23 @@ static void print_table(const struct profile *p, const struct report *r, long li
 	}
 	if (r->cfg.children && !r->have_stacks)
 		printf("# no call stacks in this profile (record with -g): children = self\n");
+	/* with several events each column is labelled with its event (and each ratio with its two
+	 * events), as wide as the label */
+	int w[64], rw[64];
+	char rl[64][96];
+	for (size_t e = 0; e < nev; e++) {
+		const char *name = profile_event_get(p, r->events[e])->name;
+		w[e] = nev > 1 && (int)strlen(name) > 9 ? (int)strlen(name) : 9;
+		snprintf(rl[e], sizeof(rl[e]), "%s/%s", name, profile_event_get(p, r->events[0])->name);
+		rw[e] = (int)strlen(rl[e]) > 10 ? (int)strlen(rl[e]) : 10;
+	}
 	if (r->cfg.children)
 		printf("%9s ", "children");
 	for (size_t e = 0; e < nev; e++)
-		printf("%9s %8s ", e == 0 && r->cfg.children ? "self" : "samples", "%");
+		printf("%*s %8s ", w[e], nev > 1 ? profile_event_get(p, r->events[e])->name
+				   : r->cfg.children ? "self" : "samples", "%");
 	for (size_t e = 1; e < nev; e++)
-		printf("%10s ", "ratio");
+		printf("%*s ", rw[e], rl[e]);
 	printf(" %-22s %s%s\n", "image", r->cfg.by == REPORT_BY_IMAGE ? "" : "symbol",
 	       lines ? "  (file:line)" : "");
 	for (size_t i = 0; i < r->nrows && (limit < 0 || (long)i < limit); i++) {
@@ -166,12 +190,13 @@ static void print_table(const struct profile *p, const struct report *r, long li
 		if (r->cfg.children)
 			printf("%8.2f%% ", pct(r->have_stacks ? row->incl[0] : row->self[0], r->totals[0]));
 		for (size_t e = 0; e < nev; e++)
-			printf("%9llu %7.2f%% ", (unsigned long long)row->self[e], pct(row->self[e], r->totals[e]));
+			printf("%*llu %7.2f%% ", w[e], (unsigned long long)row->self[e],
+			       pct(row->self[e], r->totals[e]));
 		for (size_t e = 1; e < nev; e++)
 			if (row->self[0])
-				printf("%10.4f ", (double)row->self[e] / (double)row->self[0]);
+				printf("%*.4f ", rw[e], (double)row->self[e] / (double)row->self[0]);
 			else
-				printf("%10s ", "-");
+				printf("%*s ", rw[e], "-");
 		printf(" %-22s %s", base(row->image), row->symbol);
 		if (r->cfg.by == REPORT_BY_INSTRUCTION)
 			printf(" @0x%llx", (unsigned long long)row->offset);
@@ -248,11 +273,15 @@ static int do_exports(const struct report_opts *o, const struct profile *p, stru
 			cli_error("cannot write pprof file '%s': %s", o->pprof, outfile_strerror(err));
 			return err;
 		}
-		fprintf(stderr, "spent: wrote pprof profile '%s' (go tool pprof -top %s)\n", o->pprof, o->pprof);
+		if (strcmp(o->pprof, "-"))
+			fprintf(stderr, "spent: wrote pprof profile '%s' (go tool pprof -top %s)\n",
+				o->pprof, o->pprof);
 	}
 	if (o->folded || o->flamegraph) {
 		struct folded *f = NULL;
-		if ((err = folded_build(p, sym, evs[0], &f))) {
+		unsigned flags = (o->folded_root ? FOLDED_ROOT : 0) |
+				 (o->folded_kernel ? FOLDED_KERNEL_MARKS : 0);
+		if ((err = folded_build(p, sym, evs[0], flags, &f))) {
 			cli_error("cannot fold stacks: %s", strerror(-err));
 			return err;
 		}
@@ -269,7 +298,7 @@ static int do_exports(const struct report_opts *o, const struct profile *p, stru
 				 (unsigned long long)f->total);
 			if ((err = flamegraph_write(f, title, o->flamegraph)))
 				cli_error("cannot write flame graph '%s': %s", o->flamegraph, outfile_strerror(err));
-			else
+			else if (strcmp(o->flamegraph, "-"))
 				fprintf(stderr, "spent: wrote flame graph '%s'\n", o->flamegraph);
 		}
 		folded_free(f);
@@ -370,6 +399,19 @@ out:
 	return err;
 }
 
+/* A report never shows addresses for a binary that had names without saying why. */
+static void warn_missing_names(const struct profile *p, struct symbols *sym)
+{
+	for (uint32_t i = 0; i < profile_nimages(p); i++) {
+		const struct profile_image *img = profile_image_get(p, i);
+		const char *cache_why, *why = img->path[0] == '[' ? NULL :
+			symbols_names_missing(sym, img, &cache_why);
+		if (why)
+			cli_warn("%s: no function names (addresses shown): %s%s%s", img->path, why,
+				 cache_why[0] ? ", and " : "", cache_why);
+	}
+}
+
 static int use_saved_kallsyms(struct symbols *sym, const char *dir)
 {
 	char path[PATH_MAX];
@@ -379,16 +421,20 @@ static int use_saved_kallsyms(struct symbols *sym, const char *dir)
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_opts o = { .input = "spent.profile", .by = REPORT_BY_FUNCTION, .limit = -1 };
+	struct report_opts o = { .input = "spent.profile", .by = REPORT_BY_FUNCTION, .limit = -1,
+				  .demangle = 1 };
 	struct profile *p = NULL;
 	struct symbols *sym = NULL;
 	struct report *r = NULL;
 	uint32_t *evs = NULL;
 	size_t nev = 0, skipped = 0;
 	int rc = 2, err;
-	if (parse_args(argc, argv, &o))
+	if ((err = parse_args(argc, argv, &o)) < 0) {
+		rc = err == PARSE_OPT_HELP ? 0 : 2;
 		goto out;
-	if ((o.pprof && cli_check_output(o.pprof)) || (o.flamegraph && cli_check_output(o.flamegraph)))
+	}
+	if ((o.pprof && strcmp(o.pprof, "-") && cli_check_output(o.pprof)) ||
+	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output(o.flamegraph)))
 		goto out;
 	if (profile_input_load(o.input, &p, &skipped)) {
 		rc = 1;
@@ -400,10 +446,12 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (select_events(p, o.events, &evs, &nev) || symbols_new(&sym) || use_saved_kallsyms(sym, o.input)) {
+	if (select_events(p, o.events_joined, &evs, &nev) || symbols_new(&sym) || use_saved_kallsyms(sym, o.input)) {
 		rc = 1;
 		goto out;
 	}
+	if (o.by != REPORT_BY_IMAGE)
+		warn_missing_names(p, sym);
 	if (o.pprof || o.folded || o.flamegraph) {
 		rc = do_exports(&o, p, sym, evs, nev) ? 1 : skipped ? 1 : 0;
 		goto out;
@@ -429,5 +477,7 @@ out:
 	symbols_free(sym);
 	profile_free(p);
 	free(evs);
+	free(o.events_joined);
+	opt_string_list_release(&o.events);
 	return rc;
 }

@@ -2,7 +2,6 @@
  * software signals and counters, print tag histograms and rate summaries (human or JSON),
  * write the sample file with -o; `spent shim dump FILE` prints a sample file back. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/helper_path.h"
+#include "cli/parse_options.h"
 #include "core/json.h"
 #include "core/number.h"
 #include "core/outfile.h"
@@ -18,20 +18,16 @@
 #include "shim/shim_format.h"
 #include "spent/events.h"
 
+#define DEFAULT_DUMP_LIMIT 20
+
 struct shim_opts {
 	struct shim_config cfg;
 	const char *histogram;	/* tag to print in full, or NULL for every tag's top rows */
 	const char *output;
-	bool json;
+	int json;
 	long limit;		/* dump: samples to print */
 	char preload[PATH_MAX];
 };
-
-static const char shim_usage[] =
-	"usage: spent shim [--tag NAME=SYMBOL] [--counter NAME=SYMBOL] [--rate NAME=SYMBOL]\n"
-	"                  [-e HW_EVENT] [--observer-cpu N] [--app-cpu M] [--period-ns N]\n"
-	"                  [--ratio LO,HI] [--buffer N] [--histogram TAG] [-o FILE] [--json] -- CMD\n"
-	"       spent shim dump FILE [--json] [--limit N]\n";
 
 static int add_signal(struct shim_opts *o, enum shim_sig_kind kind, const char *arg)
 {
@@ -130,72 +126,102 @@ static int find_preload(struct shim_opts *o)
 	return 0;
 }
 
-enum { OPT_TAG = 256, OPT_COUNTER, OPT_RATE, OPT_OBS, OPT_APP, OPT_PERIOD, OPT_HIST, OPT_JSON,
-       OPT_RATIO, OPT_BUFFER, OPT_LIMIT };
-
-static const struct option shim_longopts[] = {
-	{ "tag", required_argument, NULL, OPT_TAG },
-	{ "counter", required_argument, NULL, OPT_COUNTER },
-	{ "rate", required_argument, NULL, OPT_RATE },
-	{ "event", required_argument, NULL, 'e' },
-	{ "observer-cpu", required_argument, NULL, OPT_OBS },
-	{ "app-cpu", required_argument, NULL, OPT_APP },
-	{ "period-ns", required_argument, NULL, OPT_PERIOD },
-	{ "histogram", required_argument, NULL, OPT_HIST },
-	{ "output", required_argument, NULL, 'o' },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "ratio", required_argument, NULL, OPT_RATIO },
-	{ "buffer", required_argument, NULL, OPT_BUFFER },
-	{ "limit", required_argument, NULL, OPT_LIMIT },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_opt(struct shim_opts *o, int c, const char *arg)
+static int on_signal_opt(const struct option *opt, const char *arg, int unset)
 {
-	long v;
-	uint64_t u;
-	switch (c) {
-	case OPT_TAG: return add_signal(o, SHIM_SIG_TAG, arg);
-	case OPT_COUNTER: return add_signal(o, SHIM_SIG_COUNTER, arg);
-	case OPT_RATE: return add_signal(o, SHIM_SIG_RATE, arg);
-	case 'e': return add_events(o, arg);
-	case OPT_OBS:
-	case OPT_APP:
-		if (cli_parse_int_opt(c == OPT_OBS ? "--observer-cpu" : "--app-cpu", arg, 0, 1 << 20, &v))
-			return -EINVAL;
-		*(c == OPT_OBS ? &o->cfg.observer_cpu : &o->cfg.app_cpu) = (int)v;
-		return 0;
-	case OPT_PERIOD:
-	case OPT_BUFFER:
-		if (cli_parse_u64(arg, &u) || u > (c == OPT_PERIOD ? 1000000000000ULL : 1ULL << 26)) {
-			cli_error("invalid value '%s' for %s: expected a number%s", arg,
-				  c == OPT_PERIOD ? "--period-ns" : "--buffer",
-				  c == OPT_PERIOD ? " of nanoseconds" : " of samples up to 64M");
-			return -EINVAL;
-		}
-		*(c == OPT_PERIOD ? &o->cfg.period_ns : &o->cfg.buffer_samples) = u;
-		return 0;
-	case OPT_HIST: o->histogram = arg; return 0;
-	case 'o': o->output = arg; return 0;
-	case OPT_JSON: o->json = true; return 0;
-	case OPT_RATIO: return parse_ratio(o, arg);
-	case OPT_LIMIT: return cli_parse_int_opt("--limit", arg, 0, LONG_MAX, &o->limit);
-	default:
-		fputs(shim_usage, stderr);
-		return -EINVAL;
-	}
+	enum shim_sig_kind kind = !strcmp(opt->long_name, "tag") ? SHIM_SIG_TAG :
+				  !strcmp(opt->long_name, "rate") ? SHIM_SIG_RATE : SHIM_SIG_COUNTER;
+	return add_signal(opt->value, kind, arg);
 }
 
-/* PERMUTE: options may follow operands (dump FILE --json); else stop at the command. */
-static int parse_args(struct shim_opts *o, int argc, char **argv, bool permute)
+static int on_event(const struct option *opt, const char *arg, int unset)
 {
-	int c;
-	optind = 1;
-	opterr = 1;
-	while ((c = getopt_long(argc, argv, permute ? "e:o:" : "+e:o:", shim_longopts, NULL)) != -1)
-		if (parse_opt(o, c, optarg))
-			return -EINVAL;
+	return add_events(opt->value, arg);
+}
+
+static int on_ratio(const struct option *opt, const char *arg, int unset)
+{
+	return parse_ratio(opt->value, arg);
+}
+
+/* --period-ns and --buffer: decimal with an optional K/M/G (x1000) suffix, bounded */
+static int on_count_opt(const struct option *opt, const char *arg, int unset)
+{
+	struct shim_opts *o = opt->value;
+	bool period = !strcmp(opt->long_name, "period-ns");
+	uint64_t u;
+
+	if (cli_parse_u64(arg, &u) || u > (period ? 1000000000000ULL : 1ULL << 26)) {
+		cli_error("invalid value '%s' for --%s: expected a number%s", arg, opt->long_name,
+			  period ? " of nanoseconds" : " of samples up to 64M");
+		return -EINVAL;
+	}
+	*(period ? &o->cfg.period_ns : &o->cfg.buffer_samples) = u;
 	return 0;
+}
+
+static const char *const shim_usage_lines[] = {
+	"spent shim [--tag NAME=SYMBOL] [--counter NAME=SYMBOL] [--rate NAME=SYMBOL] [-e HW_EVENT] "
+	"[--observer-cpu N] [--app-cpu M] [--period-ns N] [--ratio LO,HI] [--buffer N] "
+	"[--histogram TAG] [-o FILE] [--json] -- CMD [ARGS]",
+	"spent shim dump FILE [--json] [--limit N] [--histogram TAG]",
+	NULL,
+};
+
+static const struct parse_usage shim_parse_usage = {
+	"shim", shim_usage_lines, "observer thread sampling counters and software signals (Shim)",
+	"Runs CMD with an observer thread (preloaded libspent-shim.so) on its own cpu reading the "
+	"program's software signals (variables named by symbol) and hardware counters in a tight "
+	"loop: a histogram of each tag's values and the rate of each counter, kept when "
+	"consecutive clock intervals agree within --ratio. -o writes the results and the last "
+	"--buffer samples; spent shim dump FILE prints them back. See docs/shim.md.",
+};
+
+/* DUMP: options may follow operands (dump FILE --json); else they stop at the command.
+ * The non-option arguments are left in ARGV[0..]; their count, or PARSE_OPT_HELP /
+ * PARSE_OPT_ERROR. */
+static int parse_args(struct shim_opts *o, int argc, char **argv, bool dump)
+{
+	long observer_cpu = o->cfg.observer_cpu, app_cpu = o->cfg.app_cpu;
+	const struct option opts[] = {
+		OPT_GROUP("What to observe"),
+		OPT_CALLBACK(0, "tag", o, "NAME=SYMBOL",
+			     "a tag variable: histogram of its values (repeatable)", on_signal_opt),
+		OPT_CALLBACK(0, "counter", o, "NAME=SYMBOL",
+			     "a counter variable: its rate over time (repeatable)", on_signal_opt),
+		OPT_CALLBACK(0, "rate", o, "NAME=SYMBOL",
+			     "a rate variable: its rate, kept within --ratio (repeatable)", on_signal_opt),
+		OPT_CALLBACK('e', "event", o, "HW_EVENT,...",
+			     "hardware counters read with rdpmc (needs a PMU)", on_event),
+		OPT_GROUP("How to observe"),
+		{ .type = OPTION_INT, .long_name = "observer-cpu", .value = &observer_cpu, .argh = "N",
+		  .help = "the observer thread's cpu", .min = 0, .max = 1 << 20,
+		  .defval = "chosen: another core than the app's" },
+		{ .type = OPTION_INT, .long_name = "app-cpu", .value = &app_cpu, .argh = "M",
+		  .help = "the program's cpu", .min = 0, .max = 1 << 20,
+		  .defval = "chosen: the observer's SMT sibling, else another core" },
+		{ .type = OPTION_CALLBACK, .long_name = "period-ns", .value = o, .argh = "N",
+		  .help = "pace the loop to one sample every N ns", .callback = on_count_opt,
+		  .defval = "flat out" },
+		{ .type = OPTION_CALLBACK, .long_name = "ratio", .value = o, .argh = "LO,HI",
+		  .help = "keep a rate when consecutive clock intervals agree within [LO, HI]",
+		  .callback = on_ratio, .defval = "0.99,1.01" },
+		{ .type = OPTION_CALLBACK, .long_name = "buffer", .value = o, .argh = "N",
+		  .help = "samples kept in the -o file's log (the last ones)",
+		  .callback = on_count_opt, .defval = "65536" },
+		OPT_GROUP("Output"),
+		OPT_STRING(0, "histogram", &o->histogram, "TAG",
+			   "print TAG's histogram in full (default: every tag's top 10)"),
+		OPT_STRING('o', "output", &o->output, "FILE", "write the results and the sample log"),
+		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
+		OPT_INT(0, "limit", &o->limit, "N", "dump: logged samples to print", 0, LONG_MAX),
+		OPT_END(),
+	};
+	int n = parse_options(argc, argv, opts, &shim_parse_usage,
+			      dump ? 0 : PARSE_STOP_AT_NON_OPTION);
+
+	o->cfg.observer_cpu = (int)observer_cpu;
+	o->cfg.app_cpu = (int)app_cpu;
+	return n;
 }
 
 static const char *kind_name(enum shim_sig_kind k)
@@ -233,6 +259,9 @@ static void json_summary(FILE *out, const struct shim_result *r)
 	json_kdouble(&w, "seconds", run_seconds(r), 6);
 	json_ku64(&w, "samples_app", r->samples_app);
 	json_ku64(&w, "samples_other", r->samples_other);
+	json_ku64(&w, "samples_gap", r->samples_gap);
+	json_ku64(&w, "excluded", r->samples_other + r->samples_gap);
+	json_kdouble(&w, "app_ms", (double)r->app_ns / 1e6, 3);
 	json_kbool(&w, "thread_channel", r->flags & SHIM_RESULT_SCHED_CHANNEL);
 	json_ki64(&w, "observer_cpu", r->observer_cpu);
 	json_ki64(&w, "app_cpu", r->app_cpu);
@@ -285,6 +314,8 @@ static void json_signals(FILE *out, const struct shim_result *r, const char *his
 	}
 }
 
+#define SHIM_THIN_NS 100000000ULL	/* histograms over less app time get a note */
+
 static void human_summary(FILE *out, const struct shim_result *r)
 {
 	char period[64];
@@ -295,12 +326,22 @@ static void human_summary(FILE *out, const struct shim_result *r)
 	fprintf(out, "shim: %llu samples in %.3f s: one every %.1f ns (%s), observer cpu %d, "
 		     "app cpu %d\n", (unsigned long long)r->samples, run_seconds(r),
 		shim_result_period_ns(r), period, r->observer_cpu, r->app_cpu);
-	if (r->flags & SHIM_RESULT_SCHED_CHANNEL)
+	if (r->flags & SHIM_RESULT_SCHED_CHANNEL) {
 		fprintf(out, "thread channel (eBPF sched_switch): %llu samples with the app on its cpu "
-			     "(%.1f%%), %llu with another task or idle\n",
+			     "(%.1f%%) over %.1f ms; excluded from histograms: %llu, of which %llu with "
+			     "another task or idle on the app cpu, %llu spanning a context switch on the "
+			     "app or observer cpu\n",
 			(unsigned long long)r->samples_app,
 			r->samples ? 100.0 * (double)r->samples_app / (double)r->samples : 0,
-			(unsigned long long)r->samples_other);
+			(double)r->app_ns / 1e6, (unsigned long long)(r->samples_other + r->samples_gap),
+			(unsigned long long)r->samples_other, (unsigned long long)r->samples_gap);
+		/* a busy machine may let the two threads overlap for a few ms only: say so */
+		if (r->ntags && r->app_ns < SHIM_THIN_NS)
+			fprintf(out, "note: the histograms watched the app for only %.1f ms (the app and "
+				     "the observer ran at the same time that long): few phases of the "
+				     "program were seen, shares are uncertain; run longer\n",
+				(double)r->app_ns / 1e6);
+	}
 	if (r->note[0])
 		fprintf(out, "note: %s\n", r->note);
 }
@@ -320,7 +361,7 @@ static void human_counters(FILE *out, const struct shim_result *r)
 			s->rate_median, s->rate_max);
 	}
 	fprintf(out, "(rates kept when consecutive clock intervals agree within [%g, %g]; offcpu: "
-		     "spanning a context switch on the app cpu)\n",
+		     "spanning a context switch on the app or observer cpu)\n",
 		r->ratio_lo, r->ratio_hi);
 }
 
@@ -357,6 +398,16 @@ static int tag_spec_known(const struct shim_config *cfg, const char *name)
 	return 0;
 }
 
+/* Whether a logged sample fed the histograms: "app", or why not ("other", "gap"). */
+static const char *logged_class(const struct shim_result *r, uint64_t thread)
+{
+	if (thread & SHIM_LOG_THREAD_GAP)
+		return "gap";
+	if ((r->flags & SHIM_RESULT_SCHED_CHANNEL) && (thread >> 32) != (uint64_t)(uint32_t)r->pid)
+		return "other";
+	return "app";
+}
+
 static void print_samples(FILE *out, const struct shim_result *r, bool json, long limit)
 {
 	uint64_t words = shim_sample_words(r->ncounters, r->ntags);
@@ -365,8 +416,8 @@ static void print_samples(FILE *out, const struct shim_result *r, bool json, lon
 	struct json_writer jw;
 	json_init(&jw, out);
 	if (!json)
-		fprintf(out, "\n%llu logged samples (the last of the run):\n%14s %8s %10s",
-			(unsigned long long)r->nlog, "t_ns", "read_ns", "tid");
+		fprintf(out, "\n%llu logged samples (the last of the run):\n%14s %8s %10s %6s",
+			(unsigned long long)r->nlog, "t_ns", "read_ns", "tid", "class");
 	for (uint32_t i = 0; !json && i < r->ncounters + r->ntags; i++)
 		fprintf(out, " %16s", r->signals[i].name);
 	if (!json)
@@ -374,20 +425,23 @@ static void print_samples(FILE *out, const struct shim_result *r, bool json, lon
 	for (uint64_t k = 0; k < n; k++) {
 		const uint64_t *w = r->log + k * words;
 		double t = (double)(w[0] - r->first_tsc) * ns, d = (double)(w[1] - w[0]) * ns;
+		uint64_t thread = w[2] & ~SHIM_LOG_THREAD_GAP;
 		if (json) {
 			json_object_begin(&jw);
 			json_kstr(&jw, "type", "sample");
 			json_kdouble(&jw, "t_ns", t, 1);
 			json_kdouble(&jw, "read_ns", d, 1);
-			json_ku64(&jw, "pid", w[2] >> 32);
-			json_ku64(&jw, "tid", w[2] & 0xffffffffu);
+			json_ku64(&jw, "pid", thread >> 32);
+			json_ku64(&jw, "tid", thread & 0xffffffffu);
+			json_kstr(&jw, "class", logged_class(r, w[2]));
 			for (uint32_t i = 0; i < r->ncounters + r->ntags; i++)
 				json_ku64(&jw, r->signals[i].name, w[3 + i]);
 			json_object_end(&jw);
 			json_newline(&jw);
 			continue;
 		}
-		fprintf(out, "%14.1f %8.1f %10llu", t, d, (unsigned long long)(w[2] & 0xffffffffu));
+		fprintf(out, "%14.1f %8.1f %10llu %6s", t, d, (unsigned long long)(thread & 0xffffffffu),
+			logged_class(r, w[2]));
 		for (uint32_t i = 0; i < r->ncounters + r->ntags; i++)
 			fprintf(out, " %16llu", (unsigned long long)w[3 + i]);
 		fputc('\n', out);
@@ -396,17 +450,19 @@ static void print_samples(FILE *out, const struct shim_result *r, bool json, lon
 
 static int cmd_shim_dump(int argc, char **argv)
 {
-	struct shim_opts o = { .limit = 20 };
+	struct shim_opts o = { .limit = DEFAULT_DUMP_LIMIT };
 	struct shim_result *r = NULL;
-	if (parse_args(&o, argc, argv, true))
-		return 2;
-	if (optind != argc - 1) {
+	shim_config_init(&o.cfg);
+	int n = parse_args(&o, argc, argv, true);
+	if (n < 0)
+		return n == PARSE_OPT_HELP ? 0 : 2;
+	if (n != 1) {
 		cli_error("'spent shim dump' needs exactly one FILE: spent shim dump FILE [--json]");
 		return 2;
 	}
-	int err = shim_file_read(argv[optind], &r);
+	int err = shim_file_read(argv[0], &r);
 	if (err) {
-		cli_error("cannot read Shim sample file '%s': %s", argv[optind],
+		cli_error("cannot read Shim sample file '%s': %s", argv[0],
 			  err == -EBADMSG ? "corrupt or truncated (bad checksum or lengths)"
 			  : err == -EPROTO ? "unknown format version: use a newer spent"
 					   : strerror(-err));
@@ -436,9 +492,11 @@ int cmd_shim(int argc, char **argv)
 		return cmd_shim_dump(argc - 1, argv + 1);
 	memset(&o, 0, sizeof(o));
 	shim_config_init(&o.cfg);
-	if (parse_args(&o, argc, argv, false))
-		return 2;
-	if (optind >= argc) {
+	o.limit = DEFAULT_DUMP_LIMIT;	/* shown by -h */
+	int n = parse_args(&o, argc, argv, false);
+	if (n < 0)
+		return n == PARSE_OPT_HELP ? 0 : 2;
+	if (n == 0) {
 		cli_error("no command to observe: spent shim [OPTIONS] -- CMD");
 		return 2;
 	}
@@ -454,7 +512,7 @@ int cmd_shim(int argc, char **argv)
 		return 2;
 	if (!o.output)
 		o.cfg.buffer_samples = 0;	/* the log only goes to -o */
-	o.cfg.argv = argv + optind;
+	o.cfg.argv = argv;
 	if (find_preload(&o))
 		return 2;
 	rc = shim_run(&o.cfg, &r, err, sizeof(err));

@@ -1,12 +1,12 @@
 /* cli/cmd_stat.c - `spent stat` (perfex): count events for a command (threads and children
  * folded in, or broken down), a running process, or every CPU; repeat, intervals, costs. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "cli/stat.h"
 
 int stat_events_add(struct stat_events *se, const struct spent_event *ev, int group)
@@ -179,103 +179,160 @@ static void apply_fallbacks(struct stat_events *se, bool system_wide, bool user_
 	}
 }
 
-static const char *stat_usage =
-	"usage: spent stat [-e EV,...] [--all-events] [--per-thread] [--per-process] [-r N] [-I MS]\n"
-	"                  [-a [--per-cpu]] [-p PID] [--costs] [--json|--csv] [-o FILE] [--list] -- CMD";
+static const char *const stat_usage[] = {
+	"spent stat [-e EV,...]... [--all-events] [--per-thread|--per-process] [-r N] [-I MS] "
+	"[--costs] [--json|--csv|-x SEP] [-o FILE] -- CMD [ARGS]",
+	"spent stat [OPTIONS] -p PID | -t TID",
+	"spent stat [OPTIONS] -a [-A] | -C CPUS [-A]",
+	"spent stat --list",
+	NULL,
+};
+static const struct parse_usage stat_pu = {
+	"stat", stat_usage, "count events for a command, a pid or the whole system (perfex)",
+	"Counts events (perf's names, {a,b} groups) for CMD and everything it starts, a running "
+	"process or thread, or every CPU, and prints them with derived metrics as perf stat does.",
+};
+
+/* perf's CPU list: "0-3,5". Each CPU once, in the order given. */
+static int parse_cpu_list(const char *list, int **out, size_t *n)
+{
+	int *cpus = NULL;
+	size_t k = 0;
+	for (const char *p = list;;) {
+		char *end;
+		if (*p < '0' || *p > '9')
+			goto bad;
+		long lo = strtol(p, &end, 10), hi = lo;
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				goto bad;
+			hi = strtol(end + 1, &end, 10);
+		}
+		if (lo > hi || hi >= 4096 || k + (size_t)(hi - lo + 1) > 4096)
+			goto bad;
+		int *grown = realloc(cpus, (k + (size_t)(hi - lo + 1)) * sizeof(*cpus));
+		if (!grown)
+			goto bad;
+		cpus = grown;
+		for (long c = lo; c <= hi; c++) {
+			bool seen = false;
+			for (size_t i = 0; i < k; i++)
+				seen |= cpus[i] == (int)c;
+			if (!seen)
+				cpus[k++] = (int)c;
+		}
+		if (*end == 0)
+			break;
+		if (*end != ',')
+			goto bad;
+		p = end + 1;
+	}
+	*out = cpus;
+	*n = k;
+	return 0;
+bad:
+	free(cpus);
+	return -EINVAL;
+}
 
 static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 {
-	enum { OPT_ALL = 256, OPT_PER_THREAD, OPT_PER_PROCESS, OPT_PER_CPU, OPT_COSTS, OPT_JSON,
-	       OPT_CSV, OPT_LIST };
-	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "all-events", no_argument, NULL, OPT_ALL },
-		{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-		{ "per-process", no_argument, NULL, OPT_PER_PROCESS },
-		{ "per-cpu", no_argument, NULL, OPT_PER_CPU },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "interval-print", required_argument, NULL, 'I' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "costs", no_argument, NULL, OPT_COSTS },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "csv", no_argument, NULL, OPT_CSV },
-		{ "output", required_argument, NULL, 'o' },
-		{ "list", no_argument, NULL, OPT_LIST },
-		{ NULL, 0, NULL, 0 },
+	struct opt_string_list events = { 0 };
+	const char *cpu_list = NULL, *sep = NULL;
+	int json = 0, csv = 0, no_aggr = 0;
+	const struct option opts[] = {
+		OPT_STRING_LIST('e', "event", &events, "EV,...",
+				"events to count, {a,b} a group; repeat -e to add more"),
+		OPT_BOOL(0, "all-events", &o->all_events, "every countable event"),
+		OPT_BOOL(0, "per-thread", &o->per_thread, "one line per thread"),
+		OPT_BOOL(0, "per-process", &o->per_process, "one line per process"),
+		OPT_BOOL(0, "per-cpu", &o->per_cpu, "one line per CPU (with -a or -C)"),
+		OPT_BOOL('A', "no-aggr", &no_aggr, "perf's spelling of --per-cpu"),
+		{ .type = OPTION_INT, .short_name = 'r', .long_name = "repeat", .value = &o->repeat,
+		  .argh = "N", .help = "run the command N times: mean and spread", .min = 1,
+		  .max = 100000 },
+		{ .type = OPTION_INT, .short_name = 'I', .long_name = "interval-print",
+		  .value = &o->interval_ms, .argh = "MS", .help = "print the counts every MS ms",
+		  .defval = "off", .min = 10, .max = 3600000 },
+		OPT_BOOL('a', "all-cpus", &o->system_wide, "count every CPU, all tasks"),
+		OPT_STRING('C', "cpu", &cpu_list, "CPUS", "count these CPUs only (0-3,5), all tasks"),
+		{ .type = OPTION_INT, .short_name = 'p', .long_name = "pid", .value = &o->pid,
+		  .argh = "PID", .help = "count a running process (its threads)", .defval = "none",
+		  .min = 1, .max = 1 << 22 },
+		{ .type = OPTION_INT, .short_name = 't', .long_name = "tid", .value = &o->tid,
+		  .argh = "TID", .help = "count one running thread", .defval = "none", .min = 1,
+		  .max = 1 << 22 },
+		OPT_BOOL(0, "costs", &o->costs, "estimate where the time went (needs a PMU)"),
+		OPT_BOOL(0, "json", &json, "one JSON object per count"),
+		OPT_BOOL(0, "csv", &csv, "CSV, one line per count"),
+		OPT_STRING('x', "field-separator", &sep, "SEP", "CSV with the one-character separator SEP"),
+		OPT_STRING('o', "output", &o->output, "FILE", "write the counts to FILE, not stderr"),
+		OPT_BOOL(0, "list", &o->list, "list the events this machine can count"),
+		OPT_END(),
 	};
-	long v;
-	int c;
 	memset(o, 0, sizeof(*o));
 	o->repeat = 1;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:r:I:ap:o:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'e': o->events = optarg; break;
-		case OPT_ALL: o->all_events = true; break;
-		case OPT_PER_THREAD: o->per_thread = true; break;
-		case OPT_PER_PROCESS: o->per_process = true; break;
-		case OPT_PER_CPU: o->per_cpu = true; break;
-		case 'r':
-			if (cli_parse_int_opt("-r", optarg, 1, 100000, &v))
-				return -EINVAL;
-			o->repeat = v;
-			break;
-		case 'I':
-			if (cli_parse_int_opt("-I", optarg, 10, 3600000, &v))
-				return -EINVAL;
-			o->interval_ms = v;
-			break;
-		case 'a': o->system_wide = true; break;
-		case 'p':
-			if (cli_parse_int_opt("-p", optarg, 1, 1 << 22, &v))
-				return -EINVAL;
-			o->pid = (pid_t)v;
-			break;
-		case OPT_COSTS: o->costs = true; break;
-		case OPT_JSON:
-		case OPT_CSV: {
-			enum stat_format f = c == OPT_JSON ? STAT_JSON : STAT_CSV;
-			if (o->format != STAT_TABLE && o->format != f) {
-				cli_error("--json and --csv cannot be combined: choose one");
-				return -EINVAL;
-			}
-			o->format = f;
-			break;
-		}
-		case 'o': o->output = optarg; break;
-		case OPT_LIST: o->list = true; break;
-		default:
-			cli_error("unknown or incomplete option '%s'\n%s", argv[optind - 1], stat_usage);
-			return -EINVAL;
-		}
+	o->sep = ',';
+	int n = parse_options(argc, argv, opts, &stat_pu, PARSE_STOP_AT_NON_OPTION);
+	if (n < 0)
+		goto out;
+	o->argv = argv;
+	o->argc = n;
+	argv[n] = NULL;
+	n = PARSE_OPT_ERROR;
+	if (events.n && !(o->events = cli_join_list(&events))) {
+		parse_options_error(&stat_pu, "out of memory");
+		goto out;
 	}
-	o->argv = argv + optind;
-	o->argc = argc - optind;
+	if (sep && (strlen(sep) != 1 || strchr("\"\n\r", sep[0]) || !sep[0])) {
+		parse_options_error(&stat_pu, "bad separator '%s': give one character (not a quote)", sep);
+		goto out;
+	}
+	if ((json + csv + !!sep) > 1 && !(csv && sep && !json)) {
+		parse_options_error(&stat_pu, "--json and --csv cannot be combined (nor --json and -x): choose one");
+		goto out;
+	}
+	o->format = json ? STAT_JSON : csv || sep ? STAT_CSV : STAT_TABLE;
+	if (sep)
+		o->sep = sep[0];
+	if (cpu_list) {
+		if (parse_cpu_list(cpu_list, &o->cpus, &o->n_cpus)) {
+			parse_options_error(&stat_pu, "bad CPU list '%s': give CPUs as 0-3,5", cpu_list);
+			goto out;
+		}
+		o->system_wide = 1;
+	}
+	o->per_cpu |= no_aggr;
+	n = 0;
 	if (o->list)
-		return 0;
-	if (o->argc == 0 && !o->system_wide && o->pid == 0) {
-		cli_error("no command to count: give '-- CMD', -p PID or -a\n%s", stat_usage);
-		return -EINVAL;
+		goto out;
+	n = PARSE_OPT_ERROR;
+	if (o->argc == 0 && !o->system_wide && !o->pid && !o->tid) {
+		parse_options_error(&stat_pu, "no command to count: give '-- CMD', -p PID, -t TID, -a or -C");
+		goto out;
 	}
-	if (o->pid && (o->argc || o->system_wide)) {
-		cli_error("-p counts a running process: it cannot be combined with a command or -a");
-		return -EINVAL;
+	if ((o->pid || o->tid) && (o->argc || o->system_wide || (o->pid && o->tid))) {
+		parse_options_error(&stat_pu, "-p and -t count a running task: they cannot be combined "
+				    "with each other, a command, -a or -C");
+		goto out;
 	}
 	if (o->per_cpu && !o->system_wide) {
-		cli_error("--per-cpu needs -a (system-wide counting)");
-		return -EINVAL;
+		parse_options_error(&stat_pu, "--per-cpu/-A needs -a or -C (system-wide counting)");
+		goto out;
 	}
-	if ((o->per_thread || o->per_process) && o->system_wide) {
-		cli_error("--per-thread/--per-process count tasks: use --per-cpu with -a");
-		return -EINVAL;
+	if ((o->per_thread || o->per_process) && (o->system_wide || o->tid)) {
+		parse_options_error(&stat_pu, "--per-thread/--per-process count a command's or a "
+				    "process's tasks: use --per-cpu with -a");
+		goto out;
 	}
 	if (o->repeat > 1 && (o->argc == 0 || o->interval_ms || o->per_thread || o->per_process || o->per_cpu)) {
-		cli_error("-r repeats a command: it cannot be combined with -p, -I or a breakdown");
-		return -EINVAL;
+		parse_options_error(&stat_pu, "-r repeats a command: it cannot be combined with -p, -I or a breakdown");
+		goto out;
 	}
-	return 0;
+	n = 0;
+out:
+	opt_string_list_release(&events);
+	return n;
 }
 
 static int print_event_list(void)
@@ -312,20 +369,24 @@ int cmd_stat(int argc, char **argv)
 	struct stat_opts opts;
 	struct stat_events se = { 0 };
 	int rc = 0;
-	if (parse_stat_opts(argc, argv, &opts))
-		return 2;
-	if (opts.list)
-		return print_event_list();
+	if ((rc = parse_stat_opts(argc, argv, &opts)) < 0) {
+		rc = rc == PARSE_OPT_HELP ? 0 : 2;
+		goto out;
+	}
+	if (opts.list) {
+		rc = print_event_list();
+		goto out;
+	}
 	if (opts.events) {
 		if (parse_event_groups(opts.events, &se)) {
-			stat_events_release(&se);
-			return 2;
+			rc = 2;
+			goto out;
 		}
 	}
 	if (opts.all_events && build_all_events(&se, spent_pmu_present())) {
 		cli_error("cannot build the event list for --all-events");
-		stat_events_release(&se);
-		return 2;
+		rc = 2;
+		goto out;
 	}
 	if (!opts.events && !opts.all_events) {
 		for (size_t i = 0; i < sizeof(default_events) / sizeof(default_events[0]); i++) {
@@ -346,6 +407,9 @@ int cmd_stat(int argc, char **argv)
 	if (opts.costs && !spent_pmu_present())
 		cli_error("no hardware PMU on this machine: --costs time estimates are unavailable");
 	rc = stat_run_all(&opts, &se);
+out:
 	stat_events_release(&se);
+	free(opts.events);
+	free(opts.cpus);
 	return rc;
 }

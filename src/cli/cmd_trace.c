@@ -3,18 +3,21 @@
  * or its totals (`spent trace stats LOG`). */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/helper_path.h"
+#include "cli/parse_options.h"
+#include "cli/trace_cli.h"
 #include "core/binio.h"
 #include "core/json.h"
 #include "core/outfile.h"
@@ -28,6 +31,9 @@ struct trace_opts {
 	uint64_t max_insns;
 	uint64_t limit;
 	int json;
+	int children;
+	long pid;
+	const char *comm;
 };
 
 static const char *default_log = "spent-trace.log";
@@ -54,8 +60,10 @@ static int find_vglib(char *out, size_t len)
 
 /* The recorder fills in each image's identity (build-id, else a content hash) so readers can
  * tell a changed binary, one rebuilt without a build-id too. */
-static void add_identity(uint8_t *payload, uint32_t len)
+static void add_identity(uint32_t type, uint8_t *payload, uint32_t len)
 {
+	if (type != LOG_REC_IMAGE)
+		return;
 	struct log_image li;
 	char path[4096];
 	if (len < sizeof(li))
@@ -73,60 +81,6 @@ static void add_identity(uint8_t *payload, uint32_t len)
 		li.flags |= kind;
 		memcpy(payload, &li, sizeof(li));
 	}
-}
-
-/* Copy records from the tool's pipe into the log; 0 at a clean EOF. The pipe is read in big
- * chunks (one read per pipe-full, not two per record) and records go to the writer in place. */
-#define PUMP_BUF (4u << 20)
-static int pump(int fd, struct log_writer *w, uint64_t *n_records, uint64_t *n_data)
-{
-	uint8_t *buf = malloc(PUMP_BUF);
-	size_t have = 0, pos = 0;
-	int err = 0;
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		struct log_rec_hdr h;
-		if (have - pos >= sizeof(h)) {
-			memcpy(&h, buf + pos, sizeof(h));
-			if (h.type < LOG_REC_CODE || h.type >= LOG_REC_END || h.len > LOG_REC_MAX) {
-				err = -EBADMSG;
-				break;
-			}
-			size_t padded = ((size_t)h.len + 7u) & ~(size_t)7u;
-			if (have - pos - sizeof(h) >= padded) {
-				uint8_t *payload = buf + pos + sizeof(h);
-				if (h.type == LOG_REC_IMAGE)
-					add_identity(payload, h.len);
-				if ((err = log_writer_add(w, h.type, payload, h.len)) < 0)
-					break;
-				(*n_records)++;
-				*n_data += h.type == LOG_REC_DATA;
-				pos += sizeof(h) + padded;
-				continue;
-			}
-		}
-		if (pos > 0) {	/* keep the incomplete record at the front */
-			memmove(buf, buf + pos, have - pos);
-			have -= pos;
-			pos = 0;
-		}
-		ssize_t n = read(fd, buf + have, PUMP_BUF - have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0) {
-			if (have > 0)
-				err = -EPIPE;
-			break;
-		}
-		have += (size_t)n;
-	}
-	free(buf);
-	return err;
 }
 
 /*
@@ -176,16 +130,92 @@ static void reap_tool(pid_t pid, int *status)
 		;
 }
 
-static pid_t spawn_tool(const struct trace_opts *o, const char *vglib, int wfd, char **cmd)
+/* Copy the tool's frames from the FIFO into the log until every process of the tree has
+ * closed it. HOLD, our own write end, keeps the FIFO open until the command's valgrind exits
+ * (before its tool opens the FIFO, an EOF would come at once); then it is closed and the
+ * read runs to the EOF the last process of the tree gives. 0 at a clean EOF. */
+#define PUMP_BUF (1u << 20)
+static int pump(int fd, int *hold, pid_t pid, struct log_collector *c)
 {
-	char fdopt[32], maxopt[48], startopt[512];
+	uint8_t *buf = malloc(PUMP_BUF);
+	int err = 0, stop_waits = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		/* stopped: processes the command left running (they got no signal from us) must
+		 * not keep the recording open; what they sent so far stays */
+		if (stop_signal && *hold < 0) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			if (poll(&pfd, 1, 200) <= 0) {
+				if (++stop_waits >= STOP_GRACE_S * 5) {
+					err = -ETIMEDOUT;
+					break;
+				}
+				continue;
+			}
+		}
+		if (*hold >= 0) {
+			siginfo_t si = { 0 };
+			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    si.si_pid == pid) {
+				close(*hold);
+				*hold = -1;
+			}
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			if (poll(&pfd, 1, 200) <= 0)
+				continue;
+		}
+		ssize_t n = read(fd, buf, PUMP_BUF);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0) {
+			err = log_collector_finish(c);
+			break;
+		}
+		if ((err = log_collector_feed(c, buf, (size_t)n)) < 0)
+			break;
+	}
+	free(buf);
+	return err;
+}
+
+/* A private directory holding the FIFO every tool instance of the tree writes to. */
+static int make_fifo(char *dir, size_t dlen, char *fifo, size_t flen)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, dlen, "%s/spent-trace.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return -errno;
+	snprintf(fifo, flen, "%s/records", dir);
+	if (mkfifo(fifo, 0600) < 0) {
+		int err = -errno;
+		rmdir(dir);
+		return err;
+	}
+	return 0;
+}
+
+static void remove_fifo(const char *dir, const char *fifo)
+{
+	unlink(fifo);
+	rmdir(dir);
+}
+
+static pid_t spawn_tool(const struct trace_opts *o, const char *vglib, const char *fifo, char **cmd)
+{
+	char fdopt[PATH_MAX + 32], maxopt[48], startopt[512];
 	char *argv[16 + 256];
 	int n = 0;
-	snprintf(fdopt, sizeof(fdopt), "--spent-fd=%d", wfd);
+	snprintf(fdopt, sizeof(fdopt), "--spent-pipe=%s", fifo);
 	argv[n++] = "valgrind";
 	argv[n++] = "--tool=spent";
 	argv[n++] = "-q";
 	argv[n++] = fdopt;
+	argv[n++] = o->children ? "--trace-children=yes" : "--spent-children=no";
 	if (!o->data)
 		argv[n++] = "--spent-data=no";
 	if (o->start) {
@@ -217,10 +247,10 @@ static pid_t spawn_tool(const struct trace_opts *o, const char *vglib, int wfd, 
 
 static int trace_record(const struct trace_opts *o, char **cmd)
 {
-	char vglib[PATH_MAX];
+	char vglib[PATH_MAX], dir[PATH_MAX], fifo[PATH_MAX + 16];
 	struct log_writer *w = NULL;
-	int fds[2], status = 0, err;
-	uint64_t n_records = 0, n_data = 0;
+	struct log_collector *c = NULL;
+	int status = 0, err;
 
 	if (find_vglib(vglib, sizeof(vglib)) < 0) {
 		cli_error("no spent valgrind tool in %s: build it with make, install it with make install, "
@@ -234,35 +264,54 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 		cli_error("cannot write '%s': %s", o->output, outfile_strerror(err));
 		return 1;
 	}
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		cli_error("cannot create a pipe: %s", strerror(errno));
+	if ((err = log_collector_new(w, add_identity, &c)) < 0 ||
+	    (err = make_fifo(dir, sizeof(dir), fifo, sizeof(fifo))) < 0) {
+		cli_error("cannot create the tool's FIFO: %s", strerror(-err));
+		log_collector_free(c);
 		log_writer_free(w);
 		return 1;
 	}
-	/* a big pipe: the tool writes 2 MiB at a time, fewer context switches both sides (the
-	 * default 64 KiB when the limit in /proc/sys/fs/pipe-max-size is lower) */
-	fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
-	int wfd = fcntl(fds[1], F_DUPFD, 3);	/* without close-on-exec: the tool's end */
-	pid_t pid = wfd < 0 ? -1 : spawn_tool(o, vglib, wfd, cmd);
+	int rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int hold = rfd < 0 ? -1 : open(fifo, O_WRONLY | O_CLOEXEC);
+	if (rfd >= 0)
+		fcntl(rfd, F_SETFL, 0);	/* blocking reads from here on */
+	/* a big pipe: fewer context switches both sides (the default 64 KiB when the limit in
+	 * /proc/sys/fs/pipe-max-size is lower) */
+	if (rfd >= 0)
+		fcntl(rfd, F_SETPIPE_SZ, 1 << 20);
+	pid_t pid = hold < 0 ? -1 : spawn_tool(o, vglib, fifo, cmd);
 	if (pid > 0) {
 		tool_pid = pid;
 		if (stop_signal)	/* came before the pid was known */
 			kill(pid, stop_signal);
 	}
-	close(fds[1]);
-	if (wfd >= 0)
-		close(wfd);
 	if (pid < 0) {
 		cli_error("cannot start valgrind: %s", strerror(errno));
-		close(fds[0]);
+		if (rfd >= 0)
+			close(rfd);
+		if (hold >= 0)
+			close(hold);
+		remove_fifo(dir, fifo);
+		log_collector_free(c);
 		log_writer_free(w);
 		return 1;
 	}
-	err = pump(fds[0], w, &n_records, &n_data);
-	close(fds[0]);
+	err = pump(rfd, &hold, pid, c);
+	if (hold >= 0)
+		close(hold);
+	close(rfd);
+	remove_fifo(dir, fifo);
 	reap_tool(pid, &status);
-	if (err < 0)
-		cli_warn("log stream from the valgrind tool broke off: %s: the log keeps what arrived before",
+	const struct log_collect_totals *tot = log_collector_totals(c);
+	uint64_t n_records = tot->records, n_data = tot->data, n_streams = tot->streams;
+	log_collector_free(c);
+	if (err == -EBADMSG) {
+		cli_error("the valgrind tool sent a malformed record: '%s' not written", o->output);
+		log_writer_free(w);
+		return 1;
+	}
+	if (err < 0 && !stop_signal)
+		cli_warn("the record stream of a traced process broke off (%s: its valgrind died?)",
 			 strerror(-err));
 	if (stop_signal && n_records == 0) {
 		cli_error("interrupted by SIG%s before anything was recorded: '%s' not written",
@@ -294,11 +343,17 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 		log_writer_free(w);
 		return 1;
 	}
-	fprintf(stderr, "spent: trace: wrote '%s' (%llu bytes, %llu records)\n", o->output,
-		(unsigned long long)log_writer_bytes(w), (unsigned long long)n_records);
+	fprintf(stderr, "spent: trace: wrote '%s' (%llu bytes, %llu records, %llu process%s)\n",
+		o->output, (unsigned long long)log_writer_bytes(w), (unsigned long long)n_records,
+		(unsigned long long)n_streams, n_streams == 1 ? "" : "es");
 	log_writer_free(w);
 	if (stop_signal)
 		return 128 + stop_signal;
+	if (err < 0 && !stop_signal) {
+		/* the command may have succeeded, the trace did not */
+		cli_error("'%s' is incomplete: a process's record stream was cut off", o->output);
+		return WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1;
+	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
@@ -342,6 +397,16 @@ static void print_event(const struct trace_event *e)
 	case TRACE_EV_EXIT:
 		printf("exit %d\n", e->u.exit.status);
 		break;
+	case TRACE_EV_PROCESS_START: {
+		printf("process %u pid %u ppid %u parent %u %s %s:", e->u.process.stream, e->pid,
+		       e->u.process.ppid, e->u.process.parent_stream,
+		       e->u.process.forked ? "fork" : "exec", e->u.process.path);
+		const char *a = e->u.process.argv;
+		for (uint32_t i = 0; i < e->u.process.argc; i++, a += strlen(a) + 1)
+			printf(" %s", a);
+		printf("\n");
+		break;
+	}
 	default:
 		break;
 	}
@@ -350,18 +415,30 @@ static void print_event(const struct trace_event *e)
 static const char ref_letter[4] = { '?', 'L', 'S', 'M' };
 
 /* Print instructions up to LIMIT (0: all); returns 1 when the limit was reached. */
-static int dump_batch(const struct trace_batch *b, uint64_t *printed, uint64_t limit)
+/* Lines that follow a "# pid N" line are process N's (thread numbers restart in each). */
+static void note_pid(uint32_t pid, uint32_t *last_pid)
+{
+	if (pid != *last_pid)
+		printf("# pid %u\n", pid);
+	*last_pid = pid;
+}
+
+static int dump_batch(const struct trace_batch *b, uint64_t *printed, uint64_t limit,
+		      uint32_t *last_pid)
 {
 	size_t ev = 0;
 	char fl[96];
 	for (size_t i = 0; i <= b->n_insns; i++) {
-		while (ev < b->n_events && b->events[ev].before == i)
+		while (ev < b->n_events && b->events[ev].before == i) {
+			note_pid(b->events[ev].pid, last_pid);
 			print_event(&b->events[ev++]);
+		}
 		if (i == b->n_insns)
 			break;
 		if (limit && *printed >= limit)
 			return 1;
 		const struct trace_insn *in = &b->insns[i];
+		note_pid(in->pid, last_pid);
 		printf("%u I  %08llx,%u%s\n", in->tid, (unsigned long long)in->pc, in->len,
 		       flag_names(in->flags, fl, sizeof(fl)));
 		for (uint32_t k = 0; k < in->nrefs; k++) {
@@ -390,11 +467,16 @@ static int trace_dump(const struct trace_opts *o, const char *path)
 	struct trace_source *src;
 	struct trace_batch b;
 	uint64_t printed = 0;
+	uint32_t last_pid = UINT32_MAX;
 	int rc, ret = 0;
 	if (open_log(path, &src))
 		return 1;
+	if ((o->pid || o->comm) && trace_source_select(src, (uint32_t)o->pid, o->comm, 0, &src) < 0) {
+		cli_error("out of memory");
+		return 1;
+	}
 	while ((rc = trace_source_next(src, &b)) > 0)
-		if (dump_batch(&b, &printed, o->limit))
+		if (dump_batch(&b, &printed, o->limit, &last_pid))
 			break;
 	fflush(stdout);
 	if (rc < 0) {
@@ -405,180 +487,76 @@ static int trace_dump(const struct trace_opts *o, const char *path)
 	return ret;
 }
 
-struct trace_totals {
-	uint64_t insns, refs, events, syscalls, signals;
-	uint32_t tids[256];
-	size_t n_tids;
-	uint64_t last_time;
-	int time_disorder;	/* a chunk timestamp went backwards in stream order */
+static const char *const record_usage[] = {
+	"spent trace [-o LOG] [--no-data] [--no-children] [--start SYMBOL] [--max-instructions N] [--] CMD [ARGS]",
+	"spent trace dump [--limit N] [--pid PID] [--comm NAME] LOG",
+	"spent trace stats [--json] LOG",
+	NULL,
 };
-
-static void check_time(struct trace_totals *t, uint64_t ns)
-{
-	if (!ns)
-		return;
-	if (ns < t->last_time)
-		t->time_disorder = 1;
-	t->last_time = ns;
-}
-
-static void count_batch(struct trace_totals *t, const struct trace_batch *b)
-{
-	t->insns += b->n_insns;
-	t->refs += b->n_refs;
-	t->events += b->n_events;
-	check_time(t, b->time_ns);
-	for (size_t i = 0; i < b->n_events; i++) {
-		check_time(t, b->events[i].time_ns);
-		t->syscalls += b->events[i].kind == TRACE_EV_SYSCALL;
-		t->signals += b->events[i].kind == TRACE_EV_SIGNAL;
-	}
-	uint32_t last = 0;
-	for (size_t i = 0; i < b->n_insns; i++) {
-		/* runs of one thread are long: skip four at a time while nothing changes */
-		while (i + 4 <= b->n_insns && ((b->insns[i].tid ^ last) | (b->insns[i + 1].tid ^ last) |
-					       (b->insns[i + 2].tid ^ last) | (b->insns[i + 3].tid ^ last)) == 0)
-			i += 4;
-		if (i == b->n_insns)
-			break;
-		uint32_t tid = b->insns[i].tid;
-		if (tid == last)
-			continue;
-		last = tid;
-		size_t k = 0;
-		while (k < t->n_tids && t->tids[k] != tid)
-			k++;
-		if (k == t->n_tids && t->n_tids < 256)
-			t->tids[t->n_tids++] = tid;
-	}
-}
-
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int trace_stats(const struct trace_opts *o, const char *path)
-{
-	struct trace_source *src;
-	struct trace_batch b;
-	struct trace_totals t = { 0 };
-	struct log_reader *rd;
-	char err[512];
-	int rc, ret = 0;
-	if (log_reader_new_file(path, &rd, err, sizeof(err)) < 0)
-		return cli_error("%s", err), 1;
-	uint64_t log_bytes = log_reader_size(rd);
-	int data = (log_reader_flags(rd) & LOG_F_DATA) != 0;
-	int cut_short = (log_reader_flags(rd) & LOG_F_INCOMPLETE) != 0;
-	log_reader_free(rd);
-	if (open_log(path, &src))
-		return 1;
-	double t0 = cpu_seconds();
-	while ((rc = trace_source_next(src, &b)) > 0)
-		count_batch(&t, &b);
-	double secs = cpu_seconds() - t0;
-	double bpi = t.insns ? (double)log_bytes / (double)t.insns : 0;
-	double mips = secs > 0 ? (double)t.insns / secs / 1e6 : 0;
-	if (o->json) {
-		struct json_writer w;
-		json_init(&w, stdout);
-		json_object_begin(&w);
-		json_ku64(&w, "instructions", t.insns);
-		json_ku64(&w, "data_refs", t.refs);
-		json_ku64(&w, "threads", t.n_tids);
-		json_ku64(&w, "log_bytes", log_bytes);
-		json_kdouble(&w, "bytes_per_instruction", bpi, 4);
-		json_kbool(&w, "data_addresses", data);
-		json_ku64(&w, "syscalls", t.syscalls);
-		json_ku64(&w, "signals", t.signals);
-		json_kdouble(&w, "reconstruct_cpu_s", secs, 3);
-		json_kdouble(&w, "reconstruct_minstr_per_s", mips, 1);
-		json_kbool(&w, "time_ordered", !t.time_disorder);
-		json_kbool(&w, "complete", !(rc < 0 || cut_short));
-		json_object_end(&w);
-		json_newline(&w);
-	} else
-		printf("%-24s %llu\n%-24s %llu\n%-24s %zu\n%-24s %llu\n%-24s %.4f\n%-24s %s\n"
-		       "%-24s %llu\n%-24s %llu\n%-24s %.1f\n%-24s %s\n",
-		       "instructions", (unsigned long long)t.insns, "data_refs", (unsigned long long)t.refs,
-		       "threads", t.n_tids, "log_bytes", (unsigned long long)log_bytes,
-		       "bytes_per_instruction", bpi, "data_addresses", data ? "yes" : "no",
-		       "syscalls", (unsigned long long)t.syscalls, "signals", (unsigned long long)t.signals,
-		       "reconstruct_Minstr/s", mips, "complete",
-		       rc < 0 ? "no (the log is cut or corrupt)"
-		       : cut_short ? "no (the recording was interrupted or the program killed)" : "yes");
-	fflush(stdout);
-	if (rc < 0) {
-		cli_error("'%s': %s", path, trace_source_error(src));
-		ret = 1;
-	}
-	trace_source_free(src);
-	return ret;
-}
-
-static int parse_opts(int argc, char **argv, struct trace_opts *o, int permute)
-{
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "no-data", no_argument, NULL, 'D' },
-		{ "start", required_argument, NULL, 's' },
-		{ "max-instructions", required_argument, NULL, 'm' },
-		{ "limit", required_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, permute ? "o:" : "+o:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o': o->output = optarg; break;
-		case 'D': o->data = 0; break;
-		case 's': o->start = optarg; break;
-		case 'm':
-			if (cli_parse_u64(optarg, &o->max_insns) < 0 || o->max_insns == 0) {
-				cli_error("bad --max-instructions '%s': give a positive count", optarg);
-				return -1;
-			}
-			break;
-		case 'l':
-			if (cli_parse_u64(optarg, &o->limit) < 0) {
-				cli_error("bad --limit '%s': give a count", optarg);
-				return -1;
-			}
-			break;
-		case 'j': o->json = 1; break;
-		default:
-			cli_error("unknown option for 'trace': see 'spent help trace'");
-			return -1;
-		}
-	}
-	return optind;
-}
+static const struct parse_usage record_u = {
+	"trace", record_usage,
+	"run a command under the spent Valgrind tool and write its compact execution log",
+	"The log is reconstructed exactly into every instruction and data reference by "
+	"'spent trace dump' and 'spent trace stats', and by the trace sinks (cachesim, hitcurve, "
+	"memmap, locks). See docs/trace.md.",
+};
+static const char *const dump_usage[] = { "spent trace dump [--limit N] [--pid PID] [--comm NAME] LOG", NULL };
+static const struct parse_usage dump_u = {
+	"trace dump", dump_usage, "print a trace log's reconstructed instructions and events", NULL,
+};
+static const char *const stats_usage[] = { "spent trace stats [--json] LOG", NULL };
+static const struct parse_usage stats_u = {
+	"trace stats", stats_usage, "print a trace log's totals", NULL,
+};
 
 int cmd_trace(int argc, char **argv)
 {
-	struct trace_opts o = { .output = default_log, .data = 1 };
+	struct trace_opts o = { .output = default_log, .data = 1, .children = 1 };
+	const struct option record_opts[] = {
+		OPT_STRING('o', "output", &o.output, "LOG", "the log to write"),
+		OPT_BOOL(0, "data", &o.data, "record data addresses (--no-data: instructions only)"),
+		OPT_BOOL(0, "children", &o.children,
+			 "trace every process the command starts (--no-children: the command only)"),
+		OPT_STRING(0, "start", &o.start, "SYMBOL",
+			   "record from the first entry to this function on"),
+		OPT_U64(0, "max-instructions", &o.max_insns, "N",
+			"stop recording after N instructions (0: no limit)"),
+		OPT_END(),
+	};
+	const struct option dump_opts[] = {
+		OPT_U64(0, "limit", &o.limit, "N", "print at most N instructions (0: all)"),
+		OPT_INT(0, "pid", &o.pid, "PID", "only the process(es) of this pid (0: all)", 0, INT32_MAX),
+		OPT_STRING(0, "comm", &o.comm, "NAME",
+			   "only processes running the program of this file name (e.g. sort)"),
+		OPT_END(),
+	};
+	const struct option stats_opts[] = {
+		OPT_BOOL(0, "json", &o.json, "print one JSON object"),
+		OPT_END(),
+	};
 	const char *sub = argc > 1 ? argv[1] : NULL;
 	if (sub && (strcmp(sub, "dump") == 0 || strcmp(sub, "stats") == 0)) {
-		int i = parse_opts(argc - 1, argv + 1, &o, 1);
-		if (i < 0)
+		int dump = sub[0] == 'd';
+		const struct parse_usage *u = dump ? &dump_u : &stats_u;
+		int n = parse_options(argc - 1, argv + 1, dump ? dump_opts : stats_opts, u, 0);
+		if (n == PARSE_OPT_HELP)
+			return 0;
+		if (n < 0)
 			return 2;
-		if (argc - 1 - i != 1) {
-			cli_error("'spent trace %s' takes one LOG: spent trace %s LOG", sub, sub);
+		if (n != 1) {
+			parse_options_error(u, "takes one LOG: %s", u->usage[0]);
 			return 2;
 		}
-		const char *path = argv[1 + i];
-		return sub[0] == 'd' ? trace_dump(&o, path) : trace_stats(&o, path);
+		return dump ? trace_dump(&o, argv[1]) : trace_stats(argv[1], o.json);
 	}
-	int i = parse_opts(argc, argv, &o, 0);
-	if (i < 0)
+	int n = parse_options(argc, argv, record_opts, &record_u, PARSE_STOP_AT_NON_OPTION);
+	if (n == PARSE_OPT_HELP)
+		return 0;
+	if (n < 0)
 		return 2;
-	if (i >= argc) {
-		cli_error("no command to trace: spent trace [-o LOG] [--no-data] -- CMD");
+	if (n == 0) {
+		parse_options_error(&record_u, "no command to trace: %s", record_usage[0]);
 		return 2;
 	}
-	return trace_record(&o, argv + i);
+	return trace_record(&o, argv);
 }

@@ -373,8 +373,7 @@ void parse_options_help(FILE *out, const struct option *opts, const struct parse
 	}
 }
 
-/* Text with roff's special characters escaped. */
-static void roff_text(FILE *out, const char *s)
+void parse_options_roff_text(FILE *out, const char *s)
 {
 	if (*s == '.' || *s == '\'')
 		fputs("\\&", out);
@@ -398,18 +397,18 @@ void parse_options_man(FILE *out, const struct option *opts, const struct parse_
 	snprintf(title, sizeof(title), "spent-%s", u->cmd);
 	for (char *p = title; *p; p++)
 		*p = *p == ' ' ? '-' : *p;
-	roff_text(out, title);
+	parse_options_roff_text(out, title);
 	fputs(" \\- ", out);
-	roff_text(out, u->summary ? u->summary : "");
+	parse_options_roff_text(out, u->summary ? u->summary : "");
 	fputs("\n.SH SYNOPSIS\n", out);
 	for (int k = 0; u->usage && u->usage[k]; k++) {
 		fputs(".nf\n", out);
-		roff_text(out, u->usage[k]);
+		parse_options_roff_text(out, u->usage[k]);
 		fputs("\n.fi\n", out);
 	}
 	if (u->description) {
 		fputs(".SH DESCRIPTION\n", out);
-		roff_text(out, u->description);
+		parse_options_roff_text(out, u->description);
 		fputc('\n', out);
 	}
 	fputs(".SH OPTIONS\n", out);
@@ -419,19 +418,19 @@ void parse_options_man(FILE *out, const struct option *opts, const struct parse_
 			continue;
 		if (o->type == OPTION_GROUP) {
 			fputs(".SS ", out);
-			roff_text(out, o->help);
+			parse_options_roff_text(out, o->help);
 			fputc('\n', out);
 			continue;
 		}
 		option_spelling(o, sp, sizeof(sp));
 		fputs(".TP\n.B ", out);
-		roff_text(out, sp);
+		parse_options_roff_text(out, sp);
 		fputc('\n', out);
-		roff_text(out, o->help ? o->help : "");
+		parse_options_roff_text(out, o->help ? o->help : "");
 		const char *d = default_text(o, dbuf, sizeof(dbuf));
 		if (d) {
 			fputs(" (default: ", out);
-			roff_text(out, d);
+			parse_options_roff_text(out, d);
 			fputc(')', out);
 		}
 		fputc('\n', out);

@@ -100,6 +100,8 @@ int parse_options(int argc, char **argv, const struct option *opts, const struct
 void parse_options_help(FILE *out, const struct option *opts, const struct parse_usage *u);
 /* Print a man page (roff) for the command. */
 void parse_options_man(FILE *out, const struct option *opts, const struct parse_usage *u);
+/* Print S as roff text: backslashes and '-' escaped, no control character first (spent(1)). */
+void parse_options_roff_text(FILE *out, const char *s);
 /* Print "spent CMD: MESSAGE" and return PARSE_OPT_ERROR (for checks after parsing). */
 int parse_options_error(const struct parse_usage *u, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

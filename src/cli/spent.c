@@ -1,15 +1,15 @@
-/* cli/spent.c - the spent binary: one table of subcommands, dispatch, and `spent help CMD`. */
+/* cli/spent.c - the spent binary: one table of subcommands, dispatch, `spent help [CMD]` and
+ * the spent(1) man page (`spent --man`). A command's own usage, `-h` and `--man` come from
+ * its option table (cli/parse_options.h); commands.def holds a usage line only for a command
+ * not moved onto the table yet. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 
-/*
- * Every command the toolkit plans. A command whose cmd_*.c is not built yet is a weak
- * undefined symbol (NULL), so the table stays one list while areas land one at a time and
- * `spent help` can say truthfully which commands are planned.
- */
-#define COMMAND(name) extern int cmd_##name(int argc, char **argv) __attribute__((weak));
+/* Every command is a strong reference: a misspelled or missing cmd_* is a link error. */
+#define COMMAND(name) extern int cmd_##name(int argc, char **argv);
 #include "cli/commands.def"
 #undef COMMAND
 
@@ -17,7 +17,7 @@ struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
-	const char *usage;
+	const char *usage;	/* NULL: the command's option table gives it (`CMD -h`) */
 };
 
 static const struct command commands[] = {
@@ -26,9 +26,11 @@ static const struct command commands[] = {
 #undef COMMAND_INFO
 };
 
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
 static const struct command *command_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (strcmp(commands[i].name, name) == 0)
 			return &commands[i];
 	return NULL;
@@ -38,10 +40,52 @@ static void print_overview(FILE *out)
 {
 	fprintf(out, "usage: spent COMMAND [ARGS]\n\n"
 		     "spent answers where the time is spent, and how. Commands:\n\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-10s %s%s\n", commands[i].name, commands[i].summary,
-			commands[i].fn ? "" : " (planned)");
-	fprintf(out, "\n'spent help COMMAND' shows a command's options.\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'spent help COMMAND' or 'spent COMMAND -h' shows a command's options;\n"
+		     "'spent --man' and 'spent COMMAND --man' print the man pages.\n");
+}
+
+/* spent(1): what spent is, its commands, its environment. The build adds the installed
+ * directories (scripts/manpage.sh). */
+static void print_man(FILE *out)
+{
+	fprintf(out, ".TH SPENT 1 \"\" \"spent %s\" \"spent manual\"\n"
+		     ".SH NAME\nspent \\- where is the time spent, and how\n"
+		     ".SH SYNOPSIS\n.B spent\n.I COMMAND\n.RI [ ARGS ]\n.br\n"
+		     ".B spent help\n.RI [ COMMAND ]\n.br\n.B spent\n.I COMMAND\n.B \\-h | \\-\\-man\n"
+		     ".SH DESCRIPTION\n"
+		     "spent is a performance\\-measurement toolkit: counters, profiles, continuous "
+		     "profiling,\nobserver\\-thread sampling, instruction traces and the studies made "
+		     "on them.\nEach command has its own page, spent\\-COMMAND(1).\n.SH COMMANDS\n",
+		SPENT_VERSION);
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		fprintf(out, ".TP\n.BR spent\\-%s (1)\n", commands[i].name);
+		parse_options_roff_text(out, commands[i].summary);
+		fputc('\n', out);
+	}
+	fputs(".SH ENVIRONMENT\n"
+	      ".TP\n.B SPENT_LIB_DIR\nthe directory holding spent's helper files (the Valgrind tool, "
+	      "libspent\\-shim.so),\ninstead of the one beside the spent binary (a build tree) or the "
+	      "installed one\n"
+	      ".TP\n.B SPENT_VALGRIND_LIB\nthe Valgrind library directory holding the spent tool, for "
+	      "spent trace\n"
+	      ".TP\n.B SPENT_SHIM_LIB\nthe observer library preloaded by spent shim\n"
+	      ".SH SEE ALSO\n", out);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, ".BR spent\\-%s (1)%s\n", commands[i].name, i + 1 < NCOMMANDS ? "," : "");
+}
+
+/* `spent CMD -h` for every command: the table's help, or commands.def's line for a command
+ * not on the table yet. */
+static int command_help(const struct command *c)
+{
+	if (!c->usage) {
+		char *hargv[] = { (char *)c->name, "-h", NULL };
+		return c->fn(2, hargv);
+	}
+	printf("usage: %s\n\n%s\n", c->usage, c->summary);
+	return 0;
 }
 
 static int cmd_help_dispatch(int argc, char **argv)
@@ -50,13 +94,16 @@ static int cmd_help_dispatch(int argc, char **argv)
 		print_overview(stdout);
 		return 0;
 	}
+	if (strcmp(argv[1], "--man") == 0) {
+		print_man(stdout);
+		return 0;
+	}
 	const struct command *c = command_find(argv[1]);
 	if (!c) {
 		cli_error("unknown command '%s': see 'spent help'", argv[1]);
 		return 2;
 	}
-	printf("usage: %s\n\n%s%s\n", c->usage, c->summary, c->fn ? "" : " (planned: not built yet)");
-	return 0;
+	return command_help(c);
 }
 
 int main(int argc, char **argv)
@@ -68,6 +115,10 @@ int main(int argc, char **argv)
 	const char *name = argv[1];
 	if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
 		return cmd_help_dispatch(argc - 1, argv + 1);
+	if (strcmp(name, "--man") == 0) {
+		print_man(stdout);
+		return 0;
+	}
 	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
 		printf("spent %s\n", SPENT_VERSION);
 		return 0;
@@ -77,17 +128,12 @@ int main(int argc, char **argv)
 		cli_error("unknown command '%s': see 'spent help'", name);
 		return 2;
 	}
-	if (!c->fn) {
-		cli_error("command '%s' is planned but not built in this version", name);
-		return 2;
-	}
+	/* A command on the option table handles -h itself (and knows which argument is an
+	 * option's value); one not on it yet gets commands.def's usage line. --man always goes to
+	 * the command: one on the table prints its page, one not on it refuses the option. */
+	for (int i = 2; c->usage && i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return command_help(c);
 	/* a command sees itself as argv[0], as git's builtins do */
-	for (int i = 2; i < argc; i++)
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			if (strcmp(argv[i - 1], "--") == 0)
-				break;
-			char *hargv[] = { "help", (char *)name, NULL };
-			return cmd_help_dispatch(2, hargv);
-		}
 	return c->fn(argc - 1, argv + 1);
 }

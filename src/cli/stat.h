@@ -11,16 +11,20 @@
 enum stat_format { STAT_TABLE, STAT_JSON, STAT_CSV };
 
 struct stat_opts {
-	char *events;		/* -e, NULL = defaults */
-	bool all_events;
-	bool per_thread, per_process, per_cpu;
-	bool system_wide;	/* -a */
-	pid_t pid;		/* -p */
+	char *events;		/* every -e joined into one list, NULL = defaults */
+	int all_events;
+	int per_thread, per_process, per_cpu;	/* -A (perf's --no-aggr) is --per-cpu */
+	int system_wide;	/* -a, or -C */
+	long pid;		/* -p */
+	long tid;		/* -t: that one thread only */
+	int *cpus;		/* -C: the CPUs counted; NULL = all online */
+	size_t n_cpus;
 	long repeat;		/* -r */
 	long interval_ms;	/* -I */
-	bool costs;
-	bool list;
+	int costs;
+	int list;
 	enum stat_format format;
+	char sep;		/* CSV field separator: ',' or -x SEP */
 	const char *output;	/* -o */
 	char **argv;		/* command after -- */
 	int argc;

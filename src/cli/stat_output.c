@@ -83,8 +83,10 @@ static void stat_print_header(struct stat_out *o)
 		return;
 	o->header_done = true;
 	if (o->format == STAT_CSV) {
-		fprintf(o->f, "interval,event,value,unit,running_pct,counter_value,enabled_ns,running_ns,"
-			      "thread,pid,comm,cpu,metric_value,metric_unit,stddev_pct\n");
+		for (const char *h = "interval,event,value,unit,running_pct,counter_value,enabled_ns,"
+				     "running_ns,thread,pid,comm,cpu,metric_value,metric_unit,stddev_pct\n";
+		     *h; h++)
+			fputc(*h == ',' ? opts->sep : *h, o->f);
 		return;
 	}
 	if (o->format != STAT_TABLE)
@@ -93,7 +95,9 @@ static void stat_print_header(struct stat_out *o)
 	if (opts->system_wide)
 		fprintf(o->f, "'system wide'");
 	else if (opts->pid > 0)
-		fprintf(o->f, "process id '%d'", (int)opts->pid);
+		fprintf(o->f, "process id '%ld'", opts->pid);
+	else if (opts->tid > 0)
+		fprintf(o->f, "thread id '%ld'", opts->tid);
 	else {
 		fputc('\'', o->f);
 		for (int i = 0; i < opts->argc; i++)
@@ -190,9 +194,16 @@ static void print_json_row(struct stat_out *o, const struct stat_row *rows, size
 	json_newline(&w);
 }
 
-static void csv_num(FILE *f, const char *fmt, double v, bool present)
+/* One CSV field after its separator SEP (',' or -x SEP). */
+static void csv_field(FILE *f, char sep, const char *s)
 {
-	fputc(',', f);
+	fputc(sep, f);
+	cli_csv_field_sep(f, s, sep);
+}
+
+static void csv_num(FILE *f, char sep, const char *fmt, double v, bool present)
+{
+	fputc(sep, f);
 	if (present)
 		fprintf(f, fmt, v);
 }
@@ -201,28 +212,25 @@ static void print_csv_row(struct stat_out *o, const struct stat_row *rows, size_
 			  const struct stat_row *r, double elapsed_ns, double ts)
 {
 	FILE *f = o->f;
+	char sep = o->opts->sep;
 	if (ts >= 0)
 		fprintf(f, "%.6f", ts);
-	fputc(',', f);
-	cli_csv_field(f, r->ev->spec);
-	csv_num(f, "%.6f", r->supported ? shown_value(r) : 0, r->supported);
-	fputc(',', f);
-	cli_csv_field(f, r->supported ? r->ev->unit : "<not supported>");
-	csv_num(f, "%.2f", count_value_running_pct(&r->v), r->supported);
-	fprintf(f, ",%llu,%llu,%llu", (unsigned long long)r->v.value, (unsigned long long)r->v.enabled,
-		(unsigned long long)r->v.running);
-	csv_num(f, "%.0f", r->tid, r->tid >= 0);
-	csv_num(f, "%.0f", r->pid, r->pid >= 0);
-	fputc(',', f);
-	cli_csv_field(f, (r->tid >= 0 || r->pid >= 0) && r->comm ? r->comm : "");
-	csv_num(f, "%.0f", r->cpu, r->cpu >= 0);
+	csv_field(f, sep, r->ev->spec);
+	csv_num(f, sep, "%.6f", r->supported ? shown_value(r) : 0, r->supported);
+	csv_field(f, sep, r->supported ? r->ev->unit : "<not supported>");
+	csv_num(f, sep, "%.2f", count_value_running_pct(&r->v), r->supported);
+	fprintf(f, "%c%llu%c%llu%c%llu", sep, (unsigned long long)r->v.value, sep,
+		(unsigned long long)r->v.enabled, sep, (unsigned long long)r->v.running);
+	csv_num(f, sep, "%.0f", r->tid, r->tid >= 0);
+	csv_num(f, sep, "%.0f", r->pid, r->pid >= 0);
+	csv_field(f, sep, (r->tid >= 0 || r->pid >= 0) && r->comm ? r->comm : "");
+	csv_num(f, sep, "%.0f", r->cpu, r->cpu >= 0);
 	double mv = 0;
 	const char *mu = "";
 	bool has = r->supported && derived_metric(rows, n, r, elapsed_ns, &mv, &mu);
-	csv_num(f, "%.6f", mv, has);
-	fputc(',', f);
-	cli_csv_field(f, has ? mu : "");
-	csv_num(f, "%.4f", r->mean > 0 ? 100.0 * r->stddev / r->mean : 0.0, r->runs > 1);
+	csv_num(f, sep, "%.6f", mv, has);
+	csv_field(f, sep, has ? mu : "");
+	csv_num(f, sep, "%.4f", r->mean > 0 ? 100.0 * r->stddev / r->mean : 0.0, r->runs > 1);
 	fputc('\n', f);
 }
 

@@ -288,18 +288,20 @@ static int open_counting(struct run_ctx *rc, pid_t child, struct counting **c)
 		.n_events = rc->os.n,
 		.group = rc->os.group,
 		.mode = o->system_wide ? COUNTING_CPUS : o->pid ? COUNTING_THREADS : COUNTING_TASK,
-		.pid = o->pid ? o->pid : child,
-		.enable_on_exec = !o->system_wide && !o->pid,
-		.inherit = true,
+		.pid = o->tid ? (pid_t)o->tid : o->pid ? (pid_t)o->pid : child,
+		.enable_on_exec = !o->system_wide && !o->pid && !o->tid,
+		.inherit = !o->tid,	/* -t: that thread alone, as perf stat -t */
+		.cpus = o->cpus,
+		.n_cpus = o->n_cpus,
 	};
 	size_t bad = 0;
 	int err = counting_new(&cfg, c, &bad);
 	if (err == -ESRCH)
-		cli_error("process '%d' not found", (int)o->pid);
+		cli_error("%s '%ld' not found", o->tid ? "thread" : "process", o->tid ? o->tid : o->pid);
 	else if (err)
 		cli_error("cannot open event '%s': %s%s", rc->os.evs[bad].spec, strerror(-err),
 			  err == -EACCES || err == -EPERM ? " (run as root or lower kernel.perf_event_paranoid)" : "");
-	if (!err && cfg.mode != COUNTING_TASK)
+	if (!err && (cfg.mode != COUNTING_TASK || o->tid))
 		err = counting_enable(*c);
 	return err;
 }
@@ -483,7 +485,7 @@ static int run_once(struct run_ctx *rc, struct count_value *totals, bool print_d
 	if (tt) {
 		status = wait_loop_traced(rc, c, tt, ch.pid, start, totals);
 	} else {
-		wait_loop(rc, c, ch.pid > 0 ? ch.pid : o->pid, start, totals);
+		wait_loop(rc, c, ch.pid > 0 ? ch.pid : (pid_t)(o->pid ? o->pid : o->tid), start, totals);
 		if (ch.pid > 0)
 			status = wait_status(ch.pid);
 	}

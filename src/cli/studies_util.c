@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/parse_options.h"
 #include "cli/studies_util.h"
+
+struct studies_filter studies_filter;
 
 static double now_s(void)
 {
@@ -16,13 +19,22 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx)
+int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx, char *cut,
+		size_t cut_len)
 {
+	cut[0] = 0;
 	char err[512] = "";
 	struct trace_source *src = NULL;
 	int rc = trace_source_open(path, &src, err, sizeof(err));
 	if (rc) {
 		cli_error("%s: cannot read trace '%s': %s", cmd, path, err[0] ? err : strerror(-rc));
+		return 1;
+	}
+	const struct studies_filter *f = &studies_filter;
+	if ((f->pid || f->comm || f->tag) &&
+	    (rc = trace_source_select(src, (uint32_t)f->pid, f->comm, f->tag ? TRACE_SELECT_TAG : 0,
+				      &src))) {
+		cli_error("%s: cannot read trace '%s': %s", cmd, path, strerror(-rc));
 		return 1;
 	}
 	int tty = isatty(2);
@@ -43,16 +55,36 @@ int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx
 				(unsigned long long)insns);
 		}
 	}
-	if (rc < 0) {
-		cli_error("%s: reading trace '%s' failed: %s", cmd, path,
-			  trace_source_error(src)[0] ? trace_source_error(src) : strerror(-rc));
-		ret = 1;
-	}
+	if (rc < 0)	/* the caller reports on what was read, then says why it stopped */
+		snprintf(cut, cut_len, "%s: reading trace '%s' failed after %llu instructions: %s",
+			 cmd, path, (unsigned long long)insns,
+			 trace_source_error(src)[0] ? trace_source_error(src) : strerror(-rc));
 out:
 	if (tty && batches >= 64)
 		fprintf(stderr, "\r\033[K");
 	trace_source_free(src);
 	return ret;
+}
+
+int studies_parse(int argc, char **argv, const struct option *opts, const struct parse_usage *u,
+		  const char **trace)
+{
+	int n = parse_options(argc, argv, opts, u, 0);
+	if (n < 0)
+		return n;
+	if (n != 1)
+		return parse_options_error(u, "expected one trace argument: %s", u->usage[0]);
+	*trace = argv[0];
+	return 0;
+}
+
+int studies_done(const char *cut)
+{
+	if (!cut[0])
+		return 0;
+	fflush(stdout);
+	cli_error("%s", cut);
+	return 1;
 }
 
 void studies_size(char *buf, size_t len, uint64_t v)

@@ -8,11 +8,39 @@
 
 #include "spent/trace.h"
 
+struct option;
+struct parse_usage;
+/* parse_options() for a study: the options of OPTS and exactly one operand, the trace, into
+ * *TRACE. 0, PARSE_OPT_HELP or PARSE_OPT_ERROR (the error printed). */
+int studies_parse(int argc, char **argv, const struct option *opts, const struct parse_usage *u,
+		  const char **trace);
+
+/* Which processes of a process-tree trace a study reads (--pid, --comm), and whether their
+ * addresses are tagged apart (a cache or hit-curve model: two processes' equal addresses are
+ * different memory). Set by the options STUDIES_FILTER_OPTIONS adds to a command's table. */
+struct studies_filter {
+	long pid;		/* 0: every process */
+	const char *comm;	/* NULL: every program */
+	int tag;		/* TRACE_SELECT_TAG the addresses by process */
+};
+extern struct studies_filter studies_filter;
+#define STUDIES_FILTER_OPTIONS \
+	OPT_INT(0, "pid", &studies_filter.pid, "PID", \
+		"only the process PID of a process-tree trace (default: all)", 1, 2147483647), \
+	OPT_STRING(0, "comm", &studies_filter.comm, "NAME", \
+		   "only processes running the program NAME (default: all)")
+
 typedef int (*studies_sink_fn)(void *ctx, const struct trace_batch *b);
 
 /* Open PATH with trace_source_open() and give every batch to FN. Prints one error line and
- * returns 1 on failure (CMD names the command), 0 when the whole stream was consumed. */
-int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx);
+ * returns 1 when nothing can be reported (CMD names the command: the log cannot be opened,
+ * the sink failed); else 0, with CUT empty when the whole stream was consumed, or holding
+ * why the log stopped early (cut or corrupt): the caller reports on the complete part, then
+ * calls studies_done(). */
+int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx, char *cut,
+		size_t cut_len);
+/* After the report: print CUT's error line and return 1 when the log stopped early, else 0. */
+int studies_done(const char *cut);
 /* "32K", "8M", "96K", "100" */
 void studies_size(char *buf, size_t len, uint64_t bytes);
 

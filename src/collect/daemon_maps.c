@@ -155,6 +155,14 @@ int dmaps_new(struct dmaps **out)
 		dmaps_free(m);
 		return err;
 	}
+	/* the running kernel's build-id, as spent record stores it: epochs of another boot or
+	 * host are then symbolized (and merged) as the different kernel they are */
+	struct image_info kinfo = { 0 };
+	image_describe_kernel(&kinfo);
+	m->images[id]->id_kind = kinfo.id.id_kind;
+	m->images[id]->id_len = kinfo.id.id_len;
+	memcpy(m->images[id]->ident, kinfo.id.id, kinfo.id.id_len);
+	m->images[id]->identified = true;
 	*out = m;
 	return 0;
 }

@@ -258,6 +258,21 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 	return err;
 }
 
+int sampling_follow_thread(struct sampling *s, pid_t tid)
+{
+	size_t first = s->nfds;
+	int err = open_one(s, tid, -1, false, NULL);
+	/* gone already, or out of descriptors: its samples are missed, the others go on */
+	if (err == -ESRCH || err == -EMFILE || err == -ENFILE)
+		return 0;
+	for (size_t i = first; i < s->nfds && !err; i++)
+		if (ioctl(s->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			err = -errno;
+	if (!err)
+		s->stats.followed_threads++;
+	return err == -ENOMEM ? err : 0;
+}
+
 int sampling_poll(struct sampling *s, int timeout_ms)
 {
 	if (poll(s->pollfds, s->nrings, timeout_ms) < 0 && errno != EINTR)

@@ -41,6 +41,7 @@ struct sampling_stats {
 	uint64_t lost;		/* PERF_RECORD_LOST totals */
 	uint64_t throttled;	/* PERF_RECORD_THROTTLE records */
 	uint64_t unwound_frames;/* DWARF: user frames recovered beyond the leaf */
+	uint64_t followed_threads;	/* per-thread: threads created after the attach */
 };
 
 struct sampling;

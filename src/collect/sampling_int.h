@@ -49,6 +49,10 @@ struct sampling {
 };
 
 int sampling_read_rings(struct sampling *s);
+/* Per-thread mode: open and enable the events for TID, a thread (or process) created after
+ * the attach, which the kernel does not follow without inherit. 0 or -ENOMEM; a thread that
+ * is gone, or no descriptors left, only loses its samples. */
+int sampling_follow_thread(struct sampling *s, pid_t tid);
 /* Profile image index for IMG (interned on first use). */
 int sampling_image_index(struct sampling *s, const struct image_info *img, uint32_t *idx);
 

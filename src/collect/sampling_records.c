@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "collect/sampling_int.h"
+#include "profile/jitmap.h"
 
 #define MAX_FRAMES 256
 
@@ -94,6 +95,20 @@ static bool tried_before(struct sampling *s, pid_t pid)
 }
 
 /* pc -> frame; loads /proc/PID/maps once when the pid or the address is unknown. */
+/* Generated code a JIT named in /tmp/perf-PID.map: the map is the image, the address the
+ * offset (views name it from the map, profile/jitmap.h). */
+static int jit_lookup(struct sampling *s, pid_t pid, uint64_t addr, struct profile_frame *f)
+{
+	char path[64], name[8];
+	uint64_t start;
+	jitmap_path(pid, path, sizeof(path));
+	if (jitmap_lookup(path, addr, name, sizeof(name), &start))
+		return -ENOENT;
+	struct profile_image im = { .path = path };
+	f->offset = addr;
+	return profile_image_intern(s->prof, &im, &f->image);
+}
+
 static int lookup(struct sampling *s, pid_t pid, uint64_t addr, struct profile_frame *f,
 		  enum profile_unknown_reason *why)
 {
@@ -104,6 +119,8 @@ static int lookup(struct sampling *s, pid_t pid, uint64_t addr, struct profile_f
 		sampling_unwind_invalidate(s, pid);
 		err = procmaps_lookup(s->maps, pid, addr, &img, &f->offset, why);
 	}
+	if (err && *why == PROFILE_UNK_ANON && jit_lookup(s, pid, addr, f) == 0)
+		return 0;
 	if (err) {
 		f->image = PROFILE_NO_IMAGE;
 		f->offset = addr;
@@ -171,6 +188,14 @@ static int parse_sample(const struct sampling *s, const struct perf_event_header
 	return 0;
 }
 
+/* No code lives in the first page: a return address there is the end of a frame-pointer walk
+ * that read zeros (code without frame pointers, a hand-made last frame), never a caller. Taken
+ * as a caller, 0 - 1 became the last kernel symbol. The walk stops there, as perf's does. */
+static bool is_invalid_return(uint64_t ip)
+{
+	return ip < 4096;
+}
+
 /* Frames of a sample, leaf first; return addresses moved back one byte into the call. */
 static size_t sample_chain(struct sampling *s, const struct sample *sm, uint64_t *pcs)
 {
@@ -180,6 +205,8 @@ static size_t sample_chain(struct sampling *s, const struct sample *sm, uint64_t
 			uint64_t ip = sm->ips[i];
 			if (ip >= (uint64_t)PERF_CONTEXT_MAX)
 				continue;
+			if (is_invalid_return(ip))
+				break;
 			pcs[n] = n ? ip - 1 : ip;
 			n++;
 		}
@@ -191,7 +218,7 @@ static size_t sample_chain(struct sampling *s, const struct sample *sm, uint64_t
 				pcs[n++] = sm->regs[8] - 1;	/* user ip at kernel entry */
 			int k = sampling_unwind(s, (pid_t)sm->pid, (pid_t)sm->tid, sm->regs, sm->nregs,
 						sm->stack, sm->stack_size, ips, MAX_FRAMES - n);
-			for (int i = 1; i < k && n < MAX_FRAMES; i++)
+			for (int i = 1; i < k && n < MAX_FRAMES && !is_invalid_return(ips[i]); i++)
 				pcs[n++] = ips[i] - 1;
 			if (k > 1)
 				s->stats.unwound_frames += (uint64_t)k - 1;
@@ -259,12 +286,22 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 			sampling_unwind_invalidate(s, (pid_t)pid);
 		}
 		return 0;
-	case PERF_RECORD_FORK:
-		if (blen < 8)
+	case PERF_RECORD_FORK: {
+		uint32_t tid, ptid;
+		int err = 0;
+		if (blen < 16)
 			return 0;
 		memcpy(&pid, b, 4);
 		memcpy(&ppid, b + 4, 4);
-		return pid != ppid ? procmaps_fork(s->maps, (pid_t)ppid, (pid_t)pid) : 0;
+		memcpy(&tid, b + 8, 4);
+		memcpy(&ptid, b + 12, 4);
+		if (pid != ppid)
+			err = procmaps_fork(s->maps, (pid_t)ppid, (pid_t)pid);
+		/* per-thread events are not inherited: a new thread or child gets its own */
+		if (!err && s->cfg.per_thread && tid != ptid)
+			err = sampling_follow_thread(s, (pid_t)tid);
+		return err;
+	}
 	case PERF_RECORD_LOST:
 		if (blen < 16)
 			return 0;

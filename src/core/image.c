@@ -121,7 +121,7 @@ static void file_describe(const char *path, struct image_info *info)
 	close(fd);
 }
 
-static void kernel_describe(struct image_info *info)
+void image_describe_kernel(struct image_info *info)
 {
 	uint8_t *d = NULL;
 	size_t len = 0;
@@ -205,7 +205,7 @@ int image_cache_get(struct image_cache *c, const char *path, const struct image_
 	e->mtime = (int64_t)st.st_mtime;
 	elf_version(EV_CURRENT);
 	if (!strcmp(path, PROFILE_KERNEL_PATH))
-		kernel_describe(&e->info);
+		image_describe_kernel(&e->info);
 	else if (!strcmp(path, PROFILE_VDSO_PATH))
 		vdso_describe(&e->info);
 	else if (!pseudo)

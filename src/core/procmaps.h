@@ -43,6 +43,8 @@ int image_identify(const char *path, struct profile_image *id);
  * file: e.g. through /proc/PID/root). INFO->id.path is left alone. 0, or -errno when FD is
  * not a readable regular file (INFO then has no identity). */
 int image_describe_fd(int fd, struct image_info *info);
+/* The running kernel's identity (build-id from /sys/kernel/notes; none when unreadable). */
+void image_describe_kernel(struct image_info *info);
 
 /* A sorted list of non-overlapping address ranges, each with its caller's TAG: the per-process
  * map table of procmaps, also the daemon's (collect/daemon_maps.c). */

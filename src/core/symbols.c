@@ -12,12 +12,17 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/buildid_cache.h"
+#include "core/inline_table.h"
 #include "core/outfile.h"
 #include "core/procmaps.h"
+#include "core/demangle.h"
 #include "core/symbols.h"
+#include "core/symtable.h"
 
 struct ksym {
 	uint64_t addr;
@@ -28,6 +33,9 @@ struct sym_image {
 	struct profile_image id;	/* path owned here */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct symtable *tab;		/* the module's symbols sorted, built at the first lookup,
+					 * or the build-id cache's copy when the file is gone */
+	struct inline_tables *inlines;	/* per-CU inlined ranges, made as CUs are met */
 	const char *error;		/* why the image could not be opened */
 	struct ksym *ksyms;		/* kernel only, sorted */
 	struct srcname { const char *raw; char *full; } *srcs;	/* relative -> comp_dir/file */
@@ -45,6 +53,7 @@ struct symbols {
 
 static struct sym_image *image_get(struct symbols *s, const struct profile_image *img);
 static void mark_ksym(const struct sym_image *im, uint64_t off, uint8_t *used);
+static struct symtable *image_table(struct sym_image *im);
 
 int symbols_new(struct symbols **out)
 {
@@ -65,6 +74,8 @@ void symbols_free(struct symbols *s)
 		return;
 	for (struct sym_image *i = s->images, *n; i; i = n) {
 		n = i->next;
+		symtable_free(i->tab);
+		inline_tables_free(i->inlines);
 		if (i->dwfl)
 			dwfl_end(i->dwfl);
 		for (size_t k = 0; k < i->nksyms; k++)
@@ -121,15 +132,18 @@ int symbols_save_kernel(struct symbols *s, const struct profile *p, const char *
 		}
 		struct binbuf b;
 		binbuf_init(&b);
-		char line[320];
+		char addr[32];
 		for (size_t k = 0; k < im->nksyms && !err; k++) {
 			if (!used[k])
 				continue;
-			/* keep the next symbol too, so the last one's size stays known */
+			/* keep the next symbol too, so the last one's size stays known; names go in
+			 * whole (kernel names reach 511 bytes: no fixed-size line) */
 			for (size_t j = k; j <= k + 1 && j < im->nksyms && !err; j++) {
-				int l = snprintf(line, sizeof(line), "%016llx t %s\n",
-						 (unsigned long long)im->ksyms[j].addr, im->ksyms[j].name);
-				err = binbuf_put(&b, line, (size_t)l);
+				int l = snprintf(addr, sizeof(addr), "%016llx t ",
+						 (unsigned long long)im->ksyms[j].addr);
+				err = binbuf_put(&b, addr, (size_t)l) ?:
+				      binbuf_put(&b, im->ksyms[j].name, strlen(im->ksyms[j].name)) ?:
+				      binbuf_put_u8(&b, '\n');
 			}
 		}
 		free(used);
@@ -146,12 +160,20 @@ static int ksym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* Parse "ADDR TYPE NAME[\t[module]]" lines (the /proc/kallsyms format) keeping text symbols. */
+/* Parse "ADDR TYPE NAME[\t[module]]" lines (the /proc/kallsyms format) keeping text symbols.
+ * Names reach 511 bytes (KSYM_NAME_LEN); a longer line is skipped whole, so its tail cannot
+ * pass for a line of its own. */
 static void parse_kallsyms(struct sym_image *im, FILE *f)
 {
-	char line[512];
+	char line[1024];
 	size_t cap = 0;
 	while (fgets(line, sizeof(line), f)) {
+		if (!strchr(line, '\n') && !feof(f)) {
+			int ch;
+			while ((ch = fgetc(f)) != EOF && ch != '\n')
+				;
+			continue;
+		}
 		uint64_t a = 0;
 		char *p = line;
 		for (;; p++) {
@@ -263,6 +285,12 @@ static void open_image(struct symbols *s, struct sym_image *im)
 		im->error = "file changed since the profile was taken (build-id differs)";
 		im->mod = NULL;
 	}
+	/* the file is gone or rebuilt: the names saved at record time, when there are some */
+	char cached[4096];
+	if (!im->mod && im->id.path[0] != '[' &&
+	    buildid_cache_symtab_path(&im->id, 0, cached, sizeof(cached)) == 0 &&
+	    symtable_load(cached, &im->tab) == 0)
+		buildid_cache_touch(cached);	/* used: the last to be pruned */
 }
 
 static struct sym_image *image_get(struct symbols *s, const struct profile_image *img)
@@ -291,6 +319,54 @@ const char *symbols_image_error(struct symbols *s, const struct profile_image *i
 	return im ? im->error : "out of memory";
 }
 
+const char *symbols_names_missing(struct symbols *s, const struct profile_image *img,
+				  const char **cache_why)
+{
+	struct sym_image *im = image_get(s, img);
+	*cache_why = "";
+	if (!im)
+		return "out of memory";
+	if (im->mod || im->tab || im->nksyms)
+		return NULL;
+	if (im->id.path[0] == '[' || im->id.id_kind == PROFILE_ID_NONE)
+		return im->error;
+	char cached[4096];
+	int err = buildid_cache_symtab_path(&im->id, 0, cached, sizeof(cached));
+	*cache_why = err == -ECANCELED ? "the build-id cache is off (SPENT_BUILDID_DIR=off)" :
+		     err ? "there is no build-id cache directory (no HOME)" :
+		     "the build-id cache has no copy of its symbols";
+	return im->error;
+}
+
+int symbols_cache_images(struct symbols *s, const struct profile *p)
+{
+	int first_err = 0, saved = 0;
+	char path[4096];
+	for (uint32_t i = 0; i < profile_nimages(p); i++) {
+		const struct profile_image *img = profile_image_get(p, i);
+		int err = img->path[0] == '[' ? -EINVAL :
+			  buildid_cache_symtab_path(img, 1, path, sizeof(path));
+		if (err == -ECANCELED)
+			return 0;
+		if (err && err != -EINVAL && err != -ENOENT && !first_err)
+			first_err = err;	/* e.g. the cache directory cannot be made */
+		if (err || access(path, F_OK) == 0)
+			continue;	/* pseudo images, no identity or no HOME: no key; or cached */
+		struct sym_image *im = image_get(s, img);
+		struct symtable *tab = im ? image_table(im) : NULL;
+		if (!im || !im->mod || !tab)
+			continue;
+		if (!(err = symtable_save(tab, path)))
+			err = buildid_cache_note_image(path, img->path);
+		if (err && !first_err)
+			first_err = err;
+		saved += !err;
+	}
+	/* the cache grew: keep it within its size (nothing to do when nothing was added) */
+	int err = saved ? buildid_cache_prune(BUILDID_CACHE_DEFAULT_MAX, NULL, NULL) : 0;
+	return first_err ? first_err : err;
+}
+
 /* Number of kernel symbols starting at or below OFF: the one containing OFF is at [n - 1]. */
 static size_t ksym_upper_bound(const struct sym_image *im, uint64_t off)
 {
@@ -317,20 +393,12 @@ static void kernel_lookup(const struct sym_image *im, uint64_t off, struct sym_i
 	out->exact = 1;
 }
 
-static void inline_lookup(Dwfl_Module *mod, uint64_t off, struct sym_info *out)
+static void inline_lookup(struct sym_image *im, uint64_t off, struct sym_info *out)
 {
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, off, &bias);
-	Dwarf_Die *scopes = NULL;
-	if (!cu)
-		return;
-	int n = dwarf_getscopes(cu, off - bias, &scopes);
-	for (int i = 0; i < n; i++)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
-			out->inlined = dwarf_diename(&scopes[i]);
-			break;
-		}
-	free(scopes);
+	Dwarf_Die *cu = dwfl_module_addrdie(im->mod, off, &bias);
+	if (cu)
+		out->inlined = inline_tables_lookup(&im->inlines, cu, off - bias);
 }
 
 /* FILE as recorded in the line table, made absolute with the CU's compilation directory. */
@@ -359,6 +427,14 @@ static void mark_ksym(const struct sym_image *im, uint64_t off, uint8_t *used)
 		used[lo - 1] = 1;
 }
 
+/* IM's sorted symbol table, built once (NULL when out of memory) */
+static struct symtable *image_table(struct sym_image *im)
+{
+	if (!im->tab && im->mod)
+		symtable_from_module(im->mod, &im->tab);
+	return im->tab;
+}
+
 static int lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
 		  struct sym_info *out, bool lines)
 {
@@ -370,18 +446,17 @@ static int lookup(struct symbols *s, const struct profile_image *img, uint64_t o
 		kernel_lookup(im, offset, out);
 		return 0;
 	}
-	if (!im->mod)
+	if (!im->mod && !im->tab)
 		return -ENOENT;
-	GElf_Sym sym;
-	GElf_Off symoff = 0;
-	const char *name = dwfl_module_addrinfo(im->mod, offset, &symoff, &sym, NULL, NULL, NULL);
-	if (name) {
-		out->name = name;
-		out->start = offset - symoff;
-		out->size = sym.st_size;
-		out->exact = sym.st_size == 0 || symoff < sym.st_size;
+	struct symtable *tab = image_table(im);
+	struct symtable_hit hit;
+	if (tab && symtable_lookup(tab, offset, &hit) == 0) {
+		out->name = hit.name;
+		out->start = hit.start;
+		out->size = hit.size;
+		out->exact = hit.size == 0 || offset - hit.start < hit.size;
 	}
-	Dwfl_Line *line = lines ? dwfl_module_getsrc(im->mod, offset) : NULL;
+	Dwfl_Line *line = lines && im->mod ? dwfl_module_getsrc(im->mod, offset) : NULL;
 	if (line) {
 		int lineno = 0;
 		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
@@ -389,7 +464,7 @@ static int lookup(struct symbols *s, const struct profile_image *img, uint64_t o
 			out->file = full_source_path(im, line, file);
 			out->line = lineno;
 		}
-		inline_lookup(im->mod, offset, out);
+		inline_lookup(im, offset, out);
 	}
 	return 0;
 }
@@ -418,21 +493,8 @@ int symbols_find_function(struct symbols *s, const struct profile_image *img, co
 			*size = i + 1 < im->nksyms ? im->ksyms[i + 1].addr - *start : 0;
 			return 0;
 		}
-	if (!im->mod)
-		return -ENOENT;
-	int n = dwfl_module_getsymtab(im->mod);
-	for (int i = 0; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *nm = dwfl_module_getsym_info(im->mod, i, &sym, &addr, NULL, NULL, NULL);
-		if (nm && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
-		    !strcmp(nm, name)) {
-			*start = addr;
-			*size = sym.st_size;
-			return 0;
-		}
-	}
-	return -ENOENT;
+	struct symtable *tab = image_table(im);
+	return tab ? symtable_find(tab, name, start, size) : -ENOENT;
 }
 
 int symbols_read_code(struct symbols *s, const struct profile_image *img, uint64_t offset,

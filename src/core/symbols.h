@@ -56,4 +56,13 @@ int symbols_save_kernel(struct symbols *s, const struct profile *p, const char *
 /* Why IMG could not be opened ("no such file"), or NULL when it was. */
 const char *symbols_image_error(struct symbols *s, const struct profile_image *img);
 
+/* Why IMG's function names are missing from a report: NULL when it has some (its file, or
+ * the build-id cache's copy of its symbols), else the file's problem ("image file not found")
+ * with the cache's into *CACHE_WHY ("" when the cache is not the way for IMG). */
+const char *symbols_names_missing(struct symbols *s, const struct profile_image *img,
+				  const char **cache_why);
+/* Save the symbol tables of P's images in the build-id cache (core/buildid_cache.h), those
+ * not already there. 0, or the first -errno (the rest are still tried). */
+int symbols_cache_images(struct symbols *s, const struct profile *p);
+
 #endif

@@ -198,7 +198,7 @@ int flamegraph_write(const struct folded *f, const char *title, const char *path
 	binbuf_put(&b, script, sizeof(script) - 1);
 	emit(&L, &root, 0, 0);
 	err = binbuf_put(&b, "</svg>\n", 7);
-	err = err ? err : outfile_write(path, b.data, b.len, OUTFILE_MODE);
+	err = err ? err : export_write(path, b.data, b.len);
 out:
 	node_free(root.child);
 	binbuf_release(&b);

@@ -27,22 +27,24 @@ int plot_locks_svg(struct locks *lk, struct symtab *syms, uint64_t groups, const
 	const struct lock_summary *tab = locks_table(lk, &n_locks);
 	uint64_t total = locks_instructions(lk) ? locks_instructions(lk) : 1;
 	uint64_t span = (total + groups - 1) / groups;
-	const double x0 = 90, w = 900, row = 16, gap = 14;
+	const double x0 = 90, w = 900, row = 16, gap = 16;
 	double gh = row * (double)(n_th ? n_th : 1) + gap;
 	uint64_t top[8];
 	size_t n_top = n_locks < 7 ? n_locks : 7;	/* colours for the most used locks */
 	for (size_t i = 0; i < n_top; i++)
 		top[i] = tab[i].addr;
-	struct svg *s = svg_new(x0 + w + 200, 60 + gh * (double)groups + 20);
+	struct svg *s = svg_new(x0 + w + 200, 66 + gh * (double)groups + 20);
 	if (!s)
 		return -ENOMEM;
 	svg_text(s, x0 + w / 2, 24, 15, "middle", "Lock holds (thick) and spins (thin) per thread");
 	char lab[160], nm[128];
 	for (uint64_t g = 0; g < groups; g++) {
-		double gy = 40 + gh * (double)g;
+		double gy = 46 + gh * (double)g;
 		svg_rect(s, x0, gy, w, gh - gap, g % 2 ? "#eeeeee" : "#fafafa", NULL);
-		snprintf(lab, sizeof(lab), "%llu", (unsigned long long)(g * span));
-		svg_text(s, x0 - 40, gy + 10, 9, "end", lab);
+		/* in the gap above the band, where no thread label is: long counts fit */
+		snprintf(lab, sizeof(lab), "instructions %llu to %llu", (unsigned long long)(g * span),
+			 (unsigned long long)((g + 1) * span < total ? (g + 1) * span : total));
+		svg_text(s, x0, gy - 3, 9, "start", lab);
 		for (size_t t = 0; t < n_th; t++) {
 			snprintf(lab, sizeof(lab), "tid %u", tids[t]);
 			svg_text(s, x0 - 6, gy + row * (double)t + row / 2 + 3, 9, "end", lab);
@@ -57,7 +59,7 @@ int plot_locks_svg(struct locks *lk, struct symtab *syms, uint64_t groups, const
 			uint64_t g = a / span, gend = (g + 1) * span, b = iv[i].end < gend ? iv[i].end : gend;
 			if (g >= groups)
 				break;
-			double gy = 40 + gh * (double)g + row * (double)t;
+			double gy = 46 + gh * (double)g + row * (double)t;
 			double xa = x0 + w * (double)(a - g * span) / (double)span;
 			double xb = x0 + w * (double)(b - g * span) / (double)span;
 			snprintf(lab, sizeof(lab), "tid %u %s %s [%llu, %llu)", iv[i].tid,

@@ -44,7 +44,11 @@ static void draw_axes(const struct memmap *mm, struct raster *r, uint32_t x0, ui
 			snprintf(lab, sizeof(lab), "%.0fK", v / 1e3);
 		else
 			snprintf(lab, sizeof(lab), "%.0f", v);
-		raster_text(r, x - 6 * (uint32_t)strlen(lab), y0 + h + 10, 2, 0x000000, lab);
+		/* centred under its tick, but kept inside the picture (the last one at the edge) */
+		uint32_t lw = 12 * (uint32_t)strlen(lab), lx = x - lw / 2;
+		if (lx + lw + 4 > r->w)
+			lx = r->w - lw - 4;
+		raster_text(r, lx, y0 + h + 10, 2, 0x000000, lab);
 	}
 }
 
@@ -52,7 +56,7 @@ int plot_memmap(const struct memmap *mm, const char *title, struct raster *out)
 {
 	const struct memmap_config *cfg = memmap_get_config(mm);
 	const uint32_t x0 = 110, y0 = 50, w = cfg->width, h = cfg->height;
-	int err = raster_init(out, x0 + w + 30, y0 + h + 80, 0xffffff);
+	int err = raster_init(out, x0 + w + 30, y0 + h + 104, 0xffffff);
 	if (err)
 		return err;
 	uint64_t used = (memmap_instructions(mm) + memmap_column_span(mm) - 1) / memmap_column_span(mm);
@@ -70,13 +74,17 @@ int plot_memmap(const struct memmap *mm, const char *title, struct raster *out)
 	snprintf(lab, sizeof(lab), "%s", title ? title : "");
 	raster_text(out, x0, 12, 2, 0x000000, lab);
 	uint32_t ly = y0 + h + 42;
-	raster_text(out, x0 + w / 2 - 200, ly, 2, 0x000000, "INSTRUCTIONS EXECUTED");
+	raster_text(out, x0 + w / 2 > 126 ? x0 + w / 2 - 126 : 0, ly, 2, 0x000000,
+		    "INSTRUCTIONS EXECUTED");
+	/* the legend on its own line, right-aligned: inside the picture at any --width */
+	uint32_t lx = out->w - 8 - 2 * (12 + 6 + 48) - 24;
+	ly += 26;
 	for (uint32_t k = 0; k < 12; k++)
 		for (uint32_t j = 0; j < 12; j++) {
-			raster_set(out, x0 + w / 2 + 120 + k, ly + j, 0x1f4fd0);
-			raster_set(out, x0 + w / 2 + 260 + k, ly + j, 0xd02020);
+			raster_set(out, lx + k, ly + j, 0x1f4fd0);
+			raster_set(out, lx + 90 + k, ly + j, 0xd02020);
 		}
-	raster_text(out, x0 + w / 2 + 138, ly, 2, 0x000000, "INSN");
-	raster_text(out, x0 + w / 2 + 278, ly, 2, 0x000000, "DATA");
+	raster_text(out, lx + 18, ly, 2, 0x000000, "INSN");
+	raster_text(out, lx + 108, ly, 2, 0x000000, "DATA");
 	return 0;
 }

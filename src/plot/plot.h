@@ -38,6 +38,9 @@ struct plot_chart {
 	size_t n_series;
 	double hline;			/* a dashed reference line at this y (0: none) */
 	const char *hline_label;
+	const char *note;		/* a line under the title (how the axes are scaled) */
+	int ylog;			/* lines: log y axis in whole decades; bars: log when
+					 * the totals span over two decades (the note says so) */
 };
 
 /* Stacked bars, one per category (the PatchWrx paper's pin-bandwidth charts). */

@@ -135,7 +135,19 @@ static double nice_max(double v)
 
 struct frame {
 	double x0, y0, w, h, ymax;
+	double ymin;	/* log scale: the bottom decade (0: linear from 0) */
 };
+
+/* the y pixel of V: linear from 0, or log between ymin and ymax (0 and below at the bottom) */
+static double ypos(const struct frame *f, double v)
+{
+	double r;
+	if (f->ymin > 0)
+		r = v <= f->ymin ? 0 : log10(v / f->ymin) / log10(f->ymax / f->ymin);
+	else
+		r = v / f->ymax;
+	return f->y0 + f->h - f->h * (r > 1 ? 1 : r);
+}
 
 static void draw_frame(struct svg *s, const struct plot_chart *c, struct frame *f)
 {
@@ -146,16 +158,20 @@ static void draw_frame(struct svg *s, const struct plot_chart *c, struct frame *
 	       "transform=\"rotate(-90 16 %.1f)\">", f->y0 + f->h / 2, f->y0 + f->h / 2);
 	put_escaped(s, c->ylabel ? c->ylabel : "");
 	put(s, "</text>\n");
-	for (int i = 0; i <= 5; i++) {
-		double y = f->y0 + f->h - f->h * i / 5;
+	int ticks = f->ymin > 0 ? (int)lround(log10(f->ymax / f->ymin)) : 5;
+	for (int i = 0; i <= ticks; i++) {	/* decades on a log scale */
+		double v = f->ymin > 0 ? f->ymin * pow(10, i) : f->ymax * i / 5;
+		double y = ypos(f, v);
 		svg_line(s, f->x0, y, f->x0 + f->w, y, "#dddddd", 1);
-		snprintf(lab, sizeof(lab), "%g", f->ymax * i / 5);
+		snprintf(lab, sizeof(lab), "%g", v);
 		svg_text(s, f->x0 - 6, y + 4, 11, "end", lab);
 	}
+	if (c->note)
+		svg_text(s, f->x0 + f->w / 2, 38, 11, "middle", c->note);
 	svg_line(s, f->x0, f->y0 + f->h, f->x0 + f->w, f->y0 + f->h, "black", 1);
 	svg_line(s, f->x0, f->y0, f->x0, f->y0 + f->h, "black", 1);
 	if (c->hline > 0 && c->hline <= f->ymax) {
-		double y = f->y0 + f->h - f->h * c->hline / f->ymax;
+		double y = ypos(f, c->hline);
 		put(s, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cc0000\" "
 		       "stroke-dasharray=\"6,4\"/>\n", f->x0, y, f->x0 + f->w, y);
 		svg_text(s, f->x0 + f->w - 4, y - 4, 11, "end", c->hline_label ? c->hline_label : "");
@@ -186,28 +202,74 @@ static void draw_xlabels(struct svg *s, const struct plot_chart *c, const struct
 	}
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The bars' scale: linear to the highest total; or with C->ylog, when the totals span more than
+ * two decades (a start-up burst beside a quiet run), log from the decade of the 10th
+ * percentile of the non-zero totals (at most 6 decades) to the decade above the highest. */
+static void bars_scale(const struct plot_chart *c, struct frame *f)
+{
+	double *t = calloc(c->n + 1, sizeof(double));
+	size_t nz = 0;
+	f->ymax = f->ymin = 0;
+	if (!t) {
+		f->ymax = 1;
+		return;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		double v = 0;
+		for (size_t k = 0; k < c->n_series; k++)
+			v += c->series[k].y[i];
+		if (v > f->ymax)
+			f->ymax = v;
+		if (v > 0)
+			t[nz++] = v;
+	}
+	if (c->ylog && nz >= 2) {
+		qsort(t, nz, sizeof(double), cmp_double);
+		double lo = t[nz / 10];
+		if (f->ymax > 100 * lo) {
+			f->ymax = pow(10, ceil(log10(f->ymax)));
+			f->ymin = pow(10, floor(log10(lo)));
+			if (f->ymin < f->ymax * 1e-6)
+				f->ymin = f->ymax * 1e-6;
+		}
+	}
+	free(t);
+	if (!f->ymin)
+		f->ymax = nice_max(f->ymax);
+}
+
 int plot_stacked_bars(const char *path, const struct plot_chart *c)
 {
-	struct frame f = { 70, 40, 760, 380, 0 };
-	for (size_t i = 0; i < c->n; i++) {
-		double t = 0;
-		for (size_t k = 0; k < c->n_series; k++)
-			t += c->series[k].y[i];
-		if (t > f.ymax)
-			f.ymax = t;
-	}
+	struct frame f = { 70, 50, 760, 380, 0, 0 };
+	bars_scale(c, &f);
 	if (c->hline > f.ymax)
-		f.ymax = c->hline;
-	f.ymax = nice_max(f.ymax);
+		f.ymax = nice_max(c->hline);
+	struct plot_chart cc = *c;
+	if (f.ymin > 0)
+		cc.note = "log scale (the run spans several decades): a bar's height is its total, "
+			  "its colours split it in proportion";
+	c = &cc;
 	struct svg *s = svg_new(f.x0 + f.w + 170, f.y0 + f.h + 60);
 	if (!s)
 		return -ENOMEM;
 	draw_frame(s, c, &f);
 	double bw = f.w / (double)(c->n ? c->n : 1);
 	for (size_t i = 0; i < c->n; i++) {
-		double y = f.y0 + f.h;
+		double total = 0;
+		for (size_t k = 0; k < c->n_series; k++)
+			total += c->series[k].y[i];
+		if (total <= 0)
+			continue;
+		/* the bar's height from its total (on a log axis too), shared by the series */
+		double y = f.y0 + f.h, full = y - ypos(&f, total);
 		for (size_t k = 0; k < c->n_series; k++) {
-			double hh = f.h * c->series[k].y[i] / f.ymax;
+			double hh = full * c->series[k].y[i] / total;
 			char title[96];
 			snprintf(title, sizeof(title), "%s: %.4g", c->series[k].name, c->series[k].y[i]);
 			if (hh > 0)
@@ -224,12 +286,27 @@ int plot_stacked_bars(const char *path, const struct plot_chart *c)
 
 int plot_lines(const char *path, const struct plot_chart *c)
 {
-	struct frame f = { 70, 40, 760, 380, 0 };
+	struct frame f = { 70, 50, 760, 380, 0, 0 };
+	double ymin_pos = 0;
 	for (size_t k = 0; k < c->n_series; k++)
-		for (size_t i = 0; i < c->n; i++)
-			if (c->series[k].y[i] > f.ymax)
-				f.ymax = c->series[k].y[i];
-	f.ymax = nice_max(f.ymax);
+		for (size_t i = 0; i < c->n; i++) {
+			double v = c->series[k].y[i];
+			if (v > f.ymax)
+				f.ymax = v;
+			if (v > 0 && (ymin_pos == 0 || v < ymin_pos))
+				ymin_pos = v;
+		}
+	if (c->ylog && f.ymax > 0) {
+		/* whole decades, at most 6 of them below the top: smaller values sit at the bottom */
+		f.ymax = pow(10, ceil(log10(f.ymax)));
+		f.ymin = pow(10, floor(log10(ymin_pos)));
+		if (f.ymin < f.ymax * 1e-6)
+			f.ymin = f.ymax * 1e-6;
+		if (f.ymin >= f.ymax)
+			f.ymin = f.ymax / 10;
+	} else {
+		f.ymax = nice_max(f.ymax);
+	}
 	struct svg *s = svg_new(f.x0 + f.w + 170, f.y0 + f.h + 60);
 	if (!s)
 		return -ENOMEM;
@@ -242,7 +319,7 @@ int plot_lines(const char *path, const struct plot_chart *c)
 	for (size_t k = 0; k < c->n_series; k++) {
 		for (size_t i = 0; i < c->n; i++) {
 			xy[2 * i] = f.x0 + f.w * ((double)i + 0.5) / (double)c->n;
-			xy[2 * i + 1] = f.y0 + f.h - f.h * c->series[k].y[i] / f.ymax;
+			xy[2 * i + 1] = ypos(&f, c->series[k].y[i]);
 		}
 		svg_polyline(s, xy, c->n, c->series[k].color, 2);
 	}

@@ -3,6 +3,7 @@
 #ifndef SPENT_PROFILE_EXPORT_H
 #define SPENT_PROFILE_EXPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,16 +23,35 @@ struct folded {
 	uint64_t total;
 };
 
-int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, struct folded **out);
+/* What folded lines carry besides the frames, as flamegraph.pl's stackcollapse tools offer. */
+enum folded_flags {
+	FOLDED_ROOT = 1 << 0,		/* the program's name (profile_main_image) as the root frame */
+	FOLDED_KERNEL_MARKS = 1 << 1,	/* kernel frames end in "_[k]" (flamegraph.pl colours them) */
+};
+int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, unsigned flags,
+		 struct folded **out);
+
+/* The image of the program a profile is about: the executable (not a shared library, not the
+ * kernel, vDSO or anonymous memory) with the most samples of events EVS; else any image with
+ * the most samples; -1 when there is none. pprof's first mapping, folded stacks' root. */
+long profile_main_image(const struct profile *p, const uint32_t *evs, size_t nev);
+/* Whether IMAGE is the kernel ("[kernel.kallsyms]"). */
+bool profile_image_is_kernel(const struct profile_image *img);
 void folded_free(struct folded *f);
 /* "stack count\n" lines. 0 or -EIO. */
 int folded_write(const struct folded *f, FILE *out);
 
 /*
- * Write events EVS of P as a pprof profile to PATH (atomically): one sample type per event
- * (samples/count), locations per (image, offset) with function and line, mappings per image,
- * stacks when recorded. 0 or -errno.
+ * Write events EVS of P as a pprof profile to PATH (atomically, or stdout for "-"): two sample
+ * types per event, samples/count and the event's amount (cpu/nanoseconds for the clock events,
+ * EVENT/count with a fixed period), the period type and period of the first event, locations
+ * per (image, offset) with function and line, mappings per image with the main program's
+ * first, stacks when recorded. 0 or -errno.
  */
+/* Write LEN bytes of an export to PATH atomically (core/outfile.h), or to standard output when
+ * PATH is "-". 0 or -errno. */
+int export_write(const char *path, const void *data, size_t len);
+
 int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *evs, size_t nev,
 		const char *path);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/binio.h"
+#include "core/outfile.h"
 #include "profile/export.h"
 
 struct fold_builder {
@@ -66,15 +67,22 @@ fail:
 
 /* frames leaf first -> "root;...;leaf" (';' in names replaced) */
 static char *fold_line(const struct profile *p, struct symbols *sym,
-		       const struct profile_frame *fr, size_t n)
+		       const struct profile_frame *fr, size_t n, unsigned flags, const char *root)
 {
 	size_t cap = 256, len = 0;
 	char *s = malloc(cap), name[512];
 	if (!s)
 		return NULL;
 	s[0] = 0;
-	for (size_t k = n; k-- > 0;) {
-		profile_frame_name(p, sym, &fr[k], name, sizeof(name));
+	for (size_t k = n + (root != NULL); k-- > 0;) {
+		if (k == n) {
+			snprintf(name, sizeof(name), "%s", root);
+		} else {
+			profile_frame_name(p, sym, &fr[k], name, sizeof(name));
+			if ((flags & FOLDED_KERNEL_MARKS) && fr[k].image != PROFILE_NO_IMAGE &&
+			    profile_image_is_kernel(profile_image_get(p, fr[k].image)))
+				strncat(name, "_[k]", sizeof(name) - strlen(name) - 1);
+		}
 		for (char *c = name; *c; c++)
 			if (*c == ';' || *c == '\n')
 				*c = '_';
@@ -102,11 +110,21 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, struct folded **out)
+int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, unsigned flags,
+		 struct folded **out)
 {
 	struct fold_builder b = { 0 };
 	bool stacks = false;
 	int err = 0;
+	const char *root = NULL;
+	if (flags & FOLDED_ROOT) {
+		long main_img = profile_main_image(p, &ev, 1);
+		if (main_img >= 0) {
+			const char *path = profile_image_get(p, (uint32_t)main_img)->path;
+			const char *slash = strrchr(path, '/');
+			root = slash && slash[1] ? slash + 1 : path;
+		}
+	}
 	if (!(b.f = calloc(1, sizeof(*b.f))))
 		return -ENOMEM;
 	const struct profile_frame *frames;
@@ -114,7 +132,7 @@ int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, stru
 	uint64_t cnt;
 	for (size_t i = 0; !err && profile_stack_next(p, ev, &i, &frames, &nf, &cnt);) {
 		stacks = true;
-		char *line = fold_line(p, sym, frames, nf);
+		char *line = fold_line(p, sym, frames, nf, flags, root);
 		err = line ? fold_add(&b, line, cnt) : -ENOMEM;
 	}
 	for (uint32_t img = 0; !stacks && !err && img < profile_nimages(p); img++) {
@@ -123,7 +141,7 @@ int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, stru
 		err = profile_counts(p, img, ev, &c, &n);
 		for (size_t i = 0; i < n && !err; i++) {
 			struct profile_frame fr = { img, c[i].offset };
-			char *line = fold_line(p, sym, &fr, 1);
+			char *line = fold_line(p, sym, &fr, 1, flags, root);
 			err = line ? fold_add(&b, line, c[i].count) : -ENOMEM;
 		}
 		free(c);
@@ -169,5 +187,14 @@ int folded_write(const struct folded *f, FILE *out)
 	for (size_t i = 0; i < f->n; i++)
 		if (fprintf(out, "%s %llu\n", f->stacks[i], (unsigned long long)f->counts[i]) < 0)
 			return -EIO;
+	return 0;
+}
+
+int export_write(const char *path, const void *data, size_t len)
+{
+	if (strcmp(path, "-"))
+		return outfile_write(path, data, len, OUTFILE_MODE);
+	if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+		return -EIO;
 	return 0;
 }

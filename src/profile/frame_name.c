@@ -1,11 +1,15 @@
 /* profile/frame_name.c - the display name of a profile frame, shared by every view and
  * export (report tables, folded stacks, pprof, flame graphs): the exact function name, else
- * the nearest symbol + offset, else the image's file name + offset. */
+ * the nearest symbol + offset, else the image's file name + offset; C++ and Rust names
+ * demangled (core/demangle.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/demangle.h"
 #include "core/symbols.h"
 #include "profile/export.h"
+#include "profile/jitmap.h"
 
 static const char *base_name(const char *path)
 {
@@ -21,11 +25,58 @@ void profile_frame_name(const struct profile *p, struct symbols *sym,
 		return;
 	}
 	const struct profile_image *img = profile_image_get(p, f->image);
+	uint64_t jit_start;
+	if (jitmap_is_map_path(img->path)) {	/* JIT code: named by the map (offset = address) */
+		if (jitmap_lookup(img->path, f->offset, out, outlen, &jit_start))
+			snprintf(out, outlen, "[jit]+0x%llx", (unsigned long long)f->offset);
+		return;
+	}
 	struct sym_info si;
-	if (symbols_lookup_name(sym, img, f->offset, &si) == 0 && si.name && si.exact)
-		snprintf(out, outlen, "%s", si.name);
-	else if (si.name)
-		snprintf(out, outlen, "%s+0x%llx", si.name, (unsigned long long)(f->offset - si.start));
+	char shown[1024];
+	int found = symbols_lookup_name(sym, img, f->offset, &si) == 0 && si.name;
+	const char *name = found ? demangle_name(si.name, shown, sizeof(shown)) : NULL;
+	if (name && si.exact)
+		snprintf(out, outlen, "%s", name);
+	else if (name)
+		snprintf(out, outlen, "%s+0x%llx", name, (unsigned long long)(f->offset - si.start));
 	else
 		snprintf(out, outlen, "%s+0x%llx", base_name(img->path), (unsigned long long)f->offset);
+}
+
+bool profile_image_is_kernel(const struct profile_image *img)
+{
+	return !strncmp(img->path, "[kernel", 7);
+}
+
+/* Not the program itself: the kernel, [vdso], //anon, shared libraries (lib*.so*, ld.so). */
+static bool is_program_candidate(const char *path)
+{
+	const char *b = base_name(path);
+	return path[0] == '/' && !strstr(b, ".so") && strncmp(path, "//", 2);
+}
+
+long profile_main_image(const struct profile *p, const uint32_t *evs, size_t nev)
+{
+	long best = -1, best_any = -1;
+	uint64_t most = 0, most_any = 0;
+	for (uint32_t i = 0; i < profile_nimages(p); i++) {
+		uint64_t n = 0;
+		for (size_t e = 0; e < nev; e++) {
+			struct profile_count *c = NULL;
+			size_t k = 0;
+			if (profile_counts(p, i, evs[e], &c, &k) == 0)
+				for (size_t j = 0; j < k; j++)
+					n += c[j].count;
+			free(c);
+		}
+		if (is_program_candidate(profile_image_get(p, i)->path) && (best < 0 || n > most)) {
+			best = i;
+			most = n;
+		}
+		if (best_any < 0 || n > most_any) {
+			best_any = i;
+			most_any = n;
+		}
+	}
+	return best >= 0 ? best : best_any;
 }

@@ -3,6 +3,7 @@
  * synthetic (each image gets its own 2^40-byte window) since functions and lines are filled in
  * (has_functions), so pprof never needs the binaries. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -85,7 +86,22 @@ struct pp {
 	/* functions: name string id + file string id -> id */
 	struct fn { long name, file; uint64_t id; } *fns;
 	size_t nfn, capfn;
+	uint64_t per_sample[64];	/* each event's amount per sample (ns, events or 1) */
+	long main_image;		/* the first mapping; -1: none */
 };
+
+/* What one sample of EV stands for, as pprof wants it typed: CPU time in nanoseconds for the
+ * clock events (period ns, or 1e9 / frequency), else events with a fixed period; with -F on
+ * another event the count per sample is unknown, so it stays samples. */
+static void event_amount(const struct profile_event *ev, const char **type, const char **unit,
+			 uint64_t *per_sample)
+{
+	bool clock = !strncmp(ev->name, "cpu-clock", 9) || !strncmp(ev->name, "task-clock", 10);
+	bool freq = ev->flags & PROFILE_EV_FREQ;
+	*type = clock ? "cpu" : ev->name;
+	*unit = clock ? "nanoseconds" : freq ? "samples" : "count";
+	*per_sample = !freq ? ev->period : clock && ev->period ? 1000000000ULL / ev->period : 1;
+}
 
 static int emit_msg(struct pp *x, unsigned field)
 {
@@ -182,8 +198,10 @@ static int sample(struct pp *x, const struct profile_frame *f, size_t n, size_t 
 		uint64_t id = loc_id(x, &f[k]);
 		err = id ? binbuf_put_uvarint(&ids, id) : -ENOMEM;
 	}
-	for (size_t k = 0; k < nev && !err; k++)
+	for (size_t k = 0; k < nev && !err; k++) {
 		err = binbuf_put_uvarint(&vals, k == e ? count : 0);
+		err = err ? err : binbuf_put_uvarint(&vals, k == e ? count * x->per_sample[k] : 0);
+	}
 	x->msg.len = 0;
 	err = err ? err : pb_bytes(&x->msg, 1, ids.data, ids.len);
 	err = err ? err : pb_bytes(&x->msg, 2, vals.data, vals.len);
@@ -221,10 +239,16 @@ static int samples_of_event(struct pp *x, uint32_t ev, size_t e, size_t nev)
 	return err;
 }
 
+/* The main program's mapping first: pprof names the profile after the first mapping ("File:")
+ * and it was often [kernel.kallsyms]. IDs stay image + 1. */
 static int mappings(struct pp *x)
 {
 	int err = 0;
-	for (uint32_t i = 0; i < profile_nimages(x->p) && !err; i++) {
+	uint32_t nimg = profile_nimages(x->p);
+	for (uint32_t slot = 0; slot < nimg && !err; slot++) {
+		uint32_t i = x->main_image < 0 ? slot
+			     : slot == 0 ? (uint32_t)x->main_image
+			     : slot <= (uint32_t)x->main_image ? slot - 1 : slot;
 		const struct profile_image *im = profile_image_get(x->p, i);
 		char bid[2 * PROFILE_ID_MAX + 1] = "";
 		for (unsigned k = 0; k < im->id_len; k++)
@@ -267,7 +291,7 @@ static int gzip_to_file(const struct binbuf *in, const char *path)
 	if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
 		err = -EIO;
 	if (!err)
-		err = outfile_write(path, out, zs.total_out, OUTFILE_MODE);
+		err = export_write(path, out, zs.total_out);
 	deflateEnd(&zs);
 	free(out);
 	return err;
@@ -284,12 +308,28 @@ int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *ev
 		err = -ENOMEM;
 		goto out;
 	}
-	long count = str_id(&x.st, "count");
+	if (nev > 64) {
+		err = -E2BIG;
+		goto out;
+	}
+	x.main_image = profile_main_image(p, evs, nev);
+	long samples = str_id(&x.st, "samples"), count = str_id(&x.st, "count");
+	long period_type = -1, period_unit = -1;
 	for (size_t e = 0; e < nev && !err; e++) {
-		long t = str_id(&x.st, profile_event_get(p, evs[e])->name);
+		const char *type, *unit;
+		event_amount(profile_event_get(p, evs[e]), &type, &unit, &x.per_sample[e]);
+		long t = str_id(&x.st, type), u = str_id(&x.st, unit);
+		if (e == 0) {
+			period_type = t;
+			period_unit = u;
+		}
 		x.msg.len = 0;
-		err = t < 0 || count < 0 ? -ENOMEM : pb_uint(&x.msg, 1, (uint64_t)t);
+		err = t < 0 || u < 0 || samples < 0 || count < 0 ? -ENOMEM
+								  : pb_uint(&x.msg, 1, (uint64_t)samples);
 		err = err ? err : pb_uint(&x.msg, 2, (uint64_t)count);
+		err = err ? err : emit_msg(&x, 1);
+		err = err ? err : pb_uint(&x.msg, 1, (uint64_t)t);
+		err = err ? err : pb_uint(&x.msg, 2, (uint64_t)u);
 		err = err ? err : emit_msg(&x, 1);
 	}
 	err = err ? err : mappings(&x);
@@ -297,6 +337,13 @@ int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *ev
 		err = samples_of_event(&x, evs[e], e, nev);
 	for (size_t i = 0; i < x.st.n && !err; i++)
 		err = pb_bytes(&x.out, 6, x.st.s[i], strlen(x.st.s[i]));
+	/* period_type, period: what one sample of the first event is; shown by default */
+	x.msg.len = 0;
+	err = err ? err : pb_uint(&x.msg, 1, (uint64_t)period_type);
+	err = err ? err : pb_uint(&x.msg, 2, (uint64_t)period_unit);
+	err = err ? err : emit_msg(&x, 11);
+	err = err ? err : pb_uint(&x.out, 12, x.per_sample[0]);
+	err = err ? err : pb_uint(&x.out, 14, (uint64_t)period_type);
 	err = err ? err : gzip_to_file(&x.out, path);
 out:
 	for (size_t i = 0; i < x.st.n; i++)

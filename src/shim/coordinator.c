@@ -508,6 +508,8 @@ static int collect(const struct shim_shm *shm, const struct shim_config *cfg, ui
 	r->samples = shm->samples;
 	r->samples_app = shm->samples_app;
 	r->samples_other = shm->samples_other;
+	r->samples_gap = shm->samples_gap;
+	r->app_ns = hz ? (uint64_t)((double)shm->app_ticks * 1e9 / (double)hz) : 0;
 	r->first_tsc = shm->first_tsc;
 	r->last_tsc = shm->last_tsc;
 	r->ncounters = shm->ncounters;

@@ -61,7 +61,8 @@ struct shim_signal_result {
 	/* counters and rates */
 	uint64_t first_value, last_value;
 	uint64_t kept, dropped;	/* rate samples passing / failing the clock-ratio filter */
-	uint64_t offcpu;	/* rate samples spanning a context switch on the app CPU (unused) */
+	uint64_t offcpu;	/* rate samples spanning a context switch on the app or observer
+				 * CPU (not rated) */
 	uint64_t nrates;	/* rates the summary is computed from (a uniform reservoir) */
 	double rate_min, rate_median, rate_max;	/* events per second */
 	/* tags */
@@ -80,7 +81,11 @@ struct shim_result {
 	uint64_t tsc_hz;	/* clock ticks per second (calibrated) */
 	uint64_t period_req_ns;	/* --period-ns, 0 = flat out */
 	double ratio_lo, ratio_hi;
-	uint64_t samples, samples_app, samples_other;
+	/* samples = samples_app (histogrammed) + samples_other (app CPU ran another task or
+	 * idled) + samples_gap (a context switch on the app or observer CPU within the sample) */
+	uint64_t samples, samples_app, samples_other, samples_gap;
+	uint64_t app_ns;	/* time the histograms watched the app: between consecutive app
+				 * samples with no context switch in between, summed */
 	uint64_t first_tsc, last_tsc;
 	uint32_t ncounters, ntags;	/* signals[] holds counters first, then tags */
 	struct shim_signal_result *signals;

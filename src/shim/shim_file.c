@@ -45,6 +45,7 @@ static int put_result(struct binbuf *b, const struct shim_result *r)
 		  binbuf_put_uvarint(b, r->period_req_ns) ?: put_double(b, r->ratio_lo) ?:
 		  put_double(b, r->ratio_hi) ?: binbuf_put_uvarint(b, r->samples) ?:
 		  binbuf_put_uvarint(b, r->samples_app) ?: binbuf_put_uvarint(b, r->samples_other) ?:
+		  binbuf_put_uvarint(b, r->samples_gap) ?: binbuf_put_uvarint(b, r->app_ns) ?:
 		  binbuf_put_uvarint(b, r->first_tsc) ?: binbuf_put_uvarint(b, r->last_tsc) ?:
 		  binbuf_put_str(b, r->note) ?: binbuf_put_uvarint(b, r->ncounters) ?:
 		  binbuf_put_uvarint(b, r->ntags);

@@ -3,9 +3,9 @@
  * bounded log of the last samples. Little-endian; "uvarint"/"svarint" are LEB128 (core/binio).
  *
  *   offset 0   8 bytes  magic "SPNTSHIM"
- *   offset 8   le32     version (1)
+ *   offset 8   le32     version (2; readers also accept 1)
  *   offset 12  le32     flags: bit 0 = the eBPF thread channel was active (thread words valid)
- *   then, version 1:
+ *   then:
  *     uvarint  tsc_hz            clock ticks per second (rdtscp), calibrated on CLOCK_MONOTONIC
  *     svarint  observer_cpu, app_cpu
  *     svarint  exit_status       the command's exit code, or 128 + signal number
@@ -13,13 +13,21 @@
  *     uvarint  period_req_ns     --period-ns (0 = flat out)
  *     le64     ratio_lo, ratio_hi  the rate filter bounds (IEEE-754 double bits)
  *     uvarint  samples           observer loop iterations
- *     uvarint  samples_app       ... while the app CPU ran the observed process
+ *     uvarint  samples_app       ... while the app CPU ran the observed process (these
+ *                                feed the tag histograms)
  *     uvarint  samples_other     ... while it ran something else or idled
+ *     uvarint  samples_gap       version 2 only (0 in version 1): ... with the app on its CPU
+ *                                but a context switch on the app or observer CPU within the
+ *                                sample; excluded from the histograms like samples_other
+ *     uvarint  app_ns            version 2 only (0 in version 1): how long the histograms
+ *                                watched the app (between consecutive app samples with no
+ *                                context switch in between, summed)
  *     uvarint  first_tsc, last_tsc  clock at the first sample's start, last sample's end
  *     str      note              uvarint length (<= 1024) + bytes, no NUL: a caveat or ""
  *     uvarint  ncounters (<= 8), ntags (<= 8)
  *     (kept: rate samples whose clock intervals agree within [ratio_lo, ratio_hi]; dropped: the
- *      rest; offcpu: samples spanning a context switch on the app CPU, not rated)
+ *      rest; offcpu: samples spanning a context switch on the app CPU or the observer's,
+ *      not rated)
  *     per signal, counters first then tags:
  *       u8       kind            1 counter, 2 rate (counters); 3 tag (tags)
  *       u8       source          1 memory load, 2 perf event read
@@ -32,7 +40,9 @@
  *     uvarint  nlog              logged samples, oldest first, each of
  *                                W = 3 + ncounters + ntags le64 words:
  *                                start clock, end clock, thread ((tgid << 32) | tid, 0 =
- *                                idle or unknown), counter values, tag values
+ *                                idle or unknown; version 2: bit 63 set when a context
+ *                                switch happened within the sample, which is then not in
+ *                                the histograms), counter values, tag values
  *     le64 * nlog * W
  *   le32 crc32 (zlib polynomial) of every byte before it
  *
@@ -47,7 +57,7 @@
 #include "shim/shim.h"
 
 #define SHIM_FILE_MAGIC "SPNTSHIM"
-#define SHIM_FILE_VERSION 1
+#define SHIM_FILE_VERSION 2
 #define SHIM_FILE_FLAG_SCHED 1u
 #define SHIM_FILE_MAX_BYTES (4ULL << 30)
 

@@ -97,7 +97,7 @@ static int get_signal(struct binreader *r, bool tag, struct shim_signal_result *
 	return err;
 }
 
-static int get_header(struct binreader *r, struct shim_result *res)
+static int get_header(struct binreader *r, uint32_t version, struct shim_result *res)
 {
 	uint64_t nc, nt;
 	int err = binreader_get_uvarint(r, &res->tsc_hz) ?: get_i32(r, &res->observer_cpu) ?:
@@ -107,6 +107,8 @@ static int get_header(struct binreader *r, struct shim_result *res)
 		  get_double(r, &res->ratio_hi) ?: binreader_get_uvarint(r, &res->samples) ?:
 		  binreader_get_uvarint(r, &res->samples_app) ?:
 		  binreader_get_uvarint(r, &res->samples_other) ?:
+		  (version >= 2 ? binreader_get_uvarint(r, &res->samples_gap) : 0) ?:
+		  (version >= 2 ? binreader_get_uvarint(r, &res->app_ns) : 0) ?:
 		  binreader_get_uvarint(r, &res->first_tsc) ?: binreader_get_uvarint(r, &res->last_tsc) ?:
 		  get_fixed_str(r, res->note, sizeof(res->note)) ?: binreader_get_uvarint(r, &nc) ?:
 		  binreader_get_uvarint(r, &nt);
@@ -152,14 +154,14 @@ int shim_file_parse(const void *data, size_t len, struct shim_result **out)
 	binreader_skip(&r, 8);
 	if ((err = binreader_get_le32(&r, &version)) || (err = binreader_get_le32(&r, &flags)))
 		return err;
-	if (version != SHIM_FILE_VERSION)
+	if (version < 1 || version > SHIM_FILE_VERSION)
 		return -EPROTO;
 	if (binio_crc32(0, data, len - 4) != crc)
 		return -EBADMSG;
 	if (!(res = shim_result_new()))
 		return -ENOMEM;
 	res->flags = flags & SHIM_FILE_FLAG_SCHED ? SHIM_RESULT_SCHED_CHANNEL : 0;
-	if ((err = get_header(&r, res)))
+	if ((err = get_header(&r, version, res)))
 		goto out;
 	res->signals = calloc(res->ncounters + res->ntags + 1, sizeof(*res->signals));
 	if (!res->signals) {

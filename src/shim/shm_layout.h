@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define SHIM_SHM_MAGIC 0x314d485354505353ULL /* "SSPTSHM1" */
-#define SHIM_SHM_VERSION 1
+#define SHIM_SHM_VERSION 2
 #define SHIM_ENV_FD "SPENT_SHIM_FD"
 
 #define SHIM_MAX_COUNTERS 8	/* counters, rates and hardware events */
@@ -96,17 +96,26 @@ struct shim_shm {
 	uint32_t pad;
 	struct shim_image_map images[SHIM_MAX_IMAGES];
 	uint64_t samples;	/* loop iterations */
-	uint64_t samples_app;	/* ... while the app CPU ran a thread of pid */
+	uint64_t samples_app;	/* ... while the app CPU ran a thread of pid (histogrammed) */
 	uint64_t samples_other;	/* ... while it ran another process or was idle */
+	uint64_t samples_gap;	/* ... app on its CPU, but a context switch on the app or the
+				 * observer CPU happened within the sample (not histogrammed) */
+	uint64_t app_ticks;	/* clock ticks between consecutive app samples with no switch
+				 * between them: how long the histograms watched the app */
 	uint64_t first_tsc, last_tsc;	/* first sample's start, last sample's end */
 	uint64_t ring_head;	/* samples written to the ring so far */
 	uint64_t kept[SHIM_MAX_COUNTERS];	/* rate samples passing the filter */
 	uint64_t dropped[SHIM_MAX_COUNTERS];	/* ... failing it */
-	uint64_t offcpu[SHIM_MAX_COUNTERS];	/* ... spanning a context switch on the app CPU */
+	uint64_t offcpu[SHIM_MAX_COUNTERS];	/* ... spanning a context switch on the app CPU
+						 * or the observer's */
 	uint64_t resv_seen[SHIM_MAX_COUNTERS];	/* kept rates offered to the reservoir */
 	uint64_t first_value[SHIM_MAX_COUNTERS], last_value[SHIM_MAX_COUNTERS];
 	uint64_t hist_overflow[SHIM_MAX_TAGS];	/* samples whose value found no slot */
 };
+
+/* Set in a logged sample's thread word when a context switch happened within the sample
+ * (SHIM_SAMPLE_GAP, shim/sample_class.h): thread ids stay below 2^22, tgids below 2^54. */
+#define SHIM_LOG_THREAD_GAP (1ULL << 63)
 
 /* Words per logged sample: start clock, end clock, thread, counters, tags. */
 static inline uint64_t shim_sample_words(uint32_t ncounters, uint32_t ntags)

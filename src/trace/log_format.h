@@ -1,4 +1,4 @@
-/* trace/log_format.h - the `spent trace` log (PatchWrx-style), version 2: every field of the
+/* trace/log_format.h - the `spent trace` log (PatchWrx-style), version 3: every field of the
  * file, its blocks and its records. Shared by the Valgrind tool (which writes records into a
  * pipe, without libc) and the library (writer blocks, reader, reconstructor).
  *
@@ -40,6 +40,14 @@
  * Control bytes and values accumulate per thread run and leave as LOG_REC_DATA chunks, each with
  * its thread and a CLOCK_MONOTONIC timestamp. Asynchronous events (signals, syscalls, thread
  * switches) happen only between chunks: the tool flushes before any of them.
+ *
+ * PROCESS TREES (version 3). Every process of the traced tree (each fork, vfork or clone
+ * without CLONE_THREAD, and each execve, which starts a new program in the same pid) has its
+ * own *stream*: a LOG_REC_PROCESS record opens it, and every record up to the next
+ * LOG_REC_STREAM record belongs to the stream that record names. A stream is self-contained:
+ * a forked child's tool re-sends its images and superblocks and restarts its value deltas, so
+ * the reader replays each stream with its own state. Streams are interleaved in the order the
+ * recorder received them, which follows the chunks' timestamps.
  */
 #ifndef SPENT_TRACE_LOG_FORMAT_H
 #define SPENT_TRACE_LOG_FORMAT_H
@@ -47,7 +55,7 @@
 #include <stdint.h>
 
 #define LOG_MAGIC "SPNTLOG"		/* 8 bytes with the NUL */
-#define LOG_VERSION 2u
+#define LOG_VERSION 3u
 #define LOG_HEADER_SIZE 40u
 #define LOG_HEADER_CRC_OFF 36u
 #define LOG_BLOCK_MAGIC 0x4b4c4253u	/* "SBLK" */
@@ -74,7 +82,10 @@ enum log_rec_type {
 	LOG_REC_THREAD_EXIT = 8,	/* struct log_thread */
 	LOG_REC_EXIT = 9,	/* struct log_exit */
 	LOG_REC_END = 10,	/* struct log_end: the writer closed the log cleanly */
+	LOG_REC_PROCESS = 11,	/* struct log_process + path + argv: a stream starts */
+	LOG_REC_STREAM = 12,	/* struct log_stream: the records that follow belong to it */
 };
+#define LOG_REC_LAST LOG_REC_STREAM
 
 struct log_rec_hdr {
 	uint8_t type;		/* enum log_rec_type */
@@ -186,6 +197,41 @@ struct log_exit {
 	uint32_t reserved;
 	uint64_t time_ns;
 };
+
+enum log_process_flag {
+	LOG_PROC_FORK = 1u << 0,	/* forked (or vforked, or cloned as a process) from ppid */
+	LOG_PROC_EXEC = 1u << 1,	/* started by an execve: a new program, maybe the same pid */
+};
+
+/* LOG_REC_PROCESS, then path_len bytes of the executable's path, then argv_len bytes: the
+ * argc arguments, each NUL-terminated. The tool fills pid to argc; stream and parent_stream
+ * are numbered by the recorder (1 = the first process; 0 = no parent in the log). */
+struct log_process {
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t time_ns;
+	uint32_t flags;		/* enum log_process_flag; 0: the traced command itself */
+	uint32_t path_len;	/* 0..4095 */
+	uint32_t argv_len;
+	uint32_t argc;
+	uint32_t stream;
+	uint32_t parent_stream;	/* the stream of ppid when the process started (fork) or of
+				 * the program it replaced (exec) */
+};
+
+struct log_stream {
+	uint32_t stream;
+	uint32_t reserved;
+};
+
+/* The tool -> recorder transport (not in the file): every tool instance of the tree writes to
+ * the one FIFO in frames of at most LOG_FRAME_MAX bytes (so each write is atomic: PIPE_BUF),
+ * a struct log_frame then len bytes of that process's record stream. */
+struct log_frame {
+	uint32_t pid;
+	uint32_t len;
+};
+#define LOG_FRAME_MAX 4096u
 
 struct log_end {
 	uint64_t n_records;	/* records in the log, END excluded */

@@ -53,6 +53,24 @@ uint64_t log_reader_max_insns(const struct log_reader *r);
 uint64_t log_reader_size(const struct log_reader *r);
 void log_reader_free(struct log_reader *r);
 
+/* ---- collector (log_collect.c): the tool's FIFO frames into log streams ---- */
+struct log_collector;
+struct log_collect_totals {
+	uint64_t records, data, streams;
+};
+/* Called with each record before it is written (the recorder fills in image identities). */
+typedef void (*log_collect_record_fn)(uint32_t type, uint8_t *payload, uint32_t len);
+
+int log_collector_new(struct log_writer *w, log_collect_record_fn on_record,
+		      struct log_collector **out);
+/* N bytes read from the FIFO. 0, -EBADMSG on a malformed frame or record, or the writer's
+ * -errno. */
+int log_collector_feed(struct log_collector *c, const uint8_t *b, size_t n);
+/* At EOF: -EPIPE when a frame or a process's record was cut off. */
+int log_collector_finish(struct log_collector *c);
+const struct log_collect_totals *log_collector_totals(const struct log_collector *c);
+void log_collector_free(struct log_collector *c);
+
 /* ---- images ---- */
 /* The identity of the file PATH as the log keeps it: its GNU build-id (first 20 bytes) with
  * *KIND = LOG_IMG_BUILD_ID, else the FNV-64 hash of its content (8 bytes, as profiles and

@@ -186,7 +186,7 @@ int log_reader_next(struct log_reader *r, struct log_record *rec)
 			    r->raw_pos, (unsigned long long)r->block_off);
 	memcpy(&h, r->raw + r->raw_pos, sizeof(h));
 	size_t padded = ((size_t)h.len + 7u) & ~(size_t)7u;
-	if (h.type < LOG_REC_CODE || h.type > LOG_REC_END || padded > r->raw_len - r->raw_pos - sizeof(h))
+	if (h.type < LOG_REC_CODE || h.type > LOG_REC_LAST || padded > r->raw_len - r->raw_pos - sizeof(h))
 		return fail(r, -EBADMSG, "corrupt log: bad record (type %u, %u bytes) at byte %zu of block "
 			    "at byte %llu", h.type, h.len, r->raw_pos, (unsigned long long)r->block_off);
 	rec->type = h.type;

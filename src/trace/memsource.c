@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "trace/memsource.h"
+#include "trace/source_formats.h"
 
 struct memtrace *memtrace_new(void)
 {
@@ -21,24 +22,9 @@ void memtrace_free(struct memtrace *t)
 	free(t);
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap * 2 : 1024;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, n * elem);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
 int memtrace_insn(struct memtrace *t, uint32_t tid, uint64_t pc, uint8_t len, uint16_t flags)
 {
-	if (grow((void **)&t->insns, &t->cap_insns, t->n_insns + 1, sizeof(*t->insns)))
+	if (trace_grow((void **)&t->insns, &t->cap_insns, t->n_insns + 1, sizeof(*t->insns)))
 		return -ENOMEM;
 	struct trace_insn *in = &t->insns[t->n_insns++];
 	memset(in, 0, sizeof(*in));
@@ -54,7 +40,7 @@ int memtrace_ref(struct memtrace *t, uint64_t addr, uint32_t size, uint32_t kind
 {
 	if (!t->n_insns)
 		return -EINVAL;
-	if (grow((void **)&t->refs, &t->cap_refs, t->n_refs + 1, sizeof(*t->refs)))
+	if (trace_grow((void **)&t->refs, &t->cap_refs, t->n_refs + 1, sizeof(*t->refs)))
 		return -ENOMEM;
 	struct trace_ref *r = &t->refs[t->n_refs++];
 	r->addr = addr;
@@ -66,7 +52,7 @@ int memtrace_ref(struct memtrace *t, uint64_t addr, uint32_t size, uint32_t kind
 
 int memtrace_event(struct memtrace *t, const struct trace_event *ev)
 {
-	if (grow((void **)&t->events, &t->cap_events, t->n_events + 1, sizeof(*t->events)))
+	if (trace_grow((void **)&t->events, &t->cap_events, t->n_events + 1, sizeof(*t->events)))
 		return -ENOMEM;
 	t->events[t->n_events] = *ev;
 	t->events[t->n_events].before = t->n_insns;
@@ -100,7 +86,7 @@ static int memsrc_next(void *state, struct trace_batch *out)
 	size_t ne = 0;
 	while (s->ev_pos < t->n_events && (t->events[s->ev_pos].before < end ||
 					   (last && t->events[s->ev_pos].before <= end))) {
-		if (grow((void **)&s->evs, &s->cap_evs, ne + 1, sizeof(*s->evs)))
+		if (trace_grow((void **)&s->evs, &s->cap_evs, ne + 1, sizeof(*s->evs)))
 			return -ENOMEM;
 		s->evs[ne] = t->events[s->ev_pos++];
 		s->evs[ne].before -= s->pos;

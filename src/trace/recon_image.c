@@ -97,15 +97,15 @@ static int check_identity(struct recon *r, const struct recon_image *im, const s
 
 static int image_add(struct recon *r, struct recon_image **out)
 {
-	if (r->n_img == r->cap_img) {
-		size_t n = r->cap_img ? 2 * r->cap_img : 16;
-		struct recon_image *p = realloc(r->img, n * sizeof(*p));
+	if (r->p.n_img == r->p.cap_img) {
+		size_t n = r->p.cap_img ? 2 * r->p.cap_img : 16;
+		struct recon_image *p = realloc(r->p.img, n * sizeof(*p));
 		if (!p)
 			return -ENOMEM;
-		r->img = p;
-		r->cap_img = n;
+		r->p.img = p;
+		r->p.cap_img = n;
 	}
-	*out = &r->img[r->n_img];
+	*out = &r->p.img[r->p.n_img];
 	memset(*out, 0, sizeof(**out));
 	return 0;
 }
@@ -133,7 +133,7 @@ int recon_on_image(struct recon *r, const struct log_record *rec)
 	im->path = strndup((const char *)rec->payload + sizeof(li), li.path_len);
 	if (!im->path)
 		return -ENOMEM;
-	r->n_img++;
+	r->p.n_img++;
 	if (li.flags & LOG_IMG_BYTES) {
 		im->owned = malloc(li.n_bytes ? li.n_bytes : 1);
 		if (!im->owned)
@@ -159,8 +159,9 @@ int recon_on_image(struct recon *r, const struct log_record *rec)
 	e = &r->evs[r->n_evs++];
 	memset(e, 0, sizeof(*e));
 	e->kind = TRACE_EV_IMAGE_LOAD;
-	e->tid = r->last_tid;
-	e->time_ns = r->cur_time;
+	e->pid = r->p.pid;
+	e->tid = r->p.last_tid;
+	e->time_ns = r->p.cur_time;
 	e->before = r->n_insns;
 	e->u.image.path = im->path;
 	e->u.image.start = im->start;
@@ -177,11 +178,11 @@ bad:
 
 void recon_images_release(struct recon *r)
 {
-	for (size_t i = 0; i < r->n_img; i++) {
-		if (r->img[i].map)
-			munmap(r->img[i].map, r->img[i].n_bytes);
-		free(r->img[i].owned);
-		free(r->img[i].path);
+	for (size_t i = 0; i < r->p.n_img; i++) {
+		if (r->p.img[i].map)
+			munmap(r->p.img[i].map, r->p.img[i].n_bytes);
+		free(r->p.img[i].owned);
+		free(r->p.img[i].path);
 	}
-	free(r->img);
+	free(r->p.img);
 }

@@ -69,9 +69,13 @@ struct recon_thread {
 	uint64_t pc;		/* where its next superblock starts */
 };
 
-struct recon {
-	struct log_reader *rd;
-	struct decode_cache *dc;
+/* One process stream's replay state (log format v3: each process of the tree has its own
+ * superblocks, images and threads). The stream being read is in recon.p; the others wait in
+ * recon.procs. */
+struct recon_proc {
+	uint32_t stream, pid, ppid, parent_stream, flags, argc;
+	char *path, *argv;	/* owned; argv: argc NUL-terminated strings */
+	uint32_t argv_len;
 	struct recon_sb **tab;
 	size_t tab_cap, n_sb;
 	uint64_t sb_gen;	/* bumped whenever a superblock record replaces (frees) another */
@@ -81,6 +85,16 @@ struct recon {
 	size_t n_img, cap_img;
 	struct recon_thread *th;
 	size_t n_th, cap_th;
+	uint32_t last_tid;
+	uint64_t cur_time;	/* the stream's clock: its last chunk or event */
+};
+
+struct recon {
+	struct log_reader *rd;
+	struct decode_cache *dc;
+	struct recon_proc p;
+	struct recon_proc *procs;	/* every stream but the current one, by stream number */
+	size_t n_procs;
 	/* the DATA chunk being replayed */
 	int in_data;
 	uint32_t d_tid, d_nctl, d_ci;
@@ -88,8 +102,6 @@ struct recon {
 	uint64_t *vals;		/* the chunk's values, decoded (still site deltas) */
 	size_t cap_vals;
 	uint64_t d_nvals, d_vi, d_block;
-	uint32_t last_tid;
-	uint64_t cur_time;
 	/* the batch being built */
 	struct trace_insn *insns;
 	size_t n_insns, cap_insns;
@@ -119,9 +131,9 @@ static inline size_t recon_sb_slot(uint64_t key, size_t cap)
 
 static inline struct recon_sb *recon_sb_find(struct recon *r, uint64_t key)
 {
-	if (!r->tab)
+	if (!r->p.tab)
 		return NULL;
-	for (struct recon_sb *s = r->tab[recon_sb_slot(key, r->tab_cap)]; s; s = s->next)
+	for (struct recon_sb *s = r->p.tab[recon_sb_slot(key, r->p.tab_cap)]; s; s = s->next)
 		if (s->key == key)
 			return s;
 	return NULL;

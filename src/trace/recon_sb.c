@@ -13,13 +13,13 @@
 
 static int sb_insert(struct recon *r, struct recon_sb *sb)
 {
-	if (r->n_sb * 2 >= r->tab_cap) {
-		size_t ncap = r->tab_cap ? 2 * r->tab_cap : 4096;
+	if (r->p.n_sb * 2 >= r->p.tab_cap) {
+		size_t ncap = r->p.tab_cap ? 2 * r->p.tab_cap : 4096;
 		struct recon_sb **nt = calloc(ncap, sizeof(*nt));
 		if (!nt)
 			return -ENOMEM;
-		for (size_t i = 0; i < r->tab_cap; i++) {
-			struct recon_sb *s = r->tab[i], *nx;
+		for (size_t i = 0; i < r->p.tab_cap; i++) {
+			struct recon_sb *s = r->p.tab[i], *nx;
 			for (; s; s = nx) {
 				nx = s->next;
 				size_t k = recon_sb_slot(s->key, ncap);
@@ -27,33 +27,33 @@ static int sb_insert(struct recon *r, struct recon_sb *sb)
 				nt[k] = s;
 			}
 		}
-		free(r->tab);
-		r->tab = nt;
-		r->tab_cap = ncap;
+		free(r->p.tab);
+		r->p.tab = nt;
+		r->p.tab_cap = ncap;
 	}
-	struct recon_sb **pp = &r->tab[recon_sb_slot(sb->key, r->tab_cap)];
+	struct recon_sb **pp = &r->p.tab[recon_sb_slot(sb->key, r->p.tab_cap)];
 	for (; *pp; pp = &(*pp)->next) {
 		if ((*pp)->key == sb->key) {	/* retranslation replaces */
 			struct recon_sb *old = *pp;
 			sb->next = old->next;
 			*pp = sb;
 			free(old);
-			r->sb_gen++;
-			r->prev_succ = NULL;
+			r->p.sb_gen++;
+			r->p.prev_succ = NULL;
 			return 0;
 		}
 	}
 	sb->next = NULL;
 	*pp = sb;
-	r->n_sb++;
+	r->p.n_sb++;
 	return 0;
 }
 
 /* Flags of the instruction at PC from the recorded images (0 when its bytes are unknown). */
 static uint16_t insn_flags(struct recon *r, uint64_t pc, uint16_t len)
 {
-	for (size_t i = r->n_img; i-- > 0;) {
-		struct recon_image *im = &r->img[i];
+	for (size_t i = r->p.n_img; i-- > 0;) {
+		struct recon_image *im = &r->p.img[i];
 		if (pc < im->start || pc - im->start >= im->len || !im->bytes)
 			continue;
 		uint64_t off = pc - im->start + im->offset;
@@ -61,7 +61,7 @@ static uint16_t insn_flags(struct recon *r, uint64_t pc, uint16_t len)
 			return 0;
 		size_t avail = im->n_bytes - off < 16 ? (size_t)(im->n_bytes - off) : 16;
 		struct decoded_insn d;
-		if (decode_insn(r->dc, (uint32_t)i, off, im->bytes + off, avail, &d) < 0)
+		if (decode_insn(r->dc, (r->p.stream << 20) ^ (uint32_t)i, off, im->bytes + off, avail, &d) < 0)
 			return 0;
 		if (d.len != len) {
 			r->decode_mismatches++;

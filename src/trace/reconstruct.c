@@ -18,6 +18,7 @@
 #include "core/decode.h"
 #include "trace/log_io.h"
 #include "trace/recon_internal.h"
+#include "trace/source_formats.h"
 
 /* small enough that a batch stays in the L1/L2 cache between the source and its sink */
 #define BATCH_INSNS 2048u
@@ -34,47 +35,33 @@ int recon_fail(struct recon *r, int err, const char *fmt, ...)
 
 static struct recon_thread *thread_get(struct recon *r, uint32_t tid)
 {
-	for (size_t i = 0; i < r->n_th; i++)
-		if (r->th[i].tid == tid)
-			return &r->th[i];
-	if (r->n_th == r->cap_th) {
-		size_t n = r->cap_th ? 2 * r->cap_th : 16;
-		struct recon_thread *t = realloc(r->th, n * sizeof(*t));
+	for (size_t i = 0; i < r->p.n_th; i++)
+		if (r->p.th[i].tid == tid)
+			return &r->p.th[i];
+	if (r->p.n_th == r->p.cap_th) {
+		size_t n = r->p.cap_th ? 2 * r->p.cap_th : 16;
+		struct recon_thread *t = realloc(r->p.th, n * sizeof(*t));
 		if (!t)
 			return NULL;
-		r->th = t;
-		r->cap_th = n;
+		r->p.th = t;
+		r->p.cap_th = n;
 	}
-	struct recon_thread *t = &r->th[r->n_th++];
+	struct recon_thread *t = &r->p.th[r->p.n_th++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	return t;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 1024;
-	while (n < need)
-		n *= 2;
-	void *p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 static struct trace_event *event_push(struct recon *r, uint32_t kind, uint32_t tid)
 {
-	if (grow((void **)&r->evs, &r->cap_evs, r->n_evs + 1, sizeof(*r->evs)) < 0)
+	if (trace_grow((void **)&r->evs, &r->cap_evs, r->n_evs + 1, sizeof(*r->evs)) < 0)
 		return NULL;
 	struct trace_event *e = &r->evs[r->n_evs++];
 	memset(e, 0, sizeof(*e));
 	e->kind = kind;
 	e->tid = tid;
-	e->time_ns = r->cur_time;
+	e->pid = r->p.pid;
+	e->time_ns = r->p.cur_time;
 	e->before = r->n_insns;
 	return e;
 }
@@ -91,9 +78,10 @@ static uint64_t site_value(struct recon_sb *sb, uint32_t site, const struct log_
 /* A template copied as three words: pc; tid (0 in the template) with len, nrefs and flags;
  * ref0 with the zero padding after it. */
 _Static_assert(sizeof(struct trace_insn) == 24 && offsetof(struct trace_insn, tid) == 8 &&
-	       offsetof(struct trace_insn, ref0) == 16, "trace_insn layout");
+	       offsetof(struct trace_insn, ref0) == 16 && offsetof(struct trace_insn, pid) == 20,
+	       "trace_insn layout");
 static inline void insn_from_template(struct trace_insn *out, const struct trace_insn *tm,
-				      uint32_t tid, uint32_t rbase)
+				      uint32_t tid, uint32_t rbase, uint64_t pid_hi)
 {
 	/* three scalar words: a 16-byte vector copy patched in memory stalls store forwarding */
 	const char *src = (const char *)tm;
@@ -104,6 +92,7 @@ static inline void insn_from_template(struct trace_insn *out, const struct trace
 	memcpy(&w2, src + 16, 8);
 	w1 |= tid;
 	w2 += rbase;
+	w2 |= pid_hi;	/* the pid above ref0: 0 in the template */
 	memcpy(dst, &w0, 8);
 	memcpy(dst + 8, &w1, 8);
 	memcpy(dst + 16, &w2, 8);
@@ -140,7 +129,7 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	struct trace_insn *restrict in = r->insns + r->n_insns;
 	n = x->n_insns;
 	for (uint32_t k = 0; k < n; k++)
-		insn_from_template(&in[k], &tm[k], tid, rbase);
+		insn_from_template(&in[k], &tm[k], tid, rbase, (uint64_t)r->p.pid << 32);
 	in[n - 1].nrefs = x->last_nrefs;
 	const struct recon_acc *restrict a = sb->acc;
 	struct trace_ref *restrict rf = r->refs + r->n_refs;
@@ -161,16 +150,16 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 /* Run one superblock execution of thread T whose exit byte is E. */
 static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 {
-	struct recon_succ *prev = r->prev_succ;
+	struct recon_succ *prev = r->p.prev_succ;
 	struct recon_sb *sb;
-	if (prev && prev->gen == r->sb_gen && prev->key == t->pc && prev->sb) {
+	if (prev && prev->gen == r->p.sb_gen && prev->key == t->pc && prev->sb) {
 		sb = prev->sb;
 	} else {
 		sb = recon_sb_find(r, t->pc);
 		if (prev) {
 			prev->sb = sb;
 			prev->key = t->pc;
-			prev->gen = r->sb_gen;
+			prev->gen = r->p.sb_gen;
 		}
 	}
 	if (!sb)
@@ -178,16 +167,16 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 			     "describes (chunk in block at byte %llu)", t->tid,
 			     (unsigned long long)t->pc, (unsigned long long)r->d_block);
 	if ((r->n_insns + sb->n_imarks > r->cap_insns &&
-	     grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0) ||
+	     trace_grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0) ||
 	    (r->n_refs + sb->n_ops > r->cap_refs &&
-	     grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0))
+	     trace_grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0))
 		return -ENOMEM;
 	if (sb->fast && e <= sb->n_exits &&
 	    (!r->max_insns || r->emitted + sb->exits[e].n_insns <= r->max_insns)) {
-		r->prev_succ = &sb->exits[e].succ;
+		r->p.prev_succ = &sb->exits[e].succ;
 		return run_fast(r, t, sb, &sb->exits[e]);
 	}
-	r->prev_succ = &sb->succ;
+	r->p.prev_succ = &sb->succ;
 	uint32_t site = 0;
 	for (uint32_t i = 0; i < sb->n_ops; i++) {
 		const struct log_op *o = &sb->ops[i];
@@ -199,6 +188,7 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 			struct trace_insn *in = &r->insns[r->n_insns++];
 			in->pc = o->val;
 			in->tid = t->tid;
+			in->pid = r->p.pid;
 			in->len = (uint8_t)o->size;
 			in->nrefs = 0;
 			in->flags = sb->iflags[i];
@@ -264,9 +254,9 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 	uint64_t *restrict roots = r->roots;
 	struct trace_insn *restrict insns = r->insns;
 	struct trace_ref *restrict refs = r->refs;
-	struct recon_succ *prev = r->prev_succ;
+	struct recon_succ *prev = r->p.prev_succ;
 	size_t ni = r->n_insns, nr = r->n_refs, nr0 = nr, cap_refs = r->cap_refs;
-	uint64_t vi = r->d_vi, nv = r->d_nvals, pc = t->pc, gen = r->sb_gen, ni0 = ni;
+	uint64_t vi = r->d_vi, nv = r->d_nvals, pc = t->pc, gen = r->p.sb_gen, ni0 = ni;
 	uint32_t ci = r->d_ci, ci0 = ci, nctl = r->d_nctl, tid = t->tid;
 
 	while (ci < nctl && ni < BATCH_INSNS) {
@@ -301,7 +291,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 		}
 		const struct trace_insn *tm = sb->tmpl;
 		for (uint32_t k = 0; k < x->n_insns; k++)
-			insn_from_template(&insns[ni + k], &tm[k], tid, (uint32_t)nr);
+			insn_from_template(&insns[ni + k], &tm[k], tid, (uint32_t)nr, (uint64_t)r->p.pid << 32);
 		ni += x->n_insns;
 		insns[ni - 1].nrefs = x->last_nrefs;
 		const struct recon_acc *a = sb->acc;
@@ -321,7 +311,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 	r->d_vi = vi;
 	r->d_ci = ci;
 	t->pc = pc;
-	r->prev_succ = prev;
+	r->p.prev_succ = prev;
 	return ci - ci0;
 }
 
@@ -331,8 +321,8 @@ static int run_data(struct recon *r)
 	if (!t)
 		return -ENOMEM;
 	/* room for a whole batch and its last superblock, so the template loop needs no checks */
-	if (grow((void **)&r->insns, &r->cap_insns, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->insns)) < 0 ||
-	    grow((void **)&r->refs, &r->cap_refs, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->refs)) < 0)
+	if (trace_grow((void **)&r->insns, &r->cap_insns, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->insns)) < 0 ||
+	    trace_grow((void **)&r->refs, &r->cap_refs, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->refs)) < 0)
 		return -ENOMEM;
 	while (r->d_ci < r->d_nctl && r->n_insns < BATCH_INSNS && !r->hit_max) {
 		if (!r->max_insns && run_templates(r, t) > 0)
@@ -377,22 +367,22 @@ static int on_data(struct recon *r, const struct log_record *rec)
 	size_t pad = ((size_t)d.n_ctl + 7u) & ~(size_t)7u;
 	if (d.n_vals > LOG_REC_MAX || rec->len != sizeof(d) + pad + (size_t)d.n_vbytes)
 		goto bad;
-	if (grow((void **)&r->vals, &r->cap_vals, d.n_vals + 1, sizeof(*r->vals)) < 0)
+	if (trace_grow((void **)&r->vals, &r->cap_vals, d.n_vals + 1, sizeof(*r->vals)) < 0)
 		return -ENOMEM;
 	if (decode_vals(rec->payload + sizeof(d) + pad, d.n_vbytes, r->vals, d.n_vals) < 0)
 		goto bad;
-	r->cur_time = d.time_ns;
-	if (r->last_tid && r->last_tid != d.tid) {
+	r->p.cur_time = d.time_ns;
+	if (r->p.last_tid && r->p.last_tid != d.tid) {
 		struct trace_event *e = event_push(r, TRACE_EV_THREAD_SWITCH, d.tid);
 		if (!e)
 			return -ENOMEM;
-		e->u.thread_switch.from_tid = r->last_tid;
+		e->u.thread_switch.from_tid = r->p.last_tid;
 		e->u.thread_switch.to_tid = d.tid;
 	}
-	r->last_tid = d.tid;
-	r->cur_time = d.time_ns;
+	r->p.last_tid = d.tid;
+	r->p.cur_time = d.time_ns;
 	r->in_data = 1;
-	r->prev_succ = NULL;
+	r->p.prev_succ = NULL;
 	r->d_tid = d.tid;
 	r->d_ctl = rec->payload + sizeof(d);
 	r->d_nctl = d.n_ctl;
@@ -421,7 +411,7 @@ static int on_event(struct recon *r, const struct log_record *rec)
 			return -ENOMEM;
 		t->pc = x.pc;
 		if (x.time_ns)
-			r->cur_time = x.time_ns;
+			r->p.cur_time = x.time_ns;
 		return 0;
 	}
 	case LOG_REC_SYSCALL: {
@@ -455,7 +445,7 @@ static int on_event(struct recon *r, const struct log_record *rec)
 			break;
 		memcpy(&x, rec->payload, sizeof(x));
 		if (x.time_ns)
-			r->cur_time = x.time_ns;
+			r->p.cur_time = x.time_ns;
 		e = event_push(r, rec->type == LOG_REC_THREAD_START ? TRACE_EV_THREAD_START :
 				  TRACE_EV_THREAD_EXIT, x.tid);
 		if (!e)
@@ -468,8 +458,8 @@ static int on_event(struct recon *r, const struct log_record *rec)
 			break;
 		memcpy(&x, rec->payload, sizeof(x));
 		if (x.time_ns)
-			r->cur_time = x.time_ns;
-		if (!(e = event_push(r, TRACE_EV_EXIT, r->last_tid)))
+			r->p.cur_time = x.time_ns;
+		if (!(e = event_push(r, TRACE_EV_EXIT, r->p.last_tid)))
 			return -ENOMEM;
 		e->u.exit.status = x.status;
 		return 0;
@@ -481,9 +471,123 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		     rec->type, rec->len, (unsigned long long)rec->block_offset);
 }
 
+/* Free one stream's superblocks and images (the one in r->p). */
+static void proc_release(struct recon *r)
+{
+	for (size_t i = 0; i < r->p.tab_cap; i++) {
+		struct recon_sb *s = r->p.tab[i], *nx;
+		for (; s; s = nx) {
+			nx = s->next;
+			free(s);
+		}
+	}
+	free(r->p.tab);
+	recon_images_release(r);
+	free(r->p.th);
+	free(r->p.path);
+	free(r->p.argv);
+	memset(&r->p, 0, sizeof(r->p));
+}
+
+/* Park the current stream in r->procs[its number] (its slot grows as needed). */
+static int proc_park(struct recon *r)
+{
+	uint32_t s = r->p.stream;
+	if (s >= r->n_procs) {
+		size_t n = (size_t)s + 16;
+		struct recon_proc *np = realloc(r->procs, n * sizeof(*np));
+		if (!np)
+			return -ENOMEM;
+		memset(np + r->n_procs, 0, (n - r->n_procs) * sizeof(*np));
+		r->procs = np;
+		r->n_procs = n;
+	}
+	r->procs[s] = r->p;
+	r->procs[s].flags |= 1u << 31;	/* the slot is in use */
+	memset(&r->p, 0, sizeof(r->p));
+	return 0;
+}
+
+static int on_stream(struct recon *r, const struct log_record *rec)
+{
+	struct log_stream x;
+	if (rec->len != sizeof(x))
+		return recon_fail(r, -EBADMSG, "corrupt log: stream record of %u bytes (block at byte %llu)",
+				  rec->len, (unsigned long long)rec->block_offset);
+	memcpy(&x, rec->payload, sizeof(x));
+	if (x.stream == r->p.stream)
+		return 0;
+	if (x.stream >= r->n_procs || !(r->procs[x.stream].flags & (1u << 31)))
+		return recon_fail(r, -EBADMSG, "corrupt log: records of process stream %u, which no "
+				  "process record opened (block at byte %llu)", x.stream,
+				  (unsigned long long)rec->block_offset);
+	int err = proc_park(r);
+	if (err < 0)
+		return err;
+	r->p = r->procs[x.stream];
+	r->p.flags &= ~(1u << 31);
+	memset(&r->procs[x.stream], 0, sizeof(r->procs[x.stream]));
+	return 0;
+}
+
+static int on_process(struct recon *r, const struct log_record *rec)
+{
+	struct log_process x;
+	if (rec->len < sizeof(x))
+		goto bad;
+	memcpy(&x, rec->payload, sizeof(x));
+	size_t ppad = ((size_t)x.path_len + 7u) & ~(size_t)7u;
+	if (x.path_len > 4095 || rec->len != sizeof(x) + ppad + x.argv_len || x.stream == 0 ||
+	    x.stream > LOG_REC_MAX || x.stream == r->p.stream ||
+	    (x.stream < r->n_procs && (r->procs[x.stream].flags & (1u << 31))))
+		goto bad;
+	const uint8_t *a = rec->payload + sizeof(x) + ppad;
+	uint32_t argc = 0;
+	for (uint32_t i = 0; i < x.argv_len; i++)
+		argc += a[i] == 0;
+	if (argc != x.argc || (x.argv_len && a[x.argv_len - 1] != 0))
+		goto bad;
+	int err = proc_park(r);
+	if (err < 0)
+		return err;
+	r->p.stream = x.stream;
+	r->p.pid = x.pid;
+	r->p.ppid = x.ppid;
+	r->p.parent_stream = x.parent_stream;
+	r->p.flags = x.flags & ~(1u << 31);
+	r->p.argc = x.argc;
+	r->p.argv_len = x.argv_len;
+	r->p.path = strndup((const char *)rec->payload + sizeof(x), x.path_len);
+	r->p.argv = malloc(x.argv_len + 1);
+	if (!r->p.path || !r->p.argv)
+		return -ENOMEM;
+	memcpy(r->p.argv, a, x.argv_len);
+	r->p.argv[x.argv_len] = 0;
+	if (x.time_ns)
+		r->p.cur_time = x.time_ns;
+	struct trace_event *e = event_push(r, TRACE_EV_PROCESS_START, 0);
+	if (!e)
+		return -ENOMEM;
+	e->u.process.ppid = x.ppid;
+	e->u.process.stream = x.stream;
+	e->u.process.parent_stream = x.parent_stream;
+	e->u.process.forked = (x.flags & LOG_PROC_FORK) != 0;
+	e->u.process.path = r->p.path;
+	e->u.process.argv = r->p.argv;
+	e->u.process.argc = x.argc;
+	return 0;
+bad:
+	return recon_fail(r, -EBADMSG, "corrupt log: bad process record in block at byte %llu",
+			  (unsigned long long)rec->block_offset);
+}
+
 static int on_record(struct recon *r, const struct log_record *rec)
 {
 	switch (rec->type) {
+	case LOG_REC_PROCESS:
+		return on_process(r, rec);
+	case LOG_REC_STREAM:
+		return on_stream(r, rec);
 	case LOG_REC_CODE:
 		return recon_on_code(r, rec);
 	case LOG_REC_DATA:
@@ -505,7 +609,7 @@ static int recon_next(void *state, struct trace_batch *out)
 	if (r->finished)
 		return r->err;
 	out->first_index = r->emitted;
-	out->time_ns = r->cur_time;
+	out->time_ns = r->p.cur_time;
 	while (r->n_insns < BATCH_INSNS && r->n_evs < BATCH_EVENTS && !r->hit_max) {
 		struct log_record rec;
 		if (r->in_data) {
@@ -554,16 +658,12 @@ static void recon_free(void *state)
 	struct recon *r = state;
 	if (!r)
 		return;
-	for (size_t i = 0; i < r->tab_cap; i++) {
-		struct recon_sb *s = r->tab[i], *nx;
-		for (; s; s = nx) {
-			nx = s->next;
-			free(s);
-		}
+	proc_release(r);
+	for (size_t i = 0; i < r->n_procs; i++) {
+		r->p = r->procs[i];
+		proc_release(r);
 	}
-	free(r->tab);
-	recon_images_release(r);
-	free(r->th);
+	free(r->procs);
 	free(r->vals);
 	free(r->insns);
 	free(r->refs);

@@ -24,6 +24,21 @@ struct trace_source *trace_source_new(const struct trace_source_ops *ops, void *
 	return src;
 }
 
+int trace_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 1024;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*arr, n * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
 int trace_source_next(struct trace_source *src, struct trace_batch *out)
 {
 	return src->ops->next(src->state, out);

@@ -23,7 +23,10 @@ check_split() { # MODE DB
 	# spent report symbolizes every image of the machine: once (BPF mode) is enough
 	if [ "$mode" = bpf ]; then
 		"$SPENT" report -i "$db" --by function --json > "$TMP/report-$mode.json" 2> "$TMP/report.err"
-		check "daemon_${mode}_report_reads_db" [ ! -s "$TMP/report.err" ]
+		# only the warnings for images rebuilt or removed since (other builds on this
+		# machine) are allowed: the daemon does not fill the build-id cache
+		check "daemon_${mode}_report_reads_db" \
+			bash -c "! grep -v 'no function names (addresses shown)' '$TMP/report.err' | grep -q ."
 	fi
 	for fn in heavy medium light; do
 		local want got rep

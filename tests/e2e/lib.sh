@@ -10,6 +10,8 @@ SPENT_TOP=${SPENT_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 PROGS=$SPENT_TOP/build/progs
 TMP=$(mktemp -d /tmp/spent-e2e.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+# every record saves symbols in the build-id cache: a test's own, not the user's ~/.cache
+export SPENT_BUILDID_DIR=$TMP/buildid
 
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; }

@@ -24,3 +24,12 @@ deep=$($SPENT report -i "$TMP/fp" --folded | awk -F';' '{ if (NF > m) m = NF } E
 check folded_stacks_show_recursion_depth test "$deep" -ge 10
 $SPENT report -i "$TMP/fp" --pprof "$TMP/cg.pb.gz" 2>/dev/null
 check pprof_with_stacks_gives_root_cumulative bash -c "go tool pprof -top -cum '$TMP/cg.pb.gz' 2>/dev/null | grep -E ' root$' | grep -qE '(9[5-9]|100)(\.[0-9]+)?%'"
+
+# a frame whose return address is 0 ends the walk: nothing is credited to address 0 (0 - 1 was
+# the last kernel symbol, ftrace_trampoline, with ~100% children)
+"$SPENT" record -e task-clock -g -o "$TMP/zf" -- "$PROGS/zero_frame" 0.4 >/dev/null 2>&1
+"$SPENT" report -i "$TMP/zf" --children --csv > "$TMP/zf.csv"
+check zero_return_address_ends_the_walk awk -F, '$1 == "[kernel.kallsyms]" && $7 > 50 { bad = 1 } END { exit bad }' "$TMP/zf.csv"
+check zero_return_address_leaf_is_the_root awk -F, '$2 == "spin_on_zero_frame" && $6 > 90 { ok = 1 } END { exit !ok }' "$TMP/zf.csv"
+"$SPENT" report -i "$TMP/zf" --folded > "$TMP/zf.folded"
+check zero_return_address_stack_is_the_leaf_alone awk '{ t += $NF } $1 == "spin_on_zero_frame" { s = $NF } END { exit !(t > 0 && s > 0.9 * t) }' "$TMP/zf.folded"

@@ -22,7 +22,7 @@ for bad in ' 2' '2 ' '+2' '-1' '2x' '99999999999999999999'; do
 	"$SPENT" stat -r "$bad" -- true 2>"$TMP/err"; rc=$?
 	check "-r '$bad' is refused with exit 2" test "$rc" -eq 2
 done
-check "a refused number names the option and the range" grep -q "invalid value '99999999999999999999' for -r: expected an integer in \[1, 100000\]" "$TMP/err"
+check "a refused number names the option and the range" grep -q -- "-r takes a whole number from 1 to 100000, not '99999999999999999999'" "$TMP/err"
 "$SPENT" stat --json --csv -- true 2>"$TMP/err"; rc=$?
 check "--json --csv together are refused with exit 2" test "$rc" -eq 2
 check "--json --csv together: the message says choose one" grep -q -- "--json and --csv cannot be combined" "$TMP/err"

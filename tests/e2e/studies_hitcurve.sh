@@ -91,6 +91,39 @@ check "memmap covered every instruction ($n)" grep -q "$n instructions" "$TMP/mm
 check "the PNG has the plot size plus margins (640x430)" python3 -c '
 import struct, sys
 b = open(sys.argv[1], "rb").read(33)
-sys.exit(0 if b[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", b[16:24]) == (640, 430) else 1)' "$TMP/m.png"
+sys.exit(0 if b[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", b[16:24]) == (640, 454) else 1)' "$TMP/m.png"
 "$SPENT" memmap "$TMP/s.log" --mod 0 > /dev/null 2>&1
 check "--mod 0 is refused" test $? -eq 2
+
+# the hit curves on a log axis, every size drawn (the smallest one's hits are orders of
+# magnitude above the largest's), and the plot says so
+check "hitcurve SVG: log scale, said on the plot, from the smallest size" python3 -c '
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+t = [e.text or "" for e in r.iter("{http://www.w3.org/2000/svg}text")]
+sys.exit(0 if any("log scale" in x for x in t) and "1K" in t and "0.01" in t or "0.1" in t else 1)' "$TMP/hc.svg"
+# every label of the memory map inside the picture: the last x label ends before the edge
+check "memmap: the last x-axis label is inside the picture" python3 -c '
+import struct, sys, zlib
+b = open(sys.argv[1], "rb").read()
+w, h = struct.unpack(">II", b[16:24])
+i, raw = 8, b""
+while i < len(b):
+    n, = struct.unpack(">I", b[i:i + 4])
+    if b[i + 4:i + 8] == b"IDAT": raw += b[i + 8:i + 8 + n]
+    i += 12 + n
+px, stride, prev, rows = zlib.decompress(raw), 3 * w, bytearray(3 * w), []
+for y in range(h):  # undo the PNG row filters (RGB, 3 bytes a pixel)
+    f, cur = px[y * (stride + 1)], bytearray(px[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for x in range(stride):
+        a = cur[x - 3] if x >= 3 else 0; up = prev[x]; c = prev[x - 3] if x >= 3 else 0
+        if f == 1: cur[x] = (cur[x] + a) & 255
+        elif f == 2: cur[x] = (cur[x] + up) & 255
+        elif f == 3: cur[x] = (cur[x] + (a + up) // 2) & 255
+        elif f == 4:
+            p = a + up - c; pa, pb, pc = abs(p - a), abs(p - up), abs(p - c)
+            cur[x] = (cur[x] + (a if pa <= pb and pa <= pc else up if pb <= pc else c)) & 255
+    rows.append(cur); prev = cur
+# the right margin (last 3 columns) holds no dark pixel: no label was cut at the edge
+dark = sum(1 for r in rows for x in range(w - 3, w) if r[3 * x] < 128)
+sys.exit(0 if dark == 0 else 1)' "$TMP/m.png"

@@ -72,7 +72,14 @@ check "a command that cannot run exits non-zero" test $? -ne 0
 check "a command that cannot run leaves no log" test ! -e "$TMP/none.log"
 check "no temporary files are left behind" test -z "$(ls "$TMP" | grep '\.tmp\.')"
 "$SPENT" trace --max-instructions abc -- true > /dev/null 2> "$TMP/flag.err"
-check "a bad --max-instructions is refused" grep -q "bad --max-instructions 'abc'" "$TMP/flag.err"
+check "a bad --max-instructions is refused" grep -q "max-instructions takes a non-negative number.*'abc'" "$TMP/flag.err"
+# the common option parser: one unknown-option message, --opt=value, --man
+"$SPENT" trace --bogus -- true > /dev/null 2> "$TMP/unk.err"
+rc=$?
+check "an unknown option is refused with exit 2 and one message" \
+	test $rc -eq 2 -a "$(cat "$TMP/unk.err")" = "spent trace: unknown option '--bogus': see 'spent trace -h'"
+"$SPENT" trace --man > "$TMP/man.out"
+check "--man prints the man page from the option table" grep -q -- 'no\\-children' "$TMP/man.out"
 "$SPENT" trace > /dev/null 2> "$TMP/nocmd.err"
 check "no command is refused" grep -q "no command to trace" "$TMP/nocmd.err"
 
@@ -80,6 +87,8 @@ check "no command is refused" grep -q "no command to trace" "$TMP/nocmd.err"
 "$SPENT" trace --max-instructions 5000 -o "$TMP/m.log" -- "$PROGS/trace_small" > /dev/null 2>&1
 js=$("$SPENT" trace stats --json "$TMP/m.log")
 check "--max-instructions 5000 yields exactly 5000 instructions" test "$(jfield "$js" instructions)" = 5000
+check "dump --limit=N (the --opt=value form) prints N instructions" \
+	test "$("$SPENT" trace dump --limit=7 "$TMP/m.log" | grep -c ' I  ')" = 7
 
 
 # the header has a CRC: byte 24 (max_insns) flipped made stats report 16 instructions, exit 0
@@ -100,7 +109,7 @@ PY
 "$SPENT" trace dump "$TMP/v1.log" > /dev/null 2> "$TMP/v1.err"
 rc=$?
 check "a version 1 log is refused with exit 1" test $rc -eq 1
-check "a version 1 log is refused naming both versions" grep -q "trace log format version 1 is not supported: this spent reads version 2" "$TMP/v1.err"
+check "a version 1 log is refused naming both versions" grep -q "trace log format version 1 is not supported: this spent reads version 3" "$TMP/v1.err"
 
 # anything after the end record is corruption, not ignored
 cp "$TMP/h.log" "$TMP/tail.log"

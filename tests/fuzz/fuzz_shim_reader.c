@@ -4,24 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/binio.h"
+#include "fuzz_util.h"
 #include "shim/shim_format.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct shim_result *r = NULL;
 	if (shim_file_parse(data, size, &r) == 0)
 		shim_result_free(r);
-	if (size < 20 || size > (1u << 20))
-		return 0;
-	uint8_t *copy = malloc(size);
-	if (!copy)
-		return 0;
-	memcpy(copy, data, size);
-	uint32_t crc = htole32(binio_crc32(0, copy, size - 4));
-	memcpy(copy + size - 4, &crc, 4);
+	uint8_t *copy = size >= 20 && size <= (1u << 20) ? fuzz_copy_fixed_crc(data, size) : NULL;
 	r = NULL;
-	if (shim_file_parse(copy, size, &r) == 0)
+	if (copy && shim_file_parse(copy, size, &r) == 0)
 		shim_result_free(r);
 	free(copy);
 	return 0;

@@ -1,6 +1,9 @@
 #!/bin/bash
-# tests/fuzz/run.sh BUILD SECONDS - run every libFuzzer target briefly from its seed corpus.
-# Corpora live in tests/fuzz/corpus/NAME (seeds, committed) and a scratch copy in BUILD.
+# tests/fuzz/run.sh BUILD SECONDS - run every libFuzzer target briefly from its seeds: the
+# committed ones (tests/fuzz/corpus/NAME: hand-made inputs and regression inputs of fixed
+# bugs) and those seeds.sh made from the test programs (BUILD/seeds/NAME), copied into a
+# scratch corpus BUILD/corpus/NAME that the run grows. Prints per target the executions, the
+# speed and the corpus size before and after (a corpus that does not grow says so).
 set -u
 build=$1 secs=$2 failed=0 n=0
 for f in "$build"/fuzz_*; do
@@ -8,9 +11,17 @@ for f in "$build"/fuzz_*; do
 	name=$(basename "$f")
 	corpus="$build/corpus/$name"
 	mkdir -p "$corpus"
-	[ -d "tests/fuzz/corpus/$name" ] && cp -r "tests/fuzz/corpus/$name/." "$corpus/"
+	for seeds in "tests/fuzz/corpus/$name" "$build/seeds/$name"; do
+		[ -d "$seeds" ] && cp -r "$seeds/." "$corpus/"
+	done
+	before=$(find "$corpus" -type f | wc -l)
 	if "$f" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 "$corpus" >"$build/$name.log" 2>&1; then
-		echo "fuzz $name: ok ($(grep -oE '#[0-9]+' "$build/$name.log" | tail -1 | tr -d '#') runs in ${secs}s)"
+		after=$(find "$corpus" -type f | wc -l)
+		runs=$(grep -oE '^#[0-9]+' "$build/$name.log" | tail -1 | tr -d '#')
+		speed=$(grep -oE 'exec/s: [0-9]+' "$build/$name.log" | tail -1 | grep -oE '[0-9]+')
+		grew=""
+		[ "$after" -gt "$before" ] || grew=" (no new inputs)"
+		echo "fuzz $name: ok (${runs:-0} runs in ${secs}s, ${speed:-0} exec/s, corpus $before -> $after$grew)"
 	else
 		echo "fuzz $name: FAILED (see $build/$name.log)"
 		tail -30 "$build/$name.log"

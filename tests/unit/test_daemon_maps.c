@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "collect/daemon_maps.h"
+#include "core/procmaps.h"
 
 static void map(struct dmaps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
 		const char *path, uint64_t ino)
@@ -66,6 +67,23 @@ static void test_non_exec_mmap_ignored_and_kernel_pc(void **state)
 	assert_int_equal(dmaps_resolve(m, 0, 0xffffffff81000010ULL, &id, &off), 0);
 	assert_int_equal(id, DIMAGE_KERNEL);
 	assert_int_equal(off, 0xffffffff81000010ULL);
+	dmaps_free(m);
+}
+
+/* the kernel image carries the running kernel's build-id (it had none: id length 0) */
+static void test_kernel_image_has_build_id(void **state)
+{
+	struct dmaps *m;
+	struct image_info want = { 0 };
+
+	image_describe_kernel(&want);
+	if (!want.id.id_len)
+		skip();	/* no /sys/kernel/notes build-id to compare with */
+	assert_int_equal(dmaps_new(&m), 0);
+	const struct dimage *k = dmaps_image(m, DIMAGE_KERNEL);
+	assert_int_equal(k->id_kind, PROFILE_ID_BUILDID);
+	assert_int_equal(k->id_len, want.id.id_len);
+	assert_memory_equal(k->ident, want.id.id, want.id.id_len);
 	dmaps_free(m);
 }
 
@@ -134,6 +152,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overlapping_mmap_splits_region),
 		cmocka_unit_test(test_non_exec_mmap_ignored_and_kernel_pc),
+		cmocka_unit_test(test_kernel_image_has_build_id),
 		cmocka_unit_test(test_fork_exec_exit_reap),
 		cmocka_unit_test(test_pid_reuse_after_fork_gets_new_maps),
 		cmocka_unit_test(test_scan_proc_finds_this_test),

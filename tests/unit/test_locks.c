@@ -127,23 +127,58 @@ static void bare_atomic_spin_then_release_store_is_a_lock(void **state)
 	(void)state;
 	struct memtrace *t = memtrace_new();
 	const uint64_t spin = 0x405000;
-	for (int i = 0; i < 3; i++) {	/* two failed xchg, third succeeds */
+	memtrace_insn(t, 8, 0x401300, 4, TRACE_INSN_LOCKED);	/* tid 8 takes it at 0 */
+	memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
+	for (int i = 0; i < 2; i++) {	/* tid 9: two failed xchg while tid 8 holds it */
 		memtrace_insn(t, 9, 0x401300, 4, TRACE_INSN_LOCKED);
 		memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
 		memtrace_insn(t, 9, 0x401304, 2, TRACE_INSN_PAUSE);
 	}
+	memtrace_insn(t, 8, 0x401400, 6, 0);	/* tid 8 releases at 5 */
+	memtrace_ref(t, spin, 4, TRACE_REF_WRITE);
+	memtrace_insn(t, 9, 0x401300, 4, TRACE_INSN_LOCKED);	/* tid 9's third try wins at 6 */
+	memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
+	memtrace_insn(t, 9, 0x401304, 2, TRACE_INSN_PAUSE);
 	work(t, 9, 40);
-	memtrace_insn(t, 9, 0x401400, 6, 0);	/* movl $0, spin: release */
+	memtrace_insn(t, 9, 0x401400, 6, 0);	/* movl $0, spin: release at 48 */
 	memtrace_ref(t, spin, 4, TRACE_REF_WRITE);
 	struct locks *lk = run(t, NULL);
 	size_t n;
 	const struct lock_summary *s = locks_table(lk, &n);
 	assert_int_equal(n, 1);
 	assert_int_equal(s[0].addr, spin);
-	assert_int_equal(s[0].acquisitions, 1);
+	assert_int_equal(s[0].acquisitions, 2);
 	assert_int_equal(s[0].contended, 1);
-	assert_int_equal(s[0].spin, 4);	/* first try to the successful one */
-	assert_int_equal(s[0].total_hold, 42);
+	assert_int_equal(s[0].spin, 5);	/* tid 9's first try to its successful one */
+	assert_int_equal(s[0].total_hold, 5 + 42);
+	assert_int_equal(s[0].n_waiters, 1);
+	assert_int_equal(s[0].waiters[0], 9);
+	locks_free(lk);
+	memtrace_free(t);
+}
+
+/* one thread's repeated read-modify-writes before its store are no contention: nobody else
+ * held the lock meanwhile */
+static void own_retries_are_not_contention(void **state)
+{
+	(void)state;
+	struct memtrace *t = memtrace_new();
+	const uint64_t spin = 0x405000;
+	for (int i = 0; i < 3; i++) {
+		memtrace_insn(t, 9, 0x401300, 4, TRACE_INSN_LOCKED);
+		memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
+		memtrace_insn(t, 9, 0x401304, 2, TRACE_INSN_PAUSE);
+	}
+	work(t, 9, 40);
+	memtrace_insn(t, 9, 0x401400, 6, 0);
+	memtrace_ref(t, spin, 4, TRACE_REF_WRITE);
+	struct locks *lk = run(t, NULL);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].acquisitions, 1);
+	assert_int_equal(s[0].contended, 0);
+	assert_int_equal(s[0].n_waiters, 0);
 	locks_free(lk);
 	memtrace_free(t);
 }
@@ -153,6 +188,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(contended_mutex_shows_holder_waiter_and_contention),
 		cmocka_unit_test(bare_atomic_spin_then_release_store_is_a_lock),
+		cmocka_unit_test(own_retries_are_not_contention),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

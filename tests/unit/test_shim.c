@@ -1,5 +1,6 @@
 /* tests/unit/test_shim.c - Shim's library parts: the sample file round trip and its reader's
- * refusals, rate summaries, histogram symbolisation and merging, ELF symbol lookup. */
+ * refusals, rate summaries, histogram symbolisation and merging, ELF symbol lookup, and the
+ * observer's rule for which samples count on a busy machine (shim/sample_class.h). */
 #include <errno.h>
 #include <link.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "core/binio.h"
+#include "shim/sample_class.h"
 #include "shim/shim.h"
 #include "shim/shim_format.h"
 
@@ -36,6 +38,8 @@ static struct shim_result *sample_result(void)
 	r->samples = 5;
 	r->samples_app = 4;
 	r->samples_other = 1;
+	r->samples_gap = 2;
+	r->app_ns = 123456789;
 	r->first_tsc = 1000;
 	r->last_tsc = 9000;
 	snprintf(r->note, sizeof(r->note), "a note");
@@ -84,6 +88,10 @@ static void file_roundtrip(void **state)
 	assert_int_equal(b->exit_status, 3);
 	assert_int_equal(b->pid, 4242);
 	assert_int_equal(b->samples, 5);
+	assert_int_equal(b->samples_app, 4);
+	assert_int_equal(b->samples_other, 1);
+	assert_int_equal(b->samples_gap, 2);
+	assert_int_equal(b->app_ns, 123456789);
 	assert_int_equal(b->tsc_hz, r->tsc_hz);
 	assert_string_equal(b->note, "a note");
 	assert_int_equal(b->signals[0].kept, 3);
@@ -189,11 +197,99 @@ static void elf_finds_symbols_and_interp(void **state)
 	assert_int_equal(shim_elf_open("/proc/self/status", &e), -ENOEXEC);
 }
 
+/* Version 1 files (no samples_gap, no app_ns) still read, with none. */
+static void reader_reads_version_1(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/test_shim.XXXXXX";
+	int fd = mkstemp(path);
+	close(fd);
+	uint8_t *data[2];
+	size_t len[2];
+	/* write samples_gap and app_ns (adjacent) as 0 and as 1 (one uvarint byte each): the
+	 * first differing byte is the first of them */
+	for (int g = 0; g < 2; g++) {
+		struct shim_result *r = sample_result();
+		r->samples_gap = (uint64_t)g;
+		r->app_ns = (uint64_t)g;
+		assert_int_equal(shim_file_write(path, r), 0);
+		assert_int_equal(binio_read_file(path, 1 << 20, &data[g], &len[g]), 0);
+		shim_result_free(r);
+	}
+	unlink(path);
+	assert_int_equal(len[0], len[1]);
+	size_t at = 16, n = len[0];
+	while (at < n && data[0][at] == data[1][at])
+		at++;
+	assert_true(at < n - 4 && data[0][at + 1] == 0 && data[1][at + 1] == 1);
+	memmove(data[0] + at, data[0] + at + 2, n - at - 2);
+	n -= 2;
+	uint32_t v1 = htole32(1), crc;
+	memcpy(data[0] + 8, &v1, 4);
+	crc = htole32(binio_crc32(0, data[0], n - 4));
+	memcpy(data[0] + n - 4, &crc, 4);
+	struct shim_result *b = NULL;
+	assert_int_equal(shim_file_parse(data[0], n, &b), 0);
+	assert_int_equal(b->samples, 5);
+	assert_int_equal(b->samples_other, 1);
+	assert_int_equal(b->samples_gap, 0);
+	assert_int_equal(b->app_ns, 0);
+	assert_int_equal(b->signals[1].nrows, 2);
+	shim_result_free(b);
+	free(data[0]);
+	free(data[1]);
+}
+
+static void samples_classified_by_the_thread_channel(void **state)
+{
+	(void)state;
+	const uint32_t pid = 4242;
+	const uint64_t app = (uint64_t)pid << 32 | 4243, other = (uint64_t)77 << 32 | 77;
+	struct shim_sample_view v = { app, 5, 5, 9, 9 };
+	assert_int_equal(shim_sample_classify(&v, 1, pid), SHIM_SAMPLE_APP);
+	v.thread = other;
+	assert_int_equal(shim_sample_classify(&v, 1, pid), SHIM_SAMPLE_OTHER);
+	v.thread = 0;	/* idle */
+	assert_int_equal(shim_sample_classify(&v, 1, pid), SHIM_SAMPLE_OTHER);
+	v.thread = app;
+	v.app_sw_after = 6;	/* the app CPU switched between the thread and the tag reads */
+	assert_int_equal(shim_sample_classify(&v, 1, pid), SHIM_SAMPLE_GAP);
+	v.app_sw_after = 5;
+	v.own_sw_after = 11;	/* the observer was descheduled within the sample */
+	assert_int_equal(shim_sample_classify(&v, 1, pid), SHIM_SAMPLE_GAP);
+	v.thread = other;	/* off its CPU wins: it says where the time went */
+	assert_int_equal(shim_sample_classify(&v, 1, pid), SHIM_SAMPLE_OTHER);
+	/* without the channel every sample counts */
+	struct shim_sample_view none = { 0, 0, 0, 0, 0 };
+	assert_int_equal(shim_sample_classify(&none, 0, pid), SHIM_SAMPLE_APP);
+	assert_true(shim_rate_interval_ok(&none, SHIM_SAMPLE_APP, &none, SHIM_SAMPLE_APP));
+}
+
+static void rates_not_taken_across_a_switch(void **state)
+{
+	(void)state;
+	struct shim_sample_view a = { 1ull << 32, 5, 5, 9, 9 }, b = a;
+	assert_true(shim_rate_interval_ok(&a, SHIM_SAMPLE_APP, &b, SHIM_SAMPLE_APP));
+	assert_false(shim_rate_interval_ok(&a, SHIM_SAMPLE_OTHER, &b, SHIM_SAMPLE_APP));
+	assert_false(shim_rate_interval_ok(&a, SHIM_SAMPLE_APP, &b, SHIM_SAMPLE_OTHER));
+	b.app_sw = b.app_sw_after = 7;	/* the app was switched out and back in between */
+	assert_false(shim_rate_interval_ok(&a, SHIM_SAMPLE_APP, &b, SHIM_SAMPLE_APP));
+	b = a;
+	b.own_sw = b.own_sw_after = 10;	/* the observer was descheduled between the samples */
+	assert_false(shim_rate_interval_ok(&a, SHIM_SAMPLE_APP, &b, SHIM_SAMPLE_APP));
+	b = a;
+	b.own_sw_after = 10;	/* ... or during the later one */
+	assert_false(shim_rate_interval_ok(&a, SHIM_SAMPLE_APP, &b, SHIM_SAMPLE_GAP));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(file_roundtrip),
 		cmocka_unit_test(reader_refuses_truncation_and_corruption),
+		cmocka_unit_test(reader_reads_version_1),
+		cmocka_unit_test(samples_classified_by_the_thread_channel),
+		cmocka_unit_test(rates_not_taken_across_a_switch),
 		cmocka_unit_test(rates_median_of_reservoir),
 		cmocka_unit_test(histogram_merges_values_inside_a_function),
 		cmocka_unit_test(elf_finds_symbols_and_interp),

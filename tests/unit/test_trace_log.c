@@ -247,7 +247,10 @@ static void test_header_checksum_and_versions(void **state)
 	data[8] = 1;
 	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), -EPROTONOSUPPORT);
 	assert_non_null(strstr(err, "version 1 is not supported"));
-	data[8] = 3;
+	data[8] = 2;	/* a single-process log of the version before process trees */
+	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), -EPROTONOSUPPORT);
+	assert_non_null(strstr(err, "version 2 is not supported"));
+	data[8] = LOG_VERSION + 1;
 	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), -EPROTONOSUPPORT);
 	assert_non_null(strstr(err, "newer spent"));
 	data[8] = LOG_VERSION;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "shim/sample_class.h"
 #include "shim/sched_channel.h"
 #include "shim/shm_layout.h"
 
@@ -28,6 +29,7 @@ struct observer {
 	const volatile uint64_t *taddr[SHIM_MAX_TAGS];
 	const volatile uint64_t *thread;	/* the app CPU's sched slot, or NULL */
 	const volatile uint64_t *switches;	/* ... and its context-switch count */
+	const volatile uint64_t *own_switches;	/* the observer CPU's count, or NULL */
 	struct shim_hist_slot *hist[SHIM_MAX_TAGS];
 	double *resv[SHIM_MAX_COUNTERS];
 	uint64_t *ring;
@@ -127,6 +129,10 @@ static int observer_setup(struct shim_shm *shm)
 			struct sched_slot *slot = (struct sched_slot *)m + shm->app_cpu;
 			obs.thread = (const volatile uint64_t *)&slot->thread;
 			obs.switches = (const volatile uint64_t *)&slot->switches;
+			/* the observer is pinned there: any switch on its CPU took it off and back */
+			if (shm->observer_cpu >= 0 && shm->observer_cpu < SCHED_CHANNEL_MAX_CPUS)
+				obs.own_switches = (const volatile uint64_t *)&(
+					(struct sched_slot *)m + shm->observer_cpu)->switches;
 		}
 	}
 	if (shm->ring_cap)
@@ -170,10 +176,11 @@ static inline void hist_add(struct shim_hist_slot *h, uint64_t v, uint64_t *over
 
 /* Per-run state the loop carries between samples. */
 struct loop_state {
-	uint64_t prev_start, prev_end, prev_switches;
-	int prev_on_app;
+	uint64_t prev_start, prev_end;
+	struct shim_sample_view prev_view;
+	enum shim_sample_class prev_class;
 	uint64_t prev[SHIM_MAX_COUNTERS];
-	uint64_t samples, app, other;
+	uint64_t samples, app, other, gap, app_ticks;
 	uint64_t kept[SHIM_MAX_COUNTERS], dropped[SHIM_MAX_COUNTERS], seen[SHIM_MAX_COUNTERS];
 	uint64_t offcpu[SHIM_MAX_COUNTERS];
 	uint64_t overflow[SHIM_MAX_TAGS];
@@ -186,6 +193,8 @@ static void publish(const struct loop_state *ls, uint64_t last_end)
 	shm->samples = ls->samples;
 	shm->samples_app = ls->app;
 	shm->samples_other = ls->other;
+	shm->samples_gap = ls->gap;
+	shm->app_ticks = ls->app_ticks;
 	shm->last_tsc = last_end;
 	shm->ring_head = obs.ring ? ls->samples : 0;
 	for (uint32_t i = 0; i < obs.nc; i++) {
@@ -254,6 +263,8 @@ static void *observer_main(void *arg)
 		uint64_t *s = obs.ring ? obs.ring + ring_pos * obs.words : scratch;
 		if (obs.ring && ++ring_pos == shm->ring_cap)
 			ring_pos = 0;
+		struct shim_sample_view v;
+		v.own_sw = obs.own_switches ? *obs.own_switches : 0;
 		uint64_t start = clock_serial();
 		/* the Shim paper serialises each counter read with rdtscp, for rdpmc; memory
 		 * loads stay in program order on x86, so one lfence keeps them after the start clock
@@ -262,25 +273,33 @@ static void *observer_main(void *arg)
 		for (uint32_t i = 0; i < obs.nc; i++)
 			cv[i] = counter_read(i);
 		end = clock_serial();
-		uint64_t thread = obs.thread ? *obs.thread : 0;
-		uint64_t switches = obs.switches ? *obs.switches : 0;
+		/* volatile loads, kept in this order by x86: switch count, thread, tags, switch
+		 * counts again (shim/sample_class.h says what they decide) */
+		v.app_sw = obs.switches ? *obs.switches : 0;
+		v.thread = obs.thread ? *obs.thread : 0;
 		s[0] = start;
 		s[1] = end;
-		s[2] = thread;
+		s[2] = v.thread;
 		for (uint32_t i = 0; i < obs.nc; i++)
 			s[3 + i] = cv[i];
-		int on_app = !obs.thread || (thread >> 32) == (uint64_t)obs.pid;
-		for (uint32_t t = 0; t < obs.nt; t++) {
-			uint64_t v = *obs.taddr[t];
-			s[3 + obs.nc + t] = v;
-			if (on_app)
-				hist_add(obs.hist[t], v, &ls.overflow[t]);
-		}
-		/* online analysis: rates against the previous sample, when the app ran throughout */
+		for (uint32_t t = 0; t < obs.nt; t++)
+			s[3 + obs.nc + t] = *obs.taddr[t];
+		v.app_sw_after = obs.switches ? *obs.switches : 0;
+		v.own_sw_after = obs.own_switches ? *obs.own_switches : 0;
+		enum shim_sample_class cls = shim_sample_classify(&v, obs.thread != NULL,
+								  (uint32_t)obs.pid);
+		if (cls == SHIM_SAMPLE_GAP)
+			s[2] |= SHIM_LOG_THREAD_GAP;
+		if (cls == SHIM_SAMPLE_APP)
+			for (uint32_t t = 0; t < obs.nt; t++)
+				hist_add(obs.hist[t], s[3 + obs.nc + t], &ls.overflow[t]);
+		/* online analysis: rates against the previous sample */
 		if (ls.samples) {
-			int same = on_app && ls.prev_on_app && switches == ls.prev_switches;
+			int ok = shim_rate_interval_ok(&ls.prev_view, ls.prev_class, &v, cls);
+			if (ok && cls == SHIM_SAMPLE_APP && ls.prev_class == SHIM_SAMPLE_APP)
+				ls.app_ticks += start - ls.prev_start;
 			for (uint32_t i = 0; i < obs.nc; i++) {
-				if (same)
+				if (ok)
 					rate_sample(&ls, (int)i, cv[i], start - ls.prev_start,
 						    end - ls.prev_end);
 				else
@@ -295,11 +314,12 @@ static void *observer_main(void *arg)
 			ls.prev[i] = cv[i];
 		ls.prev_start = start;
 		ls.prev_end = end;
-		ls.prev_switches = switches;
-		ls.prev_on_app = on_app;
+		ls.prev_view = v;
+		ls.prev_class = cls;
 		ls.samples++;
-		ls.app += on_app;
-		ls.other += !on_app;
+		ls.app += cls == SHIM_SAMPLE_APP;
+		ls.other += cls == SHIM_SAMPLE_OTHER;
+		ls.gap += cls == SHIM_SAMPLE_GAP;
 		if ((ls.samples & 4095) == 0)
 			publish(&ls, end);
 		if (period)

@@ -16,13 +16,16 @@
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_vki.h"
 
-#include "trace/log_format.h"
+#include "pub_tool_vkiscnums.h"
 
-/* In coregrind but not in the tool headers: move an fd into Valgrind's reserved range. */
-extern Int VG_(safe_fd)(Int oldfd);
+#include "trace/log_format.h"
+#include "trace/valgrind/sp_tool.h"
+
 
 /* ---- options ---- */
 static Long clo_fd = -1;
+static const HChar *clo_pipe = NULL;
+static Bool clo_children = True;
 static Bool clo_data = True;
 static const HChar *clo_start = NULL;
 static Long clo_max = 0;
@@ -44,13 +47,6 @@ static ULong insn_lower_bound;	/* instructions executed, lower bound (for --max)
 static ULong site_last[SITE_N];
 static UInt next_site;
 
-/* ---- output records ---- */
-#define OUT_SZ (4u << 20)	/* holds the largest DATA record (VAL_N varints) */
-static UChar out_buf[OUT_SZ];
-static SizeT out_used;
-static Bool out_dead;
-static ULong n_records;
-
 static ThreadId cur_tid;
 
 /* Valgrind reuses thread slots; the log numbers threads 1, 2, ... in creation order instead. */
@@ -65,50 +61,6 @@ static UInt uid(ThreadId tid)
 static Bool logging = True;
 static Bool started;		/* --start reached */
 static Bool stopped;		/* --max reached: nothing more is recorded */
-
-static ULong now_ns(void)
-{
-	struct vki_timespec ts;
-	VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
-	return (ULong)ts.tv_sec * 1000000000ULL + (ULong)ts.tv_nsec;
-}
-
-static void out_write(void)
-{
-	const UChar *p = out_buf;
-	SizeT n = out_used;
-	out_used = 0;
-	if (clo_fd < 0 || out_dead)
-		return;
-	while (n > 0) {
-		Int w = VG_(write)((Int)clo_fd, p, (Int)(n > (1u << 20) ? (1u << 20) : n));
-		if (w <= 0) {
-			out_dead = True;
-			return;
-		}
-		p += w;
-		n -= (SizeT)w;
-	}
-}
-
-/* Start a record of payload LEN; returns where the payload goes (contiguous). */
-static UChar *rec_begin(UInt type, UInt len)
-{
-	SizeT need = sizeof(struct log_rec_hdr) + ((len + 7u) & ~7u);
-	tl_assert(need <= OUT_SZ);
-	if (out_used + need > OUT_SZ)
-		out_write();
-	struct log_rec_hdr *h = (struct log_rec_hdr *)(out_buf + out_used);
-	h->type = (UChar)type;
-	h->flags = 0;
-	h->reserved = 0;
-	h->len = len;
-	UChar *payload = out_buf + out_used + sizeof(*h);
-	VG_(memset)(payload + (len & ~7u), 0, ((len + 7u) & ~7u) - (len & ~7u));	/* the padding */
-	out_used += need;
-	n_records++;
-	return payload;
-}
 
 /* Zigzag LEB128 of the N values at V into Q; returns the end. Most values are small deltas
  * (strides, repeated targets): one byte, the well-predicted branch. (A branchless 8-byte
@@ -132,7 +84,7 @@ static UChar *encode_vals(UChar *q, const ULong *v, UInt n)
 
 /* Send the current thread's control bytes and values as one DATA chunk (or drop them while
  * not logging). Called at superblock boundaries only. The record is built in place in
- * out_buf, its length fixed once the varints are encoded. */
+ * sp_out_buf, its length fixed once the varints are encoded. */
 static void flush_data(void)
 {
 	UInt n_ctl = (UInt)(ctl_ptr - ctl_buf);
@@ -144,10 +96,10 @@ static void flush_data(void)
 		SizeT most = sizeof(struct log_rec_hdr) + sizeof(struct log_data) + pad +
 			     (SizeT)n_vals * 10u + 16u;
 		tl_assert(most <= OUT_SZ);
-		if (out_used + most > OUT_SZ)
-			out_write();
-		struct log_rec_hdr *h = (struct log_rec_hdr *)(out_buf + out_used);
-		UChar *p = out_buf + out_used + sizeof(*h);
+		if (sp_out_used + most > OUT_SZ)
+			sp_out_write();
+		struct log_rec_hdr *h = (struct log_rec_hdr *)(sp_out_buf + sp_out_used);
+		UChar *p = sp_out_buf + sp_out_used + sizeof(*h);
 		struct log_data *d = (struct log_data *)p;
 		UChar *ctl = p + sizeof(*d);
 		VG_(memcpy)(ctl, ctl_buf, n_ctl);
@@ -162,11 +114,11 @@ static void flush_data(void)
 		h->len = len;
 		d->tid = uid(cur_tid);
 		d->n_ctl = n_ctl;
-		d->time_ns = now_ns();
+		d->time_ns = sp_now_ns();
 		d->n_vals = n_vals;
 		d->n_vbytes = nb;
-		out_used += sizeof(*h) + ((len + 7u) & ~7u);
-		n_records++;
+		sp_out_used += sizeof(*h) + ((len + 7u) & ~7u);
+		sp_n_records++;
 	}
 	ctl_ptr = ctl_buf;
 	val_ptr = val_buf;
@@ -177,14 +129,19 @@ static VG_REGPARM(0) void sp_flush(void)
 	flush_data();
 }
 
+void sp_flush_data(void)
+{
+	flush_data();
+}
+
 static void emit_resume(ThreadId tid, Addr pc)
 {
 	if (!logging)
 		return;
-	struct log_resume *r = (struct log_resume *)rec_begin(LOG_REC_RESUME, sizeof(*r));
+	struct log_resume *r = (struct log_resume *)sp_rec_begin(LOG_REC_RESUME, sizeof(*r));
 	r->tid = uid(tid);
 	r->pc = pc;
-	r->time_ns = now_ns();
+	r->time_ns = sp_now_ns();
 }
 
 static VG_REGPARM(1) void sp_start(HWord pc)
@@ -519,12 +476,13 @@ static void emit_code_record(Addr key, struct sb_plan *p)
 		return;
 	tl_assert(p->n_ops <= LOG_CODE_MAX_OPS);
 	UInt len = (UInt)(sizeof(struct log_code) + p->n_ops * sizeof(struct log_op));
-	UChar *b = rec_begin(LOG_REC_CODE, len);
+	UChar *b = sp_rec_begin(LOG_REC_CODE, len);
 	struct log_code *c = (struct log_code *)b;
 	c->key = key;
 	c->n_ops = p->n_ops;
 	c->n_roots = p->n_roots;
 	VG_(memcpy)(b + sizeof(*c), p->ops, p->n_ops * sizeof(struct log_op));
+	sp_code_keep(key, b, len);
 }
 
 static Bool is_start_symbol(Addr a)
@@ -594,55 +552,54 @@ static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
 
 /* ---- events ---- */
 
-static void emit_image(Addr a, SizeT len, Bool startup)
+/* A forked child's stream starts afresh: its executable mappings (sp_image.c) and the
+ * superblocks it inherited are described again, its value sites restart from 0 (as a reader's fresh
+ * superblocks do), and its one thread is thread 1 of the new stream. Translations cannot be
+ * discarded here (Valgrind forbids it inside the fork): the inherited ones stay, and sp_proc.c
+ * kept a copy of each one's description. */
+void sp_fork_child_reset(ThreadId tid)
 {
-	NSegment const *seg = stopped ? NULL : VG_(am_find_nsegment)(a);
-	const HChar *path = NULL;
-	if (stopped)
-		return;
-	ULong off = 0;
-	UInt n_bytes = 0;
-	if (seg && seg->kind == SkFileC) {
-		path = VG_(am_get_filename)(seg);
-		off = (ULong)seg->offset + (a - seg->start);
+	sp_images_resend();
+	sp_code_resend();
+	VG_(memset)(site_last, 0, sizeof(site_last));	/* the slots stay the translations' */
+	insn_lower_bound = 0;
+	VG_(memset)(uid_of, 0, sizeof(uid_of));
+	next_uid = 1;
+	if (tid < SP_MAX_TID)
+		uid_of[tid] = 1;
+	cur_tid = tid;
+	if (!stopped) {
+		struct log_thread *t = (struct log_thread *)sp_rec_begin(LOG_REC_THREAD_START, sizeof(*t));
+		t->tid = 1;
+		t->parent = 0;
+		t->time_ns = sp_now_ns();
 	}
-	if (!path) {
-		if (!startup || len > (64u << 10))
-			return;
-		path = "[vdso]";
-		n_bytes = (UInt)len;
-	}
-	UInt plen = (UInt)VG_(strlen)(path);
-	if (plen > 4095)
-		plen = 4095;
-	UInt pad = (plen + 7u) & ~7u;
-	UChar *b = rec_begin(LOG_REC_IMAGE, (UInt)sizeof(struct log_image) + pad + n_bytes);
-	struct log_image *im = (struct log_image *)b;
-	im->start = a;
-	im->len = len;
-	im->offset = off;
-	im->flags = n_bytes ? LOG_IMG_BYTES : 0;
-	im->path_len = plen;
-	im->n_bytes = n_bytes;
-	VG_(memcpy)(b + sizeof(*im), path, plen);
-	if (n_bytes)
-		VG_(memcpy)(b + sizeof(*im) + pad, (const void *)a, n_bytes);
+	emit_resume(tid, VG_(get_IP)(tid));
 }
 
-static void sp_new_mem_startup(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
+Bool sp_is_stopped(void)
 {
-	if (xx)
-		emit_image(a, len, True);
+	return stopped;
 }
 
-static void sp_new_mem_mmap(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di)
+void sp_stop_logging(void)
 {
-	if (xx)
-		emit_image(a, len, False);
+	logging = False;
+	stopped = True;
 }
+
+static Int exit_status = -1;	/* from exit_group, -1 before it */
 
 static void sp_pre_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs)
 {
+	/* the status the process exits with (Valgrind gives a forked child's fini 0) */
+	if (nr == __NR_exit_group && nargs > 0)
+		exit_status = (Int)(args[0] & 0xff);
+	/* execve replaces this tool instance: what it buffered leaves first */
+	if (nr == __NR_execve || nr == __NR_execveat) {
+		flush_data();
+		sp_out_write();
+	}
 }
 
 static void sp_post_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs, SysRes res)
@@ -650,7 +607,7 @@ static void sp_post_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs, SysR
 	if (!logging)
 		return;
 	flush_data();
-	struct log_syscall *s = (struct log_syscall *)rec_begin(LOG_REC_SYSCALL, sizeof(*s));
+	struct log_syscall *s = (struct log_syscall *)sp_rec_begin(LOG_REC_SYSCALL, sizeof(*s));
 	s->tid = uid(tid);
 	s->nr = nr;
 	for (UInt k = 0; k < 6 && k < nargs; k++)
@@ -681,7 +638,7 @@ static void emit_pending_signal(ThreadId tid, Addr handler)
 	sig_pending[tid] = 0;
 	if (!logging)
 		return;
-	struct log_signal *s = (struct log_signal *)rec_begin(LOG_REC_SIGNAL, sizeof(*s));
+	struct log_signal *s = (struct log_signal *)sp_rec_begin(LOG_REC_SIGNAL, sizeof(*s));
 	s->tid = uid(tid);
 	s->signo = signo;
 	s->handler = handler;
@@ -707,10 +664,10 @@ static void sp_thread_create(ThreadId parent, ThreadId child)
 		uid_of[child] = parent == 0 ? 1 : ++next_uid;
 	if (stopped)
 		return;
-	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_START, sizeof(*t));
+	struct log_thread *t = (struct log_thread *)sp_rec_begin(LOG_REC_THREAD_START, sizeof(*t));
 	t->tid = uid(child);
 	t->parent = uid(parent);
-	t->time_ns = now_ns();
+	t->time_ns = sp_now_ns();
 }
 
 static void sp_thread_exit(ThreadId tid)
@@ -718,9 +675,9 @@ static void sp_thread_exit(ThreadId tid)
 	flush_data();
 	if (stopped)
 		return;
-	struct log_thread *t = (struct log_thread *)rec_begin(LOG_REC_THREAD_EXIT, sizeof(*t));
+	struct log_thread *t = (struct log_thread *)sp_rec_begin(LOG_REC_THREAD_EXIT, sizeof(*t));
 	t->tid = uid(tid);
-	t->time_ns = now_ns();
+	t->time_ns = sp_now_ns();
 }
 
 /* ---- tool plumbing ---- */
@@ -728,6 +685,8 @@ static void sp_thread_exit(ThreadId tid)
 static Bool sp_process_cmd_line_option(const HChar *arg)
 {
 	if VG_INT_CLO(arg, "--spent-fd", clo_fd) {}
+	else if VG_STR_CLO(arg, "--spent-pipe", clo_pipe) {}
+	else if VG_BOOL_CLO(arg, "--spent-children", clo_children) {}
 	else if VG_BOOL_CLO(arg, "--spent-data", clo_data) {}
 	else if VG_STR_CLO(arg, "--spent-start", clo_start) {}
 	else if VG_INT_CLO(arg, "--spent-max", clo_max) {}
@@ -738,7 +697,10 @@ static Bool sp_process_cmd_line_option(const HChar *arg)
 
 static void sp_print_usage(void)
 {
-	VG_(printf)("    --spent-fd=N            write the log records to fd N [required]\n"
+	VG_(printf)("    --spent-pipe=PATH       write the log records to the FIFO PATH (every\n"
+		    "                            process of the tree opens it) [or --spent-fd]\n"
+		    "    --spent-fd=N            write the log records to fd N\n"
+		    "    --spent-children=yes|no trace forked children [yes]\n"
 		    "    --spent-data=yes|no     log data addresses [yes]\n"
 		    "    --spent-start=SYMBOL    start logging when SYMBOL is entered\n"
 		    "    --spent-max=N           stop logging after about N instructions\n");
@@ -750,27 +712,28 @@ static void sp_print_debug_usage(void)
 
 static void sp_post_clo_init(void)
 {
-	if (clo_fd < 0)
-		VG_(fmsg_bad_option)("--spent-fd", "the spent tool is run by `spent trace`, which passes its pipe\n");
-	Int fd = VG_(safe_fd)((Int)clo_fd);
-	if (fd >= 0)
-		clo_fd = fd;
+	if (!clo_pipe && clo_fd < 0)
+		VG_(fmsg_bad_option)("--spent-pipe", "the spent tool is run by `spent trace`, which passes its FIFO\n");
+	if (!sp_out_open(clo_pipe, clo_pipe ? -1 : clo_fd))
+		VG_(fmsg_bad_option)("--spent-pipe", "cannot open the recorder's FIFO\n");
+	sp_proc_init(clo_children);
 	if (clo_start) {
 		logging = False;
 		started = False;
 	}
-	out_write();
+	/* every tool instance starts a stream: the command, or a program a child exec'd */
+	sp_emit_process(LOG_PROC_EXEC);
+	sp_out_write();
 }
 
 static void sp_fini(Int exitcode)
 {
 	flush_data();
-	struct log_exit *e = (struct log_exit *)rec_begin(LOG_REC_EXIT, sizeof(*e));
-	e->status = exitcode;
-	e->time_ns = now_ns();
-	out_write();
-	if (clo_fd >= 0)
-		VG_(close)((Int)clo_fd);
+	struct log_exit *e = (struct log_exit *)sp_rec_begin(LOG_REC_EXIT, sizeof(*e));
+	e->status = exit_status >= 0 ? exit_status : exitcode;
+	e->time_ns = sp_now_ns();
+	sp_out_write();
+	sp_out_close();
 }
 
 static void sp_pre_clo_init(void)

@@ -1,0 +1,24 @@
+/* core/demangle.h - the one place symbol names are demangled for display (C++ Itanium ABI,
+ * Rust legacy and v0), through libiberty's maintained demangler; every view and export shows
+ * a name through demangle_name(). `--no-demangle` turns it off process-wide. */
+#ifndef SPENT_CORE_DEMANGLE_H
+#define SPENT_CORE_DEMANGLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Whether demangle_name() demangles (default: yes). */
+void demangle_set_enabled(bool on);
+bool demangle_enabled(void);
+
+/* NAME as it should be shown: demangled into OUT when it is a mangled C++ or Rust name and
+ * demangling is on, else NAME itself. Returns OUT or NAME; OUT holds at most OUTLEN - 1 bytes
+ * (a longer demangled name is cut). */
+const char *demangle_name(const char *name, char *out, size_t outlen);
+
+/* Whether symbol SYM is the function a user named WANTED: the same string, or SYM demangled
+ * is WANTED with or without its parameter list ("ns::Box<double>::sum" or
+ * "ns::Box<double>::sum() const"). Works with demangling off too: names are typed demangled. */
+bool demangle_matches(const char *sym, const char *wanted);
+
+#endif

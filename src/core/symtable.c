@@ -1,0 +1,280 @@
+/* core/symtable.c - sorted per-image symbol tables (see symtable.h): two sorted runs, the
+ * image's global symbols and its locals, each with the running maximum of symbol ends so a
+ * lookup walks back only over symbols that can still cover the address. Saved form (the
+ * build-id cache): a text header line, then one "start size section_start section_end flags
+ * name" line per symbol in hex, globals first. */
+#include <errno.h>
+#include <gelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/binio.h"
+#include "core/outfile.h"
+#include "core/demangle.h"
+#include "core/symtable.h"
+
+#define SYMTABLE_MAGIC "spent-symtable 1"
+
+enum { SYM_GLOBAL = 1, SYM_FUNC = 2 };
+
+struct tsym {
+	uint64_t start, size;
+	uint64_t sec_lo, sec_hi;	/* the symbol's section: where a sizeless label applies */
+	uint64_t maxend;		/* max start+size over this and every earlier entry */
+	const char *name;
+	uint32_t order;			/* position in the image's table: first wins a full tie */
+	uint8_t bind;			/* libdwfl's ranking: global 3, weak 2, local 1 */
+	uint8_t flags;
+};
+
+struct symtable {
+	struct tsym *syms;	/* [0, nglobal) globals, then locals; each run sorted */
+	size_t n, nglobal;
+	char *names;		/* loaded tables: the names' storage */
+};
+
+static int bind_rank(unsigned bind)
+{
+	return bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : bind == STB_LOCAL ? 1 : 0;
+}
+
+/* start ascending; on a tie the better candidate last (a lookup walks backwards) */
+static int tsym_cmp(const void *a, const void *b)
+{
+	const struct tsym *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->bind != y->bind)
+		return x->bind < y->bind ? -1 : 1;
+	return x->order > y->order ? -1 : x->order < y->order;
+}
+
+static void sort_run(struct tsym *s, size_t n)
+{
+	if (n > 1)
+		qsort(s, n, sizeof(*s), tsym_cmp);
+	uint64_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].size && s[i].start + s[i].size > m)
+			m = s[i].start + s[i].size;
+		s[i].maxend = m;
+	}
+}
+
+static void finish(struct symtable *t)
+{
+	sort_run(t->syms, t->nglobal);
+	sort_run(t->syms + t->nglobal, t->n - t->nglobal);
+}
+
+int symtable_from_module(Dwfl_Module *mod, struct symtable **out)
+{
+	struct symtable *t = calloc(1, sizeof(*t));
+	int n = dwfl_module_getsymtab(mod);
+	int first_global = dwfl_module_getsymtab_first_global(mod);
+	if (!t)
+		return -ENOMEM;
+	if (n > 1 && !(t->syms = calloc((size_t)n, sizeof(*t->syms)))) {
+		free(t);
+		return -ENOMEM;
+	}
+	if (first_global < 1)
+		first_global = 1;
+	/* globals first, as libdwfl searches them first */
+	for (int pass = 0; pass < 2; pass++) {
+		int lo = pass ? 1 : first_global, hi = pass ? first_global : n;
+		for (int i = lo; i < hi; i++) {
+			GElf_Sym sym;
+			GElf_Addr addr;
+			GElf_Word shndx;
+			Elf *elf = NULL;
+			const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, NULL);
+			unsigned type = GELF_ST_TYPE(sym.st_info);
+			if (!nm || !nm[0] || shndx == SHN_UNDEF || type == STT_SECTION ||
+			    type == STT_FILE || type == STT_TLS)
+				continue;
+			struct tsym *s = &t->syms[t->n++];
+			s->start = addr;
+			s->size = sym.st_size;
+			s->name = nm;
+			s->order = (uint32_t)i;
+			s->bind = (uint8_t)bind_rank(GELF_ST_BIND(sym.st_info));
+			s->flags = (pass ? 0 : SYM_GLOBAL) | (type == STT_FUNC ? SYM_FUNC : 0);
+			GElf_Shdr sh;
+			Elf_Scn *scn = elf && shndx < SHN_LORESERVE ? elf_getscn(elf, shndx) : NULL;
+			if (scn && gelf_getshdr(scn, &sh)) {
+				/* the section in the module's address space, like ADDR */
+				s->sec_lo = sh.sh_addr + (addr - sym.st_value);
+				s->sec_hi = s->sec_lo + sh.sh_size;
+			}
+		}
+		if (!pass)
+			t->nglobal = t->n;
+	}
+	finish(t);
+	*out = t;
+	return 0;
+}
+
+void symtable_free(struct symtable *t)
+{
+	if (!t)
+		return;
+	free(t->syms);
+	free(t->names);
+	free(t);
+}
+
+size_t symtable_count(const struct symtable *t)
+{
+	return t->n;
+}
+
+struct search {
+	uint64_t off;
+	const struct tsym *closest, *sizeless;
+	uint64_t min_label;	/* sizeless labels below a sized symbol's end do not apply */
+};
+
+static bool better(const struct tsym *cand, const struct tsym *cur)
+{
+	return !cur || cand->start > cur->start || (cand->start == cur->start && cand->bind > cur->bind);
+}
+
+static void search_run(const struct tsym *s, size_t n, struct search *st)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s[mid].start <= st->off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return;
+	if (s[lo - 1].maxend > st->min_label)
+		st->min_label = s[lo - 1].maxend;
+	/* sized: the first covering one walking back is the closest, best-bound */
+	for (size_t j = lo; j-- > 0 && s[j].maxend > st->off;)
+		if (s[j].size && st->off - s[j].start < s[j].size) {
+			if (better(&s[j], st->closest))
+				st->closest = &s[j];
+			break;
+		}
+	/* sizeless: only labels at or above every preceding symbol's end can apply */
+	for (size_t j = lo; j-- > 0 && s[j].start >= st->min_label;)
+		if (!s[j].size && st->off >= s[j].sec_lo && st->off < s[j].sec_hi) {
+			if (better(&s[j], st->sizeless))
+				st->sizeless = &s[j];
+			break;
+		}
+}
+
+int symtable_lookup(const struct symtable *t, uint64_t offset, struct symtable_hit *hit)
+{
+	struct search st = { .off = offset };
+	search_run(t->syms, t->nglobal, &st);
+	if (!st.closest && !(st.sizeless && st.sizeless->start == offset))
+		search_run(t->syms + t->nglobal, t->n - t->nglobal, &st);
+	const struct tsym *s = st.closest;
+	if (!s && st.sizeless && st.sizeless->start >= st.min_label)
+		s = st.sizeless;
+	if (!s)
+		return -ENOENT;
+	hit->name = s->name;
+	hit->start = s->start;
+	hit->size = s->size;
+	return 0;
+}
+
+int symtable_find(const struct symtable *t, const char *name, uint64_t *start, uint64_t *size)
+{
+	const struct tsym *best = NULL;
+	for (size_t i = 0; i < t->n; i++)
+		if ((t->syms[i].flags & SYM_FUNC) && demangle_matches(t->syms[i].name, name) &&
+		    (!best || t->syms[i].order < best->order))
+			best = &t->syms[i];
+	if (!best)
+		return -ENOENT;
+	*start = best->start;
+	*size = best->size;
+	return 0;
+}
+
+int symtable_save(const struct symtable *t, const char *path)
+{
+	struct binbuf b;
+	char line[128];
+	int err;
+	binbuf_init(&b);
+	int l = snprintf(line, sizeof(line), "%s %zu %zu\n", SYMTABLE_MAGIC, t->n, t->nglobal);
+	err = binbuf_put(&b, line, (size_t)l);
+	for (size_t i = 0; i < t->n && !err; i++) {
+		const struct tsym *s = &t->syms[i];
+		l = snprintf(line, sizeof(line), "%llx %llx %llx %llx %x %x %x ",
+			     (unsigned long long)s->start, (unsigned long long)s->size,
+			     (unsigned long long)s->sec_lo, (unsigned long long)s->sec_hi,
+			     s->order, s->bind, s->flags);
+		err = binbuf_put(&b, line, (size_t)l);
+		err = err ? err : binbuf_put(&b, s->name, strlen(s->name));
+		err = err ? err : binbuf_put(&b, "\n", 1);
+	}
+	err = err ? err : outfile_write(path, b.data, b.len, OUTFILE_MODE);
+	binbuf_release(&b);
+	return err;
+}
+
+/* Parse the saved lines in DATA (the names are made to point into it). */
+static int parse_saved(struct symtable *t, char *data, size_t len)
+{
+	char *p = data, *end = data + len;
+	size_t n = 0, ng = 0;
+	char *nl = memchr(p, '\n', len);
+	if (!nl || sscanf(p, SYMTABLE_MAGIC " %zu %zu", &n, &ng) != 2 || ng > n || n > len / 8)
+		return -EINVAL;
+	if (n && !(t->syms = calloc(n, sizeof(*t->syms))))
+		return -ENOMEM;
+	for (p = nl + 1; t->n < n; p = nl + 1) {
+		if (p >= end || !(nl = memchr(p, '\n', (size_t)(end - p))))
+			return -EINVAL;
+		*nl = 0;
+		struct tsym *s = &t->syms[t->n];
+		unsigned long long v[4];
+		unsigned order, bind, flags;
+		int used = 0;
+		if (sscanf(p, "%llx %llx %llx %llx %x %x %x %n", &v[0], &v[1], &v[2], &v[3], &order,
+			   &bind, &flags, &used) != 7 || !used || !p[used])
+			return -EINVAL;
+		*s = (struct tsym){ .start = v[0], .size = v[1], .sec_lo = v[2], .sec_hi = v[3],
+				    .order = order, .bind = (uint8_t)bind, .flags = (uint8_t)flags,
+				    .name = p + used };
+		t->n++;
+	}
+	t->nglobal = ng;
+	finish(t);
+	return 0;
+}
+
+int symtable_load(const char *path, struct symtable **out)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int err = binio_read_file(path, 1u << 30, &data, &len);
+	if (err)
+		return err;
+	struct symtable *t = calloc(1, sizeof(*t));
+	if (!t) {
+		free(data);
+		return -ENOMEM;
+	}
+	t->names = (char *)data;
+	if ((err = parse_saved(t, (char *)data, len))) {
+		symtable_free(t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}

@@ -1,0 +1,204 @@
+/* trace/log_collect.c - the recorder's side of the tool's FIFO: every process of a traced tree
+ * writes its records there in frames tagged with its pid (struct log_frame); this splits them
+ * into one record stream per process, numbers the streams (a LOG_REC_PROCESS record opens
+ * each: the command, each forked child, each exec'd program), and writes the records into the
+ * log in arrival order with a LOG_REC_STREAM record wherever the stream changes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace/log_io.h"
+
+struct collect_proc {
+	uint32_t pid;
+	uint32_t stream;	/* its current stream, 0 before its PROCESS record */
+	uint8_t *buf;		/* bytes of records not yet whole */
+	size_t have, cap;
+};
+
+struct log_collector {
+	struct log_writer *w;
+	struct collect_proc *procs;
+	size_t n_procs, cap_procs;
+	uint32_t n_streams, cur_stream;
+	uint8_t frame[LOG_FRAME_MAX];	/* a frame split across two reads */
+	size_t frame_have;
+	struct log_collect_totals tot;
+	log_collect_record_fn on_record;
+};
+
+int log_collector_new(struct log_writer *w, log_collect_record_fn on_record,
+		      struct log_collector **out)
+{
+	struct log_collector *c = calloc(1, sizeof(*c));
+	*out = c;
+	if (!c)
+		return -ENOMEM;
+	c->w = w;
+	c->on_record = on_record;
+	return 0;
+}
+
+static struct collect_proc *proc_get(struct log_collector *c, uint32_t pid)
+{
+	for (size_t i = 0; i < c->n_procs; i++)
+		if (c->procs[i].pid == pid)
+			return &c->procs[i];
+	if (c->n_procs == c->cap_procs) {
+		size_t n = c->cap_procs ? 2 * c->cap_procs : 16;
+		struct collect_proc *p = realloc(c->procs, n * sizeof(*p));
+		if (!p)
+			return NULL;
+		c->procs = p;
+		c->cap_procs = n;
+	}
+	struct collect_proc *p = &c->procs[c->n_procs++];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	return p;
+}
+
+static uint32_t stream_of(struct log_collector *c, uint32_t pid)
+{
+	for (size_t i = 0; i < c->n_procs; i++)
+		if (c->procs[i].pid == pid)
+			return c->procs[i].stream;
+	return 0;
+}
+
+/* A PROCESS record: number the stream it opens and its parent's. */
+static int on_process(struct log_collector *c, struct collect_proc *p, uint8_t *payload, uint32_t len)
+{
+	struct log_process lp;
+	if (len < sizeof(lp))
+		return -EBADMSG;
+	memcpy(&lp, payload, sizeof(lp));
+	lp.parent_stream = (lp.flags & LOG_PROC_FORK) ? stream_of(c, lp.ppid) : p->stream;
+	if (lp.parent_stream == 0 && !(lp.flags & LOG_PROC_FORK))
+		lp.parent_stream = stream_of(c, lp.ppid);
+	if (c->n_streams == 0)
+		lp.flags = 0;	/* the traced command itself */
+	lp.stream = p->stream = ++c->n_streams;
+	memcpy(payload, &lp, sizeof(lp));
+	c->tot.streams++;
+	return 0;
+}
+
+static int put_record(struct log_collector *c, struct collect_proc *p, uint32_t type,
+		      uint8_t *payload, uint32_t len)
+{
+	int err;
+	if (type == LOG_REC_PROCESS && (err = on_process(c, p, payload, len)) < 0)
+		return err;
+	if (p->stream == 0)
+		return -EBADMSG;	/* records before the process said who it is */
+	if (type == LOG_REC_PROCESS)
+		c->cur_stream = p->stream;	/* a process record opens its stream: no switch */
+	else if (p->stream != c->cur_stream) {
+		struct log_stream s = { .stream = p->stream };
+		if ((err = log_writer_add(c->w, LOG_REC_STREAM, &s, sizeof(s))) < 0)
+			return err;
+		c->cur_stream = p->stream;
+	}
+	if (c->on_record)
+		c->on_record(type, payload, len);
+	if ((err = log_writer_add(c->w, type, payload, len)) < 0)
+		return err;
+	c->tot.records++;
+	c->tot.data += type == LOG_REC_DATA;
+	return 0;
+}
+
+/* Append one frame's bytes to its process and pass on its whole records. */
+static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, size_t n)
+{
+	struct collect_proc *p = proc_get(c, pid);
+	if (!p)
+		return -ENOMEM;
+	if (p->have + n > p->cap) {
+		size_t cap = p->cap ? p->cap : 1u << 16;
+		while (cap < p->have + n)
+			cap *= 2;
+		uint8_t *nb = realloc(p->buf, cap);
+		if (!nb)
+			return -ENOMEM;
+		p->buf = nb;
+		p->cap = cap;
+	}
+	memcpy(p->buf + p->have, b, n);
+	p->have += n;
+	size_t pos = 0;
+	int err = 0;
+	while (p->have - pos >= sizeof(struct log_rec_hdr)) {
+		struct log_rec_hdr h;
+		memcpy(&h, p->buf + pos, sizeof(h));
+		if (h.type < LOG_REC_CODE || h.type > LOG_REC_LAST || h.type == LOG_REC_END ||
+		    h.type == LOG_REC_STREAM || h.len > LOG_REC_MAX) {
+			err = -EBADMSG;
+			break;
+		}
+		size_t padded = ((size_t)h.len + 7u) & ~(size_t)7u;
+		if (p->have - pos - sizeof(h) < padded)
+			break;
+		if ((err = put_record(c, p, h.type, p->buf + pos + sizeof(h), h.len)) < 0)
+			break;
+		pos += sizeof(h) + padded;
+	}
+	memmove(p->buf, p->buf + pos, p->have - pos);
+	p->have -= pos;
+	return err;
+}
+
+int log_collector_feed(struct log_collector *c, const uint8_t *b, size_t n)
+{
+	while (n > 0) {
+		/* gather a frame header, then its payload, across reads */
+		size_t want = sizeof(struct log_frame);
+		if (c->frame_have >= want) {
+			struct log_frame f;
+			memcpy(&f, c->frame, sizeof(f));
+			if (f.len == 0 || f.len > LOG_FRAME_MAX - sizeof(f))
+				return -EBADMSG;
+			want += f.len;
+		}
+		size_t take = want - c->frame_have < n ? want - c->frame_have : n;
+		memcpy(c->frame + c->frame_have, b, take);
+		c->frame_have += take;
+		b += take;
+		n -= take;
+		if (c->frame_have == want && want > sizeof(struct log_frame)) {
+			struct log_frame f;
+			memcpy(&f, c->frame, sizeof(f));
+			c->frame_have = 0;
+			int err = on_frame(c, f.pid, c->frame + sizeof(f), f.len);
+			if (err < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
+int log_collector_finish(struct log_collector *c)
+{
+	if (c->frame_have)
+		return -EPIPE;
+	for (size_t i = 0; i < c->n_procs; i++)
+		if (c->procs[i].have)
+			return -EPIPE;
+	return 0;
+}
+
+const struct log_collect_totals *log_collector_totals(const struct log_collector *c)
+{
+	return &c->tot;
+}
+
+void log_collector_free(struct log_collector *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n_procs; i++)
+		free(c->procs[i].buf);
+	free(c->procs);
+	free(c);
+}

@@ -1,0 +1,164 @@
+/* trace/source_select.c - one process (or program) out of a process-tree trace: a source that
+ * wraps another and passes on only the instructions, references and events of the processes
+ * picked by pid or by program name, optionally tagging addresses with the process so a cache
+ * model keeps address spaces apart (see trace_source_select in spent/trace.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spent/trace.h"
+#include "trace/source_formats.h"
+
+struct sel_proc {
+	uint32_t pid;
+	uint32_t number;	/* 1, 2, ... in order of first appearance */
+	int picked;		/* its current program is selected */
+};
+
+struct select_state {
+	struct trace_source *in;
+	uint32_t pid;
+	char *comm;
+	int flags;
+	struct sel_proc *procs;
+	size_t n_procs, cap_procs;
+	struct trace_insn *insns;
+	struct trace_ref *refs;
+	struct trace_event *evs;
+	size_t cap_insns, cap_refs, cap_evs;
+};
+
+static struct sel_proc *proc_find(struct select_state *s, uint32_t pid)
+{
+	for (size_t i = s->n_procs; i-- > 0;)
+		if (s->procs[i].pid == pid)
+			return &s->procs[i];
+	if (s->n_procs == s->cap_procs) {
+		size_t n = s->cap_procs ? 2 * s->cap_procs : 16;
+		struct sel_proc *p = realloc(s->procs, n * sizeof(*p));
+		if (!p)
+			return NULL;
+		s->procs = p;
+		s->cap_procs = n;
+	}
+	struct sel_proc *p = &s->procs[s->n_procs++];
+	p->pid = pid;
+	p->number = (uint32_t)s->n_procs;
+	p->picked = !s->comm && (!s->pid || s->pid == pid);
+	return p;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	return slash ? slash + 1 : path;
+}
+
+/* The picked part of batch B into OUT (arrays owned by S). */
+static int filter_batch(struct select_state *s, const struct trace_batch *b, struct trace_batch *out)
+{
+	if (trace_grow((void **)&s->insns, &s->cap_insns, b->n_insns, sizeof(*s->insns)) < 0 ||
+	    trace_grow((void **)&s->refs, &s->cap_refs, b->n_refs, sizeof(*s->refs)) < 0 ||
+	    trace_grow((void **)&s->evs, &s->cap_evs, b->n_events, sizeof(*s->evs)) < 0)
+		return -ENOMEM;
+	size_t ni = 0, nr = 0, ne = 0, ev = 0;
+	struct sel_proc *p = NULL;
+	for (size_t i = 0; i <= b->n_insns; i++) {
+		for (; ev < b->n_events && b->events[ev].before <= i; ev++) {
+			const struct trace_event *e = &b->events[ev];
+			struct sel_proc *ep = proc_find(s, e->pid);
+			if (!ep)
+				return -ENOMEM;
+			if (e->kind == TRACE_EV_PROCESS_START)
+				ep->picked = (!s->pid || s->pid == e->pid) &&
+					     (!s->comm || !strcmp(base_name(e->u.process.path), s->comm));
+			p = NULL;	/* the table may have moved */
+			if (!ep->picked)
+				continue;
+			s->evs[ne] = *e;
+			s->evs[ne++].before = ni;
+		}
+		if (i == b->n_insns)
+			break;
+		const struct trace_insn *in = &b->insns[i];
+		if (!p || p->pid != in->pid)
+			if (!(p = proc_find(s, in->pid)))
+				return -ENOMEM;
+		if (!p->picked)
+			continue;
+		uint64_t tag = (s->flags & TRACE_SELECT_TAG) ? (uint64_t)p->number << 48 : 0;
+		struct trace_insn *o = &s->insns[ni++];
+		*o = *in;
+		o->pc |= tag;
+		o->ref0 = (uint32_t)nr;
+		for (uint32_t k = 0; k < in->nrefs; k++) {
+			s->refs[nr] = b->refs[in->ref0 + k];
+			s->refs[nr++].addr |= tag;
+		}
+	}
+	*out = *b;
+	out->insns = s->insns;
+	out->n_insns = ni;
+	out->refs = s->refs;
+	out->n_refs = nr;
+	out->events = s->evs;
+	out->n_events = ne;
+	return 0;
+}
+
+static int select_next(void *state, struct trace_batch *out)
+{
+	struct select_state *s = state;
+	struct trace_batch b;
+	int rc;
+	while ((rc = trace_source_next(s->in, &b)) > 0) {
+		int err = filter_batch(s, &b, out);
+		if (err < 0)
+			return err;
+		if (out->n_insns || out->n_events)
+			return 1;
+	}
+	return rc;
+}
+
+static const char *select_error(void *state)
+{
+	struct select_state *s = state;
+	return trace_source_error(s->in);
+}
+
+static void select_free(void *state)
+{
+	struct select_state *s = state;
+	trace_source_free(s->in);
+	free(s->comm);
+	free(s->procs);
+	free(s->insns);
+	free(s->refs);
+	free(s->evs);
+	free(s);
+}
+
+static const struct trace_source_ops select_ops = {
+	.name = "select",
+	.next = select_next,
+	.error = select_error,
+	.free = select_free,
+};
+
+int trace_source_select(struct trace_source *in, uint32_t pid, const char *comm, int flags,
+			struct trace_source **out)
+{
+	struct select_state *s = calloc(1, sizeof(*s));
+	*out = NULL;
+	if (!s || (comm && !(s->comm = strdup(comm)))) {
+		free(s);
+		trace_source_free(in);
+		return -ENOMEM;
+	}
+	s->in = in;
+	s->pid = pid;
+	s->flags = flags;
+	*out = trace_source_new(&select_ops, s);
+	return *out ? 0 : -ENOMEM;
+}

@@ -1,0 +1,130 @@
+/* trace/valgrind/sp_proc.c - the spent tool across a process tree: the LOG_REC_PROCESS record
+ * that opens each process's stream (the command, every exec'd program: Valgrind runs a new tool
+ * instance there with --trace-children=yes), and fork: the parent sends what it buffered before
+ * the fork, and the child, which inherits the parent's tool state, starts a stream of its own
+ * that a reader can replay alone (its images, superblocks and value deltas sent again). */
+#include "pub_tool_basics.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_clientstate.h"
+#include "pub_tool_xarray.h"
+
+#include "trace/log_format.h"
+#include "trace/valgrind/sp_tool.h"
+
+static Bool follow_children = True;
+
+void sp_emit_process(UInt flags)
+{
+	const HChar *exe = VG_(args_the_exename) ? VG_(args_the_exename) : "";
+	UInt plen = (UInt)VG_(strlen)(exe), alen = 0, argc = 0;
+	if (plen > 4095)
+		plen = 4095;
+	/* argv[0] is the exe name as given; then the client's arguments, as much as fits */
+	Word n = VG_(args_for_client) ? VG_(sizeXA)(VG_(args_for_client)) : 0;
+	UInt room = 64u << 10;
+	alen = plen + 1;
+	argc = 1;
+	for (Word i = 0; i < n; i++) {
+		const HChar *a = *(HChar **)VG_(indexXA)(VG_(args_for_client), i);
+		UInt l = (UInt)VG_(strlen)(a) + 1;
+		if (alen + l > room)
+			break;
+		alen += l;
+		argc++;
+	}
+	UInt ppad = (plen + 7u) & ~7u;
+	UChar *b = sp_rec_begin(LOG_REC_PROCESS, (UInt)sizeof(struct log_process) + ppad + alen);
+	struct log_process *p = (struct log_process *)b;
+	VG_(memset)(p, 0, sizeof(*p));
+	p->pid = (UInt)VG_(getpid)();
+	p->ppid = (UInt)VG_(getppid)();
+	p->time_ns = sp_now_ns();
+	p->flags = flags;
+	p->path_len = plen;
+	p->argv_len = alen;
+	p->argc = argc;
+	UChar *q = b + sizeof(*p);
+	VG_(memcpy)(q, exe, plen);
+	VG_(memset)(q + plen, 0, ppad - plen);
+	q += ppad;
+	VG_(memcpy)(q, exe, plen);
+	q[plen] = 0;
+	q += plen + 1;
+	for (UInt i = 0; i + 1 < argc; i++) {
+		const HChar *a = *(HChar **)VG_(indexXA)(VG_(args_for_client), (Word)i);
+		UInt l = (UInt)VG_(strlen)(a) + 1;
+		VG_(memcpy)(q, a, l);
+		q += l;
+	}
+}
+
+/* The latest CODE record of every key, by key. */
+struct kept_code {
+	struct kept_code *next;
+	Addr key;
+	UInt len;
+	UChar payload[0];
+};
+#define KEPT_BUCKETS (1u << 16)
+static struct kept_code *kept[KEPT_BUCKETS];
+
+static UInt kept_slot(Addr key)
+{
+	return (UInt)(((ULong)key * 0x9E3779B97F4A7C15ULL) >> 48) & (KEPT_BUCKETS - 1);
+}
+
+void sp_code_keep(Addr key, const UChar *b, UInt len)
+{
+	struct kept_code **pp = &kept[kept_slot(key)];
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->key == key) {
+			struct kept_code *old = *pp;
+			*pp = old->next;
+			VG_(free)(old);
+			break;
+		}
+	struct kept_code *k = VG_(malloc)("sp.kept", sizeof(*k) + len);
+	k->key = key;
+	k->len = len;
+	VG_(memcpy)(k->payload, b, len);
+	k->next = kept[kept_slot(key)];
+	kept[kept_slot(key)] = k;
+}
+
+void sp_code_resend(void)
+{
+	for (UInt i = 0; i < KEPT_BUCKETS; i++)
+		for (struct kept_code *k = kept[i]; k; k = k->next) {
+			UChar *b = sp_rec_begin(LOG_REC_CODE, k->len);
+			VG_(memcpy)(b, k->payload, k->len);
+		}
+}
+
+/* Before the fork: everything buffered leaves now, as the parent's. */
+static void sp_atfork_pre(ThreadId tid)
+{
+	sp_flush_data();
+	sp_out_write();
+}
+
+static void sp_atfork_child(ThreadId tid)
+{
+	sp_out_drop();
+	sp_out_set_pid(VG_(getpid)());
+	if (!follow_children) {
+		sp_stop_logging();
+		sp_out_close();
+		return;
+	}
+	sp_emit_process(LOG_PROC_FORK);
+	sp_fork_child_reset(tid);
+}
+
+void sp_proc_init(Bool children)
+{
+	follow_children = children;
+	VG_(atfork)(sp_atfork_pre, NULL, sp_atfork_child);
+}

@@ -1,0 +1,83 @@
+#!/bin/bash
+# tests/e2e/record_options.sh - record/report/annotate on the shared option parser: perf's
+# spellings, repeated -e adding events, -F above the kernel's maximum, '-' for standard output.
+source "$(dirname "$0")/lib.sh"
+
+
+# a repeated -e adds its events (it kept only the last one)
+"$SPENT" record -e task-clock -e page-faults -o "$TMP/two" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' 2>/dev/null
+"$SPENT" report -i "$TMP/two" > "$TMP/two.txt"
+check record_repeated_e_samples_both_events grep -q "of 'task-clock'" "$TMP/two.txt"
+check record_repeated_e_keeps_the_first_too grep -q "of 'page-faults'" "$TMP/two.txt"
+hdr=$(grep -v '^#' "$TMP/two.txt" | head -1)
+check report_columns_labelled_with_events sh -c "echo '$hdr' | grep -q 'task-clock *%' && echo '$hdr' | grep -q 'page-faults *%'"
+check report_ratio_column_names_its_events sh -c "echo '$hdr' | grep -Eq '(task-clock/page-faults|page-faults/task-clock)'"
+"$SPENT" report -i "$TMP/two" -e page-faults -e task-clock --csv > "$TMP/two.csv"
+check report_repeated_e_shows_both test "$(cut -d, -f3 "$TMP/two.csv" | sort -u | grep -c -e page-faults -e task-clock)" -eq 2
+
+# -F above kernel.perf_event_max_sample_rate: clamped and said, not "Invalid argument"
+"$SPENT" record -F 10000000 -e task-clock -o "$TMP/fast" -- sh -c 'i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done' 2>"$TMP/fast.err"; rc=$?
+check record_F_above_max_succeeds test "$rc" -eq 0
+check record_F_above_max_says_the_clamp grep -q "sampling at [0-9]* Hz" "$TMP/fast.err"
+got=$("$SPENT" report -i "$TMP/fast" | sed -n "s/.*frequency Hz \([0-9]*\)).*/\1/p" | head -1)
+check record_F_clamped_to_kernel_max test "${got:-0}" -le "$(cat /proc/sys/kernel/perf_event_max_sample_rate)" -a "${got:-0}" -gt 0
+"$SPENT" record -F 0 -o "$TMP/zero" -- true 2>/dev/null; rc=$?
+check record_F_zero_refused test "$rc" -eq 2 -a ! -e "$TMP/zero"
+
+# perf's spellings: --call-graph dwarf, --opt=value, -h/--man from the option table
+"$SPENT" record --call-graph dwarf --output="$TMP/cg" -- "$PROGS/recurse" 20 >/dev/null 2>&1; rc=$?
+check record_call_graph_mode_as_next_word test "$rc" -eq 0 -a -d "$TMP/cg"
+for c in record report annotate; do
+	"$SPENT" $c --man > "$TMP/$c.man"
+	check "${c}_man_page_from_table" grep -q "^.TH SPENT-${c^^} 1" "$TMP/$c.man"
+done
+check record_man_lists_per_thread grep -q 'per\\-thread' "$TMP/record.man"
+"$SPENT" report --by nonsense -i "$TMP/two" 2>"$TMP/err"; rc=$?
+check report_bad_view_exits_2 test "$rc" -eq 2 -a "$(wc -l < "$TMP/err")" -eq 1
+"$SPENT" annotate -i "$TMP/two" 2>"$TMP/err"; rc=$?
+check annotate_without_symbol_exits_2 test "$rc" -eq 2
+
+# '-' writes an export to standard output
+"$SPENT" report -i "$TMP/two" --pprof - > "$TMP/out.pb.gz" 2>/dev/null; rc=$?
+check report_pprof_dash_is_stdout test "$rc" -eq 0 -a "$(head -c 2 "$TMP/out.pb.gz" | od -An -tx1 | tr -d ' ')" = 1f8b
+check report_pprof_dash_makes_no_file test ! -e ./-
+"$SPENT" report -i "$TMP/two" --flamegraph - > "$TMP/out.svg" 2>/dev/null
+check report_flamegraph_dash_is_stdout grep -q '</svg>' "$TMP/out.svg"
+"$SPENT" report -i "$TMP/two" --flamegraph - --pprof - >/dev/null 2>&1; rc=$?
+check report_two_exports_on_stdout_refused test "$rc" -eq 2
+
+# --by line: a line inlined into several functions is one row per function (it merged them all
+# under one function's name, above that function's own total)
+"$SPENT" record -e task-clock -o "$TMP/demo" -- "$PROGS/demo" 0.5 >/dev/null 2>&1
+"$SPENT" report -i "$TMP/demo" --by line --csv > "$TMP/line.csv"
+"$SPENT" report -i "$TMP/demo" --csv > "$TMP/fn.csv"
+spin_line=$(awk -F, '$2 ~ /^heavy \(inlined spin\)$/ { print $3 ":" $4; exit }' "$TMP/line.csv")
+check by_line_has_inlined_rows test -n "$spin_line"
+check by_line_one_row_per_function_of_a_line test "$(awk -F, -v l="$spin_line" '$3 ":" $4 == l && $2 ~ /\(inlined spin\)$/' "$TMP/line.csv" | cut -d, -f2 | sort -u | wc -l)" -ge 2
+heavy_fn=$(awk -F, '$2 == "heavy" { print $4; exit }' "$TMP/fn.csv")
+heavy_lines=$(awk -F, '$2 ~ /^heavy( |$)/ { s += $6 } END { print s + 0 }' "$TMP/line.csv")
+check by_line_rows_of_heavy_add_up_to_heavy awk -v a="$heavy_lines" -v b="$heavy_fn" 'BEGIN { exit !(b > 0 && a <= b + 0.01 && a >= b - 0.01) }'
+
+# pprof: typed amounts (CPU time in nanoseconds), the period, the program as the first mapping
+# (it was cpu-clock/count, no period, and often "File: [kernel.kallsyms]")
+"$SPENT" report -i "$TMP/demo" --pprof "$TMP/demo.pb.gz" 2>/dev/null
+go tool pprof -raw "$TMP/demo.pb.gz" > "$TMP/pprof.raw" 2>/dev/null
+check pprof_period_type_is_cpu_nanoseconds grep -q '^PeriodType: cpu nanoseconds' "$TMP/pprof.raw"
+check pprof_period_is_the_events grep -q '^Period: 99991$' "$TMP/pprof.raw"
+check pprof_sample_types_have_units grep -q '^samples/count cpu/nanoseconds\[dflt\]' "$TMP/pprof.raw"
+go tool pprof -top "$TMP/demo.pb.gz" > "$TMP/pprof.top" 2>/dev/null
+check pprof_first_mapping_is_the_program grep -q '^File: demo$' "$TMP/pprof.top"
+check pprof_top_shows_time grep -Eq '^Showing nodes accounting for [0-9.]+(ms|s)' "$TMP/pprof.top"
+
+# folded: the program as root frame and _[k] on kernel frames, as stackcollapse-perf.pl gives
+"$SPENT" report -i "$TMP/demo" --folded --folded-root --folded-kernel > "$TMP/demo.folded"
+check folded_root_frame_on_every_line test "$(grep -vc '^demo;' "$TMP/demo.folded")" -eq 0
+kern=$("$SPENT" report -i "$TMP/demo" --csv | awk -F, '$1 == "[kernel.kallsyms]" { print $2; exit }')
+if [ -n "$kern" ]; then
+	check folded_kernel_frames_marked grep -qF ";${kern}_[k] " "$TMP/demo.folded"
+else
+	check folded_kernel_frames_marked false
+fi
+check folded_user_frames_not_marked grep -q '^demo;heavy [0-9]' "$TMP/demo.folded"
+"$SPENT" report -i "$TMP/demo" --folded > "$TMP/plain.folded"
+check folded_plain_has_no_marks test "$(grep -c '_\[k\]\|^demo;' "$TMP/plain.folded")" -eq 0

@@ -1,0 +1,70 @@
+#!/bin/bash
+# tests/e2e/report_buildid_cache.sh - the build-id cache: a profile keeps its function names
+# after its binary is rebuilt with another layout (names saved at record time, keyed by
+# build-id); without the cache's copy a warning says why names are missing.
+source "$(dirname "$0")/lib.sh"
+
+export SPENT_BUILDID_DIR=$TMP/cache	# lib.sh sets one too: this name is checked below
+cat > "$TMP/hot.c" <<'C'
+#include <stdio.h>
+#ifdef PAD
+unsigned long pad_function(unsigned long n) { return n * 7 + pad_function(n / 2); }
+#endif
+unsigned long __attribute__((noinline)) cache_hot_function(unsigned long n)
+{
+	unsigned long x = 1;
+	for (unsigned long i = 0; i < n; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	return x;
+}
+int main(void) { printf("%lu\n", cache_hot_function(150000000UL)); return 0; }
+C
+cc -O1 -o "$TMP/hot" "$TMP/hot.c"
+$SPENT record -o "$TMP/p" -- "$TMP/hot" >/dev/null 2>&1
+check record_fills_the_cache bash -c "ls '$TMP'/cache/b-*/symtab >/dev/null"
+readelf -n "$TMP/hot" | grep 'Build ID' > "$TMP/id.old"
+cc -O1 -DPAD -o "$TMP/hot" "$TMP/hot.c"
+readelf -n "$TMP/hot" | grep 'Build ID' > "$TMP/id.new"
+check rebuilt_binary_has_another_build_id bash -c "test -s '$TMP/id.new' && ! cmp -s '$TMP/id.old' '$TMP/id.new'"
+
+$SPENT report -i "$TMP/p" --json > "$TMP/r.json" 2>"$TMP/r.err"; rc=$?
+check report_after_rebuild_exits_0 test "$rc" = 0
+check report_after_rebuild_names_from_cache \
+	test "$(jfield "$(head -1 "$TMP/r.json")" symbol)" = cache_hot_function
+check report_after_rebuild_no_warning test ! -s "$TMP/r.err"
+
+rm -rf "$TMP/cache"
+$SPENT report -i "$TMP/p" --json > "$TMP/r2.json" 2>"$TMP/r2.err"
+check without_cache_shows_address bash -c "head -1 '$TMP/r2.json' | grep -q 'hot+0x'"
+check without_cache_warning_says_why grep -q "hot: no function names.*build-id differs.*no copy" "$TMP/r2.err"
+SPENT_BUILDID_DIR=off $SPENT report -i "$TMP/p" >/dev/null 2>"$TMP/r3.err"
+check cache_off_warning_says_off grep -q "build-id cache is off" "$TMP/r3.err"
+SPENT_BUILDID_DIR=off $SPENT record -o "$TMP/p2" -- "$TMP/hot" >/dev/null 2>&1
+check cache_off_writes_nothing test ! -e "$TMP/cache"
+
+# spent buildid: list and prune (least recently used first)
+cc -O1 -o "$TMP/hot2" "$TMP/hot.c" -DPAD -g	# another build-id than hot
+$SPENT record -o "$TMP/p3" -- "$TMP/hot" >/dev/null 2>&1
+touch -d '2001-01-01' "$TMP"/cache/b-*/symtab	# every entry so far: old
+$SPENT record -o "$TMP/p4" -- "$TMP/hot2" >/dev/null 2>&1
+$SPENT buildid --list > "$TMP/list.txt"
+check list_shows_the_image grep -q " $TMP/hot2\$" "$TMP/list.txt"
+check list_counts_entries grep -qE '^[0-9]+ entries, [0-9]+ bytes$' "$TMP/list.txt"
+check list_oldest_first bash -c "sed -n 2p '$TMP/list.txt' | grep -q '^2001-01-01'"
+entries=$(sed -n 's/^\([0-9]*\) entries.*/\1/p' "$TMP/list.txt")
+newest=$(tail -2 "$TMP/list.txt" | head -1 | awk '{print $4}')
+newbytes=$(tail -2 "$TMP/list.txt" | head -1 | awk '{print $3}')
+$SPENT buildid --prune --max-size "$newbytes" > "$TMP/prune.txt"
+check prune_says_what_went grep -q "^removed $((entries - 1)) entries" "$TMP/prune.txt"
+check prune_keeps_the_most_recent test -d "$TMP/cache/$newest"
+check prune_left_one test "$(ls "$TMP/cache" | wc -l)" = 1
+$SPENT buildid --list --dir "$TMP/other" > "$TMP/other.txt"
+check dir_option_used grep -q '^0 entries' "$TMP/other.txt"
+$SPENT buildid 2>"$TMP/noarg.err"; rc=$?
+check no_action_is_usage_error bash -c "test $rc = 2 && grep -q 'one of --list or --prune' '$TMP/noarg.err'"
+
+# a cache that cannot be made: record still writes the profile and says why
+touch "$TMP/afile"
+SPENT_BUILDID_DIR=$TMP/afile/cache $SPENT record -o "$TMP/p5" -- "$TMP/hot" >/dev/null 2>"$TMP/bad.err"; rc=$?
+check unusable_cache_record_exits_0 test "$rc" = 0
+check unusable_cache_record_warns grep -q "cannot save symbols in the build-id cache: Not a directory" "$TMP/bad.err"

@@ -1,0 +1,52 @@
+#!/bin/bash
+# tests/e2e/stat_options.sh - spent stat on the shared option parser: a repeated -e adds events,
+# and perf's spellings -x SEP, -C CPUS, -A, -t TID.
+source "$(dirname "$0")/lib.sh"
+
+# a repeated -e adds its events (it counted page-faults only)
+"$SPENT" stat -e task-clock -e page-faults --csv -- true 2>"$TMP/two.csv"
+check stat_repeated_e_counts_the_first grep -q '^,task-clock,' "$TMP/two.csv"
+check stat_repeated_e_counts_the_second grep -q '^,page-faults,' "$TMP/two.csv"
+
+# -x SEP: CSV with that separator, a field holding it quoted
+"$SPENT" stat -x ';' -e task-clock -- true 2>"$TMP/x.csv"
+check stat_x_header_uses_sep grep -q '^interval;event;value;unit;' "$TMP/x.csv"
+check stat_x_row_uses_sep grep -q '^;task-clock;[0-9.]*;msec;' "$TMP/x.csv"
+"$SPENT" stat -x ab -- true 2>"$TMP/err"; rc=$?
+check stat_x_needs_one_character test "$rc" -eq 2 -a "$(wc -l < "$TMP/err")" -eq 1
+"$SPENT" stat -x ';' --json -- true 2>/dev/null; rc=$?
+check stat_x_and_json_refused test "$rc" -eq 2
+
+# -C CPUS counts those CPUs system-wide; -A breaks them down (perf's --no-aggr)
+"$SPENT" stat -C 0 -A -e cpu-clock --csv -- sleep 0.2 2>"$TMP/c.csv"; rc=$?
+check stat_C_runs test "$rc" -eq 0
+check stat_C_A_one_row_for_cpu0 test "$(awk -F, '$2 == "cpu-clock" && $12 == "0"' "$TMP/c.csv" | wc -l)" -eq 1
+check stat_C_A_no_other_cpu test "$(awk -F, '$2 == "cpu-clock" && $12 != "" && $12 != "0"' "$TMP/c.csv" | wc -l)" -eq 0
+"$SPENT" stat -C 0-x -- true 2>/dev/null; rc=$?
+check stat_bad_cpu_list_refused test "$rc" -eq 2
+"$SPENT" stat -A -- true 2>/dev/null; rc=$?
+check stat_A_without_cpus_refused test "$rc" -eq 2
+
+# -t TID counts that thread alone: a busy thread shows its CPU time
+"$PROGS/threads2" 400 >/dev/null 2>&1 &
+pid=$!
+sleep 0.3
+tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -1)
+if [ -n "$tid" ]; then
+	"$SPENT" stat -t "$tid" -e task-clock -I 200 --csv 2>"$TMP/t.csv" &
+	sp=$!
+	sleep 0.7
+	kill -INT $sp 2>/dev/null
+	wait $sp
+	check stat_t_counts_the_thread awk -F, '$2 == "task-clock" && $3 > 50 { ok = 1 } END { exit !ok }' "$TMP/t.csv"
+	"$SPENT" stat -t "$tid" -p "$pid" -- true 2>/dev/null; rc=$?
+	check stat_t_with_p_refused test "$rc" -eq 2
+else
+	fail "stat_t_counts_the_thread: threads2 showed no second thread"
+fi
+kill $pid 2>/dev/null
+wait $pid 2>/dev/null
+
+"$SPENT" stat --man > "$TMP/stat.man"
+check stat_man_page_from_table grep -q '^.TH SPENT-STAT 1' "$TMP/stat.man"
+check stat_man_lists_x grep -q 'field\\-separator' "$TMP/stat.man"

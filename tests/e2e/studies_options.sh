@@ -1,0 +1,42 @@
+#!/bin/bash
+# tests/e2e/studies_options.sh - the studies' options come from parse_options tables: both
+# spellings `--opt=V` and `--opt V` give the same result, one unknown-option message, bad values
+# refused with exit 2, and `--man` lists every option of each command.
+source "$(dirname "$0")/lib.sh"
+"$SPENT" trace -o "$TMP/s.log" -- "$PROGS/studies_small" > /dev/null 2>&1
+check "studies_small runs under spent trace" test $? -eq 0
+
+"$SPENT" cachesim "$TMP/s.log" --config=alpha21164 --chunk=100000 --json > "$TMP/a.json"
+"$SPENT" cachesim --config alpha21164 --chunk 100000 --json "$TMP/s.log" > "$TMP/b.json"
+check "cachesim: --opt=V and --opt V (before the trace) agree" cmp -s "$TMP/a.json" "$TMP/b.json"
+check "cachesim: the config given was used (21164: one unified 96K cache)" test "$(grep -c '"cache"' "$TMP/a.json")" -eq 1
+"$SPENT" hitcurve "$TMP/s.log" --min=2K --max 8K --service=4K=0,mem=50 > "$TMP/h.txt"
+check "hitcurve: --min=2K --max 8K give sizes 2K..8K" test "$(awk '$1 ~ /^[0-9]+K$/ { print $1 }' "$TMP/h.txt" | tr '\n' ' ')" = "2K 4K 8K "
+"$SPENT" memmap "$TMP/s.log" --png="$TMP/m.png" --width 200 --height=100 > /dev/null
+check "memmap: --png=FILE --width 200 --height=100 wrote the PNG" test -s "$TMP/m.png"
+"$SPENT" memmap "$TMP/s.log" --png "$TMP/m2.png" --width=200 --height 100 > /dev/null
+check "memmap: the two spellings draw the same picture" cmp -s "$TMP/m.png" "$TMP/m2.png"
+"$SPENT" memmap "$TMP/s.log" --png "$TMP/m3.png" --width=300 --height 100 > /dev/null
+check "memmap: --width changes the picture" test "$(stat -c %s "$TMP/m3.png")" != "$(stat -c %s "$TMP/m.png")"
+"$SPENT" locks "$TMP/s.log" --groups=2 --json > /dev/null
+check "locks: --groups=2 --json accepted" test $? -eq 0
+
+for c in cachesim hitcurve memmap locks; do
+	"$SPENT" $c "$TMP/s.log" --bogus > /dev/null 2> "$TMP/e"
+	check "$c: an unknown option exits 2" test $? -eq 2
+	check "$c: one line naming it" test "$(cat "$TMP/e")" = "spent $c: unknown option '--bogus': see 'spent $c -h'"
+	"$SPENT" $c --man | sed 's/\\-/-/g' > "$TMP/$c.man"
+	check "$c --man is a man page" grep -q "^.TH SPENT-$(echo $c | tr a-z A-Z) 1" "$TMP/$c.man"
+done
+for o in config clock-mhz chunk cores svg json; do
+	check "cachesim --man lists --$o" grep -Eq -- "--(\\[no-\\])?$o" "$TMP/cachesim.man"
+done
+for o in line min max service svg json; do
+	check "hitcurve --man lists --$o" grep -Eq -- "--(\\[no-\\])?$o" "$TMP/hitcurve.man"
+done
+"$SPENT" cachesim "$TMP/s.log" --cores 0 > /dev/null 2> "$TMP/e"
+check "cachesim --cores 0 is refused (exit 2)" test $? -eq 2
+"$SPENT" memmap "$TMP/s.log" --mod 0 --png "$TMP/z.png" > /dev/null 2> "$TMP/e"
+check "memmap --mod 0 is refused, no PNG" test $? -eq 2 -a ! -e "$TMP/z.png"
+"$SPENT" hitcurve "$TMP/s.log" --max=-1 > /dev/null 2> "$TMP/e"
+check "hitcurve --max=-1 is refused (exit 2)" test $? -eq 2

@@ -1,0 +1,133 @@
+#!/bin/bash
+# tests/e2e/trace_tree.sh - `spent trace` follows whole process trees: every process (fork,
+# exec) gets its own stream in the one log, `stats` lists them, and each exec'd program's
+# reconstructed instruction count equals cachegrind's Ir for it under --trace-children=yes
+# (same minimal environment, same VALGRIND_LIB, output to a file both times: stdio sizes its
+# buffers from what stdout is). The pipeline's programs each do one write
+# and one read (seq 1 500 fits one pipe write), so their counts do not depend on timing.
+source "$(dirname "$0")/lib.sh"
+VL=$SPENT_BUILD/valgrind/lib
+E=(env -i PATH=/usr/bin:/bin)
+PIPE='seq 1 500 | sort -r | head -3'
+
+# per-process instruction counts: "COUNT CMDLINE" lines of the exec'd programs, sorted
+ours_exec() {
+	"$SPENT" trace stats --json "$1" | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["processes"]:
+    if p["start"] == "exec":
+        print(p["instructions"], p["cmdline"])' | sort
+}
+
+"${E[@]}" "$SPENT" trace -o "$TMP/p.log" -- /bin/sh -c "$PIPE" > "$TMP/p.out" 2> "$TMP/p.err"
+check "a shell pipeline exits 0 under spent trace" test $? -eq 0
+/bin/sh -c "$PIPE" > "$TMP/native.out"
+check "the traced pipeline's output equals the native output" cmp -s "$TMP/p.out" "$TMP/native.out"
+js=$("$SPENT" trace stats --json "$TMP/p.log")
+check "the pipeline's log is complete" test "$(jfield "$js" complete)" = True
+n=$(echo "$js" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
+check "shell + 3 forked children + 3 exec'd programs = 7 process streams ($n)" test "$n" = 7
+
+mkdir -p "$TMP/cg"
+"${E[@]}" VALGRIND_LIB="$VL" valgrind --tool=cachegrind --cache-sim=no --trace-children=yes \
+	--cachegrind-out-file="$TMP/cg/cg.%p" /bin/sh -c "$PIPE" > "$TMP/cg.out" 2> "$TMP/cg.err"
+for f in "$TMP"/cg/cg.*; do
+	echo "$(awk '/^summary:/ { print $2 }' "$f") $(sed -n 's/^cmd: //p' "$f")"
+done | sort > "$TMP/cg.counts"
+ours_exec "$TMP/p.log" > "$TMP/ours.counts"
+# the programs exactly; the shell within 16 instructions: how often its wait loop turns
+# depends on when its children exit (cachegrind's own count of it varies as much run to run)
+res=$(python3 - "$TMP/ours.counts" "$TMP/cg.counts" <<'PY'
+import sys
+def load(p):
+    return {l.split(" ", 1)[1]: int(l.split(" ", 1)[0]) for l in open(p).read().splitlines()}
+o, c = load(sys.argv[1]), load(sys.argv[2])
+bad = [k for k in c if k not in o or abs(o[k] - c[k]) > (16 if k.startswith("/bin/sh") else 0)]
+print("ok" if len(c) == 4 and set(o) == set(c) and not bad else "bad " + ";".join(bad))
+PY
+)
+if [ "$res" = ok ]; then
+	pass "each program's instruction count equals cachegrind's Ir ($(tr '\n' ';' < "$TMP/ours.counts"))"
+else
+	fail "each program's instruction count equals cachegrind's Ir ($res): ours '$(tr '\n' ';' < "$TMP/ours.counts")', cachegrind '$(tr '\n' ';' < "$TMP/cg.counts")'"
+fi
+"$SPENT" trace dump "$TMP/p.log" > "$TMP/p.dump"
+check "dump names each process (pid, parent, exec'd path and argv)" \
+	grep -q "process [0-9]* pid [0-9]* ppid [0-9]* parent [0-9]* exec /usr/bin/sort: /usr/bin/sort -r" "$TMP/p.dump"
+check "dump's instruction count is stats' total" \
+	test "$(grep -c ' I  ' "$TMP/p.dump")" = "$(jfield "$js" instructions)"
+
+# dump --comm / --pid: one program, one pid (its forked shell and the program it exec'd)
+sort_n=$(ours_exec "$TMP/p.log" | awk '$2 == "/usr/bin/sort" { print $1 }')
+got=$("$SPENT" trace dump --comm sort "$TMP/p.log" | grep -c ' I  ')
+check "dump --comm sort: sort's instructions only ($got)" test -n "$sort_n" -a "$got" = "$sort_n"
+read -r spid both < <("$SPENT" trace stats --json "$TMP/p.log" | python3 -c '
+import json, sys
+ps = json.load(sys.stdin)["processes"]
+pid = [p["pid"] for p in ps if p["cmdline"] == "/usr/bin/sort -r"][0]
+print(pid, sum(p["instructions"] for p in ps if p["pid"] == pid))')
+got=$("$SPENT" trace dump --pid "$spid" "$TMP/p.log" | grep -c ' I  ')
+check "dump --pid: the pid's forked shell and exec'd sort ($got)" test "$got" = "$both" -a "$got" -gt "$sort_n"
+check "dump --pid: only that pid's lines" test "$("$SPENT" trace dump --pid "$spid" "$TMP/p.log" | grep '^# pid' | sort -u)" = "# pid $spid"
+
+# a subshell: fork without exec; the child's stream is its own (no duplicated startup)
+"${E[@]}" "$SPENT" trace -o "$TMP/s.log" -- /bin/sh -c '(echo a); echo b' > "$TMP/s.out" 2>&1
+check "a forking shell exits 0" test $? -eq 0
+js=$("$SPENT" trace stats --json "$TMP/s.log")
+kinds=$(echo "$js" | python3 -c 'import json,sys; print(" ".join(p["start"] for p in json.load(sys.stdin)["processes"]))')
+check "a subshell is a forked process of its own ($kinds)" test "$kinds" = "exec fork"
+check "each process's events are in time order" test "$(jfield "$js" time_ordered)" = True
+child=$(echo "$js" | python3 -c 'import json,sys; p=json.load(sys.stdin)["processes"]; print(p[1]["instructions"], p[1]["exit_status"], p[1]["parent_stream"])')
+set -- $child
+check "the forked child ran its own instructions ($1), exited 0, child of stream 1" \
+	test "$1" -gt 1000 -a "$1" -lt 100000 -a "$2" = 0 -a "$3" = 1
+
+# python os.fork: the child's stream reconstructs, its exit status is kept
+"${E[@]}" "$SPENT" trace -o "$TMP/f.log" -- /usr/bin/python3 -c \
+	'import os; pid = os.fork(); os._exit(3) if pid == 0 else os.waitpid(pid, 0)' > /dev/null 2>&1
+check "python os.fork exits 0 under spent trace" test $? -eq 0
+"$SPENT" trace stats --json "$TMP/f.log" > "$TMP/f.json" 2> "$TMP/f.err"
+check "python os.fork: the log reconstructs" test $? -eq 0
+st=$(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["processes"]; print(len(p), p[1]["start"], p[1]["exit_status"], p[1]["instructions"] > 0)' "$TMP/f.json")
+check "python os.fork: two processes, the child forked, exit 3, instructions ($st)" test "$st" = "2 fork 3 True"
+
+# env exec's gzip: gzip is traced, its count equals cachegrind's
+seq 1 3000 > "$TMP/F"
+"${E[@]}" "$SPENT" trace -o "$TMP/g.log" -- /usr/bin/env gzip -9 -c "$TMP/F" > "$TMP/F.gz" 2> "$TMP/g.err"
+check "env gzip exits 0 under spent trace" test $? -eq 0
+check "env gzip's output decompresses to the input" cmp -s <(gzip -dc "$TMP/F.gz") "$TMP/F"
+"${E[@]}" VALGRIND_LIB="$VL" valgrind --tool=cachegrind --cache-sim=no --trace-children=yes \
+	--cachegrind-out-file="$TMP/cg/gz.%p" /usr/bin/env gzip -9 -c "$TMP/F" > /dev/null 2>&1
+cgz=$(grep -l "^cmd: /usr/bin/gzip" "$TMP"/cg/gz.* | head -1)
+want=$(awk '/^summary:/ { print $2 }' "$cgz")
+got=$(ours_exec "$TMP/g.log" | awk '$2 == "/usr/bin/gzip" { print $1 }')
+check "gzip exec'd by env: instructions equal cachegrind's Ir ($got)" test -n "$want" -a "$got" = "$want"
+
+# --no-children: the command only
+"${E[@]}" "$SPENT" trace --no-children -o "$TMP/n.log" -- /bin/sh -c "$PIPE" > /dev/null 2>&1
+check "--no-children: exits 0" test $? -eq 0
+n=$("$SPENT" trace stats --json "$TMP/n.log" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
+check "--no-children: one process stream ($n)" test "$n" = 1
+check "--no-children: no FIFO directory is left behind" test -z "$(ls "${TMPDIR:-/tmp}" | grep '^spent-trace\.' | head -1)"
+
+# SIGTERM to spent trace: children the command left running (the signal goes to the command
+# only) do not hold the recording open past the grace period
+"$SPENT" trace -o "$TMP/t.log" -- /bin/sh -c 'sleep 60 & sleep 60' > /dev/null 2> "$TMP/t.err" &
+tp=$!
+for _ in $(seq 1 100); do	# until both sleeps run under the tool
+	[ "$(pgrep -c -P "$(pgrep -P $tp | head -1)" 2> /dev/null)" -ge 2 ] 2> /dev/null && break
+	sleep 0.1
+done
+sleep 1
+t0=$SECONDS
+kill -TERM $tp
+wait $tp
+rc=$?
+check "SIGTERM with children left running: exits 143 within the grace period ($((SECONDS - t0)) s)" \
+	test $rc -eq 143 -a $((SECONDS - t0)) -lt 15
+jt=$("$SPENT" trace stats --json "$TMP/t.log" 2> /dev/null)
+check "... the log is written and marked incomplete" test "$(jfield "$jt" complete)" = False
+# the sleeps the test started (by the pids the log names) go now
+for p in $(echo "$jt" | python3 -c 'import json,sys; print(" ".join(str(p["pid"]) for p in json.load(sys.stdin)["processes"] if "sleep" in p["cmdline"]))' 2> /dev/null); do
+	kill -KILL "$p" 2> /dev/null
+done

@@ -1,0 +1,74 @@
+#!/bin/bash
+# tests/fuzz/seeds.sh BUILD FUZZ_BUILD - seed inputs made from real outputs of the test
+# programs, into FUZZ_BUILD/seeds/TARGET/ (run.sh adds them to the committed seeds of
+# tests/fuzz/corpus/TARGET/). Made at fuzz time because these outputs name files of this
+# build: a trace log names the traced program (the reconstructor decodes it from disk), a
+# profile directory its images. Converted by FUZZ_BUILD/seedtool into the targets' input
+# forms (tests/fuzz/fuzz_util.h). A seed that cannot be made is reported and skipped.
+set -u
+build=$1 fb=$2
+spent=$build/spent progs=$build/progs tool=$fb/seedtool
+out=$fb/seeds
+rm -rf "$out" && mkdir -p "$out" "$fb/seedprogs" || exit 1
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+made=0 missed=0
+
+# put TARGET... FILE: copy FILE into each target's seed directory
+put() {
+	local file=${!#} t
+	for t in "${@:1:$#-1}"; do
+		mkdir -p "$out/$t" && cp "$file" "$out/$t/"
+	done
+	made=$((made + $# - 1))
+}
+miss() { echo "fuzz seeds: skipped $1: $2"; missed=$((missed + 1)); }
+
+# trace logs, in raw form: the start of a dynamic program (ld.so, 20000 instructions), a
+# static one (whose start is libc's), and a static three-thread mutex program up to its
+# first locks (for the lock finder; static so that no ld.so code swells the log)
+trace_seed() { # NAME PROGRAM MAX_INSNS TARGETS...
+	local name=$1 prog=$2 max=$3
+	shift 3
+	if "$spent" trace -o "$tmp/$name.log" --max-instructions "$max" -- "$prog" >/dev/null 2>"$tmp/err" &&
+		"$tool" log2raw "$tmp/$name.log" "$tmp/$name.raw" 2>>"$tmp/err"; then
+		put "$@" "$tmp/$name.raw"
+	else
+		miss "$name.raw" "$(tail -1 "$tmp/err")"
+	fi
+}
+if cc -std=gnu11 -O1 -g -static -o "$fb/seedprogs/studies_mutex-static" tests/progs/studies_mutex.c \
+	-lpthread 2>"$tmp/err"; then
+	trace_seed small "$progs/trace_small" 20000 fuzz_trace_log fuzz_trace_sinks
+	trace_seed static-start "$fb/seedprogs/studies_mutex-static" 20000 fuzz_trace_log fuzz_trace_sinks
+	trace_seed static-locks "$fb/seedprogs/studies_mutex-static" 60000 fuzz_trace_sinks
+else
+	trace_seed small "$progs/trace_small" 20000 fuzz_trace_log fuzz_trace_sinks
+	miss "static trace seeds" "cannot build a static program: $(tail -1 "$tmp/err")"
+fi
+
+# profile directories, as bundles: a run with call stacks and saved kernel symbols, and a
+# database that merged it (meta with a host, merged-from)
+if "$spent" record -g -o "$tmp/prof" -- "$progs/demo" >/dev/null 2>"$tmp/err"; then
+	"$tool" bundle "$tmp/prof" "$tmp/record.bundle" && put fuzz_profile_dir "$tmp/record.bundle"
+	for f in "$tmp"/prof/epoch-0000/*.prof; do
+		[ -f "$f" ] && put fuzz_profile_file "$f"
+	done
+	mkdir -m 750 "$tmp/db"
+	if "$spent" db "$tmp/db" merge "$tmp/prof" >/dev/null 2>"$tmp/err"; then
+		"$tool" bundle "$tmp/db" "$tmp/merged.bundle" && put fuzz_profile_dir "$tmp/merged.bundle"
+	else
+		miss merged.bundle "$(tail -1 "$tmp/err")"
+	fi
+else
+	miss "profile seeds" "$(tail -1 "$tmp/err")"
+fi
+
+# citcat recordings, made file-free by seedtool inline (recording needs CPUID faulting; the
+# committed tiny-inline.rec serves where there is none)
+if "$spent" citcat record -o "$tmp/rec" -- "$progs/citcat_tiny" >/dev/null 2>"$tmp/err"; then
+	"$tool" inline "$tmp/rec" "$tmp/tiny-here.rec" &&
+		put fuzz_citcat_replay fuzz_citcat_recording "$tmp/tiny-here.rec"
+else
+	miss "citcat recording seeds" "$(tail -1 "$tmp/err")"
+fi
+echo "fuzz seeds: $made made from the test programs, $missed skipped"

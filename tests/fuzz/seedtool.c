@@ -1,0 +1,162 @@
+/* tests/fuzz/seedtool.c - turns real outputs into the fuzz targets' input forms
+ * (tests/fuzz/seeds.sh runs it on what spent writes for the test programs):
+ *   seedtool log2raw LOG OUT     a `spent trace` log -> its raw form (fuzz_util.h)
+ *   seedtool bundle DIR OUT      a profile directory (meta, kallsyms, merged-from,
+ *                                epoch-NNNN/NAME.prof) -> a file bundle
+ *   seedtool inline REC OUT [OLD=NEW]  a citcat recording -> one that needs no file: each
+ *                                file mapping becomes an anonymous one plus MEM records of
+ *                                the file's bytes (read from the recorded path, or NEW for
+ *                                OLD), FILE and OPEN records are dropped. Replay seeds must be
+ *                                committed (recording needs CPUID faulting, which CI machines
+ *                                may lack), and then must not depend on files of one machine.
+ * Plain build (build/libspent.a): it runs once per seed generation, not under the fuzzer. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "citcat/recording.h"
+#include "fuzz_util.h"
+
+static int add_file(struct binbuf *b, const char *dir, const char *name)
+{
+	char path[4096];
+	uint8_t *data = NULL;
+	size_t len = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	int err = binio_read_file(path, 1 << 24, &data, &len);
+	if (err == -ENOENT)
+		return 0;
+	if (!err)
+		err = fuzz_bundle_add(b, name, data, len);
+	free(data);
+	return err;
+}
+
+static int bundle_dir(const char *dir, struct binbuf *b)
+{
+	static const char *const top[] = { "meta", "kallsyms", "merged-from" };
+	int err = 0;
+	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]) && !err; i++)
+		err = add_file(b, dir, top[i]);
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	if (!dh)
+		return -errno;
+	while (!err && (de = readdir(dh))) {
+		char sub[4096];
+		if (strncmp(de->d_name, "epoch-", 6))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+		DIR *eh = opendir(sub);
+		struct dirent *fe;
+		while (eh && !err && (fe = readdir(eh))) {
+			char name[600];
+			if (fe->d_name[0] == '.')
+				continue;
+			snprintf(name, sizeof(name), "%s/%s", de->d_name, fe->d_name);
+			err = add_file(b, dir, name);
+		}
+		if (eh)
+			closedir(eh);
+	}
+	closedir(dh);
+	return err;
+}
+
+static int put_frame(struct binbuf *b, uint8_t kind, const struct binbuf *payload)
+{
+	uint32_t crc = binio_crc32(binio_crc32(0, &kind, 1), payload->data, payload->len);
+	return binbuf_put_u8(b, kind) ?: binbuf_put_uvarint(b, payload->len) ?:
+	       binbuf_put(b, payload->data, payload->len) ?: binbuf_put_le32(b, crc);
+}
+
+/* MAP record M of a file, as an anonymous MAP then MEM records of the file's bytes. */
+static int inline_map(struct binbuf *out, const struct cc_rec *m, const struct cc_rec *f,
+		      const char *old, const char *new)
+{
+	struct binbuf pl;
+	uint8_t *data = NULL;
+	size_t len = 0;
+	const char *path = old && !strcmp(f->u.file.path, old) ? new : f->u.file.path;
+	int err = binio_read_file(path, 1u << 30, &data, &len);
+	if (err)
+		return err;
+	binbuf_init(&pl);
+	uint64_t v[6] = { m->u.map.start, m->u.map.len, m->u.map.prot, CC_MAP_ANON, 0, 0 };
+	for (int i = 0; i < 6 && !err; i++)
+		err = binbuf_put_uvarint(&pl, v[i]);
+	err = err ?: put_frame(out, CC_REC_MAP, &pl);
+	uint64_t n = m->u.map.offset < len ? len - m->u.map.offset : 0;
+	n = n < m->u.map.len ? n : m->u.map.len;
+	pl.len = 0;
+	err = err ?: binbuf_put_uvarint(&pl, m->u.map.start) ?: binbuf_put_uvarint(&pl, n) ?:
+	      binbuf_put(&pl, data + m->u.map.offset, n) ?: put_frame(out, CC_REC_MEM, &pl);
+	binbuf_release(&pl);
+	free(data);
+	return err;
+}
+
+static int inline_files(const char *rec_path, struct binbuf *out, const char *subst, char *msg,
+			size_t msglen)
+{
+	struct cc_recording *r = NULL;
+	char old[4096] = "";
+	const char *new = NULL;
+	if (subst && strchr(subst, '=')) {
+		snprintf(old, sizeof(old), "%.*s", (int)(strchr(subst, '=') - subst), subst);
+		new = strchr(subst, '=') + 1;
+	}
+	int err = cc_recording_load(rec_path, &r, msg, msglen);
+	if (err)
+		return err;
+	err = binbuf_put(out, r->data, CC_HEADER_LEN);
+	for (size_t i = 0; i < r->n && !err; i++) {
+		const struct cc_rec *x = &r->recs[i];
+		size_t end = i + 1 < r->n ? r->recs[i + 1].off : r->len;
+		if (x->kind == CC_REC_FILE || x->kind == CC_REC_OPEN)
+			continue;
+		if (x->kind == CC_REC_MAP && x->u.map.kind == CC_MAP_FILE)
+			err = inline_map(out, x, cc_recording_file(r, x->u.map.file_id),
+					 new ? old : NULL, new);
+		else
+			err = binbuf_put(out, r->data + x->off, end - x->off);
+	}
+	cc_recording_free(r);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct binbuf out;
+	char msg[256] = "";
+	int err;
+	int inl = argc >= 4 && !strcmp(argv[1], "inline");
+	if (!(argc == 4 || (inl && argc == 5)) ||
+	    (strcmp(argv[1], "log2raw") && strcmp(argv[1], "bundle") && !inl)) {
+		fprintf(stderr, "usage: seedtool log2raw LOG OUT | seedtool bundle DIR OUT | "
+				"seedtool inline REC OUT [OLD=NEW]\n");
+		return 2;
+	}
+	binbuf_init(&out);
+	if (!strcmp(argv[1], "log2raw")) {
+		uint8_t *log = NULL;
+		size_t len = 0;
+		err = binio_read_file(argv[2], 1u << 30, &log, &len);
+		if (!err)
+			err = fuzz_trace_log_decode(log, len, &out, msg, sizeof(msg));
+		free(log);
+	} else if (inl) {
+		err = inline_files(argv[2], &out, argc == 5 ? argv[4] : NULL, msg, sizeof(msg));
+	} else {
+		err = bundle_dir(argv[2], &out);
+	}
+	if (!err)
+		err = binio_write_file_atomic(argv[3], out.data, out.len, 0644);
+	binbuf_release(&out);
+	if (err) {
+		fprintf(stderr, "seedtool %s '%s': %s\n", argv[1], argv[2], msg[0] ? msg : strerror(-err));
+		return 1;
+	}
+	return 0;
+}

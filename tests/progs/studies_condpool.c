@@ -1,0 +1,64 @@
+/* tests/progs/studies_condpool.c - a thread pool on a condition variable, for `spent locks`:
+ * two workers wait in pthread_cond_wait (which releases the mutex) for tasks the main thread
+ * posts. The mutex is held only while a task is posted (IN_WORK iterations of work in the
+ * critical section, by main) and while a worker takes one; the long work (OUT_WORK) is done
+ * outside it. So by construction the hold time of `mtx` is at least TASKS x IN_WORK loop
+ * iterations and a small part of the run; the condvar `cv` is no lock. Prints its counts. */
+#include <pthread.h>
+#include <stdio.h>
+
+#define TASKS 24
+#define IN_WORK 2000
+#define OUT_WORK 40000
+
+static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int pending, done, taken;
+static volatile unsigned long sink;
+
+static void work(int n)
+{
+	for (int i = 0; i < n; i++)
+		sink += (unsigned long)i;
+}
+
+static void *worker(void *arg)
+{
+	for (;;) {
+		pthread_mutex_lock(&mtx);
+		while (!pending && !done)
+			pthread_cond_wait(&cv, &mtx);
+		if (!pending) {
+			pthread_mutex_unlock(&mtx);
+			return NULL;
+		}
+		pending--;
+		taken++;
+		pthread_mutex_unlock(&mtx);
+		work(OUT_WORK);
+	}
+}
+
+int main(void)
+{
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, worker, NULL))
+			return 1;
+	for (int i = 0; i < TASKS; i++) {
+		work(OUT_WORK);
+		pthread_mutex_lock(&mtx);
+		pending++;
+		work(IN_WORK);
+		pthread_cond_signal(&cv);
+		pthread_mutex_unlock(&mtx);
+	}
+	pthread_mutex_lock(&mtx);
+	done = 1;
+	pthread_cond_broadcast(&cv);
+	pthread_mutex_unlock(&mtx);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	printf("tasks %d\ntaken %d\nin_work %d\nout_work %d\n", TASKS, taken, IN_WORK, OUT_WORK);
+	return taken == TASKS ? 0 : 1;
+}

@@ -1,0 +1,210 @@
+/* tests/unit/test_symtable.c - core/symtable against its oracle, libdwfl's own address lookup
+ * (dwfl_module_addrinfo), at every few bytes of the text of real images (this test binary with
+ * its full symbol table, and libc), before and after a save/load round trip; plus find by
+ * name, refusal of a corrupt saved table, and core/inline_table against dwarf_getscopes. */
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <gelf.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/binio.h"
+#include "core/inline_table.h"
+#include "core/symtable.h"
+
+int __attribute__((noinline)) symtable_marker_function(int x) { return x * 5 + 3; }
+
+static Dwfl_Callbacks cbs = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static const char *self_path(void)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	assert_true(n > 0);
+	path[n] = 0;
+	return path;
+}
+
+static Dwfl_Module *open_module(Dwfl **dwfl, const char *path)
+{
+	*dwfl = dwfl_begin(&cbs);
+	assert_non_null(*dwfl);
+	dwfl_report_begin(*dwfl);
+	Dwfl_Module *m = dwfl_report_offline(*dwfl, path, path, -1);
+	dwfl_report_end(*dwfl, NULL, NULL);
+	return m;
+}
+
+/* Every STEP-th offset of MOD's executable loads: the table answers exactly as libdwfl. */
+static size_t compare_with_dwfl(Dwfl_Module *mod, const struct symtable *t, uint64_t step)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t nph = 0, checked = 0;
+	assert_non_null(elf);
+	assert_int_equal(elf_getphdrnum(elf, &nph), 0);
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		for (uint64_t off = ph.p_vaddr; off < ph.p_vaddr + ph.p_memsz + 64; off += step) {
+			GElf_Sym sym;
+			GElf_Off so = 0;
+			const char *want = dwfl_module_addrinfo(mod, off + bias, &so, &sym, NULL, NULL, NULL);
+			struct symtable_hit hit;
+			int r = symtable_lookup(t, off + bias, &hit);
+			if (!want) {
+				assert_int_equal(r, -ENOENT);
+			} else {
+				assert_int_equal(r, 0);
+				assert_string_equal(hit.name, want);
+				assert_int_equal(hit.start, off + bias - so);
+				assert_int_equal(hit.size, sym.st_size);
+			}
+			checked++;
+		}
+	}
+	return checked;
+}
+
+static void same_answers_as_libdwfl(const char *path, uint64_t step)
+{
+	Dwfl *dwfl;
+	Dwfl_Module *mod = open_module(&dwfl, path);
+	struct symtable *t = NULL, *loaded = NULL;
+	char saved[] = "/tmp/spent-symtable-XXXXXX";
+	assert_non_null(mod);
+	assert_int_equal(symtable_from_module(mod, &t), 0);
+	assert_true(symtable_count(t) > 10);
+	assert_true(compare_with_dwfl(mod, t, step) > 100);
+	int fd = mkstemp(saved);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symtable_save(t, saved), 0);
+	assert_int_equal(symtable_load(saved, &loaded), 0);
+	unlink(saved);
+	assert_int_equal(symtable_count(loaded), symtable_count(t));
+	compare_with_dwfl(mod, loaded, step);
+	symtable_free(loaded);
+	symtable_free(t);
+	dwfl_end(dwfl);
+}
+
+static void own_binary_matches_libdwfl(void **state)
+{
+	(void)state;
+	const char *path = self_path();
+	same_answers_as_libdwfl(path, 4);
+}
+
+static void libc_matches_libdwfl(void **state)
+{
+	(void)state;
+	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+	if (access(libc, R_OK))
+		libc = "/lib64/libc.so.6";
+	if (access(libc, R_OK))
+		skip();
+	same_answers_as_libdwfl(libc, 251);	/* odd: lands at varied offsets */
+}
+
+static void find_by_name_and_corrupt_file(void **state)
+{
+	(void)state;
+	const char *path = self_path();
+	Dwfl *dwfl;
+	Dwfl_Module *mod = open_module(&dwfl, path);
+	struct symtable *t = NULL;
+	uint64_t start = 0, size = 0;
+	assert_int_equal(symtable_from_module(mod, &t), 0);
+	assert_int_equal(symtable_find(t, "symtable_marker_function", &start, &size), 0);
+	assert_true(size > 0);
+	struct symtable_hit hit;
+	assert_int_equal(symtable_lookup(t, start + size / 2, &hit), 0);
+	assert_string_equal(hit.name, "symtable_marker_function");
+	assert_int_equal(symtable_find(t, "no_such_function_anywhere", &start, &size), -ENOENT);
+	symtable_free(t);
+	dwfl_end(dwfl);
+
+	char bad[] = "/tmp/spent-symtable-XXXXXX";
+	int fd = mkstemp(bad);
+	assert_true(fd >= 0);
+	const char *text = "spent-symtable 1 3 1\n10 5 0 100 1 3 3 f\nnot a line\n";
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_int_equal(symtable_load(bad, &t), -EINVAL);
+	unlink(bad);
+	assert_int_equal(symtable_load("/nonexistent/spent/symtable", &t), -ENOENT);
+}
+
+/* dwarf_getscopes' innermost inlined subroutine, the oracle of core/inline_table */
+static const char *scopes_inlined(Dwarf_Die *cu, uint64_t addr)
+{
+	Dwarf_Die *scopes = NULL;
+	const char *name = NULL;
+	int n = dwarf_getscopes(cu, addr, &scopes);
+	for (int i = 0; i < n && !name; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+			name = dwarf_diename(&scopes[i]);
+	free(scopes);
+	return name;
+}
+
+static void inlines_match_getscopes(void **state)
+{
+	(void)state;
+	const char *path = self_path();
+	Dwfl *dwfl;
+	Dwfl_Module *mod = open_module(&dwfl, path);
+	struct inline_tables *t = NULL;
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t nph = 0, inlined = 0;
+	assert_int_equal(elf_getphdrnum(elf, &nph), 0);
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		for (uint64_t off = ph.p_vaddr + bias; off < ph.p_vaddr + bias + ph.p_memsz; off += 3) {
+			Dwarf_Addr cubias;
+			Dwarf_Die *cu = dwfl_module_addrdie(mod, off, &cubias);
+			if (!cu)
+				continue;
+			const char *want = scopes_inlined(cu, off - cubias);
+			const char *got = inline_tables_lookup(&t, cu, off - cubias);
+			if (want) {
+				assert_non_null(got);
+				assert_string_equal(got, want);
+				inlined++;
+			} else {
+				assert_null(got);
+			}
+		}
+	}
+	assert_true(inlined > 10);	/* -O2: the libraries' inlines are there to compare */
+	inline_tables_free(t);
+	dwfl_end(dwfl);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(own_binary_matches_libdwfl),
+		cmocka_unit_test(libc_matches_libdwfl),
+		cmocka_unit_test(find_by_name_and_corrupt_file),
+		cmocka_unit_test(inlines_match_getscopes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

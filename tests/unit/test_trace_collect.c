@@ -1,0 +1,141 @@
+/* test_trace_collect.c - the recorder's FIFO demultiplexer (log_collect.c): frames of several
+ * processes interleaved, split at any byte, become one stream per process in the log with
+ * PROCESS/STREAM records the reconstructor reads back; a record cut off at the end is -EPIPE,
+ * a malformed frame or a record before its process record -EBADMSG. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "trace/log_io.h"
+
+static uint8_t fifo[1 << 16];
+static size_t fifo_len;
+
+/* Append one frame of PID holding record TYPE with LEN payload bytes. */
+static void frame(uint32_t pid, uint32_t type, const void *payload, uint32_t len)
+{
+	struct log_frame f = { .pid = pid, .len = (uint32_t)(sizeof(struct log_rec_hdr) + ((len + 7u) & ~7u)) };
+	struct log_rec_hdr h = { .type = (uint8_t)type, .len = len };
+	memcpy(fifo + fifo_len, &f, sizeof(f));
+	memcpy(fifo + fifo_len + sizeof(f), &h, sizeof(h));
+	memset(fifo + fifo_len + sizeof(f) + sizeof(h), 0, (len + 7u) & ~7u);
+	memcpy(fifo + fifo_len + sizeof(f) + sizeof(h), payload, len);
+	fifo_len += sizeof(f) + f.len;
+}
+
+static void process(uint32_t pid, uint32_t ppid, uint32_t flags)
+{
+	uint8_t b[sizeof(struct log_process) + 8 + 8];
+	struct log_process p = { .pid = pid, .ppid = ppid, .flags = flags, .path_len = 2,
+				 .argv_len = 3, .argc = 1 };
+	memset(b, 0, sizeof(b));
+	memcpy(b, &p, sizeof(p));
+	memcpy(b + sizeof(p), "/x", 2);
+	memcpy(b + sizeof(p) + 8, "/x", 3);
+	frame(pid, LOG_REC_PROCESS, b, sizeof(p) + 8 + 3);
+}
+
+static void thread_start(uint32_t pid)
+{
+	struct log_thread t = { .tid = 1 };
+	frame(pid, LOG_REC_THREAD_START, &t, sizeof(t));
+}
+
+/* Feed the FIFO bytes in pieces of STEP; returns finish's result. */
+static int collect(const char *path, size_t step, uint64_t *streams)
+{
+	struct log_writer *w;
+	struct log_collector *c;
+	assert_int_equal(log_writer_new(path, 0, 0, &w), 0);
+	assert_int_equal(log_collector_new(w, NULL, &c), 0);
+	int err = 0;
+	for (size_t i = 0; i < fifo_len && !err; i += step)
+		err = log_collector_feed(c, fifo + i, fifo_len - i < step ? fifo_len - i : step);
+	if (!err)
+		err = log_collector_finish(c);
+	*streams = log_collector_totals(c)->streams;
+	if (!err)
+		assert_int_equal(log_writer_commit(w), 0);
+	log_collector_free(c);
+	log_writer_free(w);
+	return err;
+}
+
+static void test_streams(void **state)
+{
+	char path[] = "/tmp/spent-test-collect-XXXXXX";
+	close(mkstemp(path));
+	fifo_len = 0;
+	process(10, 1, LOG_PROC_EXEC);	/* the command */
+	thread_start(10);
+	process(11, 10, LOG_PROC_FORK);
+	thread_start(11);
+	thread_start(10);	/* back to 10: a STREAM record */
+	process(11, 10, LOG_PROC_EXEC);	/* 11 execs: a third stream, same pid */
+	thread_start(11);
+	for (size_t step = 1; step <= 64; step *= 3) {
+		uint64_t streams;
+		assert_int_equal(collect(path, step, &streams), 0);
+		assert_int_equal(streams, 3);
+		struct trace_source *src;
+		struct trace_batch b;
+		char err[256];
+		uint32_t pids[8], starts[8];
+		int n = 0, rc;
+		assert_int_equal(trace_source_open(path, &src, err, sizeof(err)), 0);
+		while ((rc = trace_source_next(src, &b)) > 0)
+			for (size_t i = 0; i < b.n_events && n < 8; i++) {
+				pids[n] = b.events[i].pid;
+				starts[n++] = b.events[i].kind == TRACE_EV_PROCESS_START ?
+					      b.events[i].u.process.stream * 10 + b.events[i].u.process.parent_stream : 0;
+			}
+		assert_int_equal(rc, 0);
+		trace_source_free(src);
+		assert_int_equal(n, 7);
+		uint32_t want_pid[] = { 10, 10, 11, 11, 10, 11, 11 };
+		uint32_t want_start[] = { 10, 0, 21, 0, 0, 32, 0 };	/* stream*10 + parent */
+		for (int i = 0; i < 7; i++) {
+			assert_int_equal(pids[i], want_pid[i]);
+			assert_int_equal(starts[i], want_start[i]);
+		}
+	}
+	unlink(path);
+}
+
+static void test_errors(void **state)
+{
+	char path[] = "/tmp/spent-test-collect-XXXXXX";
+	uint64_t streams;
+	close(mkstemp(path));
+	fifo_len = 0;
+	process(10, 1, 0);
+	thread_start(10);
+	fifo_len -= 8;	/* the last record cut off: its frame too */
+	assert_int_equal(collect(path, 7, &streams), -EPIPE);
+	fifo_len = 0;
+	thread_start(10);	/* before its process record */
+	assert_int_equal(collect(path, 7, &streams), -EBADMSG);
+	fifo_len = 0;
+	process(10, 1, 0);
+	struct log_frame f = { .pid = 10, .len = LOG_FRAME_MAX };	/* too long for one write */
+	memcpy(fifo + fifo_len, &f, sizeof(f));
+	fifo_len += sizeof(f) + 16;
+	assert_int_equal(collect(path, 64, &streams), -EBADMSG);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_streams),
+		cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
