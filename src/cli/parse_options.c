@@ -371,6 +371,8 @@ void parse_options_help(FILE *out, const struct option *opts, const struct parse
 			fprintf(out, " (default: %s)", d);
 		fputc('\n', out);
 	}
+	fprintf(out, "\n    %-30s%s\n    %-30s%s\n", "-h, --help", "show this help",
+		"--man", "print the man page (roff)");
 }
 
 void parse_options_roff_text(FILE *out, const char *s)
