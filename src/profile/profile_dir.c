@@ -413,11 +413,15 @@ int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile
 	int err = epoch_path(d, epoch, dir, sizeof(dir));
 	if (err)
 		return err;
-	DIR *dh = opendir(dir);
-	if (!dh)
+	/* sorted: events and images are interned in the order their files are read, and a
+	 * directory's own order (a hash on most filesystems) would make the report's column
+	 * order change from one machine to another */
+	struct dirent **ents = NULL;
+	int nent = scandir(dir, &ents, NULL, alphasort);
+	if (nent < 0)
 		return -errno;
-	struct dirent *de;
-	while ((de = readdir(dh)) && !err) {
+	for (int k = 0; k < nent && !err; k++) {
+		const struct dirent *de = ents[k];
 		if (!is_profile_name(de->d_name))
 			continue;
 		uint8_t *data = NULL;
@@ -437,7 +441,9 @@ int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile
 				warn(ctx, file, why ? why : strerror(-e));
 		}
 	}
-	closedir(dh);
+	for (int k = 0; k < nent; k++)
+		free(ents[k]);
+	free(ents);
 	if (nskipped)
 		*nskipped = skipped;
 	return err;
