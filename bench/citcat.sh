@@ -67,3 +67,7 @@ awk -v n="$sq_native" -v r="$sq_rec" 'BEGIN { printf "record sqlite3:     %.1fx 
 awk -v b="$bytes" -v i="$insns" 'BEGIN { printf "bytes/instruction:  %.7f  (%d bytes; goal <= 0.01; a stored trace needs ~8-16)\n", b / i, b }'
 awk -v i="$insns" -v c="$cpu" -v w="$wall" 'BEGIN { printf "replay speed:       %.1f M instructions/cpu-s  (%.1f M/s wall on this shared machine; goal >= 100)\n", i / c / 1e6, i / w / 1e6 }'
 awk -v i="$small_insns" -v c="$sink_cpu" 'BEGIN { printf "sink replay speed:  %.1f M instructions/cpu-s with every instruction and data reference dumped\n", i / c / 1e6 }'
+# a timer-ended loop without syscalls (signals at their exact point, #17): openssl speed
+"$SPENT" citcat record --cpuid "$mode" -o "$tmp/ossl" -- openssl speed -seconds 1 -bytes 64 sha256 > /dev/null 2>&1
+oj=$("$SPENT" citcat replay "$tmp/ossl" --json 2>/dev/null)
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("openssl speed 1 s:  replay verified %s, %.1f G instructions, %.0f cpu-s, %d signal points, %d near misses" % (d["verified"], d["instructions"]/1e9, d["cpu_seconds"], d["signal_points"], d["point_near_misses"]))' "$oj"
