@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "spent/trace.h"
 #include "trace/log_io.h"
+#include "trace/source_formats.h"
 
 struct proc_stat {
 	uint32_t stream, pid, ppid, parent_stream;
@@ -46,14 +47,8 @@ static struct proc_stat *proc_of(struct trace_totals *t, uint32_t pid)
 
 static struct proc_stat *proc_add(struct trace_totals *t, uint32_t pid)
 {
-	if (t->n_procs == t->cap_procs) {
-		size_t n = t->cap_procs ? 2 * t->cap_procs : 16;
-		struct proc_stat *p = realloc(t->procs, n * sizeof(*p));
-		if (!p)
-			return NULL;
-		t->procs = p;
-		t->cap_procs = n;
-	}
+	if (trace_grow((void **)&t->procs, &t->cap_procs, t->n_procs + 1, sizeof(*t->procs)))
+		return NULL;
 	struct proc_stat *p = &t->procs[t->n_procs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "trace/log_io.h"
+#include "trace/source_formats.h"
 
 struct collect_proc {
 	uint32_t pid;
@@ -44,14 +45,8 @@ static struct collect_proc *proc_get(struct log_collector *c, uint32_t pid)
 	for (size_t i = 0; i < c->n_procs; i++)
 		if (c->procs[i].pid == pid)
 			return &c->procs[i];
-	if (c->n_procs == c->cap_procs) {
-		size_t n = c->cap_procs ? 2 * c->cap_procs : 16;
-		struct collect_proc *p = realloc(c->procs, n * sizeof(*p));
-		if (!p)
-			return NULL;
-		c->procs = p;
-		c->cap_procs = n;
-	}
+	if (trace_grow((void **)&c->procs, &c->cap_procs, c->n_procs + 1, sizeof(*c->procs)))
+		return NULL;
 	struct collect_proc *p = &c->procs[c->n_procs++];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;

@@ -33,14 +33,8 @@ static struct sel_proc *proc_find(struct select_state *s, uint32_t pid)
 	for (size_t i = s->n_procs; i-- > 0;)
 		if (s->procs[i].pid == pid)
 			return &s->procs[i];
-	if (s->n_procs == s->cap_procs) {
-		size_t n = s->cap_procs ? 2 * s->cap_procs : 16;
-		struct sel_proc *p = realloc(s->procs, n * sizeof(*p));
-		if (!p)
-			return NULL;
-		s->procs = p;
-		s->cap_procs = n;
-	}
+	if (trace_grow((void **)&s->procs, &s->cap_procs, s->n_procs + 1, sizeof(*s->procs)))
+		return NULL;
 	struct sel_proc *p = &s->procs[s->n_procs++];
 	p->pid = pid;
 	p->number = (uint32_t)s->n_procs;
