@@ -110,7 +110,8 @@ SPENT_API int profile_add_unknown(struct profile *p, enum profile_unknown_reason
 SPENT_API int profile_add_stack(struct profile *p, uint32_t ev, const struct profile_frame *frames,
 		      size_t n, uint64_t count);
 
-/* Sum of SRC into DST (images and events interned by identity). 0 or -errno. */
+/* Sum of SRC into DST (images, events and tasks interned by identity; detail rows summed;
+ * spans united). 0 or -errno. */
 SPENT_API int profile_merge(struct profile *dst, const struct profile *src);
 
 /*
@@ -141,6 +142,67 @@ SPENT_API int profile_stack_next(const struct profile *p, uint32_t ev, size_t *i
 /* Iterate every (image, event) pair that has at least one count: calls FN for each. */
 typedef int (*profile_pair_fn)(void *ctx, uint32_t img, uint32_t ev);
 SPENT_API int profile_foreach_pair(const struct profile *p, profile_pair_fn fn, void *ctx);
+
+/* ---- who and when: tasks, sample times, epoch spans (docs/profile.md "Dimensions") -------
+ *
+ * Besides the (image, offset, event) histograms above, a profile may keep *detail rows*: how
+ * many samples of event EV a task (comm, pid, tid, cgroup) took at one call chain during one
+ * time bucket. `spent record` adds one per sample (tid and 10 ms buckets), the daemon one per
+ * (process, pc, event) per drain (tid 0, the drain's time). Views that sort or filter by
+ * comm/pid/tid or by time read these rows; the histograms stay the fast path for the rest.
+ * Collectors add both (profile_add / profile_add_stack and profile_add_detail): the two are
+ * independent, so a profile written before detail rows existed still reads.
+ */
+
+/* Who took a sample. Interned by all four fields. */
+struct profile_task {
+	char *comm;		/* process (thread) name as the kernel reports it; never NULL */
+	uint32_t pid;		/* process id (tgid); 0 when unknown */
+	uint32_t tid;		/* thread id; 0 when the collector keeps processes only (daemon) */
+	char *cgroup;		/* cgroup v2 path ("/system.slice/ssh.service"), or NULL */
+};
+#define PROFILE_NO_TASK UINT32_MAX
+#define PROFILE_COMM_MAX 256
+
+/* Width of record's time buckets, and the default of a new profile. */
+#define PROFILE_TIME_BUCKET_NS 10000000ull
+
+/* Add (or find) a task; the profile copies COMM and CGROUP. 0, -EINVAL, -ENOMEM. */
+SPENT_API int profile_task_intern(struct profile *p, const struct profile_task *t, uint32_t *idx);
+SPENT_API size_t profile_ntasks(const struct profile *p);
+SPENT_API const struct profile_task *profile_task_get(const struct profile *p, uint32_t idx);
+
+/* Bucket width for the time of detail rows added from now on (>= 1; default
+ * PROFILE_TIME_BUCKET_NS): a row's time is TIME_NS rounded down to a multiple of it. */
+SPENT_API int profile_set_time_bucket(struct profile *p, uint64_t bucket_ns);
+SPENT_API uint64_t profile_time_bucket(const struct profile *p);
+
+/*
+ * Add COUNT samples of event EV taken by TASK (an index, or PROFILE_NO_TASK) at wall-clock
+ * time TIME_NS (Unix epoch nanoseconds, CLOCK_REALTIME; 0 = unknown) with call chain FRAMES
+ * (leaf first, N >= 1; one frame when there is no call stack). Rows with the same (event,
+ * task, bucket, chain) are summed. 0, -EINVAL (bad index, N == 0 or > 1024), -ENOMEM.
+ */
+SPENT_API int profile_add_detail(struct profile *p, uint32_t ev, uint32_t task, uint64_t time_ns,
+				 const struct profile_frame *frames, size_t n, uint64_t count);
+
+/* One detail row as the iterator returns it (pointers valid until the profile changes). */
+struct profile_detail_row {
+	uint32_t event;
+	uint32_t task;			/* index or PROFILE_NO_TASK */
+	uint64_t time_ns;		/* start of the bucket; 0 = unknown */
+	const struct profile_frame *frames;	/* leaf first */
+	size_t nframes;
+	uint64_t count;
+};
+SPENT_API size_t profile_ndetail(const struct profile *p);
+/* Row I in [0, profile_ndetail): 0 or -EINVAL. Order is unspecified. */
+SPENT_API int profile_detail_get(const struct profile *p, size_t i, struct profile_detail_row *row);
+
+/* The wall-clock span the profile covers (Unix ns): a collector sets it from its start and
+ * end; merging takes the union. Both 0 when unknown (profiles written before spans existed). */
+SPENT_API void profile_extend_span(struct profile *p, uint64_t start_ns, uint64_t end_ns);
+SPENT_API void profile_span(const struct profile *p, uint64_t *start_ns, uint64_t *end_ns);
 
 /* ---- the profile directory -------------------------------------------------------------- */
 
@@ -187,7 +249,8 @@ SPENT_API int profile_dir_current_epoch(struct profile_dir *d, uint32_t *epoch);
 
 /*
  * Merge P into epoch EPOCH: for every (image, event) file, existing counts are summed with
- * P's and the file is rewritten atomically; same for unknown and stack files. A corrupt
+ * P's and the file is rewritten atomically; same for unknown, stack and detail (samples@)
+ * files; the epoch's span file becomes the union of its span and P's. A corrupt
  * existing file is reported via WARN and replaced by P's data (its counts are lost, the old
  * file is kept as NAME.corrupt). 0 or -errno (the first failing write; earlier files stay).
  */
@@ -201,6 +264,10 @@ SPENT_API int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, con
  */
 SPENT_API int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile *into,
 			   profile_warn_fn warn, void *ctx, size_t *nskipped);
+/* The wall-clock span of epoch EPOCH as written (DIR/epoch-NNNN/span), without reading its
+ * profile files: 0 (both 0 when the epoch has no span file), -ENOENT no such epoch. */
+SPENT_API int profile_dir_epoch_span(struct profile_dir *d, uint32_t epoch, uint64_t *start_ns,
+				     uint64_t *end_ns);
 /* All epochs summed. */
 SPENT_API int profile_dir_read_all(struct profile_dir *d, struct profile *into, profile_warn_fn warn,
 			 void *ctx, size_t *nskipped);
