@@ -1,7 +1,7 @@
 /* cli/cmd_top.c - `spent top`: a live view of where the machine's time goes, refreshed every
- * interval over a sliding window (analysis/top.h), from its own system-wide sampling
- * (collect/live.h). Options, the refresh loop, keys and signals; the table and the terminal
- * are cli/top_display.c. */
+ * interval over a sliding window (analysis/top.h), from a running daemon's counts or its own
+ * system-wide sampling (collect/live.h). Options, the choice of source, the refresh loop, keys
+ * and signals; the table and the terminal are cli/top_display.c. */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -29,8 +29,8 @@
 struct top_opts {
 	double interval, window;
 	long pid, freq, iterations, rows;
-	const char *comm, *event;
-	int batch, json, view;
+	const char *comm, *event, *db;
+	int batch, json, view, no_daemon;
 };
 
 static volatile sig_atomic_t stop_flag, resized;
@@ -48,16 +48,17 @@ static void on_winch(int sig)
 }
 
 static const char *const top_usage_lines[] = {
-	"spent top [-d SECS] [--window SECS] [-e EVENT] [-F HZ] [-p PID] [--comm NAME] "
-	"[-s VIEW] [-b [-n N] [--json]]",
+	"spent top [--db DIR | --no-daemon] [-d SECS] [--window SECS] [-e EVENT] [-F HZ] "
+	"[-p PID] [--comm NAME] [-s VIEW] [-b [-n N] [--rows N] [--json]]",
 	NULL,
 };
 
 static const struct parse_usage top_usage = {
 	"top", top_usage_lines, "a live view of the top functions, images and processes",
-	"Samples every cpu (like spent daemon, without a database) and shows, refreshed every "
-	"interval, the functions, images, process names or processes with the most samples over "
-	"a sliding window of the last intervals. Keys: f functions, i images, c comms, "
+	"Shows, refreshed every interval, the functions, images, process names or processes with "
+	"the most samples over a sliding window of the last intervals: the counts of the daemon "
+	"serving --db DIR (or " SPENT_DEFAULT_DB " when a daemon serves it and neither -e nor -F "
+	"is given), else its own sampling of every cpu. Keys: f functions, i images, c comms, "
 	"P processes, s or Tab the next view, space or p pause, q or Ctrl-C quit. When standard "
 	"output is not a terminal, or with -b, one table per interval is printed instead (-n: "
 	"that many). Needs root or kernel.perf_event_paranoid <= 0. See docs/top.md.",
@@ -67,13 +68,19 @@ static const struct parse_usage top_usage = {
 static int parse_opts(int argc, char **argv, struct top_opts *o)
 {
 	const struct option opts[] = {
+		OPT_STRING(0, "db", &o->db, "DIR", "show the counts of the daemon serving DIR"),
+		OPT_BOOL(0, "no-daemon", &o->no_daemon,
+			 "sample every cpu here even when a daemon serves " SPENT_DEFAULT_DB),
 		{ .type = OPTION_DOUBLE, .short_name = 'd', .long_name = "delay", .value = &o->interval,
 		  .argh = "SECS", .help = "seconds between refreshes", .min = 0, .max = 3600 },
 		{ .type = OPTION_DOUBLE, .long_name = "window", .value = &o->window, .argh = "SECS",
 		  .help = "the view counts the samples of the last SECS seconds", .min = 0,
 		  .max = 86400 },
-		OPT_STRING('e', "event", &o->event, "EVENT", "the event to sample"),
-		OPT_INT('F', "freq", &o->freq, "HZ", "samples per second per cpu", 1, 100000),
+		{ .type = OPTION_STRING, .short_name = 'e', .long_name = "event", .value = &o->event,
+		  .argh = "EVENT", .help = "the event to sample (own sampling)", .defval = "cpu-clock" },
+		{ .type = OPTION_INT, .short_name = 'F', .long_name = "freq", .value = &o->freq,
+		  .argh = "HZ", .help = "samples per second per cpu (own sampling)", .min = 1,
+		  .max = 100000, .defval = STR(DEFAULT_HZ) },
 		OPT_INT('p', "pid", &o->pid, "PID", "only this process", 1, 0x7fffffff),
 		OPT_STRING(0, "comm", &o->comm, "NAME", "only processes called NAME"),
 		OPT_CHOICE('s', "sort", &o->view, "functions|images|comms|processes",
@@ -98,6 +105,11 @@ static int parse_opts(int argc, char **argv, struct top_opts *o)
 	}
 	if (o->interval < 0.1) {
 		parse_options_error(&top_usage, "-d %g: refresh at most 10 times a second", o->interval);
+		return -EINVAL;
+	}
+	if (o->db && (o->no_daemon || o->event || o->freq)) {
+		parse_options_error(&top_usage, "--db shows what the daemon samples: -e, -F and "
+				    "--no-daemon are for its own sampling");
 		return -EINVAL;
 	}
 	if (o->window == 0)
@@ -126,6 +138,7 @@ struct top_run {
 	int err;		/* the first -errno of top_add */
 	enum top_view view;
 	bool paused, tty;
+	bool daemon;		/* counts come from a daemon: asked once per interval */
 	struct top_header h;
 	char source[256], note[160];
 };
@@ -139,7 +152,7 @@ static void on_sample(void *arg, const struct live_sample *s)
 		return;
 	if (run->o->comm && strcmp(s->comm, run->o->comm))
 		return;
-	if ((r = top_add(run->t, s->comm, s->pid, s->img, s->offset, 1)) && !run->err)
+	if ((r = top_add(run->t, s->comm, s->pid, s->img, s->offset, s->count)) && !run->err)
 		run->err = r;
 }
 
@@ -148,7 +161,8 @@ static void pull(struct top_run *run)
 	live_read(run->live, on_sample, run);
 	uint64_t lost = live_lost(run->live);
 	if (lost)
-		snprintf(run->note, sizeof(run->note), "%llu samples lost", (unsigned long long)lost);
+		snprintf(run->note, sizeof(run->note), "%llu %s lost", (unsigned long long)lost,
+			 run->daemon ? "daemon entries" : "samples");
 	run->h.note = run->note[0] ? run->note : NULL;
 }
 
@@ -243,7 +257,9 @@ static int loop(struct top_run *run)
 		bool redraw = run->tty && (pfd.revents & POLLIN) && keys(run);
 		if (stop_flag)
 			break;
-		pull(run);
+		now = now_ms();
+		if (!run->daemon || now >= next)	/* a daemon drains on every request */
+			pull(run);
 		if (run->err) {
 			if (run->tty)
 				top_tty_leave();
@@ -292,33 +308,68 @@ static int open_event(const struct top_opts *o, struct spent_event *ev)
 	return 0;
 }
 
-int cmd_top(int argc, char **argv)
+/* The source: the daemon of --db, the default database's daemon, or own sampling. 0, or the
+ * exit status after an error line. */
+static int open_source(const struct top_opts *o, struct top_run *run)
 {
-	struct top_opts o = { .interval = 1.0, .freq = DEFAULT_HZ, .rows = 20 };
-	struct top_run run = { .o = &o };
+	const char *db = o->db ? o->db : SPENT_DEFAULT_DB;
 	struct spent_event ev;
-	struct symbols *sym = NULL;
-	int r = parse_opts(argc, argv, &o), status = 1;
+	int r;
 
-	if (r)
-		return r > 0 ? 0 : 2;
-	if (open_event(&o, &ev))
+	if (o->db || (!o->no_daemon && !o->event && !o->freq)) {
+		r = live_open_daemon(db, &run->live);
+		if (r == 0) {
+			run->daemon = true;
+			snprintf(run->source, sizeof(run->source), "%s of the daemon of %s",
+				 live_event(run->live), db);
+			return 0;
+		}
+		if (o->db || (r != -ENOENT && r != -ECONNREFUSED)) {
+			const char *why = r == -ENOENT || r == -ECONNREFUSED ? "no daemon serves it" :
+				r == -EACCES || r == -EPERM ? "its control socket is root-only" :
+				r == -EPROTO ? "the daemon predates spent top: restart it" : strerror(-r);
+			if (o->db) {
+				parse_options_error(&top_usage, "cannot show '%s': %s", db, why);
+				return 1;
+			}
+			cli_warn("not showing the daemon of '%s' (%s): sampling here", db, why);
+		}
+	}
+	if (open_event(o, &ev))
 		return 2;
-	run.view = (enum top_view)o.view;
-	run.tty = !o.batch && !o.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-	unsigned slots = (unsigned)llround(o.window / o.interval);
-	run.h = (struct top_header){ .source = run.source, .interval_s = o.interval,
-		.slots = slots ? slots : 1, .keys = run.tty };
-	struct live_config lc = { .ev = &ev, .freq = (uint64_t)o.freq };
-	if ((r = live_open(&lc, &run.live))) {
+	struct live_config lc = { .ev = &ev, .freq = (uint64_t)(o->freq ? o->freq : DEFAULT_HZ) };
+	if ((r = live_open(&lc, &run->live))) {
 		parse_options_error(&top_usage, "cannot sample every cpu: %s%s", strerror(-r),
 				    r == -EACCES || r == -EPERM ?
 				    " (run as root, or set kernel.perf_event_paranoid to 0 or less)" : "");
 		return 1;
 	}
-	snprintf(run.source, sizeof(run.source), "%s at %ld Hz on %d cpus%s%s%s%.0ld", ev.spec,
-		 o.freq, live_ncpus(run.live), o.comm ? ", comm " : "", o.comm ? o.comm : "",
-		 o.pid ? ", pid " : "", o.pid);
+	snprintf(run->source, sizeof(run->source), "%s at %llu Hz on %d cpus", ev.spec,
+		 (unsigned long long)lc.freq, live_ncpus(run->live));
+	return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top_opts o = { .interval = 1.0, .rows = 20 };
+	struct top_run run = { .o = &o };
+	struct symbols *sym = NULL;
+	int r = parse_opts(argc, argv, &o), status = 1;
+
+	if (r)
+		return r > 0 ? 0 : 2;
+	run.view = (enum top_view)o.view;
+	run.tty = !o.batch && !o.json && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+	unsigned slots = (unsigned)llround(o.window / o.interval);
+	run.h = (struct top_header){ .source = run.source, .interval_s = o.interval,
+		.slots = slots ? slots : 1, .keys = run.tty };
+	if ((r = open_source(&o, &run)))
+		return r;
+	size_t len = strlen(run.source);
+	if (o.comm)
+		len += (size_t)snprintf(run.source + len, sizeof(run.source) - len, ", comm %s", o.comm);
+	if (o.pid && len < sizeof(run.source))
+		snprintf(run.source + len, sizeof(run.source) - len, ", pid %ld", o.pid);
 	if ((r = symbols_new(&sym)) || (r = top_new(run.h.slots, sym, &run.t))) {
 		parse_options_error(&top_usage, "%s", strerror(-r));
 		goto out;

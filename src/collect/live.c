@@ -1,8 +1,9 @@
-/* collect/live.c - live system-wide sampling for `spent top`: opens the daemon's per-CPU events
- * with samples in the side-band rings, keeps the map table current from MMAP2/FORK/COMM/EXIT,
- * and places each sample in (pid, comm, image, offset). Process names are read from
- * /proc/PID/comm the first time a process is sampled (and again after it execs): the side-band
- * reader hands over only the pid of a COMM record. */
+/* collect/live.c - live system-wide samples for `spent top`: its own sampling (the daemon's
+ * per-CPU events with samples in the side-band rings, the map table kept current from
+ * MMAP2/FORK/COMM/EXIT) or a running daemon's `recent` answers, each count placed in
+ * (pid, comm, image, offset). Process names are read from /proc/PID/comm the first time a
+ * process is counted (and again after it execs; for a daemon's counts, once per answer): the
+ * side-band reader hands over only the pid of a COMM record. */
 #include "collect/live.h"
 
 #include <errno.h>
@@ -14,9 +15,13 @@
 
 #include "collect/daemon_maps.h"
 #include "collect/daemon_perf.h"
+#include "profile/db.h"
 
 #define COMM_BUCKETS 1024
 #define COMM_LEN 16	/* TASK_COMM_LEN */
+/* A daemon's answer holds at most 65536 entries (daemon_tap.c) of about 100 bytes. */
+#define REPLY_MAX (8u << 20)
+#define REPLY_TIMEOUT_MS 5000
 
 struct comm_entry {
 	struct comm_entry *next;
@@ -27,6 +32,9 @@ struct comm_entry {
 };
 
 struct live {
+	char *db;		/* a daemon's database, or NULL: own sampling */
+	char *reply;		/* [REPLY_MAX] */
+	char event[160];
 	struct dperf *perf;
 	struct dmaps *maps;
 	uint64_t gen;
@@ -193,7 +201,7 @@ static void on_exit_rec(void *arg, pid_t pid)
 static void on_sample(void *arg, int cpu, uint32_t event, pid_t pid, uint64_t pc)
 {
 	struct live *l = arg;
-	struct live_sample s = { .pid = pid, .offset = pc };
+	struct live_sample s = { .pid = pid, .offset = pc, .count = 1 };
 	uint32_t image;
 	uint64_t offset;
 
@@ -229,6 +237,7 @@ int live_open(const struct live_config *cfg, struct live **out)
 	*out = NULL;
 	if (!l)
 		return -ENOMEM;
+	snprintf(l->event, sizeof(l->event), "%s", cfg->ev->spec);
 	if ((r = dmaps_new(&l->maps)) || (r = dperf_open(&pc, &l->perf)) ||
 	    (r = dperf_enable(l->perf))) {
 		live_close(l);
@@ -240,10 +249,97 @@ int live_open(const struct live_config *cfg, struct live **out)
 	return 0;
 }
 
+/* Ask the daemon for its counts since the last request into l->reply: 0 with the number of
+ * entries in *N (the lines after the first), or -errno. */
+static int ask_daemon(struct live *l, size_t *n)
+{
+	unsigned long long entries = 0, dropped = 0;
+	char ev[160];
+	int r = db_control(l->db, "recent", l->reply, REPLY_MAX, REPLY_TIMEOUT_MS);
+
+	if (r)
+		return r;
+	size_t len = strlen(l->reply);
+	if (len == REPLY_MAX - 1 && strrchr(l->reply, '\n'))	/* cut short: whole lines only */
+		strrchr(l->reply, '\n')[1] = '\0';
+	if (!strncmp(l->reply, "error permission", 16))
+		return -EACCES;
+	if (sscanf(l->reply, "ok recent %159s %llu %llu", ev, &entries, &dropped) != 3)
+		return -EPROTO;	/* "error unknown command": a daemon older than `recent` */
+	snprintf(l->event, sizeof(l->event), "%s", ev);
+	l->lost += dropped;
+	*n = (size_t)entries;
+	return 0;
+}
+
+int live_open_daemon(const char *db, struct live **out)
+{
+	struct live *l = calloc(1, sizeof(*l));
+	size_t n;
+	int r;
+
+	*out = NULL;
+	if (!l || !(l->db = strdup(db)) || !(l->reply = malloc(REPLY_MAX))) {
+		live_close(l);
+		return -ENOMEM;
+	}
+	/* the first answer holds everything since the daemon's last drain (up to a minute) */
+	if ((r = ask_daemon(l, &n))) {
+		live_close(l);
+		return r;
+	}
+	l->lost = 0;
+	*out = l;
+	return 0;
+}
+
+/* One answer's lines "PID OFFSET COUNT PATH" to FN. */
+static size_t read_daemon(struct live *l, live_sample_fn fn, void *arg)
+{
+	size_t n = 0, delivered = 0;
+	char *line, *save = NULL;
+
+	if (ask_daemon(l, &n))
+		return 0;
+	/* names once per answer: a daemon sends no exits, and pids are reused */
+	for (size_t b = 0; b < COMM_BUCKETS; b++)
+		for (struct comm_entry *e = l->comms[b]; e; e = e->next)
+			e->exited = true;
+	l->any_exited = true;
+	comm_drop_exited(l);
+	strtok_r(l->reply, "\n", &save);	/* the "ok recent" line */
+	while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+		struct live_sample s = { 0 };
+		struct profile_image img = { 0 };
+		unsigned long long off, count;
+		int pid, used = 0;
+		if (sscanf(line, "%d %llx %llu %n", &pid, &off, &count, &used) != 3 || !used)
+			continue;
+		s.pid = pid;
+		s.offset = off;
+		s.count = count;
+		s.comm = comm_of(l, pid);
+		if (strcmp(line + used, "-")) {
+			img.path = line + used;	/* by path: the daemon sends no identity */
+			s.img = &img;
+		}
+		fn(arg, &s);
+		delivered++;
+	}
+	return delivered;
+}
+
+const char *live_event(const struct live *l)
+{
+	return l->event;
+}
+
 void live_close(struct live *l)
 {
 	if (!l)
 		return;
+	free(l->db);
+	free(l->reply);
 	dperf_close(l->perf);
 	dmaps_free(l->maps);
 	for (size_t b = 0; b < COMM_BUCKETS; b++) {
@@ -260,7 +356,7 @@ void live_close(struct live *l)
 
 int live_ncpus(const struct live *l)
 {
-	return dperf_ncpus(l->perf);
+	return l->perf ? dperf_ncpus(l->perf) : 0;
 }
 
 size_t live_read(struct live *l, live_sample_fn fn, void *arg)
@@ -270,6 +366,8 @@ size_t live_read(struct live *l, live_sample_fn fn, void *arg)
 		.sample = on_sample, .lost = on_lost,
 	};
 
+	if (l->db)
+		return read_daemon(l, fn, arg);
 	l->fn = fn;
 	l->arg = arg;
 	l->delivered = 0;

@@ -1,6 +1,8 @@
-/* collect/live.h - live system-wide sampling for `spent top`: the daemon's per-CPU perf events
- * (collect/daemon_perf.h, samples delivered into the side-band rings) and its map table
- * (collect/daemon_maps.h), with no database behind them: each read hands every new sample to
+/* collect/live.h - live system-wide samples for `spent top`, from either of two sources: its
+ * own sampling, with the daemon's per-CPU perf events (collect/daemon_perf.h, samples
+ * delivered into the side-band rings) and map table (collect/daemon_maps.h) and no database
+ * behind them; or a running daemon's `recent` control command (collect/daemon_tap.c), the
+ * counts its aggregator gathered since the last request. Each read hands every new count to
  * the caller already placed in (pid, comm, image, offset). */
 #ifndef SPENT_COLLECT_LIVE_H
 #define SPENT_COLLECT_LIVE_H
@@ -23,6 +25,7 @@ struct live_sample {
 	const char *comm;		/* the process's name, "[PID]" when it is gone unread */
 	const struct profile_image *img;	/* NULL when the pc is in no known mapping */
 	uint64_t offset;		/* image offset (link-time address) or the pc itself */
+	uint64_t count;			/* samples: 1 from own sampling, summed from a daemon */
 };
 
 typedef void (*live_sample_fn)(void *arg, const struct live_sample *s);
@@ -33,10 +36,18 @@ struct live;
  * perf_event_paranoid keeps this user from system-wide events). */
 int live_open(const struct live_config *cfg, struct live **out);
 void live_close(struct live *l);
+/* Attach to the daemon serving database DB instead; its first answer (everything since its
+ * last drain) is read and dropped. 0, -ENOENT or -ECONNREFUSED (no daemon), -EACCES (the
+ * socket is root-only), -EPROTO (a daemon without the `recent` command), -errno. */
+int live_open_daemon(const char *db, struct live **out);
+/* The cpus sampled (0 for a daemon's counts). */
 int live_ncpus(const struct live *l);
-/* Read every ring up to now, calling FN for each sample. Returns the samples delivered. */
+/* The event sampled: EV's spec, or the daemon's first event. */
+const char *live_event(const struct live *l);
+/* Read every ring up to now (or ask the daemon), calling FN for each count. Returns the counts
+ * delivered (a daemon that does not answer: none this time). */
 size_t live_read(struct live *l, live_sample_fn fn, void *arg);
-/* Samples the kernel dropped (rings full) since live_open. */
+/* Samples the kernel dropped (rings full), or entries the daemon could not keep for us. */
 uint64_t live_lost(const struct live *l);
 
 #endif
