@@ -33,7 +33,7 @@ struct top_opts {
 	int batch, json, view, no_daemon;
 };
 
-static volatile sig_atomic_t stop_flag, resized;
+static volatile sig_atomic_t stop_flag, resized, suspended;
 
 static void on_stop(int sig)
 {
@@ -45,6 +45,22 @@ static void on_winch(int sig)
 {
 	(void)sig;
 	resized = 1;
+}
+
+static void on_tstp(int sig)
+{
+	(void)sig;
+	suspended = 1;
+}
+
+/* Ctrl-Z: the terminal as it was while stopped, the screen back after fg. */
+static void suspend(void)
+{
+	suspended = 0;
+	top_tty_leave();
+	kill(getpid(), SIGSTOP);
+	top_tty_enter();
+	resized = 1;	/* redraw */
 }
 
 static const char *const top_usage_lines[] = {
@@ -160,7 +176,11 @@ static void pull(struct top_run *run)
 {
 	live_read(run->live, on_sample, run);
 	uint64_t lost = live_lost(run->live);
-	if (lost)
+	int err = live_last_error(run->live);
+	run->note[0] = '\0';
+	if (err)
+		snprintf(run->note, sizeof(run->note), "the daemon does not answer: %s", strerror(-err));
+	else if (lost)
 		snprintf(run->note, sizeof(run->note), "%llu %s lost", (unsigned long long)lost,
 			 run->daemon ? "daemon entries" : "samples");
 	run->h.note = run->note[0] ? run->note : NULL;
@@ -234,6 +254,8 @@ static void signals(void)
 	sigaction(SIGQUIT, &sa, NULL);
 	sa.sa_handler = on_winch;
 	sigaction(SIGWINCH, &sa, NULL);
+	sa.sa_handler = on_tstp;
+	sigaction(SIGTSTP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -254,6 +276,8 @@ static int loop(struct top_run *run)
 		poll(&pfd, run->tty ? 1 : 0, wait);
 		if (stop_flag)
 			break;
+		if (suspended && run->tty)
+			suspend();
 		bool redraw = run->tty && (pfd.revents & POLLIN) && keys(run);
 		if (stop_flag)
 			break;

@@ -35,6 +35,7 @@ struct live {
 	char *db;		/* a daemon's database, or NULL: own sampling */
 	char *reply;		/* [REPLY_MAX] */
 	char event[160];
+	int last_err;		/* of the last request to the daemon */
 	struct dperf *perf;
 	struct dmaps *maps;
 	uint64_t gen;
@@ -299,7 +300,7 @@ static size_t read_daemon(struct live *l, live_sample_fn fn, void *arg)
 	size_t n = 0, delivered = 0;
 	char *line, *save = NULL;
 
-	if (ask_daemon(l, &n))
+	if ((l->last_err = ask_daemon(l, &n)) != 0)
 		return 0;
 	/* names once per answer: a daemon sends no exits, and pids are reused */
 	for (size_t b = 0; b < COMM_BUCKETS; b++)
@@ -378,6 +379,11 @@ size_t live_read(struct live *l, live_sample_fn fn, void *arg)
 	comm_drop_exited(l);
 	l->fn = NULL;
 	return l->delivered;
+}
+
+int live_last_error(const struct live *l)
+{
+	return l->last_err;
 }
 
 uint64_t live_lost(const struct live *l)

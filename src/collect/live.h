@@ -47,6 +47,8 @@ const char *live_event(const struct live *l);
 /* Read every ring up to now (or ask the daemon), calling FN for each count. Returns the counts
  * delivered (a daemon that does not answer: none this time). */
 size_t live_read(struct live *l, live_sample_fn fn, void *arg);
+/* Why the daemon did not answer the last read (-errno), 0 when it did or for own sampling. */
+int live_last_error(const struct live *l);
 /* Samples the kernel dropped (rings full), or entries the daemon could not keep for us. */
 uint64_t live_lost(const struct live *l);
 

@@ -85,6 +85,21 @@ tm send-keys -t top Space
 sleep 1.3
 check top_tty_space_resumes bash -c "! tmux -L $SOCK capture-pane -p -t top | grep -q '\[paused\]'"
 
+# Ctrl-Z: stopped with the terminal as it was; continued, the screen comes back
+pid=$(top_pid)
+tm send-keys -t top C-z
+for _ in $(seq 1 30); do [ "$(ps -o stat= -p "$pid" | cut -c1)" = T ] && break; sleep 0.1; done
+ptty=$(tm display -p -t top '#{pane_tty}')
+if [ "$(ps -o stat= -p "$pid" | cut -c1)" = T ] && [ "$(tm display -p -t top '#{alternate_on}')" = 0 ] &&
+	cmp -s <(sed 1d "$TMP/stty.before") <(stty -a -F "$ptty" | sed 1d); then
+	pass top_tty_ctrl_z_restores_terminal
+else
+	fail "top_tty_ctrl_z_restores_terminal: state $(ps -o stat= -p "$pid"), alternate $(tm display -p -t top '#{alternate_on}')"
+fi
+kill -CONT "$pid"
+if wait_pane "$HOT" 3 && [ "$(tm display -p -t top '#{alternate_on}')" = 1 ]; then pass top_tty_continue_redraws
+else fail "top_tty_continue_redraws: $(pane | head -4 | tr '\n' '|')"; fi
+
 # a smaller terminal: the columns are cut to the new width
 tm resize-window -t top -x 60 -y 15 2>/dev/null || tm resize-pane -t top -x 60 -y 15
 sleep 1.3

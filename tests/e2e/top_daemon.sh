@@ -50,6 +50,14 @@ else
 	fail "top_daemon_counts_still_reach_db: db has ${indb:-none}, top counted ${seen:-none}"
 fi
 
+# the daemon stops while top watches: the header says it does not answer
+"$SPENT" top --db "$DB" -b -n 6 -d 0.5 > "$TMP/gone.txt" 2>&1 &
+top_bg=$!
+for _ in $(seq 1 50); do grep -q '^spent top:' "$TMP/gone.txt" && break; sleep 0.1; done
+stop_daemon
+wait "$top_bg"
+check top_daemon_gone_noted bash -c "grep '^spent top:' '$TMP/gone.txt' | tail -1 | grep -q 'the daemon does not answer'"
+
 # refused: no daemon on a database; --db with options of its own sampling
 mkdir -p "$TMP/nodaemon"
 "$SPENT" top --db "$TMP/nodaemon" -b -n 1 > "$TMP/no.out" 2> "$TMP/no.err"
