@@ -85,13 +85,14 @@ static int parse_opts(int argc, char **argv, struct top_opts *o)
 {
 	const struct option opts[] = {
 		OPT_STRING(0, "db", &o->db, "DIR", "show the counts of the daemon serving DIR"),
-		OPT_BOOL(0, "no-daemon", &o->no_daemon,
-			 "sample every cpu here even when a daemon serves " SPENT_DEFAULT_DB),
+		{ .type = OPTION_BOOL, .long_name = "no-daemon", .value = &o->no_daemon,
+		  .help = "sample every cpu here even when a daemon serves " SPENT_DEFAULT_DB,
+		  .flags = PARSE_OPT_NONEG },
 		{ .type = OPTION_DOUBLE, .short_name = 'd', .long_name = "delay", .value = &o->interval,
 		  .argh = "SECS", .help = "seconds between refreshes", .min = 0, .max = 3600 },
 		{ .type = OPTION_DOUBLE, .long_name = "window", .value = &o->window, .argh = "SECS",
 		  .help = "the view counts the samples of the last SECS seconds", .min = 0,
-		  .max = 86400 },
+		  .max = 86400, .defval = "5 intervals" },
 		{ .type = OPTION_STRING, .short_name = 'e', .long_name = "event", .value = &o->event,
 		  .argh = "EVENT", .help = "the event to sample (own sampling)", .defval = "cpu-clock" },
 		{ .type = OPTION_INT, .short_name = 'F', .long_name = "freq", .value = &o->freq,
