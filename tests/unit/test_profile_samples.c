@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "core/binio.h"
+#include "profile/db.h"
 #include "profile/profile_file.h"
 #include "spent/profile.h"
 
@@ -519,6 +520,33 @@ static void span_files_are_checked_replaced_and_owned(void **state)
 	assert_int_equal(stat(dir, &st), -1);
 }
 
+/* `spent db DST merge SRC` carries detail rows and spans like every other kind */
+static void db_merge_carries_rows_and_spans(void **state)
+{
+	(void)state;
+	char src[256], dst[256];
+	struct profile_dir *s = new_dir("msrc", src, sizeof(src)), *d = new_dir("mdst", dst, sizeof(dst));
+	struct profile *p = detail_profile(), *q = profile_new();
+	assert_int_equal(profile_dir_write_epoch(s, 0, p, NULL, NULL), 0);
+	assert_int_equal(profile_dir_new_epoch(d, &(uint32_t){ 0 }), 0);
+	const char *srcs[1] = { src };
+	size_t skipped = 9;
+	assert_int_equal(db_merge(d, srcs, 1, NULL, NULL, &skipped), 0);
+	assert_int_equal(skipped, 0);
+	assert_int_equal(profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
+	char *want = dump_rows(p), *got = dump_rows(q);
+	assert_string_equal(got, want);
+	uint64_t a, b;
+	assert_int_equal(profile_dir_epoch_span(d, 0, &a, &b), 0);
+	assert_true(a == T0 - MS && b == T0 + 2000 * MS);
+	free(want);
+	free(got);
+	profile_free(p);
+	profile_free(q);
+	profile_dir_close(s);
+	profile_dir_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,6 +557,7 @@ int main(void)
 		cmocka_unit_test(a_record_row_costs_two_to_three_bytes),
 		cmocka_unit_test(a_wider_bucket_merges_rows_on_write),
 		cmocka_unit_test(span_files_are_checked_replaced_and_owned),
+		cmocka_unit_test(db_merge_carries_rows_and_spans),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
