@@ -17,27 +17,23 @@
 #include "core/binio.h"
 #include "profile/db.h"
 #include "profile/profile_file.h"
+#include "profile_test_util.h"
 #include "spent/profile.h"
 
 #define MS 1000000ull
 #define T0 1700000000000000000ull
 #define SAMPLES "samples@cpu-clock-1000000.prof"
 
-static char tmpdir[64];
-
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(tmpdir, "/tmp/spent-ut-samples.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tmpdir_make("samples");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd);
+	return tmpdir_remove();
 }
 
 static void warn_count(void *ctx, const char *path, const char *why)
@@ -45,24 +41,6 @@ static void warn_count(void *ctx, const char *path, const char *why)
 	(void)path;
 	(void)why;
 	(*(int *)ctx)++;
-}
-
-static uint32_t add_image(struct profile *p, const char *path)
-{
-	struct profile_image im = { .path = (char *)path, .id_kind = PROFILE_ID_BUILDID, .id_len = 20 };
-	memset(im.id, path[1], 20);
-	uint32_t idx;
-	assert_int_equal(profile_image_intern(p, &im, &idx), 0);
-	return idx;
-}
-
-static uint32_t add_task(struct profile *p, const char *comm, uint32_t pid, uint32_t tid,
-			 const char *cgroup)
-{
-	struct profile_task t = { .comm = (char *)comm, .pid = pid, .tid = tid, .cgroup = (char *)cgroup };
-	uint32_t idx;
-	assert_int_equal(profile_task_intern(p, &t, &idx), 0);
-	return idx;
 }
 
 static int line_cmp(const void *a, const void *b)
