@@ -402,6 +402,8 @@
 			el('plots').appendChild(make('h3', '', p.title));
 			var img = make('img');
 			img.alt = p.title;
+			img.addEventListener('load', function () { img.setAttribute('data-width', img.naturalWidth); });
+			img.addEventListener('error', function () { showError('plot ' + p.title + ' does not load'); });
 			img.src = p.uri;	/* a data: URI: the bytes are in this page */
 			el('plots').appendChild(img);
 		});
