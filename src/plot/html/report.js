@@ -109,8 +109,12 @@
 				frames.push([n, (x - 0) / zoom.value, n.value / zoom.value, d, false]);
 				depth = Math.max(depth, d);
 			}
-			var cx = x;
-			n.kids.forEach(function (k) {
+			/* siblings in name order, as flamegraph.pl: the same function sits in the same
+			 * place in the whole profile's graph and in a range's */
+			var cx = x, kids = Array.from(n.kids.values()).sort(function (p, q) {
+				return names[p.name] < names[q.name] ? -1 : names[p.name] > names[q.name] ? 1 : 0;
+			});
+			kids.forEach(function (k) {
 				if (k.value / zoom.value >= MIN_FRACTION)
 					lay(k, cx, d + 1);
 				cx += k.value;
@@ -224,34 +228,12 @@
 		/* a long profile: several seconds per column, so the map stays a screen wide */
 		var secPerCol = Math.ceil(seconds / 300), cols = Math.ceil(seconds / secPerCol);
 		var colUs = secPerCol * 1e6, rowUs = sliceUs * secPerCol;
-		var counts = new Map(), max = 0;
-		timed.forEach(function (r) {
-			var c = Math.floor(r[0] / colUs), row = Math.floor((r[0] % colUs) / rowUs);
-			var k = c * rowsPerSec + row, v = (counts.get(k) || 0) + r[3];
-			counts.set(k, v);
-			max = Math.max(max, v);
-		});
 		var cw = Math.max(4, Math.min(28, Math.floor((box.clientWidth - 50) / cols)));
 		var ch = rowsPerSec > 1 ? 6 : 24, left = 44;
 		box.style.width = left + cols * cw + 'px';
 		box.style.height = rowsPerSec * ch + 16 + 'px';
-		heat = { cells: [], rowsPerSec: rowsPerSec, colUs: colUs, rowUs: rowUs };
-		counts.forEach(function (v, k) {
-			var c = Math.floor(k / rowsPerSec), row = k % rowsPerSec;
-			var d = make('div', 'hc');
-			d.style.left = left + c * cw + 'px';
-			d.style.top = row * ch + 'px';
-			d.style.width = cw - 1 + 'px';
-			d.style.height = ch - 1 + 'px';
-			/* white to red by the square root: a few samples still show */
-			var t = Math.sqrt(v / max), g = Math.round(235 * (1 - t));
-			d.style.background = 'rgb(' + (240 - Math.round(40 * t)) + ',' + g + ',' + g + ')';
-			d.cell = k;
-			d.setAttribute('data-n', v);
-			d.title = secs(c * colUs + row * rowUs) + ' +' + (rowUs / 1000) + ' ms: ' + v + ' samples';
-			box.appendChild(d);
-			heat.cells.push(d);
-		});
+		heat = { cells: [], task: undefined, rowsPerSec: rowsPerSec, colUs: colUs, rowUs: rowUs,
+			 cw: cw, ch: ch, left: left };
 		for (var s = 0; s < cols; s += Math.max(1, Math.ceil(cols / 12))) {
 			var lab = make('div', 'axis', s * secPerCol + 's');
 			lab.style.left = left + s * cw + 'px';
@@ -286,6 +268,38 @@
 			down = null;
 		});
 	}
+	/* The cells of the samples of the chosen thread (or of all): only cells with samples are
+	 * elements, the empty ones are the map's background. */
+	function drawHeatCells() {
+		var box = el('heatmap'), h = heat, counts = new Map(), max = 0;
+		h.cells.forEach(function (d) { box.removeChild(d); });
+		h.cells = [];
+		h.task = view.task;
+		timed.forEach(function (r) {
+			if (view.task !== null && r[1] !== view.task)
+				return;
+			var c = Math.floor(r[0] / h.colUs), row = Math.floor((r[0] % h.colUs) / h.rowUs);
+			var k = c * h.rowsPerSec + row, v = (counts.get(k) || 0) + r[3];
+			counts.set(k, v);
+			max = Math.max(max, v);
+		});
+		counts.forEach(function (v, k) {
+			var c = Math.floor(k / h.rowsPerSec), row = k % h.rowsPerSec;
+			var d = make('div', 'hc');
+			d.style.left = h.left + c * h.cw + 'px';
+			d.style.top = row * h.ch + 'px';
+			d.style.width = h.cw - 1 + 'px';
+			d.style.height = h.ch - 1 + 'px';
+			/* white to red by the square root: a few samples still show */
+			var t = Math.sqrt(v / max), g = Math.round(235 * (1 - t));
+			d.style.background = 'rgb(' + (240 - Math.round(40 * t)) + ',' + g + ',' + g + ')';
+			d.cell = k;
+			d.setAttribute('data-n', v);
+			d.title = secs(cellStart(k)) + ' +' + (h.rowUs / 1000) + ' ms: ' + v + ' samples';
+			box.appendChild(d);
+			h.cells.push(d);
+		});
+	}
 	function cellStart(k) {
 		return Math.floor(k / heat.rowsPerSec) * heat.colUs + (k % heat.rowsPerSec) * heat.rowUs;
 	}
@@ -298,6 +312,8 @@
 	function markHeat() {
 		if (!heat)
 			return;
+		if (heat.task !== view.task)
+			drawHeatCells();
 		heat.cells.forEach(function (d) {
 			var t = cellStart(d.cell);
 			d.classList.toggle('sel', !!view.range && t >= view.range[0] && t < view.range[1]);
