@@ -153,6 +153,14 @@ check html_browser_errors_are_seen test "$(q "$f" 'f["errors"].strip() != ""')" 
 check html_browser_errors_reach_the_log grep -q 'Uncaught' "$TMP/broken.dom.log"
 
 # --- the command line ----------------------------------------------------------------------
+# the page shows what --comm selects: every detail row it holds is who-2's
+"$SPENT" report -i "$TMP/who" --comm who-2 --html "$TMP/who2.html" 2>/dev/null
+check html_page_of_a_selection python3 -c 'import json, re, sys
+d = json.loads(re.search(r"id=\"spent-data\">(.*?)</script>", open(sys.argv[1]).read(), re.S).group(1))
+comms = {d["tasks"][r[1]][0] for r in d["detail"]["rows"]}
+sys.exit(not (comms == {"who-2"} and sum(s[1] for s in d["stacks"]) > 0))' "$TMP/who2.html"
+"$SPENT" report -i "$TMP/who" --sort tid --html "$TMP/x.html" 2>/dev/null
+check html_refuses_sort test $? = 2
 echo text > "$TMP/notes.txt"
 "$SPENT" report -i "$TMP/who" --html "$TMP/x.html" --html-plot "$TMP/notes.txt" 2>"$TMP/e1"
 check html_refuses_a_plot_that_is_no_image bash -c "grep -q 'neither an SVG nor a PNG' '$TMP/e1' && [ ! -e '$TMP/x.html' ]"
