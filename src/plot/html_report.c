@@ -360,34 +360,43 @@ static void write_interned(struct json_writer *w, const struct page *pg)
 	json_array_end(w);
 }
 
-static void write_base64(FILE *f, const uint8_t *d, size_t n)
+/* "data:MIME;base64,..." of N bytes at D, a new string (NULL when out of memory). */
+static char *data_uri(const char *mime, const uint8_t *d, size_t n)
 {
 	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t head = strlen(mime) + 13;	/* "data:" MIME ";base64," */
+	char *uri = malloc(head + (n + 2) / 3 * 4 + 1), *o;
+	if (!uri)
+		return NULL;
+	o = uri + snprintf(uri, head + 1, "data:%s;base64,", mime);
 	for (size_t i = 0; i < n; i += 3) {
 		uint32_t v = (uint32_t)d[i] << 16 | (i + 1 < n ? (uint32_t)d[i + 1] << 8 : 0) |
 			     (i + 2 < n ? d[i + 2] : 0);
-		fputc(tab[v >> 18 & 63], f);
-		fputc(tab[v >> 12 & 63], f);
-		fputc(i + 1 < n ? tab[v >> 6 & 63] : '=', f);
-		fputc(i + 2 < n ? tab[v & 63] : '=', f);
+		*o++ = tab[v >> 18 & 63];
+		*o++ = tab[v >> 12 & 63];
+		*o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+		*o++ = i + 2 < n ? tab[v & 63] : '=';
 	}
+	*o = 0;
+	return uri;
 }
 
-static void write_plots(struct json_writer *w, const struct html_report_config *cfg)
+static int write_plots(struct json_writer *w, const struct html_report_config *cfg)
 {
 	json_key(w, "plots");
 	json_array_begin(w);
 	for (size_t i = 0; i < cfg->nplots; i++) {
+		char *uri = data_uri(cfg->plots[i].mime, cfg->plots[i].data, cfg->plots[i].len);
+		if (!uri)
+			return -ENOMEM;
 		json_object_begin(w);
 		json_kstr(w, "title", cfg->plots[i].title);
-		json_key(w, "uri");
-		/* base64 needs no JSON escaping: the string is written around it by hand */
-		fprintf(w->f, "\"data:%s;base64,", cfg->plots[i].mime);
-		write_base64(w->f, cfg->plots[i].data, cfg->plots[i].len);
-		fputc('"', w->f);
+		json_kstr(w, "uri", uri);
 		json_object_end(w);
+		free(uri);
 	}
 	json_array_end(w);
+	return 0;
 }
 
 /* The whole data document into a memory buffer. */
@@ -411,7 +420,7 @@ static int build_json(struct page *pg, const struct html_report_config *cfg, cha
 		err = write_detail(&w, pg, cfg->events[0]);
 	if (!err) {
 		write_interned(&w, pg);
-		write_plots(&w, cfg);
+		err = write_plots(&w, cfg);
 	}
 	json_object_end(&w);
 	if (fclose(f) && !err)
