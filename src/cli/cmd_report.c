@@ -1,6 +1,7 @@
 /* cli/cmd_report.c - `spent report` (dcpiprof): a profile directory by image, function, line or
  * instruction, several events side by side with ratio columns, inclusive counts from stacks,
- * JSON/CSV, pprof/folded/flame-graph exports, and --diff against another profile. */
+ * JSON/CSV, pprof/folded/flame-graph exports, --diff against another profile, and the
+ * who-and-when table and selection (--sort, --comm/--pid/--tid/--image/--time: report_who.c). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>

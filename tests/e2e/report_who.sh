@@ -65,6 +65,15 @@ check who_time_percent_halves_sum_to_whole test $((a + b)) = "$all"
 a=$(samples -i "$TMP/split" --time 50%/1) b=$(samples -i "$TMP/split" --time 50%/2)
 check who_time_slices_sum_to_whole test $((a + b)) = "$all"
 
+# -g: a thread's selection carries its call chains into the stack views (folded stacks)
+"$SPENT" record -g -e cpu-clock -o "$TMP/g" -- "$PROGS/who_split" 100 >"$TMP/g.out" 2>/dev/null
+t3=$(awk '$2 == 3 { print $4 }' "$TMP/g.out")
+folded=$("$SPENT" report -i "$TMP/g" --tid "$t3" --folded | awk '{ s += $NF } END { print s + 0 }')
+check who_callgraph_tid_filter_folded_sum_is_its_row test "$folded" = \
+	"$("$SPENT" report -i "$TMP/g" --sort tid --csv | awk -F, -v t="$t3" '$1 == t { print $3 }')"
+check who_callgraph_tid_filter_keeps_callers \
+	sh -c "'$SPENT' report -i '$TMP/g' --tid $t3 --folded | grep -q 'start_thread.*;worker'"
+
 # -p: threads named before the attach (no COMM record will come) are named from /proc
 "$PROGS/who_split" 400 >/dev/null & wpid=$!
 sleep 0.3
