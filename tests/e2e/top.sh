@@ -159,6 +159,26 @@ import json, sys
 r = json.loads(open('$TMP/pid.jsonl').readline())['rows']
 sys.exit(not (len(r) == 1 and r[0]['pid'] == $BURNER_PID and r[0]['comm'] == 'top_burner'))"
 
+# symbols do not pile up: 160 programs, each at a path of its own (hard links to the burner),
+# run one after the other while top runs; top reads each one's symbols, and renews them every
+# 64 new images, so it never holds more than ~64 of those files open (it held all of them)
+mkdir -p "$TMP/imgs"
+for i in $(seq 160); do ln "$PROGS/top_burner" "$TMP/imgs/b$i" 2>/dev/null || cp "$PROGS/top_burner" "$TMP/imgs/b$i"; done
+"$SPENT" top --json -s images --rows 0 -d 0.5 > "$TMP/imgs.jsonl" 2>/dev/null &
+IMGS_TOP=$!
+sleep 1
+for i in $(seq 160); do "$TMP/imgs/b$i" 0.05 >/dev/null; done
+sleep 1.5
+open_copies=$(ls -l "/proc/$IMGS_TOP/fd" 2>/dev/null | grep -c "$TMP/imgs/")
+kill "$IMGS_TOP"; wait "$IMGS_TOP" 2>/dev/null
+seen=$(grep -o "\"$TMP/imgs/b[0-9]*\"" "$TMP/imgs.jsonl" | sort -u | wc -l)
+if [ "$seen" -lt 120 ]; then
+	skip "top_symbols_renewed: only $seen of the 160 programs were sampled (a starved machine)"
+else
+	check top_symbols_renewed_not_every_image_open test "$open_copies" -le 80
+	echo "# top: $seen programs sampled, $open_copies of their files open at the end"
+fi
+
 # bad options: refused with one line, exit 2
 for bad in "-d 0.01" "--window 0.5" "-s nosuch" "-e nosuch-event" "extra"; do
 	# shellcheck disable=SC2086
