@@ -104,6 +104,10 @@ else fail "top_tty_continue_redraws: $(pane | head -4 | tr '\n' '|')"; fi
 tm resize-window -t top -x 60 -y 15 2>/dev/null || tm resize-pane -t top -x 60 -y 15
 sleep 1.3
 check top_tty_resize_cuts_columns bash -c "[ \$(tmux -L $SOCK capture-pane -p -t top | awk 'length > 60' | wc -l) = 0 ] && tmux -L $SOCK capture-pane -p -t top | grep -q $HOT"
+# 40x10: image and comm make way so the function name is whole (it was cut to "top_bu..")
+tm resize-window -t top -x 40 -y 10 2>/dev/null || tm resize-pane -t top -x 40 -y 10
+sleep 1.3
+check top_tty_40_columns_function_whole bash -c "[ \$(tmux -L $SOCK capture-pane -p -t top | awk 'length > 40' | wc -l) = 0 ] && tmux -L $SOCK capture-pane -p -t top | grep -qE ' $HOT( |\$)'"
 
 # q: exits 0, the process is gone, the terminal restored
 pid=$(top_pid)
