@@ -243,10 +243,10 @@ static void print_table(const struct profile *p, const struct detail_report *r, 
 }
 
 static void print_machine(const struct profile *p, const struct detail_report *r,
-			  enum out_fmt fmt, long limit)
+			  enum out_fmt fmt, long limit, bool header)
 {
 	const char *evn = profile_event_get(p, r->event)->name;
-	if (fmt == OUT_CSV) {
+	if (fmt == OUT_CSV && header) {
 		for (size_t k = 0; k < r->nkeys; k++)
 			printf("%s,", detail_key_name(r->keys[k]));
 		printf("event,samples,percent\n");
@@ -280,21 +280,26 @@ static void print_machine(const struct profile *p, const struct detail_report *r
 }
 
 int report_who_print(const struct report_who *w, const struct profile *p, struct symbols *sym,
-		     uint32_t ev, enum out_fmt fmt, long limit)
+		     const uint32_t *evs, size_t nev, enum out_fmt fmt, long limit)
 {
-	struct detail_report *r = NULL;
 	/* the profile is already the selection (report_who_select): group all of it */
 	struct detail_filter all = { 0 };
-	int err = detail_report_build(p, sym, ev, w->keys, w->nkeys, &all, &r);
-	if (err) {
-		cli_error("cannot build the --sort table: %s", strerror(-err));
-		return err;
+	for (size_t e = 0; e < nev; e++) {
+		struct detail_report *r = NULL;
+		int err = detail_report_build(p, sym, evs[e], w->keys, w->nkeys, &all, &r);
+		if (err) {
+			cli_error("cannot build the --sort table: %s", strerror(-err));
+			return err;
+		}
+		if (fmt == OUT_TABLE) {
+			if (e)
+				putchar('\n');
+			print_table(p, r, limit);
+		} else {
+			print_machine(p, r, fmt, limit, e == 0);
+		}
+		detail_report_free(r);
 	}
-	if (fmt == OUT_TABLE)
-		print_table(p, r, limit);
-	else
-		print_machine(p, r, fmt, limit);
-	detail_report_free(r);
 	return 0;
 }
 

@@ -4,7 +4,7 @@
 # prctl) are selectable with --comm (a comma escaped as "\,") and keep the table's columns; a
 # selection that matches nothing says so on stderr (with the profile's span for --time); a
 # table cut by --limit says how many rows it left out; number columns line up with their
-# header.
+# header; a profile of two events gives a table for each.
 source "$(dirname "$0")/lib.sh"
 
 if ! command -v python3 >/dev/null; then
@@ -76,3 +76,13 @@ check who_real_time_past_the_end_names_the_span grep -q "time '1000,2000': the p
 "$SPENT" report -i "$TMP/names" --sort comm --comm python3 >/dev/null 2>"$TMP/some.err"
 check who_real_matching_selection_no_warning bash -c "! grep -q 'matches the selection' '$TMP/some.err'"
 
+
+# two events: --sort gives a table for each selected event (it showed the first only)
+"$SPENT" record -e cpu-clock,page-faults -o "$TMP/two" -- sh -c "head -c 20000000 /dev/zero | gzip -1 | wc -c" >/dev/null 2>&1
+check who_real_two_events_two_tables test "$("$SPENT" report -i "$TMP/two" --sort comm | grep -c "^# [0-9]* samples of '\(cpu-clock\|page-faults\)' by comm")" = 2
+"$SPENT" report -i "$TMP/two" --sort comm --csv >"$TMP/two.csv"
+check who_real_two_events_csv_one_header test "$(grep -c '^comm,event,' "$TMP/two.csv")" = 1
+check who_real_two_events_csv_both test "$(awk -F, 'NR > 1 { print $2 }' "$TMP/two.csv" | sort -u | tr '\n' ' ')" = "cpu-clock page-faults "
+pf=$("$SPENT" report -i "$TMP/two" -e page-faults --csv | awk -F, 'NR > 1 { s += $4 } END { print s + 0 }')
+check who_real_event_total_is_the_plain_reports test "$(awk -F, '$2 == "page-faults" { s += $3 } END { print s + 0 }' "$TMP/two.csv")" = "$pf"
+check who_real_dash_e_one_event test "$("$SPENT" report -i "$TMP/two" --sort comm -e page-faults --json | grep -vc '"event":"page-faults"')" = 0
