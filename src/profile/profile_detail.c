@@ -195,8 +195,8 @@ static uint64_t chain_entry_hash(const struct profile_detail *d, size_t i)
 	return d->chains[i].hash;
 }
 
-static int chain_intern(struct profile_detail *d, const struct profile_frame *f, size_t n,
-			uint32_t *idx)
+int profile_detail_chain_intern(struct profile_detail *d, const struct profile_frame *f, size_t n,
+				uint32_t *idx)
 {
 	uint64_t h = chain_hash(f, n);
 	if (index_reserve(d, &d->chain_index, &d->cap_chain_index, d->nchains, chain_entry_hash))
@@ -254,9 +254,8 @@ static size_t row_slot(const struct profile_detail *d, uint32_t ev, uint32_t tas
 	return j;
 }
 
-/* Add COUNT to the row (EV, TASK, TIME, CHAIN), making it when new. */
-static int row_add(struct profile_detail *d, uint32_t ev, uint32_t task, uint64_t time,
-		   uint32_t chain, uint64_t count)
+int profile_detail_row_add(struct profile_detail *d, uint32_t ev, uint32_t task, uint64_t time,
+			   uint32_t chain, uint64_t count)
 {
 	if (index_reserve(d, &d->row_index, &d->cap_row_index, d->nrows, row_entry_hash))
 		return -ENOMEM;
@@ -295,9 +294,9 @@ int profile_add_detail(struct profile *p, uint32_t ev, uint32_t task, uint64_t t
 		return -EINVAL;
 	if (!count)
 		return 0;
-	int err = chain_intern(d, frames, n, &chain);
-	return err ? err : row_add(d, ev, task, bucket_floor(time_ns, profile_time_bucket(p)),
-				   chain, count);
+	int err = profile_detail_chain_intern(d, frames, n, &chain);
+	return err ? err : profile_detail_row_add(d, ev, task,
+						  bucket_floor(time_ns, profile_time_bucket(p)), chain, count);
 }
 
 size_t profile_ndetail(const struct profile *p)
@@ -388,11 +387,12 @@ int profile_detail_merge(struct profile *dst, const struct profile *src, const u
 				fr[k].image = f->image == PROFILE_NO_IMAGE ? PROFILE_NO_IMAGE : imap[f->image];
 				fr[k].offset = f->offset;
 			}
-			if ((err = chain_intern(d, fr, c->n, &cmap[r->chain])))
+			if ((err = profile_detail_chain_intern(d, fr, c->n, &cmap[r->chain])))
 				break;
 		}
-		err = row_add(d, emap[r->ev], r->task == PROFILE_NO_TASK ? PROFILE_NO_TASK : tmap[r->task],
-			      bucket_floor(r->time, width), cmap[r->chain], r->count);
+		err = profile_detail_row_add(d, emap[r->ev],
+					     r->task == PROFILE_NO_TASK ? PROFILE_NO_TASK : tmap[r->task],
+					     bucket_floor(r->time, width), cmap[r->chain], r->count);
 	}
 out:
 	free(tmap);

@@ -88,6 +88,13 @@ struct profile {
 /* Grow *ARR (of *CAP elements of ELEM bytes) to hold NEED: doubling, from 8. */
 int profile_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
+/* The call chain F[0..N) (leaf first; images already checked) interned in D: *IDX. */
+int profile_detail_chain_intern(struct profile_detail *d, const struct profile_frame *f, size_t n,
+				uint32_t *idx);
+/* Add COUNT to the row (EV, TASK, TIME, CHAIN) of D as it is (no rounding), making it when
+ * new. 0, -ENOMEM, -ENOSPC. */
+int profile_detail_row_add(struct profile_detail *d, uint32_t ev, uint32_t task, uint64_t time,
+			   uint32_t chain, uint64_t count);
 /* Free the detail part of P (not P itself). */
 void profile_detail_release(struct profile_detail *d);
 /* Add SRC's tasks, detail rows (images and events through IMAP / EMAP, SRC's indices to
