@@ -35,7 +35,7 @@ static const char *const db_usage_lines[] = {
 };
 
 static const struct parse_usage db_parse_usage = {
-	"db", db_usage_lines, "control and inspect a profile database (epoch, flush, status, merge, gc)",
+	"db", db_usage_lines, "control and inspect a profile database (epoch, flush, status, list, merge, gc)",
 	"Actions on the database DIR of spent daemon: epoch starts a new epoch (on disk when no "
 	"daemon runs); flush drains the kernel maps and merges everything now; stop stops the "
 	"daemon; status prints the daemon's rates, reduction, drops and own cost with the "

@@ -46,15 +46,7 @@ for who in a b; do
 	fi
 	for fn in heavy medium light; do
 		want=$(awk -v f=$fn '$1 == f { print $2 }' "$TMP/oracle-$who.txt")
-		got=$(python3 - "$TMP/pp-$who.json" "$fn" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-img = [r for r in rows if r.get("image", "").endswith("/daemon_split")]
-tot = sum(r["samples"] for r in img)
-f = sum(r["samples"] for r in img if r.get("symbol") == sys.argv[2])
-print("nan" if tot == 0 else "%.2f" % (100.0 * f / tot))
-PY
-)
+		got=$(report_func_share "$TMP/pp-$who.json" "$fn")
 		if within "$got" "$want" 4; then
 			pass "daemon_db_per_process_${who}_${fn}_share (--pid $got%, process measured $want%)"
 		else

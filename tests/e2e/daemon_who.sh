@@ -4,8 +4,8 @@
 # comm` of each epoch gives each program's share within 3 points of the CPU time it measured
 # (its own rusage over the time the daemon saw: samples x period); --epoch N, -i DB/epoch-NNNN
 # and --since/--until select only the window in which each ran (the other program absent);
-# `spent db DB list` shows the two epochs' spans around the runs. The same for real software:
-# sort, then python3, told apart by pid.
+# `spent db DB list` shows the two epochs' spans around the runs; `annotate` and `db dump`
+# see the same. The same shares for real software: sort and python3, told apart by pid.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT
@@ -106,6 +106,22 @@ check daemon_who_window_after_everything_refused \
 check daemon_who_bad_since_refused \
 	eval "\"$SPENT\" report -i \"$DB\" --since 10 2> '$TMP/err'; [ \$? -eq 2 ] && grep -q 'unit' '$TMP/err'"
 
+# annotate chooses epochs the same way: heavy() of the copy that ran in that epoch
+check daemon_who_annotate_epoch_0_is_alpha eval "\"$SPENT\" annotate -i \"$DB\" --epoch 0 heavy 2>/dev/null | head -1 | grep -q '/who_alpha '"
+check daemon_who_annotate_epoch_dir_1_is_beta eval "\"$SPENT\" annotate -i \"$DB/epoch-0001\" heavy 2>/dev/null | head -1 | grep -q '/who_beta '"
+# dump --json: the detail rows with the process's name, pid and the drain time
+"$SPENT" db "$DB" dump --json > "$TMP/dump.json"
+check daemon_who_dump_json_detail_rows python3 - "$TMP/dump.json" "$t_mid" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+det = [r for r in rows if r.get("kind") == "detail"]
+mid = float(sys.argv[2]) * 1e9
+a = [r for r in det if r["comm"] == "who_alpha"]
+b = [r for r in det if r["comm"] == "who_beta"]
+assert a and b and all(r["pid"] > 0 and r["tid"] == 0 and r["chain"] for r in a + b)
+assert max(r["time_ns"] for r in a) < mid < min(r["time_ns"] for r in b)
+PY
+
 # db list: two epochs, each span around its program's run, in order
 "$SPENT" db "$DB" list --json > "$TMP/list.json" 2> "$TMP/list.err"
 "$SPENT" db "$DB" list > "$TMP/list.txt"
@@ -121,24 +137,21 @@ assert all(e["samples"] > 0 and e["processes"] > 0 and e["bytes"] > 0 for e in e
 PY
 check daemon_who_db_list_text eval "grep -Eq '^ +1  [0-9]{4}-[0-9]{2}-[0-9]{2} ' '$TMP/list.txt'"
 
-# ---- real software in epochs 2 and 3: sort, then python3, told apart by pid (others may
-# run a python3 meanwhile). `sh -c 'echo $$; exec CMD'` keeps the pid the report shows. ----
+# ---- real software in epoch 2: sort, then python3, told apart by pid (others may run a
+# python3 meanwhile). `sh -c 'echo $$; exec CMD'` keeps the pid the report shows. ----
 "$SPENT" db "$DB" epoch > /dev/null
 head -c 6000000 /dev/urandom | base64 > "$TMP/input"	# sort -R: ~1 s of CPU here
 cpu_s=$(cpu_of sh -c "echo \$\$ > '$TMP/sort.pid'; exec sort -R --parallel=1 '$TMP/input'")
-sleep 0.8
-"$SPENT" db "$DB" epoch > /dev/null
 cpu_p=$(cpu_of sh -c "echo \$\$ > '$TMP/py.pid'; exec python3 -c 'import time
 t = time.process_time()
 while time.process_time() - t < 1.0: sum(i * i for i in range(10000))'")
 "$SPENT" db "$DB" flush > /dev/null
-"$SPENT" report -i "$DB" --epoch 2 --sort pid,comm --json > "$TMP/sort.json"
-"$SPENT" report -i "$DB" --epoch 3 --sort pid,comm --json > "$TMP/py.json"
+"$SPENT" report -i "$DB/epoch-0002" --sort pid,comm --json > "$TMP/real.json"
 spid=$(cat "$TMP/sort.pid"); ppid=$(cat "$TMP/py.pid")
-expect_share daemon_who_sort_share pid "$spid" "$cpu_s" "$TMP/sort.json"
-expect_share daemon_who_python3_share pid "$ppid" "$cpu_p" "$TMP/py.json"
-check daemon_who_sort_named eval "python3 -c 'import json, sys
+expect_share daemon_who_sort_share pid "$spid" "$cpu_s" "$TMP/real.json"
+expect_share daemon_who_python3_share pid "$ppid" "$cpu_p" "$TMP/real.json"
+check daemon_who_real_programs_named eval "python3 -c 'import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-sys.exit(not any(r[\"pid\"] == int(sys.argv[2]) and r[\"comm\"] == \"sort\" for r in rows))' '$TMP/sort.json' $spid"
-check daemon_who_sort_not_in_python_epoch [ "$(samples pid "$spid" "$TMP/py.json")" -eq 0 ]
+names = {(r[\"pid\"], r[\"comm\"]) for r in rows}
+sys.exit(not ((int(sys.argv[2]), \"sort\") in names and (int(sys.argv[3]), \"python3\") in names))' '$TMP/real.json' $spid $ppid"
 check daemon_who_stops stop_daemon
