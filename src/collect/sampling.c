@@ -13,6 +13,7 @@
 
 #include "collect/sampling.h"
 #include "collect/sampling_int.h"
+#include "collect/thread_tracker.h"
 
 uint64_t sampling_preset_period(const struct spent_event *ev, bool fast)
 {
@@ -247,6 +248,18 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 		if ((err = list_threads(pid, &tids, &ntids)))
 			return err;
 		procmaps_load_pid(s->maps, pid);
+		/* no COMM record will name threads that exist already: their names now */
+		for (size_t t = 0; t < ntids && !err; t++) {
+			char comm[16];
+			thread_comm(pid, tids[t], comm);
+			if (comm[0])
+				err = sampling_task_comm(s, (uint32_t)pid, (uint32_t)tids[t], comm,
+							 sizeof(comm));
+		}
+		if (err) {
+			free(tids);
+			return err;
+		}
 	} else {
 		tids = &one;
 	}

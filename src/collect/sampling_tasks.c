@@ -133,9 +133,8 @@ int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t
 		return 0;
 	}
 	if (!t->comm[0] || t->pid != pid) {
-		/* no COMM record for it: the command's own exec happens before its events are
-		 * enabled (enable_on_exec), and threads of an attached process predate the
-		 * attach. /proc has the name while the thread lives; perf's ":TID" else. */
+		/* no COMM or FORK record named it (threads of an attached process are named at
+		 * the attach): /proc has the name while the thread lives; perf's ":TID" else */
 		char comm[16];
 		thread_comm((pid_t)pid, (pid_t)tid, comm);
 		if (!comm[0])

@@ -235,19 +235,40 @@ static uint64_t row_hash(uint32_t ev, uint32_t task, uint64_t time, uint32_t cha
 	return mix64(time ^ mix64(((uint64_t)task << 32 | chain) ^ ((uint64_t)ev << 48)));
 }
 
-static uint64_t row_entry_hash(const struct profile_detail *d, size_t i)
+/* Make room in the row index for one more row: rebuilt from the rows at load 1/2. */
+static int row_index_reserve(struct profile_detail *d)
 {
-	const struct detail_row *r = &d->rows[i];
-	return row_hash(r->ev, r->task, r->time, r->chain);
+	if ((d->nrows + 1) * 2 <= d->cap_row_index)
+		return 0;
+	size_t ncap = d->cap_row_index ? d->cap_row_index * 2 : 1024, mask = ncap - 1;
+	uint64_t *x = calloc(ncap, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct detail_row *r = &d->rows[i];
+		uint64_t h = row_hash(r->ev, r->task, r->time, r->chain);
+		size_t j = h & mask;
+		while (x[j])
+			j = (j + 1) & mask;
+		x[j] = (h >> 32 << 32) | (i + 1);
+	}
+	free(d->row_index);
+	d->row_index = x;
+	d->cap_row_index = ncap;
+	return 0;
 }
 
-/* The index slot of the row (EV, TASK, TIME, CHAIN), or of the empty slot where it goes. */
-static size_t row_slot(const struct profile_detail *d, uint32_t ev, uint32_t task, uint64_t time,
-		       uint32_t chain)
+/* The index slot of the row (EV, TASK, TIME, CHAIN) of hash H, or of the empty slot where it
+ * goes. */
+static size_t row_slot(const struct profile_detail *d, uint64_t h, uint32_t ev, uint32_t task,
+		       uint64_t time, uint32_t chain)
 {
-	size_t mask = d->cap_row_index - 1, j = row_hash(ev, task, time, chain) & mask;
+	size_t mask = d->cap_row_index - 1, j = h & mask;
 	for (; d->row_index[j]; j = (j + 1) & mask) {
-		const struct detail_row *r = &d->rows[d->row_index[j] - 1];
+		uint64_t s = d->row_index[j];
+		if (s >> 32 != h >> 32)
+			continue;
+		const struct detail_row *r = &d->rows[(uint32_t)s - 1];
 		if (r->time == time && r->chain == chain && r->task == task && r->ev == ev)
 			break;
 	}
@@ -257,11 +278,12 @@ static size_t row_slot(const struct profile_detail *d, uint32_t ev, uint32_t tas
 int profile_detail_row_add(struct profile_detail *d, uint32_t ev, uint32_t task, uint64_t time,
 			   uint32_t chain, uint64_t count)
 {
-	if (index_reserve(d, &d->row_index, &d->cap_row_index, d->nrows, row_entry_hash))
+	if (row_index_reserve(d))
 		return -ENOMEM;
-	size_t j = row_slot(d, ev, task, time, chain);
+	uint64_t h = row_hash(ev, task, time, chain);
+	size_t j = row_slot(d, h, ev, task, time, chain);
 	if (d->row_index[j]) {
-		d->rows[d->row_index[j] - 1].count += count;
+		d->rows[(uint32_t)d->row_index[j] - 1].count += count;
 		return 0;
 	}
 	if (d->nrows >= UINT32_MAX - 1)
@@ -270,7 +292,7 @@ int profile_detail_row_add(struct profile_detail *d, uint32_t ev, uint32_t task,
 		return -ENOMEM;
 	d->rows[d->nrows] = (struct detail_row){ .time = time, .count = count, .ev = ev,
 						 .task = task, .chain = chain };
-	d->row_index[j] = (uint32_t)++d->nrows;
+	d->row_index[j] = (h >> 32 << 32) | ++d->nrows;
 	return 0;
 }
 
@@ -326,12 +348,13 @@ static int rebucket(struct profile_detail *d, uint64_t width)
 	for (size_t i = 0; i < d->nrows; i++) {
 		struct detail_row r = d->rows[i];
 		r.time = bucket_floor(r.time, width);
-		size_t j = row_slot(d, r.ev, r.task, r.time, r.chain);
+		uint64_t h = row_hash(r.ev, r.task, r.time, r.chain);
+		size_t j = row_slot(d, h, r.ev, r.task, r.time, r.chain);
 		if (d->row_index[j]) {
-			d->rows[d->row_index[j] - 1].count += r.count;
+			d->rows[(uint32_t)d->row_index[j] - 1].count += r.count;
 		} else {
 			d->rows[k] = r;
-			d->row_index[j] = (uint32_t)++k;
+			d->row_index[j] = (h >> 32 << 32) | ++k;
 		}
 	}
 	d->nrows = k;

@@ -41,7 +41,7 @@ struct profile_detail {
 	size_t cap_chain_index;
 	struct detail_row *rows;
 	size_t nrows, caprows;
-	uint32_t *row_index;
+	uint64_t *row_index;		/* hash >> 32 << 32 | row + 1: most probes never touch a row */
 	size_t cap_row_index;
 	uint64_t bucket_ns;		/* 0 = the default, PROFILE_TIME_BUCKET_NS */
 	uint64_t span_start, span_end;	/* 0, 0 = unknown */

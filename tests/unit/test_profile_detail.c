@@ -11,35 +11,11 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "profile_test_util.h"
 #include "spent/profile.h"
 
 #define MS 1000000ull
 #define T0 1700000000000000000ull	/* a wall-clock time, a multiple of every bucket used */
-
-static uint32_t add_image(struct profile *p, const char *path)
-{
-	struct profile_image im = { .path = (char *)path, .id_kind = PROFILE_ID_HASH, .id_len = 8 };
-	memset(im.id, path[1], 8);
-	uint32_t idx;
-	assert_int_equal(profile_image_intern(p, &im, &idx), 0);
-	return idx;
-}
-
-static uint32_t add_task(struct profile *p, const char *comm, uint32_t pid, uint32_t tid,
-			 const char *cgroup)
-{
-	struct profile_task t = { .comm = (char *)comm, .pid = pid, .tid = tid, .cgroup = (char *)cgroup };
-	uint32_t idx;
-	assert_int_equal(profile_task_intern(p, &t, &idx), 0);
-	return idx;
-}
-
-static uint32_t add_event(struct profile *p, const char *name)
-{
-	uint32_t ev;
-	assert_int_equal(profile_event_intern(p, name, 1000, 0, &ev), 0);
-	return ev;
-}
 
 /* The count of the row whose key matches (0 when there is none); the event, task and first
  * frame's image are compared by name so that rows of merged profiles can be looked up. */
@@ -120,7 +96,7 @@ static void rows_are_summed_by_key_and_time_rounds_down(void **state)
 {
 	(void)state;
 	struct profile *p = profile_new();
-	uint32_t img = add_image(p, "/bin/a"), ev = add_event(p, "cpu-clock");
+	uint32_t img = add_image(p, "/bin/a"), ev = add_event(p, "cpu-clock", 1000);
 	uint32_t t1 = add_task(p, "a", 1, 1, NULL), t2 = add_task(p, "a", 1, 2, NULL);
 	struct profile_frame leaf = { img, 0x10 }, deep[3] = { { img, 0x10 }, { img, 0x20 },
 							       { PROFILE_NO_IMAGE, 0xdead } };
@@ -201,13 +177,13 @@ static void merge_remaps_tasks_images_events_and_unites_spans(void **state)
 {
 	(void)state;
 	struct profile *dst = profile_new(), *src = profile_new();
-	uint32_t da = add_image(dst, "/bin/a"), dev = add_event(dst, "cpu-clock");
+	uint32_t da = add_image(dst, "/bin/a"), dev = add_event(dst, "cpu-clock", 1000);
 	uint32_t dt = add_task(dst, "a", 1, 1, NULL);
 	struct profile_frame f = { da, 0x10 };
 	assert_int_equal(profile_add_detail(dst, dev, dt, T0, &f, 1, 5), 0);
 	profile_extend_span(dst, T0, T0 + 100 * MS);
 
-	uint32_t sev2 = add_event(src, "page-faults"), sev = add_event(src, "cpu-clock");
+	uint32_t sev2 = add_event(src, "page-faults", 1000), sev = add_event(src, "cpu-clock", 1000);
 	uint32_t sb = add_image(src, "/lib/b.so"), sa = add_image(src, "/bin/a");
 	uint32_t st2 = add_task(src, "b", 2, 2, "/user.slice"), st1 = add_task(src, "a", 1, 1, NULL);
 	struct profile_frame sf[2] = { { sa, 0x10 }, { sb, 0x99 } }, sl = { sa, 0x10 };
@@ -247,7 +223,7 @@ static void merge_keeps_one_bucket_width(void **state)
 	(void)state;
 	/* an empty destination takes the source's width */
 	struct profile *dst = profile_new(), *src = profile_new();
-	uint32_t img = add_image(src, "/bin/a"), ev = add_event(src, "cpu-clock");
+	uint32_t img = add_image(src, "/bin/a"), ev = add_event(src, "cpu-clock", 1000);
 	uint32_t t = add_task(src, "a", 1, 1, NULL);
 	struct profile_frame f = { img, 1 };
 	assert_int_equal(profile_set_time_bucket(src, MS), 0);
@@ -259,7 +235,7 @@ static void merge_keeps_one_bucket_width(void **state)
 
 	/* a coarser source widens the destination: its rows meet in one bucket */
 	struct profile *coarse = profile_new();
-	uint32_t ci = add_image(coarse, "/bin/a"), ce = add_event(coarse, "cpu-clock");
+	uint32_t ci = add_image(coarse, "/bin/a"), ce = add_event(coarse, "cpu-clock", 1000);
 	uint32_t ct = add_task(coarse, "a", 1, 1, NULL);
 	struct profile_frame cf = { ci, 1 };
 	assert_int_equal(profile_set_time_bucket(coarse, 100 * MS), 0);
@@ -284,7 +260,7 @@ static void many_rows_stay_exact(void **state)
 {
 	(void)state;
 	struct profile *p = profile_new();
-	uint32_t img = add_image(p, "/bin/a"), ev = add_event(p, "cpu-clock");
+	uint32_t img = add_image(p, "/bin/a"), ev = add_event(p, "cpu-clock", 1000);
 	uint32_t tasks[4];
 	for (uint32_t i = 0; i < 4; i++)
 		tasks[i] = add_task(p, "w", 1, i + 1, NULL);

@@ -15,28 +15,25 @@
 #include <cmocka.h>
 
 #include "core/binio.h"
+#include "profile/db.h"
 #include "profile/profile_file.h"
+#include "profile_test_util.h"
 #include "spent/profile.h"
 
 #define MS 1000000ull
 #define T0 1700000000000000000ull
 #define SAMPLES "samples@cpu-clock-1000000.prof"
 
-static char tmpdir[64];
-
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(tmpdir, "/tmp/spent-ut-samples.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tmpdir_make("samples");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd);
+	return tmpdir_remove();
 }
 
 static void warn_count(void *ctx, const char *path, const char *why)
@@ -44,24 +41,6 @@ static void warn_count(void *ctx, const char *path, const char *why)
 	(void)path;
 	(void)why;
 	(*(int *)ctx)++;
-}
-
-static uint32_t add_image(struct profile *p, const char *path)
-{
-	struct profile_image im = { .path = (char *)path, .id_kind = PROFILE_ID_BUILDID, .id_len = 20 };
-	memset(im.id, path[1], 20);
-	uint32_t idx;
-	assert_int_equal(profile_image_intern(p, &im, &idx), 0);
-	return idx;
-}
-
-static uint32_t add_task(struct profile *p, const char *comm, uint32_t pid, uint32_t tid,
-			 const char *cgroup)
-{
-	struct profile_task t = { .comm = (char *)comm, .pid = pid, .tid = tid, .cgroup = (char *)cgroup };
-	uint32_t idx;
-	assert_int_equal(profile_task_intern(p, &t, &idx), 0);
-	return idx;
 }
 
 static int line_cmp(const void *a, const void *b)
@@ -519,6 +498,33 @@ static void span_files_are_checked_replaced_and_owned(void **state)
 	assert_int_equal(stat(dir, &st), -1);
 }
 
+/* `spent db DST merge SRC` carries detail rows and spans like every other kind */
+static void db_merge_carries_rows_and_spans(void **state)
+{
+	(void)state;
+	char src[256], dst[256];
+	struct profile_dir *s = new_dir("msrc", src, sizeof(src)), *d = new_dir("mdst", dst, sizeof(dst));
+	struct profile *p = detail_profile(), *q = profile_new();
+	assert_int_equal(profile_dir_write_epoch(s, 0, p, NULL, NULL), 0);
+	assert_int_equal(profile_dir_new_epoch(d, &(uint32_t){ 0 }), 0);
+	const char *srcs[1] = { src };
+	size_t skipped = 9;
+	assert_int_equal(db_merge(d, srcs, 1, NULL, NULL, &skipped), 0);
+	assert_int_equal(skipped, 0);
+	assert_int_equal(profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
+	char *want = dump_rows(p), *got = dump_rows(q);
+	assert_string_equal(got, want);
+	uint64_t a, b;
+	assert_int_equal(profile_dir_epoch_span(d, 0, &a, &b), 0);
+	assert_true(a == T0 - MS && b == T0 + 2000 * MS);
+	free(want);
+	free(got);
+	profile_free(p);
+	profile_free(q);
+	profile_dir_close(s);
+	profile_dir_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,6 +535,7 @@ int main(void)
 		cmocka_unit_test(a_record_row_costs_two_to_three_bytes),
 		cmocka_unit_test(a_wider_bucket_merges_rows_on_write),
 		cmocka_unit_test(span_files_are_checked_replaced_and_owned),
+		cmocka_unit_test(db_merge_carries_rows_and_spans),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "analysis/report_detail.h"
+#include "profile_test_util.h"
 
 #define MS 1000000ull
 #define T0 1700000000000000000ull	/* span start, a multiple of 10 ms */
@@ -66,20 +67,10 @@ static struct profile *sample_profile(uint32_t *ev)
 {
 	struct profile *p = profile_new();
 	assert_non_null(p);
-	uint32_t a, b, t10, t11, t20;
-	struct profile_image ia = { .path = (char *)"/lib/a.so", .id_kind = PROFILE_ID_HASH, .id_len = 8 };
-	struct profile_image ib = { .path = (char *)"/usr/lib/b.so", .id_kind = PROFILE_ID_HASH, .id_len = 8 };
-	memset(ia.id, 1, 8);
-	memset(ib.id, 2, 8);
-	assert_int_equal(profile_image_intern(p, &ia, &a), 0);
-	assert_int_equal(profile_image_intern(p, &ib, &b), 0);
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000, 0, ev), 0);
-	struct profile_task sh10 = { .comm = (char *)"sh", .pid = 10, .tid = 10 };
-	struct profile_task sh11 = { .comm = (char *)"sh", .pid = 10, .tid = 11 };
-	struct profile_task gz20 = { .comm = (char *)"gz", .pid = 20, .tid = 20 };
-	assert_int_equal(profile_task_intern(p, &sh10, &t10), 0);
-	assert_int_equal(profile_task_intern(p, &sh11, &t11), 0);
-	assert_int_equal(profile_task_intern(p, &gz20, &t20), 0);
+	uint32_t a = add_image(p, "/lib/a.so"), b = add_image(p, "/usr/lib/b.so");
+	*ev = add_event(p, "cpu-clock", 1000);
+	uint32_t t10 = add_task(p, "sh", 10, 10, NULL), t11 = add_task(p, "sh", 10, 11, NULL);
+	uint32_t t20 = add_task(p, "gz", 20, 20, NULL);
 	struct profile_frame fa[2] = { { a, 0x100 }, { b, 0x200 } }, fb = { b, 0x300 },
 			     fu = { PROFILE_NO_IMAGE, 0xdead };
 	assert_int_equal(profile_add_detail(p, *ev, t10, T0 + 3 * MS, fa, 2, 5), 0);
