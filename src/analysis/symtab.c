@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "analysis/symtab.h"
 #include "core/binio.h"
 
@@ -18,7 +19,7 @@ struct symtab {
 	size_t n, cap;
 	bool sorted;
 	char **paths;	/* images already read */
-	size_t n_paths;
+	size_t n_paths, paths_cap;
 };
 
 struct symtab *symtab_new(void)
@@ -49,14 +50,8 @@ size_t symtab_count(const struct symtab *st)
 
 int symtab_add(struct symtab *st, const char *name, uint64_t addr, uint64_t size, bool is_func)
 {
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 256;
-		struct symtab_sym *s = realloc(st->syms, cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		st->syms = s;
-		st->cap = cap;
-	}
+	if (ALLOC_GROW(st->syms, st->n + 1, st->cap))
+		return -ENOMEM;
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
@@ -124,14 +119,11 @@ int symtab_add_image(struct symtab *st, const char *path, uint64_t base)
 	if (!err && dyn)
 		err = add_section_syms(st, elf, dyn, &dsh, base);
 	if (!err) {
-		char **p = realloc(st->paths, (st->n_paths + 1) * sizeof(*p));
-		if (!p || !(p[st->n_paths] = strdup(path))) {
-			if (p)
-				st->paths = p;
+		if (ALLOC_GROW(st->paths, st->n_paths + 1, st->paths_cap) ||
+		    !(st->paths[st->n_paths] = strdup(path))) {
 			err = -ENOMEM;
 			goto out;
 		}
-		st->paths = p;
 		st->n_paths++;
 	}
 out:

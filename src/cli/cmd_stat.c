@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "cli/cli.h"
 #include "cli/parse_options.h"
 #include "cli/stat.h"
@@ -106,7 +107,7 @@ static bool is_alias(const char *name)
 {
 	static const char *const aliases[] = { "cpu-cycles", "branch-instructions", "faults", "cs",
 					       "migrations", "dummy" };
-	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
 		if (strcmp(name, aliases[i]) == 0)
 			return true;
 	return false;
@@ -389,7 +390,7 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	if (!opts.events && !opts.all_events) {
-		for (size_t i = 0; i < sizeof(default_events) / sizeof(default_events[0]); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(default_events); i++) {
 			struct spent_event ev;
 			spent_event_parse(default_events[i], &ev, NULL, 0);
 			stat_events_add(&se, &ev, (int)i + 1);

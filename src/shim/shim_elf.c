@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "shim/shim.h"
 
 struct elf_sym {
@@ -27,7 +28,7 @@ struct shim_elf {
 	size_t nloads;
 	bool has_interp;
 	char **needed;
-	size_t nneeded;
+	size_t nneeded, capneeded;
 	char *runpath;
 };
 
@@ -44,14 +45,8 @@ static int sym_cmp(const void *a, const void *b)
 
 static int sym_add(struct shim_elf *e, const GElf_Sym *s, const char *name)
 {
-	if (e->nsyms == e->capsyms) {
-		size_t cap = e->capsyms ? e->capsyms * 2 : 256;
-		struct elf_sym *n = realloc(e->syms, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		e->syms = n;
-		e->capsyms = cap;
-	}
+	if (ALLOC_GROW(e->syms, e->nsyms + 1, e->capsyms))
+		return -ENOMEM;
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
@@ -104,10 +99,8 @@ static int read_dynamic(struct shim_elf *e, Elf *elf, Elf_Scn *scn, const GElf_S
 			e->runpath = strdup(s);
 			continue;
 		}
-		char **nn = realloc(e->needed, (e->nneeded + 1) * sizeof(*nn));
-		if (!nn)
+		if (ALLOC_GROW(e->needed, e->nneeded + 1, e->capneeded))
 			return -ENOMEM;
-		e->needed = nn;
 		if (!(e->needed[e->nneeded] = strdup(s)))
 			return -ENOMEM;
 		e->nneeded++;

@@ -196,7 +196,7 @@ static void argv_of_any_length(void **state)
 	(void)state;
 	enum { N = 1000 };
 	static char *cmd[N + 1];
-	static char bufs[N][8];
+	static char bufs[N][16];
 	for (int i = 0; i < N; i++) {
 		snprintf(bufs[i], sizeof(bufs[i]), "a%d", i);
 		cmd[i] = bufs[i];
