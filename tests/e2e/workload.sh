@@ -27,3 +27,12 @@ check "record: a command not in PATH is one line" test "$(wc -l < "$TMP/rec.err"
 "$SPENT" stat -- spent-no-such-command-xyz > /dev/null 2> "$TMP/stat.err"
 check "stat: a command not in PATH exits 127" test $? -eq 127
 check "stat: names the command" grep -q "cannot run 'spent-no-such-command-xyz'" "$TMP/stat.err"
+# found (a directory passes the execute-permission check) but not runnable: 126, as stat,
+# and no empty profile (record wrote one and exited 127)
+mkdir -p "$TMP/adir"
+"$SPENT" record -o "$TMP/dirprof" -- "$TMP/adir" > /dev/null 2> "$TMP/dir.err"
+check "record: a command that cannot be executed exits 126" test $? -eq 126
+check "record: a command that cannot be executed leaves no profile" test ! -e "$TMP/dirprof"
+check "record: a command that cannot be executed is said once" test "$(grep -c "cannot run '$TMP/adir'" "$TMP/dir.err")" -eq 1
+"$SPENT" stat -- "$TMP/adir" > /dev/null 2>&1
+check "stat: a command that cannot be executed exits 126" test $? -eq 126
