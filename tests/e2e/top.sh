@@ -165,7 +165,8 @@ sys.exit(not (len(r) == 1 and r[0]['pid'] == $BURNER_PID and r[0]['comm'] == 'to
 
 # symbols do not pile up: 160 programs, each at a path of its own (hard links to the burner),
 # run one after the other while top runs; top reads each one's symbols, and renews them every
-# 64 new images, so it never holds more than ~64 of those files open (it held all of them)
+# 64 new images, so it holds ~64 of those files open at most, a few more when a refresh is
+# late (it held all of them; at least 120 are sampled, so 100 tells the two apart)
 mkdir -p "$TMP/imgs"
 for i in $(seq 160); do ln "$PROGS/top_burner" "$TMP/imgs/b$i" 2>/dev/null || cp "$PROGS/top_burner" "$TMP/imgs/b$i"; done
 "$SPENT" top --json -s images --rows 0 -d 0.5 > "$TMP/imgs.jsonl" 2>/dev/null &
@@ -179,7 +180,7 @@ seen=$(grep -o "\"$TMP/imgs/b[0-9]*\"" "$TMP/imgs.jsonl" | sort -u | wc -l)
 if [ "$seen" -lt 120 ]; then
 	skip "top_symbols_renewed: only $seen of the 160 programs were sampled (a starved machine)"
 else
-	check top_symbols_renewed_not_every_image_open test "$open_copies" -le 80
+	check top_symbols_renewed_not_every_image_open test "$open_copies" -le 100
 	echo "# top: $seen programs sampled, $open_copies of their files open at the end"
 fi
 
