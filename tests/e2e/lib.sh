@@ -56,3 +56,14 @@ stolen_slack_ms() {
 	local d=$(($2 - $1))
 	if [ "$d" -gt 0 ]; then echo $(((d + $(nproc)) * 10)); else echo 0; fi
 }
+
+# cc_libspent OUT SRC: build the C program SRC against the build's libspent.so, as a user
+# program links it (a sanitized library needs the sanitizer runtimes in the program; the build
+# tree has libspent.so only, the program asks for its soname: $TMP/lib holds that name).
+# Run it with LD_LIBRARY_PATH=$TMP/lib. Compiler errors go to OUT.err.
+cc_libspent() {
+	local san=""
+	nm -D --undefined-only "$SPENT_BUILD/libspent.so" | grep -q __asan_ && san="-fsanitize=address,undefined"
+	mkdir -p "$TMP/lib" && ln -sf "$SPENT_BUILD/libspent.so" "$TMP/lib/libspent.so.0"
+	cc $san -I"$SPENT_TOP/include" -o "$1" "$2" -L"$SPENT_BUILD" -lspent 2> "$1.err"
+}
