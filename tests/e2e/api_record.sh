@@ -5,16 +5,11 @@
 # is refused with the shell's code and no directory.
 source "$(dirname "$0")/lib.sh"
 
+cc_example record_command || exit 0
 EX=$TMP/record_command
-if ! cc_libspent "$EX" "$SPENT_TOP/docs/examples/record_command.c"; then
-	fail "record_command builds against libspent.so: $(head -3 "$EX.err")"
-	exit 0
-fi
-pass "record_command builds against libspent.so"
-export LD_LIBRARY_PATH=$TMP/lib
 
 # the burner spends its half second in top_burner_spin
-LD_LIBRARY_PATH=$TMP/lib "$EX" task-clock "$TMP/burn" "$PROGS/top_burner" 0.5 | grep -v '^sink' > "$TMP/burn.out" 2> "$TMP/burn.err"
+"$EX" task-clock "$TMP/burn" "$PROGS/top_burner" 0.5 | grep -v '^sink' > "$TMP/burn.out" 2> "$TMP/burn.err"
 check "spent_record_* records the burner (exit 0)" test "${PIPESTATUS[0]}" -eq 0
 check "the summary counts samples ($(cat "$TMP/burn.out"))" grep -Eq '^[1-9][0-9]* samples' "$TMP/burn.out"
 "$SPENT" report -i "$TMP/burn" > "$TMP/burn.rep" 2>&1

@@ -5,13 +5,8 @@
 # the command's exit status comes back, and a command that cannot run gives the shell's code.
 source "$(dirname "$0")/lib.sh"
 
+cc_example stat_command || exit 0
 EX=$TMP/stat_command
-if ! cc_libspent "$EX" "$SPENT_TOP/docs/examples/stat_command.c"; then
-	fail "stat_command builds against libspent.so: $(head -3 "$EX.err")"
-	exit 0
-fi
-pass "stat_command builds against libspent.so"
-export LD_LIBRARY_PATH=$TMP/lib
 
 s0=$(steal_ticks)
 "$EX" task-clock,page-faults sh -c "'$PROGS/top_burner' 0.3 >/dev/null; '$PROGS/top_burner' 0.3 >/dev/null" > "$TMP/burn.out" 2> "$TMP/burn.err"

@@ -67,3 +67,13 @@ cc_libspent() {
 	mkdir -p "$TMP/lib" && ln -sf "$SPENT_BUILD/libspent.so" "$TMP/lib/libspent.so.0"
 	cc $san -I"$SPENT_TOP/include" -o "$1" "$2" -L"$SPENT_BUILD" -lspent 2> "$1.err"
 }
+# cc_example NAME: build docs/examples/NAME.c into $TMP/NAME with cc_libspent, say PASS/FAIL,
+# and set LD_LIBRARY_PATH for it; returns 1 when it does not build
+cc_example() {
+	if ! cc_libspent "$TMP/$1" "$SPENT_TOP/docs/examples/$1.c"; then
+		fail "$1 builds against libspent.so: $(head -3 "$TMP/$1.err")"
+		return 1
+	fi
+	pass "$1 builds against libspent.so"
+	export LD_LIBRARY_PATH=$TMP/lib
+}
