@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/parse_options.h"
 #include "cli/profile_input.h"
+#include "cli/report_html.h"
 #include "cli/report_who.h"
 #include "core/demangle.h"
 #include "core/json.h"
@@ -32,6 +33,7 @@ struct report_opts {
 	const char *pprof;
 	int folded;
 	const char *flamegraph;
+	struct report_html html;	/* --html FILE, --html-plot PLOT... */
 	const char *diff;
 	long limit;		/* -1: default */
 	int force;		/* accepted for old scripts: outputs are replaced anyway */
@@ -44,6 +46,7 @@ static const char *const report_usage[] = {
 	"spent report [-i DIR] [--by image|function|line|instruction] [-e EVS]... [--children] "
 	"[--limit N] [--json|--csv]",
 	"spent report [-i DIR] [-e EVS] --pprof FILE|- | --folded | --flamegraph FILE.svg|-",
+	"spent report [-i DIR] [-e EVS] --html FILE.html [--html-plot FILE.svg|FILE.png]...",
 	"spent report [-i DIR] [--by VIEW] --diff OTHER_DIR",
 	"spent report [-i DIR] --sort comm,pid,tid,image,function [--comm NAMES] [--pid PIDS] "
 	"[--tid TIDS] [--image IMAGES] [--time START,END] [--json|--csv]",
@@ -78,6 +81,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			 "folded stacks and flame graph: kernel frames marked _[k]"),
 		OPT_STRING(0, "flamegraph", &o->flamegraph, "FILE.svg",
 			   "write an SVG flame graph ('-': stdout)"),
+		OPT_STRING(0, "html", &o->html.path, "FILE.html",
+			   "write one self-contained HTML page: tables, flame graph, time heat map"),
+		OPT_STRING_LIST(0, "html-plot", &o->html.plot_paths, "FILE",
+				"embed an SVG or PNG plot in the --html page (repeatable)"),
 		OPT_STRING(0, "diff", &o->diff, "OTHER_DIR", "compare with another profile"),
 		OPT_BOOL(0, "demangle", &o->demangle,
 			 "show C++ and Rust names demangled (--no-demangle: as in the binary)"),
@@ -105,7 +112,8 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 					   "other export to a file");
 	if (o->events.n && !(o->events_joined = cli_join_list(&o->events)))
 		return parse_options_error(&report_pu, "out of memory");
-	if (o->who.sort && (o->pprof || o->folded || o->flamegraph || o->diff || o->children))
+	if (o->who.sort && (o->pprof || o->folded || o->flamegraph || o->html.path || o->diff ||
+			    o->children))
 		return parse_options_error(&report_pu, "--sort is a table of its own: it cannot be "
 					   "combined with --children, --diff or an export");
 	if (o->diff && report_who_active(&o->who))
@@ -444,7 +452,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if ((o.pprof && strcmp(o.pprof, "-") && cli_check_output(o.pprof)) ||
-	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output(o.flamegraph)))
+	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output(o.flamegraph)) ||
+	    report_html_prepare(&o.html))
 		goto out;
 	if (profile_input_load(o.input, &p, &skipped)) {
 		rc = 1;
@@ -466,8 +475,10 @@ int cmd_report(int argc, char **argv)
 	}
 	if (o.by != REPORT_BY_IMAGE)
 		warn_missing_names(p, sym);
-	if (o.pprof || o.folded || o.flamegraph) {
-		rc = do_exports(&o, p, sym, evs, nev) ? 1 : skipped ? 1 : 0;
+	if (o.pprof || o.folded || o.flamegraph || o.html.path) {
+		rc = do_exports(&o, p, sym, evs, nev) ||
+		     (o.html.path && report_html_write(&o.html, p, sym, evs, nev, o.input)) ? 1 :
+		     skipped ? 1 : 0;
 		goto out;
 	}
 	if (o.who.nkeys) {
@@ -498,6 +509,7 @@ out:
 	free(evs);
 	free(o.events_joined);
 	opt_string_list_release(&o.events);
+	report_html_release(&o.html);
 	report_who_release(&o.who);
 	return rc;
 }
