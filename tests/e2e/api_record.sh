@@ -39,3 +39,16 @@ check "an unknown event leaves no directory" test ! -e "$TMP/bad"
 mkdir "$TMP/mine" && echo keep > "$TMP/mine/file"
 "$EX" task-clock "$TMP/mine" true > /dev/null 2> "$TMP/mine.err"
 check "spent_record_check_output refuses a directory that is not a profile" test $? -eq 2 -a "$(cat "$TMP/mine/file")" = keep
+
+# spent record -p stops on Ctrl-C through spent_record_stop (async-signal-safe), writes the
+# profile and leaves the process running
+"$PROGS/top_burner" 5 > /dev/null & bpid=$!
+"$SPENT" record -e cpu-clock -p "$bpid" -o "$TMP/attach" > /dev/null 2> "$TMP/attach.err" & rpid=$!
+sleep 0.5
+kill -INT "$rpid"
+wait "$rpid"
+check "record -p ends at SIGINT with 0 ($(tail -1 "$TMP/attach.err"))" test $? -eq 0
+check "the attached process is still running" kill -0 "$bpid"
+kill "$bpid" 2> /dev/null; wait "$bpid" 2> /dev/null
+check "the profile of the attached process has its hot function" \
+	sh -c "'$SPENT' report -i '$TMP/attach' 2>/dev/null | grep -q top_burner_spin"
