@@ -15,6 +15,7 @@
 #include "collect/event_fallback.h"
 #include "collect/sampling.h"
 #include "core/number.h"
+#include "core/errmsg.h"
 #include "core/outfile.h"
 #include "core/symbols.h"
 #include "core/workload.h"
@@ -36,16 +37,8 @@ struct spent_record {
 	char err[512];
 };
 
-static int fail(struct spent_record *r, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(struct spent_record *r, int err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(r->err, sizeof(r->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
+/* the reason for a failure, kept for the *_error() call */
+#define fail(h, code, ...) errmsg_set((h)->err, sizeof((h)->err), code, __VA_ARGS__)
 
 static void warn(struct spent_record *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct spent_record *r, const char *fmt, ...)

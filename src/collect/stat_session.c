@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "collect/stat_session.h"
+#include "core/errmsg.h"
 #include "core/workload.h"
 
 struct spent_stat {
@@ -33,15 +33,8 @@ struct spent_stat {
 	char err[512];
 };
 
-static int fail(struct spent_stat *s, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct spent_stat *s, int err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(s->err, sizeof(s->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
+/* the reason for a failure, kept for the *_error() call */
+#define fail(h, code, ...) errmsg_set((h)->err, sizeof((h)->err), code, __VA_ARGS__)
 
 static double now_ns(void)
 {

@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/errmsg.h"
 #include "core/outfile.h"
 #include "core/workload.h"
 #include "spent/trace_record.h"
@@ -35,15 +35,8 @@ struct spent_trace {
 	char err[512];
 };
 
-static int fail(struct spent_trace *t, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct spent_trace *t, int err, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(t->err, sizeof(t->err), fmt, ap);
-	va_end(ap);
-	return err;
-}
+/* the reason for a failure, kept for the *_error() call */
+#define fail(h, code, ...) errmsg_set((h)->err, sizeof((h)->err), code, __VA_ARGS__)
 
 /* The recorder fills in each image's identity (build-id, else a content hash) so readers can
  * tell a changed binary, one rebuilt without a build-id too. */
