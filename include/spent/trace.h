@@ -134,15 +134,19 @@ SPENT_API int trace_source_open(const char *path, struct trace_source **out, cha
 /*
  * A source passing on only some processes of IN's process tree: those of pid PID (0: any) whose
  * current program's file name is COMM (NULL: any; an exec changes it). With TRACE_SELECT_TAG,
- * bits 48-63 of every pc and data address hold the process's number (1, 2, ... in order of
- * first appearance), so a cache model keeps the processes' address spaces apart (sinks that
- * name addresses must mask the tag). Takes IN over (freed on failure too). 0 or -ENOMEM.
+ * bits 48-63 of every pc and data address hold the process's number less one (0, 1, ... in
+ * order of first appearance: a single-process trace's addresses are unchanged), so a cache
+ * model keeps the processes' address spaces apart (sinks that name addresses strip the tag
+ * with trace_select_untag()). Takes IN over (freed on failure too). 0 or -ENOMEM.
  */
 enum trace_select_flag {
 	TRACE_SELECT_TAG = 1 << 0,
 };
+#define TRACE_SELECT_TAG_SHIFT 48
 SPENT_API int trace_source_select(struct trace_source *in, uint32_t pid, const char *comm, int flags,
 			struct trace_source **out);
+/* ADDR (a pc or data address of a TRACE_SELECT_TAG source) without its process tag. */
+SPENT_API uint64_t trace_select_untag(uint64_t addr);
 
 SPENT_API int trace_source_next(struct trace_source *src, struct trace_batch *out);
 SPENT_API const char *trace_source_error(struct trace_source *src);

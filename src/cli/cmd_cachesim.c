@@ -227,10 +227,9 @@ static int load_configs(const struct cachesim_opts *o, struct sim *sims, size_t 
 static void line_symbol(struct symtab *syms, const struct cache_shared_line *l, char *buf,
 			size_t len)
 {
-	/* addresses carry the process tag in bits 48-63 (studies_filter.tag): strip it */
-	const uint64_t untag = (1ULL << 48) - 1;
-	const struct symtab_sym *a = symtab_lookup(syms, l->first_write[0] & untag);
-	const struct symtab_sym *b = symtab_lookup(syms, l->first_write[1] & untag);
+	/* addresses carry the process tag (studies_filter.tag) */
+	const struct symtab_sym *a = symtab_lookup(syms, trace_select_untag(l->first_write[0]));
+	const struct symtab_sym *b = symtab_lookup(syms, trace_select_untag(l->first_write[1]));
 	if (!a && !b)
 		snprintf(buf, len, "?");
 	else if (!a || !b || a == b || !strcmp(a->name, b->name))
