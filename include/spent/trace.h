@@ -119,6 +119,8 @@ struct trace_source_ops {
 	int (*next)(void *state, struct trace_batch *out);
 	const char *(*error)(void *state);
 	void (*free)(void *state);
+	/* optional: bytes of its input consumed so far and in all (see trace_source_progress) */
+	int (*progress)(void *state, uint64_t *done, uint64_t *total);
 };
 
 /* Wrap STATE with OPS into a source; the source owns STATE. NULL on ENOMEM (STATE freed). */
@@ -151,6 +153,9 @@ SPENT_API uint64_t trace_select_untag(uint64_t addr);
 SPENT_API int trace_source_next(struct trace_source *src, struct trace_batch *out);
 SPENT_API const char *trace_source_error(struct trace_source *src);
 SPENT_API const char *trace_source_name(const struct trace_source *src);
+/* How far SRC has read its input: bytes consumed so far (*DONE) of *TOTAL, for a progress
+ * display. 0, or -ENOTSUP when the source cannot tell. */
+SPENT_API int trace_source_progress(struct trace_source *src, uint64_t *done, uint64_t *total);
 SPENT_API void trace_source_free(struct trace_source *src);
 
 #ifdef __cplusplus

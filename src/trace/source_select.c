@@ -187,11 +187,18 @@ static void select_free(void *state)
 	free(s);
 }
 
+static int select_progress(void *state, uint64_t *done, uint64_t *total)
+{
+	struct select_state *s = state;
+	return trace_source_progress(s->in, done, total);
+}
+
 static const struct trace_source_ops select_ops = {
 	.name = "select",
 	.next = select_next,
 	.error = select_error,
 	.free = select_free,
+	.progress = select_progress,
 };
 
 uint64_t trace_select_untag(uint64_t addr)
