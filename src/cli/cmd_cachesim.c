@@ -38,6 +38,7 @@ struct sim {
 
 struct run_ctx {
 	struct sim *sims;
+	struct cachesim *css[MAX_CONFIGS];	/* sims[i].cs, for cachesim_feed_group */
 	size_t n;
 	struct symtab *syms;
 };
@@ -46,12 +47,7 @@ static int feed(void *ctx, const struct trace_batch *b)
 {
 	struct run_ctx *r = ctx;
 	symtab_add_batch_images(r->syms, b);
-	for (size_t i = 0; i < r->n; i++) {
-		int rc = cachesim_feed(r->sims[i].cs, b);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return cachesim_feed_group(r->css, r->n, b);
 }
 
 static const char *const cachesim_usage[] = {
@@ -391,6 +387,8 @@ int cmd_cachesim(int argc, char **argv)
 		if (cachesim_new(&r.sims[i].cfg, &r.sims[i].cs, err, sizeof(err))) {
 			cli_error("cachesim: cannot build the caches of %s: %s", r.sims[i].label, err);
 			goto out;
+		} else {
+			r.css[i] = r.sims[i].cs;
 		}
 	if (!(r.syms = symtab_new())) {
 		cli_error("cachesim: out of memory");
