@@ -14,14 +14,7 @@ B=${2:-$top/build}
 R=${ROUNDS:-3}
 tmp=$(mktemp -d /tmp/spent-ab.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-python3 -c "
-import random
-r = random.Random(1)
-w = [''.join(r.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(r.randint(2, 9))) for _ in range(5000)]
-out, n = [], 0
-while n < 3 << 20:
-    s = ' '.join(r.choice(w) for _ in range(12)) + '\n'; out.append(s); n += len(s)
-open('$tmp/gz.in', 'w').write(''.join(out))"
+python3 "$top/bench/words_text.py" "$tmp/gz.in"
 GZ=$(command -v gzip)
 env -i PATH=/usr/bin:/bin "$B/spent" trace -o "$tmp/gz.log" -- "$GZ" -9 -c "$tmp/gz.in" > /dev/null 2>&1 || exit 1
 declare -A best
