@@ -1,6 +1,7 @@
 /* cli/cmd_report.c - `spent report` (dcpiprof): a profile directory by image, function, line or
  * instruction, several events side by side with ratio columns, inclusive counts from stacks,
- * JSON/CSV, pprof/folded/flame-graph exports, and --diff against another profile. */
+ * JSON/CSV, pprof/folded/flame-graph exports, --diff against another profile, and the
+ * who-and-when table and selection (--sort, --comm/--pid/--tid/--image/--time: report_who.c). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -13,16 +14,17 @@
 #include "cli/cli.h"
 #include "cli/parse_options.h"
 #include "cli/profile_input.h"
+#include "cli/report_html.h"
+#include "cli/report_who.h"
 #include "core/demangle.h"
 #include "core/json.h"
 #include "core/outfile.h"
 #include "plot/flamegraph.h"
 #include "profile/export.h"
 
-enum out_fmt { OUT_TABLE, OUT_JSON, OUT_CSV };
-
 struct report_opts {
 	const char *input;
+	struct profile_selection sel;	/* --epoch, --since, --until */
 	int by;			/* enum report_by */
 	struct opt_string_list events;	/* every -e, in order */
 	char *events_joined;	/* the -e lists as one "a,b,c" */
@@ -32,18 +34,23 @@ struct report_opts {
 	const char *pprof;
 	int folded;
 	const char *flamegraph;
+	struct report_html html;	/* --html FILE, --html-plot PLOT... */
 	const char *diff;
 	long limit;		/* -1: default */
 	int force;		/* accepted for old scripts: outputs are replaced anyway */
 	int demangle;		/* --no-demangle: names as in the symbol table */
 	int folded_root, folded_kernel;	/* folded stacks: program root frame, _[k] marks */
+	struct report_who who;	/* --sort and the comm/pid/tid/image/time selection */
 };
 
 static const char *const report_usage[] = {
 	"spent report [-i DIR] [--by image|function|line|instruction] [-e EVS]... [--children] "
 	"[--limit N] [--json|--csv]",
 	"spent report [-i DIR] [-e EVS] --pprof FILE|- | --folded | --flamegraph FILE.svg|-",
+	"spent report [-i DIR] [-e EVS] --html FILE.html [--html-plot FILE.svg|FILE.png]...",
 	"spent report [-i DIR] [--by VIEW] --diff OTHER_DIR",
+	"spent report [-i DIR] --sort comm,pid,tid,image,function [--comm NAMES] [--pid PIDS] "
+	"[--tid TIDS] [--image IMAGES] [--time START,END] [--json|--csv]",
 	NULL,
 };
 static const struct parse_usage report_pu = {
@@ -58,6 +65,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	const struct option opts[] = {
 		OPT_STRING('i', "input", &o->input, "DIR", "the profile directory"),
+		PROFILE_SELECTION_OPTIONS(&o->sel),
 		OPT_CHOICE(0, "by", &o->by, "image|function|line|instruction", "what one row is"),
 		OPT_STRING_LIST('e', "event", &o->events, "EV,...",
 				"events to show, in this order (repeatable; default: all)"),
@@ -75,11 +83,16 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			 "folded stacks and flame graph: kernel frames marked _[k]"),
 		OPT_STRING(0, "flamegraph", &o->flamegraph, "FILE.svg",
 			   "write an SVG flame graph ('-': stdout)"),
+		OPT_STRING(0, "html", &o->html.path, "FILE.html",
+			   "write one self-contained HTML page: tables, flame graph, time heat map"),
+		OPT_STRING_LIST(0, "html-plot", &o->html.plot_paths, "FILE",
+				"embed an SVG or PNG plot in the --html page (repeatable)"),
 		OPT_STRING(0, "diff", &o->diff, "OTHER_DIR", "compare with another profile"),
 		OPT_BOOL(0, "demangle", &o->demangle,
 			 "show C++ and Rust names demangled (--no-demangle: as in the binary)"),
 		{ .type = OPTION_BOOL, .short_name = 'f', .long_name = "force", .value = &o->force,
 		  .help = "accepted for old scripts", .flags = PARSE_OPT_HIDDEN },
+		REPORT_WHO_OPTIONS(&o->who),
 		OPT_END(),
 	};
 	int n = parse_options(argc, argv, opts, &report_pu, 0);
@@ -91,6 +104,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (o->json && o->csv)
 		return parse_options_error(&report_pu, "--json and --csv cannot be combined: choose one");
 	demangle_set_enabled(o->demangle);
+	if (profile_selection_check(&o->sel, &report_pu))
+		return PARSE_OPT_ERROR;
+	if (o->who.time && (o->sel.since || o->sel.until))
+		return parse_options_error(&report_pu, "--time and --since/--until both give the time "
+					   "window: choose one");
 	o->fmt = o->json ? OUT_JSON : o->csv ? OUT_CSV : OUT_TABLE;
 	if (o->pprof && o->flamegraph && !strcmp(o->pprof, "-") && !strcmp(o->flamegraph, "-"))
 		return parse_options_error(&report_pu, "--pprof - and --flamegraph - both write to "
@@ -101,7 +119,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 					   "other export to a file");
 	if (o->events.n && !(o->events_joined = cli_join_list(&o->events)))
 		return parse_options_error(&report_pu, "out of memory");
-	return 0;
+	if (o->who.sort && (o->pprof || o->folded || o->flamegraph || o->html.path || o->diff ||
+			    o->children))
+		return parse_options_error(&report_pu, "--sort is a table of its own: it cannot be "
+					   "combined with --children, --diff or an export");
+	if (o->diff && report_who_active(&o->who))
+		return parse_options_error(&report_pu, "--diff compares whole profiles: it cannot be "
+					   "combined with --comm, --pid, --tid, --image or --time");
+	return report_who_check(&o->who, &report_pu);
 }
 
 /* Profile event indices named in LIST (or all events). */
@@ -412,13 +437,6 @@ static void warn_missing_names(const struct profile *p, struct symbols *sym)
 	}
 }
 
-static int use_saved_kallsyms(struct symbols *sym, const char *dir)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/kallsyms", dir);
-	return access(path, R_OK) == 0 ? symbols_set_kallsyms(sym, path) : 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .input = "spent.profile", .by = REPORT_BY_FUNCTION, .limit = -1,
@@ -434,9 +452,10 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if ((o.pprof && strcmp(o.pprof, "-") && cli_check_output(o.pprof)) ||
-	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output(o.flamegraph)))
+	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output(o.flamegraph)) ||
+	    report_html_prepare(&o.html))
 		goto out;
-	if (profile_input_load(o.input, &p, &skipped)) {
+	if (profile_input_load_selected(o.input, &o.sel, &p, &skipped)) {
 		rc = 1;
 		goto out;
 	}
@@ -446,14 +465,25 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (select_events(p, o.events_joined, &evs, &nev) || symbols_new(&sym) || use_saved_kallsyms(sym, o.input)) {
+	if (report_who_select(&o.who, o.input, &p)) {
+		rc = 1;
+		goto out;
+	}
+	if (select_events(p, o.events_joined, &evs, &nev) || symbols_new(&sym) || profile_input_kallsyms(sym, o.input)) {
 		rc = 1;
 		goto out;
 	}
 	if (o.by != REPORT_BY_IMAGE)
 		warn_missing_names(p, sym);
-	if (o.pprof || o.folded || o.flamegraph) {
-		rc = do_exports(&o, p, sym, evs, nev) ? 1 : skipped ? 1 : 0;
+	if (o.pprof || o.folded || o.flamegraph || o.html.path) {
+		rc = do_exports(&o, p, sym, evs, nev) ||
+		     (o.html.path && report_html_write(&o.html, p, sym, evs, nev, o.input)) ? 1 :
+		     skipped ? 1 : 0;
+		goto out;
+	}
+	if (o.who.nkeys) {
+		rc = report_who_print(&o.who, p, sym, evs[0], o.fmt, o.limit < 0 && o.fmt == OUT_TABLE ?
+				      40 : o.limit) ? 1 : skipped ? 1 : 0;
 		goto out;
 	}
 	struct report_config cfg = { .by = o.by, .events = evs, .nevents = nev, .children = o.children };
@@ -479,5 +509,8 @@ out:
 	free(evs);
 	free(o.events_joined);
 	opt_string_list_release(&o.events);
+	report_html_release(&o.html);
+	report_who_release(&o.who);
+	profile_selection_release(&o.sel);
 	return rc;
 }

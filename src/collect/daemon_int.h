@@ -37,14 +37,17 @@ struct daemon {
 	uint64_t sideband_lost;	/* side-band records lost (maps may be incomplete) */
 	uint64_t new_at_flip;	/* BPF new_entries when the map was last flipped */
 	/* times (ms, monotonic) */
+	uint64_t wall_drain;	/* CLOCK_REALTIME ns of the last drain (or the start) */
 	uint64_t t_start, t_drain, t_merge, t_period, t_status, t_merge_retry, t_logged_err;
 	int logged_err;
 	/* rates over the last status window */
 	uint64_t win_t, win_samples, win_cpu_us;
 	double samples_per_s, cpu_pct;
+	struct daemon_tap *tap;	/* the `recent` command's entries, while a client asks */
 };
 
 uint64_t daemon_now_ms(void);
+uint64_t daemon_wall_ns(void);
 void daemon_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Samples taken so far (kernel counter with BPF, ring records in the fallback). */
@@ -61,5 +64,10 @@ void daemon_socket_close(struct daemon *d);
  * frees; 0 or -ENOMEM. */
 int daemon_status_json(struct daemon *d, bool running, char **out);
 void daemon_status_update(struct daemon *d, bool running);
+
+/* daemon_tap.c: the `recent` command (spent top) */
+void daemon_tap_add(struct daemon *d, pid_t pid, uint64_t pc, uint32_t event, uint64_t count);
+void daemon_tap_serve(struct daemon *d, int fd);
+void daemon_tap_free(struct daemon *d);
 
 #endif
