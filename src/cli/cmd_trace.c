@@ -32,6 +32,7 @@ struct trace_opts {
 	uint64_t max_insns;
 	uint64_t limit;
 	int json;
+	int progress;	/* stats --progress */
 	int children;
 	long pid;
 	const char *comm;
@@ -318,7 +319,7 @@ static int trace_dump(const struct trace_opts *o, const char *path)
 static const char *const record_usage[] = {
 	"spent trace [-o LOG] [--no-data] [--no-children] [--start SYMBOL] [--max-instructions N] [--] CMD [ARGS]",
 	"spent trace dump [--limit N] [--pid PID] [--comm NAME] LOG",
-	"spent trace stats [--json] LOG",
+	"spent trace stats [--json] [--progress] LOG",
 	NULL,
 };
 static const struct parse_usage record_u = {
@@ -332,7 +333,7 @@ static const char *const dump_usage[] = { "spent trace dump [--limit N] [--pid P
 static const struct parse_usage dump_u = {
 	"trace dump", dump_usage, "print a trace log's reconstructed instructions and events", NULL,
 };
-static const char *const stats_usage[] = { "spent trace stats [--json] LOG", NULL };
+static const char *const stats_usage[] = { "spent trace stats [--json] [--progress] LOG", NULL };
 static const struct parse_usage stats_u = {
 	"trace stats", stats_usage, "print a trace log's totals", NULL,
 };
@@ -360,6 +361,8 @@ int cmd_trace(int argc, char **argv)
 	};
 	const struct option stats_opts[] = {
 		OPT_BOOL(0, "json", &o.json, "print one JSON object"),
+		OPT_BOOL(0, "progress", &o.progress,
+			 "show the percentage of the log read on stderr (default: when it is a terminal)"),
 		OPT_END(),
 	};
 	const char *sub = argc > 1 ? argv[1] : NULL;
@@ -375,7 +378,7 @@ int cmd_trace(int argc, char **argv)
 			parse_options_error(u, "takes one LOG: %s", u->usage[0]);
 			return 2;
 		}
-		return dump ? trace_dump(&o, argv[1]) : trace_stats(argv[1], o.json);
+		return dump ? trace_dump(&o, argv[1]) : trace_stats(argv[1], o.json, o.progress);
 	}
 	int n = parse_options(argc, argv, record_opts, &record_u, PARSE_STOP_AT_NON_OPTION);
 	if (n == PARSE_OPT_HELP)
