@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "analysis/annotate.h"
 #include "cli/cli.h"
 #include "cli/parse_options.h"
@@ -48,13 +49,8 @@ static void source_load(struct source *s, const char *path)
 	size_t cap = 0, alloc = 0;
 	ssize_t l;
 	while ((l = getline(&line, &cap, f)) >= 0) {
-		if (s->n == alloc) {
-			alloc = alloc ? alloc * 2 : 256;
-			char **nl = realloc(s->lines, alloc * sizeof(*nl));
-			if (!nl)
-				break;
-			s->lines = nl;
-		}
+		if (ALLOC_GROW(s->lines, s->n + 1, alloc))
+			break;
 		line[strcspn(line, "\n")] = 0;
 		s->lines[s->n++] = strdup(line);
 	}
