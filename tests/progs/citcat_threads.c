@@ -1,0 +1,63 @@
+/* tests/progs/citcat_threads.c - two threads for citcat's thread recording: a mutex/condvar
+ * handoff (a token passed back and forth ROUNDS times, so the recorder must switch at futex
+ * waits) and a compute part in each thread, whose result each thread prints itself.
+ * usage: citcat_threads [ROUNDS [WORK]] */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turn_changed = PTHREAD_COND_INITIALIZER;
+static int turn;		/* whose turn it is: 0 main, 1 worker */
+static long rounds = 200, work = 20000;
+
+/* Deterministic work whose result depends on every step (so a replay that skips or repeats
+ * any of it prints another number). */
+static uint64_t compute(uint64_t seed, long n)
+{
+	uint64_t x = seed;
+	for (long i = 0; i < n; i++)
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL + (x >> 29);
+	return x;
+}
+
+/* Take ROUNDS turns as player ME, computing a little in each; returns the running result. */
+static uint64_t play(int me)
+{
+	uint64_t acc = (uint64_t)me + 1;
+	for (long r = 0; r < rounds; r++) {
+		pthread_mutex_lock(&lock);
+		while (turn != me)
+			pthread_cond_wait(&turn_changed, &lock);
+		acc = compute(acc ^ (uint64_t)r, work);
+		turn = !me;
+		pthread_cond_signal(&turn_changed);
+		pthread_mutex_unlock(&lock);
+	}
+	return acc;
+}
+
+static void *worker(void *arg)
+{
+	uint64_t own = compute(7, work * 10);	/* computed while main may wait */
+	uint64_t acc = play(1);
+	printf("worker: %016llx %016llx\n", (unsigned long long)own, (unsigned long long)acc);
+	fflush(stdout);
+	return arg;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	if (argc > 1)
+		rounds = atol(argv[1]);
+	if (argc > 2)
+		work = atol(argv[2]);
+	if (pthread_create(&t, NULL, worker, NULL))
+		return 1;
+	uint64_t acc = play(0);
+	pthread_join(t, NULL);
+	printf("main: %016llx\n", (unsigned long long)acc);
+	return 0;
+}
