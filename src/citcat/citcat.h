@@ -32,6 +32,8 @@ struct citcat_record_result {
 	uint64_t signal_points;		/* signals delivered between syscalls, at an exact point */
 	uint64_t threads;		/* threads the program had (1: single-threaded) */
 	uint64_t switches;		/* thread switches recorded (one thread ran at a time) */
+	uint64_t preemptions;		/* of them, a thread stopped between syscalls when its time
+					 * slice ran out (SIGSTOP: a POINT or a syscall boundary) */
 	uint64_t bytes;			/* size of DIR/recording */
 	uint64_t copies, copy_bytes;	/* copies of mapped files in DIR/files, their bytes */
 	uint64_t unknown_syscalls;	/* calls whose memory outputs the recorder does not know */
@@ -63,6 +65,7 @@ struct citcat_summary {
 	uint64_t signal_points;		/* signals delivered at a recorded exact point */
 	uint64_t threads;		/* threads simulated (1: single-threaded) */
 	uint64_t switches;		/* thread switches replayed */
+	uint64_t preemption_points;	/* of them, at a recorded exact point (a preemption) */
 	uint64_t point_near_misses;	/* executions of a point's pc whose registers equalled the
 					 * point's but whose stack (or vector state) did not: how
 					 * close the replay came to an ambiguous choice */

@@ -283,7 +283,7 @@ static int emit_fpregs(struct cc_tracer *tr)
 /* POINT: the exact place of an asynchronous event without a PMU: the complete user state at
  * the stop (R), its vector registers and a hash of the stack around rsp (unreadable: zeros,
  * as the replay counts it). */
-static int emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
+int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
 {
 	struct user_fpregs_struct f;
 	uint8_t stack[CC_POINT_STACK_BELOW + CC_POINT_STACK_ABOVE];
@@ -383,7 +383,7 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 	ls->in_sc = 1;
 	if (ptrace(PTRACE_SYSCALL, tr->pid, NULL, NULL))
 		return -errno;
-	if (ls->nthr > 1 && cc_syscall_may_block(ls->nr, ls->args))
+	if (ls->nthr > 1 && (cc_syscall_may_block(ls->nr, ls->args) || cc_slice_over(ls)))
 		return cc_thread_block(tr, ls);
 	return 0;
 }
@@ -476,6 +476,8 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		if (err > 0)
 			return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
+	if (sig == SIGSTOP && ls->thr[ls->cur].stop_sent)	/* the recorder's preemption */
+		return cc_thread_preempted(tr, ls, req);
 	if (ls->delivering == sig)
 		return deliver_now(tr, ls, sig, ls->at_exit.rsp);
 	int caught = 0, blocked = 0;
@@ -491,7 +493,7 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		 * instructions; record it and deliver the signal there, at its real moment */
 		if (!ls->in_sc) {
 			tr->points++;
-			return (err = emit_point(tr, &r)) ? err : deliver_now(tr, ls, sig, r.rsp);
+			return (err = cc_emit_point(tr, &r)) ? err : deliver_now(tr, ls, sig, r.rsp);
 		}
 		return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
@@ -538,12 +540,11 @@ static int trace_loop(struct cc_tracer *tr, struct loop_state *ls)
 	int err = 0;
 	while (!ls->done) {
 		int st;
-		pid_t pid = waitpid(-1, &st, __WALL);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			return fail(tr, -errno, "lost the program (waitpid failed)");
-		}
+		pid_t pid;
+		if ((err = cc_wait(tr, ls, &pid, &st)))
+			return tr->err[0] ? err : fail(tr, err, "lost the program (waitpid failed)");
+		if (pid == 0)
+			continue;
 		struct cc_thr *t = cc_thread_find(ls, pid);
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			if (pid == ls->tgid) {
@@ -687,8 +688,17 @@ static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o,
 	if (!err && ptrace(PTRACE_CONT, tr->pid, NULL, NULL))
 		err = fail(tr, -errno, "cannot resume the program");
 	cc_threads_init(ls, tr->pid);
+	/* the time slices wait for SIGCHLD with a timeout (blocked after the fork: the program
+	 * does not inherit the mask) */
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	int masked = !err && sigprocmask(SIG_BLOCK, &chld, &old) == 0;
+	ls->timed_wait = masked;
 	if (!err)
 		err = trace_loop(tr, ls);
+	if (masked)
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	if (!err && cc_writer_flush(&tr->w))
 		err = fail(tr, tr->w.err, "cannot write the recording");
 	if (!err && fsync(fd))
@@ -744,6 +754,7 @@ out:
 	res->signal_points = tr.points;
 	res->threads = ls.nthr_total;
 	res->switches = ls.switches;
+	res->preemptions = ls.preemptions;
 	res->cpuid_mode = (enum citcat_cpuid_mode)tr.cpuid_mode;
 	const char *uf = NULL;
 	cc_cpuid_patch_counts(tr.patcher, &res->cpuid_patched, &res->cpuid_unconfirmed, &uf);

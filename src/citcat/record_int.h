@@ -61,6 +61,7 @@ struct cc_thr {
 	int started;		/* ran: REGS recorded */
 	uint64_t clear_tid;	/* CLONE_CHILD_CLEARTID / set_tid_address: zeroed at its exit */
 	uint64_t set_tid;	/* CLONE_CHILD_SETTID: its tid is written there */
+	int stop_sent;		/* the recorder sent it a SIGSTOP to preempt it */
 	/* the syscall it is blocked in (the loop state's, saved while others run) */
 	uint64_t nr, args[6], state_hash;
 	int sc_flags;
@@ -90,6 +91,9 @@ struct loop_state {
 	pid_t last_tid;		/* the thread the recorded events belong to */
 	int leave_reason;	/* enum cc_switch_reason of the thread that stopped running */
 	int group_exit;		/* exit_group was called: no thread runs again */
+	int timed_wait;		/* SIGCHLD is blocked: the loop waits with a time slice */
+	int64_t slice_start_ns;	/* CLOCK_MONOTONIC when the running thread was resumed */
+	uint64_t preemptions;	/* switches at an exact point (POINT) or a boundary */
 	uint64_t switches;	/* SWITCH records */
 	uint64_t nthr_total;	/* threads the process had, the first one included */
 };
@@ -140,6 +144,18 @@ int cc_thread_block(struct cc_tracer *tr, struct loop_state *ls);
 int cc_thread_exit_call(struct cc_tracer *tr, struct loop_state *ls);
 /* The clone event of the running thread: TID is its new thread (flags in ls->clone_*). */
 int cc_thread_cloned(struct loop_state *ls, pid_t tid);
+/* The next stop (*PID 0: none yet, call again), waiting at most a time slice at a time while
+ * several threads live: a running thread whose slice is over while another is ready is
+ * preempted (in a syscall: switched as if it blocked; running: stopped with SIGSTOP). */
+int cc_wait(struct cc_tracer *tr, struct loop_state *ls, pid_t *pid, int *st);
+/* 1 when the running thread has run its time slice and another thread is ready. */
+int cc_slice_over(const struct loop_state *ls);
+/* The running thread's SIGSTOP from cc_wait: the switch is recorded here (POINT when it ran
+ * instructions since its last syscall) unless a syscall restart is pending; else it goes on
+ * (ptrace request REQ). */
+int cc_thread_preempted(struct cc_tracer *tr, struct loop_state *ls, int req);
+/* record.c: a POINT record with R (the running thread's registers at a stop). */
+int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r);
 /* record.c: the syscall-exit stop of the running thread (also for a blocked syscall the
  * scheduler resumes); resumes it. */
 int cc_on_syscall_exit(struct cc_tracer *tr, struct loop_state *ls);

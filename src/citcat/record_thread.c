@@ -6,6 +6,7 @@
  * observed their inputs, and the replay runs them in that order in one address space. */
 #include <errno.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -15,8 +16,16 @@
 #include "citcat/record_int.h"
 
 #define FUTEX_CMD_MASK 0x7f
+#define SLICE_NS (20 * 1000000LL)	/* a thread's time slice while another is ready */
 #define CLONE_CHILD_CLEARTID_ 0x00200000ULL
 #define CLONE_CHILD_SETTID_ 0x01000000ULL
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 void cc_threads_init(struct loop_state *ls, pid_t tgid)
 {
@@ -29,6 +38,7 @@ void cc_threads_init(struct loop_state *ls, pid_t tgid)
 	ls->nthr_total = 1;
 	ls->cur = 0;
 	ls->last_tid = tgid;
+	ls->slice_start_ns = now_ns();
 }
 
 struct cc_thr *cc_thread_find(struct loop_state *ls, pid_t tid)
@@ -138,6 +148,7 @@ int cc_schedule(struct cc_tracer *tr, struct loop_state *ls)
 		return err;
 	ls->exit_valid = 0;
 	ls->restart = 0;
+	ls->slice_start_ns = now_ns();
 	if (t->state == CC_THR_SC_DONE) {	/* its syscall returned meanwhile: record it now */
 		t->state = CC_THR_RUNNING;
 		ls->nr = t->nr;
@@ -150,6 +161,62 @@ int cc_schedule(struct cc_tracer *tr, struct loop_state *ls)
 	t->state = CC_THR_RUNNING;
 	ls->in_sc = 0;
 	return ptrace(PTRACE_CONT, t->tid, NULL, NULL) ? -errno : 0;
+}
+
+int cc_slice_over(const struct loop_state *ls)
+{
+	if (ls->cur < 0 || now_ns() - ls->slice_start_ns < SLICE_NS)
+		return 0;
+	for (size_t i = 0; i < ls->nthr; i++)
+		if (ls->thr[i].state == CC_THR_READY || ls->thr[i].state == CC_THR_SC_DONE)
+			return 1;
+	return 0;
+}
+
+int cc_wait(struct cc_tracer *tr, struct loop_state *ls, pid_t *pid, int *st)
+{
+	if (!ls->timed_wait || ls->nthr < 2) {
+		*pid = waitpid(-1, st, __WALL);
+		return *pid < 0 && errno != EINTR ? -errno : (*pid < 0 ? (*pid = 0) : 0);
+	}
+	*pid = waitpid(-1, st, __WALL | WNOHANG);
+	if (*pid != 0)
+		return *pid < 0 && errno != EINTR ? -errno : (*pid < 0 ? (*pid = 0) : 0);
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	int64_t left = ls->cur >= 0 ? SLICE_NS - (now_ns() - ls->slice_start_ns) : SLICE_NS;
+	struct timespec ts = { 0, left > 1000000 ? left : 1000000 };
+	if (sigtimedwait(&chld, NULL, &ts) >= 0 || !cc_slice_over(ls))
+		return 0;	/* a stop is waiting (or the slice is not over): collect it */
+	struct cc_thr *t = &ls->thr[ls->cur];
+	if (ls->in_sc)	/* a call outside the list that waits: let the others run */
+		return cc_thread_block(tr, ls);
+	if (!t->stop_sent) {
+		t->stop_sent = 1;
+		if (syscall(SYS_tgkill, ls->tgid, t->tid, SIGSTOP))
+			return -errno;
+	}
+	return 0;
+}
+
+int cc_thread_preempted(struct cc_tracer *tr, struct loop_state *ls, int req)
+{
+	struct cc_thr *t = &ls->thr[ls->cur];
+	struct user_regs_struct r;
+	t->stop_sent = 0;
+	if (ls->in_sc || ls->restart || ptrace(PTRACE_GETREGS, t->tid, NULL, &r))
+		return ptrace(req, t->tid, NULL, NULL) ? -errno : 0;	/* on; later again */
+	/* no instruction ran since the syscall returned: the switch is at that boundary, which
+	 * the replay knows; else at this exact point */
+	int err = ls->exit_valid && !memcmp(&r, &ls->at_exit, sizeof(r)) ? 0 : cc_emit_point(tr, &r);
+	if (err)
+		return err;
+	ls->preemptions++;
+	t->state = CC_THR_READY;
+	ls->exit_valid = 0;
+	ls->leave_reason = CC_SWITCH_HERE;
+	return cc_schedule(tr, ls);
 }
 
 int cc_other_thread_stop(struct cc_tracer *tr, struct loop_state *ls, pid_t tid, int st)
@@ -182,6 +249,10 @@ int cc_other_thread_stop(struct cc_tracer *tr, struct loop_state *ls, pid_t tid,
 	}
 	if (ev || sig == SIGTRAP)
 		return ptrace(PTRACE_CONT, tid, NULL, NULL) ? -errno : 0;
+	if (sig == SIGSTOP && t->stop_sent) {	/* a preemption that came after it blocked */
+		t->stop_sent = 0;
+		return ptrace(PTRACE_CONT, tid, NULL, NULL) ? -errno : 0;
+	}
 	snprintf(tr->err, tr->errlen, "thread %d received signal %d while another thread ran: "
 		 "citcat records signals to the running thread only", (int)tid, sig);
 	return -ENOTSUP;

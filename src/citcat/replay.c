@@ -703,6 +703,7 @@ void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary
 	s->point_near_misses = rp->point_near_misses;
 	s->threads = rp->nthr;
 	s->switches = rp->switches;
+	s->preemption_points = rp->preempt_points;
 	const struct cc_rec *x = r->n ? &r->recs[r->n - 1] : NULL;
 	if (x && x->kind == CC_REC_EXIT) {
 		s->recorded_status = (int)x->u.exit.status;

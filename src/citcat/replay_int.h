@@ -73,6 +73,7 @@ struct citcat_replay {
 	int switch_pending;		/* a SWITCH record is next: switch before running on */
 	uint64_t insns_mark;		/* rp->insns when the current thread started running */
 	uint64_t switches;
+	uint64_t preempt_points;	/* switches at an exact point (a preemption) */
 };
 
 /* Install the per-instruction and data-reference hooks for HOOKS (replacing the fast block

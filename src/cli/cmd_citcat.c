@@ -126,9 +126,9 @@ static int citcat_record_main(int argc, char **argv)
 		snprintf(how, sizeof(how), "%" PRIu64 " cpuid sites patched", res.cpuid_patched);
 	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls, %" PRIu64
 		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " signals at exact points, %" PRIu64 " threads (%"
-		PRIu64 " switches), %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
+		PRIu64 " switches, %" PRIu64 " preemptions), %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
 		PRIu64 " mapped files%s\n", cmd_argv[0], o.out, res.syscalls, res.rdtsc, res.cpuid, how,
-		res.signal_points, res.threads, res.switches, res.bytes, res.copy_bytes, res.copies, !o.copy ? " (--no-copy)" : "");
+		res.signal_points, res.threads, res.switches, res.preemptions, res.bytes, res.copy_bytes, res.copies, !o.copy ? " (--no-copy)" : "");
 	return status_code(res.wait_status);
 }
 
@@ -200,6 +200,7 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		json_ku64(&w, "point_near_misses", s->point_near_misses);
 		json_ku64(&w, "threads", s->threads);
 		json_ku64(&w, "switches", s->switches);
+		json_ku64(&w, "preemption_points", s->preemption_points);
 		json_key(&w, "thread_instructions");
 		json_array_begin(&w);
 		for (size_t i = 0; citcat_replay_thread(rp, i, &tid, &n) == 0; i++) {
@@ -225,7 +226,8 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		s->point_near_misses, cpu > 0 ? s->instructions / cpu / 1e6 : 0.0);
 	if (s->threads < 2)
 		return;
-	fprintf(f, "threads        %" PRIu64 " (%" PRIu64 " switches)\n", s->threads, s->switches);
+	fprintf(f, "threads        %" PRIu64 " (%" PRIu64 " switches, %" PRIu64 " at exact points)\n",
+		s->threads, s->switches, s->preemption_points);
 	for (size_t i = 0; citcat_replay_thread(rp, i, &tid, &n) == 0; i++)
 		fprintf(f, "  thread %-6" PRIu32 " %" PRIu64 " instructions\n", tid, n);
 }

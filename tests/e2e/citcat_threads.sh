@@ -5,7 +5,9 @@
 # instruction count equal, within 0.5%, to callgrind's count for that thread (an independent
 # simulator; the small difference is glibc's cpuid-dependent string functions and startup);
 # the trace stream and --dump say which thread ran each instruction (spent locks sees both
-# threads hold the mutex); zstd -T2 records and replays verified.
+# threads hold the mutex); zstd -T2 records and replays verified; CPU-bound threads are
+# preempted at exact points (verified, counts equal callgrind's per thread), and a thread that
+# spins on a flag without a syscall no longer hangs the recording.
 source "$(dirname "$0")/lib.sh"
 has() { grep -q -- "$2" "$1"; }
 E=(env -i PATH=/usr/bin:/bin)
@@ -52,3 +54,29 @@ zj=$("$SPENT" citcat replay "$TMP/zst" --json --stdout "$TMP/zst.rep" 2>/dev/nul
 check "citcat_threads_zstd_replay_verified" [ "$(jfield "$zj" verified)" = True ]
 check "citcat_threads_zstd_several_threads" [ "$(jfield "$zj" threads)" -ge 2 ]
 check "citcat_threads_zstd_stdout_equals_real" cmp -s "$TMP/zst.real" "$TMP/zst.rep"
+
+# CPU-bound threads: preempted when their 20 ms time slice runs out with another thread ready,
+# at an exact point (POINT: pc, registers, stack hash) where the replay switches too
+"${E[@]}" "$SPENT" citcat record -o "$TMP/par" -- "$PROGS/citcat_threads" par 20000000 > "$TMP/par.real" 2> "$TMP/par.err"
+check "citcat_threads_cpu_bound_records" [ $? = 0 ]
+pj=$("$SPENT" citcat replay "$TMP/par" --json --stdout "$TMP/par.rep" 2>/dev/null)
+check "citcat_threads_cpu_bound_replay_verified" [ "$(jfield "$pj" verified)" = True ]
+check "citcat_threads_cpu_bound_stdout_equals_real" cmp -s "$TMP/par.real" "$TMP/par.rep"
+check "citcat_threads_cpu_bound_preempted_at_points" [ "$(jfield "$pj" preemption_points)" -ge 1 ]
+if command -v valgrind > /dev/null; then
+	"${E[@]}" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$TMP/pcg.out" \
+		"$PROGS/citcat_threads" par 20000000 > /dev/null 2>&1
+	read -r main worker < <(python3 -c 'import json,sys; print(" ".join(str(x["instructions"]) for x in json.loads(sys.argv[1])["thread_instructions"]))' "$pj")
+	cg_main=$(awk '/^totals:/ { print $2 }' "$TMP/pcg.out-01" 2>/dev/null)
+	cg_worker=$(awk '/^totals:/ { print $2 }' "$TMP/pcg.out-02" 2>/dev/null)
+	check "citcat_threads_cpu_bound_main_count_matches_callgrind ($main vs ${cg_main:-none})" within "$main" "${cg_main:-0}" 0.5
+	check "citcat_threads_cpu_bound_worker_count_matches_callgrind ($worker vs ${cg_worker:-none})" within "$worker" "${cg_worker:-0}" 0.5
+fi
+
+# a thread that spins on memory another thread sets, without a syscall: only a preemption lets
+# the other thread run (before, the recording never ended)
+timeout 120 "$SPENT" citcat record -o "$TMP/spin" -- "$PROGS/citcat_threads" spin 5000000 > "$TMP/spin.real" 2> /dev/null
+check "citcat_threads_spin_wait_records_and_ends" [ $? = 0 ]
+wj=$("$SPENT" citcat replay "$TMP/spin" --json --stdout "$TMP/spin.rep" 2>/dev/null)
+check "citcat_threads_spin_wait_replay_verified" [ "$(jfield "$wj" verified)" = True ]
+check "citcat_threads_spin_wait_stdout_equals_real" cmp -s "$TMP/spin.real" "$TMP/spin.rep"
