@@ -72,12 +72,19 @@ static const struct cc_rec *next_event(struct citcat_replay *rp, int want, uint6
 	if (e->kind == CC_REC_POINT && want != CC_REC_POINT) {
 		uint64_t ppc;
 		memcpy(&ppc, e->u.words, 8);
+		const struct cc_rec *ev = rp->cur + 1 < r->n ? &r->recs[rp->cur + 1] : NULL;
+		char what[96];
+		if (ev && ev->kind == CC_REC_SWITCH)
+			snprintf(what, sizeof(what), "thread %" PRIu32 " was preempted (thread %" PRIu64
+				 " ran next)", cc_replay_tid(rp), ev->u.sw.tid);
+		else
+			snprintf(what, sizeof(what), "run received signal %" PRIu64,
+				 ev && ev->kind == CC_REC_SIGNAL ? ev->u.sig.signo : 0);
 		cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
-			    ": the recorded run received signal %" PRIu64 " at pc %#" PRIx64 " before "
+			    ": the recorded %s at pc %#" PRIx64 " before "
 			    "this, and the replay never reached that exact state (%" PRIu64 " executions "
 			    "of that pc had its registers but another stack or vector state)", rp->insns,
-			    pc, rp->cur + 1 < r->n && r->recs[rp->cur + 1].kind == CC_REC_SIGNAL ?
-			    r->recs[rp->cur + 1].u.sig.signo : 0, ppc, rp->point_near_misses);
+			    pc, what, ppc, rp->point_near_misses);
 		return NULL;
 	}
 	if (e->kind != want) {

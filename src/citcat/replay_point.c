@@ -31,6 +31,11 @@ static const int point_regs[][2] = {
 };
 #define N_POINT_REGS (sizeof(point_regs) / sizeof(point_regs[0]))
 #define REG_RSP_INDEX 19
+/* MXCSR's sticky exception flags (IE DE ZE OE UE PE): the simulator never sets them (a known
+ * gap, docs/citcat.md), so a point recorded after an inexact SSE result (PE, 0x1fa0, in
+ * python3's interpreter) would never match; the control bits (masks, rounding, FZ, DAZ) are
+ * compared */
+#define MXCSR_EXCEPTION_FLAGS 0x3fULL
 
 static uint64_t word(const uint8_t *w, size_t i)
 {
@@ -68,7 +73,7 @@ static int rest_matches(struct citcat_replay *rp, const uint8_t *w)
 	size_t k = 1 + CC_NREGS;
 	uint64_t mxcsr = 0;
 	uc_reg_read(rp->uc, UC_X86_REG_MXCSR, &mxcsr);
-	if (mxcsr != word(w, k++))
+	if ((mxcsr ^ word(w, k++)) & ~MXCSR_EXCEPTION_FLAGS)
 		return 0;
 	for (int i = 0; i < 16; i++, k += 2) {
 		uint64_t x[2] = { 0, 0 };
