@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The database `spent daemon` and `spent top` use without --db. */
+#define SPENT_DEFAULT_DB "/var/lib/spent"
+
 /* Print "spent: MESSAGE" on stderr as one line (lowercase, no final period by convention). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Same, prefixed "spent: warning: ". */

@@ -16,7 +16,7 @@
 #include "profile/db.h"
 #include "spent/events.h"
 
-#define DEFAULT_DB "/var/lib/spent"
+#define DEFAULT_DB SPENT_DEFAULT_DB
 /* Software timers exit the VM on every sample: bench/daemon.sh measured the bare cpu-clock
  * timer at this rate to keep the total slowdown within 1% (see docs/daemon.md). */
 #define DEFAULT_SW_HZ 250

@@ -49,6 +49,8 @@ static void on_entry(void *arg, pid_t pid, uint64_t pc, uint32_t event, uint64_t
 
 	d->entries++;
 	dmerge_add(d->merge, pid, pc, event, count);
+	if (d->tap)
+		daemon_tap_add(d, pid, pc, event, count);
 }
 
 static void on_dcpi_entry(void *arg, const struct dcpi_entry *e)
@@ -283,6 +285,7 @@ collectors:
 
 static void teardown(struct daemon *d)
 {
+	daemon_tap_free(d);
 	daemon_socket_close(d);
 	dbpf_close(d->bpf);
 	dperf_close(d->perf);

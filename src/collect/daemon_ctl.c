@@ -1,5 +1,5 @@
 /* collect/daemon_ctl.c - the daemon's lock (one daemon per database), its root-only control
- * socket (flush, epoch, status, stop) and its status counters (DB/status.json). */
+ * socket (flush, epoch, status, stop; recent is daemon_tap.c) and its status counters (DB/status.json). */
 #include "collect/daemon_int.h"
 
 #include <errno.h>
@@ -132,6 +132,9 @@ static void handle(struct daemon *d, int fd, const char *cmd)
 			snprintf(out, sizeof(out), "ok epoch %u\n", ep);
 			daemon_log(d, "epoch %u started", ep);
 		}
+	} else if (!strcmp(cmd, "recent")) {
+		daemon_tap_serve(d, fd);
+		return;
 	} else if (!strcmp(cmd, "stop")) {
 		d->stop_requested = true;
 		snprintf(out, sizeof(out), "ok stopping\n");

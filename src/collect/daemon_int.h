@@ -42,6 +42,7 @@ struct daemon {
 	/* rates over the last status window */
 	uint64_t win_t, win_samples, win_cpu_us;
 	double samples_per_s, cpu_pct;
+	struct daemon_tap *tap;	/* the `recent` command's entries, while a client asks */
 };
 
 uint64_t daemon_now_ms(void);
@@ -61,5 +62,10 @@ void daemon_socket_close(struct daemon *d);
  * frees; 0 or -ENOMEM. */
 int daemon_status_json(struct daemon *d, bool running, char **out);
 void daemon_status_update(struct daemon *d, bool running);
+
+/* daemon_tap.c: the `recent` command (spent top) */
+void daemon_tap_add(struct daemon *d, pid_t pid, uint64_t pc, uint32_t event, uint64_t count);
+void daemon_tap_serve(struct daemon *d, int fd);
+void daemon_tap_free(struct daemon *d);
 
 #endif
