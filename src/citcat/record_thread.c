@@ -1,7 +1,9 @@
 /* citcat/record_thread.c - the recorder's threads, one running at a time (as rr does): the
  * running thread runs until it enters a syscall that may wait for another thread (then it
- * goes on in the kernel while the next thread runs) or exits; the next thread that may run
- * is resumed, round robin, and a SWITCH record says so. A blocked thread's syscall is
+ * goes on in the kernel while the next thread runs), exits, or has run its time slice while
+ * another is ready (preempted at its next syscall, or stopped with SIGSTOP at an exact point,
+ * a POINT record); the next thread that may run is resumed, round robin, and a SWITCH record
+ * says so. A blocked thread's syscall is
  * recorded when it runs again, so the stream is the order in which the program's threads
  * observed their inputs, and the replay runs them in that order in one address space. */
 #include <errno.h>
