@@ -317,10 +317,53 @@ static int add_detail_slice(struct profile *t, const struct profile *p, uint32_t
 	return err;
 }
 
-/* Merge P's data of one file (kind, img, ev) with what is on disk and rewrite it. */
+/* T gets P's call stacks of event EV as its event TE. */
+static int add_stack_slice(struct profile *t, const struct profile *p, uint32_t ev, uint32_t te)
+{
+	const struct profile_event *e = profile_event_get(t, te);
+	struct profile *one = profile_new();
+	uint32_t oe;
+	int err = one ? profile_event_intern(one, e->name, e->period, e->flags, &oe) : -ENOMEM;
+	/* copy P's stacks of EV via a merge of a filtered profile */
+	for (size_t i = 0; i < profile_nstacks(p) && !err; i++) {
+		uint32_t sev;
+		const struct profile_frame *f;
+		size_t nf;
+		uint64_t cnt;
+		profile_stack_get(p, i, &sev, &f, &nf, &cnt);
+		if (sev != ev)
+			continue;
+		struct profile_frame fr[1024];
+		for (size_t k = 0; k < nf && !err; k++) {
+			fr[k] = f[k];
+			if (f[k].image != PROFILE_NO_IMAGE)
+				err = profile_image_intern(one, profile_image_get(p, f[k].image),
+							   &fr[k].image);
+		}
+		err = err ? err : profile_add_stack(one, oe, fr, nf, cnt);
+	}
+	err = err ? err : profile_merge(t, one);
+	profile_free(one);
+	return err;
+}
+
+static int file_path(const struct write_ctx *w, enum write_kind kind, uint32_t img, uint32_t ev,
+		     char *file, size_t len)
+{
+	char name[320];
+	int err = kind == W_COUNTS ? profile_file_name_counts(w->p, img, ev, name, sizeof(name))
+		: kind == W_UNKNOWN ? profile_file_name_unknown(w->p, ev, name, sizeof(name))
+		: kind == W_STACKS ? profile_file_name_stacks(w->p, ev, name, sizeof(name))
+				   : profile_file_name_samples(w->p, ev, name, sizeof(name));
+	if (!err && snprintf(file, len, "%s/%s", w->dir, name) >= (int)len)
+		err = -ENAMETOOLONG;
+	return err;
+}
+
+/* Merge P's counts of (IMG, EV) or unknown samples of EV with what is on disk and rewrite. */
 static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, uint32_t ev)
 {
-	char name[320], file[PATH_MAX];
+	char file[PATH_MAX];
 	struct profile *t = profile_new();
 	struct binbuf b;
 	bool empty = false;
@@ -331,16 +374,8 @@ static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, ui
 		err = -ENOMEM;
 		goto out;
 	}
-	err = kind == W_COUNTS ? profile_file_name_counts(w->p, img, ev, name, sizeof(name))
-	    : kind == W_UNKNOWN ? profile_file_name_unknown(w->p, ev, name, sizeof(name))
-	    : kind == W_STACKS ? profile_file_name_stacks(w->p, ev, name, sizeof(name))
-			       : profile_file_name_samples(w->p, ev, name, sizeof(name));
-	if (err)
+	if ((err = file_path(w, kind, img, ev, file, sizeof(file))))
 		goto out;
-	if (snprintf(file, sizeof(file), "%s/%s", w->dir, name) >= (int)sizeof(file)) {
-		err = -ENAMETOOLONG;
-		goto out;
-	}
 	if ((err = load_existing(file, t, w->warn, w->ctx)))
 		goto out;
 	/* keep only the one event (and image) this file is about: merge P's slice into T */
@@ -356,42 +391,58 @@ static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, ui
 			err = profile_add(t, ti, c[i].offset, te, c[i].count);
 		free(c);
 		err = err ? err : profile_file_encode_counts(t, ti, te, &b);
-	} else if (kind == W_UNKNOWN) {
+	} else {
 		for (int r = 0; r < PROFILE_UNK_NR && !err; r++)
 			err = profile_add_unknown(t, r, te, profile_unknown_count(w->p, ev, r));
 		err = err ? err : profile_file_encode_unknown(t, te, &b, &empty);
-	} else if (kind == W_SAMPLES) {
-		err = add_detail_slice(t, w->p, ev, te);
-		err = err ? err : profile_file_encode_samples(t, te, &b, &empty);
-	} else {
-		struct profile *one = profile_new();
-		uint32_t oe;
-		err = one ? profile_event_intern(one, e->name, e->period, e->flags, &oe) : -ENOMEM;
-		/* copy P's stacks of EV via a merge of a filtered profile */
-		for (size_t i = 0; i < profile_nstacks(w->p) && !err; i++) {
-			uint32_t sev;
-			const struct profile_frame *f;
-			size_t nf;
-			uint64_t cnt;
-			profile_stack_get(w->p, i, &sev, &f, &nf, &cnt);
-			if (sev != ev)
-				continue;
-			struct profile_frame fr[1024];
-			for (size_t k = 0; k < nf && !err; k++) {
-				fr[k] = f[k];
-				if (f[k].image != PROFILE_NO_IMAGE)
-					err = profile_image_intern(one, profile_image_get(w->p, f[k].image),
-								   &fr[k].image);
-			}
-			err = err ? err : profile_add_stack(one, oe, fr, nf, cnt);
-		}
-		err = err ? err : profile_merge(t, one);
-		profile_free(one);
-		err = err ? err : profile_file_encode_stacks(t, te, &b, &empty);
 	}
 	if (!err && !empty)
 		err = binio_write_file_atomic(file, b.data, b.len, w->file_mode);
 out:
+	binbuf_release(&b);
+	profile_free(t);
+	return err;
+}
+
+/* Merge P's call stacks and detail rows of EV with the epoch's stacks@ and samples@ files
+ * and rewrite them. `spent record` adds every sample both as a stack and as a detail row,
+ * so when the merged stacks are exactly the sum of the merged rows' chains the samples file
+ * says so (PROFILE_SAMPLES_STACKS) and the stacks file goes: that halves a -g profile. The
+ * samples file is written before the stacks file is removed; a crash in between leaves both
+ * and the stacks counted twice, never lost. */
+static int write_stacks_samples(struct write_ctx *w, uint32_t ev)
+{
+	char sfile[PATH_MAX], dfile[PATH_MAX];
+	struct profile *t = profile_new();
+	struct binbuf b;
+	bool empty = true, hold = false;
+	uint32_t te;
+	int err = t ? 0 : -ENOMEM;
+	binbuf_init(&b);
+	err = err ? err : file_path(w, W_STACKS, 0, ev, sfile, sizeof(sfile));
+	err = err ? err : file_path(w, W_SAMPLES, 0, ev, dfile, sizeof(dfile));
+	err = err ? err : load_existing(dfile, t, w->warn, w->ctx);
+	err = err ? err : load_existing(sfile, t, w->warn, w->ctx);
+	const struct profile_event *e = profile_event_get(w->p, ev);
+	err = err ? err : profile_event_intern(t, e->name, e->period, e->flags, &te);
+	err = err ? err : add_detail_slice(t, w->p, ev, te);
+	err = err ? err : add_stack_slice(t, w->p, ev, te);
+	if (!err && (hold = profile_samples_hold_stacks(t, te)))
+		err = profile_file_encode_samples(t, te, true, &b, &empty);
+	else if (!err)
+		err = profile_file_encode_samples(t, te, false, &b, &empty);
+	if (!err && !empty)
+		err = binio_write_file_atomic(dfile, b.data, b.len, w->file_mode);
+	binbuf_release(&b);
+	binbuf_init(&b);
+	if (!err && hold && !empty) {
+		if (unlink(sfile) < 0 && errno != ENOENT)
+			err = -errno;
+	} else if (!err) {
+		err = profile_file_encode_stacks(t, te, &b, &empty);
+		if (!err && !empty)
+			err = binio_write_file_atomic(sfile, b.data, b.len, w->file_mode);
+	}
 	binbuf_release(&b);
 	profile_free(t);
 	return err;
@@ -517,10 +568,8 @@ int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct 
 	for (uint32_t ev = 0; ev < profile_nevents(p) && !err; ev++) {
 		if (has_unknown(p, ev))
 			err = write_one(&w, W_UNKNOWN, 0, ev);
-		if (!err && has_stacks(p, ev))
-			err = write_one(&w, W_STACKS, 0, ev);
-		if (!err && has_detail(p, ev))
-			err = write_one(&w, W_SAMPLES, 0, ev);
+		if (!err && (has_stacks(p, ev) || has_detail(p, ev)))
+			err = write_stacks_samples(&w, ev);
 	}
 	return err ? err : write_span(&w);
 }

@@ -19,6 +19,10 @@
  *                         depth x (uvarint image index + 1 (0 = no image), uvarint offset)),
  *              leaf frame first; sum of counts == total
  *     kind 4:  detail rows (event, task, time bucket, call chain) -> count:
+ *              uvarint flags: bit 0 (PROFILE_SAMPLES_STACKS) = the chains are the event's
+ *                             call stacks: each chain with the sum of its rows' counts is
+ *                             one stack, and there is no stacks file of the event; other
+ *                             bits must be 0
  *              uvarint bucket_ns >= 1, uvarint origin_ns (the time of time index 1)
  *              uvarint nstrings, nstrings x str          comm and cgroup names
  *              uvarint ntasks, ntasks x (uvarint comm string, uvarint pid, uvarint tid,
@@ -75,9 +79,14 @@ int profile_file_encode_unknown(const struct profile *p, uint32_t ev, struct bin
 				bool *empty);
 int profile_file_encode_stacks(const struct profile *p, uint32_t ev, struct binbuf *b,
 			       bool *empty);
-/* The detail rows of EV (profile_samples.c). */
-int profile_file_encode_samples(const struct profile *p, uint32_t ev, struct binbuf *b,
-				bool *empty);
+/* The detail rows of EV (profile_samples.c). STACKS_IN_CHAINS sets PROFILE_SAMPLES_STACKS:
+ * only when profile_samples_hold_stacks(P, EV), and then no stacks file is written for EV. */
+#define PROFILE_SAMPLES_STACKS 1u	/* kind-4 flag: the chains are the event's call stacks */
+int profile_file_encode_samples(const struct profile *p, uint32_t ev, bool stacks_in_chains,
+				struct binbuf *b, bool *empty);
+/* Whether P's call stacks of EV are exactly the sum of its detail rows' chains of EV (a chain
+ * that is a stack of the same count), so the samples file can carry both. */
+bool profile_samples_hold_stacks(const struct profile *p, uint32_t ev);
 
 /* File names (into OUT of OUTLEN bytes) for each kind; -ENAMETOOLONG when they do not fit. */
 int profile_file_name_counts(const struct profile *p, uint32_t img, uint32_t ev, char *out,

@@ -296,8 +296,53 @@ static int put_rows(struct binbuf *b, const struct enc *e)
 	return err;
 }
 
-int profile_file_encode_samples(const struct profile *p, uint32_t ev, struct binbuf *b,
-				bool *empty)
+bool profile_samples_hold_stacks(const struct profile *p, uint32_t ev)
+{
+	/* Q gets every detail chain of EV as a stack (same image indices as P), then P's stacks
+	 * of EV: they are equal when no stack is new and every count exactly doubles */
+	const struct profile_detail *d = &p->detail;
+	const struct profile_event *e = profile_event_get(p, ev);
+	struct profile *q = profile_new();
+	uint64_t *once = NULL;
+	size_t nq = 0, np = 0;
+	uint32_t qe, qi;
+	bool same = false;
+	int err = q ? profile_event_intern(q, e->name, e->period, e->flags, &qe) : -ENOMEM;
+	for (size_t i = 0; i < profile_nimages(p) && !err; i++)
+		err = profile_image_intern(q, profile_image_get(p, (uint32_t)i), &qi);
+	for (size_t i = 0; i < d->nrows && !err; i++) {
+		const struct detail_row *r = &d->rows[i];
+		if (r->ev == ev)
+			err = profile_add_stack(q, qe, d->frames + d->chains[r->chain].off,
+						d->chains[r->chain].n, r->count);
+	}
+	nq = err ? 0 : profile_nstacks(q);
+	once = nq ? malloc(nq * sizeof(*once)) : NULL;
+	if (!once)
+		goto out;
+	const struct profile_frame *f;
+	size_t nf;
+	uint64_t cnt;
+	uint32_t sev;
+	for (size_t i = 0; i < nq; i++)
+		profile_stack_get(q, i, &sev, &f, &nf, &once[i]);
+	for (size_t i = 0; !err && profile_stack_next(p, ev, &i, &f, &nf, &cnt);) {
+		np++;
+		err = profile_add_stack(q, qe, f, nf, cnt);
+	}
+	same = !err && np == nq && profile_nstacks(q) == nq;
+	for (size_t i = 0; i < nq && same; i++) {
+		profile_stack_get(q, i, &sev, &f, &nf, &cnt);
+		same = cnt == 2 * once[i];
+	}
+out:
+	free(once);
+	profile_free(q);
+	return same;
+}
+
+int profile_file_encode_samples(const struct profile *p, uint32_t ev, bool stacks_in_chains,
+				struct binbuf *b, bool *empty)
 {
 	const struct profile_detail *d = &p->detail;
 	struct enc e = { .p = p, .d = d, .ev = ev };
@@ -335,6 +380,7 @@ int profile_file_encode_samples(const struct profile *p, uint32_t ev, struct bin
 		goto out;
 	err = profile_file_put_header(b, PROFILE_FILE_VERSION_SAMPLES, PROFILE_FILE_SAMPLES,
 				      profile_event_get(p, ev));
+	err = err ? err : binbuf_put_uvarint(b, stacks_in_chains ? PROFILE_SAMPLES_STACKS : 0);
 	err = err ? err : binbuf_put_uvarint(b, width);
 	err = err ? err : binbuf_put_uvarint(b, origin);
 	err = err ? err : put_tables(b, &e);
@@ -372,6 +418,7 @@ struct dec {
 	uint64_t nnodes;
 	uint32_t *chains;	/* local chain -> T's */
 	uint64_t nchains;
+	uint64_t *chain_sum;	/* local chain -> its rows' counts (PROFILE_SAMPLES_STACKS) */
 };
 
 static int dec_strings_tasks(struct binreader *r, struct profile *t, struct dec *x,
@@ -466,8 +513,9 @@ static int dec_chains(struct binreader *r, struct profile *t, struct dec *x, con
 	    x->nchains > x->nnodes)
 		BAD("bad chain count");
 	x->chains = malloc((x->nchains + 1) * sizeof(*x->chains));
+	x->chain_sum = calloc(x->nchains + 1, sizeof(*x->chain_sum));
 	used = calloc(x->nnodes + 1, 1);
-	if (!x->chains || !used) {
+	if (!x->chains || !x->chain_sum || !used) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -488,7 +536,7 @@ out:
 	return err;
 }
 
-static int dec_rows(struct binreader *r, struct profile *t, uint32_t ev, const struct dec *x,
+static int dec_rows(struct binreader *r, struct profile *t, uint32_t ev, struct dec *x,
 		    uint64_t width, uint64_t origin, const char **why)
 {
 	uint64_t ngroups, nrows, total, seen = 0, sum = 0, prev_task = 0;
@@ -530,6 +578,7 @@ static int dec_rows(struct binreader *r, struct profile *t, uint32_t ev, const s
 			if (count < extra || sum + count < sum)
 				BAD("row count overflows");
 			sum += count;
+			x->chain_sum[chain] += count;	/* <= sum: cannot overflow */
 			next_chain = chain + 1;
 			uint64_t time = prev_t ? origin + (prev_t - 1) * width : 0;
 			err = profile_detail_row_add(&t->detail, ev,
@@ -549,10 +598,13 @@ int profile_file_parse_samples(struct binreader *r, struct profile *t, uint32_t 
 			       const char **why)
 {
 	struct dec x = { 0 };
-	uint64_t width, origin;
+	uint64_t flags, width, origin;
 	int err = 0;
-	if (binreader_get_uvarint(r, &width) || binreader_get_uvarint(r, &origin))
+	if (binreader_get_uvarint(r, &flags) || binreader_get_uvarint(r, &width) ||
+	    binreader_get_uvarint(r, &origin))
 		BAD("truncated samples header");
+	if (flags & ~(uint64_t)PROFILE_SAMPLES_STACKS)
+		BAD("unknown samples flags");
 	if (width == 0 || origin % width)
 		BAD("bad time bucket or origin");
 	profile_set_time_bucket(t, width);
@@ -560,6 +612,12 @@ int profile_file_parse_samples(struct binreader *r, struct profile *t, uint32_t 
 	    (err = dec_chains(r, t, &x, why)))
 		goto out;
 	err = dec_rows(r, t, ev, &x, width, origin, why);
+	/* the event's call stacks were not written twice: each chain is one, with its rows' sum */
+	for (uint64_t i = 0; !err && flags & PROFILE_SAMPLES_STACKS && i < x.nchains; i++) {
+		const struct detail_chain *c = &t->detail.chains[x.chains[i]];
+		if (x.chain_sum[i])
+			err = profile_add_stack(t, ev, t->detail.frames + c->off, c->n, x.chain_sum[i]);
+	}
 out:
 	for (uint64_t i = 0; x.strs && i < x.nstrs; i++)
 		free(x.strs[i]);
@@ -569,5 +627,6 @@ out:
 	free(x.nodes);
 	free(x.depth);
 	free(x.chains);
+	free(x.chain_sum);
 	return err;
 }

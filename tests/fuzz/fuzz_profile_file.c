@@ -14,7 +14,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
 
-/* Every detail row read as a view reads it; each event's rows re-encoded and parsed back. */
+/* Every detail row read as a view reads it; each event's rows re-encoded and parsed back
+ * (with the stacks in the chains when they are: then the stacks come back too). */
 static void detail_roundtrip(const struct profile *p)
 {
 	uint64_t total = 0;
@@ -31,10 +32,12 @@ static void detail_roundtrip(const struct profile *p)
 		bool empty = true;
 		binbuf_init(&b);
 		struct profile *q = profile_new();
-		if (q && !profile_file_encode_samples(p, e, &b, &empty) && !empty) {
+		bool hold = profile_samples_hold_stacks(p, e);
+		if (q && !profile_file_encode_samples(p, e, hold, &b, &empty) && !empty) {
 			const char *why = NULL;
 			if (profile_file_parse(b.data, b.len, q, &why) ||
-			    profile_ndetail(q) != profile_ndetail(p))
+			    profile_ndetail(q) != profile_ndetail(p) ||
+			    (hold && profile_nstacks(q) != profile_nstacks(p)))
 				abort();
 		}
 		profile_free(q);

@@ -131,7 +131,9 @@ static int inline_files(const char *rec_path, struct binbuf *out, const char *su
 }
 
 /* Three tasks (one with a cgroup), rows without task or time, chains with no-image and
- * kernel frames, counts above 3, two events with different bucket widths merged; a span. */
+ * kernel frames, counts above 3, two events with different bucket widths merged; a span.
+ * The second event also has its chains as stacks, as `spent record -g` adds them: its
+ * samples file holds them (flag bit 0), the first's does not. */
 static int detail_dir(const char *dir)
 {
 	struct profile *p = profile_new();
@@ -160,6 +162,7 @@ static int detail_dir(const char *dir)
 	err = err ?: profile_set_time_bucket(p, 1000 * ms);
 	err = err ?: profile_add_detail(p, e1, t[2], t0 + 1500 * ms, f + 3, 1, 1);
 	err = err ?: profile_add_detail(p, e1, t[2], t0, f, 4, 9);
+	err = err ?: profile_add_stack(p, e1, f + 3, 1, 1) ?: profile_add_stack(p, e1, f, 4, 9);
 	profile_extend_span(p, t0 - ms, t0 + 2000 * ms);
 	err = err ?: profile_dir_create(dir, &d) ?: profile_dir_write_epoch(d, 0, p, NULL, NULL);
 	profile_dir_close(d);

@@ -206,7 +206,7 @@ static uint8_t *samples_bytes(size_t *len)
 	struct binbuf b;
 	bool empty = true;
 	binbuf_init(&b);
-	assert_int_equal(profile_file_encode_samples(p, 0, &b, &empty), 0);
+	assert_int_equal(profile_file_encode_samples(p, 0, false, &b, &empty), 0);
 	assert_false(empty);
 	profile_free(p);
 	*len = b.len;
@@ -281,23 +281,45 @@ static void hostile_samples_files_add_nothing(void **state)
 	profile_free(whole);
 }
 
-/* A samples file from BODY (after the event header), with header and CRC around it. */
-static int parse_body(const uint8_t *body, size_t n, const char **why)
+/* A samples file of FLAGS and BODY (after the flags), with header and CRC around it; the
+ * call stacks it gives into *STACKS (NULL: must be none) as "count@offset,...;" text. */
+static int parse_flagged(uint8_t flags, const uint8_t *body, size_t n, const char **why,
+			 char *stacks)
 {
 	struct binbuf b;
 	struct profile_event ev = { .name = (char *)"cpu-clock", .period = 1 };
 	binbuf_init(&b);
 	assert_int_equal(profile_file_put_header(&b, PROFILE_FILE_VERSION_SAMPLES,
 						 PROFILE_FILE_SAMPLES, &ev), 0);
+	assert_int_equal(binbuf_put(&b, &flags, 1), 0);
 	assert_int_equal(binbuf_put(&b, body, n), 0);
 	assert_int_equal(profile_file_put_crc(&b, 0), 0);
 	struct profile *t = profile_new();
 	int err = profile_file_parse(b.data, b.len, t, why);
 	if (err)
 		assert_int_equal(profile_ndetail(t), 0);
+	if (!stacks)
+		assert_int_equal(profile_nstacks(t), 0);
+	for (size_t i = 0; stacks && i < profile_nstacks(t); i++) {
+		uint32_t sev;
+		const struct profile_frame *f;
+		size_t nf;
+		uint64_t cnt;
+		profile_stack_get(t, i, &sev, &f, &nf, &cnt);
+		stacks += sprintf(stacks, "%llu", (unsigned long long)cnt);
+		for (size_t k = 0; k < nf; k++)
+			stacks += sprintf(stacks, "%c%llx", k ? ',' : '@',
+					  (unsigned long long)f[k].offset);
+		stacks += sprintf(stacks, ";");
+	}
 	profile_free(t);
 	binbuf_release(&b);
 	return err;
+}
+
+static int parse_body(const uint8_t *body, size_t n, const char **why)
+{
+	return parse_flagged(0, body, n, why, NULL);
 }
 
 static void samples_parser_checks_each_rule(void **state)
@@ -309,6 +331,12 @@ static void samples_parser_checks_each_rule(void **state)
 #define HEAD 10, 20, 1, 1, 'a', 1, 0, 1, 1, 0, 0, 1, 0, 0, 10, 1, 0
 	static const uint8_t ok[] = { HEAD, 1, 2, 3, 1, 2, 0x01, 0, 0x03, 4 };	/* 2 rows, 1 + 2 */
 	assert_int_equal(parse_body(ok, sizeof(ok), &why), 0);
+	/* flag 1: the chain (one frame at 5) is also a stack of its rows' sum; other flags bad */
+	char stacks[256] = "";
+	assert_int_equal(parse_flagged(PROFILE_SAMPLES_STACKS, ok, sizeof(ok), &why, stacks), 0);
+	assert_string_equal(stacks, "3@5;");
+	assert_int_equal(parse_flagged(2, ok, sizeof(ok), &why, NULL), -EBADMSG);
+	assert_string_equal(why, "unknown samples flags");
 	static const uint8_t big_count[] = { HEAD, 1, 1, 9, 1, 1, 0x07, 0, 5 };
 	assert_int_equal(parse_body(big_count, sizeof(big_count), &why), 0);
 	static const uint8_t bad_total[] = { HEAD, 1, 1, 8, 1, 1, 0x07, 0, 5 };
@@ -368,6 +396,129 @@ static void samples_parser_checks_each_rule(void **state)
 	binbuf_release(&b);
 }
 
+/* Every call stack of P as text, sorted: "event count image:offset...". */
+static char *dump_stacks(const struct profile *p)
+{
+	size_t n = profile_nstacks(p), len = 0;
+	char **lines = calloc(n + 1, sizeof(*lines));
+	for (size_t i = 0; i < n; i++) {
+		uint32_t ev;
+		const struct profile_frame *f;
+		size_t nf;
+		uint64_t cnt;
+		char buf[8192];
+		profile_stack_get(p, i, &ev, &f, &nf, &cnt);
+		int k = snprintf(buf, sizeof(buf), "%s %llu", profile_event_get(p, ev)->name,
+				 (unsigned long long)cnt);
+		for (size_t j = 0; j < nf && k < 8000; j++) {
+			const struct profile_image *im = profile_image_get(p, f[j].image);
+			k += snprintf(buf + k, sizeof(buf) - (size_t)k, " %s:%llx", im ? im->path : "?",
+				      (unsigned long long)f[j].offset);
+		}
+		lines[i] = strdup(buf);
+		len += strlen(buf) + 1;
+	}
+	qsort(lines, n, sizeof(*lines), line_cmp);
+	char *out = calloc(len + 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		strcat(out, lines[i]);
+		strcat(out, "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	return out;
+}
+
+static bool stacks_file_exists(const char *dir, const char *ev)
+{
+	char file[512];
+	struct stat st;
+	snprintf(file, sizeof(file), "%s/epoch-0000/stacks@%s.prof", dir, ev);
+	return stat(file, &st) == 0;
+}
+
+static void read_back(struct profile_dir *d, const struct profile *want)
+{
+	struct profile *q = profile_new();
+	size_t skipped = 9;
+	assert_int_equal(profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
+	assert_int_equal(skipped, 0);
+	char *ws = dump_stacks(want), *gs = dump_stacks(q), *wr = dump_rows(want), *gr = dump_rows(q);
+	assert_string_equal(gs, ws);
+	assert_string_equal(gr, wr);
+	free(ws);
+	free(gs);
+	free(wr);
+	free(gr);
+	profile_free(q);
+}
+
+/* As `spent record` makes them: each detail row's chain is also added as a stack. */
+static struct profile *record_profile(void)
+{
+	struct profile *p = detail_profile();
+	for (size_t i = 0; i < profile_ndetail(p); i++) {
+		struct profile_detail_row r;
+		assert_int_equal(profile_detail_get(p, i, &r), 0);
+		assert_int_equal(profile_add_stack(p, r.event, r.frames, r.nframes, r.count), 0);
+	}
+	return p;
+}
+
+/* Stacks that are the sum of the detail chains are stored once, in the samples file; any
+ * write that breaks the equality (a daemon's rows without stacks, stacks without rows)
+ * brings the stacks file back, and nothing is lost or counted twice on the way. */
+static void stacks_equal_to_the_chains_are_not_written_twice(void **state)
+{
+	(void)state;
+	char dir[256];
+	struct profile_dir *d = new_dir("once", dir, sizeof(dir));
+	struct profile *p = record_profile(), *want = profile_new();
+	assert_true(profile_samples_hold_stacks(p, 0) && profile_samples_hold_stacks(p, 1));
+	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	assert_false(stacks_file_exists(dir, "cpu-clock-1000000"));
+	assert_false(stacks_file_exists(dir, "page-faults-1"));
+	assert_int_equal(profile_merge(want, p), 0);
+	read_back(d, want);
+	/* a merge of the same keeps them equal: still one file */
+	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	assert_false(stacks_file_exists(dir, "cpu-clock-1000000"));
+	assert_int_equal(profile_merge(want, p), 0);
+	read_back(d, want);
+	/* rows without stacks (the daemon): the stacks move back to their own file */
+	struct profile *rows = detail_profile();
+	assert_false(profile_samples_hold_stacks(rows, 0));
+	assert_int_equal(profile_dir_write_epoch(d, 0, rows, NULL, NULL), 0);
+	assert_true(stacks_file_exists(dir, "cpu-clock-1000000"));
+	assert_int_equal(profile_merge(want, rows), 0);
+	read_back(d, want);
+	profile_free(rows);
+	profile_free(p);
+	profile_free(want);
+	profile_dir_close(d);
+
+	/* stacks without rows next to a samples file that holds stacks: both kept */
+	d = new_dir("once2", dir, sizeof(dir));
+	p = record_profile();
+	want = profile_new();
+	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	struct profile *st = profile_new();
+	uint32_t a = add_image(st, "/usr/bin/a"), ev;
+	assert_int_equal(profile_event_intern(st, "cpu-clock", 1000000, 0, &ev), 0);
+	struct profile_frame f = { a, 0x99 };
+	assert_int_equal(profile_add_stack(st, ev, &f, 1, 4), 0);
+	assert_int_equal(profile_dir_write_epoch(d, 0, st, NULL, NULL), 0);
+	assert_true(stacks_file_exists(dir, "cpu-clock-1000000"));
+	assert_false(stacks_file_exists(dir, "page-faults-1"));
+	assert_int_equal(profile_merge(want, p), 0);
+	assert_int_equal(profile_merge(want, st), 0);
+	read_back(d, want);
+	profile_free(st);
+	profile_free(p);
+	profile_free(want);
+	profile_dir_close(d);
+}
+
 /* `spent record` of one thread for 60 s at 1 kHz: 10 ms buckets of 10 samples over a few
  * chains. Each row must cost 2-3 bytes, so that the profile stays far below perf.data
  * (which spends 40+ bytes per sample). */
@@ -392,7 +543,7 @@ static void a_record_row_costs_two_to_three_bytes(void **state)
 	}
 	struct binbuf b;
 	binbuf_init(&b);
-	assert_int_equal(profile_file_encode_samples(p, ev, &b, NULL), 0);
+	assert_int_equal(profile_file_encode_samples(p, ev, false, &b, NULL), 0);
 	size_t rows = profile_ndetail(p);
 	double per_row = (double)b.len / (double)rows, per_sample = (double)b.len / (double)samples;
 	print_message("%zu rows, %llu samples: %zu bytes, %.2f bytes/row, %.2f bytes/sample\n",
@@ -425,7 +576,7 @@ static void a_wider_bucket_merges_rows_on_write(void **state)
 	assert_int_equal(profile_set_time_bucket(p, 10 * MS), 0);
 	struct binbuf b;
 	binbuf_init(&b);
-	assert_int_equal(profile_file_encode_samples(p, ev, &b, NULL), 0);
+	assert_int_equal(profile_file_encode_samples(p, ev, false, &b, NULL), 0);
 	struct profile *q = profile_new();
 	assert_int_equal(profile_file_parse(b.data, b.len, q, NULL), 0);
 	assert_int_equal(profile_ndetail(q), 1);
@@ -538,6 +689,7 @@ int main(void)
 		cmocka_unit_test(profiles_without_detail_write_what_they_always_did),
 		cmocka_unit_test(hostile_samples_files_add_nothing),
 		cmocka_unit_test(samples_parser_checks_each_rule),
+		cmocka_unit_test(stacks_equal_to_the_chains_are_not_written_twice),
 		cmocka_unit_test(a_record_row_costs_two_to_three_bytes),
 		cmocka_unit_test(a_wider_bucket_merges_rows_on_write),
 		cmocka_unit_test(span_files_are_checked_replaced_and_owned),
