@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "collect/aggregate.h"
+#include "collect/daemon_buildid.h"
 #include "profile/profile_file.h"
 
 struct wpair {
@@ -47,6 +48,7 @@ struct dmerge {
 	struct wpair *pairs;
 	size_t npairs, next;
 	bool unknown_done;
+	struct dbuildid *bid;	/* images written get their symbols saved in the build-id cache */
 	struct dmerge_stats st;
 };
 
@@ -97,6 +99,8 @@ int dmerge_new(struct profile_dir *d, struct dmaps *maps, const struct dmerge_ev
 		goto out;
 	if ((err = profile_with_events(g, &g->pending, g->pev)))
 		goto out;
+	if ((err = dbuildid_new(&g->bid)))
+		goto out;
 	*out = g;
 	g = NULL;
 out:
@@ -127,6 +131,7 @@ void dmerge_free(struct dmerge *g)
 	free(g->istat);
 	free(g->pairs);
 	pidprofs_free(g->pp, g->npp);
+	dbuildid_free(g->bid);
 	free(g);
 }
 
@@ -408,6 +413,8 @@ static int write_pair(struct dmerge *g, const struct wpair *w)
 		if (err && counts_file_ino(g, sub) != before)
 			err = 0;
 	}
+	if (!err)	/* its counts are in the database: its names must outlive its file */
+		dbuildid_note(g->bid, profile_image_get(g->writing, w->img));
 	profile_free(sub);
 	return err;
 }
@@ -462,6 +469,7 @@ int dmerge_step(struct dmerge *g, size_t max_files)
 	free(g->pairs);
 	g->pairs = NULL;
 	g->npairs = g->next = 0;
+	dbuildid_prune(g->bid);
 	g->st.merges++;
 	g->st.last_error = 0;
 	return 1;

@@ -338,29 +338,37 @@ const char *symbols_names_missing(struct symbols *s, const struct profile_image 
 	return im->error;
 }
 
+int symbols_cache_image(struct symbols *s, const struct profile_image *img, bool *saved)
+{
+	char path[4096];
+	*saved = false;
+	int err = img->path[0] == '[' ? -EINVAL :
+		  buildid_cache_symtab_path(img, 1, path, sizeof(path));
+	if (err == -EINVAL || err == -ENOENT)
+		return 0;	/* pseudo images, no identity or no HOME: no key */
+	if (err || access(path, F_OK) == 0)
+		return err;	/* off (-ECANCELED), the directory cannot be made; or cached */
+	struct sym_image *im = image_get(s, img);
+	struct symtable *tab = im ? image_table(im) : NULL;
+	if (!im || !im->mod || !tab)
+		return 0;	/* no file of that identity (rebuilt already), no symbols */
+	if (!(err = symtable_save(tab, path)))
+		err = buildid_cache_note_image(path, img->path);
+	*saved = !err;
+	return err;
+}
+
 int symbols_cache_images(struct symbols *s, const struct profile *p)
 {
 	int first_err = 0, saved = 0;
-	char path[4096];
 	for (uint32_t i = 0; i < profile_nimages(p); i++) {
-		const struct profile_image *img = profile_image_get(p, i);
-		int err = img->path[0] == '[' ? -EINVAL :
-			  buildid_cache_symtab_path(img, 1, path, sizeof(path));
+		bool one;
+		int err = symbols_cache_image(s, profile_image_get(p, i), &one);
 		if (err == -ECANCELED)
 			return 0;
-		if (err && err != -EINVAL && err != -ENOENT && !first_err)
-			first_err = err;	/* e.g. the cache directory cannot be made */
-		if (err || access(path, F_OK) == 0)
-			continue;	/* pseudo images, no identity or no HOME: no key; or cached */
-		struct sym_image *im = image_get(s, img);
-		struct symtable *tab = im ? image_table(im) : NULL;
-		if (!im || !im->mod || !tab)
-			continue;
-		if (!(err = symtable_save(tab, path)))
-			err = buildid_cache_note_image(path, img->path);
 		if (err && !first_err)
-			first_err = err;
-		saved += !err;
+			first_err = err;	/* e.g. the cache directory cannot be made */
+		saved += one;
 	}
 	/* the cache grew: keep it within its size (nothing to do when nothing was added) */
 	int err = saved ? buildid_cache_prune(BUILDID_CACHE_DEFAULT_MAX, NULL, NULL) : 0;
