@@ -11,6 +11,7 @@
 
 #include "collect/aggregate.h"
 #include "collect/daemon_buildid.h"
+#include "collect/daemon_jit.h"
 #include "profile/profile_file.h"
 
 struct wpair {
@@ -266,6 +267,21 @@ size_t dmerge_top_images(const struct dmerge *g, struct dmerge_image_stats *top,
 	return k;
 }
 
+/* Generated code its process named in a perf JIT map: filed under the map, offset = the
+ * address (views name it from the map). 0, or -ENOENT when no trusted map covers PC. */
+static int jit_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64_t count)
+{
+	char path[64];
+	uint32_t idx;
+	int err = djit_lookup(pid, pc, path, sizeof(path));
+	struct profile_image pi = { .path = path };
+
+	if (!err && !(err = profile_image_intern(g->pending, &pi, &idx)) &&
+	    !(err = profile_add(g->pending, idx, pc, g->pev[event], count)))
+		g->st.placed += count;
+	return err;
+}
+
 void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64_t count)
 {
 	uint32_t id, idx;
@@ -277,6 +293,8 @@ void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64
 	r = dmaps_resolve(g->maps, pid, pc, &id, &off);
 	if (r == 0 && strcmp(dmaps_image(g->maps, id)->path, "[anon]") == 0)
 		r = -EFAULT;
+	if (r == -EFAULT && jit_add(g, pid, pc, event, count) == 0)
+		return;
 	if (r) {
 		enum profile_unknown_reason why = r == -ESRCH ? PROFILE_UNK_PROCESS_GONE :
 			r == -EFAULT ? PROFILE_UNK_ANON : PROFILE_UNK_NO_MAPPING;
