@@ -18,6 +18,7 @@
 #include "core/binio.h"
 #include "core/buildid_cache.h"
 #include "core/inline_table.h"
+#include "core/linetable.h"
 #include "core/outfile.h"
 #include "core/procmaps.h"
 #include "core/demangle.h"
@@ -36,6 +37,7 @@ struct sym_image {
 	struct symtable *tab;		/* the module's symbols sorted, built at the first lookup,
 					 * or the build-id cache's copy when the file is gone */
 	struct inline_tables *inlines;	/* per-CU inlined ranges, made as CUs are met */
+	struct linetable *lines;	/* the build-id cache's copy of its lines when the file is gone */
 	const char *error;		/* why the image could not be opened */
 	struct ksym *ksyms;		/* kernel only, sorted */
 	struct srcname { const char *raw; char *full; } *srcs;	/* relative -> comp_dir/file */
@@ -75,6 +77,7 @@ void symbols_free(struct symbols *s)
 	for (struct sym_image *i = s->images, *n; i; i = n) {
 		n = i->next;
 		symtable_free(i->tab);
+		linetable_free(i->lines);
 		inline_tables_free(i->inlines);
 		if (i->dwfl)
 			dwfl_end(i->dwfl);
@@ -289,8 +292,12 @@ static void open_image(struct symbols *s, struct sym_image *im)
 	char cached[4096];
 	if (!im->mod && im->id.path[0] != '[' &&
 	    buildid_cache_symtab_path(&im->id, 0, cached, sizeof(cached)) == 0 &&
-	    symtable_load(cached, &im->tab) == 0)
+	    symtable_load(cached, &im->tab) == 0) {
+		char lines[4096];
 		buildid_cache_touch(cached);	/* used: the last to be pruned */
+		if (buildid_cache_entry_file(cached, "lines", lines, sizeof(lines)) == 0)
+			linetable_load(lines, &im->lines);	/* none: saved without line info */
+	}
 }
 
 static struct sym_image *image_get(struct symbols *s, const struct profile_image *img)
@@ -355,6 +362,13 @@ int symbols_cache_image(struct symbols *s, const struct profile_image *img, bool
 	if (!(err = symtable_save(tab, path)))
 		err = buildid_cache_note_image(path, img->path);
 	*saved = !err;
+	/* lines after the symbols: an entry without them still names functions */
+	struct linetable *lt = NULL;
+	char lines[4096];
+	if (!err && linetable_from_module(im->mod, &lt) == 0 &&
+	    !(err = buildid_cache_entry_file(path, "lines", lines, sizeof(lines))))
+		err = linetable_save(lt, lines);
+	linetable_free(lt);
 	return err;
 }
 
@@ -473,6 +487,8 @@ static int lookup(struct symbols *s, const struct profile_image *img, uint64_t o
 			out->line = lineno;
 		}
 		inline_lookup(im, offset, out);
+	} else if (lines && !im->mod && im->lines) {
+		linetable_lookup(im->lines, offset, &out->file, &out->line);
 	}
 	return 0;
 }
