@@ -2,7 +2,8 @@
 # bench/record.sh - spent record/report against perf record/report at the same frequency on
 # the same workload, side by side (alternating runs, median of N): workload slowdown ratio
 # spent/perf (goal <= 1.0), profile size / perf.data size (goal <= 0.1), report time ratio
-# (goal <= 0.2). Then reports at scale: a -g profile of a g++ -O2 compile (cc1plus, a large
+# (goal <= 0.2). The same size ratio with the who-and-when detail rows on a 3-thread program,
+# flat and -g. Then reports at scale: a -g profile of a g++ -O2 compile (cc1plus, a large
 # stripped binary) by spent and perf, each report view timed against perf report's (goal
 # <= 1.0), and a daemon-like profile of 120k distinct offsets (goal <= 2 s per view).
 # Not a test: prints ratios.   usage: bench/record.sh [RUNS] [FREQ] [MITER]
@@ -37,6 +38,27 @@ printf 'wall: bare %.3fs  perf record %.3fs  spent record %.3fs\n' "$base" "$tp"
 awk -v s="$ts" -v p="$tp" 'BEGIN{printf "slowdown ratio spent/perf: %.3f (goal <= 1.0)\n", s/p}'
 awk -v s="$ssize" -v p="$psize" 'BEGIN{printf "profile size / perf.data size: %d / %d = %.4f (goal <= 0.1)\n", s, p, s/p}'
 awk -v s="$rs" -v p="$rp" 'BEGIN{printf "report time ratio spent/perf: %.3f / %.3f = %.3f (goal <= 0.2)\n", s, p, s/p}'
+
+# --- profile size with who and when: every sample is also a detail row (comm, pid, tid, 10 ms
+# bucket, call chain). perf.data of the same run as the yardstick, flat and with -g, on a
+# 3-thread program; the bytes of the detail rows (samples files) shown apart.
+who=$top/build/progs/who_split
+size_case() { # LABEL RECORD-ARGS...
+	local label=$1; shift
+	rm -rf "$tmp/w.perf" "$tmp/w"
+	perf record -q "$@" -F "$freq" -e cpu-clock -o "$tmp/w.perf" -- "$who" 400 >/dev/null 2>&1
+	"$SPENT" record "$@" -F "$freq" -e cpu-clock -o "$tmp/w" -- "$who" 400 >/dev/null 2>&1
+	local p s d n
+	p=$(stat -c %s "$tmp/w.perf") s=$(du -sb "$tmp/w" | cut -f1)
+	d=$(find "$tmp/w" -name 'samples*' -printf '%s\n' | awk '{ t += $1 } END { print t + 0 }')
+	n=$("$SPENT" report -i "$tmp/w" --sort tid --csv | awk -F, 'NR > 1 { t += $3 } END { print t + 0 }')
+	awk -v l="$label" -v s="$s" -v p="$p" -v d="$d" -v n="$n" 'BEGIN {
+		printf "  %-14s profile %d (detail rows %d, %.2f B/sample) / perf.data %d = %.4f (goal <= 0.1)\n",
+		       l, s, d, n ? d / n : 0, p, s / p }'
+}
+echo "profile size with comm/pid/tid/time: $who 400 (1:2:3 threads), -F $freq cpu-clock"
+size_case "flat"
+size_case "-g (fp)" -g
 
 # --- reports at scale: a large real binary (cc1plus), flat, --children, --folded
 cat > "$tmp/big.cpp" <<'CPP'

@@ -1,6 +1,7 @@
 /* cli/cmd_report.c - `spent report` (dcpiprof): a profile directory by image, function, line or
  * instruction, several events side by side with ratio columns, inclusive counts from stacks,
- * JSON/CSV, pprof/folded/flame-graph exports, and --diff against another profile. */
+ * JSON/CSV, pprof/folded/flame-graph exports, --diff against another profile, and the
+ * who-and-when table and selection (--sort, --comm/--pid/--tid/--image/--time: report_who.c). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -13,13 +14,13 @@
 #include "cli/cli.h"
 #include "cli/parse_options.h"
 #include "cli/profile_input.h"
+#include "cli/report_html.h"
+#include "cli/report_who.h"
 #include "core/demangle.h"
 #include "core/json.h"
 #include "core/outfile.h"
 #include "plot/flamegraph.h"
 #include "profile/export.h"
-
-enum out_fmt { OUT_TABLE, OUT_JSON, OUT_CSV };
 
 struct report_opts {
 	const char *input;
@@ -32,18 +33,23 @@ struct report_opts {
 	const char *pprof;
 	int folded;
 	const char *flamegraph;
+	struct report_html html;	/* --html FILE, --html-plot PLOT... */
 	const char *diff;
 	long limit;		/* -1: default */
 	int force;		/* accepted for old scripts: outputs are replaced anyway */
 	int demangle;		/* --no-demangle: names as in the symbol table */
 	int folded_root, folded_kernel;	/* folded stacks: program root frame, _[k] marks */
+	struct report_who who;	/* --sort and the comm/pid/tid/image/time selection */
 };
 
 static const char *const report_usage[] = {
 	"spent report [-i DIR] [--by image|function|line|instruction] [-e EVS]... [--children] "
 	"[--limit N] [--json|--csv]",
 	"spent report [-i DIR] [-e EVS] --pprof FILE|- | --folded | --flamegraph FILE.svg|-",
+	"spent report [-i DIR] [-e EVS] --html FILE.html [--html-plot FILE.svg|FILE.png]...",
 	"spent report [-i DIR] [--by VIEW] --diff OTHER_DIR",
+	"spent report [-i DIR] --sort comm,pid,tid,image,function [--comm NAMES] [--pid PIDS] "
+	"[--tid TIDS] [--image IMAGES] [--time START,END] [--json|--csv]",
 	NULL,
 };
 static const struct parse_usage report_pu = {
@@ -75,11 +81,16 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			 "folded stacks and flame graph: kernel frames marked _[k]"),
 		OPT_STRING(0, "flamegraph", &o->flamegraph, "FILE.svg",
 			   "write an SVG flame graph ('-': stdout)"),
+		OPT_STRING(0, "html", &o->html.path, "FILE.html",
+			   "write one self-contained HTML page: tables, flame graph, time heat map"),
+		OPT_STRING_LIST(0, "html-plot", &o->html.plot_paths, "FILE",
+				"embed an SVG or PNG plot in the --html page (repeatable)"),
 		OPT_STRING(0, "diff", &o->diff, "OTHER_DIR", "compare with another profile"),
 		OPT_BOOL(0, "demangle", &o->demangle,
 			 "show C++ and Rust names demangled (--no-demangle: as in the binary)"),
 		{ .type = OPTION_BOOL, .short_name = 'f', .long_name = "force", .value = &o->force,
 		  .help = "accepted for old scripts", .flags = PARSE_OPT_HIDDEN },
+		REPORT_WHO_OPTIONS(&o->who),
 		OPT_END(),
 	};
 	int n = parse_options(argc, argv, opts, &report_pu, 0);
@@ -101,7 +112,14 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 					   "other export to a file");
 	if (o->events.n && !(o->events_joined = cli_join_list(&o->events)))
 		return parse_options_error(&report_pu, "out of memory");
-	return 0;
+	if (o->who.sort && (o->pprof || o->folded || o->flamegraph || o->html.path || o->diff ||
+			    o->children))
+		return parse_options_error(&report_pu, "--sort is a table of its own: it cannot be "
+					   "combined with --children, --diff or an export");
+	if (o->diff && report_who_active(&o->who))
+		return parse_options_error(&report_pu, "--diff compares whole profiles: it cannot be "
+					   "combined with --comm, --pid, --tid, --image or --time");
+	return report_who_check(&o->who, &report_pu);
 }
 
 /* Profile event indices named in LIST (or all events). */
@@ -434,7 +452,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if ((o.pprof && strcmp(o.pprof, "-") && cli_check_output(o.pprof)) ||
-	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output(o.flamegraph)))
+	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output(o.flamegraph)) ||
+	    report_html_prepare(&o.html))
 		goto out;
 	if (profile_input_load(o.input, &p, &skipped)) {
 		rc = 1;
@@ -446,14 +465,25 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (report_who_select(&o.who, o.input, &p)) {
+		rc = 1;
+		goto out;
+	}
 	if (select_events(p, o.events_joined, &evs, &nev) || symbols_new(&sym) || use_saved_kallsyms(sym, o.input)) {
 		rc = 1;
 		goto out;
 	}
 	if (o.by != REPORT_BY_IMAGE)
 		warn_missing_names(p, sym);
-	if (o.pprof || o.folded || o.flamegraph) {
-		rc = do_exports(&o, p, sym, evs, nev) ? 1 : skipped ? 1 : 0;
+	if (o.pprof || o.folded || o.flamegraph || o.html.path) {
+		rc = do_exports(&o, p, sym, evs, nev) ||
+		     (o.html.path && report_html_write(&o.html, p, sym, evs, nev, o.input)) ? 1 :
+		     skipped ? 1 : 0;
+		goto out;
+	}
+	if (o.who.nkeys) {
+		rc = report_who_print(&o.who, p, sym, evs[0], o.fmt, o.limit < 0 && o.fmt == OUT_TABLE ?
+				      40 : o.limit) ? 1 : skipped ? 1 : 0;
 		goto out;
 	}
 	struct report_config cfg = { .by = o.by, .events = evs, .nevents = nev, .children = o.children };
@@ -479,5 +509,7 @@ out:
 	free(evs);
 	free(o.events_joined);
 	opt_string_list_release(&o.events);
+	report_html_release(&o.html);
+	report_who_release(&o.who);
 	return rc;
 }

@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collect/sampling.h"
 #include "collect/sampling_int.h"
+#include "collect/thread_tracker.h"
 
 uint64_t sampling_preset_period(const struct spent_event *ev, bool fast)
 {
@@ -59,6 +61,7 @@ int sampling_new(const struct sampling_config *cfg, struct sampling **out)
 	}
 	if ((err = image_cache_new(&s->cache)) || (err = procmaps_new(s->cache, &s->maps)))
 		goto fail;
+	sampling_clock_init(s);
 	*out = s;
 	return 0;
 fail:
@@ -76,6 +79,7 @@ void sampling_free(struct sampling *s)
 	for (size_t i = 0; i < s->nrings; i++)
 		perf_ring_unmap(&s->rings[i]);
 	sampling_unwind_release(s);
+	sampling_tasks_release(s);
 	free(s->fds);
 	free(s->rings);
 	free(s->pollfds);
@@ -120,6 +124,10 @@ static void fill_attr(const struct sampling *s, const struct sampling_event *e, 
 		a->sample_stack_user = s->cfg.stack_dump;
 	}
 	a->sample_id_all = 1;
+	/* sample times on CLOCK_MONOTONIC, which is NMI-safe and has a fixed offset to the wall
+	 * clock (measured at start); perf's default clock has none */
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
 	a->disabled = 1;
 	a->enable_on_exec = enable_on_exec;
 	a->inherit = !s->cfg.per_thread;
@@ -234,10 +242,24 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 	pid_t *tids = NULL, one = pid;
 	size_t ntids = 1;
 	int err = 0;
+	if (!s->start_wall_ns)
+		s->start_wall_ns = sampling_now_wall_ns(s);
 	if (!enable_on_exec) {	/* an existing process: every thread, and its maps now */
 		if ((err = list_threads(pid, &tids, &ntids)))
 			return err;
 		procmaps_load_pid(s->maps, pid);
+		/* no COMM record will name threads that exist already: their names now */
+		for (size_t t = 0; t < ntids && !err; t++) {
+			char comm[16];
+			thread_comm(pid, tids[t], comm);
+			if (comm[0])
+				err = sampling_task_comm(s, (uint32_t)pid, (uint32_t)tids[t], comm,
+							 sizeof(comm));
+		}
+		if (err) {
+			free(tids);
+			return err;
+		}
 	} else {
 		tids = &one;
 	}
@@ -284,5 +306,8 @@ int sampling_finish(struct sampling *s)
 {
 	for (size_t i = 0; i < s->nfds; i++)
 		ioctl(s->fds[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-	return sampling_read_rings(s);
+	int err = sampling_read_rings(s);
+	if (s->start_wall_ns)
+		profile_extend_span(s->prof, s->start_wall_ns, sampling_now_wall_ns(s));
+	return err;
 }

@@ -1,7 +1,8 @@
 /* collect/sampling.h - counter-overflow sampling into an in-memory profile (SpeedShop's
  * "hits" histogram): perf events per CPU with inherit (or per thread), mmap ring buffers,
  * side-band MMAP2/COMM/FORK/EXIT so every sample maps to (image, offset), optional call
- * chains (kernel frame-pointer chains, or user stack copies unwound with libdwfl). */
+ * chains (kernel frame-pointer chains, or user stack copies unwound with libdwfl), and a detail
+ * row per sample: the task (comm, pid, tid) and wall-clock time that took it. */
 #ifndef SPENT_COLLECT_SAMPLING_H
 #define SPENT_COLLECT_SAMPLING_H
 

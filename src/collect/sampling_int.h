@@ -24,6 +24,7 @@ struct record_batch {
 };
 
 struct unwinder;
+struct sampling_thread;
 
 struct sampling {
 	struct sampling_config cfg;
@@ -46,6 +47,10 @@ struct sampling {
 		uint32_t idx;
 	} imgcache[256];
 	struct unwinder *unw;
+	struct sampling_thread *threads;	/* tid -> name and task, open addressing */
+	size_t nthreads, capthreads;
+	int64_t realtime_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at sampling_new */
+	uint64_t start_wall_ns;		/* first attach, wall clock: the profile's span start */
 };
 
 int sampling_read_rings(struct sampling *s);
@@ -55,6 +60,20 @@ int sampling_read_rings(struct sampling *s);
 int sampling_follow_thread(struct sampling *s, pid_t tid);
 /* Profile image index for IMG (interned on first use). */
 int sampling_image_index(struct sampling *s, const struct image_info *img, uint32_t *idx);
+
+/* Who and when (sampling_tasks.c). Sample times are CLOCK_MONOTONIC (attr.use_clockid: the
+ * realtime clock is not NMI-safe); wall time = monotonic + the offset measured at start. */
+void sampling_clock_init(struct sampling *s);
+uint64_t sampling_wall_ns(const struct sampling *s, uint64_t mono_ns);
+uint64_t sampling_now_wall_ns(const struct sampling *s);
+/* A COMM record: thread TID of PID is now called COMM (at most MAXLEN bytes). 0 or -ENOMEM. */
+int sampling_task_comm(struct sampling *s, uint32_t pid, uint32_t tid, const char *comm,
+		       size_t maxlen);
+/* A FORK record: thread TID of PID was created by thread PTID and has its name. */
+int sampling_task_fork(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t ptid);
+/* The profile task of (PID, TID) under its current name (interned on first use). */
+int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t *idx);
+void sampling_tasks_release(struct sampling *s);
 
 /* DWARF unwinding (sampling_unwind.c). */
 uint64_t sampling_unwind_regs_mask(void);

@@ -1,6 +1,7 @@
 /* collect/sampling_records.c - decode perf records copied from the rings, in time order:
- * side-band (MMAP2, COMM exec, FORK, LOST, THROTTLE) keeps the process maps, samples are
- * translated to (image, offset) and aggregated with their call chains into the profile. */
+ * side-band (MMAP2, COMM, FORK, LOST, THROTTLE) keeps the process maps and thread names,
+ * samples are translated to (image, offset) and aggregated with their call chains into the
+ * profile, and each adds a detail row (task, time, chain). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,17 @@ static size_t sample_chain(struct sampling *s, const struct sample *sm, uint64_t
 	return n;
 }
 
+/* Who took the sample, when, at which call chain (leaf first): one detail row. */
+static int add_detail(struct sampling *s, const struct sample *sm, uint32_t ev,
+		      const struct profile_frame *frames, size_t n)
+{
+	uint32_t task;
+	int err = sampling_task_index(s, sm->pid, sm->tid, &task);
+	if (err)
+		return err;
+	return profile_add_detail(s->prof, ev, task, sampling_wall_ns(s, sm->time), frames, n, 1);
+}
+
 static int on_sample(struct sampling *s, const struct perf_event_header *h)
 {
 	struct sample sm;
@@ -240,18 +252,20 @@ static int on_sample(struct sampling *s, const struct perf_event_header *h)
 	if (lookup(s, (pid_t)sm.pid, sm.ip, &leaf, &why) == 0) {
 		s->stats.placed++;
 		err = profile_add(s->prof, leaf.image, leaf.offset, ev, 1);
-	} else {
+	} else {	/* lookup left a PROFILE_NO_IMAGE frame with the raw address */
 		s->stats.unknown++;
 		err = profile_add_unknown(s->prof, why, ev, 1);
 	}
 	if (err || s->cfg.callchain == SAMPLING_CG_NONE)
-		return err;
+		return err ? err : add_detail(s, &sm, ev, &leaf, 1);
 	uint64_t pcs[MAX_FRAMES];
 	struct profile_frame fr[MAX_FRAMES];
 	size_t n = sample_chain(s, &sm, pcs);
 	for (size_t i = 0; i < n; i++)
 		lookup(s, (pid_t)sm.pid, pcs[i], &fr[i], &why);
-	return n ? profile_add_stack(s->prof, ev, fr, n, 1) : 0;
+	if (n && (err = profile_add_stack(s->prof, ev, fr, n, 1)))
+		return err;
+	return n ? add_detail(s, &sm, ev, fr, n) : add_detail(s, &sm, ev, &leaf, 1);
 }
 
 static int on_record(struct sampling *s, const struct perf_event_header *h)
@@ -279,13 +293,19 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 			int err = procmaps_add(s->maps, (pid_t)pid, addr, len, pgoff, name);
 			return err == -ENOMEM ? err : 0;
 		}
-	case PERF_RECORD_COMM:
-		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && blen >= 8) {
-			memcpy(&pid, b, 4);
+	case PERF_RECORD_COMM: {
+		uint32_t tid;
+		if (blen < 8)
+			return 0;
+		memcpy(&pid, b, 4);
+		memcpy(&tid, b + 4, 4);
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
 			procmaps_forget(s->maps, (pid_t)pid);
 			sampling_unwind_invalidate(s, (pid_t)pid);
 		}
-		return 0;
+		/* exec or a rename (prctl PR_SET_NAME): the name of this thread from now on */
+		return sampling_task_comm(s, pid, tid, (const char *)b + 8, blen - 8);
+	}
 	case PERF_RECORD_FORK: {
 		uint32_t tid, ptid;
 		int err = 0;
@@ -297,6 +317,8 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 		memcpy(&ptid, b + 12, 4);
 		if (pid != ppid)
 			err = procmaps_fork(s->maps, (pid_t)ppid, (pid_t)pid);
+		if (!err && tid != ptid)
+			err = sampling_task_fork(s, pid, tid, ptid);
 		/* per-thread events are not inherited: a new thread or child gets its own */
 		if (!err && s->cfg.per_thread && tid != ptid)
 			err = sampling_follow_thread(s, (pid_t)tid);

@@ -1,48 +1,12 @@
 /* profile/profile.c - the in-memory profile: interned images and events, a hash table of
- * (image, event, offset) -> hits, unknown samples by reason, and deduplicated call stacks. */
+ * (image, event, offset) -> hits, unknown samples by reason, and deduplicated call stacks
+ * (tasks, detail rows and spans are profile_detail.c's). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/binio.h"
-#include "spent/profile.h"
-
-struct cell {
-	uint32_t img, ev;
-	uint64_t off;
-	uint64_t count;		/* 0 = empty slot */
-};
-
-struct stack {
-	uint32_t ev;
-	uint32_t n;
-	struct profile_frame *frames;
-	uint64_t count;
-	uint64_t hash;
-};
-
-struct event_slot {
-	struct profile_event pub;
-	uint64_t unknown[PROFILE_UNK_NR];
-};
-
-struct image_slot {
-	struct profile_image pub;
-	uint64_t hash;
-};
-
-struct profile {
-	struct image_slot *images;
-	size_t nimages, capimages;
-	struct event_slot *events;
-	size_t nevents, capevents;
-	struct cell *cells;	/* open addressing, capacity power of two */
-	size_t ncells, capcells;
-	struct stack *stacks;
-	size_t nstacks, capstacks;
-	uint32_t *stack_index;	/* open addressing: stack index + 1, 0 = empty */
-	size_t capindex;
-};
+#include "profile/profile_int.h"
 
 static const char *const unknown_names[PROFILE_UNK_NR] = {
 	"no-mapping", "process-gone", "anonymous", "kernel", "lost", "throttled",
@@ -73,10 +37,11 @@ void profile_free(struct profile *p)
 	free(p->cells);
 	free(p->stacks);
 	free(p->stack_index);
+	profile_detail_release(&p->detail);
 	free(p);
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+int profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return 0;
@@ -115,7 +80,7 @@ int profile_image_intern(struct profile *p, const struct profile_image *img, uin
 	}
 	if (p->nimages >= PROFILE_NO_IMAGE - 1)
 		return -ENOSPC;
-	if (grow((void **)&p->images, &p->capimages, p->nimages + 1, sizeof(*p->images)))
+	if (profile_grow((void **)&p->images, &p->capimages, p->nimages + 1, sizeof(*p->images)))
 		return -ENOMEM;
 	struct image_slot *s = &p->images[p->nimages];
 	memset(s, 0, sizeof(*s));
@@ -142,7 +107,7 @@ int profile_event_intern(struct profile *p, const char *name, uint64_t period, u
 	}
 	if (p->nevents >= 65535)
 		return -ENOSPC;
-	if (grow((void **)&p->events, &p->capevents, p->nevents + 1, sizeof(*p->events)))
+	if (profile_grow((void **)&p->events, &p->capevents, p->nevents + 1, sizeof(*p->events)))
 		return -ENOMEM;
 	struct event_slot *s = &p->events[p->nevents];
 	memset(s, 0, sizeof(*s));
@@ -301,7 +266,7 @@ int profile_add_stack(struct profile *p, uint32_t ev, const struct profile_frame
 	}
 	if (p->nstacks >= UINT32_MAX - 1)
 		return -ENOSPC;
-	if (grow((void **)&p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks)))
+	if (profile_grow((void **)&p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks)))
 		return -ENOMEM;
 	struct stack *s = &p->stacks[p->nstacks];
 	s->frames = malloc(n * sizeof(*frames));
@@ -397,6 +362,7 @@ int profile_merge(struct profile *dst, const struct profile *src)
 		if ((err = profile_add_stack(dst, emap[s->ev], fr, s->n, s->count)))
 			goto out;
 	}
+	err = profile_detail_merge(dst, src, imap, emap, UINT32_MAX);
 out:
 	free(fr);
 	free(imap);

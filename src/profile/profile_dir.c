@@ -1,6 +1,7 @@
 /* profile/profile_dir.c - the profile directory: DIR/meta, DIR/epoch-NNNN/, one file per
- * image x event (plus unknown and stacks files); atomic incremental merge-writes, validating
- * reads that skip corrupt files; recognising and removing a directory of only that. */
+ * image x event (plus unknown, stacks and samples files, and the epoch's span); atomic
+ * incremental merge-writes, validating reads that skip corrupt files; recognising and
+ * removing a directory of only that. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,9 +16,11 @@
 
 #include "core/outfile.h"
 #include "profile/profile_file.h"
+#include "profile/profile_int.h"
 
 #define META_MAGIC "spent-profile-dir"
 #define META_VERSION 1
+#define SPAN_NAME "span"
 
 struct profile_dir {
 	char *path;
@@ -286,7 +289,7 @@ static int load_existing(const char *file, struct profile *t, profile_warn_fn wa
 	return 0;
 }
 
-enum write_kind { W_COUNTS, W_UNKNOWN, W_STACKS };
+enum write_kind { W_COUNTS, W_UNKNOWN, W_STACKS, W_SAMPLES };
 
 struct write_ctx {
 	const struct profile *p;
@@ -295,6 +298,24 @@ struct write_ctx {
 	profile_warn_fn warn;
 	void *ctx;
 };
+
+/* T gets P's detail rows of event EV as its event TE. */
+static int add_detail_slice(struct profile *t, const struct profile *p, uint32_t ev, uint32_t te)
+{
+	size_t ni = profile_nimages(p);
+	uint32_t *imap = malloc((ni + 1) * sizeof(*imap));
+	uint32_t *emap = calloc(profile_nevents(p) + 1, sizeof(*emap));
+	int err = imap && emap ? 0 : -ENOMEM;
+	for (size_t i = 0; i < ni && !err; i++)
+		err = profile_image_intern(t, profile_image_get(p, (uint32_t)i), &imap[i]);
+	if (!err) {
+		emap[ev] = te;
+		err = profile_detail_merge(t, p, imap, emap, ev);
+	}
+	free(imap);
+	free(emap);
+	return err;
+}
 
 /* Merge P's data of one file (kind, img, ev) with what is on disk and rewrite it. */
 static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, uint32_t ev)
@@ -312,7 +333,8 @@ static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, ui
 	}
 	err = kind == W_COUNTS ? profile_file_name_counts(w->p, img, ev, name, sizeof(name))
 	    : kind == W_UNKNOWN ? profile_file_name_unknown(w->p, ev, name, sizeof(name))
-				: profile_file_name_stacks(w->p, ev, name, sizeof(name));
+	    : kind == W_STACKS ? profile_file_name_stacks(w->p, ev, name, sizeof(name))
+			       : profile_file_name_samples(w->p, ev, name, sizeof(name));
 	if (err)
 		goto out;
 	if (snprintf(file, sizeof(file), "%s/%s", w->dir, name) >= (int)sizeof(file)) {
@@ -338,6 +360,9 @@ static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, ui
 		for (int r = 0; r < PROFILE_UNK_NR && !err; r++)
 			err = profile_add_unknown(t, r, te, profile_unknown_count(w->p, ev, r));
 		err = err ? err : profile_file_encode_unknown(t, te, &b, &empty);
+	} else if (kind == W_SAMPLES) {
+		err = add_detail_slice(t, w->p, ev, te);
+		err = err ? err : profile_file_encode_samples(t, te, &b, &empty);
 	} else {
 		struct profile *one = profile_new();
 		uint32_t oe;
@@ -372,6 +397,73 @@ out:
 	return err;
 }
 
+/* The span file of the epoch directory DIR into *START, *END (both 0 when there is none):
+ * 0, -EBADMSG (not a span file), or -errno. */
+static int read_span(const char *dir, uint64_t *start, uint64_t *end)
+{
+	char file[PATH_MAX];
+	uint8_t *data = NULL;
+	size_t len;
+	*start = *end = 0;
+	if (snprintf(file, sizeof(file), "%s/" SPAN_NAME, dir) >= (int)sizeof(file))
+		return -ENAMETOOLONG;
+	int err = binio_read_file(file, PROFILE_SPAN_TEXT_MAX, &data, &len);
+	if (err == -ENOENT)
+		return 0;
+	if (err == -EFBIG)
+		err = -EBADMSG;
+	if (!err && (err = profile_span_parse(data, len, start, end)))
+		*start = *end = 0;
+	free(data);
+	return err;
+}
+
+/* The epoch's span becomes the union of what is there and P's (nothing when P has none); a
+ * span file that does not parse is set aside as span.corrupt, as profile files are. */
+static int write_span(struct write_ctx *w)
+{
+	char file[PATH_MAX], text[PROFILE_SPAN_TEXT_MAX];
+	uint64_t s, e, os, oe;
+	profile_span(w->p, &s, &e);
+	if (!s)
+		return 0;
+	if (snprintf(file, sizeof(file), "%s/" SPAN_NAME, w->dir) >= (int)sizeof(file))
+		return -ENAMETOOLONG;
+	int err = read_span(w->dir, &os, &oe);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		char bad[PATH_MAX + 16];
+		snprintf(bad, sizeof(bad), "%s.corrupt", file);
+		if (w->warn)
+			w->warn(w->ctx, file, err == -EBADMSG ? "bad span file" : strerror(-err));
+		if (rename(file, bad) < 0)
+			return -errno;
+	}
+	if (os && os < s)
+		s = os;
+	if (oe > e)
+		e = oe;
+	size_t n = profile_span_encode(s, e, text);
+	return binio_write_file_atomic(file, text, n, w->file_mode);
+}
+
+int profile_dir_epoch_span(struct profile_dir *d, uint32_t epoch, uint64_t *start_ns,
+			   uint64_t *end_ns)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	*start_ns = *end_ns = 0;
+	int err = epoch_path(d, epoch, dir, sizeof(dir));
+	if (err)
+		return err;
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOENT;
+	return read_span(dir, start_ns, end_ns);
+}
+
 static int write_pair(void *ctx, uint32_t img, uint32_t ev)
 {
 	return write_one(ctx, W_COUNTS, img, ev);
@@ -395,8 +487,9 @@ int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct 
 	for (uint32_t ev = 0; ev < profile_nevents(p) && !err; ev++) {
 		err = write_one(&w, W_UNKNOWN, 0, ev);
 		err = err ? err : write_one(&w, W_STACKS, 0, ev);
+		err = err ? err : write_one(&w, W_SAMPLES, 0, ev);
 	}
-	return err;
+	return err ? err : write_span(&w);
 }
 
 static bool is_profile_name(const char *n)
@@ -444,6 +537,17 @@ int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile
 	for (int k = 0; k < nent; k++)
 		free(ents[k]);
 	free(ents);
+	uint64_t s, e;
+	int se = err ? 0 : read_span(dir, &s, &e);
+	if (se == -ENOMEM) {
+		err = se;
+	} else if (se) {
+		skipped++;
+		if (warn && snprintf(file, sizeof(file), "%s/" SPAN_NAME, dir) < (int)sizeof(file))
+			warn(ctx, file, se == -EBADMSG ? "bad span file" : strerror(-se));
+	} else {
+		profile_extend_span(into, s, e);
+	}
 	if (nskipped)
 		*nskipped = skipped;
 	return err;
@@ -479,8 +583,9 @@ static void strip_temp(const char *name, char *out, size_t len)
 		*t = 0;
 }
 
-/* A file spent writes: meta and kallsyms at the top, profile files (and NAME.corrupt set
- * aside by load_existing) in an epoch directory; their temporaries too. */
+/* A file spent writes: meta and kallsyms at the top, profile files and the span (and
+ * NAME.corrupt set aside by load_existing and write_span) in an epoch directory; their
+ * temporaries too. */
 static bool own_file(const char *name, bool top)
 {
 	char n[NAME_MAX + 1];
@@ -491,7 +596,7 @@ static bool own_file(const char *name, bool top)
 	l = strlen(n);
 	if (l > 8 && !strcmp(n + l - 8, ".corrupt"))
 		n[l - 8] = 0;
-	return is_profile_name(n);
+	return is_profile_name(n) || !strcmp(n, SPAN_NAME);
 }
 
 /*

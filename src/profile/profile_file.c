@@ -1,5 +1,6 @@
 /* profile/profile_file.c - encode and validate-then-parse single profile files (layout in
- * profile_file.h): counts of one image x event, unknown samples, call stacks. */
+ * profile_file.h): counts of one image x event, unknown samples, call stacks; the header,
+ * image and CRC helpers every kind shares (samples files are profile_samples.c's). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,17 +8,18 @@
 
 #include "profile/profile_file.h"
 
-static int put_header(struct binbuf *b, uint8_t kind, const struct profile_event *e)
+int profile_file_put_header(struct binbuf *b, uint32_t version, uint8_t kind,
+			    const struct profile_event *e)
 {
 	int err = binbuf_put(b, PROFILE_FILE_MAGIC, 4);
-	err = err ? err : binbuf_put_le32(b, PROFILE_FILE_VERSION);
+	err = err ? err : binbuf_put_le32(b, version);
 	err = err ? err : binbuf_put_u8(b, kind);
 	err = err ? err : binbuf_put_str(b, e->name);
 	err = err ? err : binbuf_put_uvarint(b, e->period);
 	return err ? err : binbuf_put_uvarint(b, e->flags);
 }
 
-static int put_image(struct binbuf *b, const struct profile_image *img)
+int profile_file_put_image(struct binbuf *b, const struct profile_image *img)
 {
 	int err = binbuf_put_str(b, img->path);
 	err = err ? err : binbuf_put_u8(b, img->id_kind);
@@ -25,7 +27,7 @@ static int put_image(struct binbuf *b, const struct profile_image *img)
 	return err ? err : binbuf_put(b, img->id, img->id_len);
 }
 
-static int put_crc(struct binbuf *b, size_t start)
+int profile_file_put_crc(struct binbuf *b, size_t start)
 {
 	return binbuf_put_le32(b, binio_crc32(0, b->data + start, b->len - start));
 }
@@ -41,8 +43,9 @@ int profile_file_encode_counts(const struct profile *p, uint32_t img, uint32_t e
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += c[i].count;
-	err = put_header(b, PROFILE_FILE_COUNTS, profile_event_get(p, ev));
-	err = err ? err : put_image(b, profile_image_get(p, img));
+	err = profile_file_put_header(b, PROFILE_FILE_VERSION, PROFILE_FILE_COUNTS,
+				      profile_event_get(p, ev));
+	err = err ? err : profile_file_put_image(b, profile_image_get(p, img));
 	err = err ? err : binbuf_put_uvarint(b, n);
 	err = err ? err : binbuf_put_uvarint(b, total);
 	uint64_t prev = 0;
@@ -51,7 +54,7 @@ int profile_file_encode_counts(const struct profile *p, uint32_t img, uint32_t e
 		err = err ? err : binbuf_put_uvarint(b, c[i].count);
 		prev = c[i].offset;
 	}
-	err = err ? err : put_crc(b, start);
+	err = err ? err : profile_file_put_crc(b, start);
 out:
 	free(c);
 	return err;
@@ -65,7 +68,8 @@ int profile_file_encode_unknown(const struct profile *p, uint32_t ev, struct bin
 		n += profile_unknown_count(p, ev, r) != 0;
 	if (empty)
 		*empty = n == 0;
-	int err = put_header(b, PROFILE_FILE_UNKNOWN, profile_event_get(p, ev));
+	int err = profile_file_put_header(b, PROFILE_FILE_VERSION, PROFILE_FILE_UNKNOWN,
+					  profile_event_get(p, ev));
 	err = err ? err : binbuf_put_uvarint(b, n);
 	for (int r = 0; r < PROFILE_UNK_NR && !err; r++) {
 		uint64_t c = profile_unknown_count(p, ev, r);
@@ -74,7 +78,7 @@ int profile_file_encode_unknown(const struct profile *p, uint32_t ev, struct bin
 		err = binbuf_put_uvarint(b, (uint64_t)r);
 		err = err ? err : binbuf_put_uvarint(b, c);
 	}
-	return err ? err : put_crc(b, start);
+	return err ? err : profile_file_put_crc(b, start);
 }
 
 int profile_file_encode_stacks(const struct profile *p, uint32_t ev, struct binbuf *b,
@@ -102,12 +106,13 @@ int profile_file_encode_stacks(const struct profile *p, uint32_t ev, struct binb
 	}
 	if (empty)
 		*empty = ns == 0;
-	err = put_header(b, PROFILE_FILE_STACKS, profile_event_get(p, ev));
+	err = profile_file_put_header(b, PROFILE_FILE_VERSION, PROFILE_FILE_STACKS,
+				      profile_event_get(p, ev));
 	err = err ? err : binbuf_put_uvarint(b, nlocal);
 	for (uint32_t l = 0; l < nlocal && !err; l++)
 		for (size_t i = 0; i < ni; i++)
 			if (local[i] == l) {
-				err = put_image(b, profile_image_get(p, (uint32_t)i));
+				err = profile_file_put_image(b, profile_image_get(p, (uint32_t)i));
 				break;
 			}
 	err = err ? err : binbuf_put_uvarint(b, ns);
@@ -121,7 +126,7 @@ int profile_file_encode_stacks(const struct profile *p, uint32_t ev, struct binb
 			err = err ? err : binbuf_put_uvarint(b, f[k].offset);
 		}
 	}
-	err = err ? err : put_crc(b, start);
+	err = err ? err : profile_file_put_crc(b, start);
 	free(local);
 	return err;
 }
@@ -186,11 +191,16 @@ int profile_file_name_stacks(const struct profile *p, uint32_t ev, char *out, si
 	return name_kind(p, ev, "stacks", out, outlen);
 }
 
+int profile_file_name_samples(const struct profile *p, uint32_t ev, char *out, size_t outlen)
+{
+	return name_kind(p, ev, "samples", out, outlen);
+}
+
 /* ---- parsing: validate the whole file into a scratch profile, then merge ---- */
 
 #define BAD(msg) do { *why = (msg); err = -EBADMSG; goto out; } while (0)
 
-static int get_image(struct binreader *r, struct profile_image *img, const char **why)
+int profile_file_get_image(struct binreader *r, struct profile_image *img, const char **why)
 {
 	uint8_t kind, len;
 	int err = binreader_get_str(r, PROFILE_PATH_MAX - 1, &img->path);
@@ -213,7 +223,7 @@ static int parse_counts(struct binreader *r, struct profile *t, uint32_t ev, con
 	struct profile_image img = { 0 };
 	uint32_t ii;
 	uint64_t n, total, sum = 0, off = 0;
-	int err = get_image(r, &img, why);
+	int err = profile_file_get_image(r, &img, why);
 	if (err)
 		goto out;
 	if (profile_image_intern(t, &img, &ii))
@@ -276,7 +286,7 @@ static int parse_stacks(struct binreader *r, struct profile *t, uint32_t ev, con
 	}
 	for (uint64_t i = 0; i < ni; i++) {
 		struct profile_image img = { 0 };
-		err = get_image(r, &img, why);
+		err = profile_file_get_image(r, &img, why);
 		if (!err && profile_image_intern(t, &img, &map[i])) {
 			*why = "bad stack image";
 			err = -EBADMSG;
@@ -334,7 +344,7 @@ int profile_file_parse(const uint8_t *data, size_t len, struct profile *into, co
 	binreader_init(&r, data + 4, len - 8);
 	if (binreader_get_le32(&r, &version))
 		BAD("truncated header");
-	if (version != PROFILE_FILE_VERSION)
+	if (version != PROFILE_FILE_VERSION && version != PROFILE_FILE_VERSION_SAMPLES)
 		BAD("unsupported profile file version");
 	if (binio_crc32(0, data, len - 4) != crc)
 		BAD("checksum mismatch (truncated or corrupt)");
@@ -354,6 +364,8 @@ int profile_file_parse(const uint8_t *data, size_t len, struct profile *into, co
 		err = parse_unknown(&r, t, ev, why);
 	else if (kind == PROFILE_FILE_STACKS)
 		err = parse_stacks(&r, t, ev, why);
+	else if (kind == PROFILE_FILE_SAMPLES && version >= PROFILE_FILE_VERSION_SAMPLES)
+		err = profile_file_parse_samples(&r, t, ev, why);
 	else
 		BAD("unknown file kind");
 	if (err)
@@ -365,4 +377,42 @@ out:
 	free(name);
 	profile_free(t);
 	return err;
+}
+
+/* ---- an epoch's span file ---- */
+
+#define SPAN_MAGIC "spent-span 1 "
+
+size_t profile_span_encode(uint64_t start_ns, uint64_t end_ns, char *out)
+{
+	int n = snprintf(out, PROFILE_SPAN_TEXT_MAX, SPAN_MAGIC "%llu %llu\n",
+			 (unsigned long long)start_ns, (unsigned long long)end_ns);
+	return n > 0 && n < PROFILE_SPAN_TEXT_MAX ? (size_t)n : 0;
+}
+
+/* A decimal u64 without sign or leading zero at *P (advanced past it): 0 or -1. */
+static int span_number(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *s = *p;
+	*v = 0;
+	for (; s < end && *s >= '0' && *s <= '9'; s++) {
+		if (*v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return -1;
+		*v = *v * 10 + (uint64_t)(*s - '0');
+	}
+	if (s == *p || (**p == '0' && s - *p > 1))
+		return -1;
+	*p = s;
+	return 0;
+}
+
+int profile_span_parse(const uint8_t *data, size_t len, uint64_t *start_ns, uint64_t *end_ns)
+{
+	size_t ml = strlen(SPAN_MAGIC);
+	const uint8_t *p = data + ml, *end = data + len;
+	if (len < ml || memcmp(data, SPAN_MAGIC, ml) || span_number(&p, end, start_ns) ||
+	    p == end || *p++ != ' ' || span_number(&p, end, end_ns) || p == end || *p++ != '\n' ||
+	    p != end || !*start_ns || *start_ns > *end_ns)
+		return -EBADMSG;
+	return 0;
 }

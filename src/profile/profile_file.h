@@ -1,10 +1,14 @@
 /* profile/profile_file.h - the binary layout of one profile file (one image x event, the
- * unknown samples of an event, or the call stacks of an event). docs/profile.md has the prose.
+ * unknown samples of an event, the call stacks of an event, or the detail rows of an event)
+ * and of an epoch's span file. docs/profile.md has the prose.
  *
  *   offset 0   4 bytes  magic "SPPF"
- *          4   le32     version (1)
- *          8   u8       kind: 1 counts, 2 unknown, 3 stacks
- *          9   ...      body (all integers LEB128 uvarints, strings uvarint length + bytes):
+ *          4   le32     version: 1 for kinds 1-3, 2 for kind 4 (readers accept 1 and 2;
+ *                       kind 4 only in version 2, so a reader older than samples files
+ *                       skips them as "unsupported profile file version")
+ *          8   u8       kind: 1 counts, 2 unknown, 3 stacks, 4 samples
+ *          9   ...      body (all integers LEB128 uvarints, svarint = zigzag, strings uvarint
+ *                       length + bytes):
  *     event:   str name, uvarint period, uvarint flags (PROFILE_EV_*)
  *     kind 1:  image (str path, u8 id_kind, u8 id_len, id_len bytes),
  *              uvarint n, uvarint total, n x (uvarint offset delta from the previous offset
@@ -14,7 +18,35 @@
  *              nstacks x (uvarint count > 0, uvarint depth in 1..1024,
  *                         depth x (uvarint image index + 1 (0 = no image), uvarint offset)),
  *              leaf frame first; sum of counts == total
+ *     kind 4:  detail rows (event, task, time bucket, call chain) -> count:
+ *              uvarint bucket_ns >= 1, uvarint origin_ns (the time of time index 1)
+ *              uvarint nstrings, nstrings x str          comm and cgroup names
+ *              uvarint ntasks, ntasks x (uvarint comm string, uvarint pid, uvarint tid,
+ *                                        uvarint cgroup string + 1 (0 = none))
+ *              uvarint nimages, nimages x image
+ *              uvarint nnodes, nnodes x (uvarint parent: 0 = a chain's outermost frame, else
+ *                                       this node's index - the parent's (>= 1),
+ *                                       uvarint image index + 1 (0 = no image),
+ *                                       svarint offset - the previous node's offset (the
+ *                                       first from 0), wrapping mod 2^64); depth <= 1024
+ *              uvarint nchains, nchains x uvarint node (the chain's leaf frame; the chain is
+ *                                       that node and its parents, leaf first)
+ *              uvarint ngroups, uvarint nrows, uvarint total
+ *              ngroups x (uvarint task index + 1 (0 = no task), strictly increasing across
+ *                         groups; uvarint n >= 1; n rows)
+ *              a row, within its group sorted by (time index, chain), both strictly
+ *              increasing as a pair:
+ *                uvarint key = chain step << 3 | count code << 1 | new time
+ *                [new time: uvarint time index - the previous row's - 1 (the first row of a
+ *                 group from 0)]
+ *                [count code 3: uvarint count - 4; else the count is code + 1]
+ *              a chain step is chain - (the previous row's chain + 1), or the chain itself
+ *              on a new time or a group's first row; time index 0 = unknown time, k >= 1 =
+ *              origin_ns + (k - 1) x bucket_ns; rows add up to nrows and counts to total
  *   end-4      le32     CRC-32 of every byte before it
+ *
+ * DIR/epoch-NNNN/span (text): "spent-span 1 START_NS END_NS\n", Unix nanoseconds,
+ * 0 < START_NS <= END_NS: the wall-clock interval the epoch's samples were taken in.
  */
 #ifndef SPENT_PROFILE_FILE_H
 #define SPENT_PROFILE_FILE_H
@@ -23,13 +55,15 @@
 #include "spent/profile.h"
 
 #define PROFILE_FILE_MAGIC "SPPF"
-#define PROFILE_FILE_VERSION 1
+#define PROFILE_FILE_VERSION 1		/* kinds 1-3 */
+#define PROFILE_FILE_VERSION_SAMPLES 2	/* kind 4 (and readers of kinds 1-3 too) */
 #define PROFILE_FILE_MAXLEN (1u << 30)
 
 enum profile_file_kind {
 	PROFILE_FILE_COUNTS = 1,
 	PROFILE_FILE_UNKNOWN = 2,
 	PROFILE_FILE_STACKS = 3,
+	PROFILE_FILE_SAMPLES = 4,
 };
 
 /* Encode P's data for (IMG, EV) / unknown of EV / stacks of EV into B (appended).
@@ -40,11 +74,34 @@ int profile_file_encode_unknown(const struct profile *p, uint32_t ev, struct bin
 				bool *empty);
 int profile_file_encode_stacks(const struct profile *p, uint32_t ev, struct binbuf *b,
 			       bool *empty);
+/* The detail rows of EV (profile_samples.c). */
+int profile_file_encode_samples(const struct profile *p, uint32_t ev, struct binbuf *b,
+				bool *empty);
 
 /* File names (into OUT of OUTLEN bytes) for each kind; -ENAMETOOLONG when they do not fit. */
 int profile_file_name_counts(const struct profile *p, uint32_t img, uint32_t ev, char *out,
 			     size_t outlen);
 int profile_file_name_unknown(const struct profile *p, uint32_t ev, char *out, size_t outlen);
 int profile_file_name_stacks(const struct profile *p, uint32_t ev, char *out, size_t outlen);
+int profile_file_name_samples(const struct profile *p, uint32_t ev, char *out, size_t outlen);
+
+/* Shared by the kinds' encoders and parsers (profile_file.c). */
+int profile_file_put_header(struct binbuf *b, uint32_t version, uint8_t kind,
+			    const struct profile_event *e);
+int profile_file_put_image(struct binbuf *b, const struct profile_image *img);
+/* The CRC of B's bytes from START, appended. */
+int profile_file_put_crc(struct binbuf *b, size_t start);
+/* An image into IMG (IMG->path new, the caller frees it, also on error); -EBADMSG + *WHY. */
+int profile_file_get_image(struct binreader *r, struct profile_image *img, const char **why);
+/* The body of a samples file after its event header into T (event EV): 0 or -EBADMSG with
+ * *WHY, or -ENOMEM. */
+int profile_file_parse_samples(struct binreader *r, struct profile *t, uint32_t ev,
+			       const char **why);
+
+/* An epoch's span file: encode into OUT (at least PROFILE_SPAN_TEXT_MAX bytes; returns
+ * the length), parse (0 or -EBADMSG). */
+#define PROFILE_SPAN_TEXT_MAX 64
+size_t profile_span_encode(uint64_t start_ns, uint64_t end_ns, char *out);
+int profile_span_parse(const uint8_t *data, size_t len, uint64_t *start_ns, uint64_t *end_ns);
 
 #endif

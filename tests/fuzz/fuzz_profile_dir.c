@@ -4,7 +4,8 @@
  * into a scratch directory, then read as `spent report` reads it (every epoch; the kernel's
  * samples looked up in DIR/kallsyms and the symbols they fall in saved again as `spent
  * record` does) and merged into itself as `spent db DIR merge` does twice (DIR/merged-from
- * makes the second a no-op), then its usage and gc. Images other than the kernel are not
+ * makes the second a no-op), then its usage and gc; detail rows are walked and every epoch's
+ * span read as `spent db DIR list` reads it. Images other than the kernel are not
  * looked up: their paths would name files of this machine. Never crash, leak or hang. */
 #include <stdint.h>
 #include <stdio.h>
@@ -85,9 +86,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t cnt;
 			profile_stack_get(p, i, &ev, &f, &nf, &cnt);
 		}
+		for (size_t i = 0; i < profile_ndetail(p); i++) {
+			struct profile_detail_row r;
+			profile_detail_get(p, i, &r);
+			(void)profile_task_get(p, r.task);
+		}
 		kernel_symbols(p, root);
 	}
 	profile_free(p);
+	uint32_t *ep = NULL;
+	size_t nep = 0;
+	if (!profile_dir_epochs(d, &ep, &nep))
+		for (size_t i = 0; i < nep; i++) {
+			uint64_t s, e;
+			(void)profile_dir_epoch_span(d, ep[i], &s, &e);
+		}
+	free(ep);
 	struct db_usage u;
 	const char *src[1] = { root };
 	(void)db_usage(d, &u);

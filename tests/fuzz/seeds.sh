@@ -63,6 +63,17 @@ else
 	miss "profile seeds" "$(tail -1 "$tmp/err")"
 fi
 
+# detail rows and an epoch span (samples@ files, DIR/epoch-NNNN/span), made by seedtool
+# through the library whatever `spent record` of this build writes
+if "$tool" detail "$tmp/detail" 2>"$tmp/err"; then
+	"$tool" bundle "$tmp/detail" "$tmp/detail.bundle" && put fuzz_profile_dir "$tmp/detail.bundle"
+	for f in "$tmp"/detail/epoch-0000/samples@*.prof; do
+		[ -f "$f" ] && put fuzz_profile_file "$f"
+	done
+else
+	miss "detail seeds" "$(tail -1 "$tmp/err")"
+fi
+
 # citcat recordings, made file-free by seedtool inline (recording needs CPUID faulting; the
 # committed tiny-inline.rec serves where there is none)
 if "$spent" citcat record -o "$tmp/rec" -- "$progs/citcat_tiny" >/dev/null 2>"$tmp/err"; then

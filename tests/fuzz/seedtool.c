@@ -3,6 +3,9 @@
  *   seedtool log2raw LOG OUT     a `spent trace` log -> its raw form (fuzz_util.h)
  *   seedtool bundle DIR OUT      a profile directory (meta, kallsyms, merged-from,
  *                                epoch-NNNN/NAME.prof) -> a file bundle
+ *   seedtool detail DIR          writes a small profile directory with detail rows (samples@
+ *                                files) and an epoch span, the parts a `spent record` of
+ *                                this build may not write yet, made through the library
  *   seedtool inline REC OUT [OLD=NEW]  a citcat recording -> one that needs no file: each
  *                                file mapping becomes an anonymous one plus MEM records of
  *                                the file's bytes (read from the recorded path, or NEW for
@@ -17,6 +20,7 @@
 
 #include "citcat/recording.h"
 #include "fuzz_util.h"
+#include "spent/profile.h"
 
 static int add_file(struct binbuf *b, const char *dir, const char *name)
 {
@@ -126,17 +130,61 @@ static int inline_files(const char *rec_path, struct binbuf *out, const char *su
 	return err;
 }
 
+/* Three tasks (one with a cgroup), rows without task or time, chains with no-image and
+ * kernel frames, counts above 3, two events with different bucket widths merged; a span. */
+static int detail_dir(const char *dir)
+{
+	struct profile *p = profile_new();
+	struct profile_dir *d = NULL;
+	struct profile_image a = { .path = (char *)"/usr/bin/demo", .id_kind = PROFILE_ID_HASH,
+				   .id_len = 8 }, k = { .path = (char *)PROFILE_KERNEL_PATH };
+	struct profile_task tasks[3] = { { .comm = (char *)"demo", .pid = 10, .tid = 10 },
+					 { .comm = (char *)"demo", .pid = 10, .tid = 11 },
+					 { .comm = (char *)"sshd", .pid = 7,
+					   .cgroup = (char *)"/system.slice/ssh.service" } };
+	uint32_t ia, ik, e0, e1, t[3];
+	const uint64_t t0 = 1700000000000000000ull, ms = 1000000;
+	int err = p ? 0 : -ENOMEM;
+	err = err ?: profile_image_intern(p, &a, &ia) ?: profile_image_intern(p, &k, &ik);
+	err = err ?: profile_event_intern(p, "cpu-clock", 1000000, 0, &e0);
+	err = err ?: profile_event_intern(p, "page-faults", 1, 0, &e1);
+	for (int i = 0; i < 3 && !err; i++)
+		err = profile_task_intern(p, &tasks[i], &t[i]);
+	struct profile_frame f[4] = { { ia, 0x1130 }, { ia, 0x1200 }, { ik, 0xffffffff81001234ull },
+				      { PROFILE_NO_IMAGE, 0x7f0012345678ull } };
+	for (uint64_t b = 0; b < 12 && !err; b++) {
+		err = profile_add_detail(p, e0, t[b % 2], t0 + b * 10 * ms, f + b % 2, 1 + b % 3, 1 + b);
+		err = err ?: profile_add(p, ia, f[b % 2].offset, e0, 1 + b);
+	}
+	err = err ?: profile_add_detail(p, e0, PROFILE_NO_TASK, 0, f + 2, 2, 2);
+	err = err ?: profile_set_time_bucket(p, 1000 * ms);
+	err = err ?: profile_add_detail(p, e1, t[2], t0 + 1500 * ms, f + 3, 1, 1);
+	err = err ?: profile_add_detail(p, e1, t[2], t0, f, 4, 9);
+	profile_extend_span(p, t0 - ms, t0 + 2000 * ms);
+	err = err ?: profile_dir_create(dir, &d) ?: profile_dir_write_epoch(d, 0, p, NULL, NULL);
+	profile_dir_close(d);
+	profile_free(p);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct binbuf out;
 	char msg[256] = "";
 	int err;
 	int inl = argc >= 4 && !strcmp(argv[1], "inline");
-	if (!(argc == 4 || (inl && argc == 5)) ||
-	    (strcmp(argv[1], "log2raw") && strcmp(argv[1], "bundle") && !inl)) {
+	int detail = argc == 3 && !strcmp(argv[1], "detail");
+	if (!(argc == 4 || (inl && argc == 5) || detail) ||
+	    (strcmp(argv[1], "log2raw") && strcmp(argv[1], "bundle") && !inl && !detail)) {
 		fprintf(stderr, "usage: seedtool log2raw LOG OUT | seedtool bundle DIR OUT | "
-				"seedtool inline REC OUT [OLD=NEW]\n");
+				"seedtool detail DIR | seedtool inline REC OUT [OLD=NEW]\n");
 		return 2;
+	}
+	if (argc == 3 && !strcmp(argv[1], "detail")) {
+		err = detail_dir(argv[2]);
+		if (err)
+			fprintf(stderr, "seedtool detail '%s': %s\n", argv[2], strerror(-err));
+		return err ? 1 : 0;
 	}
 	binbuf_init(&out);
 	if (!strcmp(argv[1], "log2raw")) {

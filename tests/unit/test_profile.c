@@ -14,23 +14,19 @@
 #include <cmocka.h>
 
 #include "core/binio.h"
+#include "profile_test_util.h"
 #include "spent/profile.h"
-
-static char tmpdir[64];
 
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(tmpdir, "/tmp/spent-ut-profile.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	return tmpdir_make("profile");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	return system(cmd);
+	return tmpdir_remove();
 }
 
 static struct profile_image mkimg(const char *path, uint8_t idbyte)

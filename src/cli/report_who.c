@@ -1,0 +1,251 @@
+/* cli/report_who.c - `spent report --sort/--comm/--pid/--tid/--image/--time` (cli/report_who.h):
+ * option lists split and checked, the selected profile, and the grouped table in text, JSON
+ * or CSV. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/report_who.h"
+#include "core/json.h"
+
+/* Every comma-separated item of L, in order, as new strings appended to W->strings. */
+static int split_strings(struct report_who *w, const struct opt_string_list *l, size_t *first,
+			 size_t *n, size_t *used)
+{
+	*first = *used;
+	for (int i = 0; i < l->n; i++) {
+		const char *s = l->items[i];
+		for (;;) {
+			size_t len = strcspn(s, ",");
+			if (!len)
+				return -EINVAL;
+			char **ns = realloc(w->strings, (*used + 1) * sizeof(*ns));
+			if (!ns)
+				return -ENOMEM;
+			w->strings = ns;
+			if (!(w->strings[*used] = strndup(s, len)))
+				return -ENOMEM;
+			(*used)++;
+			if (!s[len])
+				break;
+			s += len + 1;
+		}
+	}
+	*n = *used - *first;
+	return 0;
+}
+
+static int split_ids(struct report_who *w, const struct opt_string_list *l, size_t *first,
+		     size_t *n, size_t *used, const char **bad)
+{
+	*first = *used;
+	for (int i = 0; i < l->n; i++) {
+		char *dup = strdup(l->items[i]), *save = NULL;
+		if (!dup)
+			return -ENOMEM;
+		const char *s = l->items[i];
+		int err = s[0] == ',' || s[0] == 0 || s[strlen(s) - 1] == ',' || strstr(s, ",,") ?
+			  -EINVAL : 0;
+		for (char *t = strtok_r(dup, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
+			uint64_t v;
+			uint32_t *ni = realloc(w->ids, (*used + 1) * sizeof(*ni));
+			if (!ni) {
+				err = -ENOMEM;
+				break;
+			}
+			w->ids = ni;
+			if (parse_strict_u64(t, 0, &v) || v > UINT32_MAX)
+				err = -EINVAL;
+			else
+				w->ids[(*used)++] = (uint32_t)v;
+		}
+		free(dup);
+		if (err) {
+			*bad = l->items[i];
+			return err;
+		}
+	}
+	*n = *used - *first;
+	return 0;
+}
+
+bool report_who_active(const struct report_who *w)
+{
+	return w->sort || w->comm.n || w->pid.n || w->tid.n || w->image.n || w->time ||
+	       detail_filter_active(&w->filter);
+}
+
+int report_who_check(struct report_who *w, const struct parse_usage *pu)
+{
+	size_t cfirst, ifirst, pfirst, tfirst, nids = 0;
+	const char *bad = NULL;
+	char badkey[64];
+	int err;
+	if (w->sort && detail_parse_keys(w->sort, w->keys, &w->nkeys, badkey, sizeof(badkey)))
+		return parse_options_error(pu, "--sort: unknown or repeated key '%s' in '%s' (keys: "
+					   "comm, pid, tid, image or dso, function or sym)", badkey,
+					   w->sort);
+	if ((err = split_strings(w, &w->comm, &cfirst, &w->filter.ncomms, &w->nstrings)) ||
+	    (err = split_strings(w, &w->image, &ifirst, &w->filter.nimages, &w->nstrings)))
+		return parse_options_error(pu, err == -ENOMEM ? "out of memory" :
+					   "--comm and --image take comma-separated names, none empty");
+	if ((err = split_ids(w, &w->pid, &pfirst, &w->filter.npids, &nids, &bad)) ||
+	    (err = split_ids(w, &w->tid, &tfirst, &w->filter.ntids, &nids, &bad)))
+		return err == -ENOMEM ? parse_options_error(pu, "out of memory") :
+		       parse_options_error(pu, "invalid id list '%s' for --pid/--tid: expected "
+					   "numbers separated by commas", bad);
+	/* pointers into the arrays only now that they have stopped moving */
+	w->filter.comms = (const char *const *)w->strings + cfirst;
+	w->filter.images = (const char *const *)w->strings + ifirst;
+	w->filter.pids = w->ids + pfirst;
+	w->filter.tids = w->ids + tfirst;
+	return 0;
+}
+
+int report_who_select(struct report_who *w, const char *input, struct profile **p)
+{
+	if (!report_who_active(w))
+		return 0;
+	if (!profile_ndetail(*p)) {
+		cli_error("profile '%s' has no per-sample detail (comm, pid, tid, time) for --sort, "
+			  "--comm, --pid, --tid, --image or --time: it was written before spent kept "
+			  "them; record it again", input);
+		return -ENOENT;
+	}
+	if (w->time) {
+		uint64_t s, e;
+		profile_span(*p, &s, &e);
+		int err = detail_parse_time(w->time, s, e, &w->filter);
+		if (err == -ERANGE) {
+			cli_error("--time: profile '%s' has no wall-clock span to measure '%s' from", input,
+				  w->time);
+			return err;
+		}
+		if (err) {
+			cli_error("invalid value '%s' for --time: expected START,END in seconds from the "
+				  "profile's start (either may be empty, START < END), A%%-B%% or N%%/K",
+				  w->time);
+			return err;
+		}
+	}
+	if (!detail_filter_active(&w->filter))
+		return 0;
+	struct profile *q = NULL;
+	int err = detail_filter_profile(*p, &w->filter, &q);
+	if (err) {
+		cli_error("cannot select samples: %s", strerror(-err));
+		return err;
+	}
+	profile_free(*p);
+	*p = q;
+	return 0;
+}
+
+static double pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+static bool key_is_number(enum detail_key k)
+{
+	return k == DETAIL_KEY_PID || k == DETAIL_KEY_TID;
+}
+
+static void print_table(const struct profile *p, const struct detail_report *r, long limit)
+{
+	printf("# %llu samples of '%s' by", (unsigned long long)r->total,
+	       profile_event_get(p, r->event)->name);
+	for (size_t k = 0; k < r->nkeys; k++)
+		printf("%s%s", k ? "," : " ", detail_key_name(r->keys[k]));
+	printf("\n%9s %8s", "samples", "%");
+	/* numbers right-aligned, names left-aligned, each column as wide as its widest value */
+	int width[DETAIL_KEY_NR];
+	for (size_t k = 0; k < r->nkeys; k++) {
+		width[k] = (int)strlen(detail_key_name(r->keys[k]));
+		for (size_t i = 0; i < r->ngroups && (limit < 0 || (long)i < limit); i++) {
+			int n = (int)strlen(r->groups[i].cols[k]);
+			if (n > width[k] && k + 1 < r->nkeys)
+				width[k] = n > 40 ? 40 : n;
+		}
+		printf("  %*s", key_is_number(r->keys[k]) ? width[k] : -width[k],
+		       detail_key_name(r->keys[k]));
+	}
+	printf("\n");
+	for (size_t i = 0; i < r->ngroups && (limit < 0 || (long)i < limit); i++) {
+		const struct detail_group *g = &r->groups[i];
+		printf("%9llu %7.2f%%", (unsigned long long)g->samples, pct(g->samples, r->total));
+		for (size_t k = 0; k < r->nkeys; k++)
+			printf("  %*s", key_is_number(r->keys[k]) ? width[k] : -width[k], g->cols[k]);
+		printf("\n");
+	}
+}
+
+static void print_machine(const struct profile *p, const struct detail_report *r,
+			  enum out_fmt fmt, long limit)
+{
+	const char *evn = profile_event_get(p, r->event)->name;
+	if (fmt == OUT_CSV) {
+		for (size_t k = 0; k < r->nkeys; k++)
+			printf("%s,", detail_key_name(r->keys[k]));
+		printf("event,samples,percent\n");
+	}
+	for (size_t i = 0; i < r->ngroups && (limit < 0 || (long)i < limit); i++) {
+		const struct detail_group *g = &r->groups[i];
+		if (fmt == OUT_JSON) {
+			struct json_writer jw;
+			json_init(&jw, stdout);
+			json_object_begin(&jw);
+			for (size_t k = 0; k < r->nkeys; k++)
+				if (key_is_number(r->keys[k]))
+					json_ku64(&jw, detail_key_name(r->keys[k]),
+						  strtoull(g->cols[k], NULL, 10));
+				else
+					json_kstr(&jw, detail_key_name(r->keys[k]), g->cols[k]);
+			json_kstr(&jw, "event", evn);
+			json_ku64(&jw, "samples", g->samples);
+			json_kdouble(&jw, "percent", pct(g->samples, r->total), 4);
+			json_object_end(&jw);
+			json_newline(&jw);
+		} else {
+			for (size_t k = 0; k < r->nkeys; k++) {
+				cli_csv_field(stdout, g->cols[k]);
+				putchar(',');
+			}
+			cli_csv_field(stdout, evn);
+			printf(",%llu,%.4f\n", (unsigned long long)g->samples, pct(g->samples, r->total));
+		}
+	}
+}
+
+int report_who_print(const struct report_who *w, const struct profile *p, struct symbols *sym,
+		     uint32_t ev, enum out_fmt fmt, long limit)
+{
+	struct detail_report *r = NULL;
+	/* the profile is already the selection (report_who_select): group all of it */
+	struct detail_filter all = { 0 };
+	int err = detail_report_build(p, sym, ev, w->keys, w->nkeys, &all, &r);
+	if (err) {
+		cli_error("cannot build the --sort table: %s", strerror(-err));
+		return err;
+	}
+	if (fmt == OUT_TABLE)
+		print_table(p, r, limit);
+	else
+		print_machine(p, r, fmt, limit);
+	detail_report_free(r);
+	return 0;
+}
+
+void report_who_release(struct report_who *w)
+{
+	for (size_t i = 0; i < w->nstrings; i++)
+		free(w->strings[i]);
+	free(w->strings);
+	free(w->ids);
+	opt_string_list_release(&w->comm);
+	opt_string_list_release(&w->pid);
+	opt_string_list_release(&w->tid);
+	opt_string_list_release(&w->image);
+}

@@ -1,0 +1,157 @@
+/* collect/sampling_tasks.c - who took each sample and when (collect/sampling_int.h): the name of
+ * every thread from side-band COMM records (exec and renames) and FORK records (a new thread or
+ * child starts with its parent's name), the profile task index of each (comm, pid, tid), and
+ * the conversion of sample times (CLOCK_MONOTONIC, see fill_attr) to wall-clock time. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collect/sampling_int.h"
+#include "collect/thread_tracker.h"
+
+struct sampling_thread {
+	uint32_t tid;		/* 0: empty slot */
+	uint32_t pid;
+	uint32_t task;		/* profile task index, PROFILE_NO_TASK until first needed */
+	char comm[16];		/* "" until known */
+};
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void sampling_clock_init(struct sampling *s)
+{
+	/* CLOCK_REALTIME - CLOCK_MONOTONIC, read between two monotonic reads so that the
+	 * scheduling delay of one read does not skew it */
+	uint64_t m1 = clock_ns(CLOCK_MONOTONIC), rt = clock_ns(CLOCK_REALTIME);
+	uint64_t m2 = clock_ns(CLOCK_MONOTONIC);
+	s->realtime_offset = (int64_t)(rt - (m1 + (m2 - m1) / 2));
+}
+
+uint64_t sampling_wall_ns(const struct sampling *s, uint64_t mono_ns)
+{
+	return mono_ns ? mono_ns + (uint64_t)s->realtime_offset : 0;
+}
+
+uint64_t sampling_now_wall_ns(const struct sampling *s)
+{
+	return sampling_wall_ns(s, clock_ns(CLOCK_MONOTONIC));
+}
+
+static size_t slot_of(uint32_t tid, size_t cap)
+{
+	return (size_t)(tid * 0x9e3779b1u) & (cap - 1);
+}
+
+static int threads_grow(struct sampling *s)
+{
+	size_t cap = s->capthreads ? s->capthreads * 2 : 256;
+	struct sampling_thread *n = calloc(cap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->capthreads; i++) {
+		if (!s->threads[i].tid)
+			continue;
+		size_t j = slot_of(s->threads[i].tid, cap);
+		while (n[j].tid)
+			j = (j + 1) & (cap - 1);
+		n[j] = s->threads[i];
+	}
+	free(s->threads);
+	s->threads = n;
+	s->capthreads = cap;
+	return 0;
+}
+
+/* The slot of TID, made (empty name) when ADD and it is new; NULL when absent or no memory. */
+static struct sampling_thread *thread_slot(struct sampling *s, uint32_t tid, bool add)
+{
+	if (!tid)
+		return NULL;
+	if (add && (s->nthreads + 1) * 2 > s->capthreads && threads_grow(s))
+		return NULL;
+	if (!s->capthreads)
+		return NULL;
+	size_t j = slot_of(tid, s->capthreads);
+	for (; s->threads[j].tid; j = (j + 1) & (s->capthreads - 1))
+		if (s->threads[j].tid == tid)
+			return &s->threads[j];
+	if (!add)
+		return NULL;
+	s->nthreads++;
+	s->threads[j] = (struct sampling_thread){ .tid = tid, .task = PROFILE_NO_TASK };
+	return &s->threads[j];
+}
+
+static void set_comm(struct sampling_thread *t, uint32_t pid, const char *comm, size_t len)
+{
+	if (len > sizeof(t->comm) - 1)
+		len = sizeof(t->comm) - 1;
+	memcpy(t->comm, comm, len);
+	t->comm[len] = 0;
+	t->pid = pid;
+	t->task = PROFILE_NO_TASK;	/* a new (comm, pid, tid): interned when next sampled */
+}
+
+int sampling_task_comm(struct sampling *s, uint32_t pid, uint32_t tid, const char *comm,
+		       size_t maxlen)
+{
+	struct sampling_thread *t = thread_slot(s, tid, true);
+	if (!t)
+		return -ENOMEM;
+	set_comm(t, pid, comm, strnlen(comm, maxlen));
+	return 0;
+}
+
+int sampling_task_fork(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t ptid)
+{
+	struct sampling_thread *parent = thread_slot(s, ptid, false);
+	char comm[16] = "";
+	if (parent)	/* copied before the insert below may move the slots */
+		memcpy(comm, parent->comm, sizeof(comm));
+	struct sampling_thread *t = thread_slot(s, tid, true);
+	if (!t)
+		return -ENOMEM;
+	/* a reused tid must not keep the name of the thread that had it before */
+	set_comm(t, pid, comm, strlen(comm));
+	return 0;
+}
+
+int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t *idx)
+{
+	struct sampling_thread *t = thread_slot(s, tid, true);
+	if (!t)
+		return -ENOMEM;
+	if (t->task != PROFILE_NO_TASK && t->pid == pid) {
+		*idx = t->task;
+		return 0;
+	}
+	if (!t->comm[0] || t->pid != pid) {
+		/* no COMM or FORK record named it (threads of an attached process are named at
+		 * the attach): /proc has the name while the thread lives; perf's ":TID" else */
+		char comm[16];
+		thread_comm((pid_t)pid, (pid_t)tid, comm);
+		if (!comm[0])
+			snprintf(comm, sizeof(comm), ":%u", tid);
+		set_comm(t, pid, comm, strlen(comm));
+	}
+	struct profile_task task = { .comm = t->comm, .pid = pid, .tid = tid };
+	int err = profile_task_intern(s->prof, &task, &t->task);
+	if (err)
+		return err;
+	*idx = t->task;
+	return 0;
+}
+
+void sampling_tasks_release(struct sampling *s)
+{
+	free(s->threads);
+	s->threads = NULL;
+	s->nthreads = s->capthreads = 0;
+}

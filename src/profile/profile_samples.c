@@ -1,0 +1,561 @@
+/* profile/profile_samples.c - the samples file (kind 4, layout in profile_file.h): one
+ * event's detail rows with local string, task, image, call-chain (a trie of frames) and row
+ * tables, rows delta-coded so that a row of `spent record` costs two or three bytes; the
+ * encoder and the validate-everything parser. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile_file.h"
+#include "profile/profile_int.h"
+
+#define MAX_DEPTH 1024
+#define NONE UINT32_MAX
+
+/* ---- encoding ---------------------------------------------------------------------------- */
+
+/* A small open-addressing set for the encoder's local tables: entry + 1 per slot. */
+struct lset {
+	uint32_t *slot;
+	size_t cap;
+};
+
+static int lset_init(struct lset *s, size_t n)
+{
+	s->cap = 16;
+	while (s->cap < 2 * n + 2)
+		s->cap *= 2;
+	s->slot = calloc(s->cap, sizeof(*s->slot));
+	return s->slot ? 0 : -ENOMEM;
+}
+
+struct enc_row {
+	uint32_t task;		/* local task + 1, 0 = no task */
+	uint32_t chain;		/* local chain */
+	uint64_t tidx;		/* 0 = unknown time, else 1 + buckets since the origin */
+	uint64_t count;
+};
+
+struct node {
+	uint32_t parent;	/* NONE for a chain's outermost frame */
+	uint32_t image;		/* local image + 1, 0 = none */
+	uint64_t offset;
+};
+
+struct enc {
+	const struct profile *p;
+	const struct profile_detail *d;
+	uint32_t ev;
+	uint64_t *chain_total;	/* per profile chain: its rows' counts in EV (0 = unused) */
+	uint32_t *chain_local;	/* profile chain -> local chain */
+	uint32_t *chain_order;	/* local chain -> profile chain */
+	uint32_t nchains;
+	uint32_t *task_local;	/* profile task -> local task, NONE = unused */
+	uint32_t ntasks;
+	const char **strs;	/* local string table */
+	uint32_t nstrs;
+	uint32_t *task_comm, *task_cgroup;	/* local task -> string, cgroup + 1 */
+	uint32_t *image_local;	/* profile image -> local image, NONE = unused */
+	uint32_t *image_order;
+	uint32_t nimages;
+	struct node *nodes;
+	size_t nnodes, capnodes;
+	uint32_t *leaf;		/* local chain -> its leaf node */
+	struct enc_row *rows;
+	size_t nrows;
+};
+
+static uint64_t str_hash(const char *s)
+{
+	return binio_fnv64(BINIO_FNV64_INIT, s, strlen(s));
+}
+
+static int intern_str(struct enc *e, struct lset *set, const char *s, uint32_t *idx)
+{
+	size_t mask = set->cap - 1, j = str_hash(s) & mask;
+	for (; set->slot[j]; j = (j + 1) & mask)
+		if (!strcmp(e->strs[set->slot[j] - 1], s)) {
+			*idx = set->slot[j] - 1;
+			return 0;
+		}
+	e->strs[e->nstrs] = s;
+	set->slot[j] = ++e->nstrs;
+	*idx = e->nstrs - 1;
+	return 0;
+}
+
+/* Local tasks (in the profile's order) and the strings they name. */
+static int enc_tasks(struct enc *e)
+{
+	const struct profile_detail *d = e->d;
+	struct lset set;
+	uint32_t n = 0;
+	for (size_t i = 0; i < d->ntasks; i++)
+		if (e->task_local[i] != NONE)
+			e->task_local[i] = n++;
+	e->ntasks = n;
+	e->strs = malloc((2 * (size_t)n + 1) * sizeof(*e->strs));
+	e->task_comm = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	e->task_cgroup = malloc(((size_t)n + 1) * sizeof(uint32_t));
+	if (!e->strs || !e->task_comm || !e->task_cgroup || lset_init(&set, 2 * (size_t)n))
+		return -ENOMEM;
+	for (size_t i = 0; i < d->ntasks; i++) {
+		uint32_t l = e->task_local[i];
+		const struct profile_task *t = &d->tasks[i].pub;
+		if (l == NONE)
+			continue;
+		intern_str(e, &set, t->comm, &e->task_comm[l]);
+		e->task_cgroup[l] = 0;
+		if (t->cgroup) {
+			intern_str(e, &set, t->cgroup, &e->task_cgroup[l]);
+			e->task_cgroup[l]++;
+		}
+	}
+	free(set.slot);
+	return 0;
+}
+
+static int chain_rank_cmp(const void *a, const void *b, void *ctx)
+{
+	const uint64_t *total = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	if (total[x] != total[y])
+		return total[x] > total[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t node_hash(uint32_t parent, uint32_t image, uint64_t offset)
+{
+	uint64_t h = (offset ^ ((uint64_t)parent << 32 | image)) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 31);
+}
+
+/* Local chains, most samples first (small numbers for the rows that use them most), their
+ * images, and the frame trie: a node per distinct (caller node, image, offset). */
+static int enc_chains(struct enc *e)
+{
+	const struct profile_detail *d = e->d;
+	struct lset set = { 0 };
+	size_t nframes = 0;
+	int err = 0;
+	uint32_t n = 0;
+	for (size_t c = 0; c < d->nchains; c++)
+		if (e->chain_total[c]) {
+			e->chain_order[n++] = (uint32_t)c;
+			nframes += d->chains[c].n;
+		}
+	e->nchains = n;
+	qsort_r(e->chain_order, n, sizeof(*e->chain_order), chain_rank_cmp, e->chain_total);
+	for (uint32_t l = 0; l < n; l++)
+		e->chain_local[e->chain_order[l]] = l;
+	e->leaf = malloc(((size_t)n + 1) * sizeof(*e->leaf));
+	e->nodes = malloc((nframes + 1) * sizeof(*e->nodes));
+	if (!e->leaf || !e->nodes || lset_init(&set, nframes))
+		return -ENOMEM;
+	for (uint32_t l = 0; l < n && !err; l++) {
+		const struct detail_chain *c = &d->chains[e->chain_order[l]];
+		uint32_t parent = NONE;
+		for (size_t k = c->n; k-- > 0;) {
+			const struct profile_frame *f = &d->frames[c->off + k];
+			uint32_t img = 0;
+			if (f->image != PROFILE_NO_IMAGE) {
+				if (e->image_local[f->image] == NONE) {
+					e->image_order[e->nimages] = f->image;
+					e->image_local[f->image] = e->nimages++;
+				}
+				img = e->image_local[f->image] + 1;
+			}
+			size_t mask = set.cap - 1, j = node_hash(parent, img, f->offset) & mask;
+			for (; set.slot[j]; j = (j + 1) & mask) {
+				const struct node *nd = &e->nodes[set.slot[j] - 1];
+				if (nd->parent == parent && nd->image == img && nd->offset == f->offset)
+					break;
+			}
+			if (!set.slot[j]) {
+				if (e->nnodes >= NONE - 1) {
+					err = -ENOSPC;
+					break;
+				}
+				e->nodes[e->nnodes] = (struct node){ parent, img, f->offset };
+				set.slot[j] = (uint32_t)++e->nnodes;
+			}
+			parent = set.slot[j] - 1;
+		}
+		e->leaf[l] = parent;
+	}
+	free(set.slot);
+	return err;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct enc_row *x = a, *y = b;
+	if (x->task != y->task)
+		return x->task < y->task ? -1 : 1;
+	if (x->tidx != y->tidx)
+		return x->tidx < y->tidx ? -1 : 1;
+	return x->chain < y->chain ? -1 : x->chain > y->chain;
+}
+
+/* The rows of EV in local terms, sorted by (task, time, chain), equal keys summed (rows of a
+ * finer bucket than the profile's current one meet when rounded down to it). */
+static int enc_rows(struct enc *e, uint64_t width, uint64_t origin)
+{
+	const struct profile_detail *d = e->d;
+	size_t k = 0;
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct detail_row *r = &d->rows[i];
+		if (r->ev != e->ev)
+			continue;
+		uint64_t t = r->time - r->time % width;
+		e->rows[k++] = (struct enc_row){
+			.task = r->task == PROFILE_NO_TASK ? 0 : e->task_local[r->task] + 1,
+			.chain = e->chain_local[r->chain],
+			.tidx = t ? 1 + (t - origin) / width : 0,
+			.count = r->count,
+		};
+	}
+	qsort(e->rows, k, sizeof(*e->rows), row_cmp);
+	size_t m = 0;
+	for (size_t i = 0; i < k; i++) {
+		if (m && !row_cmp(&e->rows[m - 1], &e->rows[i]))
+			e->rows[m - 1].count += e->rows[i].count;
+		else
+			e->rows[m++] = e->rows[i];
+	}
+	e->nrows = m;
+	return 0;
+}
+
+static int put_tables(struct binbuf *b, const struct enc *e)
+{
+	int err = binbuf_put_uvarint(b, e->nstrs);
+	for (uint32_t i = 0; i < e->nstrs && !err; i++)
+		err = binbuf_put_str(b, e->strs[i]);
+	err = err ? err : binbuf_put_uvarint(b, e->ntasks);
+	for (size_t i = 0; i < e->d->ntasks && !err; i++) {
+		uint32_t l = e->task_local[i];
+		if (l == NONE)
+			continue;
+		err = binbuf_put_uvarint(b, e->task_comm[l]);
+		err = err ? err : binbuf_put_uvarint(b, e->d->tasks[i].pub.pid);
+		err = err ? err : binbuf_put_uvarint(b, e->d->tasks[i].pub.tid);
+		err = err ? err : binbuf_put_uvarint(b, e->task_cgroup[l]);
+	}
+	err = err ? err : binbuf_put_uvarint(b, e->nimages);
+	for (uint32_t i = 0; i < e->nimages && !err; i++)
+		err = profile_file_put_image(b, profile_image_get(e->p, e->image_order[i]));
+	err = err ? err : binbuf_put_uvarint(b, e->nnodes);
+	uint64_t prev = 0;
+	for (size_t i = 0; i < e->nnodes && !err; i++) {
+		const struct node *nd = &e->nodes[i];
+		err = binbuf_put_uvarint(b, nd->parent == NONE ? 0 : i - nd->parent);
+		err = err ? err : binbuf_put_uvarint(b, nd->image);
+		err = err ? err : binbuf_put_svarint(b, (int64_t)(nd->offset - prev));
+		prev = nd->offset;
+	}
+	err = err ? err : binbuf_put_uvarint(b, e->nchains);
+	for (uint32_t i = 0; i < e->nchains && !err; i++)
+		err = binbuf_put_uvarint(b, e->leaf[i]);
+	return err;
+}
+
+static int put_rows(struct binbuf *b, const struct enc *e)
+{
+	size_t ngroups = 0;
+	uint64_t total = 0;
+	for (size_t i = 0; i < e->nrows; i++) {
+		ngroups += !i || e->rows[i].task != e->rows[i - 1].task;
+		total += e->rows[i].count;
+	}
+	int err = binbuf_put_uvarint(b, ngroups);
+	err = err ? err : binbuf_put_uvarint(b, e->nrows);
+	err = err ? err : binbuf_put_uvarint(b, total);
+	for (size_t i = 0; i < e->nrows && !err;) {
+		size_t end = i;
+		while (end < e->nrows && e->rows[end].task == e->rows[i].task)
+			end++;
+		err = binbuf_put_uvarint(b, e->rows[i].task);
+		err = err ? err : binbuf_put_uvarint(b, end - i);
+		uint64_t prev_t = 0, next_chain = 0;
+		for (; i < end && !err; i++) {
+			const struct enc_row *r = &e->rows[i];
+			bool new_time = r->tidx != prev_t;
+			if (new_time)
+				next_chain = 0;
+			uint64_t code = r->count <= 3 ? r->count - 1 : 3;
+			err = binbuf_put_uvarint(b, (r->chain - next_chain) << 3 | code << 1 | new_time);
+			if (!err && new_time)
+				err = binbuf_put_uvarint(b, r->tidx - prev_t - 1);
+			if (!err && code == 3)
+				err = binbuf_put_uvarint(b, r->count - 4);
+			prev_t = r->tidx;
+			next_chain = (uint64_t)r->chain + 1;
+		}
+	}
+	return err;
+}
+
+int profile_file_encode_samples(const struct profile *p, uint32_t ev, struct binbuf *b,
+				bool *empty)
+{
+	const struct profile_detail *d = &p->detail;
+	struct enc e = { .p = p, .d = d, .ev = ev };
+	uint64_t width = profile_time_bucket(p), origin = 0;
+	size_t nrows = 0, start = b->len, ni = profile_nimages(p);
+	int err = -ENOMEM;
+	e.chain_total = calloc(d->nchains + 1, sizeof(*e.chain_total));
+	e.chain_local = malloc((d->nchains + 1) * sizeof(*e.chain_local));
+	e.chain_order = malloc((d->nchains + 1) * sizeof(*e.chain_order));
+	e.task_local = malloc((d->ntasks + 1) * sizeof(*e.task_local));
+	e.image_local = malloc((ni + 1) * sizeof(*e.image_local));
+	e.image_order = malloc((ni + 1) * sizeof(*e.image_order));
+	if (!e.chain_total || !e.chain_local || !e.chain_order || !e.task_local || !e.image_local ||
+	    !e.image_order)
+		goto out;
+	memset(e.task_local, 0xff, (d->ntasks + 1) * sizeof(*e.task_local));
+	memset(e.image_local, 0xff, (ni + 1) * sizeof(*e.image_local));
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct detail_row *r = &d->rows[i];
+		if (r->ev != ev)
+			continue;
+		nrows++;
+		e.chain_total[r->chain] += r->count;
+		if (r->task != PROFILE_NO_TASK)
+			e.task_local[r->task] = 0;
+		uint64_t t = r->time - r->time % width;
+		if (t && (!origin || t < origin))
+			origin = t;
+	}
+	if (empty)
+		*empty = nrows == 0;
+	e.rows = malloc((nrows + 1) * sizeof(*e.rows));
+	if (!e.rows || (err = enc_tasks(&e)) || (err = enc_chains(&e)) ||
+	    (err = enc_rows(&e, width, origin)))
+		goto out;
+	err = profile_file_put_header(b, PROFILE_FILE_VERSION_SAMPLES, PROFILE_FILE_SAMPLES,
+				      profile_event_get(p, ev));
+	err = err ? err : binbuf_put_uvarint(b, width);
+	err = err ? err : binbuf_put_uvarint(b, origin);
+	err = err ? err : put_tables(b, &e);
+	err = err ? err : put_rows(b, &e);
+	err = err ? err : profile_file_put_crc(b, start);
+out:
+	free(e.chain_total);
+	free(e.chain_local);
+	free(e.chain_order);
+	free(e.task_local);
+	free(e.strs);
+	free(e.task_comm);
+	free(e.task_cgroup);
+	free(e.image_local);
+	free(e.image_order);
+	free(e.nodes);
+	free(e.leaf);
+	free(e.rows);
+	return err;
+}
+
+/* ---- parsing: every table and row checked as it is read, into the scratch profile T ------- */
+
+#define BAD(msg) do { *why = (msg); err = -EBADMSG; goto out; } while (0)
+
+struct dec {
+	char **strs;
+	uint64_t nstrs;
+	uint32_t *tasks;	/* local task -> T's */
+	uint64_t ntasks;
+	uint32_t *images;	/* local image -> T's */
+	uint64_t nimages;
+	struct node *nodes;	/* image: T's index or PROFILE_NO_IMAGE */
+	uint16_t *depth;
+	uint64_t nnodes;
+	uint32_t *chains;	/* local chain -> T's */
+	uint64_t nchains;
+};
+
+static int dec_strings_tasks(struct binreader *r, struct profile *t, struct dec *x,
+			     const char **why)
+{
+	int err = 0;
+	if (binreader_get_uvarint(r, &x->nstrs) || x->nstrs > binreader_left(r))
+		BAD("bad string count");
+	if (!(x->strs = calloc(x->nstrs + 1, sizeof(*x->strs))))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < x->nstrs; i++)
+		if (binreader_get_str(r, PROFILE_PATH_MAX - 1, &x->strs[i]))
+			BAD("bad string");
+	if (binreader_get_uvarint(r, &x->ntasks) || x->ntasks > binreader_left(r) / 4)
+		BAD("bad task count");
+	if (!(x->tasks = malloc((x->ntasks + 1) * sizeof(*x->tasks))))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < x->ntasks; i++) {
+		uint64_t comm, pid, tid, cg;
+		if (binreader_get_uvarint(r, &comm) || binreader_get_uvarint(r, &pid) ||
+		    binreader_get_uvarint(r, &tid) || binreader_get_uvarint(r, &cg))
+			BAD("truncated task");
+		if (comm >= x->nstrs || cg > x->nstrs || pid > UINT32_MAX || tid > UINT32_MAX)
+			BAD("bad task");
+		struct profile_task task = { .comm = x->strs[comm], .pid = (uint32_t)pid,
+					     .tid = (uint32_t)tid,
+					     .cgroup = cg ? x->strs[cg - 1] : NULL };
+		err = profile_task_intern(t, &task, &x->tasks[i]);
+		if (err == -EINVAL)
+			BAD("bad task name");
+		if (err)
+			goto out;
+	}
+out:
+	return err;
+}
+
+static int dec_images_nodes(struct binreader *r, struct profile *t, struct dec *x,
+			    const char **why)
+{
+	int err = 0;
+	uint64_t prev = 0;
+	if (binreader_get_uvarint(r, &x->nimages) || x->nimages > binreader_left(r) / 3)
+		BAD("bad image count");
+	if (!(x->images = malloc((x->nimages + 1) * sizeof(*x->images))))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < x->nimages; i++) {
+		struct profile_image img = { 0 };
+		err = profile_file_get_image(r, &img, why);
+		if (!err && profile_image_intern(t, &img, &x->images[i])) {
+			*why = "bad image";
+			err = -EBADMSG;
+		}
+		free(img.path);
+		if (err)
+			goto out;
+	}
+	if (binreader_get_uvarint(r, &x->nnodes) || x->nnodes > binreader_left(r) / 3)
+		BAD("bad frame count");
+	x->nodes = malloc((x->nnodes + 1) * sizeof(*x->nodes));
+	x->depth = malloc((x->nnodes + 1) * sizeof(*x->depth));
+	if (!x->nodes || !x->depth)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < x->nnodes; i++) {
+		uint64_t up, img;
+		int64_t delta;
+		if (binreader_get_uvarint(r, &up) || binreader_get_uvarint(r, &img) ||
+		    binreader_get_svarint(r, &delta))
+			BAD("truncated frame");
+		if (up > i || img > x->nimages)
+			BAD("frame parent or image out of range");
+		x->depth[i] = up ? x->depth[i - up] + 1 : 1;
+		if (x->depth[i] > MAX_DEPTH)
+			BAD("call chain deeper than 1024");
+		prev += (uint64_t)delta;
+		x->nodes[i] = (struct node){ up ? (uint32_t)(i - up) : NONE,
+					     img ? x->images[img - 1] : PROFILE_NO_IMAGE, prev };
+	}
+out:
+	return err;
+}
+
+static int dec_chains(struct binreader *r, struct profile *t, struct dec *x, const char **why)
+{
+	struct profile_frame fr[MAX_DEPTH];
+	int err = 0;
+	if (binreader_get_uvarint(r, &x->nchains) || x->nchains > binreader_left(r))
+		BAD("bad chain count");
+	if (!(x->chains = malloc((x->nchains + 1) * sizeof(*x->chains))))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < x->nchains; i++) {
+		uint64_t leaf;
+		if (binreader_get_uvarint(r, &leaf) || leaf >= x->nnodes)
+			BAD("bad chain");
+		size_t n = 0;
+		for (uint32_t k = (uint32_t)leaf; k != NONE; k = x->nodes[k].parent)
+			fr[n++] = (struct profile_frame){ x->nodes[k].image, x->nodes[k].offset };
+		if ((err = profile_detail_chain_intern(&t->detail, fr, n, &x->chains[i])))
+			goto out;
+	}
+out:
+	return err;
+}
+
+static int dec_rows(struct binreader *r, struct profile *t, uint32_t ev, const struct dec *x,
+		    uint64_t width, uint64_t origin, const char **why)
+{
+	uint64_t ngroups, nrows, total, seen = 0, sum = 0, prev_task = 0;
+	/* the last time index - 1 whose bucket start fits in 64 bits (and the index too) */
+	uint64_t max_m1 = (UINT64_MAX - origin) / width;
+	if (max_m1 == UINT64_MAX)
+		max_m1--;
+	int err = 0;
+	if (binreader_get_uvarint(r, &ngroups) || binreader_get_uvarint(r, &nrows) ||
+	    binreader_get_uvarint(r, &total) || ngroups > nrows || nrows > binreader_left(r))
+		BAD("bad row counts");
+	for (uint64_t g = 0; g < ngroups; g++) {
+		uint64_t task, n, prev_t = 0, next_chain = 0;
+		if (binreader_get_uvarint(r, &task) || binreader_get_uvarint(r, &n))
+			BAD("truncated row group");
+		if (task > x->ntasks || (g && task <= prev_task) || n == 0 || n > nrows - seen)
+			BAD("bad row group");
+		prev_task = task;
+		seen += n;
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t key, dt = 0, extra = 0;
+			if (binreader_get_uvarint(r, &key))
+				BAD("truncated row");
+			bool new_time = key & 1;
+			uint64_t code = key >> 1 & 3, step = key >> 3;
+			if ((new_time && binreader_get_uvarint(r, &dt)) ||
+			    (code == 3 && binreader_get_uvarint(r, &extra)))
+				BAD("truncated row");
+			if (new_time) {
+				if (prev_t > max_m1 || dt > max_m1 - prev_t)
+					BAD("row time out of range");
+				prev_t += dt + 1;
+				next_chain = 0;
+			}
+			if (step >= x->nchains || next_chain + step >= x->nchains)
+				BAD("row chain out of range");
+			uint64_t chain = next_chain + step;
+			uint64_t count = code < 3 ? code + 1 : extra + 4;
+			if (count < extra || sum + count < sum)
+				BAD("row count overflows");
+			sum += count;
+			next_chain = chain + 1;
+			uint64_t time = prev_t ? origin + (prev_t - 1) * width : 0;
+			err = profile_detail_row_add(&t->detail, ev,
+						     task ? x->tasks[task - 1] : PROFILE_NO_TASK, time,
+						     x->chains[chain], count);
+			if (err)
+				goto out;
+		}
+	}
+	if (seen != nrows || sum != total)
+		BAD("rows do not add up to the header counts");
+out:
+	return err;
+}
+
+int profile_file_parse_samples(struct binreader *r, struct profile *t, uint32_t ev,
+			       const char **why)
+{
+	struct dec x = { 0 };
+	uint64_t width, origin;
+	int err = 0;
+	if (binreader_get_uvarint(r, &width) || binreader_get_uvarint(r, &origin))
+		BAD("truncated samples header");
+	if (width == 0 || origin % width)
+		BAD("bad time bucket or origin");
+	profile_set_time_bucket(t, width);
+	if ((err = dec_strings_tasks(r, t, &x, why)) || (err = dec_images_nodes(r, t, &x, why)) ||
+	    (err = dec_chains(r, t, &x, why)))
+		goto out;
+	err = dec_rows(r, t, ev, &x, width, origin, why);
+out:
+	for (uint64_t i = 0; x.strs && i < x.nstrs; i++)
+		free(x.strs[i]);
+	free(x.strs);
+	free(x.tasks);
+	free(x.images);
+	free(x.nodes);
+	free(x.depth);
+	free(x.chains);
+	return err;
+}

@@ -1,0 +1,541 @@
+/* tests/unit/test_profile_samples.c - detail rows and spans on disk: the samples file
+ * (profile_samples.c) and the epoch span file (profile_dir.c): round trips through a profile
+ * directory, incremental merges, old directories, hostile files, and the bytes a row of a
+ * `spent record`-like profile costs. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "core/binio.h"
+#include "profile/db.h"
+#include "profile/profile_file.h"
+#include "profile_test_util.h"
+#include "spent/profile.h"
+
+#define MS 1000000ull
+#define T0 1700000000000000000ull
+#define SAMPLES "samples@cpu-clock-1000000.prof"
+
+static int setup(void **state)
+{
+	(void)state;
+	return tmpdir_make("samples");
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return tmpdir_remove();
+}
+
+static void warn_count(void *ctx, const char *path, const char *why)
+{
+	(void)path;
+	(void)why;
+	(*(int *)ctx)++;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every row of P as text, sorted: "event comm/pid/tid/cgroup time count image:offset...". */
+static char *dump_rows(const struct profile *p)
+{
+	size_t n = profile_ndetail(p), len = 0;
+	char **lines = calloc(n + 1, sizeof(*lines));
+	for (size_t i = 0; i < n; i++) {
+		struct profile_detail_row r;
+		assert_int_equal(profile_detail_get(p, i, &r), 0);
+		char buf[8192];
+		const struct profile_task *t = profile_task_get(p, r.task);
+		int k = snprintf(buf, sizeof(buf), "%s %s/%u/%u/%s %llu %llu",
+				 profile_event_get(p, r.event)->name, t ? t->comm : "-", t ? t->pid : 0,
+				 t ? t->tid : 0, t && t->cgroup ? t->cgroup : "-",
+				 (unsigned long long)r.time_ns, (unsigned long long)r.count);
+		for (size_t f = 0; f < r.nframes && k < 8000; f++) {
+			const struct profile_image *im = profile_image_get(p, r.frames[f].image);
+			k += snprintf(buf + k, sizeof(buf) - (size_t)k, " %s:%llx", im ? im->path : "?",
+				      (unsigned long long)r.frames[f].offset);
+		}
+		lines[i] = strdup(buf);
+		len += strlen(buf) + 1;
+	}
+	qsort(lines, n, sizeof(*lines), line_cmp);
+	char *out = calloc(len + 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		strcat(out, lines[i]);
+		strcat(out, "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	return out;
+}
+
+/* Tasks with and without cgroups, no task, unknown time, frames without image, kernel
+ * addresses, deep chains, counts above 3, two events. */
+static struct profile *detail_profile(void)
+{
+	struct profile *p = profile_new();
+	uint32_t a = add_image(p, "/usr/bin/a"), k = add_image(p, "[kernel.kallsyms]");
+	uint32_t e0, e1;
+	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000000, 0, &e0), 0);
+	assert_int_equal(profile_event_intern(p, "page-faults", 1, 0, &e1), 0);
+	uint32_t t1 = add_task(p, "a", 100, 100, NULL), t2 = add_task(p, "a", 100, 101, NULL);
+	uint32_t t3 = add_task(p, "sshd", 7, 0, "/system.slice/ssh.service");
+	struct profile_frame deep[40];
+	for (int i = 0; i < 40; i++)
+		deep[i] = (struct profile_frame){ a, 0x401000 + 0x10 * (uint64_t)i };
+	struct profile_frame kern[3] = { { k, 0xffffffff81234567ull }, { k, 0xffffffff81000010ull },
+					 { PROFILE_NO_IMAGE, 0x7f0000001234ull } };
+	for (uint64_t b = 0; b < 50; b++) {
+		assert_int_equal(profile_add_detail(p, e0, t1, T0 + b * 10 * MS + 3, deep, 1 + b % 40,
+						    1 + b % 7), 0);
+		assert_int_equal(profile_add_detail(p, e0, t2, T0 + b * 30 * MS, kern, 3, 1), 0);
+		assert_int_equal(profile_add_detail(p, e0, t1, T0 + b * 10 * MS, kern + 1, 2, 1000), 0);
+	}
+	assert_int_equal(profile_add_detail(p, e0, PROFILE_NO_TASK, 0, deep, 2, 3), 0);
+	assert_int_equal(profile_add_detail(p, e0, t3, 0, kern, 1, 1), 0);
+	assert_int_equal(profile_add_detail(p, e1, t3, T0 + 5 * MS, deep + 3, 4, 2), 0);
+	profile_extend_span(p, T0 - MS, T0 + 2000 * MS);
+	return p;
+}
+
+static struct profile_dir *new_dir(const char *name, char *path, size_t len)
+{
+	struct profile_dir *d;
+	snprintf(path, len, "%s/%s", tmpdir, name);
+	assert_int_equal(profile_dir_create(path, &d), 0);
+	return d;
+}
+
+static void rows_and_span_survive_a_round_trip_and_merge(void **state)
+{
+	(void)state;
+	char dir[256], file[512];
+	struct profile_dir *d = new_dir("rt", dir, sizeof(dir));
+	struct profile *p = detail_profile(), *q = profile_new(), *twice = profile_new();
+	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	snprintf(file, sizeof(file), "%s/epoch-0000/" SAMPLES, dir);
+	struct stat st;
+	assert_int_equal(stat(file, &st), 0);
+	size_t skipped = 9;
+	assert_int_equal(profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
+	assert_int_equal(skipped, 0);
+	char *want = dump_rows(p), *got = dump_rows(q);
+	assert_string_equal(got, want);
+	assert_int_equal(profile_time_bucket(q), PROFILE_TIME_BUCKET_NS);
+	uint64_t s, e;
+	profile_span(q, &s, &e);
+	assert_true(s == T0 - MS && e == T0 + 2000 * MS);
+	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), 0);
+	assert_true(s == T0 - MS && e == T0 + 2000 * MS);
+	assert_int_equal(profile_dir_epoch_span(d, 7, &s, &e), -ENOENT);
+
+	/* a second write adds to what is there: every count doubles, the span is the union */
+	profile_extend_span(p, T0 + 5000 * MS, T0 + 6000 * MS);
+	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	assert_int_equal(profile_dir_read_epoch(d, 0, twice, NULL, NULL, NULL), 0);
+	assert_int_equal(profile_merge(q, p), 0);
+	char *doubled = dump_rows(q), *got2 = dump_rows(twice);
+	assert_string_equal(got2, doubled);
+	profile_span(twice, &s, &e);
+	assert_true(s == T0 - MS && e == T0 + 6000 * MS);
+	free(want);
+	free(got);
+	free(doubled);
+	free(got2);
+	profile_free(p);
+	profile_free(q);
+	profile_free(twice);
+	profile_dir_close(d);
+}
+
+static void profiles_without_detail_write_what_they_always_did(void **state)
+{
+	(void)state;
+	char dir[256], file[512];
+	struct profile_dir *d = new_dir("old", dir, sizeof(dir));
+	struct profile *p = profile_new(), *q = profile_new();
+	uint32_t a = add_image(p, "/usr/bin/a"), ev;
+	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
+	assert_int_equal(profile_add(p, a, 0x10, ev, 5), 0);
+	struct profile_frame f = { a, 0x10 };
+	assert_int_equal(profile_add_stack(p, ev, &f, 1, 5), 0);
+	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	/* no samples file, no span file; the stacks file is still version 1 */
+	struct stat st;
+	snprintf(file, sizeof(file), "%s/epoch-0000/" SAMPLES, dir);
+	assert_int_equal(stat(file, &st), -1);
+	snprintf(file, sizeof(file), "%s/epoch-0000/span", dir);
+	assert_int_equal(stat(file, &st), -1);
+	snprintf(file, sizeof(file), "%s/epoch-0000/stacks@cpu-clock-1000000.prof", dir);
+	uint8_t *data;
+	size_t len;
+	assert_int_equal(binio_read_file(file, 1 << 20, &data, &len), 0);
+	assert_int_equal(data[4], 1);
+	free(data);
+	size_t skipped = 9;
+	assert_int_equal(profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
+	assert_int_equal(skipped, 0);
+	assert_int_equal(profile_ndetail(q), 0);
+	assert_int_equal(profile_nstacks(q), 1);
+	uint64_t s = 1, e = 1;
+	profile_span(q, &s, &e);
+	assert_true(s == 0 && e == 0);
+	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), 0);
+	assert_true(s == 0 && e == 0);
+	profile_free(p);
+	profile_free(q);
+	profile_dir_close(d);
+}
+
+/* The samples file of detail_profile() as bytes. */
+static uint8_t *samples_bytes(size_t *len)
+{
+	struct profile *p = detail_profile();
+	struct binbuf b;
+	bool empty = true;
+	binbuf_init(&b);
+	assert_int_equal(profile_file_encode_samples(p, 0, &b, &empty), 0);
+	assert_false(empty);
+	profile_free(p);
+	*len = b.len;
+	return b.data;
+}
+
+static void fix_crc(uint8_t *d, size_t len)
+{
+	uint32_t crc = binio_crc32(0, d, len - 4);
+	for (int i = 0; i < 4; i++)
+		d[len - 4 + i] = (uint8_t)(crc >> (8 * i));
+}
+
+static void hostile_samples_files_add_nothing(void **state)
+{
+	(void)state;
+	size_t len;
+	uint8_t *data = samples_bytes(&len);
+	struct profile *whole = profile_new();
+	assert_int_equal(profile_file_parse(data, len, whole, NULL), 0);
+	assert_true(profile_ndetail(whole) > 100);
+	/* every truncation; every byte changed (CRC recomputed so the body's checks are reached):
+	 * rejected, or accepted as some other valid file, never a crash or a partial add */
+	uint8_t *copy = malloc(len);
+	size_t accepted = 0;
+	for (size_t cut = 0; cut < len; cut++) {
+		struct profile *t = profile_new();
+		const char *why = NULL;
+		memcpy(copy, data, cut);
+		if (cut >= 13)
+			fix_crc(copy, cut);
+		assert_int_equal(profile_file_parse(copy, cut, t, &why), -EBADMSG);
+		assert_non_null(why);
+		assert_int_equal(profile_ndetail(t), 0);
+		assert_int_equal(profile_ntasks(t), 0);
+		profile_free(t);
+	}
+	for (size_t i = 9; i + 4 < len; i++)
+		for (int flip = 0; flip < 3; flip++) {
+			static const uint8_t vals[3] = { 0x00, 0xff, 0x80 };
+			struct profile *t = profile_new();
+			memcpy(copy, data, len);
+			if (copy[i] == vals[flip])
+				copy[i] ^= 1;
+			else
+				copy[i] = vals[flip];
+			fix_crc(copy, len);
+			int err = profile_file_parse(copy, len, t, NULL);
+			assert_true(err == 0 || err == -EBADMSG);
+			if (err)
+				assert_int_equal(profile_ndetail(t), 0);
+			else
+				accepted++;
+			profile_free(t);
+		}
+	/* a changed byte with the old CRC is always caught */
+	memcpy(copy, data, len);
+	copy[len / 2] ^= 0x40;
+	struct profile *t = profile_new();
+	assert_int_equal(profile_file_parse(copy, len, t, NULL), -EBADMSG);
+	profile_free(t);
+	/* a samples file claiming version 1 is refused */
+	memcpy(copy, data, len);
+	copy[4] = 1;
+	fix_crc(copy, len);
+	t = profile_new();
+	assert_int_equal(profile_file_parse(copy, len, t, NULL), -EBADMSG);
+	profile_free(t);
+	print_message("%zu of %zu single-byte changes still parse\n", accepted, 3 * (len - 13));
+	free(copy);
+	free(data);
+	profile_free(whole);
+}
+
+/* A samples file from BODY (after the event header), with header and CRC around it. */
+static int parse_body(const uint8_t *body, size_t n, const char **why)
+{
+	struct binbuf b;
+	struct profile_event ev = { .name = (char *)"cpu-clock", .period = 1 };
+	binbuf_init(&b);
+	assert_int_equal(profile_file_put_header(&b, PROFILE_FILE_VERSION_SAMPLES,
+						 PROFILE_FILE_SAMPLES, &ev), 0);
+	assert_int_equal(binbuf_put(&b, body, n), 0);
+	assert_int_equal(profile_file_put_crc(&b, 0), 0);
+	struct profile *t = profile_new();
+	int err = profile_file_parse(b.data, b.len, t, why);
+	if (err)
+		assert_int_equal(profile_ndetail(t), 0);
+	profile_free(t);
+	binbuf_release(&b);
+	return err;
+}
+
+static void samples_parser_checks_each_rule(void **state)
+{
+	(void)state;
+	const char *why;
+	/* bucket 10, origin 20; 1 string "a"; 1 task (a, 1, 1); 0 images; 1 node (root, no image,
+	 * offset 5); 1 chain (node 0); then the rows part varies */
+#define HEAD 10, 20, 1, 1, 'a', 1, 0, 1, 1, 0, 0, 1, 0, 0, 10, 1, 0
+	static const uint8_t ok[] = { HEAD, 1, 2, 3, 1, 2, 0x01, 0, 0x03, 4 };	/* 2 rows, 1 + 2 */
+	assert_int_equal(parse_body(ok, sizeof(ok), &why), 0);
+	static const uint8_t big_count[] = { HEAD, 1, 1, 9, 1, 1, 0x07, 0, 5 };
+	assert_int_equal(parse_body(big_count, sizeof(big_count), &why), 0);
+	static const uint8_t bad_total[] = { HEAD, 1, 1, 8, 1, 1, 0x07, 0, 5 };
+	assert_int_equal(parse_body(bad_total, sizeof(bad_total), &why), -EBADMSG);
+	static const uint8_t bad_chain[] = { HEAD, 1, 1, 1, 1, 1, 0x09, 0 };
+	assert_int_equal(parse_body(bad_chain, sizeof(bad_chain), &why), -EBADMSG);
+	/* the same (time, chain) twice in a group: the second's step cannot reach chain 0 */
+	static const uint8_t dup_row[] = { HEAD, 1, 2, 2, 1, 2, 0x01, 0, 0x00 };
+	assert_int_equal(parse_body(dup_row, sizeof(dup_row), &why), -EBADMSG);
+	static const uint8_t bad_task[] = { HEAD, 1, 1, 1, 2, 1, 0x01, 0 };
+	assert_int_equal(parse_body(bad_task, sizeof(bad_task), &why), -EBADMSG);
+	static const uint8_t groups_unsorted[] = { HEAD, 2, 2, 2, 1, 1, 0x01, 0, 0, 1, 0x01, 0 };
+	assert_int_equal(parse_body(groups_unsorted, sizeof(groups_unsorted), &why), -EBADMSG);
+	static const uint8_t groups_sorted[] = { HEAD, 2, 2, 2, 0, 1, 0x01, 0, 1, 1, 0x01, 0 };
+	assert_int_equal(parse_body(groups_sorted, sizeof(groups_sorted), &why), 0);
+	static const uint8_t empty_group[] = { HEAD, 1, 0, 0, 1, 0 };
+	assert_int_equal(parse_body(empty_group, sizeof(empty_group), &why), -EBADMSG);
+	static const uint8_t rows_short[] = { HEAD, 1, 3, 2, 1, 2, 0x01, 0, 0x01, 4 };
+	assert_int_equal(parse_body(rows_short, sizeof(rows_short), &why), -EBADMSG);
+	/* a time index past 2^64 ns */
+	static const uint8_t far[] = { HEAD, 1, 1, 1, 1, 1, 0x01,
+				       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
+	assert_int_equal(parse_body(far, sizeof(far), &why), -EBADMSG);
+	static const uint8_t zero_bucket[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	assert_int_equal(parse_body(zero_bucket, sizeof(zero_bucket), &why), -EBADMSG);
+	static const uint8_t odd_origin[] = { 10, 21, 0, 0, 0, 0, 0, 0, 0, 0 };
+	assert_int_equal(parse_body(odd_origin, sizeof(odd_origin), &why), -EBADMSG);
+	static const uint8_t empty_ok[] = { 10, 20, 0, 0, 0, 0, 0, 0, 0, 0 };
+	assert_int_equal(parse_body(empty_ok, sizeof(empty_ok), &why), 0);
+	/* a node whose parent is itself or later; a task naming a missing string */
+	static const uint8_t self_parent[] = { 10, 20, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0 };
+	assert_int_equal(parse_body(self_parent, sizeof(self_parent), &why), -EBADMSG);
+	static const uint8_t no_string[] = { 10, 20, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 };
+	assert_int_equal(parse_body(no_string, sizeof(no_string), &why), -EBADMSG);
+#undef HEAD
+	/* a chain of 1025 frames */
+	struct binbuf b;
+	binbuf_init(&b);
+	const uint8_t pre[] = { 10, 20, 0, 0, 0 };
+	binbuf_put(&b, pre, sizeof(pre));
+	binbuf_put_uvarint(&b, 1025);
+	for (int i = 0; i < 1025; i++) {
+		binbuf_put_uvarint(&b, i ? 1 : 0);
+		binbuf_put_uvarint(&b, 0);
+		binbuf_put_svarint(&b, 1);
+	}
+	const uint8_t post[] = { 1, 0x80, 0x08, 0, 0, 0 };	/* chain: node 1024 */
+	binbuf_put(&b, post, sizeof(post));
+	assert_int_equal(parse_body(b.data, b.len, &why), -EBADMSG);
+	assert_string_equal(why, "call chain deeper than 1024");
+	binbuf_release(&b);
+}
+
+/* `spent record` of one thread for 60 s at 1 kHz: 10 ms buckets of 10 samples over a few
+ * chains. Each row must cost 2-3 bytes, so that the profile stays far below perf.data
+ * (which spends 40+ bytes per sample). */
+static void a_record_row_costs_two_to_three_bytes(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	uint32_t a = add_image(p, "/usr/bin/a"), lc = add_image(p, "/lib/libc.so.6"), ev;
+	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
+	uint32_t t = add_task(p, "a", 4242, 4242, NULL);
+	uint64_t rng = 88172645463325252ull, samples = 0;
+	for (uint64_t ms = 0; ms < 60000; ms++) {
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		/* a hot loop with 24 distinct pcs in two images, mostly in four of them */
+		uint64_t pick = rng % 100 < 80 ? rng % 4 : rng % 24;
+		struct profile_frame f[3] = { { pick < 20 ? a : lc, 0x401000 + 8 * pick },
+					      { a, 0x402345 }, { a, 0x402010 } };
+		assert_int_equal(profile_add_detail(p, ev, t, T0 + ms * MS + 17, f, 3, 1), 0);
+		samples++;
+	}
+	struct binbuf b;
+	binbuf_init(&b);
+	assert_int_equal(profile_file_encode_samples(p, ev, &b, NULL), 0);
+	size_t rows = profile_ndetail(p);
+	double per_row = (double)b.len / (double)rows, per_sample = (double)b.len / (double)samples;
+	print_message("%zu rows, %llu samples: %zu bytes, %.2f bytes/row, %.2f bytes/sample\n",
+		      rows, (unsigned long long)samples, b.len, per_row, per_sample);
+	assert_true(per_row <= 3.0);
+	struct profile *q = profile_new();
+	assert_int_equal(profile_file_parse(b.data, b.len, q, NULL), 0);
+	assert_int_equal(profile_ndetail(q), rows);
+	char *x = dump_rows(p), *y = dump_rows(q);
+	assert_string_equal(x, y);
+	free(x);
+	free(y);
+	binbuf_release(&b);
+	profile_free(q);
+	profile_free(p);
+}
+
+/* Rows added before profile_set_time_bucket widened the buckets meet in the file. */
+static void a_wider_bucket_merges_rows_on_write(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	uint32_t a = add_image(p, "/usr/bin/a"), ev;
+	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
+	struct profile_frame f = { a, 1 };
+	assert_int_equal(profile_set_time_bucket(p, MS), 0);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(profile_add_detail(p, ev, PROFILE_NO_TASK, T0 + (uint64_t)i * MS, &f,
+						    1, 1), 0);
+	assert_int_equal(profile_set_time_bucket(p, 10 * MS), 0);
+	struct binbuf b;
+	binbuf_init(&b);
+	assert_int_equal(profile_file_encode_samples(p, ev, &b, NULL), 0);
+	struct profile *q = profile_new();
+	assert_int_equal(profile_file_parse(b.data, b.len, q, NULL), 0);
+	assert_int_equal(profile_ndetail(q), 1);
+	struct profile_detail_row r;
+	assert_int_equal(profile_detail_get(q, 0, &r), 0);
+	assert_int_equal(r.count, 10);
+	assert_int_equal(r.time_ns, T0);
+	assert_int_equal(profile_time_bucket(q), 10 * MS);
+	binbuf_release(&b);
+	profile_free(q);
+	profile_free(p);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void span_files_are_checked_replaced_and_owned(void **state)
+{
+	(void)state;
+	char dir[256], file[512];
+	struct profile_dir *d = new_dir("span", dir, sizeof(dir));
+	struct profile *p = profile_new();
+	uint64_t s, e;
+	assert_int_equal(profile_dir_new_epoch(d, &(uint32_t){ 0 }), 0);
+	snprintf(file, sizeof(file), "%s/epoch-0000/span", dir);
+	static const char *const bad[] = {
+		"", "spent-span 1 5 4\n", "spent-span 1 0 4\n", "spent-span 1 5 6", "spent-span 1 5 6\nx",
+		"spent-span 2 5 6\n", "spent-span 1 05 6\n", "spent-span 1 -5 6\n",
+		"spent-span 1 5 99999999999999999999\n", "spent-span 1  5 6\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_file(file, bad[i]);
+		assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), -EBADMSG);
+		struct profile *q = profile_new();
+		int warned = 0;
+		size_t skipped = 0;
+		assert_int_equal(profile_dir_read_epoch(d, 0, q, warn_count, &warned, &skipped), 0);
+		assert_int_equal(warned, 1);
+		assert_int_equal(skipped, 1);
+		profile_span(q, &s, &e);
+		assert_true(s == 0 && e == 0);
+		profile_free(q);
+	}
+	write_file(file, "spent-span 1 5 18446744073709551615\n");
+	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), 0);
+	assert_true(s == 5 && e == UINT64_MAX);
+
+	/* a corrupt span met while writing is set aside, and the new one written */
+	write_file(file, "garbage");
+	profile_extend_span(p, 100, 200);
+	int warned = 0;
+	assert_int_equal(profile_dir_write_epoch(d, 0, p, warn_count, &warned), 0);
+	assert_int_equal(warned, 1);
+	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), 0);
+	assert_true(s == 100 && e == 200);
+	profile_extend_span(p, 50, 60);
+	assert_int_equal(profile_dir_write_epoch(d, 0, p, warn_count, &warned), 0);
+	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), 0);
+	assert_true(s == 50 && e == 200);
+	/* span and span.corrupt are spent's own: the directory may be replaced and removed */
+	char corrupt[600];
+	snprintf(corrupt, sizeof(corrupt), "%s.corrupt", file);
+	struct stat st;
+	assert_int_equal(stat(corrupt, &st), 0);
+	assert_int_equal(profile_dir_check_replaceable(dir), 0);
+	assert_int_equal(profile_dir_remove_epoch(d, 0), 0);
+	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), -ENOENT);
+	profile_free(p);
+	profile_dir_close(d);
+	assert_int_equal(profile_dir_remove(dir), 0);
+	assert_int_equal(stat(dir, &st), -1);
+}
+
+/* `spent db DST merge SRC` carries detail rows and spans like every other kind */
+static void db_merge_carries_rows_and_spans(void **state)
+{
+	(void)state;
+	char src[256], dst[256];
+	struct profile_dir *s = new_dir("msrc", src, sizeof(src)), *d = new_dir("mdst", dst, sizeof(dst));
+	struct profile *p = detail_profile(), *q = profile_new();
+	assert_int_equal(profile_dir_write_epoch(s, 0, p, NULL, NULL), 0);
+	assert_int_equal(profile_dir_new_epoch(d, &(uint32_t){ 0 }), 0);
+	const char *srcs[1] = { src };
+	size_t skipped = 9;
+	assert_int_equal(db_merge(d, srcs, 1, NULL, NULL, &skipped), 0);
+	assert_int_equal(skipped, 0);
+	assert_int_equal(profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
+	char *want = dump_rows(p), *got = dump_rows(q);
+	assert_string_equal(got, want);
+	uint64_t a, b;
+	assert_int_equal(profile_dir_epoch_span(d, 0, &a, &b), 0);
+	assert_true(a == T0 - MS && b == T0 + 2000 * MS);
+	free(want);
+	free(got);
+	profile_free(p);
+	profile_free(q);
+	profile_dir_close(s);
+	profile_dir_close(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rows_and_span_survive_a_round_trip_and_merge),
+		cmocka_unit_test(profiles_without_detail_write_what_they_always_did),
+		cmocka_unit_test(hostile_samples_files_add_nothing),
+		cmocka_unit_test(samples_parser_checks_each_rule),
+		cmocka_unit_test(a_record_row_costs_two_to_three_bytes),
+		cmocka_unit_test(a_wider_bucket_merges_rows_on_write),
+		cmocka_unit_test(span_files_are_checked_replaced_and_owned),
+		cmocka_unit_test(db_merge_carries_rows_and_spans),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
