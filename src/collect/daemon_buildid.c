@@ -4,6 +4,7 @@
 #include "collect/daemon_buildid.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,8 @@
 struct dbuildid {
 	uint64_t *seen;		/* open addressing, 0 = empty slot */
 	size_t cap, n;
+	struct profile_image *queue;	/* noted, not saved yet (paths owned) */
+	size_t nqueue, capqueue;
 	bool grown;		/* saved since the last prune */
 	bool off;		/* the cache is off (SPENT_BUILDID_DIR=off): nothing more to do */
 	struct dbuildid_stats st;
@@ -29,6 +32,9 @@ void dbuildid_free(struct dbuildid *b)
 {
 	if (!b)
 		return;
+	for (size_t i = 0; i < b->nqueue; i++)
+		free(b->queue[i].path);
+	free(b->queue);
 	free(b->seen);
 	free(b);
 }
@@ -82,12 +88,32 @@ void dbuildid_note(struct dbuildid *b, const struct profile_image *img)
 	if (!b || b->off || img->id_kind == PROFILE_ID_NONE || img->path[0] == '[' ||
 	    !seen_insert(b, identity_hash(img)))
 		return;
+	if (b->nqueue == b->capqueue) {
+		size_t cap = b->capqueue ? 2 * b->capqueue : 64;
+		struct profile_image *v = realloc(b->queue, cap * sizeof(*v));
+		if (!v)
+			return;
+		b->queue = v;
+		b->capqueue = cap;
+	}
+	struct profile_image *q = &b->queue[b->nqueue];
+	*q = *img;
+	if ((q->path = strdup(img->path)))
+		b->nqueue++;
+}
+
+/* Save one image's symbols (and lines) now. */
+static void save(struct dbuildid *b, const struct profile_image *img)
+{
 	struct symbols *s = NULL;
 	bool saved = false;
 	int err = symbols_new(&s);
 	if (!err)
 		err = symbols_cache_image(s, img, &saved);
 	symbols_free(s);
+	/* an image's DWARF and tables can take tens of MB for a moment: give them back, the
+	 * daemon's footprint is meant to stay flat */
+	malloc_trim(0);
 	if (err == -ECANCELED) {
 		b->off = true;
 		return;
@@ -100,6 +126,19 @@ void dbuildid_note(struct dbuildid *b, const struct profile_image *img)
 		b->st.saved++;
 		b->grown = true;
 	}
+}
+
+void dbuildid_step(struct dbuildid *b, size_t max)
+{
+	for (size_t i = 0; b && i < max && b->nqueue; i++) {
+		struct profile_image img = b->queue[0];
+		memmove(b->queue, b->queue + 1, --b->nqueue * sizeof(*b->queue));
+		if (!b->off)
+			save(b, &img);
+		free(img.path);
+	}
+	if (b && !b->nqueue)
+		dbuildid_prune(b);
 }
 
 void dbuildid_prune(struct dbuildid *b)

@@ -21,9 +21,12 @@ struct dbuildid_stats {
 /* 0 or -ENOMEM. */
 int dbuildid_new(struct dbuildid **out);
 void dbuildid_free(struct dbuildid *b);
-/* Save IMG's symbols in the cache the first time its identity is seen (later calls return at
- * once). Best effort: a failure is counted, never returned, and not retried. */
+/* Queue IMG for the cache the first time its identity is seen (later calls return at once). */
 void dbuildid_note(struct dbuildid *b, const struct profile_image *img);
+/* Save the symbols of at most MAX queued images (reading an image can take a while: a few per
+ * tick keep the daemon's loop responsive), then prune when the queue is empty. Best effort:
+ * a failure is counted, never returned, and not retried. */
+void dbuildid_step(struct dbuildid *b, size_t max);
 /* Prune the cache to its default size when entries were saved since the last call. */
 void dbuildid_prune(struct dbuildid *b);
 void dbuildid_get_stats(const struct dbuildid *b, struct dbuildid_stats *st);

@@ -466,6 +466,7 @@ int dmerge_step(struct dmerge *g, size_t max_files)
 	size_t done = 0;
 	int err;
 
+	dbuildid_step(g->bid, 1);	/* one image's symbols per tick, merging or not */
 	if (!g->writing)
 		return 1;
 	while (done < max_files && g->next < g->npairs) {
@@ -487,7 +488,6 @@ int dmerge_step(struct dmerge *g, size_t max_files)
 	free(g->pairs);
 	g->pairs = NULL;
 	g->npairs = g->next = 0;
-	dbuildid_prune(g->bid);
 	g->st.merges++;
 	g->st.last_error = 0;
 	return 1;

@@ -45,7 +45,15 @@ if ! start_daemon "$DB" "$TMP/d.log" -F 1000; then
 fi
 "$TMP/hot" 1 > /dev/null
 "$SPENT" db "$DB" flush > /dev/null
-check "daemon_buildid_fills_the_cache (b-$id)" test -s "$SPENT_BUILDID_DIR/b-$id/symtab"
+# the daemon saves one image's symbols per tick after the merge that wrote its counts: every
+# image of the machine that was sampled is queued, so allow it time
+t0=$(date +%s.%N)
+for _ in $(seq 1 600); do
+	[ -s "$SPENT_BUILDID_DIR/b-$id/symtab" ] && break
+	sleep 0.1
+done
+secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+check "daemon_buildid_fills_the_cache (b-$id, ${secs} s after the flush)" test -s "$SPENT_BUILDID_DIR/b-$id/symtab"
 check daemon_buildid_stops_on_sigterm stop_daemon
 
 cc -O1 -DPAD -o "$TMP/hot" "$TMP/hot.c"
