@@ -50,6 +50,7 @@ struct dmerge {
 	size_t npairs, next;
 	bool unknown_done;
 	struct dbuildid *bid;	/* images written get their symbols saved in the build-id cache */
+	bool finishing;		/* in dmerge_finish: a flush waits for it, symbols wait for ticks */
 	struct dmerge_stats st;
 };
 
@@ -466,7 +467,8 @@ int dmerge_step(struct dmerge *g, size_t max_files)
 	size_t done = 0;
 	int err;
 
-	dbuildid_step(g->bid, 1);	/* one image's symbols per tick, merging or not */
+	if (!g->finishing)
+		dbuildid_step(g->bid, 1);	/* one image's symbols per tick, merging or not */
 	if (!g->writing)
 		return 1;
 	while (done < max_files && g->next < g->npairs) {
@@ -502,15 +504,17 @@ int dmerge_finish(struct dmerge *g)
 	int err;
 
 	/* a merge already running finishes first, then everything that came since */
+	g->finishing = true;
 	for (int round = 0; round < 2; round++) {
 		if ((err = dmerge_start(g)) != 0)
-			return err;
+			break;
 		while ((err = dmerge_step(g, 64)) == 0)
 			;
 		if (err < 0)
-			return err;
+			break;
 	}
-	return 0;
+	g->finishing = false;
+	return err < 0 ? err : 0;
 }
 
 void dmerge_set_epoch(struct dmerge *g, uint32_t epoch)
