@@ -6,6 +6,7 @@
 #include <string.h>
 #include <Zydis/Zydis.h>
 
+#include "core/alloc.h"
 #include "analysis/annotate.h"
 
 void annotate_free(struct annotate *a)
@@ -46,13 +47,8 @@ static int decode(struct annotate *a, struct symbols *sym, const struct profile_
 	ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL);
 	size_t cap = 0;
 	for (uint64_t off = 0; off < a->size;) {
-		if (a->ninsns == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct annotate_insn *n = realloc(a->insns, cap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			a->insns = n;
-		}
+		if (ALLOC_GROW(a->insns, a->ninsns + 1, cap))
+			return -ENOMEM;
 		struct annotate_insn *x = &a->insns[a->ninsns];
 		memset(x, 0, sizeof(*x));
 		x->offset = a->start + off;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "analysis/costs.h"
 
 #define INTEL_OPT "Intel 64 and IA-32 Architectures Optimization Reference Manual (2023), cache/TLB latency tables"
@@ -31,9 +32,9 @@ static const struct cost_entry amd_costs[] = {
 };
 
 static const struct cost_model models[] = {
-	{ "Intel Core/Xeon (family 6)", intel_costs, sizeof(intel_costs) / sizeof(intel_costs[0]) },
-	{ "AMD Zen (family 17h/19h)", amd_costs, sizeof(amd_costs) / sizeof(amd_costs[0]) },
-	{ "unknown CPU: Intel family 6 costs used", intel_costs, sizeof(intel_costs) / sizeof(intel_costs[0]) },
+	{ "Intel Core/Xeon (family 6)", intel_costs, ARRAY_SIZE(intel_costs) },
+	{ "AMD Zen (family 17h/19h)", amd_costs, ARRAY_SIZE(amd_costs) },
+	{ "unknown CPU: Intel family 6 costs used", intel_costs, ARRAY_SIZE(intel_costs) },
 };
 
 const struct cost_model *costs_model_for(const char *vendor, int family)

@@ -6,9 +6,10 @@
 #include <string.h>
 
 #include "analysis/report.h"
+#include "core/alloc.h"
 #include "core/demangle.h"
+#include "core/strmap.h"
 #include "profile/export.h"
-#include "core/binio.h"
 
 struct memo_ent {
 	uint32_t img;
@@ -21,64 +22,31 @@ struct builder {
 	struct symbols *sym;
 	struct report *r;
 	size_t caprows;
-	long *index;		/* open addressing over rows by key hash; -1 empty */
-	size_t capindex;
+	struct strmap keys;	/* row key -> row index */
 	struct memo_ent *memo;	/* (img, off) -> row */
 	size_t capmemo, nmemo;
 };
-
-static uint64_t str_hash(const char *s)
-{
-	return binio_fnv64(BINIO_FNV64_INIT, s, strlen(s));
-}
-
-static int index_rebuild(struct builder *b)
-{
-	size_t cap = b->capindex ? b->capindex * 2 : 1024;
-	long *n = malloc(cap * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < cap; i++)
-		n[i] = -1;
-	for (size_t i = 0; i < b->r->nrows; i++) {
-		size_t j = str_hash(b->r->rows[i].key) & (cap - 1);
-		while (n[j] >= 0)
-			j = (j + 1) & (cap - 1);
-		n[j] = (long)i;
-	}
-	free(b->index);
-	b->index = n;
-	b->capindex = cap;
-	return 0;
-}
 
 /* Row with KEY (taking ownership of KEY and SYMBOL when a new row is made). */
 static long row_get(struct builder *b, char *key, char *symbol, const char *image,
 		    const char *file, int line, uint64_t offset)
 {
 	struct report *r = b->r;
-	if ((r->nrows + 1) * 2 > b->capindex && index_rebuild(b))
-		goto fail;
-	size_t j = str_hash(key) & (b->capindex - 1);
-	for (; b->index[j] >= 0; j = (j + 1) & (b->capindex - 1))
-		if (!strcmp(r->rows[b->index[j]].key, key)) {
-			free(key);
-			free(symbol);
-			return b->index[j];
-		}
-	if (r->nrows == b->caprows) {
-		size_t n = b->caprows ? b->caprows * 2 : 256;
-		struct report_row *nr = realloc(r->rows, n * sizeof(*nr));
-		if (!nr)
-			goto fail;
-		r->rows = nr;
-		b->caprows = n;
+	long found = strmap_find(&b->keys, key);
+	size_t index;
+	if (found >= 0) {
+		free(key);
+		free(symbol);
+		return found;
 	}
+	if (ALLOC_GROW(r->rows, r->nrows + 1, b->caprows))
+		goto fail;
 	struct report_row *row = &r->rows[r->nrows];
 	memset(row, 0, sizeof(*row));
 	row->self = calloc(r->cfg.nevents, sizeof(uint64_t));
 	row->incl = calloc(r->cfg.nevents, sizeof(uint64_t));
-	if (!row->self || !row->incl) {
+	/* a new key's index is the next row's */
+	if (!row->self || !row->incl || strmap_intern(&b->keys, key, &index) < 0) {
 		free(row->self);
 		free(row->incl);
 		goto fail;
@@ -90,7 +58,6 @@ static long row_get(struct builder *b, char *key, char *symbol, const char *imag
 	row->line = line;
 	row->offset = offset;
 	row->stamp = UINT64_MAX;
-	b->index[j] = (long)r->nrows;
 	return (long)r->nrows++;
 fail:
 	free(key);
@@ -317,12 +284,12 @@ int report_build(const struct profile *p, struct symbols *sym, const struct repo
 	sort_report = b.r;
 	if (b.r->nrows > 1)
 		qsort(b.r->rows, b.r->nrows, sizeof(*b.r->rows), row_cmp);
-	free(b.index);
+	strmap_release(&b.keys);
 	free(b.memo);
 	*out = b.r;
 	return 0;
 fail:
-	free(b.index);
+	strmap_release(&b.keys);
 	free(b.memo);
 	report_free(b.r);
 	return err;

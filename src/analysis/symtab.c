@@ -1,24 +1,21 @@
-/* analysis/symtab.c - symbol tables of the images a trace loaded, read with libelf, kept sorted
- * by runtime address for lookups by address and by name. */
-#include <stdio.h>
+/* analysis/symtab.c - symbol tables of the images a trace loaded (each image's symbols read by
+ * core/symtable), kept in one array sorted by runtime address for lookups by address and by
+ * name. */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "analysis/symtab.h"
-#include "core/binio.h"
+#include "core/alloc.h"
+#include "core/symtable.h"
 
 struct symtab {
 	struct symtab_sym *syms;
 	size_t n, cap;
 	bool sorted;
 	char **paths;	/* images already read */
-	size_t n_paths;
+	size_t n_paths, paths_cap;
 };
 
 struct symtab *symtab_new(void)
@@ -49,14 +46,8 @@ size_t symtab_count(const struct symtab *st)
 
 int symtab_add(struct symtab *st, const char *name, uint64_t addr, uint64_t size, bool is_func)
 {
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? st->cap * 2 : 256;
-		struct symtab_sym *s = realloc(st->syms, cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		st->syms = s;
-		st->cap = cap;
-	}
+	if (ALLOC_GROW(st->syms, st->n + 1, st->cap))
+		return -ENOMEM;
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
@@ -65,28 +56,10 @@ int symtab_add(struct symtab *st, const char *name, uint64_t addr, uint64_t size
 	return 0;
 }
 
-static int add_section_syms(struct symtab *st, Elf *elf, Elf_Scn *scn, GElf_Shdr *sh,
-			    uint64_t base)
+static int by_elf_index(const void *a, const void *b)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
-	if (!d || !sh->sh_entsize)
-		return 0;
-	size_t n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Sym sym;
-		if (!gelf_getsym(d, (int)i, &sym))
-			break;
-		int type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_OBJECT) || sym.st_shndx == SHN_UNDEF)
-			continue;
-		const char *name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		int err = symtab_add(st, name, base + sym.st_value, sym.st_size, type == STT_FUNC);
-		if (err)
-			return err;
-	}
-	return 0;
+	const struct symtable_hit *x = a, *y = b;
+	return (x->index > y->index) - (x->index < y->index);
 }
 
 int symtab_add_image(struct symtab *st, const char *path, uint64_t base)
@@ -94,50 +67,32 @@ int symtab_add_image(struct symtab *st, const char *path, uint64_t base)
 	for (size_t i = 0; i < st->n_paths; i++)
 		if (!strcmp(st->paths[i], path))
 			return 0;
-	int err = 0;
-	Elf *elf = NULL;
-	elf_version(EV_CURRENT);
-	int fd = binio_open_regular(path);	/* a FIFO a trace names must not block us */
-	if (fd < 0)
-		return fd;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		err = -ENOEXEC;
-		goto out;
-	}
-	/* prefer .symtab (has statics); fall back to .dynsym */
-	Elf_Scn *scn = NULL, *dyn = NULL, *tab = NULL;
-	GElf_Shdr sh, dsh, tsh;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB) {
-			tab = scn;
-			tsh = sh;
-		} else if (sh.sh_type == SHT_DYNSYM) {
-			dyn = scn;
-			dsh = sh;
+	struct symtable *t;
+	int err = symtable_open(path, &t);	/* core/symtable: the one ELF symbol reader */
+	if (err)
+		return err;
+	/* functions and data objects: what a trace's addresses can name */
+	size_t n = 0, cap = 0;
+	struct symtable_hit hit, *hits = NULL;
+	for (size_t i = 0; !err && symtable_symbol(t, i, &hit) == 0; i++)
+		if (hit.flags & (SYMTABLE_FUNC | SYMTABLE_OBJECT)) {
+			if (!(err = ALLOC_GROW(hits, n + 1, cap)))
+				hits[n++] = hit;
 		}
-	}
-	if (tab)
-		err = add_section_syms(st, elf, tab, &tsh, base);
-	if (!err && dyn)
-		err = add_section_syms(st, elf, dyn, &dsh, base);
-	if (!err) {
-		char **p = realloc(st->paths, (st->n_paths + 1) * sizeof(*p));
-		if (!p || !(p[st->n_paths] = strdup(path))) {
-			if (p)
-				st->paths = p;
-			err = -ENOMEM;
-			goto out;
-		}
-		st->paths = p;
+	/* in the file's order: symtab_find_func's first of two versions of a name (glibc's
+	 * pthread_cond_wait@@GLIBC_2.3.2 and its compat @GLIBC_2.2.5) is the default one */
+	if (n)
+		qsort(hits, n, sizeof(*hits), by_elf_index);
+	for (size_t i = 0; !err && i < n; i++)
+		err = symtab_add(st, hits[i].name, base + hits[i].start, hits[i].size,
+				 hits[i].flags & SYMTABLE_FUNC);
+	if (!err && (ALLOC_GROW(st->paths, st->n_paths + 1, st->paths_cap) ||
+		     !(st->paths[st->n_paths] = strdup(path))))
+		err = -ENOMEM;
+	if (!err)
 		st->n_paths++;
-	}
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	free(hits);
+	symtable_free(t);
 	return err;
 }
 

@@ -26,6 +26,7 @@
 #include "citcat/cpu_model.h"
 #include "citcat/recdir.h"
 #include "citcat/record_int.h"
+#include "core/workload.h"
 
 #define ARCH_SET_CPUID 0x1012
 #define AT_SYSINFO_EHDR_ 33
@@ -542,40 +543,31 @@ static int trace_loop(struct cc_tracer *tr, struct loop_state *ls)
 
 /* ---- starting the program ---- */
 
-static void child_exec(char *const *argv, int errpipe)
+/* In the child before exec: traced, stopped for the tracer, TSC reads trapping, every
+ * syscall a seccomp trace stop. 0 or a positive errno. */
+static int child_setup(void *arg)
 {
 	struct sock_filter filter[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE) };
 	struct sock_fprog prog = { .len = 1, .filter = filter };
-	int e;
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) || raise(SIGSTOP) ||
 	    prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
-		e = errno;
-	} else {
-		execvp(argv[0], argv);
-		e = errno;
-	}
-	if (write(errpipe, &e, sizeof(e)) < 0)
-		_exit(126);
-	_exit(127);
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+		return errno;
+	return 0;
 }
 
 /* Fork the program stopped before its execve; 0 with tr->pid set, or -errno. */
 static int start_program(struct cc_tracer *tr, char *const *argv)
 {
-	int p[2], st, e = 0;
-	if (pipe2(p, O_CLOEXEC))
-		return fail(tr, -errno, "cannot create a pipe");
-	pid_t pid = fork();
-	if (pid < 0)
-		return fail(tr, -errno, "cannot fork");
-	if (pid == 0)
-		child_exec(argv, p[1]);
-	close(p[1]);
-	tr->pid = pid;
+	const struct workload_opts wo = { .setup = child_setup };
+	struct workload w;
+	int st, e = workload_spawn(&w, argv, &wo);
+	if (e)
+		return fail(tr, e, "cannot fork");
+	pid_t pid = tr->pid = w.pid;
 	if (waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st)) {
-		close(p[0]);
+		close(w.err_fd);
 		return fail(tr, -ECHILD, "the program did not start");
 	}
 	long opts = PTRACE_O_TRACESECCOMP | PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD |
@@ -586,16 +578,15 @@ static int start_program(struct cc_tracer *tr, char *const *argv)
 		if (waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st))
 			break;
 		if ((st >> 16) == PTRACE_EVENT_EXEC) {
-			close(p[0]);
+			close(w.err_fd);
 			return 0;
 		}
 		ptrace(PTRACE_CONT, pid, NULL, NULL);
 	}
-	if (read(p[0], &e, sizeof(e)) != sizeof(e))
-		e = ECHILD;
-	close(p[0]);
-	snprintf(tr->err, tr->errlen, "cannot run '%s': %s", argv[0], strerror(e));
-	return -e;
+	if (!(e = workload_start(&w)))
+		e = -ECHILD;
+	snprintf(tr->err, tr->errlen, "cannot run '%s': %s", argv[0], strerror(-e));
+	return e;
 }
 
 /* ---- the recording directory ---- */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "analysis/annotate.h"
 #include "cli/cli.h"
 #include "cli/parse_options.h"
@@ -17,6 +18,7 @@
 
 struct annotate_opts {
 	const char *input;
+	struct profile_selection sel;	/* --epoch, --since, --until */
 	struct opt_string_list event_lists;	/* every -e, in order */
 	char *events;		/* the -e lists as one "a,b,c"; NULL: every event */
 	const char *symbol;
@@ -47,13 +49,8 @@ static void source_load(struct source *s, const char *path)
 	size_t cap = 0, alloc = 0;
 	ssize_t l;
 	while ((l = getline(&line, &cap, f)) >= 0) {
-		if (s->n == alloc) {
-			alloc = alloc ? alloc * 2 : 256;
-			char **nl = realloc(s->lines, alloc * sizeof(*nl));
-			if (!nl)
-				break;
-			s->lines = nl;
-		}
+		if (ALLOC_GROW(s->lines, s->n + 1, alloc))
+			break;
 		line[strcspn(line, "\n")] = 0;
 		s->lines[s->n++] = strdup(line);
 	}
@@ -74,6 +71,7 @@ static int parse_args(int argc, char **argv, struct annotate_opts *o)
 {
 	const struct option opts[] = {
 		OPT_STRING('i', "input", &o->input, "DIR", "the profile directory"),
+		PROFILE_SELECTION_OPTIONS(&o->sel),
 		OPT_STRING_LIST('e', "event", &o->event_lists, "EV,...",
 				"events to show, in this order (repeatable; default: all)"),
 		OPT_BOOL(0, "json", &o->json, "one JSON object per instruction"),
@@ -92,6 +90,8 @@ static int parse_args(int argc, char **argv, struct annotate_opts *o)
 					   "annotate one function", argv[0], argv[1]);
 	o->symbol = argv[0];
 	demangle_set_enabled(o->demangle);
+	if (profile_selection_check(&o->sel, &annotate_pu))
+		return PARSE_OPT_ERROR;
 	if (o->event_lists.n && !(o->events = cli_join_list(&o->event_lists)))
 		return parse_options_error(&annotate_pu, "out of memory");
 	return 0;
@@ -160,13 +160,6 @@ static void print_json(const struct profile *p, const struct annotate *a, const 
 	}
 }
 
-static int use_saved_kallsyms(struct symbols *sym, const char *dir)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/kallsyms", dir);
-	return access(path, R_OK) == 0 ? symbols_set_kallsyms(sym, path) : 0;
-}
-
 int cmd_annotate(int argc, char **argv)
 {
 	struct annotate_opts o = { .input = "spent.profile", .demangle = 1 };
@@ -183,7 +176,7 @@ int cmd_annotate(int argc, char **argv)
 		goto out;
 	}
 	rc = 1;
-	if (profile_input_load(o.input, &p, &skipped) || symbols_new(&sym) || use_saved_kallsyms(sym, o.input))
+	if (profile_input_load_selected(o.input, &o.sel, &p, &skipped) || symbols_new(&sym) || profile_input_kallsyms(sym, o.input))
 		goto out;
 	if (o.events) {
 		char *dup = strdup(o.events), *save = NULL;
@@ -225,5 +218,6 @@ out:
 	profile_free(p);
 	free(o.events);
 	opt_string_list_release(&o.event_lists);
+	profile_selection_release(&o.sel);
 	return rc;
 }

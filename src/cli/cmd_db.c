@@ -1,15 +1,18 @@
-/* cli/cmd_db.c - `spent db DIR epoch|flush|stop|status|dump|merge OTHER...|gc --keep N`: control
- * and inspect a daemon's profile database. */
+/* cli/cmd_db.c - `spent db DIR epoch|flush|stop|status|list|dump|merge OTHER...|gc --keep N`:
+ * control and inspect a daemon's profile database. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/parse_options.h"
+#include "cli/time_window.h"
 #include "core/binio.h"
 #include "core/json.h"
 #include "profile/db.h"
@@ -25,18 +28,20 @@ struct db_opts {
 
 static const char *const db_usage_lines[] = {
 	"spent db DIR epoch|flush|stop",
-	"spent db DIR status|dump [--json]",
+	"spent db DIR status|list|dump [--json]",
 	"spent db DIR merge OTHER...",
 	"spent db DIR gc --keep N",
 	NULL,
 };
 
 static const struct parse_usage db_parse_usage = {
-	"db", db_usage_lines, "control and inspect a profile database (epoch, flush, status, merge, gc)",
+	"db", db_usage_lines, "control and inspect a profile database (epoch, flush, status, list, merge, gc)",
 	"Actions on the database DIR of spent daemon: epoch starts a new epoch (on disk when no "
 	"daemon runs); flush drains the kernel maps and merges everything now; stop stops the "
 	"daemon; status prints the daemon's rates, reduction, drops and own cost with the "
-	"database's usage; dump prints every count of every epoch (image, event, offset, count); "
+	"database's usage; list shows each epoch's time span, samples, processes and bytes; dump "
+	"prints every count of every epoch (image, event, offset, count) and every detail row "
+	"(event, time, process, call chain, count); "
 	"merge adds the counts of other databases (each once); gc removes all but the newest N "
 	"epochs. See docs/daemon.md.",
 };
@@ -46,7 +51,7 @@ static const struct parse_usage db_parse_usage = {
 static int parse_opts(int argc, char **argv, struct db_opts *o)
 {
 	const struct option opts[] = {
-		OPT_BOOL(0, "json", &o->json, "status, dump: JSON (one object, or one per line)"),
+		OPT_BOOL(0, "json", &o->json, "status, list, dump: JSON (one object, or one per line)"),
 		{ .type = OPTION_INT, .long_name = "keep", .value = &o->keep, .argh = "N",
 		  .help = "gc: the newest epochs to keep", .min = 1, .max = 1000000 },
 		OPT_END(),
@@ -297,6 +302,66 @@ static int do_gc(const struct db_opts *o)
 	return 0;
 }
 
+/* One detail row: a line "[detail] EVENT TIME_NS COMM PID TID CGROUP CHAIN COUNT" (tabs; CHAIN
+ * is IMAGE+0xOFFSET;... leaf first, "-" for none), or with W one JSON object "kind":"detail". */
+static void dump_detail(const struct profile *p, const struct profile_detail_row *row,
+			struct json_writer *w)
+{
+	const struct profile_task *t = row->task == PROFILE_NO_TASK ? NULL : profile_task_get(p, row->task);
+	const char *ev = profile_event_get(p, row->event)->name;
+
+	if (w) {
+		json_object_begin(w);
+		json_kstr(w, "kind", "detail");
+		json_kstr(w, "event", ev);
+		json_ku64(w, "time_ns", row->time_ns);
+		if (t) {
+			json_kstr(w, "comm", t->comm);
+			json_ku64(w, "pid", t->pid);
+			json_ku64(w, "tid", t->tid);
+			if (t->cgroup)
+				json_kstr(w, "cgroup", t->cgroup);
+			else
+				json_knull(w, "cgroup");
+		}
+		json_key(w, "chain");
+		json_array_begin(w);
+		for (size_t f = 0; f < row->nframes; f++) {
+			uint32_t img = row->frames[f].image;
+			json_object_begin(w);
+			if (img == PROFILE_NO_IMAGE)
+				json_knull(w, "image");
+			else
+				json_kstr(w, "image", profile_image_get(p, img)->path);
+			json_ku64(w, "offset", row->frames[f].offset);
+			json_object_end(w);
+		}
+		json_array_end(w);
+		json_ku64(w, "samples", row->count);
+		json_object_end(w);
+		json_newline(w);
+		return;
+	}
+	printf("[detail]\t%s\t%llu\t", ev, (unsigned long long)row->time_ns);
+	if (t) {
+		/* names are the kernel's and the cgroup tree's: no tab or newline may split a line */
+		for (const char *c = t->comm; *c; c++)
+			putchar((unsigned char)*c < 0x20 ? '?' : *c);
+		printf("\t%u\t%u\t", t->pid, t->tid);
+		for (const char *c = t->cgroup ? t->cgroup : "-"; *c; c++)
+			putchar((unsigned char)*c < 0x20 ? '?' : *c);
+	} else {
+		printf("-\t-\t-\t-");
+	}
+	putchar('\t');
+	for (size_t f = 0; f < row->nframes; f++) {
+		uint32_t img = row->frames[f].image;
+		printf("%s%s+0x%llx", f ? ";" : "", img == PROFILE_NO_IMAGE ? "[unknown]" :
+		       profile_image_get(p, img)->path, (unsigned long long)row->frames[f].offset);
+	}
+	printf("%s\t%llu\n", row->nframes ? "" : "-", (unsigned long long)row->count);
+}
+
 /* Every count of every epoch, one line each: the raw data, for scripts and checks. */
 static int do_dump(const struct db_opts *o)
 {
@@ -360,8 +425,175 @@ static int do_dump(const struct db_opts *o)
 				       e->name, (unsigned long long)n);
 		}
 	}
+	for (size_t i = 0; i < profile_ndetail(p); i++) {
+		struct profile_detail_row row;
+		if (profile_detail_get(p, i, &row) == 0)
+			dump_detail(p, &row, o->json ? &w : NULL);
+	}
 	profile_free(p);
 	return skipped ? 1 : 0;
+}
+
+/* ---- list: one line per epoch ------------------------------------------------------------- */
+
+struct epoch_info {
+	uint32_t epoch;
+	uint64_t start_ns, end_ns;
+	uint64_t samples;	/* counts and unknown, every event */
+	size_t processes;	/* distinct pids in the detail rows */
+	uint64_t bytes;		/* the epoch directory's files */
+	size_t skipped;		/* corrupt files */
+};
+
+static uint64_t dir_bytes(const char *path)
+{
+	DIR *dir = opendir(path);
+	struct dirent *de;
+	struct stat st;
+	uint64_t sum = 0;
+
+	while (dir && (de = readdir(dir)) != NULL)
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	if (dir)
+		closedir(dir);
+	return sum;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Samples and distinct processes of P. */
+static void epoch_totals(const struct profile *p, struct epoch_info *e)
+{
+	size_t ntask = profile_ntasks(p), k = 0;
+	uint32_t *pids = calloc(ntask + 1, sizeof(*pids));
+
+	for (uint32_t ev = 0; ev < profile_nevents(p); ev++) {
+		for (uint32_t img = 0; img < profile_nimages(p); img++) {
+			struct profile_count *c = NULL;
+			size_t n = 0;
+			profile_counts(p, img, ev, &c, &n);
+			for (size_t i = 0; i < n; i++)
+				e->samples += c[i].count;
+			free(c);
+		}
+		for (int why = 0; why < PROFILE_UNK_NR; why++)
+			e->samples += profile_unknown_count(p, ev, why);
+	}
+	/* a task is (comm, pid, tid, cgroup): one process may be several tasks */
+	for (size_t t = 0; pids && t < ntask; t++)
+		pids[k++] = profile_task_get(p, (uint32_t)t)->pid;
+	if (pids)
+		qsort(pids, k, sizeof(*pids), cmp_u32);
+	for (size_t i = 0; pids && i < k; i++)
+		e->processes += i == 0 || pids[i] != pids[i - 1];
+	free(pids);
+}
+
+static int epoch_info_read(struct profile_dir *d, uint32_t ep, struct epoch_info *e)
+{
+	char path[4096];
+	struct profile *p = profile_new();
+	int r = p ? 0 : -ENOMEM;
+
+	memset(e, 0, sizeof(*e));
+	e->epoch = ep;
+	r = r ? r : profile_dir_epoch_span(d, ep, &e->start_ns, &e->end_ns);
+	r = r ? r : profile_dir_read_epoch(d, ep, p, warn_file, NULL, &e->skipped);
+	if (!r)
+		epoch_totals(p, e);
+	profile_free(p);
+	snprintf(path, sizeof(path), "%s/epoch-%04u", profile_dir_path(d), ep);
+	e->bytes = dir_bytes(path);
+	return r;
+}
+
+/* "1h02m", "3m20s", "12.5s" */
+static void format_duration(uint64_t ns, char *buf, size_t len)
+{
+	uint64_t s = ns / 1000000000ull;
+
+	if (s >= 3600)
+		snprintf(buf, len, "%lluh%02llum", (unsigned long long)(s / 3600),
+			 (unsigned long long)(s / 60 % 60));
+	else if (s >= 60)
+		snprintf(buf, len, "%llum%02llus", (unsigned long long)(s / 60), (unsigned long long)(s % 60));
+	else
+		snprintf(buf, len, "%.1fs", (double)ns / 1e9);
+}
+
+static void print_epoch(const struct epoch_info *e, struct json_writer *w)
+{
+	char start[32], end[32], dur[32];
+	bool span = e->end_ns != 0;
+
+	time_point_format(e->start_ns, start, sizeof(start));
+	time_point_format(e->end_ns, end, sizeof(end));
+	if (span)
+		format_duration(e->end_ns - e->start_ns, dur, sizeof(dur));
+	else
+		snprintf(dur, sizeof(dur), "-");
+	if (!w) {
+		printf("%5u  %-19s  %-19s  %9s  %10llu  %9zu  %10llu\n", e->epoch, start, end, dur,
+		       (unsigned long long)e->samples, e->processes, (unsigned long long)e->bytes);
+		return;
+	}
+	json_object_begin(w);
+	json_ku64(w, "epoch", e->epoch);
+	if (span) {
+		json_ku64(w, "start_ns", e->start_ns);
+		json_ku64(w, "end_ns", e->end_ns);
+		json_kstr(w, "start", start);
+		json_kstr(w, "end", end);
+		json_kdouble(w, "duration_s", (double)(e->end_ns - e->start_ns) / 1e9, 3);
+	} else {
+		json_knull(w, "start_ns");
+		json_knull(w, "end_ns");
+	}
+	json_ku64(w, "samples", e->samples);
+	json_ku64(w, "processes", e->processes);
+	json_ku64(w, "bytes", e->bytes);
+	json_object_end(w);
+	json_newline(w);
+}
+
+static int do_list(const struct db_opts *o)
+{
+	struct profile_dir *d;
+	struct json_writer w;
+	uint32_t *eps = NULL;
+	size_t n = 0, skipped = 0;
+	int r = db_open(o->dir, false, &d);
+
+	if (r) {
+		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
+		return 1;
+	}
+	if ((r = profile_dir_epochs(d, &eps, &n))) {
+		cli_error("cannot read database '%s': %s", o->dir, strerror(-r));
+		profile_dir_close(d);
+		return 1;
+	}
+	json_init(&w, stdout);
+	if (!o->json)
+		printf("%5s  %-19s  %-19s  %9s  %10s  %9s  %10s\n", "epoch", "start", "end", "duration",
+		       "samples", "processes", "bytes");
+	for (size_t i = 0; i < n; i++) {
+		struct epoch_info e;
+		if ((r = epoch_info_read(d, eps[i], &e))) {
+			cli_error("cannot read epoch %u of '%s': %s", eps[i], o->dir, strerror(-r));
+			break;
+		}
+		skipped += e.skipped;
+		print_epoch(&e, o->json ? &w : NULL);
+	}
+	free(eps);
+	profile_dir_close(d);
+	return r || skipped ? 1 : 0;
 }
 
 int cmd_db(int argc, char **argv)
@@ -379,10 +611,12 @@ int cmd_db(int argc, char **argv)
 		r = do_merge(&o);
 	else if (!strcmp(o.action, "dump"))
 		r = do_dump(&o);
+	else if (!strcmp(o.action, "list"))
+		r = do_list(&o);
 	else if (!strcmp(o.action, "gc"))
 		r = do_gc(&o);
 	else {
-		cli_error("unknown action '%s': use epoch, flush, stop, status, dump, merge or gc", o.action);
+		cli_error("unknown action '%s': use epoch, flush, stop, status, list, dump, merge or gc", o.action);
 		r = 2;
 	}
 	return r;

@@ -15,6 +15,7 @@
 #include "collect/sampling.h"
 #include "core/outfile.h"
 #include "core/symbols.h"
+#include "core/workload.h"
 #include "spent/profile.h"
 
 #include "cli/parse_options.h"
@@ -247,51 +248,6 @@ static void clamp_frequency(struct record_opts *o)
 	}
 }
 
-/* True when CMD can be executed (a path, or found in $PATH). */
-static bool command_exists(const char *cmd)
-{
-	if (strchr(cmd, '/'))
-		return access(cmd, X_OK) == 0;
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
-		size_t l = strcspn(p, ":");
-		if (snprintf(buf, sizeof(buf), "%.*s/%s", (int)l, l ? p : ".", cmd) < (int)sizeof(buf) &&
-		    access(buf, X_OK) == 0)
-			return true;
-		p += l + (p[l] == ':');
-	}
-	return false;
-}
-
-/* Fork CMD held before exec until *GO_FD is written. */
-static pid_t spawn_held(char **cmd, int *go_fd)
-{
-	int go[2];
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -errno;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(go[0]);
-		close(go[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		char c;
-		close(go[1]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(cmd[0], cmd);
-		fprintf(stderr, "spent: cannot run '%s': %s\n", cmd[0], strerror(errno));
-		_exit(127);
-	}
-	close(go[0]);
-	*go_fd = go[1];
-	return pid;
-}
-
 static volatile sig_atomic_t stop_requested;
 static void on_stop(int sig) { stop_requested = 1; }
 
@@ -372,8 +328,10 @@ int cmd_record(int argc, char **argv)
 	struct sampling_event *evs = NULL;
 	struct sampling *s = NULL;
 	size_t nev = 0, failed = 0;
-	int status = 0, go = -1, rc = 2, err;
+	int status = 0, rc = 2, err;
 	pid_t child = 0;
+	struct workload wl = WORKLOAD_INIT;
+	char exe[PATH_MAX];
 	if ((err = parse_args(argc, argv, &o)) < 0) {
 		rc = err == PARSE_OPT_HELP ? 0 : 2;
 		goto out;
@@ -384,7 +342,7 @@ int cmd_record(int argc, char **argv)
 		cli_error("cannot write profile '%s': %s", o.output, output_error(err));
 		goto out;
 	}
-	if (!o.pid && !command_exists(o.argv[0])) {
+	if (!o.pid && workload_find(o.argv[0], exe, sizeof(exe))) {
 		cli_error("cannot run '%s': no such executable (check the name and PATH)", o.argv[0]);
 		rc = 127;
 		goto out;
@@ -399,24 +357,22 @@ int cmd_record(int argc, char **argv)
 	}
 	signal(SIGINT, o.pid ? on_stop : SIG_IGN);
 	signal(SIGQUIT, o.pid ? on_stop : SIG_IGN);
-	if (!o.pid && (child = spawn_held(o.argv, &go)) < 0) {
-		cli_error("cannot start '%s': %s", o.argv[0], strerror((int)-child));
+	const struct workload_opts held = { .hold = true, .default_signals = true };
+	if (!o.pid && (err = workload_spawn(&wl, o.argv, &held))) {
+		cli_error("cannot start '%s': %s", o.argv[0], strerror(-err));
 		goto out;
 	}
+	child = wl.pid > 0 ? wl.pid : 0;
 	if ((err = sampling_attach(s, o.pid ? o.pid : child, !o.pid, &failed))) {
 		cli_error("cannot open event '%s': %s", evs[failed].ev.spec, strerror(-err));
-		if (child > 0) {
-			close(go);
-			waitpid(child, NULL, 0);
-		}
+		workload_abort(&wl);
 		goto out;
 	}
-	if (child > 0) {
-		if (write(go, "g", 1) != 1) {
-			cli_error("cannot start '%s': %s", o.argv[0], strerror(errno));
-			goto out;
-		}
-		close(go);
+	if (child > 0 && (err = workload_start(&wl))) {
+		cli_error("cannot run '%s': %s", o.argv[0], strerror(-err));
+		workload_wait(child, NULL, 0);
+		rc = workload_exec_exit_code(err);
+		goto out;
 	}
 	if ((err = run_loop(s, child, o.pid, &status))) {
 		cli_error("reading samples failed: %s", strerror(-err));
@@ -435,7 +391,7 @@ int cmd_record(int argc, char **argv)
 			 (unsigned long long)st.lost);
 	rc = 0;
 	if (child > 0)
-		rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		rc = workload_exit_code(status);
 out:
 	sampling_free(s);
 	free(evs);

@@ -24,6 +24,7 @@
 
 struct report_opts {
 	const char *input;
+	struct profile_selection sel;	/* --epoch, --since, --until */
 	int by;			/* enum report_by */
 	struct opt_string_list events;	/* every -e, in order */
 	char *events_joined;	/* the -e lists as one "a,b,c" */
@@ -64,6 +65,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	const struct option opts[] = {
 		OPT_STRING('i', "input", &o->input, "DIR", "the profile directory"),
+		PROFILE_SELECTION_OPTIONS(&o->sel),
 		OPT_CHOICE(0, "by", &o->by, "image|function|line|instruction", "what one row is"),
 		OPT_STRING_LIST('e', "event", &o->events, "EV,...",
 				"events to show, in this order (repeatable; default: all)"),
@@ -102,6 +104,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	if (o->json && o->csv)
 		return parse_options_error(&report_pu, "--json and --csv cannot be combined: choose one");
 	demangle_set_enabled(o->demangle);
+	if (profile_selection_check(&o->sel, &report_pu))
+		return PARSE_OPT_ERROR;
+	if (o->who.time && (o->sel.since || o->sel.until))
+		return parse_options_error(&report_pu, "--time and --since/--until both give the time "
+					   "window: choose one");
 	o->fmt = o->json ? OUT_JSON : o->csv ? OUT_CSV : OUT_TABLE;
 	if (o->pprof && o->flamegraph && !strcmp(o->pprof, "-") && !strcmp(o->flamegraph, "-"))
 		return parse_options_error(&report_pu, "--pprof - and --flamegraph - both write to "
@@ -430,13 +437,6 @@ static void warn_missing_names(const struct profile *p, struct symbols *sym)
 	}
 }
 
-static int use_saved_kallsyms(struct symbols *sym, const char *dir)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/kallsyms", dir);
-	return access(path, R_OK) == 0 ? symbols_set_kallsyms(sym, path) : 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .input = "spent.profile", .by = REPORT_BY_FUNCTION, .limit = -1,
@@ -455,7 +455,7 @@ int cmd_report(int argc, char **argv)
 	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output(o.flamegraph)) ||
 	    report_html_prepare(&o.html))
 		goto out;
-	if (profile_input_load(o.input, &p, &skipped)) {
+	if (profile_input_load_selected(o.input, &o.sel, &p, &skipped)) {
 		rc = 1;
 		goto out;
 	}
@@ -469,7 +469,7 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (select_events(p, o.events_joined, &evs, &nev) || symbols_new(&sym) || use_saved_kallsyms(sym, o.input)) {
+	if (select_events(p, o.events_joined, &evs, &nev) || symbols_new(&sym) || profile_input_kallsyms(sym, o.input)) {
 		rc = 1;
 		goto out;
 	}
@@ -511,5 +511,6 @@ out:
 	opt_string_list_release(&o.events);
 	report_html_release(&o.html);
 	report_who_release(&o.who);
+	profile_selection_release(&o.sel);
 	return rc;
 }

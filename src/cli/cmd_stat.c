@@ -5,24 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "cli/cli.h"
 #include "cli/parse_options.h"
 #include "cli/stat.h"
 
 int stat_events_add(struct stat_events *se, const struct spent_event *ev, int group)
 {
-	struct spent_event *e = realloc(se->evs, (se->n + 1) * sizeof(*e));
-	if (!e)
+	if (ALLOC_GROW(se->evs, se->n + 1, se->cap_evs) ||
+	    ALLOC_GROW(se->group, se->n + 1, se->cap_group) ||
+	    ALLOC_GROW(se->supported, se->n + 1, se->cap_supported))
 		return -ENOMEM;
-	se->evs = e;
-	int *g = realloc(se->group, (se->n + 1) * sizeof(*g));
-	if (!g)
-		return -ENOMEM;
-	se->group = g;
-	bool *s = realloc(se->supported, (se->n + 1) * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	se->supported = s;
 	se->evs[se->n] = *ev;
 	se->group[se->n] = group;
 	se->supported[se->n] = true;
@@ -106,7 +99,7 @@ static bool is_alias(const char *name)
 {
 	static const char *const aliases[] = { "cpu-cycles", "branch-instructions", "faults", "cs",
 					       "migrations", "dummy" };
-	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
 		if (strcmp(name, aliases[i]) == 0)
 			return true;
 	return false;
@@ -197,7 +190,7 @@ static const struct parse_usage stat_pu = {
 static int parse_cpu_list(const char *list, int **out, size_t *n)
 {
 	int *cpus = NULL;
-	size_t k = 0;
+	size_t k = 0, cap = 0;
 	for (const char *p = list;;) {
 		char *end;
 		if (*p < '0' || *p > '9')
@@ -210,10 +203,8 @@ static int parse_cpu_list(const char *list, int **out, size_t *n)
 		}
 		if (lo > hi || hi >= 4096 || k + (size_t)(hi - lo + 1) > 4096)
 			goto bad;
-		int *grown = realloc(cpus, (k + (size_t)(hi - lo + 1)) * sizeof(*cpus));
-		if (!grown)
+		if (ALLOC_GROW(cpus, k + (size_t)(hi - lo + 1), cap))
 			goto bad;
-		cpus = grown;
 		for (long c = lo; c <= hi; c++) {
 			bool seen = false;
 			for (size_t i = 0; i < k; i++)
@@ -389,7 +380,7 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	if (!opts.events && !opts.all_events) {
-		for (size_t i = 0; i < sizeof(default_events) / sizeof(default_events[0]); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(default_events); i++) {
 			struct spent_event ev;
 			spent_event_parse(default_events[i], &ev, NULL, 0);
 			stat_events_add(&se, &ev, (int)i + 1);

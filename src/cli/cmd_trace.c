@@ -21,6 +21,7 @@
 #include "core/binio.h"
 #include "core/json.h"
 #include "core/outfile.h"
+#include "core/workload.h"
 #include "spent/trace.h"
 #include "trace/log_io.h"
 
@@ -205,44 +206,50 @@ static void remove_fifo(const char *dir, const char *fifo)
 	rmdir(dir);
 }
 
+/* In the child before exec: a shell starts background jobs with SIGINT ignored, and the
+ * program must not be; valgrind finds the spent tool in VALGRIND_LIB. */
+static int tool_setup(void *vglib)
+{
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		signal(stop_signals[i], SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	return setenv("VALGRIND_LIB", vglib, 1) ? errno : 0;
+}
+
 static pid_t spawn_tool(const struct trace_opts *o, const char *vglib, const char *fifo, char **cmd)
 {
 	char fdopt[PATH_MAX + 32], maxopt[48], startopt[512];
-	char *argv[16 + 256];
+	char *pre[16];
 	int n = 0;
 	snprintf(fdopt, sizeof(fdopt), "--spent-pipe=%s", fifo);
-	argv[n++] = "valgrind";
-	argv[n++] = "--tool=spent";
-	argv[n++] = "-q";
-	argv[n++] = fdopt;
-	argv[n++] = o->children ? "--trace-children=yes" : "--spent-children=no";
+	pre[n++] = "valgrind";
+	pre[n++] = "--tool=spent";
+	pre[n++] = "-q";
+	pre[n++] = fdopt;
+	pre[n++] = o->children ? "--trace-children=yes" : "--spent-children=no";
 	if (!o->data)
-		argv[n++] = "--spent-data=no";
+		pre[n++] = "--spent-data=no";
 	if (o->start) {
 		snprintf(startopt, sizeof(startopt), "--spent-start=%s", o->start);
-		argv[n++] = startopt;
-		argv[n++] = "--vex-guest-chase=no";
+		pre[n++] = startopt;
+		pre[n++] = "--vex-guest-chase=no";
 	}
 	if (o->max_insns) {
 		snprintf(maxopt, sizeof(maxopt), "--spent-max=%llu", (unsigned long long)o->max_insns);
-		argv[n++] = maxopt;
+		pre[n++] = maxopt;
 	}
-	for (int i = 0; cmd[i] && n < 16 + 254; i++)
-		argv[n++] = cmd[i];
-	argv[n] = NULL;
-	pid_t pid = fork();
-	if (pid == 0) {
-		/* a shell starts background jobs with SIGINT ignored: the program must not be */
-		for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
-			signal(stop_signals[i], SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		setenv("VALGRIND_LIB", vglib, 1);
-		execvp("valgrind", argv);
-		fprintf(stderr, "spent: cannot run 'valgrind': %s: install the valgrind package\n",
-			strerror(errno));
-		_exit(127);
+	const struct workload_opts wo = { .setup = tool_setup, .setup_arg = (void *)vglib };
+	struct workload w;
+	char **argv = workload_argv_join(pre, n, cmd);
+	int err = argv ? workload_spawn(&w, argv, &wo) : -ENOMEM;
+	free(argv);
+	if (err) {
+		errno = -err;
+		return -1;
 	}
-	return pid;
+	if ((err = workload_start(&w)))
+		cli_error("cannot run 'valgrind': %s: install the valgrind package", strerror(-err));
+	return w.pid;	/* after a failed exec it exits 127, reaped as any run */
 }
 
 static int trace_record(const struct trace_opts *o, char **cmd)

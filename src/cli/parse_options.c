@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "cli/parse_options.h"
 #include "core/number.h"
 
@@ -132,14 +133,8 @@ static int set_value(const struct option *o, const char *arg, int unset, int as_
 			l->n = 0;
 			return 0;
 		}
-		if (l->n == l->cap) {
-			int nc = l->cap ? l->cap * 2 : 8;
-			const char **ni = realloc(l->items, (size_t)nc * sizeof(*ni));
-			if (!ni)
-				return parse_options_error(u, "out of memory");
-			l->items = ni;
-			l->cap = nc;
-		}
+		if (ALLOC_GROW(l->items, (size_t)l->n + 1, l->cap))
+			return parse_options_error(u, "out of memory");
 		l->items[l->n++] = arg;
 		return 0;
 	}

@@ -35,7 +35,7 @@ enum parse_opt_flags {
 struct opt_string_list {
 	const char **items;
 	int n;
-	int cap;
+	size_t cap;
 };
 
 struct option;

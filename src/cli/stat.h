@@ -56,6 +56,7 @@ struct stat_events {
 	int *group;
 	bool *supported;
 	size_t n;
+	size_t cap_evs, cap_group, cap_supported;	/* each array's room (ALLOC_GROW) */
 };
 
 int stat_events_add(struct stat_events *se, const struct spent_event *ev, int group);

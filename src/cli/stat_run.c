@@ -19,6 +19,7 @@
 #include "cli/stat.h"
 #include "collect/thread_tracker.h"
 #include "core/outfile.h"
+#include "core/workload.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -68,84 +69,11 @@ static void open_set_release(struct open_set *os)
 	free(os->index);
 }
 
-/* A command forked and held before exec until the counters are open. */
-struct child {
-	pid_t pid;
-	int go_fd;	/* write a byte to let it exec */
-	int err_fd;	/* errno of a failed exec, or EOF on success (close-on-exec) */
-};
-
-static int child_spawn(char **argv, struct child *ch)
-{
-	int go[2], errp[2];
-	if (pipe2(go, O_CLOEXEC) < 0)
-		return -errno;
-	if (pipe2(errp, O_CLOEXEC) < 0) {
-		close(go[0]);
-		close(go[1]);
-		return -errno;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		int err = -errno;
-		close(go[0]); close(go[1]); close(errp[0]); close(errp[1]);
-		return err;
-	}
-	if (pid == 0) {
-		char c;
-		close(go[1]);
-		close(errp[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127); /* spent gave up before starting us */
-		execvp(argv[0], argv);
-		int e = errno;
-		if (write(errp[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(errp[1]);
-	ch->pid = pid;
-	ch->go_fd = go[1];
-	ch->err_fd = errp[0];
-	return 0;
-}
-
-/* Let the child exec; returns 0 or the exec errno (positive). */
-static int child_release(struct child *ch)
-{
-	int e = 0;
-	if (write(ch->go_fd, "g", 1) != 1)
-		e = errno;
-	close(ch->go_fd);
-	ch->go_fd = -1;
-	if (!e && read(ch->err_fd, &e, sizeof(e)) != (ssize_t)sizeof(e))
-		e = 0;
-	close(ch->err_fd);
-	ch->err_fd = -1;
-	return e;
-}
-
-static void child_abort(struct child *ch)
-{
-	if (ch->go_fd >= 0)
-		close(ch->go_fd); /* the child reads EOF and exits 127 */
-	if (ch->err_fd >= 0)
-		close(ch->err_fd);
-	waitpid(ch->pid, NULL, 0);
-}
-
+/* The wait status of PID as a shell exit code; 1 when it cannot be waited for. */
 static int wait_status(pid_t pid)
 {
 	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return 1;
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return 1;
+	return workload_wait(pid, &status, 0) < 0 ? 1 : workload_exit_code(status);
 }
 
 static void fill_rows(const struct stat_events *se, const struct open_set *os,
@@ -448,13 +376,14 @@ static int wait_loop_traced(struct run_ctx *rc, struct counting *c, struct threa
 static int run_once(struct run_ctx *rc, struct count_value *totals, bool print_details)
 {
 	const struct stat_opts *o = rc->opts;
-	struct child ch = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct workload ch = WORKLOAD_INIT;
+	const struct workload_opts held = { .hold = true };	/* exec once the counters are open */
 	struct counting *c = NULL;
 	struct thread_tracker *tt = NULL;
 	bool traced = o->argc && (o->per_thread || o->per_process);
 	int status = 0, err;
 	size_t bad = 0;
-	if (o->argc && (err = child_spawn(o->argv, &ch))) {
+	if (o->argc && (err = workload_spawn(&ch, o->argv, &held))) {
 		cli_error("cannot start '%s': %s", o->argv[0], strerror(-err));
 		return 1;
 	}
@@ -462,24 +391,24 @@ static int run_once(struct run_ctx *rc, struct count_value *totals, bool print_d
 		       (err = thread_tracker_attach(tt, ch.pid, &bad)))) {
 		cli_error("cannot follow the threads of '%s': %s", o->argv[0], strerror(-err));
 		thread_tracker_free(tt);
-		child_abort(&ch);
+		workload_abort(&ch);
 		return 2;
 	}
 	if (open_counting(rc, ch.pid, &c)) {
 		thread_tracker_free(tt);
 		if (ch.pid > 0)
-			child_abort(&ch);
+			workload_abort(&ch);
 		return 2;
 	}
 	double start = now_ns();
 	if (ch.pid > 0) {
-		int e = child_release(&ch);
+		int e = workload_start(&ch);
 		if (e) {
 			wait_status(ch.pid);
 			counting_free(c);
 			thread_tracker_free(tt);
-			cli_error("workload failed: cannot run '%s': %s", o->argv[0], strerror(e));
-			return e == ENOENT ? 127 : 126;
+			cli_error("workload failed: cannot run '%s': %s", o->argv[0], strerror(-e));
+			return workload_exec_exit_code(e);
 		}
 	}
 	if (tt) {

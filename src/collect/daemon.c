@@ -23,6 +23,14 @@
  * holds the hot keys and evicts the cold ones (DCPI's mod-4 eviction) into the overflow pair. */
 #define FALLBACK_BUCKETS 16384
 
+uint64_t daemon_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 uint64_t daemon_now_ms(void)
 {
 	struct timespec ts;
@@ -82,6 +90,13 @@ static void sb_exec(void *arg, pid_t pid)
 	dmaps_exec(d->maps, pid);
 }
 
+static void sb_comm(void *arg, pid_t pid, const char *comm, bool exec)
+{
+	struct daemon *d = arg;
+
+	dmaps_comm(d->maps, pid, comm, exec);
+}
+
 static void sb_exit(void *arg, pid_t pid)
 {
 	struct daemon *d = arg;
@@ -119,7 +134,7 @@ static void sb_lost(void *arg, uint64_t n, bool samples)
 }
 
 static const struct dperf_handlers sb_handlers = {
-	.mmap = sb_mmap, .fork = sb_fork, .exec = sb_exec, .exit = sb_exit,
+	.mmap = sb_mmap, .fork = sb_fork, .exec = sb_exec, .comm = sb_comm, .exit = sb_exit,
 	.sample = sb_sample, .lost = sb_lost,
 };
 
@@ -143,8 +158,12 @@ uint64_t daemon_samples(struct daemon *d)
 int daemon_drain(struct daemon *d)
 {
 	int n = 0;
+	uint64_t wall = daemon_wall_ns();
 
 	read_rings(d);	/* every exit seen so far is marked with this generation */
+	/* what this drain hands over was sampled since the last one: its rows get that time,
+	 * and the epoch covers it */
+	dmerge_set_interval(d->merge, d->wall_drain, wall);
 	if (d->bpf) {
 		struct agg_stats st;
 		if (dbpf_stats(d->bpf, &st) == 0)
@@ -162,6 +181,9 @@ int daemon_drain(struct daemon *d)
 	d->gen++;
 	d->drains++;
 	d->t_drain = daemon_now_ms();
+	/* overflow records read between drains were sampled after this one */
+	d->wall_drain = wall;
+	dmerge_set_interval(d->merge, wall, wall);
 	return n < 0 ? n : 0;
 }
 
@@ -270,7 +292,8 @@ collectors:
 		mev[e] = (struct dmerge_event){ .name = c->evs[e].spec,
 			.period = d->freq ? d->freq : (d->period_lo + d->period_hi) / 2,
 			.freq = d->freq != 0 };
-	if ((r = dmerge_new(d->db, d->maps, mev, c->nev, c->per_process, c->nper, &d->merge))) {
+	if ((r = dmerge_new(d->db, d->maps, mev, c->nev, c->per_process, c->nper,
+			    (uint64_t)c->drain_ms * 1000000ull, &d->merge))) {
 		snprintf(err, errlen, "cannot open the current epoch of '%s': %s", c->db, strerror(-r));
 		return r;
 	}
@@ -284,6 +307,7 @@ collectors:
 	if ((r = dmaps_scan_proc(d->maps, "/proc")))
 		daemon_log(d, "scanning /proc failed: %s", strerror(-r));
 	read_rings(d);
+	dmerge_set_interval(d->merge, d->wall_drain, d->wall_drain);
 	return 0;
 }
 
@@ -414,6 +438,7 @@ int daemon_run(const struct daemon_config *cfg, volatile sig_atomic_t *stop, cha
 		return -EINVAL;
 	}
 	d.t_start = d.t_drain = d.t_merge = d.t_period = d.t_status = daemon_now_ms();
+	d.wall_drain = daemon_wall_ns();
 	r = setup(&d, err, errlen);
 	if (cfg->ready)
 		cfg->ready(cfg->ready_arg, r, err);

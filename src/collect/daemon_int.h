@@ -37,6 +37,7 @@ struct daemon {
 	uint64_t sideband_lost;	/* side-band records lost (maps may be incomplete) */
 	uint64_t new_at_flip;	/* BPF new_entries when the map was last flipped */
 	/* times (ms, monotonic) */
+	uint64_t wall_drain;	/* CLOCK_REALTIME ns of the last drain (or the start) */
 	uint64_t t_start, t_drain, t_merge, t_period, t_status, t_merge_retry, t_logged_err;
 	int logged_err;
 	/* rates over the last status window */
@@ -46,6 +47,7 @@ struct daemon {
 };
 
 uint64_t daemon_now_ms(void);
+uint64_t daemon_wall_ns(void);
 void daemon_log(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Samples taken so far (kernel counter with BPF, ring records in the fallback). */

@@ -1,6 +1,7 @@
 /* collect/daemon_maps.c - per-process executable mappings for the daemon: /proc scan at
- * start-up, side-band MMAP2/FORK/EXEC/EXIT updates, exited processes kept until drained,
- * files resolved through /proc/PID/root, images interned by (device, inode, path). */
+ * start-up, side-band MMAP2/COMM/FORK/EXEC/EXIT updates, exited processes kept until drained,
+ * files resolved through /proc/PID/root, images interned by (device, inode, path); each
+ * process's name (comm) and cgroup v2 path, kept with it until reaped. */
 #include "collect/daemon_maps.h"
 
 #include <ctype.h>
@@ -31,6 +32,9 @@ struct dproc {
 	bool has_old;
 	struct maprange_list cur;	/* tag: dimage id */
 	struct maprange_list old;	/* the maps before exec: samples taken before it still use them */
+	char comm[DMAPS_COMM_LEN];	/* "" until known */
+	char *cgroup;		/* cgroup v2 path, NULL until read (or when there is none) */
+	bool cgroup_read;	/* /proc/PID/cgroup was read (or inherited at fork) */
 };
 
 struct image_slot {
@@ -173,6 +177,7 @@ static void proc_free(struct dproc *p)
 		return;
 	maprange_release(&p->cur);
 	maprange_release(&p->old);
+	free(p->cgroup);
 	free(p);
 }
 
@@ -294,6 +299,10 @@ int dmaps_fork(struct dmaps *m, pid_t pid, pid_t ppid)
 	if (p && !p->exited) {	/* pid reused before we saw the exit: start over */
 		m->st.regions -= p->cur.n;
 		p->cur.n = 0;
+		p->comm[0] = '\0';
+		free(p->cgroup);
+		p->cgroup = NULL;
+		p->cgroup_read = false;
 	} else {
 		p = proc_add(m, pid);
 		if (!p)
@@ -301,6 +310,12 @@ int dmaps_fork(struct dmaps *m, pid_t pid, pid_t ppid)
 	}
 	if (!parent)
 		return 0;
+	/* a child runs as its parent until it execs (COMM then renames it) */
+	memcpy(p->comm, parent->comm, sizeof(p->comm));
+	if (parent->cgroup_read && !p->cgroup_read) {
+		p->cgroup = parent->cgroup ? strdup(parent->cgroup) : NULL;
+		p->cgroup_read = true;
+	}
 	m->st.regions += parent->cur.n;
 	return maprange_copy(&p->cur, &parent->cur);
 }
@@ -408,6 +423,90 @@ int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint
 	return 0;
 }
 
+/* The first line of /proc/PID/NAME (without its newline) into BUF; 0 or -errno. */
+static int proc_read_line(pid_t pid, const char *name, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* PID's cgroup v2 path (the "0::PATH" line of /proc/PID/cgroup), read once while it lives. */
+static void proc_read_cgroup(struct dproc *p)
+{
+	char buf[4096], *line, *save = NULL;
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	if (p->cgroup_read || p->exited || p->pid <= 0)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;	/* gone: maybe the next lookup, or never */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	p->cgroup_read = true;
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, "0::", 3) == 0) {
+			p->cgroup = strdup(line + 3);
+			return;
+		}
+}
+
+void dmaps_comm(struct dmaps *m, pid_t pid, const char *comm, bool exec)
+{
+	struct dproc *p = proc_find(m, pid);
+
+	if (!p && !(p = proc_add(m, pid)))
+		return;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	/* an exec is when a service manager's child has reached its own cgroup */
+	if (exec && p->cgroup_read && !p->exited) {
+		free(p->cgroup);
+		p->cgroup = NULL;
+		p->cgroup_read = false;
+	}
+	proc_read_cgroup(p);
+}
+
+int dmaps_task(struct dmaps *m, pid_t pid, const char **comm, const char **cgroup)
+{
+	struct dproc *p = pid > 0 ? proc_find(m, pid) : NULL;
+
+	*cgroup = NULL;
+	if (pid == 0) {
+		*comm = "swapper";	/* the idle task, as perf names it */
+		return 0;
+	}
+	if (!p) {
+		*comm = "[unknown]";
+		return -ESRCH;
+	}
+	if (!p->comm[0] && !p->exited && proc_read_line(pid, "comm", p->comm, sizeof(p->comm)))
+		p->comm[0] = '\0';
+	proc_read_cgroup(p);
+	*comm = p->comm[0] ? p->comm : "[unknown]";
+	*cgroup = p->cgroup;
+	return 0;
+}
+
 const struct dimage *dmaps_image(const struct dmaps *m, uint32_t id)
 {
 	return id < m->nimages ? m->images[id] : NULL;
@@ -458,11 +557,14 @@ int dmaps_scan_proc(struct dmaps *m, const char *proc_dir)
 		FILE *f = fopen(path, "re");
 		if (!f)
 			continue;	/* gone meanwhile, or a kernel thread */
-		if (!proc_get(m, pid)) {
+		struct dproc *p = proc_get(m, pid);
+		if (!p) {
 			err = -ENOMEM;
 			fclose(f);
 			break;
 		}
+		if (proc_read_line(pid, "comm", p->comm, sizeof(p->comm)))
+			p->comm[0] = '\0';
 		while (getline(&line, &cap, f) > 0) {
 			err = scan_line(m, pid, line);
 			if (err)

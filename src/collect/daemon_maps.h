@@ -12,6 +12,7 @@
 
 #define DIMAGE_KERNEL 0	/* image id of "[kernel.kallsyms]": every map table has it */
 
+#define DMAPS_COMM_LEN 16	/* the kernel's TASK_COMM_LEN */
 #define DIMAGE_MAX_LOADS IMAGE_MAX_LOADS	/* filled from core/procmaps.h's image_info */
 
 /* One PT_LOAD segment: file offsets [off, off+filesz) are link-time addresses vaddr+... */
@@ -64,6 +65,14 @@ int dmaps_fork(struct dmaps *m, pid_t pid, pid_t ppid);
 int dmaps_exec(struct dmaps *m, pid_t pid);
 /* Process PID exited during drain generation GEN: kept until dmaps_reap(GEN or later). */
 void dmaps_exit(struct dmaps *m, pid_t pid, uint64_t gen);
+/* Process PID (its main thread) is now called COMM (TASK_COMM_LEN at most is kept); EXEC
+ * when the name comes with an exec (the cgroup is then read again). */
+void dmaps_comm(struct dmaps *m, pid_t pid, const char *comm, bool exec);
+/* Who PID is, for its samples: *COMM (never NULL: "[unknown]" when no name is known,
+ * "swapper" for pid 0) and *CGROUP (the cgroup v2 path, or NULL), both valid until the next
+ * dmaps call. Read from /proc on first use while the process lives; kept after it exited
+ * until reaped. 0, or -ESRCH when PID is not known at all. */
+int dmaps_task(struct dmaps *m, pid_t pid, const char **comm, const char **cgroup);
 /* Forget processes that exited in generations <= GEN and maps replaced by exec before it. */
 void dmaps_reap(struct dmaps *m, uint64_t gen);
 

@@ -1,5 +1,6 @@
 /* collect/daemon_merge.c - attribute drained samples to (image, offset, event) in a pending
- * profile, then merge it into the database a bounded slice of files per tick. */
+ * profile, with a detail row per (process, pc, event) and drain (who and when), then merge it
+ * into the database a bounded slice of files per tick. */
 #include "collect/daemon_merge.h"
 
 #include <errno.h>
@@ -18,12 +19,6 @@ struct wpair {
 	uint32_t img, ev;
 };
 
-struct pidprof {
-	pid_t pid;
-	struct profile *p;
-	uint32_t ev[AGG_MAX_EVENTS];
-};
-
 struct dmerge {
 	struct profile_dir *d;
 	struct dmaps *maps;
@@ -33,14 +28,14 @@ struct dmerge {
 	size_t nper;
 	int8_t *per_match;	/* per dimage id: -1 not looked at, 0 no, 1 per-process image */
 	size_t per_match_cap;
+	uint64_t bucket_ns;	/* time bucket of the detail rows (the drain interval) */
+	uint64_t row_time;	/* wall-clock ns the entries handed over now were sampled from */
 	uint32_t epoch;
 	/* samples since the last merge started */
 	struct profile *pending;
 	uint32_t pev[AGG_MAX_EVENTS];
 	uint32_t *pimg;		/* dimage id -> pending image index + 1 (0: not interned yet) */
 	size_t pimg_cap;
-	struct pidprof *pp;
-	size_t npp;
 	/* per dimage id since start: samples and aggregated entries (the reduction by image) */
 	struct dmerge_image_stats *istat;
 	size_t istat_cap;
@@ -48,7 +43,7 @@ struct dmerge {
 	struct profile *writing;
 	struct wpair *pairs;
 	size_t npairs, next;
-	bool unknown_done;
+	int rest_done;		/* after the pairs: 1 unknown, 2 detail rows, 3 span written */
 	struct dbuildid *bid;	/* images written get their symbols saved in the build-id cache */
 	bool finishing;		/* in dmerge_finish: a flush waits for it, symbols wait for ticks */
 	struct dmerge_stats st;
@@ -57,7 +52,7 @@ struct dmerge {
 static int profile_with_events(const struct dmerge *g, struct profile **out, uint32_t *ev)
 {
 	struct profile *p = profile_new();
-	int err = p ? 0 : -ENOMEM;
+	int err = p ? profile_set_time_bucket(p, g->bucket_ns) : -ENOMEM;
 
 	for (size_t e = 0; e < g->nev && !err; e++)
 		err = profile_event_intern(p, g->evs[e].name, g->evs[e].period,
@@ -71,7 +66,8 @@ static int profile_with_events(const struct dmerge *g, struct profile **out, uin
 }
 
 int dmerge_new(struct profile_dir *d, struct dmaps *maps, const struct dmerge_event *evs,
-	       size_t nev, const char *const *per_process, size_t nper, struct dmerge **out)
+	       size_t nev, const char *const *per_process, size_t nper, uint64_t bucket_ns,
+	       struct dmerge **out)
 {
 	struct dmerge *g = calloc(1, sizeof(*g));
 	int err = -ENOMEM;
@@ -86,6 +82,7 @@ int dmerge_new(struct profile_dir *d, struct dmaps *maps, const struct dmerge_ev
 	g->d = d;
 	g->maps = maps;
 	g->nev = nev;
+	g->bucket_ns = bucket_ns ? bucket_ns : PROFILE_TIME_BUCKET_NS;
 	for (size_t e = 0; e < nev; e++) {
 		g->evs[e] = evs[e];
 		if (!(g->evs[e].name = strdup(evs[e].name)))
@@ -110,13 +107,6 @@ out:
 	return err;
 }
 
-static void pidprofs_free(struct pidprof *pp, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		profile_free(pp[i].p);
-	free(pp);
-}
-
 void dmerge_free(struct dmerge *g)
 {
 	if (!g)
@@ -132,7 +122,6 @@ void dmerge_free(struct dmerge *g)
 	free(g->pimg);
 	free(g->istat);
 	free(g->pairs);
-	pidprofs_free(g->pp, g->npp);
 	dbuildid_free(g->bid);
 	free(g);
 }
@@ -174,10 +163,11 @@ static int pending_image(struct dmerge *g, uint32_t id, uint32_t *idx)
 	return 0;
 }
 
-static bool per_process_image(struct dmerge *g, uint32_t id)
+/* Does image ID get detail rows? Every image unless --per-process named some. */
+static bool detail_image(struct dmerge *g, uint32_t id)
 {
 	if (!g->nper)
-		return false;
+		return true;
 	if (id >= g->per_match_cap) {
 		size_t cap = g->per_match_cap ? g->per_match_cap : 64;
 		while (cap <= id)
@@ -201,30 +191,24 @@ static bool per_process_image(struct dmerge *g, uint32_t id)
 	return g->per_match[id] == 1;
 }
 
-static void per_process_add(struct dmerge *g, pid_t pid, uint32_t id, uint64_t off,
-			    uint32_t event, uint64_t count)
+void dmerge_set_interval(struct dmerge *g, uint64_t start_ns, uint64_t end_ns)
 {
-	struct pidprof *pp = NULL;
-	struct profile_image pi;
-	uint32_t idx;
+	g->row_time = start_ns;
+	profile_extend_span(g->pending, start_ns, end_ns);
+}
 
-	for (size_t i = 0; i < g->npp; i++)
-		if (g->pp[i].pid == pid)
-			pp = &g->pp[i];
-	if (!pp) {
-		struct pidprof *v = realloc(g->pp, (g->npp + 1) * sizeof(*v));
-		if (!v)
-			return;
-		g->pp = v;
-		pp = &g->pp[g->npp];
-		pp->pid = pid;
-		if (profile_with_events(g, &pp->p, pp->ev))
-			return;
-		g->npp++;
-	}
-	image_of(dmaps_image(g->maps, id), &pi);
-	if (profile_image_intern(pp->p, &pi, &idx) == 0)
-		profile_add(pp->p, idx, off, pp->ev[event], count);
+/* The detail row of COUNT samples of PID at FRAME (best effort: a task or row that cannot be
+ * kept for want of memory loses the who and when, never the histogram's count). */
+static void detail_add(struct dmerge *g, pid_t pid, struct profile_frame frame, uint32_t event,
+		       uint64_t count)
+{
+	const char *comm, *cgroup;
+	uint32_t task;
+
+	dmaps_task(g->maps, pid, &comm, &cgroup);
+	struct profile_task t = { .comm = (char *)comm, .pid = (uint32_t)pid, .cgroup = (char *)cgroup };
+	if (profile_task_intern(g->pending, &t, &task) == 0)
+		profile_add_detail(g->pending, g->pev[event], task, g->row_time, &frame, 1, count);
 }
 
 /* One aggregated entry of COUNT samples reached image ID (best effort: no memory, no stat). */
@@ -278,8 +262,11 @@ static int jit_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uin
 	struct profile_image pi = { .path = path };
 
 	if (!err && !(err = profile_image_intern(g->pending, &pi, &idx)) &&
-	    !(err = profile_add(g->pending, idx, pc, g->pev[event], count)))
+	    !(err = profile_add(g->pending, idx, pc, g->pev[event], count))) {
 		g->st.placed += count;
+		if (!g->nper)	/* no --per-process: every placed sample has its detail row */
+			detail_add(g, pid, (struct profile_frame){ idx, pc }, event, count);
+	}
 	return err;
 }
 
@@ -305,13 +292,17 @@ void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64
 			else
 				g->st.unknown += count;
 		}
+		/* the process is still known when only its image is not: its share counts them */
+		if (!g->nper)
+			detail_add(g, pid, (struct profile_frame){ PROFILE_NO_IMAGE, pc }, event, count);
 		return;
 	}
 	image_stat_add(g, id, count);
-	if (pending_image(g, id, &idx) == 0 && profile_add(g->pending, idx, off, g->pev[event], count) == 0)
+	if (pending_image(g, id, &idx) == 0 && profile_add(g->pending, idx, off, g->pev[event], count) == 0) {
 		g->st.placed += count;
-	if (per_process_image(g, id))
-		per_process_add(g, pid, id, off, event, count);
+		if (detail_image(g, id))
+			detail_add(g, pid, (struct profile_frame){ idx, off }, event, count);
+	}
 }
 
 void dmerge_add_lost(struct dmerge *g, uint32_t event, uint64_t count)
@@ -339,40 +330,12 @@ static void on_corrupt(void *ctx, const char *path, const char *why)
 	g->st.write_errors++;	/* a corrupt file was set aside as NAME.corrupt */
 }
 
-/* Per-process profiles go whole into DB/pid-PID (small: only the chosen images). */
-static void per_process_write(struct dmerge *g)
-{
-	char dir[PATH_MAX];
-
-	for (size_t i = 0; i < g->npp; i++) {
-		struct profile_dir *pd = NULL;
-		uint32_t ep;
-		int err;
-		snprintf(dir, sizeof(dir), "%s/pid-%d", profile_dir_path(g->d), (int)g->pp[i].pid);
-		err = profile_dir_open_or_create(dir, &pd);
-		if (!err) {
-			profile_dir_set_modes(pd, 0750, 0640);
-			chmod(dir, 0750);
-			err = profile_dir_current_epoch(pd, &ep);
-		}
-		if (!err)
-			err = profile_dir_write_epoch(pd, ep, g->pp[i].p, on_corrupt, g);
-		if (err) {
-			g->st.write_errors++;
-			g->st.last_error = err;
-		}
-		profile_dir_close(pd);
-	}
-	pidprofs_free(g->pp, g->npp);
-	g->pp = NULL;
-	g->npp = 0;
-}
-
 int dmerge_start(struct dmerge *g)
 {
 	struct profile *fresh;
 	uint32_t ev[AGG_MAX_EVENTS];
-	bool any = profile_ncells(g->pending) > 0;
+	uint64_t span_lo, span_hi;
+	bool any = profile_ncells(g->pending) > 0 || profile_ndetail(g->pending) > 0;
 	int err;
 
 	if (g->writing)
@@ -380,9 +343,8 @@ int dmerge_start(struct dmerge *g)
 	for (size_t e = 0; e < g->nev && !any; e++)
 		for (int r = 0; r < PROFILE_UNK_NR; r++)
 			any = any || profile_unknown_count(g->pending, g->pev[e], r) > 0;
-	if (g->npp)
-		per_process_write(g);
-	if (!any)
+	profile_span(g->pending, &span_lo, &span_hi);
+	if (!any && !span_hi)
 		return 0;
 	if ((err = profile_with_events(g, &fresh, ev)))
 		return err;
@@ -392,7 +354,7 @@ int dmerge_start(struct dmerge *g)
 	if (g->pimg)
 		memset(g->pimg, 0, g->pimg_cap * sizeof(*g->pimg));
 	g->npairs = g->next = 0;
-	g->unknown_done = false;
+	g->rest_done = 0;
 	return profile_foreach_pair(g->writing, collect_pair, g);
 }
 
@@ -438,16 +400,33 @@ static int write_pair(struct dmerge *g, const struct wpair *w)
 	return err;
 }
 
-static int write_unknown(struct dmerge *g)
+/* A new profile with the running merge's events, at the same indices. */
+static int sub_with_events(struct dmerge *g, struct profile **out)
 {
 	struct profile *sub = profile_new();
-	int err = sub ? 0 : -ENOMEM;
-	bool any = false;
+	int err = sub ? profile_set_time_bucket(sub, profile_time_bucket(g->writing)) : -ENOMEM;
 
 	for (uint32_t ev = 0; ev < profile_nevents(g->writing) && !err; ev++) {
 		const struct profile_event *e = profile_event_get(g->writing, ev);
 		uint32_t se;
 		err = profile_event_intern(sub, e->name, e->period, e->flags, &se);
+	}
+	if (err) {
+		profile_free(sub);
+		sub = NULL;
+	}
+	*out = sub;
+	return err;
+}
+
+static int write_unknown(struct dmerge *g)
+{
+	struct profile *sub;
+	int err = sub_with_events(g, &sub);
+	bool any = false;
+
+	for (uint32_t ev = 0; !err && ev < profile_nevents(g->writing); ev++) {
+		uint32_t se = ev;
 		for (int r = 0; r < PROFILE_UNK_NR && !err; r++) {
 			uint64_t n = profile_unknown_count(g->writing, ev, r);
 			if (n) {
@@ -458,6 +437,72 @@ static int write_unknown(struct dmerge *g)
 	}
 	if (!err && any)
 		err = profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
+	profile_free(sub);
+	return err;
+}
+
+/* Copy detail row ROW of the running merge into SUB (its images and task interned there;
+ * IMG maps the merge's image indices to SUB's, + 1, 0 when not interned yet). */
+static int copy_detail(struct dmerge *g, struct profile *sub, uint32_t *img,
+		       const struct profile_detail_row *row)
+{
+	struct profile_frame f[1];
+	uint32_t task = PROFILE_NO_TASK;
+	int err = 0;
+
+	if (row->nframes != 1)
+		return -EINVAL;	/* the daemon keeps one frame per row */
+	f[0] = row->frames[0];
+	if (f[0].image != PROFILE_NO_IMAGE) {
+		if (!img[f[0].image]) {
+			uint32_t si = 0;
+			err = profile_image_intern(sub, profile_image_get(g->writing, f[0].image), &si);
+			img[f[0].image] = si + 1;
+		}
+		f[0].image = img[f[0].image] - 1;
+	}
+	if (!err && row->task != PROFILE_NO_TASK)
+		err = profile_task_intern(sub, profile_task_get(g->writing, row->task), &task);
+	return err ? err : profile_add_detail(sub, row->event, task, row->time_ns, f, 1, row->count);
+}
+
+/* The detail rows go to the epoch's samples files in one write: they are small next to the
+ * counts (one row per process, pc and event per drain). */
+static int write_detail(struct dmerge *g)
+{
+	struct profile *sub = NULL;
+	size_t n = profile_ndetail(g->writing);
+	uint32_t *img = calloc(profile_nimages(g->writing) + 1, sizeof(*img));
+	int err = img ? 0 : -ENOMEM;
+
+	if (!err && n)
+		err = sub_with_events(g, &sub);
+	for (size_t i = 0; i < n && !err; i++) {
+		struct profile_detail_row row;
+		err = profile_detail_get(g->writing, i, &row);
+		err = err ? err : copy_detail(g, sub, img, &row);
+	}
+	if (!err && n)
+		err = profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
+	profile_free(sub);
+	free(img);
+	return err;
+}
+
+/* The span last: writing it twice (a retry) changes nothing. */
+static int write_span(struct dmerge *g)
+{
+	struct profile *sub;
+	uint64_t lo, hi;
+	int err;
+
+	profile_span(g->writing, &lo, &hi);
+	if (!hi)
+		return 0;
+	if ((err = sub_with_events(g, &sub)))
+		return err;
+	profile_extend_span(sub, lo, hi);
+	err = profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
 	profile_free(sub);
 	return err;
 }
@@ -480,11 +525,10 @@ int dmerge_step(struct dmerge *g, size_t max_files)
 	}
 	if (g->next < g->npairs)
 		return 0;
-	if (!g->unknown_done) {
-		if ((err = write_unknown(g)) != 0)
+	static int (*const rest[])(struct dmerge *) = { write_unknown, write_detail, write_span };
+	for (; g->rest_done < 3; g->rest_done++)
+		if ((err = rest[g->rest_done](g)) != 0)
 			goto fail;
-		g->unknown_done = true;
-	}
 	profile_free(g->writing);
 	g->writing = NULL;
 	free(g->pairs);

@@ -40,14 +40,20 @@ struct dmerge_image_stats {
 
 struct dmerge;
 
-/* A merger for database D (borrowed) and the events EVS; MAPS is borrowed for image data.
- * PER_PROCESS names images (path or basename) whose samples also go to DB/pid-PID. */
+/* A merger for database D (borrowed) and the events EVS; MAPS is borrowed for image and
+ * process data. Every sample also gets a detail row (process name, pid, cgroup; the time of
+ * its drain in buckets of BUCKET_NS); when PER_PROCESS names images (path or basename), only
+ * the samples in those images do. */
 int dmerge_new(struct profile_dir *d, struct dmaps *maps, const struct dmerge_event *evs,
-	       size_t nev, const char *const *per_process, size_t nper, struct dmerge **out);
+	       size_t nev, const char *const *per_process, size_t nper, uint64_t bucket_ns,
+	       struct dmerge **out);
 void dmerge_free(struct dmerge *g);
 
 /* Attribute COUNT samples of (PID, PC, EVENT). */
 void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64_t count);
+/* The entries added from now on were sampled from START_NS (wall clock, Unix ns); the
+ * current epoch covers [START_NS, END_NS]. */
+void dmerge_set_interval(struct dmerge *g, uint64_t start_ns, uint64_t end_ns);
 /* Count samples lost before they could be attributed. */
 void dmerge_add_lost(struct dmerge *g, uint32_t event, uint64_t count);
 

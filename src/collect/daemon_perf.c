@@ -336,8 +336,14 @@ static void record_handle(const struct dperf *p, const struct dcpu *c,
 	}
 	case PERF_RECORD_COMM: {
 		const uint32_t *pt = (const void *)body;
-		if (blen >= 8 && (hdr->misc & PERF_RECORD_MISC_COMM_EXEC) && pt[0] == pt[1] && h->exec)
+		bool exec = hdr->misc & PERF_RECORD_MISC_COMM_EXEC;
+		if (blen < 8 || pt[0] != pt[1])
+			return;	/* a thread's name: the daemon keeps processes */
+		if (exec && h->exec)
 			h->exec(h->arg, (pid_t)pt[0]);
+		/* the name follows pid and tid, NUL-terminated within the record */
+		if (h->comm && blen > 8 && memchr(body + 8, '\0', blen - 8))
+			h->comm(h->arg, (pid_t)pt[0], (const char *)(body + 8), exec);
 		return;
 	}
 	case PERF_RECORD_FORK:

@@ -29,6 +29,8 @@ struct dperf_handlers {
 	void (*mmap)(void *arg, const struct dmaps_mmap *mm);
 	void (*fork)(void *arg, pid_t pid, pid_t ppid);
 	void (*exec)(void *arg, pid_t pid);
+	/* process PID's main thread is now named COMM (EXEC: by an exec, after exec()) */
+	void (*comm)(void *arg, pid_t pid, const char *comm, bool exec);
 	void (*exit)(void *arg, pid_t pid);
 	void (*sample)(void *arg, int cpu, uint32_t event, pid_t pid, uint64_t pc);
 	void (*lost)(void *arg, uint64_t n, bool samples);

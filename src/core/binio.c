@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "core/outfile.h"
 
@@ -28,19 +29,9 @@ void binbuf_release(struct binbuf *b)
 
 int binbuf_reserve(struct binbuf *b, size_t n)
 {
-	if (n <= b->cap - b->len)
-		return 0;
-	if (n > SIZE_MAX / 2 - b->len)
+	if (n > SIZE_MAX - b->len)
 		return -ENOMEM;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap - b->len < n)
-		cap *= 2;
-	uint8_t *d = realloc(b->data, cap);
-	if (!d)
-		return -ENOMEM;
-	b->data = d;
-	b->cap = cap;
-	return 0;
+	return ALLOC_GROW(b->data, b->len + n, b->cap);
 }
 
 int binbuf_put(struct binbuf *b, const void *p, size_t n)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/buildid_cache.h"
 #include "core/outfile.h"
 
@@ -157,15 +158,8 @@ int buildid_cache_list(struct buildid_entry **out, size_t *n)
 	while ((de = readdir(d))) {
 		if (!is_key(de->d_name))
 			continue;	/* only entries: temporaries and strangers are left alone */
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 64;
-			struct buildid_entry *ne = realloc(*out, cap * sizeof(*ne));
-			if (!ne) {
-				err = -ENOMEM;
-				break;
-			}
-			*out = ne;
-		}
+		if ((err = ALLOC_GROW(*out, *n + 1, cap)))
+			break;
 		struct buildid_entry *e = &(*out)[*n];
 		memset(e, 0, sizeof(*e));
 		memcpy(e->key, de->d_name, strlen(de->d_name) + 1);	/* is_key: it fits */
@@ -188,7 +182,7 @@ static int remove_entry(const char *dir, const char *key)
 {
 	char path[PATH_MAX + 2 * PROFILE_ID_MAX + 16];	/* DIR is < PATH_MAX */
 	static const char *const files[] = { "symtab", "lines", "image" };
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", dir, key, files[i]);
 		if (unlink(path) && errno != ENOENT)
 			return -errno;

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/events_pfm.h"
 #include "spent/events.h"
 
@@ -51,8 +52,8 @@ static const struct named_event software_events[] = {
 	{ "dummy", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, "placeholder that counts nothing (side-band only)" },
 };
 
-#define N_GENERIC (sizeof(generic_events) / sizeof(generic_events[0]))
-#define N_SOFTWARE (sizeof(software_events) / sizeof(software_events[0]))
+#define N_GENERIC ARRAY_SIZE(generic_events)
+#define N_SOFTWARE ARRAY_SIZE(software_events)
 
 /* Hardware cache events are CACHE-OP-RESULT, encoded id | op << 8 | result << 16. */
 static const char *const cache_ids[] = { "L1-dcache", "L1-icache", "LLC", "dTLB", "iTLB", "branch", "node" };
@@ -60,7 +61,7 @@ static const char *const cache_ops[][2] = { { "load", "loads" }, { "store", "sto
 
 static int cache_event_lookup(const char *name, uint64_t *config)
 {
-	for (size_t id = 0; id < sizeof(cache_ids) / sizeof(cache_ids[0]); id++) {
+	for (size_t id = 0; id < ARRAY_SIZE(cache_ids); id++) {
 		size_t n = strlen(cache_ids[id]);
 		if (strncmp(name, cache_ids[id], n) != 0 || name[n] != '-')
 			continue;
@@ -172,7 +173,7 @@ static void suggest_names(const char *want, char *err, size_t errlen)
 		suggest_consider(best, want, generic_events[i].name);
 	for (size_t i = 0; i < N_SOFTWARE; i++)
 		suggest_consider(best, want, software_events[i].name);
-	for (size_t id = 0; id < sizeof(cache_ids) / sizeof(cache_ids[0]); id++)
+	for (size_t id = 0; id < ARRAY_SIZE(cache_ids); id++)
 		for (size_t op = 0; op < 3; op++) {
 			snprintf(buf, sizeof(buf), "%s-%s", cache_ids[id], cache_ops[op][1]);
 			suggest_consider(best, want, buf);
@@ -458,14 +459,8 @@ static bool probe_open(uint32_t type, uint64_t config)
 static int catalogue_add(struct spent_event_info **list, size_t *n, size_t *cap,
 			 const char *name, const char *group, const char *desc, bool avail)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct spent_event_info *l = realloc(*list, ncap * sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		*list = l;
-		*cap = ncap;
-	}
+	if (ALLOC_GROW(*list, *n + 1, *cap))
+		return -ENOMEM;
 	struct spent_event_info *e = &(*list)[*n];
 	e->name = strdup(name);
 	e->group = strdup(group);
@@ -506,7 +501,7 @@ int spent_event_catalogue(struct spent_event_info **out, size_t *nout)
 	for (size_t i = 0; i < N_GENERIC && !err; i++)
 		err = catalogue_add(&list, &n, &cap, generic_events[i].name, "hardware", generic_events[i].desc,
 				    probe_open(generic_events[i].type, generic_events[i].config));
-	for (size_t id = 0; id < sizeof(cache_ids) / sizeof(cache_ids[0]) && !err; id++)
+	for (size_t id = 0; id < ARRAY_SIZE(cache_ids) && !err; id++)
 		for (size_t op = 0; op < 3 && !err; op++)
 			for (int res = 0; res < 2 && !err; res++) {
 				if (res)

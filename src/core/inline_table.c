@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/inline_table.h"
 
 struct inl {
@@ -39,14 +40,8 @@ static int add_ranges(struct cu_table *c, Dwarf_Die *die, unsigned depth)
 	Dwarf_Addr base, lo, hi;
 	ptrdiff_t off = 0;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		if (c->n == c->cap) {
-			size_t cap = c->cap ? c->cap * 2 : 64;
-			struct inl *n = realloc(c->v, cap * sizeof(*n));
-			if (!n)
-				return -ENOMEM;
-			c->v = n;
-			c->cap = cap;
-		}
+		if (ALLOC_GROW(c->v, c->n + 1, c->cap))
+			return -ENOMEM;
 		c->v[c->n++] = (struct inl){ .lo = lo, .hi = hi, .depth = depth, .die = *die };
 	}
 	return 0;
@@ -92,14 +87,8 @@ static struct cu_table *cu_get(struct inline_tables *t, Dwarf_Die *cu)
 	}
 	if (lo < t->n && t->cus[lo].cu == key)
 		return &t->cus[lo];
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct cu_table *n = realloc(t->cus, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		t->cus = n;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->cus, t->n + 1, t->cap))
+		return NULL;
 	struct cu_table c = { .cu = key };
 	if (collect(&c, cu, 0)) {
 		free(c.v);

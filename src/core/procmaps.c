@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/procmaps.h"
 
 struct proc {
@@ -102,17 +103,9 @@ void maprange_release(struct maprange_list *l)
 
 int maprange_reserve(struct maprange_list *l, size_t more)
 {
-	if (l->n + more <= l->cap)
-		return 0;
-	size_t cap = l->cap ? l->cap * 2 : 16;
-	while (cap < l->n + more)
-		cap *= 2;
-	struct maprange *r = realloc(l->r, cap * sizeof(*r));
-	if (!r)
+	if (more > SIZE_MAX - l->n)
 		return -ENOMEM;
-	l->r = r;
-	l->cap = cap;
-	return 0;
+	return ALLOC_GROW(l->r, l->n + more, l->cap);
 }
 
 int maprange_insert(struct maprange_list *l, const struct maprange *m)

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "core/buildid_cache.h"
 #include "core/inline_table.h"
@@ -41,7 +42,7 @@ struct sym_image {
 	const char *error;		/* why the image could not be opened */
 	struct ksym *ksyms;		/* kernel only, sorted */
 	struct srcname { const char *raw; char *full; } *srcs;	/* relative -> comp_dir/file */
-	size_t nsrcs;
+	size_t nsrcs, srcs_cap;
 	size_t nksyms;
 	struct sym_image *next;
 };
@@ -193,13 +194,8 @@ static void parse_kallsyms(struct sym_image *im, FILE *f)
 		name[strcspn(name, " \t\n")] = 0;
 		if (!name[0])
 			continue;
-		if (im->nksyms == cap) {
-			cap = cap ? cap * 2 : 65536;
-			struct ksym *n = realloc(im->ksyms, cap * sizeof(*n));
-			if (!n)
-				break;
-			im->ksyms = n;
-		}
+		if (ALLOC_GROW(im->ksyms, im->nksyms + 1, cap))
+			break;
 		im->ksyms[im->nksyms].addr = a;
 		im->ksyms[im->nksyms].name = strdup(name);
 		if (im->ksyms[im->nksyms].name)
@@ -432,10 +428,9 @@ static const char *full_source_path(struct sym_image *im, Dwfl_Line *line, const
 	for (size_t i = 0; i < im->nsrcs; i++)
 		if (im->srcs[i].raw == file)
 			return im->srcs[i].full;
-	struct srcname *n = realloc(im->srcs, (im->nsrcs + 1) * sizeof(*n));
-	if (!n)
+	if (ALLOC_GROW(im->srcs, im->nsrcs + 1, im->srcs_cap))
 		return file;
-	im->srcs = n;
+	struct srcname *n = im->srcs;
 	if (asprintf(&n[im->nsrcs].full, "%s/%s", dir, file) < 0)
 		return file;
 	n[im->nsrcs].raw = file;

@@ -1,10 +1,13 @@
 /* core/symtable.c - sorted per-image symbol tables (see symtable.h): two sorted runs, the
  * image's global symbols and its locals, each with the running maximum of symbol ends so a
- * lookup walks back only over symbols that can still cover the address. Saved form (the
- * build-id cache): a text header line, then one "start size section_start section_end flags
- * name" line per symbol in hex, globals first. */
+ * lookup walks back only over symbols that can still cover the address. Built from a libdwfl
+ * module or read from the ELF file itself (symtable_open), with one rule for which symbols
+ * count. Saved form (the build-id cache): a text header line, then one "start size
+ * section_start section_end flags name" line per symbol in hex, globals first. */
 #include <errno.h>
 #include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +20,6 @@
 
 #define SYMTABLE_MAGIC "spent-symtable 1"
 
-enum { SYM_GLOBAL = 1, SYM_FUNC = 2 };
 
 struct tsym {
 	uint64_t start, size;
@@ -33,6 +35,8 @@ struct symtable {
 	struct tsym *syms;	/* [0, nglobal) globals, then locals; each run sorted */
 	size_t n, nglobal;
 	char *names;		/* loaded tables: the names' storage */
+	Elf *elf;		/* symtable_open: the names point into its string tables */
+	int fd;			/* symtable_open: ELF's file, else -1 */
 };
 
 static int bind_rank(unsigned bind)
@@ -51,13 +55,20 @@ static int tsym_cmp(const void *a, const void *b)
 	return x->order > y->order ? -1 : x->order < y->order;
 }
 
+/* A thread-local symbol's value is an offset in the TLS block, not an address: it is named
+ * (symtable_find_symbol) but never the answer to an address. */
+static bool addressable(const struct tsym *s)
+{
+	return !(s->flags & SYMTABLE_TLS);
+}
+
 static void sort_run(struct tsym *s, size_t n)
 {
 	if (n > 1)
 		qsort(s, n, sizeof(*s), tsym_cmp);
 	uint64_t m = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (s[i].size && s[i].start + s[i].size > m)
+		if (s[i].size && addressable(&s[i]) && s[i].start + s[i].size > m)
 			m = s[i].start + s[i].size;
 		s[i].maxend = m;
 	}
@@ -69,9 +80,52 @@ static void finish(struct symtable *t)
 	sort_run(t->syms + t->nglobal, t->n - t->nglobal);
 }
 
-int symtable_from_module(Dwfl_Module *mod, struct symtable **out)
+/* The one rule for which ELF symbols a table holds: named, defined, not a section or file
+ * marker, not an ARM/AArch64 mapping symbol ($a, $d, $x). */
+static bool symbol_counts(const char *name, const GElf_Sym *sym, GElf_Word shndx)
+{
+	unsigned type = GELF_ST_TYPE(sym->st_info);
+	return name && name[0] && name[0] != '$' && shndx != SHN_UNDEF && type != STT_SECTION &&
+	       type != STT_FILE;
+}
+
+static uint8_t symbol_flags(const GElf_Sym *sym, bool global)
+{
+	unsigned type = GELF_ST_TYPE(sym->st_info);
+	return (global ? SYMTABLE_GLOBAL : 0) | (type == STT_FUNC ? SYMTABLE_FUNC : 0) |
+	       (type == STT_OBJECT ? SYMTABLE_OBJECT : 0) | (type == STT_TLS ? SYMTABLE_TLS : 0);
+}
+
+/* Fill S from SYM (at ADDR, which is SYM's value plus the image's bias) of section SCN. */
+static void tsym_set(struct tsym *s, const char *name, const GElf_Sym *sym, uint64_t addr,
+		     Elf_Scn *scn, uint32_t order, bool global)
+{
+	GElf_Shdr sh;
+	s->start = addr;
+	s->size = sym->st_size;
+	s->name = name;
+	s->order = order;
+	s->bind = (uint8_t)bind_rank(GELF_ST_BIND(sym->st_info));
+	s->flags = symbol_flags(sym, global);
+	if (scn && gelf_getshdr(scn, &sh)) {
+		/* the section in the table's address space, like ADDR */
+		s->sec_lo = sh.sh_addr + (addr - sym->st_value);
+		s->sec_hi = s->sec_lo + sh.sh_size;
+	}
+}
+
+/* An empty table owning no file. */
+static struct symtable *table_new(void)
 {
 	struct symtable *t = calloc(1, sizeof(*t));
+	if (t)
+		t->fd = -1;
+	return t;
+}
+
+int symtable_from_module(Dwfl_Module *mod, struct symtable **out)
+{
+	struct symtable *t = table_new();
 	int n = dwfl_module_getsymtab(mod);
 	int first_global = dwfl_module_getsymtab_first_global(mod);
 	if (!t)
@@ -91,29 +145,75 @@ int symtable_from_module(Dwfl_Module *mod, struct symtable **out)
 			GElf_Word shndx;
 			Elf *elf = NULL;
 			const char *nm = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, NULL);
-			unsigned type = GELF_ST_TYPE(sym.st_info);
-			if (!nm || !nm[0] || shndx == SHN_UNDEF || type == STT_SECTION ||
-			    type == STT_FILE || type == STT_TLS)
+			if (!symbol_counts(nm, &sym, shndx))
 				continue;
-			struct tsym *s = &t->syms[t->n++];
-			s->start = addr;
-			s->size = sym.st_size;
-			s->name = nm;
-			s->order = (uint32_t)i;
-			s->bind = (uint8_t)bind_rank(GELF_ST_BIND(sym.st_info));
-			s->flags = (pass ? 0 : SYM_GLOBAL) | (type == STT_FUNC ? SYM_FUNC : 0);
-			GElf_Shdr sh;
 			Elf_Scn *scn = elf && shndx < SHN_LORESERVE ? elf_getscn(elf, shndx) : NULL;
-			if (scn && gelf_getshdr(scn, &sh)) {
-				/* the section in the module's address space, like ADDR */
-				s->sec_lo = sh.sh_addr + (addr - sym.st_value);
-				s->sec_hi = s->sec_lo + sh.sh_size;
-			}
+			tsym_set(&t->syms[t->n++], nm, &sym, addr, scn, (uint32_t)i, !pass);
 		}
 		if (!pass)
 			t->nglobal = t->n;
 	}
 	finish(t);
+	*out = t;
+	return 0;
+}
+
+/* The table of ELF's .symtab, or of its .dynsym when it has none (libdwfl's choice too). */
+static int from_elf(struct symtable *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL, *tab = NULL;
+	GElf_Shdr sh, tsh = { 0 };
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB ||
+					       (sh.sh_type == SHT_DYNSYM && !tab))) {
+			tab = scn;
+			tsh = sh;
+		}
+	Elf_Data *d = tab ? elf_getdata(tab, NULL) : NULL;
+	if (!d || !tsh.sh_entsize)
+		return 0;
+	size_t n = tsh.sh_size / tsh.sh_entsize, first_global = tsh.sh_info;
+	if (n > 1 && !(t->syms = calloc(n, sizeof(*t->syms))))
+		return -ENOMEM;
+	if (first_global < 1 || first_global > n)
+		first_global = 1;
+	for (int pass = 0; pass < 2; pass++) {	/* globals first, as in symtable_from_module */
+		size_t lo = pass ? 1 : first_global, hi = pass ? first_global : n;
+		for (size_t i = lo; i < hi; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym))
+				continue;
+			const char *nm = elf_strptr(elf, tsh.sh_link, sym.st_name);
+			if (!symbol_counts(nm, &sym, sym.st_shndx))
+				continue;
+			Elf_Scn *sec = sym.st_shndx < SHN_LORESERVE ? elf_getscn(elf, sym.st_shndx) : NULL;
+			tsym_set(&t->syms[t->n++], nm, &sym, sym.st_value, sec, (uint32_t)i, !pass);
+		}
+		if (!pass)
+			t->nglobal = t->n;
+	}
+	finish(t);
+	return 0;
+}
+
+int symtable_open(const char *path, struct symtable **out)
+{
+	struct symtable *t = table_new();
+	if (!t)
+		return -ENOMEM;
+	elf_version(EV_CURRENT);
+	t->fd = binio_open_regular(path);	/* a FIFO named by a trace must not block us */
+	if (t->fd < 0) {
+		int err = t->fd;
+		free(t);
+		return err;
+	}
+	t->elf = elf_begin(t->fd, ELF_C_READ_MMAP, NULL);
+	int err = !t->elf || elf_kind(t->elf) != ELF_K_ELF ? -ENOEXEC : from_elf(t, t->elf);
+	if (err) {
+		symtable_free(t);
+		return err;
+	}
 	*out = t;
 	return 0;
 }
@@ -124,7 +224,23 @@ void symtable_free(struct symtable *t)
 		return;
 	free(t->syms);
 	free(t->names);
+	if (t->elf)
+		elf_end(t->elf);
+	if (t->fd >= 0)
+		close(t->fd);
 	free(t);
+}
+
+int symtable_symbol(const struct symtable *t, size_t i, struct symtable_hit *hit)
+{
+	if (i >= t->n)
+		return -ENOENT;
+	hit->name = t->syms[i].name;
+	hit->start = t->syms[i].start;
+	hit->size = t->syms[i].size;
+	hit->flags = t->syms[i].flags;
+	hit->index = t->syms[i].order;
+	return 0;
 }
 
 size_t symtable_count(const struct symtable *t)
@@ -159,14 +275,15 @@ static void search_run(const struct tsym *s, size_t n, struct search *st)
 		st->min_label = s[lo - 1].maxend;
 	/* sized: the first covering one walking back is the closest, best-bound */
 	for (size_t j = lo; j-- > 0 && s[j].maxend > st->off;)
-		if (s[j].size && st->off - s[j].start < s[j].size) {
+		if (s[j].size && addressable(&s[j]) && st->off - s[j].start < s[j].size) {
 			if (better(&s[j], st->closest))
 				st->closest = &s[j];
 			break;
 		}
 	/* sizeless: only labels at or above every preceding symbol's end can apply */
 	for (size_t j = lo; j-- > 0 && s[j].start >= st->min_label;)
-		if (!s[j].size && st->off >= s[j].sec_lo && st->off < s[j].sec_hi) {
+		if (!s[j].size && addressable(&s[j]) && st->off >= s[j].sec_lo &&
+		    st->off < s[j].sec_hi) {
 			if (better(&s[j], st->sizeless))
 				st->sizeless = &s[j];
 			break;
@@ -187,6 +304,8 @@ int symtable_lookup(const struct symtable *t, uint64_t offset, struct symtable_h
 	hit->name = s->name;
 	hit->start = s->start;
 	hit->size = s->size;
+	hit->flags = s->flags;
+	hit->index = s->order;
 	return 0;
 }
 
@@ -194,7 +313,7 @@ int symtable_find(const struct symtable *t, const char *name, uint64_t *start, u
 {
 	const struct tsym *best = NULL;
 	for (size_t i = 0; i < t->n; i++)
-		if ((t->syms[i].flags & SYM_FUNC) && demangle_matches(t->syms[i].name, name) &&
+		if ((t->syms[i].flags & SYMTABLE_FUNC) && demangle_matches(t->syms[i].name, name) &&
 		    (!best || t->syms[i].order < best->order))
 			best = &t->syms[i];
 	if (!best)
@@ -202,6 +321,17 @@ int symtable_find(const struct symtable *t, const char *name, uint64_t *start, u
 	*start = best->start;
 	*size = best->size;
 	return 0;
+}
+
+int symtable_find_symbol(const struct symtable *t, const char *name, struct symtable_hit *hit)
+{
+	const struct tsym *best = NULL;
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->syms[i].name, name) && (!best || t->syms[i].order < best->order))
+			best = &t->syms[i];
+	if (!best)
+		return -ENOENT;
+	return symtable_symbol(t, (size_t)(best - t->syms), hit);
 }
 
 int symtable_save(const struct symtable *t, const char *path)
@@ -265,7 +395,7 @@ int symtable_load(const char *path, struct symtable **out)
 	int err = binio_read_file(path, 1u << 30, &data, &len);
 	if (err)
 		return err;
-	struct symtable *t = calloc(1, sizeof(*t));
+	struct symtable *t = table_new();
 	if (!t) {
 		free(data);
 		return -ENOMEM;

@@ -14,13 +14,27 @@
 
 struct symtable;
 
+/* What a symbol is (symtable_hit.flags). */
+enum {
+	SYMTABLE_GLOBAL = 1,	/* global or weak binding */
+	SYMTABLE_FUNC = 2,	/* STT_FUNC */
+	SYMTABLE_TLS = 4,	/* STT_TLS: its value is a TLS offset, never an address's symbol */
+	SYMTABLE_OBJECT = 8,	/* STT_OBJECT (data) */
+};
+
 struct symtable_hit {
 	const char *name;	/* owned by the table (or the module it was built from) */
 	uint64_t start, size;
+	unsigned flags;		/* SYMTABLE_* */
+	uint32_t index;		/* its index in the image's ELF symbol table */
 };
 
 /* Build the table of MOD (names point into MOD's string tables: free the table first). */
 int symtable_from_module(Dwfl_Module *mod, struct symtable **out);
+/* The table of the ELF file PATH itself (its .symtab, else its .dynsym), at file addresses
+ * (bias 0); the same symbols as symtable_from_module. 0, -errno of the open (a FIFO or
+ * directory is refused), -ENOEXEC (not ELF), -ENOMEM. */
+int symtable_open(const char *path, struct symtable **out);
 /* Read a table written by symtable_save (names copied). 0, -ENOENT, -EINVAL (corrupt), -ENOMEM. */
 int symtable_load(const char *path, struct symtable **out);
 /* Write T to PATH atomically (mode 0600). 0 or -errno. */
@@ -30,7 +44,12 @@ size_t symtable_count(const struct symtable *t);
 
 /* The symbol for OFFSET: 0 with *HIT filled, -ENOENT when none applies. */
 int symtable_lookup(const struct symtable *t, uint64_t offset, struct symtable_hit *hit);
-/* The first function symbol called NAME: 0 or -ENOENT. */
+/* Symbol I (< symtable_count; globals first, each run by address): 0, or -ENOENT. */
+int symtable_symbol(const struct symtable *t, size_t i, struct symtable_hit *hit);
+/* The first symbol of any kind named exactly NAME (thread-local ones too: see hit->flags):
+ * 0 or -ENOENT. */
+int symtable_find_symbol(const struct symtable *t, const char *name, struct symtable_hit *hit);
+/* The first function symbol called NAME (mangled or demangled): 0 or -ENOENT. */
 int symtable_find(const struct symtable *t, const char *name, uint64_t *start, uint64_t *size);
 
 #endif

@@ -30,7 +30,8 @@
  *                                       svarint offset - the previous node's offset (the
  *                                       first from 0), wrapping mod 2^64); depth <= 1024
  *              uvarint nchains, nchains x uvarint node (the chain's leaf frame; the chain is
- *                                       that node and its parents, leaf first)
+ *                                       that node and its parents, leaf first; no node is
+ *                                       the leaf of two chains)
  *              uvarint ngroups, uvarint nrows, uvarint total
  *              ngroups x (uvarint task index + 1 (0 = no task), strictly increasing across
  *                         groups; uvarint n >= 1; n rows)

@@ -19,6 +19,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "core/workload.h"
 #include "sched_channel.skel.h"
 #include "shim/sched_channel.h"
 #include "shim/shim.h"
@@ -86,23 +87,6 @@ static int images_load(struct images *im, const char *exe)
 		}
 	}
 	return err;
-}
-
-static int exe_find(const char *cmd, char *out, size_t outlen)
-{
-	if (strchr(cmd, '/'))
-		return access(cmd, X_OK) == 0 && snprintf(out, outlen, "%s", cmd) < (int)outlen
-			       ? 0 : -ENOENT;
-	const char *path = getenv("PATH");
-	for (const char *p = path ? path : "/usr/bin:/bin"; p && *p;) {
-		const char *colon = strchr(p, ':');
-		int len = colon ? (int)(colon - p) : (int)strlen(p);
-		if (snprintf(out, outlen, "%.*s/%s", len, p, cmd) < (int)outlen &&
-		    access(out, X_OK) == 0)
-			return 0;
-		p = colon ? colon + 1 : NULL;
-	}
-	return -ENOENT;
 }
 
 static int signal_resolve(const struct images *im, const struct shim_signal_spec *spec,
@@ -354,8 +338,11 @@ struct launch {
 	int shm_fd, sched_fd, app_cpu;
 };
 
-static void child_exec(const struct launch *l, int errpipe)
+/* In the child before exec: the application's CPU, the scheduler channel and the shared
+ * memory inherited, the observer preloaded. 0 or a positive errno. */
+static int child_setup(void *arg)
 {
+	const struct launch *l = arg;
 	cpu_set_t set;
 	char num[16];
 	CPU_ZERO(&set);
@@ -367,27 +354,12 @@ static void child_exec(const struct launch *l, int errpipe)
 		const char *old = getenv("LD_PRELOAD");
 		char *v = NULL;
 		if (asprintf(&v, "%s%s%s", l->preload, old && *old ? ":" : "", old ? old : "") < 0)
-			_exit(127);
+			return ENOMEM;
 		setenv("LD_PRELOAD", v, 1);
 	}
 	snprintf(num, sizeof(num), "%d", l->shm_fd);
 	setenv(SHIM_ENV_FD, num, 1);
-	if (!e) {
-		execv(l->exe, l->argv);
-		e = errno;
-	}
-	if (write(errpipe, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-/* The running command, for forwarding SIGTERM/SIGHUP while the coordinator waits. */
-static volatile sig_atomic_t launched_pid;
-
-static void forward_signal(int sig)
-{
-	if (launched_pid > 0)
-		kill((pid_t)launched_pid, sig);
+	return e;
 }
 
 /* Fork and exec; *STATUS gets the wait status. SIGINT/SIGQUIT from the terminal reach the
@@ -395,44 +367,21 @@ static void forward_signal(int sig)
  * the results are still collected when the command ends. */
 static int launch_wait(const struct launch *l, int *status, char *err, size_t errlen)
 {
-	int p[2], e = 0;
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	pid_t pid = fork();
-	if (pid < 0) {
-		e = errno;
-		close(p[0]);
-		close(p[1]);
-		snprintf(err, errlen, "cannot fork: %s", strerror(e));
-		return -e;
+	const struct workload_opts wo = { .file = l->exe, .setup = child_setup, .setup_arg = (void *)l };
+	struct workload w;
+	struct workload_signals saved;
+	int e = workload_spawn(&w, l->argv, &wo);
+	if (e) {
+		snprintf(err, errlen, "cannot fork: %s", strerror(-e));
+		return e;
 	}
-	if (pid == 0) {
-		close(p[0]);
-		child_exec(l, p[1]);
-	}
-	close(p[1]);
-	struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = forward_signal };
-	struct sigaction oint, oquit, oterm, ohup;
-	launched_pid = pid;
-	sigaction(SIGINT, &ign, &oint);
-	sigaction(SIGQUIT, &ign, &oquit);
-	sigaction(SIGTERM, &fwd, &oterm);
-	sigaction(SIGHUP, &fwd, &ohup);
-	ssize_t n;
-	do
-		n = read(p[0], &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(p[0]);
-	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-		;
-	sigaction(SIGINT, &oint, NULL);
-	sigaction(SIGQUIT, &oquit, NULL);
-	sigaction(SIGTERM, &oterm, NULL);
-	sigaction(SIGHUP, &ohup, NULL);
-	launched_pid = 0;
-	if (n == (ssize_t)sizeof(e) && e) {
-		snprintf(err, errlen, "cannot run '%s': %s", l->exe, strerror(e));
-		return -e;
+	workload_forward_signals(w.pid, &saved);
+	e = workload_start(&w);
+	workload_wait(w.pid, status, 0);
+	workload_restore_signals(&saved);
+	if (e) {
+		snprintf(err, errlen, "cannot run '%s': %s", l->exe, strerror(-e));
+		return e;
 	}
 	return 0;
 }
@@ -558,7 +507,7 @@ int shim_run(const struct shim_config *cfg, struct shim_result **out, char *err,
 		snprintf(err, errlen, "no command to run: give one after '--'");
 		return -EINVAL;
 	}
-	if ((rc = exe_find(cfg->argv[0], exe, sizeof(exe)))) {
+	if ((rc = workload_find(cfg->argv[0], exe, sizeof(exe)))) {
 		snprintf(err, errlen, "command '%s' not found: check the name and PATH", cfg->argv[0]);
 		goto out;
 	}
@@ -603,7 +552,7 @@ int shim_run(const struct shim_config *cfg, struct shim_result **out, char *err,
 	if ((rc = collect(shm, cfg, hz, r)))
 		goto out;
 	r->flags = shm->sched_fd >= 0 ? SHIM_RESULT_SCHED_CHANNEL : 0;
-	r->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	r->exit_status = workload_exit_code(status);
 	snprintf(r->note, sizeof(r->note), "%s", note);
 	*out = r;
 	r = NULL;

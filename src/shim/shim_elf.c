@@ -1,6 +1,7 @@
-/* shim/shim_elf.c - the ELF facts Shim's coordinator needs, read with libelf: symbol values
- * by name (software signal channels), symbols by address (histogram values), PT_LOAD ranges,
- * PT_INTERP (static or not), DT_NEEDED and the library search ld.so would do. */
+/* shim/shim_elf.c - the ELF facts Shim's coordinator needs: symbol values by name (software
+ * signal channels) and symbols by address (histogram values) from core/symtable, and, read
+ * here with libelf, PT_LOAD ranges, PT_INTERP (static or not), DT_NEEDED and the library
+ * search ld.so would do. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -11,78 +12,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
+#include "core/symtable.h"
 #include "shim/shim.h"
-
-struct elf_sym {
-	uint64_t value, size;
-	char *name;
-	int tls;
-};
 
 struct shim_elf {
 	char *path;
-	struct elf_sym *syms;	/* sorted by value */
-	size_t nsyms, capsyms;
+	struct symtable *syms;	/* core/symtable: the one ELF symbol reader */
 	uint64_t load_lo[16], load_hi[16];
 	size_t nloads;
 	bool has_interp;
 	char **needed;
-	size_t nneeded;
+	size_t nneeded, capneeded;
 	char *runpath;
 };
-
-static int sym_cmp(const void *a, const void *b)
-{
-	const struct elf_sym *x = a, *y = b;
-	if (x->value != y->value)
-		return x->value < y->value ? -1 : 1;
-	/* prefer sized symbols, then names, so lookups are deterministic */
-	if (x->size != y->size)
-		return x->size > y->size ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int sym_add(struct shim_elf *e, const GElf_Sym *s, const char *name)
-{
-	if (e->nsyms == e->capsyms) {
-		size_t cap = e->capsyms ? e->capsyms * 2 : 256;
-		struct elf_sym *n = realloc(e->syms, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		e->syms = n;
-		e->capsyms = cap;
-	}
-	char *copy = strdup(name);
-	if (!copy)
-		return -ENOMEM;
-	e->syms[e->nsyms++] = (struct elf_sym){ s->st_value, s->st_size, copy,
-						GELF_ST_TYPE(s->st_info) == STT_TLS };
-	return 0;
-}
-
-static int read_symtab(struct shim_elf *e, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
-{
-	Elf_Data *data = elf_getdata(scn, NULL);
-	if (!data || !sh->sh_entsize)
-		return 0;
-	size_t n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Sym s;
-		if (!gelf_getsym(data, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_name)
-			continue;
-		int t = GELF_ST_TYPE(s.st_info);
-		if (t != STT_FUNC && t != STT_OBJECT && t != STT_NOTYPE && t != STT_GNU_IFUNC &&
-		    t != STT_TLS)
-			continue;
-		const char *name = elf_strptr(elf, sh->sh_link, s.st_name);
-		if (!name || !*name || name[0] == '$')
-			continue;
-		int err = sym_add(e, &s, name);
-		if (err)
-			return err;
-	}
-	return 0;
-}
 
 static int read_dynamic(struct shim_elf *e, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
 {
@@ -104,10 +47,8 @@ static int read_dynamic(struct shim_elf *e, Elf *elf, Elf_Scn *scn, const GElf_S
 			e->runpath = strdup(s);
 			continue;
 		}
-		char **nn = realloc(e->needed, (e->nneeded + 1) * sizeof(*nn));
-		if (!nn)
+		if (ALLOC_GROW(e->needed, e->nneeded + 1, e->capneeded))
 			return -ENOMEM;
-		e->needed = nn;
 		if (!(e->needed[e->nneeded] = strdup(s)))
 			return -ENOMEM;
 		e->nneeded++;
@@ -134,15 +75,9 @@ static int read_elf(struct shim_elf *e, Elf *elf)
 	}
 	for (Elf_Scn *scn = elf_nextscn(elf, NULL); scn && !err; scn = elf_nextscn(elf, scn)) {
 		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
-			err = read_symtab(e, elf, scn, &sh);
-		else if (sh.sh_type == SHT_DYNAMIC)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_DYNAMIC)
 			err = read_dynamic(e, elf, scn, &sh);
 	}
-	if (!err && e->nsyms)
-		qsort(e->syms, e->nsyms, sizeof(*e->syms), sym_cmp);
 	return err;
 }
 
@@ -169,8 +104,7 @@ int shim_elf_open(const char *path, struct shim_elf **out)
 		err = -ENOMEM;
 		goto out;
 	}
-	err = read_elf(e, elf);
-	if (err)
+	if ((err = read_elf(e, elf)) || (err = symtable_open(path, &e->syms)))
 		goto out;
 	*out = e;
 	e = NULL;
@@ -187,11 +121,9 @@ void shim_elf_free(struct shim_elf *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < e->nsyms; i++)
-		free(e->syms[i].name);
 	for (size_t i = 0; i < e->nneeded; i++)
 		free(e->needed[i]);
-	free(e->syms);
+	symtable_free(e->syms);
 	free(e->needed);
 	free(e->runpath);
 	free(e->path);
@@ -205,40 +137,22 @@ bool shim_elf_is_static(const struct shim_elf *e)
 
 int shim_elf_find(const struct shim_elf *e, const char *name, uint64_t *value)
 {
-	for (size_t i = 0; i < e->nsyms; i++) {
-		if (strcmp(e->syms[i].name, name) != 0)
-			continue;
-		if (e->syms[i].tls)
-			return -EINVAL;
-		*value = e->syms[i].value;
-		return 0;
-	}
-	return -ENOENT;
+	struct symtable_hit hit;
+	if (symtable_find_symbol(e->syms, name, &hit))
+		return -ENOENT;
+	if (hit.flags & SYMTABLE_TLS)
+		return -EINVAL;
+	*value = hit.start;
+	return 0;
 }
 
 const char *shim_elf_lookup(const struct shim_elf *e, uint64_t vaddr, uint64_t *start)
 {
-	size_t lo = 0, hi = e->nsyms;
-	/* last symbol with value <= vaddr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e->syms[mid].value <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (size_t i = lo; i-- > 0;) {
-		const struct elf_sym *s = &e->syms[i];
-		if (s->tls)
-			continue;
-		if (vaddr < s->value + (s->size ? s->size : 1) || (!s->size && i + 1 == lo)) {
-			*start = s->value;
-			return s->name;
-		}
-		if (s->value + 65536 < vaddr)	/* no enclosing symbol nearby */
-			break;
-	}
-	return NULL;
+	struct symtable_hit hit;
+	if (symtable_lookup(e->syms, vaddr, &hit))
+		return NULL;
+	*start = hit.start;
+	return hit.name;
 }
 
 bool shim_elf_contains(const struct shim_elf *e, uint64_t vaddr)

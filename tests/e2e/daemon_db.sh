@@ -1,7 +1,7 @@
 #!/bin/bash
-# tests/e2e/daemon_db.sh - the database commands around the daemon: --per-process profiles
-# (two processes of one program doing different known work, each profile shows its own
-# split), `spent db DIR merge` (merged counts are the sums of the inputs, read back by
+# tests/e2e/daemon_db.sh - the database commands around the daemon: per-process detail (two
+# processes of one program doing different known work, each selected by --pid shows its own
+# split; --per-process IMAGE keeps detail rows for that image only), `spent db DIR merge` (merged counts are the sums of the inputs, read back by
 # `spent report -i`) and `spent db DIR gc --keep N` (the newest N epochs stay, report reads).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
@@ -25,7 +25,7 @@ print(sum(r["samples"] for r in map(json.loads, filter(str.strip, sys.stdin))
           if r.get("image") == sys.argv[1]))' "$BINPATH"
 }
 
-# ---- --per-process: two instances, 60/30/10 and 0/33/67 ----
+# ---- per-process detail, --per-process as a filter: two instances, 60/30/10 and 0/33/67 ----
 DB1=$TMP/db1
 if ! start_daemon "$DB1" "$TMP/d1.log" -F 2000 --per-process daemon_split; then
 	fail "daemon_db_per_process_starts: $(tail -3 "$TMP/d1.log")"
@@ -35,33 +35,35 @@ fi
 "$BIN" 1.0 0 1 6 > "$TMP/oracle-b.txt" & B=$!
 wait $A $B
 check daemon_db_flush_succeeds eval "\"$SPENT\" db \"$DB1\" flush > /dev/null"
+check daemon_db_no_pid_dirs_written bash -c "! ls -d '$DB1'/pid-* 2>/dev/null"
 for who in a b; do
 	pid=$A; [ $who = b ] && pid=$B
-	pdir=$DB1/pid-$pid
-	if [ ! -d "$pdir" ]; then
-		fail "daemon_db_per_process_${who}_has_own_profile: no $pdir ($(ls "$DB1" | tr '\n' ' '))"
-		continue
-	fi
-	if ! "$SPENT" db "$pdir" dump > "$TMP/pp-$who.tsv" 2> "$TMP/pp.err"; then
-		fail "daemon_db_per_process_${who}_profile_readable: $(head -2 "$TMP/pp.err")"
+	# the process's own samples, selected from the database's detail rows by pid
+	if ! "$SPENT" report -i "$DB1" --pid "$pid" --by function --json > "$TMP/pp-$who.json" \
+		2> "$TMP/pp.err"; then
+		fail "daemon_db_per_process_${who}_selected_by_pid: $(head -2 "$TMP/pp.err")"
 		continue
 	fi
 	for fn in heavy medium light; do
 		want=$(awk -v f=$fn '$1 == f { print $2 }' "$TMP/oracle-$who.txt")
-		got=$(func_share "$TMP/pp-$who.tsv" "$BIN" $fn)
+		got=$(report_func_share "$TMP/pp-$who.json" "$fn")
 		if within "$got" "$want" 4; then
-			pass "daemon_db_per_process_${who}_${fn}_share (profile $got%, process measured $want%)"
+			pass "daemon_db_per_process_${who}_${fn}_share (--pid $got%, process measured $want%)"
 		else
-			fail "daemon_db_per_process_${who}_${fn}_share: profile $got%, process measured $want%"
+			fail "daemon_db_per_process_${who}_${fn}_share: --pid $got%, process measured $want%"
 		fi
 	done
 done
-# the two per-process profiles together are the image's samples in the main database
+# --per-process IMAGE is a filter: the detail rows hold daemon_split's samples only, all of
+# them (the histogram's count for the image), and both processes by name
 "$SPENT" db "$DB1" dump > "$TMP/db1.tsv"
 t1=$(image_total "$TMP/db1.tsv")
-ta=$(image_total "$TMP/pp-a.tsv" 2>/dev/null || echo 0)
-tb=$(image_total "$TMP/pp-b.tsv" 2>/dev/null || echo 0)
-check "daemon_db_per_process_profiles_sum_to_image ($ta + $tb = $t1)" [ $((ta + tb)) -eq "$t1" ]
+read -r dimg dother < <(awk -F'\t' -v b="$BINPATH" '$1 == "[detail]" {
+	if (substr($8, 1, index($8, "+0x") - 1) == b) d += $9; else o += $9 } END { print d + 0, o + 0 }' "$TMP/db1.tsv")
+check "daemon_db_per_process_filter_keeps_image_rows ($dimg of $t1)" [ "$dimg" -eq "$t1" -a "$t1" -gt 0 ]
+check "daemon_db_per_process_filter_drops_other_images ($dother)" [ "$dother" -eq 0 ]
+check daemon_db_detail_rows_name_the_process \
+	eval "awk -F'\t' -v p=$A '\$1 == \"[detail]\" && \$5 == p && \$4 == \"daemon_split\"' '$TMP/db1.tsv' | grep -q ."
 stop_daemon
 
 # ---- merge: a second database, then both into a third ----

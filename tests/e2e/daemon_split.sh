@@ -40,15 +40,7 @@ check_split() { # MODE DB
 		fi
 		# the same through `spent report -i DB`: the function's share of its image
 		[ "$mode" = bpf ] || continue
-		rep=$(python3 - "$TMP/report-$mode.json" "$fn" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-img = [r for r in rows if r.get("image", "").endswith("/daemon_split")]
-tot = sum(r["samples"] for r in img)
-f = sum(r["samples"] for r in img if r.get("symbol") == sys.argv[2])
-print("nan" if tot == 0 else "%.2f" % (100.0 * f / tot))
-PY
-)
+		rep=$(report_func_share "$TMP/report-$mode.json" "$fn")
 		if [ "$rep" != nan ] && awk -v a="$rep" -v b="$want" 'BEGIN { d = a - b; exit !(d <= 3 && d >= -3) }'; then
 			pass "daemon_${mode}_report_${fn}_share_within_3_points (report $rep%, program $want%)"
 		else

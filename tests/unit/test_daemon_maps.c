@@ -1,11 +1,15 @@
 /* tests/unit/test_daemon_maps.c - the daemon's process maps: overlapping mmaps split regions,
  * fork copies, exec keeps the old maps until reaped, exited processes live until their drain,
- * late records of an exited process stay with it, a /proc scan finds this very process. */
+ * late records of an exited process stay with it, a /proc scan finds this very process; each
+ * process's name and cgroup: from COMM records, inherited at fork, kept after exit until reaped,
+ * read from /proc for this very process. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -164,6 +168,76 @@ static void test_scan_proc_finds_this_test(void **state)
 	dmaps_free(m);
 }
 
+/* pids no process has (above the largest pid_max) */
+#define FAKE_PARENT 5000001
+#define FAKE_CHILD 5000002
+
+static void test_comm_fork_exit_reap(void **state)
+{
+	struct dmaps *m;
+	const char *comm, *cg;
+
+	assert_int_equal(dmaps_new(&m), 0);
+	dmaps_comm(m, FAKE_PARENT, "alpha", true);
+	assert_int_equal(dmaps_fork(m, FAKE_CHILD, FAKE_PARENT), 0);
+	assert_int_equal(dmaps_task(m, FAKE_CHILD, &comm, &cg), 0);
+	assert_string_equal(comm, "alpha");	/* a forked child runs as its parent */
+	assert_null(cg);
+	dmaps_comm(m, FAKE_CHILD, "beta-with-a-very-long-name", true);
+	assert_int_equal(dmaps_task(m, FAKE_CHILD, &comm, &cg), 0);
+	assert_string_equal(comm, "beta-with-a-ver");	/* TASK_COMM_LEN, as the kernel cuts it */
+	assert_int_equal(dmaps_task(m, FAKE_PARENT, &comm, &cg), 0);
+	assert_string_equal(comm, "alpha");
+	/* exited: still named until the drain that takes its last samples */
+	dmaps_exit(m, FAKE_CHILD, 3);
+	assert_int_equal(dmaps_task(m, FAKE_CHILD, &comm, &cg), 0);
+	assert_string_equal(comm, "beta-with-a-ver");
+	dmaps_reap(m, 3);
+	assert_int_equal(dmaps_task(m, FAKE_CHILD, &comm, &cg), -ESRCH);
+	assert_string_equal(comm, "[unknown]");
+	assert_int_equal(dmaps_task(m, 0, &comm, &cg), 0);
+	assert_string_equal(comm, "swapper");
+	dmaps_free(m);
+}
+
+/* The first line of FILE starting with PREFIX, without it and its newline, into BUF. */
+static bool proc_line(const char *file, const char *prefix, char *buf, size_t len)
+{
+	FILE *f = fopen(file, "r");
+	bool found = false;
+	char line[4096];
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		if (!strncmp(line, prefix, strlen(prefix))) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, len, "%s", line + strlen(prefix));
+			found = true;
+		}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static void test_scan_proc_names_this_test(void **state)
+{
+	struct dmaps *m;
+	const char *comm, *cg;
+	char want[4096];
+
+	assert_int_equal(dmaps_new(&m), 0);
+	assert_int_equal(dmaps_scan_proc(m, "/proc"), 0);
+	assert_int_equal(dmaps_task(m, getpid(), &comm, &cg), 0);
+	assert_true(proc_line("/proc/self/comm", "", want, sizeof(want)));
+	assert_string_equal(comm, want);
+	if (proc_line("/proc/self/cgroup", "0::", want, sizeof(want))) {
+		assert_non_null(cg);
+		assert_string_equal(cg, want);
+	} else {
+		assert_null(cg);	/* cgroup v1 only: no v2 path to give */
+	}
+	dmaps_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +248,8 @@ int main(void)
 		cmocka_unit_test(test_fork_exec_exit_reap),
 		cmocka_unit_test(test_pid_reuse_after_fork_gets_new_maps),
 		cmocka_unit_test(test_scan_proc_finds_this_test),
+		cmocka_unit_test(test_comm_fork_exit_reap),
+		cmocka_unit_test(test_scan_proc_names_this_test),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

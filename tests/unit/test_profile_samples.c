@@ -343,6 +343,12 @@ static void samples_parser_checks_each_rule(void **state)
 	assert_int_equal(parse_body(self_parent, sizeof(self_parent), &why), -EBADMSG);
 	static const uint8_t no_string[] = { 10, 20, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0 };
 	assert_int_equal(parse_body(no_string, sizeof(no_string), &why), -EBADMSG);
+	/* two chains ending at one frame (a repeated deep chain would cost 1024 frames a byte) */
+	static const uint8_t two_leaves[] = { 10, 20, 0, 0, 0, 2, 0, 0, 2, 1, 0, 2, 2, 0, 1, 0, 0, 0 };
+	assert_int_equal(parse_body(two_leaves, sizeof(two_leaves), &why), 0);
+	static const uint8_t same_leaf[] = { 10, 20, 0, 0, 0, 2, 0, 0, 2, 1, 0, 2, 2, 1, 1, 0, 0, 0 };
+	assert_int_equal(parse_body(same_leaf, sizeof(same_leaf), &why), -EBADMSG);
+	assert_string_equal(why, "two chains end at one frame");
 #undef HEAD
 	/* a chain of 1025 frames */
 	struct binbuf b;

@@ -8,11 +8,13 @@
 #include <gelf.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -21,6 +23,8 @@
 #include "core/symtable.h"
 
 int __attribute__((noinline)) symtable_marker_function(int x) { return x * 5 + 3; }
+__thread int symtable_tls_marker = 7;	/* a TLS offset: named, never an address's symbol */
+int symtable_object_marker[16] = { 1 };
 
 static Dwfl_Callbacks cbs = {
 	.find_elf = dwfl_build_id_find_elf,
@@ -47,8 +51,9 @@ static Dwfl_Module *open_module(Dwfl **dwfl, const char *path)
 	return m;
 }
 
-/* Every STEP-th offset of MOD's executable loads: the table answers exactly as libdwfl. */
-static size_t compare_with_dwfl(Dwfl_Module *mod, const struct symtable *t, uint64_t step)
+/* Every STEP-th offset of MOD's executable loads: the table answers exactly as libdwfl. A table
+ * at FILE addresses (symtable_open) is asked without the module's bias. */
+static size_t compare_at(Dwfl_Module *mod, const struct symtable *t, uint64_t step, bool file)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
@@ -64,13 +69,14 @@ static size_t compare_with_dwfl(Dwfl_Module *mod, const struct symtable *t, uint
 			GElf_Off so = 0;
 			const char *want = dwfl_module_addrinfo(mod, off + bias, &so, &sym, NULL, NULL, NULL);
 			struct symtable_hit hit;
-			int r = symtable_lookup(t, off + bias, &hit);
+			uint64_t at = file ? off : off + bias;
+			int r = symtable_lookup(t, at, &hit);
 			if (!want) {
 				assert_int_equal(r, -ENOENT);
 			} else {
 				assert_int_equal(r, 0);
 				assert_string_equal(hit.name, want);
-				assert_int_equal(hit.start, off + bias - so);
+				assert_int_equal(hit.start, at - so);
 				assert_int_equal(hit.size, sym.st_size);
 			}
 			checked++;
@@ -79,7 +85,13 @@ static size_t compare_with_dwfl(Dwfl_Module *mod, const struct symtable *t, uint
 	return checked;
 }
 
-static void same_answers_as_libdwfl(const char *path, uint64_t step)
+static size_t compare_with_dwfl(Dwfl_Module *mod, const struct symtable *t, uint64_t step)
+{
+	return compare_at(mod, t, step, false);
+}
+
+/* FILE_TOO: the file holds the table libdwfl reads (no separate debug info to prefer). */
+static void same_answers_as_libdwfl(const char *path, uint64_t step, bool file_too)
 {
 	Dwfl *dwfl;
 	Dwfl_Module *mod = open_module(&dwfl, path);
@@ -98,6 +110,16 @@ static void same_answers_as_libdwfl(const char *path, uint64_t step)
 	assert_int_equal(symtable_count(loaded), symtable_count(t));
 	compare_with_dwfl(mod, loaded, step);
 	symtable_free(loaded);
+	/* read from the file itself: the same answers, unless libdwfl found separate debug
+	 * info (a fuller table than the file's) */
+	assert_int_equal(symtable_open(path, &loaded), 0);
+	if (file_too)
+		assert_int_equal(symtable_count(loaded), symtable_count(t));
+	if (symtable_count(loaded) == symtable_count(t))
+		assert_true(compare_at(mod, loaded, step, true) > 100);
+	else
+		fprintf(stderr, "%s: libdwfl read separate debug info: file table not compared\n", path);
+	symtable_free(loaded);
 	symtable_free(t);
 	dwfl_end(dwfl);
 }
@@ -106,7 +128,7 @@ static void own_binary_matches_libdwfl(void **state)
 {
 	(void)state;
 	const char *path = self_path();
-	same_answers_as_libdwfl(path, 4);
+	same_answers_as_libdwfl(path, 4, true);
 }
 
 static void libc_matches_libdwfl(void **state)
@@ -117,7 +139,47 @@ static void libc_matches_libdwfl(void **state)
 		libc = "/lib64/libc.so.6";
 	if (access(libc, R_OK))
 		skip();
-	same_answers_as_libdwfl(libc, 251);	/* odd: lands at varied offsets */
+	same_answers_as_libdwfl(libc, 251, false);	/* odd: lands at varied offsets */
+}
+
+static void open_reads_the_file_kinds_and_refusals(void **state)
+{
+	(void)state;
+	const char *path = self_path();
+	struct symtable *t = NULL;
+	struct symtable_hit hit, at;
+	assert_int_equal(symtable_open(path, &t), 0);
+	assert_int_equal(symtable_find_symbol(t, "symtable_marker_function", &hit), 0);
+	assert_true(hit.flags & SYMTABLE_FUNC);
+	assert_int_equal(symtable_lookup(t, hit.start + 1, &at), 0);
+	assert_string_equal(at.name, "symtable_marker_function");
+	assert_int_equal(symtable_find_symbol(t, "symtable_object_marker", &hit), 0);
+	assert_true(hit.flags & SYMTABLE_OBJECT);
+	assert_int_equal(hit.size, sizeof(symtable_object_marker));
+	assert_int_equal(symtable_lookup(t, hit.start + 8, &at), 0);
+	assert_string_equal(at.name, "symtable_object_marker");
+	assert_int_equal(symtable_find_symbol(t, "symtable_tls_marker", &hit), 0);
+	assert_true(hit.flags & SYMTABLE_TLS);
+	/* its value is a small TLS offset: whatever sits there, it is not the TLS symbol */
+	if (symtable_lookup(t, hit.start, &at) == 0)
+		assert_string_not_equal(at.name, "symtable_tls_marker");
+	assert_int_equal(symtable_find_symbol(t, "no_such_symbol_anywhere", &hit), -ENOENT);
+	size_t funcs = 0;
+	for (size_t i = 0; symtable_symbol(t, i, &hit) == 0; i++)
+		funcs += (hit.flags & SYMTABLE_FUNC) != 0;
+	assert_true(funcs > 10);
+	symtable_free(t);
+	assert_int_equal(symtable_open("/nonexistent/spent/elf", &t), -ENOENT);
+	assert_int_equal(symtable_open("/proc/self/status", &t), -ENOEXEC);
+	assert_true(symtable_open("/tmp", &t) < 0);	/* a directory */
+	char fifo[] = "/tmp/spent-symtable-fifo-XXXXXX";
+	int fd = mkstemp(fifo);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(fifo);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_true(symtable_open(fifo, &t) < 0);	/* refused, not blocked on */
+	unlink(fifo);
 }
 
 static void find_by_name_and_corrupt_file(void **state)
@@ -204,6 +266,7 @@ int main(void)
 		cmocka_unit_test(own_binary_matches_libdwfl),
 		cmocka_unit_test(libc_matches_libdwfl),
 		cmocka_unit_test(find_by_name_and_corrupt_file),
+		cmocka_unit_test(open_reads_the_file_kinds_and_refusals),
 		cmocka_unit_test(inlines_match_getscopes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

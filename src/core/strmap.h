@@ -1,0 +1,44 @@
+/* core/strmap.h - the one string map: each distinct string gets a dense index (0, 1, 2, ... in
+ * the order first seen) that callers use for their parallel arrays (report rows, folded
+ * stacks, pprof's string table). The map owns copies of its keys. Open addressing with linear
+ * probing over FNV-1a hashes, kept at most half full, so a lookup is O(1) expected. */
+#ifndef SPENT_CORE_STRMAP_H
+#define SPENT_CORE_STRMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct strmap {
+	struct strmap_entry {
+		char *key;
+		uint64_t hash;	/* a rehash reads no key, a probe compares few */
+	} *entries;		/* by index */
+	size_t n, cap;
+	size_t *slots;		/* index + 1; 0 is empty */
+	size_t nslots;		/* a power of two, or 0 */
+};
+
+#define STRMAP_INIT { 0 }
+
+/* KEY's index, made (with a copy of KEY) when it is new: 1 when new, 0 when it was there,
+ * -ENOMEM (the map unchanged). */
+int strmap_intern(struct strmap *m, const char *key, size_t *index);
+
+/* KEY's index, or -1 when absent. */
+long strmap_find(const struct strmap *m, const char *key);
+
+static inline size_t strmap_count(const struct strmap *m)
+{
+	return m->n;
+}
+
+/* The key of INDEX (< strmap_count), owned by the map. */
+static inline const char *strmap_key(const struct strmap *m, size_t index)
+{
+	return m->entries[index].key;
+}
+
+/* Free every key and the table; M is empty and usable again. */
+void strmap_release(struct strmap *m);
+
+#endif
