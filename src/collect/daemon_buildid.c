@@ -4,9 +4,10 @@
 #include "collect/daemon_buildid.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "core/buildid_cache.h"
 #include "core/symbols.h"
@@ -102,8 +103,11 @@ void dbuildid_note(struct dbuildid *b, const struct profile_image *img)
 		b->nqueue++;
 }
 
-/* Save one image's symbols (and lines) now. */
-static void save(struct dbuildid *b, const struct profile_image *img)
+/* Child exit codes: saved, nothing to save, the cache is off; else CHILD_ERR + errno. */
+enum { CHILD_SAVED, CHILD_NOTHING, CHILD_OFF, CHILD_ERR };
+
+/* What a save in this process gives, as a child exit code. */
+static int save_here(const struct profile_image *img)
 {
 	struct symbols *s = NULL;
 	bool saved = false;
@@ -111,18 +115,35 @@ static void save(struct dbuildid *b, const struct profile_image *img)
 	if (!err)
 		err = symbols_cache_image(s, img, &saved);
 	symbols_free(s);
-	/* an image's DWARF and tables can take tens of MB for a moment: give them back, the
-	 * daemon's footprint is meant to stay flat */
-	malloc_trim(0);
-	if (err == -ECANCELED) {
+	if (err == -ECANCELED)
+		return CHILD_OFF;
+	if (err)
+		return CHILD_ERR + (-err < 250 ? -err : 250);
+	return saved ? CHILD_SAVED : CHILD_NOTHING;
+}
+
+/* Save one image's symbols (and lines) now, in a child process: reading an image's DWARF
+ * takes tens of MB for a moment, which a child gives back whole (the daemon's RSS stays flat,
+ * also under ASan's quarantine), and a crash in libdw on a malformed file costs the child only. */
+static void save(struct dbuildid *b, const struct profile_image *img)
+{
+	int status = 0, code;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(save_here(img));	/* _exit: no atexit handlers, no stdio of the daemon's */
+	if (pid < 0) {
+		code = CHILD_ERR + errno;
+	} else {
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		code = WIFEXITED(status) ? WEXITSTATUS(status) : CHILD_ERR + EIO;
+	}
+	if (code == CHILD_OFF) {
 		b->off = true;
-		return;
-	}
-	if (err) {
+	} else if (code >= CHILD_ERR) {
 		b->st.errors++;
-		b->st.last_error = err;
-	}
-	if (saved) {
+		b->st.last_error = -(code - CHILD_ERR);
+	} else if (code == CHILD_SAVED) {
 		b->st.saved++;
 		b->grown = true;
 	}
