@@ -3,7 +3,9 @@
 #   record slowdown   recording a compute-bound program vs running it natively (CPU time of
 #                     the program plus the recorder; goal <= 1.1x, rr reports 1.1-1.4x), and
 #                     two syscall-heavy real programs: ls -laR of a tree, sqlite3 on a file
-#                     database (every syscall stops the program twice under ptrace)
+#                     database (every syscall stops the program twice under ptrace), and a
+#                     2-thread compute-bound program (one thread at a time, preempted every
+#                     20 ms at an exact point; goal <= 2.2x of its native CPU time)
 #   bytes/instruction recording size (the whole directory, copies of mapped files included)
 #                     over the replayed instruction count (goal <= 0.01)
 #   replay speed      instructions per CPU second of the fast replay, no sinks (goal >= 100 M/s)
@@ -58,12 +60,18 @@ ls_native=$(cpu_of bash -c 'for i in 1 2 3 4 5; do ls -laR "$1" > /dev/null; don
 ls_rec=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --cpuid "$2" -o "$3" -- ls -laR "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/ls" "$tmp/tree")
 sq_native=$(cpu_of sqlite3 "$tmp/native.db" "$sql")
 sq_rec=$(cpu_of "$SPENT" citcat record --cpuid "$mode" -o "$tmp/sq" -- sqlite3 "$tmp/rec.db" "$sql")
+THREADS=$top/build/progs/citcat_threads
+par_work=$((rounds * 100000))
+par_native=$(cpu_of "$THREADS" par "$par_work")
+par_rec=$(cpu_of "$SPENT" citcat record --cpuid "$mode" -o "$tmp/par" -- "$THREADS" par "$par_work")
+par_json=$("$SPENT" citcat replay "$tmp/par" --json 2>/dev/null)
 
 echo "cpuid mode:         $cpuid_mode (SPENT_CITCAT_CPUID=auto|fault|patch chooses)"
 echo "program:            citcat_compute $rounds ($insns instructions, replay verified: $verified); slowdown on $((rounds * 20)) rounds"
 awk -v n="$native" -v r="$recorded" 'BEGIN { printf "record slowdown:    %.3fx  (native %.3f s cpu, recorded %.3f s cpu incl. recorder; goal <= 1.1x)\n", r / n, n, r }'
 awk -v n="$ls_native" -v r="$ls_rec" 'BEGIN { printf "record ls -laR:     %.1fx  (native %.3f s cpu, recorded %.3f s; 4000 files in 100 directories)\n", r / n, n, r }'
 awk -v n="$sq_native" -v r="$sq_rec" 'BEGIN { printf "record sqlite3:     %.1fx  (native %.3f s cpu, recorded %.3f s; 300 inserts into a file database)\n", r / n, n, r }'
+python3 -c 'import json,sys; d=json.loads(sys.argv[1]); n,r=float(sys.argv[2]),float(sys.argv[3]); print("record 2 threads:   %.2fx  (native %.3f s cpu, recorded %.3f s incl. recorder; goal <= 2.2x; citcat_threads par %s: %d switches, %d at exact points, replay verified %s)" % (r/n, n, r, sys.argv[4], d["switches"], d["preemption_points"], d["verified"]))' "$par_json" "$par_native" "$par_rec" "$par_work"
 awk -v b="$bytes" -v i="$insns" 'BEGIN { printf "bytes/instruction:  %.7f  (%d bytes; goal <= 0.01; a stored trace needs ~8-16)\n", b / i, b }'
 awk -v i="$insns" -v c="$cpu" -v w="$wall" 'BEGIN { printf "replay speed:       %.1f M instructions/cpu-s  (%.1f M/s wall on this shared machine; goal >= 100)\n", i / c / 1e6, i / w / 1e6 }'
 awk -v i="$small_insns" -v c="$sink_cpu" 'BEGIN { printf "sink replay speed:  %.1f M instructions/cpu-s with every instruction and data reference dumped\n", i / c / 1e6 }'

@@ -57,14 +57,7 @@ awk -v r="$(v refs)" -v rec="$(v reconstruct)" -v nul="$(v null)" -v cs="$(v cac
 }'
 
 [ "${STUDIES_GZIP:-1}" = 0 ] && exit 0
-python3 -c "
-import random
-r = random.Random(1)
-w = [''.join(r.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(r.randint(2, 9))) for _ in range(5000)]
-out, n = [], 0
-while n < 3 << 20:
-    s = ' '.join(r.choice(w) for _ in range(12)) + '\n'; out.append(s); n += len(s)
-open('$tmp/gz.in', 'w').write(''.join(out))"
+python3 "$top/bench/words_text.py" "$tmp/gz.in"
 GZ=$(command -v gzip)
 env -i PATH=/usr/bin:/bin "$B/spent" trace -o "$tmp/gz.log" -- "$GZ" -9 -c "$tmp/gz.in" > /dev/null 2>&1 || exit 1
 g_insns=$("$B/spent" trace stats "$tmp/gz.log" | awk '$1 == "instructions" { print $2 }')

@@ -111,7 +111,8 @@ SPENT_API int profile_add_stack(struct profile *p, uint32_t ev, const struct pro
 		      size_t n, uint64_t count);
 
 /* Sum of SRC into DST (images, events and tasks interned by identity; detail rows summed;
- * spans united). 0 or -errno. */
+ * spans united). Detail rows keep one bucket width: a DST without rows takes SRC's, else the
+ * coarser of the two wins and every row is rounded down to it. 0 or -errno. */
 SPENT_API int profile_merge(struct profile *dst, const struct profile *src);
 
 /*

@@ -119,6 +119,8 @@ struct trace_source_ops {
 	int (*next)(void *state, struct trace_batch *out);
 	const char *(*error)(void *state);
 	void (*free)(void *state);
+	/* optional: bytes of its input consumed so far and in all (see trace_source_progress) */
+	int (*progress)(void *state, uint64_t *done, uint64_t *total);
 };
 
 /* Wrap STATE with OPS into a source; the source owns STATE. NULL on ENOMEM (STATE freed). */
@@ -134,19 +136,26 @@ SPENT_API int trace_source_open(const char *path, struct trace_source **out, cha
 /*
  * A source passing on only some processes of IN's process tree: those of pid PID (0: any) whose
  * current program's file name is COMM (NULL: any; an exec changes it). With TRACE_SELECT_TAG,
- * bits 48-63 of every pc and data address hold the process's number (1, 2, ... in order of
- * first appearance), so a cache model keeps the processes' address spaces apart (sinks that
- * name addresses must mask the tag). Takes IN over (freed on failure too). 0 or -ENOMEM.
+ * bits 48-63 of every pc and data address hold the process's number less one (0, 1, ... in
+ * order of first appearance: a single-process trace's addresses are unchanged), so a cache
+ * model keeps the processes' address spaces apart (sinks that name addresses strip the tag
+ * with trace_select_untag()). Takes IN over (freed on failure too). 0 or -ENOMEM.
  */
 enum trace_select_flag {
 	TRACE_SELECT_TAG = 1 << 0,
 };
+#define TRACE_SELECT_TAG_SHIFT 48
 SPENT_API int trace_source_select(struct trace_source *in, uint32_t pid, const char *comm, int flags,
 			struct trace_source **out);
+/* ADDR (a pc or data address of a TRACE_SELECT_TAG source) without its process tag. */
+SPENT_API uint64_t trace_select_untag(uint64_t addr);
 
 SPENT_API int trace_source_next(struct trace_source *src, struct trace_batch *out);
 SPENT_API const char *trace_source_error(struct trace_source *src);
 SPENT_API const char *trace_source_name(const struct trace_source *src);
+/* How far SRC has read its input: bytes consumed so far (*DONE) of *TOTAL, for a progress
+ * display. 0, or -ENOTSUP when the source cannot tell. */
+SPENT_API int trace_source_progress(struct trace_source *src, uint64_t *done, uint64_t *total);
 SPENT_API void trace_source_free(struct trace_source *src);
 
 #ifdef __cplusplus

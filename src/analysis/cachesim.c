@@ -147,6 +147,7 @@ void cachesim_free(struct cachesim *cs)
 	free(cs->cores);
 	free(cs->chunks);
 	free(cs->tids);
+	free(cs->imiss);
 	free(cs);
 }
 
@@ -215,6 +216,21 @@ void cachesim_access(struct cachesim *cs, uint32_t core, char stream, uint64_t a
 		coherence_write(cs, core, addr, size);
 }
 
+static void record_imiss(struct cachesim *cs, size_t index)
+{
+	if (cs->n_imiss == cs->cap_imiss) {
+		size_t cap = cs->cap_imiss ? cs->cap_imiss * 2 : 256;
+		uint32_t *v = realloc(cs->imiss, cap * sizeof(*v));
+		if (!v) {
+			cs->oom = 1;
+			return;
+		}
+		cs->imiss = v;
+		cs->cap_imiss = cap;
+	}
+	cs->imiss[cs->n_imiss++] = (uint32_t)index;
+}
+
 /* Instructions [I, I+N) of B on one core. A fetch within the line of the previous fetch is a
  * hit in the most recent way of its set (the memo), unless a miss elsewhere may have reached
  * that cache since: it is counted without a lookup, which spares most fetches (several
@@ -236,8 +252,11 @@ static void feed_one_core(struct cachesim *cs, const struct trace_batch *b, size
 			memo_at = (in->pc + (in->len ? in->len : 1) - 1) & ~(line - 1);
 			memo_len = line;
 		} else {
+			uint64_t misses = ic->st.misses;
 			hierarchy_access(cs, 0, ic, in->pc, in->len, OP_IFETCH);
 			memo_len = 0;
+			if (cs->rec_imiss && ic->st.misses != misses)
+				record_imiss(cs, (size_t)(in - b->insns));
 		}
 		if (!in->nrefs)
 			continue;
@@ -280,11 +299,41 @@ static void feed_cores(struct cachesim *cs, const struct trace_batch *b, size_t 
 	}
 }
 
+/* Data references [R, E) of B on one core. */
+static void feed_data(struct cachesim *cs, const struct trace_batch *b, size_t r, size_t e)
+{
+	struct cache *dc = cs->cores[0].dpath;
+	for (const struct trace_ref *p = &b->refs[r], *end = &b->refs[e]; p < end; p++) {
+		enum cache_op op = ref_op[p->kind & 3];
+		if (!cache_fast_hit(dc, p->addr, p->size, op))
+			hierarchy_access(cs, 0, dc, p->addr, p->size, op);
+	}
+}
+
+/* A follower of cachesim_feed_group: instructions [I, I+N) of B whose first i-cache the leader
+ * simulated (its misses are LEAD's imiss[*K..]): only the data references and, in their place
+ * in the stream, the missed fetches from the level below that cache. */
+static void feed_follower(struct cachesim *cs, const struct trace_batch *b, size_t i, size_t n,
+			  const struct cachesim *lead, size_t *k)
+{
+	struct cache *below = cs->cores[0].ipath->next;
+	const struct trace_insn *last = &b->insns[i + n - 1];
+	size_t r = b->insns[i].ref0, end = last->ref0 + last->nrefs;
+	for (; *k < lead->n_imiss && lead->imiss[*k] < i + n; ++*k) {
+		const struct trace_insn *in = &b->insns[lead->imiss[*k]];
+		feed_data(cs, b, r, in->ref0);
+		r = in->ref0;
+		hierarchy_access(cs, 0, below, in->pc, in->len, OP_IFETCH);
+	}
+	feed_data(cs, b, r, end);
+}
+
 /* The batch in spans that end at chunk boundaries, so the time series costs nothing per
- * instruction. */
-int cachesim_feed(struct cachesim *cs, const struct trace_batch *b)
+ * instruction. LEAD: feed as cachesim_feed_group's follower of LEAD. */
+static int feed_spans(struct cachesim *cs, const struct trace_batch *b, const struct cachesim *lead)
 {
 	uint64_t chunk = cs->cfg.chunk;
+	size_t k = 0;
 	for (size_t i = 0, n; i < b->n_insns; i += n) {
 		n = b->n_insns - i;
 		if (chunk) {
@@ -298,13 +347,74 @@ int cachesim_feed(struct cachesim *cs, const struct trace_batch *b)
 				n = (size_t)(chunk - into);
 			cs->chunks[cs->cur_chunk].insns += n;
 		}
-		if (cs->n_cores == 1)
+		if (lead)
+			feed_follower(cs, b, i, n, lead, &k);
+		else if (cs->n_cores == 1)
 			feed_one_core(cs, b, i, n);
 		else
 			feed_cores(cs, b, i, n);
 		cs->insns += n;
 	}
 	return cs->oom ? -ENOMEM : 0;
+}
+
+int cachesim_feed(struct cachesim *cs, const struct trace_batch *b)
+{
+	return feed_spans(cs, b, NULL);
+}
+
+/* CS's first i-cache behaves as LEAD's: the same configuration, on one core, reached by
+ * nothing but the instruction fetches (split from the data, which never reach it), its
+ * replacement using no random numbers, a level below it taking its misses. */
+static bool same_icache(const struct cachesim *cs, const struct cachesim *lead)
+{
+	const struct cache *c = cs->cores[0].ipath;
+	const struct cache_level_config *a = c->cfg, *l = lead->cores[0].ipath->cfg;
+	return cs->n_cores == 1 && !cs->data_reaches_i && a->kind == CACHE_INSN && c->next &&
+	       a->repl != CACHE_RANDOM && a->level == l->level && a->kind == l->kind &&
+	       a->size == l->size && a->line == l->line && a->assoc == l->assoc &&
+	       a->repl == l->repl && a->write_through == l->write_through &&
+	       a->write_allocate == l->write_allocate && a->write_buffers == l->write_buffers &&
+	       a->subblock == l->subblock;
+}
+
+/* Whether the data references of B are in instruction order, each instruction's right after
+ * the previous one's (what a follower's walk over the references needs). */
+static bool refs_in_order(const struct trace_batch *b)
+{
+	size_t next = b->n_insns ? b->insns[0].ref0 : 0;
+	bool ok = true;
+	for (size_t i = 0; i < b->n_insns; i++) {
+		ok &= b->insns[i].ref0 == next;
+		next += b->insns[i].nrefs;
+	}
+	return ok && next <= b->n_refs;
+}
+
+int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct trace_batch *b)
+{
+	bool share = n > 1 && b->n_insns && same_icache(sims[0], sims[0]) && refs_in_order(b);
+	for (size_t k = 1; share && k < n; k++)
+		share = same_icache(sims[k], sims[0]);
+	if (!share) {
+		for (size_t k = 0; k < n; k++) {
+			int rc = cachesim_feed(sims[k], b);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	struct cachesim *lead = sims[0];
+	lead->n_imiss = 0;
+	lead->rec_imiss = true;
+	int rc = feed_spans(lead, b, NULL);
+	lead->rec_imiss = false;
+	for (size_t k = 1; !rc && k < n; k++) {
+		rc = feed_spans(sims[k], b, lead);
+		/* the shared cache's counters are the leader's */
+		sims[k]->cores[0].ipath->st = lead->cores[0].ipath->st;
+	}
+	return rc;
 }
 
 void cachesim_finish(struct cachesim *cs)

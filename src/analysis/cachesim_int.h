@@ -81,6 +81,11 @@ struct cachesim {
 	 * count as hits without a lookup; cleared after anything that may change that cache */
 	uint64_t imemo_at, imemo_len;
 	bool data_reaches_i;	/* data references can reach the i-stream's first cache */
+	/* cachesim_feed_group's leader: the batch indices of the instructions whose fetch
+	 * missed in the first i-cache (recorded while rec_imiss is set) */
+	uint32_t *imiss;
+	size_t n_imiss, cap_imiss;
+	bool rec_imiss;
 };
 
 #define MRU_NONE UINT32_MAX

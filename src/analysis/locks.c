@@ -38,7 +38,7 @@ struct atomic_try {	/* a bare atomic RMW awaiting its release store */
 };
 
 struct thread_state {
-	uint32_t tid;
+	uint32_t pid, tid;
 	uint64_t prev_end[2];	/* pc+len of the last two instructions */
 	uint64_t shadow[32];	/* return addresses of calls not yet returned (source flags) */
 	uint32_t depth;
@@ -71,7 +71,7 @@ struct locks {
 	uint64_t entry_pc[N_ENTRIES];
 	struct thread_state *th;
 	size_t n_th, cap_th;
-	uint32_t *tids;
+	struct lock_thread *tids;
 	struct lock_rec *locks;
 	size_t n_locks, cap_locks;
 	struct lock_interval *iv;
@@ -81,7 +81,7 @@ struct locks {
 	bool flags_seen;	/* the source sets instruction flags: trust TRACE_INSN_LOCKED */
 	/* futex words condvar waits slept on: never a lock, even when a wait on one is seen
 	 * outside a recognised pthread_cond_wait call */
-	uint64_t cond_words[64];
+	struct { uint32_t pid; uint64_t addr; } cond_words[64];
 	uint32_t n_cond_words;
 	int oom;
 };
@@ -124,17 +124,17 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
 	return q;
 }
 
-static struct thread_state *thread(struct locks *lk, uint32_t tid)
+static struct thread_state *thread(struct locks *lk, uint32_t pid, uint32_t tid)
 {
 	for (size_t i = 0; i < lk->n_th; i++)
-		if (lk->th[i].tid == tid)
+		if (lk->th[i].tid == tid && lk->th[i].pid == pid)
 			return &lk->th[i];
 	size_t cap = lk->cap_th;
 	struct thread_state *t = grow(lk->th, &cap, lk->n_th + 1, sizeof(*t), &lk->oom);
 	if (!t)
 		return NULL;
 	lk->th = t;
-	uint32_t *ids = realloc(lk->tids, cap * sizeof(*ids));
+	struct lock_thread *ids = realloc(lk->tids, cap * sizeof(*ids));
 	if (!ids) {
 		lk->oom = 1;
 		return NULL;
@@ -142,23 +142,33 @@ static struct thread_state *thread(struct locks *lk, uint32_t tid)
 	lk->tids = ids;
 	lk->cap_th = cap;
 	memset(&t[lk->n_th], 0, sizeof(*t));
+	t[lk->n_th].pid = pid;
 	t[lk->n_th].tid = tid;
-	lk->tids[lk->n_th] = tid;
+	lk->tids[lk->n_th] = (struct lock_thread){ pid, tid };
 	return &t[lk->n_th++];
 }
 
-static struct lock_rec *lock_get(struct locks *lk, uint64_t addr, const char *how)
+static struct lock_rec *lock_find(struct locks *lk, uint32_t pid, uint64_t addr)
 {
 	for (size_t i = 0; i < lk->n_locks; i++)
-		if (lk->locks[i].s.addr == addr)
+		if (lk->locks[i].s.addr == addr && lk->locks[i].s.pid == pid)
 			return &lk->locks[i];
-	struct lock_rec *l = grow(lk->locks, &lk->cap_locks, lk->n_locks + 1, sizeof(*l), &lk->oom);
+	return NULL;
+}
+
+static struct lock_rec *lock_get(struct locks *lk, uint32_t pid, uint64_t addr, const char *how)
+{
+	struct lock_rec *l = lock_find(lk, pid, addr);
+	if (l)
+		return l;
+	l = grow(lk->locks, &lk->cap_locks, lk->n_locks + 1, sizeof(*l), &lk->oom);
 	if (!l)
 		return NULL;
 	lk->locks = l;
 	l = &l[lk->n_locks++];
 	memset(l, 0, sizeof(*l));
 	l->s.addr = addr;
+	l->s.pid = pid;
 	l->s.how = how;
 	return l;
 }
@@ -172,14 +182,14 @@ static void add_tid(uint32_t *set, uint32_t *n, uint32_t tid)
 		set[(*n)++] = tid;
 }
 
-static void interval(struct locks *lk, uint32_t tid, uint32_t kind, uint64_t lock, uint64_t a,
-		     uint64_t b)
+static void interval(struct locks *lk, const struct thread_state *t, uint32_t kind, uint64_t lock,
+		     uint64_t a, uint64_t b)
 {
 	struct lock_interval *v = grow(lk->iv, &lk->cap_iv, lk->n_iv + 1, sizeof(*v), &lk->oom);
 	if (!v)
 		return;
 	lk->iv = v;
-	v[lk->n_iv++] = (struct lock_interval){ tid, kind, lock, a, b };
+	v[lk->n_iv++] = (struct lock_interval){ t->pid, t->tid, kind, lock, a, b };
 }
 
 static void released(struct locks *lk, struct thread_state *t, uint64_t addr);
@@ -187,12 +197,12 @@ static void released(struct locks *lk, struct thread_state *t, uint64_t addr);
 static void acquired(struct locks *lk, struct thread_state *t, uint64_t addr, const char *how,
 		     uint64_t wait_start, bool contended)
 {
-	/* one holder at a time: another thread still holding it in this model released it on a
-	 * path the patterns do not know, at the latest now */
+	/* one holder at a time: another thread of the process still holding it in this model
+	 * released it on a path the patterns do not know, at the latest now */
 	for (size_t i = 0; i < lk->n_th; i++)
-		if (&lk->th[i] != t)
+		if (&lk->th[i] != t && lk->th[i].pid == t->pid)
 			released(lk, &lk->th[i], addr);
-	struct lock_rec *l = lock_get(lk, addr, how);
+	struct lock_rec *l = lock_get(lk, t->pid, addr, how);
 	if (!l)
 		return;
 	l->s.acquisitions++;
@@ -201,7 +211,7 @@ static void acquired(struct locks *lk, struct thread_state *t, uint64_t addr, co
 		l->s.contended++;
 		add_tid(l->s.waiters, &l->s.n_waiters, t->tid);
 		l->s.spin += lk->now - wait_start;
-		interval(lk, t->tid, LOCK_SPIN, addr, wait_start, lk->now);
+		interval(lk, t, LOCK_SPIN, addr, wait_start, lk->now);
 		if (++l->run == 3)	/* three handoffs in a row to waiting threads */
 			l->s.convoys++;
 	} else {
@@ -219,7 +229,7 @@ static void released(struct locks *lk, struct thread_state *t, uint64_t addr)
 		if (t->held[i] != addr)
 			continue;
 		uint64_t hold = lk->now - t->held_at[i];
-		struct lock_rec *l = lock_get(lk, addr, "atomic");
+		struct lock_rec *l = lock_get(lk, t->pid, addr, "atomic");
 		if (l) {
 			l->s.total_hold += hold;
 			if (hold > l->s.max_hold)
@@ -227,7 +237,7 @@ static void released(struct locks *lk, struct thread_state *t, uint64_t addr)
 			l->last_release = lk->now;
 			l->last_holder = t->tid;
 		}
-		interval(lk, t->tid, LOCK_HOLD, addr, t->held_at[i], lk->now);
+		interval(lk, t, LOCK_HOLD, addr, t->held_at[i], lk->now);
 		t->held[i] = t->held[--t->n_held];
 		t->held_at[i] = t->held_at[t->n_held];
 		return;
@@ -322,7 +332,7 @@ static void bare_ref(struct locks *lk, struct thread_state *t, const struct trac
 			uint64_t now = lk->now;
 			/* retries are contention only when another thread held it meanwhile (else
 			 * they are this thread's own read-modify-writes, say a counter) */
-			struct lock_rec *l = lock_get(lk, a->addr, "atomic");
+			struct lock_rec *l = lock_get(lk, t->pid, a->addr, "atomic");
 			bool contended = a->tries > 1 && l && l->s.acquisitions &&
 					 l->last_holder != t->tid && l->last_release >= a->first;
 			lk->now = a->last;
@@ -420,7 +430,7 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 
 static void on_insn(struct locks *lk, const struct trace_batch *b, const struct trace_insn *in)
 {
-	struct thread_state *t = thread(lk, in->tid);
+	struct thread_state *t = thread(lk, in->pid, in->tid);
 	if (!t)
 		return;
 	if (t->in_call && (in->pc == t->ret[0] || in->pc == t->ret[1] || in->pc == t->ret[2]))
@@ -459,7 +469,7 @@ static void on_event(struct locks *lk, const struct trace_event *ev)
 	int op = (int)(ev->u.syscall.args[1] & 0x7f);
 	if (op != 0 && op != 9)	/* FUTEX_WAIT, FUTEX_WAIT_BITSET */
 		return;
-	struct thread_state *t = thread(lk, ev->tid);
+	struct thread_state *t = thread(lk, ev->pid, ev->tid);
 	if (!t)
 		return;
 	uint64_t addr = ev->u.syscall.args[0];
@@ -468,10 +478,12 @@ static void on_event(struct locks *lk, const struct trace_event *ev)
 		 * wait; on the mutex, when taking it back, it is */
 		if (t->in_call == R_COND_SIGNAL || !t->lock_addr || addr != t->lock_addr) {
 			uint32_t i = 0;
-			while (i < lk->n_cond_words && lk->cond_words[i] != addr)
+			while (i < lk->n_cond_words && (lk->cond_words[i].addr != addr ||
+							lk->cond_words[i].pid != t->pid))
 				i++;
 			if (i == lk->n_cond_words && i < 64)
-				lk->cond_words[lk->n_cond_words++] = addr;
+				lk->cond_words[lk->n_cond_words++] = (typeof(lk->cond_words[0])){
+					t->pid, addr };
 			return;
 		}
 		t->mutex_wait_at = lk->now;
@@ -482,13 +494,8 @@ static void on_event(struct locks *lk, const struct trace_event *ev)
 	}
 	/* outside the lock calls a futex wait is on a lock only if the address is one already
 	 * (a custom lock); a join or a semaphore is none */
-	struct lock_rec *l = NULL;
-	if (t->in_call)
-		l = lock_get(lk, addr, "pthread_mutex");
-	else
-		for (size_t i = 0; i < lk->n_locks && !l; i++)
-			if (lk->locks[i].s.addr == addr)
-				l = &lk->locks[i];
+	struct lock_rec *l = t->in_call ? lock_get(lk, t->pid, addr, "pthread_mutex") :
+					  lock_find(lk, t->pid, addr);
 	if (l)
 		l->s.futex_waits++;
 }
@@ -525,6 +532,8 @@ static int table_cmp(const void *a, const void *b)
 	const struct lock_summary *x = a, *y = b;
 	if (x->acquisitions != y->acquisitions)
 		return x->acquisitions > y->acquisitions ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
@@ -538,7 +547,8 @@ const struct lock_summary *locks_table(struct locks *lk, size_t *n)
 	for (size_t i = 0; i < lk->n_locks; i++) {
 		bool cond = false;
 		for (uint32_t k = 0; k < lk->n_cond_words; k++)
-			cond |= lk->cond_words[k] == lk->locks[i].s.addr;
+			cond |= lk->cond_words[k].addr == lk->locks[i].s.addr &&
+				lk->cond_words[k].pid == lk->locks[i].s.pid;
 		if (!lk->locks[i].s.acquisitions && (cond || !lk->locks[i].s.futex_waits))
 			continue;
 		lk->table[(*n)++] = lk->locks[i].s;
@@ -558,8 +568,16 @@ uint64_t locks_instructions(const struct locks *lk)
 	return lk->now;
 }
 
-const uint32_t *locks_threads(const struct locks *lk, size_t *n)
+const struct lock_thread *locks_threads(const struct locks *lk, size_t *n)
 {
 	*n = lk->n_th;
 	return lk->tids;
+}
+
+bool locks_many_processes(const struct locks *lk)
+{
+	for (size_t i = 1; i < lk->n_th; i++)
+		if (lk->tids[i].pid != lk->tids[0].pid)
+			return true;
+	return false;
 }

@@ -1,7 +1,9 @@
 /* analysis/locks.h - lock activity found in a trace by pattern (PatchWrx paper, section 4.1):
  * pthread mutex and spin lock entry points (by symbol), lock-prefixed read-modify-write on an
  * address followed by a plain release store to it, and futex waits. Times are stream positions
- * (instructions executed, the paper's 1-CPI clock). */
+ * (instructions executed, the paper's 1-CPI clock). A thread is a (pid, tid) pair and a lock a
+ * (pid, address) pair: a process-tree trace numbers threads afresh in each process, and two
+ * processes' equal addresses are different memory. */
 #ifndef SPENT_ANALYSIS_LOCKS_H
 #define SPENT_ANALYSIS_LOCKS_H
 
@@ -17,7 +19,7 @@
 enum lock_interval_kind { LOCK_HOLD, LOCK_SPIN };
 
 struct lock_interval {
-	uint32_t tid;
+	uint32_t pid, tid;
 	uint32_t kind;		/* enum lock_interval_kind */
 	uint64_t lock;		/* lock address */
 	uint64_t start, end;	/* instruction positions */
@@ -25,11 +27,12 @@ struct lock_interval {
 
 struct lock_summary {
 	uint64_t addr;
+	uint32_t pid;		/* the process it is in (0: the source knows none) */
 	const char *how;	/* "pthread_mutex", "pthread_spin", "atomic" */
 	uint64_t acquisitions, contended, convoys, futex_waits;
 	uint64_t total_hold, max_hold, spin;	/* instructions */
-	uint32_t holders[LOCKS_MAX_TIDS], n_holders;	/* threads that acquired it */
-	uint32_t waiters[LOCKS_MAX_TIDS], n_waiters;	/* threads that waited for it */
+	uint32_t holders[LOCKS_MAX_TIDS], n_holders;	/* threads (of pid) that acquired it */
+	uint32_t waiters[LOCKS_MAX_TIDS], n_waiters;	/* threads (of pid) that waited for it */
 };
 
 struct locks;
@@ -46,7 +49,12 @@ const struct lock_summary *locks_table(struct locks *lk, size_t *n);
 /* Every hold and spin interval in the order they ended. */
 const struct lock_interval *locks_intervals(const struct locks *lk, size_t *n);
 uint64_t locks_instructions(const struct locks *lk);
+struct lock_thread {
+	uint32_t pid, tid;
+};
 /* Threads seen, in order of appearance. */
-const uint32_t *locks_threads(const struct locks *lk, size_t *n);
+const struct lock_thread *locks_threads(const struct locks *lk, size_t *n);
+/* Whether the threads seen belong to more than one process. */
+bool locks_many_processes(const struct locks *lk);
 
 #endif

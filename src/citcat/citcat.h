@@ -30,6 +30,10 @@ struct citcat_record_result {
 	uint64_t syscalls;
 	uint64_t rdtsc, cpuid;
 	uint64_t signal_points;		/* signals delivered between syscalls, at an exact point */
+	uint64_t threads;		/* threads the program had (1: single-threaded) */
+	uint64_t switches;		/* thread switches recorded (one thread ran at a time) */
+	uint64_t preemptions;		/* of them, a thread stopped between syscalls when its time
+					 * slice ran out (SIGSTOP: a POINT or a syscall boundary) */
 	uint64_t bytes;			/* size of DIR/recording */
 	uint64_t copies, copy_bytes;	/* copies of mapped files in DIR/files, their bytes */
 	uint64_t unknown_syscalls;	/* calls whose memory outputs the recorder does not know */
@@ -59,6 +63,9 @@ struct citcat_summary {
 	uint64_t copy_bytes;		/* the copies of mapped files the replay read (DIR/files) */
 	int cpuid_mode;			/* enum citcat_cpuid_mode the recorder used (0: unknown) */
 	uint64_t signal_points;		/* signals delivered at a recorded exact point */
+	uint64_t threads;		/* threads simulated (1: single-threaded) */
+	uint64_t switches;		/* thread switches replayed */
+	uint64_t preemption_points;	/* of them, at a recorded exact point (a preemption) */
 	uint64_t point_near_misses;	/* executions of a point's pc whose registers equalled the
 					 * point's but whose stack (or vector state) did not: how
 					 * close the replay came to an ambiguous choice */
@@ -77,6 +84,10 @@ int citcat_replay_run(struct citcat_replay *rp, struct citcat_summary *sum, char
 void citcat_replay_set_stdout(struct citcat_replay *rp, FILE *f);
 /* The summary so far (after run or after a source reached its end). */
 void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary *sum);
+
+/* Thread I (0: the first, in creation order) of the replay so far: its tid and the
+ * instructions it executed. 0, or -ENOENT past the last thread. */
+int citcat_replay_thread(const struct citcat_replay *rp, size_t i, uint32_t *tid, uint64_t *insns);
 
 /* trace-stream source over a recording: 1 when PATH is a recording (magic), 0 if not. */
 int citcat_probe(const char *path);

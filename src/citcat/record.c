@@ -32,22 +32,7 @@
 #define AT_SYSINFO_EHDR_ 33
 #define AT_IGNORE_ 1
 #define CLONE_THREAD_ 0x00010000ULL
-
-struct loop_state {
-	int in_sc;		/* between a syscall's entry and exit stops */
-	int restart;		/* the last syscall was interrupted and will be restarted */
-	uint64_t restart_nr, restart_args[6];
-	uint64_t pending;	/* caught signals held back until a syscall boundary (bit sig-1) */
-	int delivering;		/* the signal sent (tgkill) to deliver at this boundary */
-	struct user_regs_struct at_exit;	/* registers at the last syscall-exit stop */
-	int exit_valid;
-	int sc_flags;
-	uint64_t nr, args[6];
-	int done;
-	int status;
-	pid_t execed[64];	/* children that exec'd (their image is not the patched one) */
-	size_t nexeced;
-};
+#define CLONE_PARENT_SETTID_ 0x00100000ULL
 
 static int fail(struct cc_tracer *tr, int err, const char *msg)
 {
@@ -299,7 +284,7 @@ static int emit_fpregs(struct cc_tracer *tr)
 /* POINT: the exact place of an asynchronous event without a PMU: the complete user state at
  * the stop (R), its vector registers and a hash of the stack around rsp (unreadable: zeros,
  * as the replay counts it). */
-static int emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
+int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
 {
 	struct user_fpregs_struct f;
 	uint8_t stack[CC_POINT_STACK_BELOW + CC_POINT_STACK_ABOVE];
@@ -367,14 +352,24 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 	ls->restart = 0;
 	if (ls->nr == SYS_exit || ls->nr == SYS_exit_group) {
 		int err = cc_syscall_record(tr, ls->nr, a, 0, 0);
+		if (!err && ls->nr == SYS_exit && ls->nthr > 1)
+			return cc_thread_exit_call(tr, ls);
+		ls->group_exit = 1;
 		return err ? err : (ptrace(PTRACE_CONT, tr->pid, NULL, NULL) ? -errno : 0);
 	}
-	uint64_t cflags = a[0];
-	if (ls->nr == SYS_clone3 && cc_mem_read(tr, a[0], &cflags, 8))
-		cflags = 0;
-	if ((ls->nr == SYS_clone || ls->nr == SYS_clone3) && (cflags & CLONE_THREAD_))
-		return fail(tr, -ENOTSUP, "the program creates a thread: citcat records "
-			    "single-threaded programs only; use 'spent trace' for threaded ones");
+	ls->clone_flags = ls->clone_ptid = ls->clone_ctid = 0;
+	if (ls->nr == SYS_clone) {
+		ls->clone_flags = a[0], ls->clone_ptid = a[2], ls->clone_ctid = a[3];
+	} else if (ls->nr == SYS_clone3) {
+		uint64_t ca[4] = { 0, 0, 0, 0 };	/* flags, pidfd, child_tid, parent_tid */
+		if (cc_mem_read(tr, a[0], ca, sizeof(ca)) == 0)
+			ls->clone_flags = ca[0], ls->clone_ctid = ca[2], ls->clone_ptid = ca[3];
+	}
+	if ((ls->nr == SYS_clone || ls->nr == SYS_clone3) && (ls->clone_flags & CLONE_THREAD_) &&
+	    ls->nthr >= CC_MAX_THREADS)
+		return fail(tr, -ENOTSUP, "the program creates more threads than citcat records");
+	if (ls->nr == SYS_set_tid_address && ls->cur >= 0)
+		ls->thr[ls->cur].clear_tid = a[0];
 	if (ls->nr == SYS_execve || ls->nr == SYS_execveat)
 		return fail(tr, -ENOTSUP, "the program calls execve: a citcat recording covers one "
 			    "program image; record the new program directly");
@@ -387,10 +382,68 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 		ls->sc_flags = CC_SC_SKIPPED;
 	}
 	ls->in_sc = 1;
-	return ptrace(PTRACE_SYSCALL, tr->pid, NULL, NULL) ? -errno : 0;
+	if (ptrace(PTRACE_SYSCALL, tr->pid, NULL, NULL))
+		return -errno;
+	if (ls->nthr > 1 && (cc_syscall_may_block(ls->nr, ls->args) || cc_slice_over(ls)))
+		return cc_thread_block(tr, ls);
+	return 0;
 }
 
-/* A stop of the recorded process; resumes it. */
+/* The recorded effects of a thread-creating clone: the kernel wrote the new tid at
+ * parent_tid (CLONE_PARENT_SETTID) before returning. */
+static int clone_effects(struct cc_tracer *tr, struct loop_state *ls, int64_t ret)
+{
+	if ((ls->nr != SYS_clone && ls->nr != SYS_clone3) || ret <= 0 ||
+	    !(ls->clone_flags & CLONE_THREAD_) || !(ls->clone_flags & CLONE_PARENT_SETTID_) ||
+	    !ls->clone_ptid)
+		return 0;
+	return cc_emit_mem(tr, ls->clone_ptid, 4, 0);
+}
+
+int cc_on_syscall_exit(struct cc_tracer *tr, struct loop_state *ls)
+{
+	struct user_regs_struct r;
+	pid_t pid = tr->pid;
+	int err;
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
+		return -errno;
+	ls->in_sc = 0;
+	int64_t ret = (int64_t)r.rax;
+	if (ret <= -512 && ret >= -516) {
+		/* -ERESTART*: interrupted by a signal stop; the program never sees this
+		 * value: the call is restarted (recorded then) or fails with EINTR after a
+		 * handler (a SIGNAL event, where replay stops) */
+		ls->restart = 1;
+		ls->restart_nr = ls->nr;
+		memcpy(ls->restart_args, ls->args, sizeof(ls->args));
+		return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
+	}
+	err = cc_syscall_record(tr, ls->nr, ls->args, ret, ls->sc_flags);
+	err = err ? err : clone_effects(tr, ls, ret);
+	if (!err && ls->nr == SYS_rt_sigreturn)	/* the state the kernel restored */
+		err = cc_emit_regs(tr, &r);
+	if (!err && ls->nr == SYS_rt_sigreturn)
+		err = emit_fpregs(tr);
+	if (!err && tr->patcher)
+		err = patch_new_code(tr, ls->nr, ls->args, ret);
+	if (err)
+		return err;
+	ls->at_exit = r;
+	ls->exit_valid = 1;
+	for (int s = 1; s < 64 && ls->pending && !ls->delivering; s++) {
+		int caught = 0, blocked = 0;
+		if (!(ls->pending & (1ULL << (s - 1))))
+			continue;
+		signal_state(pid, s, &caught, &blocked);
+		if (!blocked) {	/* raise it again: delivered before any instruction runs */
+			ls->delivering = s;
+			syscall(SYS_tgkill, ls->tgid, pid, s);
+		}
+	}
+	return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
+}
+
+/* A stop of the running thread; resumes it. */
 static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 {
 	struct user_regs_struct r;
@@ -402,44 +455,16 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		ls->exit_valid = 0;
 		return on_syscall_entry(tr, ls, &r);
 	}
-	if (sig == (SIGTRAP | 0x80) && ls->in_sc) {
-		if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
-			return -errno;
-		ls->in_sc = 0;
-		int64_t ret = (int64_t)r.rax;
-		if (ret <= -512 && ret >= -516) {
-			/* -ERESTART*: interrupted by a signal stop; the program never sees this
-			 * value: the call is restarted (recorded then) or fails with EINTR after a
-			 * handler (a SIGNAL event, where replay stops) */
-			ls->restart = 1;
-			ls->restart_nr = ls->nr;
-			memcpy(ls->restart_args, ls->args, sizeof(ls->args));
-			return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
-		}
-		err = cc_syscall_record(tr, ls->nr, ls->args, ret, ls->sc_flags);
-		if (!err && ls->nr == SYS_rt_sigreturn)	/* the state the kernel restored */
-			err = cc_emit_regs(tr, &r);
-		if (!err && ls->nr == SYS_rt_sigreturn)
-			err = emit_fpregs(tr);
-		if (!err && tr->patcher)
-			err = patch_new_code(tr, ls->nr, ls->args, ret);
-		if (err)
-			return err;
-		ls->at_exit = r;
-		ls->exit_valid = 1;
-		for (int s = 1; s < 64 && ls->pending && !ls->delivering; s++) {
-			int caught = 0, blocked = 0;
-			if (!(ls->pending & (1ULL << (s - 1))))
-				continue;
-			signal_state(pid, s, &caught, &blocked);
-			if (!blocked) {	/* raise it again: delivered before any instruction runs */
-				ls->delivering = s;
-				syscall(SYS_tgkill, pid, pid, s);
-			}
-		}
-		return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
-	}
+	if (sig == (SIGTRAP | 0x80) && ls->in_sc)
+		return cc_on_syscall_exit(tr, ls);
 	int req = ls->in_sc ? PTRACE_SYSCALL : PTRACE_CONT;
+	if (ev == PTRACE_EVENT_CLONE && (ls->clone_flags & CLONE_THREAD_)) {
+		unsigned long tid = 0;
+		if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &tid))
+			return -errno;
+		if ((err = cc_thread_cloned(ls, (pid_t)tid)))
+			return fail(tr, err, "the program creates more threads than citcat records");
+	}
 	if (ev || sig == SIGTRAP || (sig | 0x80) == (SIGTRAP | 0x80))
 		return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	siginfo_t si;
@@ -452,6 +477,8 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		if (err > 0)
 			return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
+	if (sig == SIGSTOP && ls->thr[ls->cur].stop_sent)	/* the recorder's preemption */
+		return cc_thread_preempted(tr, ls, req);
 	if (ls->delivering == sig)
 		return deliver_now(tr, ls, sig, ls->at_exit.rsp);
 	int caught = 0, blocked = 0;
@@ -467,7 +494,7 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		 * instructions; record it and deliver the signal there, at its real moment */
 		if (!ls->in_sc) {
 			tr->points++;
-			return (err = emit_point(tr, &r)) ? err : deliver_now(tr, ls, sig, r.rsp);
+			return (err = cc_emit_point(tr, &r)) ? err : deliver_now(tr, ls, sig, r.rsp);
 		}
 		return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
@@ -514,22 +541,32 @@ static int trace_loop(struct cc_tracer *tr, struct loop_state *ls)
 	int err = 0;
 	while (!ls->done) {
 		int st;
-		pid_t pid = waitpid(-1, &st, __WALL);
-		if (pid < 0) {
-			if (errno == EINTR)
-				continue;
-			return fail(tr, -errno, "lost the program (waitpid failed)");
-		}
-		if (pid != tr->pid) {
-			if (WIFSTOPPED(st))
-				on_child_stop(tr, ls, pid, st);
+		pid_t pid;
+		if ((err = cc_wait(tr, ls, &pid, &st)))
+			return tr->err[0] ? err : fail(tr, err, "lost the program (waitpid failed)");
+		if (pid == 0)
+			continue;
+		struct cc_thr *t = cc_thread_find(ls, pid);
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			if (pid == ls->tgid) {
+				ls->done = 1;
+				ls->status = st;
+				err = emit_exit(tr, st);
+				break;
+			}
+			if (t && (err = cc_thread_exited(tr, ls, pid)))
+				break;
 			continue;
 		}
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			ls->done = 1;
-			ls->status = st;
-			err = emit_exit(tr, st);
-			break;
+		if (!t || ls->cur < 0 || ls->thr[ls->cur].tid != pid) {
+			if (!t && !cc_is_thread_of(pid, ls->tgid)) {	/* a fork child */
+				if (WIFSTOPPED(st))
+					on_child_stop(tr, ls, pid, st);
+				continue;
+			}
+			if ((err = cc_other_thread_stop(tr, ls, pid, st)))
+				break;
+			continue;
 		}
 		err = on_main_stop(tr, ls, st);
 		if (err) {
@@ -641,8 +678,18 @@ static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o,
 	err = exec_setup(tr, o->argv, o->cpuid);
 	if (!err && ptrace(PTRACE_CONT, tr->pid, NULL, NULL))
 		err = fail(tr, -errno, "cannot resume the program");
+	cc_threads_init(ls, tr->pid);
+	/* the time slices wait for SIGCHLD with a timeout (blocked after the fork: the program
+	 * does not inherit the mask) */
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	int masked = !err && sigprocmask(SIG_BLOCK, &chld, &old) == 0;
+	ls->timed_wait = masked;
 	if (!err)
 		err = trace_loop(tr, ls);
+	if (masked)
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	if (!err && cc_writer_flush(&tr->w))
 		err = fail(tr, tr->w.err, "cannot write the recording");
 	if (!err && fsync(fd))
@@ -696,6 +743,9 @@ out:
 	res->rdtsc = tr.rdtsc;
 	res->cpuid = tr.cpuid;
 	res->signal_points = tr.points;
+	res->threads = ls.nthr_total;
+	res->switches = ls.switches;
+	res->preemptions = ls.preemptions;
 	res->cpuid_mode = (enum citcat_cpuid_mode)tr.cpuid_mode;
 	const char *uf = NULL;
 	cc_cpuid_patch_counts(tr.patcher, &res->cpuid_patched, &res->cpuid_unconfirmed, &uf);

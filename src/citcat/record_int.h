@@ -42,6 +42,62 @@ struct cc_tracer {
 	size_t errlen;
 };
 
+#define CC_MAX_THREADS 256
+
+enum cc_thr_state {
+	CC_THR_NEW,		/* created (clone event seen), its first stop not yet */
+	CC_THR_READY,		/* stopped between instructions, may run (new or preempted) */
+	CC_THR_RUNNING,		/* the one thread running */
+	CC_THR_BLOCKED,		/* in a syscall that may block; its exit stop not seen yet */
+	CC_THR_SC_DONE,		/* that syscall returned: stopped at its exit, not recorded yet */
+	CC_THR_EXITING,		/* called exit; its exit not reaped yet */
+};
+
+/* A thread of the recorded process (record_thread.c) */
+struct cc_thr {
+	pid_t tid;
+	int state;		/* enum cc_thr_state */
+	int seen;		/* its first stop came (a new thread may stop before its clone event) */
+	int started;		/* ran: REGS recorded */
+	uint64_t clear_tid;	/* CLONE_CHILD_CLEARTID / set_tid_address: zeroed at its exit */
+	uint64_t set_tid;	/* CLONE_CHILD_SETTID: its tid is written there */
+	int stop_sent;		/* the recorder sent it a SIGSTOP to preempt it */
+	/* the syscall it is blocked in (the loop state's, saved while others run) */
+	uint64_t nr, args[6], state_hash;
+	int sc_flags;
+};
+
+/* The stop loop's state. The syscall fields are the running thread's. */
+struct loop_state {
+	int in_sc;		/* between a syscall's entry and exit stops */
+	int restart;		/* the last syscall was interrupted and will be restarted */
+	uint64_t restart_nr, restart_args[6];
+	uint64_t pending;	/* caught signals held back until a syscall boundary (bit sig-1) */
+	int delivering;		/* the signal sent (tgkill) to deliver at this boundary */
+	struct user_regs_struct at_exit;	/* registers at the last syscall-exit stop */
+	int exit_valid;
+	int sc_flags;
+	uint64_t nr, args[6];
+	uint64_t clone_flags, clone_ptid, clone_ctid;	/* of the clone being recorded */
+	int done;
+	int status;
+	pid_t execed[64];	/* children that exec'd (their image is not the patched one) */
+	size_t nexeced;
+	/* threads, one running at a time (record_thread.c) */
+	pid_t tgid;
+	struct cc_thr thr[CC_MAX_THREADS];
+	size_t nthr;
+	int cur;		/* index of the running thread, -1 while none may run */
+	pid_t last_tid;		/* the thread the recorded events belong to */
+	int leave_reason;	/* enum cc_switch_reason of the thread that stopped running */
+	int group_exit;		/* exit_group was called: no thread runs again */
+	int timed_wait;		/* SIGCHLD is blocked: the loop waits with a time slice */
+	int64_t slice_start_ns;	/* CLOCK_MONOTONIC when the running thread was resumed */
+	uint64_t preemptions;	/* switches at an exact point (POINT) or a boundary */
+	uint64_t switches;	/* SWITCH records */
+	uint64_t nthr_total;	/* threads the process had, the first one included */
+};
+
 /* record_mem.c */
 int cc_mem_read(struct cc_tracer *tr, uint64_t addr, void *buf, size_t len);
 int cc_mem_write(struct cc_tracer *tr, uint64_t addr, const void *buf, size_t len);
@@ -67,5 +123,41 @@ void cc_files_release(struct cc_tracer *tr);
 /* record_syscall.c */
 /* Record syscall NR with args A returning RET (at its exit stop) and its memory effects. */
 int cc_syscall_record(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_t ret, int flags);
+
+/* record_thread.c */
+void cc_threads_init(struct loop_state *ls, pid_t tgid);
+struct cc_thr *cc_thread_find(struct loop_state *ls, pid_t tid);
+/* 1 when TID is a thread of the process TGID (its /proc status says so). */
+int cc_is_thread_of(pid_t tid, pid_t tgid);
+/* 1 when syscall NR with args A may wait for another thread (the running one then yields). */
+int cc_syscall_may_block(uint64_t nr, const uint64_t *a);
+/* Run the next thread that may run (recording a SWITCH when it is another thread than the
+ * last one); none: ls->cur = -1 until a stop makes one ready. */
+int cc_schedule(struct cc_tracer *tr, struct loop_state *ls);
+/* A stop of a thread that is not running (or of a new one). 0 or -errno. */
+int cc_other_thread_stop(struct cc_tracer *tr, struct loop_state *ls, pid_t tid, int st);
+/* The exit of thread TID (not the process's). */
+int cc_thread_exited(struct cc_tracer *tr, struct loop_state *ls, pid_t tid);
+/* The running thread entered a syscall that may block: the next thread runs meanwhile. */
+int cc_thread_block(struct cc_tracer *tr, struct loop_state *ls);
+/* The running thread called exit while others remain. */
+int cc_thread_exit_call(struct cc_tracer *tr, struct loop_state *ls);
+/* The clone event of the running thread: TID is its new thread (flags in ls->clone_*). */
+int cc_thread_cloned(struct loop_state *ls, pid_t tid);
+/* The next stop (*PID 0: none yet, call again), waiting at most a time slice at a time while
+ * several threads live: a running thread whose slice is over while another is ready is
+ * preempted (in a syscall: switched as if it blocked; running: stopped with SIGSTOP). */
+int cc_wait(struct cc_tracer *tr, struct loop_state *ls, pid_t *pid, int *st);
+/* 1 when the running thread has run its time slice and another thread is ready. */
+int cc_slice_over(const struct loop_state *ls);
+/* The running thread's SIGSTOP from cc_wait: the switch is recorded here (POINT when it ran
+ * instructions since its last syscall) unless a syscall restart is pending; else it goes on
+ * (ptrace request REQ). */
+int cc_thread_preempted(struct cc_tracer *tr, struct loop_state *ls, int req);
+/* record.c: a POINT record with R (the running thread's registers at a stop). */
+int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r);
+/* record.c: the syscall-exit stop of the running thread (also for a blocked syscall the
+ * scheduler resumes); resumes it. */
+int cc_on_syscall_exit(struct cc_tracer *tr, struct loop_state *ls);
 
 #endif

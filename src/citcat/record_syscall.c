@@ -110,7 +110,7 @@ static const short no_out[] = {
 	SYS_umask, SYS_chmod, SYS_fchmod, SYS_fchmodat, SYS_setpgid, SYS_getpgrp, SYS_setsid,
 	SYS_getpgid, SYS_getsid, SYS_prctl, SYS_fadvise64, SYS_fallocate, SYS_mlock,
 	SYS_munlock, SYS_membarrier, SYS_sched_setaffinity, SYS_ioctl, SYS_clone, SYS_fork,
-	SYS_vfork, SYS_symlink, SYS_link, SYS_utimensat, SYS_alarm, SYS_pause, SYS_flock,
+	SYS_vfork, SYS_clone3, SYS_symlink, SYS_link, SYS_utimensat, SYS_alarm, SYS_pause, SYS_flock,
 	SYS_creat, SYS_truncate, SYS_eventfd2, SYS_epoll_create1, SYS_epoll_ctl,
 	SYS_timerfd_create, SYS_timerfd_settime, SYS_getpriority, SYS_setpriority,
 	SYS_rt_sigreturn, SYS_execve, SYS_sync, SYS_syncfs,

@@ -228,6 +228,11 @@ static int parse_payload(struct binreader *r, struct cc_rec *rec)
 	case CC_REC_OPEN:
 		err = get_u(r, &rec->u.open.file_id) || get_u(r, &rec->u.open.fd) ? -EBADMSG : 0;
 		break;
+	case CC_REC_SWITCH:
+		if (get_u(r, &rec->u.sw.tid) || get_u(r, &rec->u.sw.reason) || !rec->u.sw.tid ||
+		    rec->u.sw.tid > INT32_MAX || rec->u.sw.reason > CC_SWITCH_MAX_REASON)
+			err = -EBADMSG;
+		break;
 	case CC_REC_POINT:
 	case CC_REC_FPREGS: {
 		size_t n = 8 * (rec->kind == CC_REC_POINT ? CC_POINT_WORDS : CC_FPREGS_WORDS);

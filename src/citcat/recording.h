@@ -44,6 +44,7 @@ struct cc_rec {
 		struct { uint64_t signo, pc; } sig;
 		struct { int64_t status; uint64_t syscalls, out_bytes, out_hash; } exit;
 		struct { uint64_t file_id, fd; } open;
+		struct { uint64_t tid, reason; } sw;
 		const uint8_t *words;	/* POINT, FPREGS: their le64 words, in the file's data */
 	} u;
 };

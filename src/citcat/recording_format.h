@@ -39,8 +39,8 @@
 
 #define CC_MAGIC "SPCITCAT"
 #define CC_MAGIC_LEN 8
-#define CC_VERSION 3		/* 2: FILE flags, DIR/files copies; 3: POINT, FPREGS */
-#define CC_VERSION_MIN 2	/* oldest version read (2 has no POINT/FPREGS records) */
+#define CC_VERSION 4		/* 2: FILE flags, DIR/files copies; 3: POINT, FPREGS; 4: SWITCH */
+#define CC_VERSION_MIN 2	/* oldest version read (2 has no POINT/FPREGS, 3 no SWITCH) */
 #define CC_POINT_WORDS (1 + CC_NREGS + 1 + 32 + 1)
 #define CC_POINT_STACK_BELOW 0	/* not the red zone: dead bytes there differ (fxsave) */
 #define CC_POINT_STACK_ABOVE 256
@@ -108,7 +108,25 @@ enum cc_rec_kind {
 	 * state after a signal delivery (the handler's) or an rt_sigreturn (the one it restored);
 	 * an effect record, applied with the REGS beside it (version 3) */
 	CC_REC_FPREGS = 16,
-	CC_REC_MAX_KIND = 16,
+	/* tid, reason (enum cc_switch_reason): the recorder ran one thread at a time, and from
+	 * here on thread TID runs (version 4). Every event belongs to the thread last switched to
+	 * (the first thread, whose tid is META's pid, before any SWITCH). A thread's first SWITCH
+	 * is followed by REGS (its registers at its first instruction; the rest of its state is
+	 * its creator's at the clone) and MEM (bytes the kernel wrote for it: CLONE_CHILD_SETTID).
+	 * Switching back to a thread blocked in a syscall completes that syscall: its SYSCALL
+	 * record follows */
+	CC_REC_SWITCH = 17,
+	CC_REC_MAX_KIND = 17,
+};
+
+enum cc_switch_reason {
+	/* the running thread blocks in the syscall it executes next (futex wait, read, ...);
+	 * the switch happens at that syscall's entry, its result comes when it runs again */
+	CC_SWITCH_SYSCALL = 0,
+	/* the switch happens right here: after the previous event (a thread's exit, a syscall
+	 * boundary) or at the exact point of the POINT record before it (a preemption) */
+	CC_SWITCH_HERE = 1,
+	CC_SWITCH_MAX_REASON = 1,
 };
 
 enum cc_file_flag {

@@ -23,6 +23,7 @@ static const char *kind_name(int kind)
 	case CC_REC_SIGNAL: return "a signal";
 	case CC_REC_POINT: return "a signal at an exact point";
 	case CC_REC_EXIT: return "the exit";
+	case CC_REC_SWITCH: return "a thread switch";
 	default: return "another record";
 	}
 }
@@ -39,10 +40,7 @@ static void set_reg(uc_engine *uc, int r, uint64_t v)
 	uc_reg_write(uc, r, &v);
 }
 
-/* Stop the simulation with an error (the first one wins). */
-static void replay_fail(struct citcat_replay *rp, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void replay_fail(struct citcat_replay *rp, int err, const char *fmt, ...)
+void cc_replay_fail(struct citcat_replay *rp, int err, const char *fmt, ...)
 {
 	if (!rp->failed) {
 		va_list ap;
@@ -59,14 +57,14 @@ static const struct cc_rec *next_event(struct citcat_replay *rp, int want, uint6
 {
 	const struct cc_recording *r = rp->rec;
 	if (rp->cur >= r->n) {
-		replay_fail(rp, -ENODATA, "replayed up to the cut: %s (replay stopped after %" PRIu64
+		cc_replay_fail(rp, -ENODATA, "replayed up to the cut: %s (replay stopped after %" PRIu64
 			    " instructions and %" PRIu64 " syscalls, at pc %#" PRIx64 ")",
 			    r->why, rp->insns, rp->syscalls, pc);
 		return NULL;
 	}
 	const struct cc_rec *e = &r->recs[rp->cur];
 	if (e->kind == CC_REC_SIGNAL) {
-		replay_fail(rp, -ENOTSUP, "the recorded run received signal %" PRIu64 " here (after %"
+		cc_replay_fail(rp, -ENOTSUP, "the recorded run received signal %" PRIu64 " here (after %"
 			    PRIu64 " instructions, pc %#" PRIx64 "): replaying signals is not supported",
 			    e->u.sig.signo, rp->insns, pc);
 		return NULL;
@@ -74,16 +72,23 @@ static const struct cc_rec *next_event(struct citcat_replay *rp, int want, uint6
 	if (e->kind == CC_REC_POINT && want != CC_REC_POINT) {
 		uint64_t ppc;
 		memcpy(&ppc, e->u.words, 8);
-		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
-			    ": the recorded run received signal %" PRIu64 " at pc %#" PRIx64 " before "
+		const struct cc_rec *ev = rp->cur + 1 < r->n ? &r->recs[rp->cur + 1] : NULL;
+		char what[96];
+		if (ev && ev->kind == CC_REC_SWITCH)
+			snprintf(what, sizeof(what), "thread %" PRIu32 " was preempted (thread %" PRIu64
+				 " ran next)", cc_replay_tid(rp), ev->u.sw.tid);
+		else
+			snprintf(what, sizeof(what), "run received signal %" PRIu64,
+				 ev && ev->kind == CC_REC_SIGNAL ? ev->u.sig.signo : 0);
+		cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
+			    ": the recorded %s at pc %#" PRIx64 " before "
 			    "this, and the replay never reached that exact state (%" PRIu64 " executions "
 			    "of that pc had its registers but another stack or vector state)", rp->insns,
-			    pc, rp->cur + 1 < r->n && r->recs[rp->cur + 1].kind == CC_REC_SIGNAL ?
-			    r->recs[rp->cur + 1].u.sig.signo : 0, ppc, rp->point_near_misses);
+			    pc, what, ppc, rp->point_near_misses);
 		return NULL;
 	}
 	if (e->kind != want) {
-		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
+		cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
 			    ": the replay executed %s, the recording has %s", rp->insns, pc,
 			    kind_name(want), kind_name(e->kind));
 		return NULL;
@@ -143,7 +148,7 @@ static void emit_syscall_event(struct citcat_replay *rp, const struct cc_rec *e)
 	struct trace_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = TRACE_EV_SYSCALL;
-	ev.tid = (uint32_t)rp->rec->recs[0].u.meta.pid;
+	ev.tid = cc_replay_tid(rp);
 	ev.u.syscall.nr = (int64_t)e->u.sc.nr;
 	memcpy(ev.u.syscall.args, e->u.sc.args, sizeof(ev.u.syscall.args));
 	ev.u.syscall.ret = e->u.sc.ret;
@@ -161,7 +166,7 @@ static int check_args(struct citcat_replay *rp, const struct cc_rec *e, uint64_t
 		bad = out_bytes_hash(rp, nr, a, e->u.sc.ret > 0 ? (uint64_t)e->u.sc.ret : 0, &h) ||
 		      h != e->u.sc.hash;
 		if (bad) {
-			replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#"
+			cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#"
 				    PRIx64 ": syscall %" PRIu64 " writes different bytes than the real "
 				    "run did", rp->insns, pc, nr);
 			return -EPROTO;
@@ -174,14 +179,14 @@ static int check_args(struct citcat_replay *rp, const struct cc_rec *e, uint64_t
 					   reg(uc, UC_X86_REG_R13), reg(uc, UC_X86_REG_R14),
 					   reg(uc, UC_X86_REG_R15));
 		if (h != e->u.sc.state) {
-			replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#"
+			cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#"
 				    PRIx64 ": syscall %" PRIu64 " matches but the registers (pc, rsp, "
 				    "rbp, rbx, r12-r15) differ from the real run's", rp->insns, pc, nr);
 			return -EPROTO;
 		}
 	}
 	if (bad) {
-		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
+		cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
 			    ": replay syscall %" PRIu64 "(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64
 			    ", ...), recorded %" PRIu64 "(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64
 			    ", ...)", rp->insns, pc, nr, a[0], a[1], a[2], e->u.sc.nr,
@@ -219,12 +224,12 @@ void cc_replay_deliver_signal(struct citcat_replay *rp, uint64_t resume_pc, int 
 		cc_replay_apply_fpregs(rp, r->recs[rp->cur++].u.words);
 	for (; rp->cur < r->n && r->recs[rp->cur].kind == CC_REC_MEM; rp->cur++)
 		if (cc_replay_apply(rp, &r->recs[rp->cur], 0))
-			return replay_fail(rp, -EFAULT, "cannot write the signal frame: %s", rp->err);
+			return cc_replay_fail(rp, -EFAULT, "cannot write the signal frame: %s", rp->err);
 	if (rp->sink.event) {
 		struct trace_event ev;
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = TRACE_EV_SIGNAL;
-		ev.tid = (uint32_t)r->recs[0].u.meta.pid;
+		ev.tid = cc_replay_tid(rp);
 		ev.u.signal.signo = (int32_t)sig->u.sig.signo;
 		ev.u.signal.handler = sig->u.sig.pc;
 		ev.u.signal.resume_pc = resume_pc;
@@ -269,7 +274,7 @@ void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m)
 	struct trace_event ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = TRACE_EV_IMAGE_LOAD;
-	ev.tid = (uint32_t)rp->rec->recs[0].u.meta.pid;
+	ev.tid = cc_replay_tid(rp);
 	ev.u.image.path = f ? f->u.file.path : "";
 	ev.u.image.start = m->u.map.start;
 	ev.u.image.end = m->u.map.start + m->u.map.len;
@@ -277,10 +282,24 @@ void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m)
 	rp->sink.event(rp->sink.ctx, &ev);
 }
 
-static void on_syscall(uc_engine *uc, void *user)
+#define CLONE_THREAD_ 0x00010000ULL
+
+/* A thread-creating clone returned RET (the new tid) in the real run. */
+static void clone_thread(struct citcat_replay *rp, uint64_t nr, const uint64_t *a, int64_t ret)
 {
-	struct citcat_replay *rp = user;
-	uint64_t pc = reg(uc, UC_X86_REG_RIP), nr = reg(uc, UC_X86_REG_RAX);
+	uint64_t flags = a[0];
+	if ((nr != SYS_clone && nr != SYS_clone3) || ret <= 0)
+		return;
+	if (nr == SYS_clone3 && uc_mem_read(rp->uc, a[0], &flags, 8) != UC_ERR_OK)
+		flags = 0;
+	if ((flags & CLONE_THREAD_) && cc_replay_thread_clone(rp, (uint32_t)ret))
+		cc_replay_fail(rp, -ENOMEM, "out of memory");
+}
+
+void cc_replay_syscall(struct citcat_replay *rp, uint64_t pc, int in_hook)
+{
+	uc_engine *uc = rp->uc;
+	uint64_t nr = reg(uc, UC_X86_REG_RAX);
 	uint64_t a[6] = { reg(uc, UC_X86_REG_RDI), reg(uc, UC_X86_REG_RSI), reg(uc, UC_X86_REG_RDX),
 			  reg(uc, UC_X86_REG_R10), reg(uc, UC_X86_REG_R8), reg(uc, UC_X86_REG_R9) };
 	const struct cc_rec *e = next_event(rp, CC_REC_SYSCALL, pc);
@@ -288,8 +307,11 @@ static void on_syscall(uc_engine *uc, void *user)
 		return;
 	rp->syscalls++;
 	emit_syscall_event(rp, e);
-	if (nr == SYS_exit_group || nr == SYS_exit)
+	if (nr == SYS_exit_group || (nr == SYS_exit && cc_replay_threads_alive(rp) <= 1))
 		return finish(rp, a[0]);
+	if (nr == SYS_exit)	/* one thread of several ends; a SWITCH follows its effects */
+		cc_replay_thread_exit(rp);
+	clone_thread(rp, nr, a, e->u.sc.ret);
 	const uint64_t *newregs = NULL;
 	for (; rp->cur < rp->rec->n && is_effect(rp->rec->recs[rp->cur].kind); rp->cur++) {
 		const struct cc_rec *x = &rp->rec->recs[rp->cur];
@@ -302,20 +324,43 @@ static void on_syscall(uc_engine *uc, void *user)
 			continue;
 		}
 		if (cc_replay_apply(rp, x, 0))
-			return replay_fail(rp, -EFAULT, "cannot apply the effects of syscall %" PRIu64
+			return cc_replay_fail(rp, -EFAULT, "cannot apply the effects of syscall %" PRIu64
 					   " (after %" PRIu64 " instructions): %s", nr, rp->insns, rp->err);
 		cc_replay_image_event(rp, x);
 	}
 	if (nr == SYS_arch_prctl && e->u.sc.ret == 0 && (a[0] == 0x1002 || a[0] == 0x1001))
 		set_reg(uc, a[0] == 0x1002 ? UC_X86_REG_FS_BASE : UC_X86_REG_GS_BASE, a[1]);
-	if (newregs) {
+	if (newregs && in_hook) {
 		set_regs_at(rp, newregs);
+	} else if (newregs) {
+		cc_replay_set_regs(rp, newregs);
 	} else {
 		set_reg(uc, UC_X86_REG_RAX, (uint64_t)e->u.sc.ret);
 		set_reg(uc, UC_X86_REG_RCX, pc + 2);
 		set_reg(uc, UC_X86_REG_R11, reg(uc, UC_X86_REG_EFLAGS));
 	}
-	cc_replay_deliver_signal(rp, pc + 2, 1);
+	cc_replay_deliver_signal(rp, pc + 2, in_hook);
+	if (cc_replay_switch_next(rp, CC_SWITCH_HERE, 0)) {
+		if (in_hook)
+			uc_emu_stop(uc);
+	} else if (nr == SYS_exit && !rp->failed) {
+		cc_replay_fail(rp, -EPROTO, "the recording does not say which thread runs after "
+			       "thread %" PRIu32 " exited (after %" PRIu64 " instructions)",
+			       cc_replay_tid(rp), rp->insns);
+	}
+}
+
+static void on_syscall(uc_engine *uc, void *user)
+{
+	struct citcat_replay *rp = user;
+	uint64_t pc = reg(uc, UC_X86_REG_RIP);
+	/* the recorded thread blocked in this syscall: another runs, this one's result comes
+	 * when it runs again */
+	if (cc_replay_switch_next(rp, CC_SWITCH_SYSCALL, pc)) {
+		uc_emu_stop(uc);
+		return;
+	}
+	cc_replay_syscall(rp, pc, 1);
 }
 
 /* A cpuid the replay meets where the recording has another event: the real run executed it
@@ -327,7 +372,7 @@ static int untrapped_cpuid(struct citcat_replay *rp, uint64_t pc)
 	    r->recs[rp->cur].kind == CC_REC_SIGNAL)
 		return 0;
 	int patch = r->recs[0].kind == CC_REC_META && r->recs[0].u.meta.cpuid_mode == CC_CPUID_PATCH;
-	replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64 ": the "
+	cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64 ": the "
 		    "program executes a cpuid here that the recorded run did not trap (%s), so the "
 		    "answer it saw is unknown", rp->insns, pc, patch ? "the recorder's cpuid patching "
 		    "did not find this site: see 'citcat' in the docs for its limits" :
@@ -345,7 +390,7 @@ static int on_cpuid(uc_engine *uc, void *user)
 	if (!e)
 		return 1;
 	if (e->u.cpuid.pc != pc) {
-		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions: a cpuid at pc %#"
+		cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions: a cpuid at pc %#"
 			    PRIx64 ", recorded at pc %#" PRIx64, rp->insns, pc, e->u.cpuid.pc);
 		return 1;
 	}
@@ -353,7 +398,7 @@ static int on_cpuid(uc_engine *uc, void *user)
 	uint64_t sub = reg(uc, UC_X86_REG_RCX) & 0xffffffffULL;
 	if (leaf != e->u.cpuid.leaf || (sub != e->u.cpuid.subleaf && (leaf == 4 || leaf == 7 ||
 	    leaf == 0xb || leaf == 0xd || leaf == 0x8000001d))) {
-		replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
+		cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
 			    ": cpuid leaf %#" PRIx64 ".%" PRIu64 ", recorded %#" PRIx64 ".%" PRIu64,
 			    rp->insns, pc, leaf, sub, e->u.cpuid.leaf, e->u.cpuid.subleaf);
 		return 1;
@@ -487,7 +532,7 @@ static void on_block(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
 	rp->blk_pc = pc;
 	rp->blk_size = size;
 	if (rp->bc_n * 2 >= rp->bc_cap && bc_grow(rp))
-		return replay_fail(rp, -ENOMEM, "out of memory");
+		return cc_replay_fail(rp, -ENOMEM, "out of memory");
 	size_t mask = rp->bc_cap - 1, h = (size_t)((pc * 0x9e3779b97f4a7c15ULL) >> 20) & mask;
 	for (;;) {
 		struct cc_bcount *b = &rp->bc[h];
@@ -544,6 +589,7 @@ static int replay_setup(struct citcat_replay *rp)
 	    uc_hook_add(rp->uc, &rp->h_code, UC_HOOK_BLOCK, (void *)on_block, rp, 1, 0))
 		return -ENOMEM;
 	int err = cc_replay_add_point_hooks(rp);
+	err = err ? err : cc_replay_threads_init(rp);
 	return err ? err : add_tsc_hooks(rp);
 }
 
@@ -589,6 +635,7 @@ void citcat_replay_free(struct citcat_replay *rp)
 {
 	if (!rp)
 		return;
+	cc_replay_threads_free(rp);
 	if (rp->uc)
 		uc_close(rp->uc);
 	for (size_t i = 0; i < rp->nfile; i++)
@@ -603,7 +650,7 @@ void citcat_replay_free(struct citcat_replay *rp)
 static void fault_message(struct citcat_replay *rp, uc_err ue)
 {
 	uint64_t pc = reg(rp->uc, UC_X86_REG_RIP);
-	replay_fail(rp, -EFAULT, "the simulator stopped after %" PRIu64 " instructions at pc %#"
+	cc_replay_fail(rp, -EFAULT, "the simulator stopped after %" PRIu64 " instructions at pc %#"
 		    PRIx64 ": %s (address %#" PRIx64 ")", rp->insns, pc, uc_strerror(ue), rp->fault_addr);
 }
 
@@ -619,13 +666,17 @@ int cc_replay_step(struct citcat_replay *rp, uint64_t count)
 		if (count && ran >= count)
 			break;
 		rp->resume = 0;
+		if (rp->switch_pending)
+			cc_replay_do_switch(rp);
+		if (rp->failed || rp->done)
+			break;
 		uint64_t pc = reg(rp->uc, UC_X86_REG_RIP);
 		/* UNTIL is an address no program reaches (nothing maps above 2^47): with 0, a pc
 		 * of 0 would return at once, run nothing, and a caller stepping in batches spun */
 		uc_err ue = uc_emu_start(rp->uc, pc, UINT64_MAX, 0, count ? count - ran : 0);
 		if (ue != UC_ERR_OK && !rp->failed && !rp->done)
 			fault_message(rp, ue);
-	} while (rp->resume && !rp->failed && !rp->done);
+	} while ((rp->resume || rp->switch_pending) && !rp->failed && !rp->done);
 	if (rp->failed)
 		return rp->failed;
 	/* stopped early without finishing or failing: a halt or an exception the simulator
@@ -657,6 +708,9 @@ void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary
 	s->copy_bytes = rp->copy_bytes;
 	s->signal_points = rp->points;
 	s->point_near_misses = rp->point_near_misses;
+	s->threads = rp->nthr;
+	s->switches = rp->switches;
+	s->preemption_points = rp->preempt_points;
 	const struct cc_rec *x = r->n ? &r->recs[r->n - 1] : NULL;
 	if (x && x->kind == CC_REC_EXIT) {
 		s->recorded_status = (int)x->u.exit.status;

@@ -24,6 +24,23 @@ struct cc_sink_hooks {
 	void *ctx;
 };
 
+enum cc_rthread_state {
+	CC_RT_RUNNING,		/* the thread being simulated */
+	CC_RT_NEW,		/* created by a clone, not run yet */
+	CC_RT_READY,		/* switched away from between instructions */
+	CC_RT_BLOCKED,		/* switched away from at a syscall; its result comes when it runs */
+	CC_RT_DEAD,		/* called exit */
+};
+
+/* A thread of the replayed process (replay_thread.c) */
+struct cc_rthread {
+	uint32_t tid;
+	int state;		/* enum cc_rthread_state */
+	uc_context *ctx;	/* its CPU state while another thread runs */
+	uint64_t sc_pc;		/* CC_RT_BLOCKED: the syscall instruction it waits in */
+	uint64_t insns;		/* instructions it executed */
+};
+
 struct citcat_replay {
 	struct cc_recording *rec;
 	uc_engine *uc;
@@ -51,6 +68,12 @@ struct citcat_replay {
 	struct cc_sink_hooks sink;
 	FILE *program_stdout;		/* receives what the program writes to fd 1, or NULL */
 	uc_hook h_code, h_mem;
+	struct cc_rthread *thr;		/* thr[0] the first thread (META's pid) */
+	size_t nthr, thr_cap, cur_thr;
+	int switch_pending;		/* a SWITCH record is next: switch before running on */
+	uint64_t insns_mark;		/* rp->insns when the current thread started running */
+	uint64_t switches;
+	uint64_t preempt_points;	/* switches at an exact point (a preemption) */
 };
 
 /* Install the per-instruction and data-reference hooks for HOOKS (replacing the fast block
@@ -66,6 +89,28 @@ void cc_replay_deliver_signal(struct citcat_replay *rp, uint64_t resume_pc, int 
 /* replay_point.c: hooks on the pcs of POINT records; the FPREGS effect. */
 int cc_replay_add_point_hooks(struct citcat_replay *rp);
 void cc_replay_apply_fpregs(struct citcat_replay *rp, const uint8_t *words);
+/* replay.c: the syscall at PC of the current thread with the next record (its SYSCALL):
+ * checked, its effects applied. IN_HOOK: from the syscall hook (Unicorn then still advances
+ * rip past the instruction); 0: completing a syscall the thread blocked in. */
+void cc_replay_syscall(struct citcat_replay *rp, uint64_t pc, int in_hook);
+/* Stop the simulation with an error (the first one wins). */
+void cc_replay_fail(struct citcat_replay *rp, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* replay_thread.c: threads in one address space, switched where the recording says. */
+int cc_replay_threads_init(struct citcat_replay *rp);
+void cc_replay_threads_free(struct citcat_replay *rp);
+uint32_t cc_replay_tid(const struct citcat_replay *rp);
+size_t cc_replay_threads_alive(const struct citcat_replay *rp);
+/* A clone created thread TID: it starts from the current CPU state (and the REGS recorded
+ * at its first switch). */
+int cc_replay_thread_clone(struct citcat_replay *rp, uint32_t tid);
+void cc_replay_thread_exit(struct citcat_replay *rp);
+/* 1 when the next record is a SWITCH for REASON: the switch is made pending (the caller
+ * stops the simulator). AT_PC: the syscall the current thread blocks in, for
+ * CC_SWITCH_SYSCALL. */
+int cc_replay_switch_next(struct citcat_replay *rp, int reason, uint64_t at_pc);
+/* Make the pending switches (run outside the simulator). */
+void cc_replay_do_switch(struct citcat_replay *rp);
 /* Run at most COUNT instructions (0: to the end). 0 while running, 1 at the end, -errno. */
 int cc_replay_step(struct citcat_replay *rp, uint64_t count);
 

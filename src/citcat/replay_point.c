@@ -1,7 +1,8 @@
 /* citcat/replay_point.c - exact points without a PMU, replay side: a code hook on each pc a
  * POINT record names (and nowhere else); when the next record is that POINT and the simulated
  * state at the pc equals the recorded one (general registers, FS/GS base,
- * mxcsr and xmm0-15, the stack around rsp), the signal that follows is delivered there. Also
+ * mxcsr and xmm0-15, the stack around rsp), the signal that follows is delivered there (or
+ * the thread switch that follows, a preemption, is made there). Also
  * the FPREGS effect (the vector state a signal delivery or rt_sigreturn left). */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,6 +31,11 @@ static const int point_regs[][2] = {
 };
 #define N_POINT_REGS (sizeof(point_regs) / sizeof(point_regs[0]))
 #define REG_RSP_INDEX 19
+/* MXCSR's sticky exception flags (IE DE ZE OE UE PE): the simulator never sets them (a known
+ * gap, docs/citcat.md), so a point recorded after an inexact SSE result (PE, 0x1fa0, in
+ * python3's interpreter) would never match; the control bits (masks, rounding, FZ, DAZ) are
+ * compared */
+#define MXCSR_EXCEPTION_FLAGS 0x3fULL
 
 static uint64_t word(const uint8_t *w, size_t i)
 {
@@ -67,7 +73,7 @@ static int rest_matches(struct citcat_replay *rp, const uint8_t *w)
 	size_t k = 1 + CC_NREGS;
 	uint64_t mxcsr = 0;
 	uc_reg_read(rp->uc, UC_X86_REG_MXCSR, &mxcsr);
-	if (mxcsr != word(w, k++))
+	if ((mxcsr ^ word(w, k++)) & ~MXCSR_EXCEPTION_FLAGS)
 		return 0;
 	for (int i = 0; i < 16; i++, k += 2) {
 		uint64_t x[2] = { 0, 0 };
@@ -100,8 +106,13 @@ static void on_point(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
 	if (!rp->sink.insn && pc >= rp->blk_pc && pc < rp->blk_pc + rp->blk_size)
 		rp->insns -= cc_replay_count_insns(rp, pc, (uint32_t)(rp->blk_pc + rp->blk_size - pc));
 	rp->cur++;
-	rp->points++;
-	cc_replay_deliver_signal(rp, pc, 0);
+	/* the recorder preempted the thread here: the next one runs; or a signal came here */
+	if (cc_replay_switch_next(rp, CC_SWITCH_HERE, 0)) {
+		rp->preempt_points++;
+	} else {
+		rp->points++;
+		cc_replay_deliver_signal(rp, pc, 0);
+	}
 	uc_emu_stop(uc);	/* before the instruction at pc; resume at the handler */
 	rp->resume = 1;
 }

@@ -22,7 +22,6 @@ struct cc_src {
 	size_t nev, capev;
 	uint64_t index;
 	int ended, pending_err, started;
-	uint32_t tid;
 	struct { uint64_t pc; uint16_t flags; uint16_t valid; } fcache[FCACHE];
 };
 
@@ -67,7 +66,7 @@ static void src_insn(void *ctx, uint64_t pc, uint32_t size)
 	struct cc_src *s = ctx;
 	struct trace_insn *in = &s->insns[s->n++];
 	in->pc = pc;
-	in->tid = s->tid;
+	in->tid = cc_replay_tid(s->rp);
 	in->len = (uint8_t)size;
 	in->nrefs = 0;
 	in->flags = insn_flags(s, pc, size);
@@ -135,7 +134,7 @@ static int src_next(void *state, struct trace_batch *out)
 		struct trace_event ev;
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = TRACE_EV_EXIT;
-		ev.tid = s->tid;
+		ev.tid = cc_replay_tid(s->rp);
 		ev.u.exit.status = s->rp->exit_status;
 		src_event(s, &ev);
 		s->ended = 1;
@@ -192,7 +191,6 @@ int citcat_source_new(const char *dir, int want_refs, struct trace_source **out,
 	}
 	e = citcat_replay_new(dir, &s->rp, err, errlen);
 	if (!e) {
-		s->tid = (uint32_t)s->rp->rec->recs[0].u.meta.pid;
 		struct cc_sink_hooks h = { src_insn, src_ref, src_event, s };
 		e = cc_replay_set_sink(s->rp, &h, want_refs);
 		/* the images mapped at exec go into the first batch */

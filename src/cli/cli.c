@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/parse_options.h"
+#include "collect/event_fallback.h"
 #include "core/number.h"
 #include "core/outfile.h"
 #include "spent/events.h"
@@ -70,23 +71,13 @@ int cli_parse_double_opt(const char *opt, const char *s, double min, double max,
 bool cli_user_space_fallback(struct spent_event *ev)
 {
 	static bool said;
-	char level[16] = "?";
+	char msg[512];
 
-	if (spent_event_user_fallback(ev) != 1)
+	if (!event_user_space_fallback(ev, msg, sizeof(msg)))
 		return false;
-	if (!said) {
-		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-		if (f) {
-			if (!fgets(level, sizeof(level), f))
-				snprintf(level, sizeof(level), "?");
-			level[strcspn(level, "\n")] = '\0';
-			fclose(f);
-		}
-		cli_warn("kernel.perf_event_paranoid is %s: this user may not count the kernel, so "
-			 "'%s' and any other such event count user space only (:u), as perf does", level,
-			 ev->spec);
-		said = true;
-	}
+	if (!said)
+		cli_warn("%s", msg);
+	said = true;
 	return true;
 }
 

@@ -38,6 +38,7 @@ struct sim {
 
 struct run_ctx {
 	struct sim *sims;
+	struct cachesim *css[MAX_CONFIGS];	/* sims[i].cs, for cachesim_feed_group */
 	size_t n;
 	struct symtab *syms;
 };
@@ -46,12 +47,7 @@ static int feed(void *ctx, const struct trace_batch *b)
 {
 	struct run_ctx *r = ctx;
 	symtab_add_batch_images(r->syms, b);
-	for (size_t i = 0; i < r->n; i++) {
-		int rc = cachesim_feed(r->sims[i].cs, b);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return cachesim_feed_group(r->css, r->n, b);
 }
 
 static const char *const cachesim_usage[] = {
@@ -227,10 +223,9 @@ static int load_configs(const struct cachesim_opts *o, struct sim *sims, size_t 
 static void line_symbol(struct symtab *syms, const struct cache_shared_line *l, char *buf,
 			size_t len)
 {
-	/* addresses carry the process tag in bits 48-63 (studies_filter.tag): strip it */
-	const uint64_t untag = (1ULL << 48) - 1;
-	const struct symtab_sym *a = symtab_lookup(syms, l->first_write[0] & untag);
-	const struct symtab_sym *b = symtab_lookup(syms, l->first_write[1] & untag);
+	/* addresses carry the process tag (studies_filter.tag) */
+	const struct symtab_sym *a = symtab_lookup(syms, trace_select_untag(l->first_write[0]));
+	const struct symtab_sym *b = symtab_lookup(syms, trace_select_untag(l->first_write[1]));
 	if (!a && !b)
 		snprintf(buf, len, "?");
 	else if (!a || !b || a == b || !strcmp(a->name, b->name))
@@ -392,6 +387,8 @@ int cmd_cachesim(int argc, char **argv)
 		if (cachesim_new(&r.sims[i].cfg, &r.sims[i].cs, err, sizeof(err))) {
 			cli_error("cachesim: cannot build the caches of %s: %s", r.sims[i].label, err);
 			goto out;
+		} else {
+			r.css[i] = r.sims[i].cs;
 		}
 	if (!(r.syms = symtab_new())) {
 		cli_error("cachesim: out of memory");

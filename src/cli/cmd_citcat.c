@@ -125,9 +125,10 @@ static int citcat_record_main(int argc, char **argv)
 	if (res.cpuid_mode == CITCAT_CPUID_PATCH)
 		snprintf(how, sizeof(how), "%" PRIu64 " cpuid sites patched", res.cpuid_patched);
 	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls, %" PRIu64
-		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " signals at exact points, %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
+		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " signals at exact points, %" PRIu64 " threads (%"
+		PRIu64 " switches, %" PRIu64 " preemptions), %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
 		PRIu64 " mapped files%s\n", cmd_argv[0], o.out, res.syscalls, res.rdtsc, res.cpuid, how,
-		res.signal_points, res.bytes, res.copy_bytes, res.copies, !o.copy ? " (--no-copy)" : "");
+		res.signal_points, res.threads, res.switches, res.preemptions, res.bytes, res.copy_bytes, res.copies, !o.copy ? " (--no-copy)" : "");
 	return status_code(res.wait_status);
 }
 
@@ -149,6 +150,9 @@ static int dump_batches(struct trace_source *src)
 				else if (e->kind == TRACE_EV_IMAGE_LOAD)
 					printf("# image %s [%#" PRIx64 ", %#" PRIx64 ") base %#" PRIx64 "\n",
 					       e->u.image.path, e->u.image.start, e->u.image.end, e->u.image.base);
+				else if (e->kind == TRACE_EV_THREAD_SWITCH)
+					printf("# thread %" PRIu32 " (from %" PRIu32 ")\n",
+					       e->u.thread_switch.to_tid, e->u.thread_switch.from_tid);
 				else if (e->kind == TRACE_EV_EXIT)
 					printf("# exit %d\n", status_code(e->u.exit.status));
 			}
@@ -170,9 +174,11 @@ static const char *cpuid_mode_name(int mode)
 	return mode == CITCAT_CPUID_FAULT ? "fault" : mode == CITCAT_CPUID_PATCH ? "patch" : "unknown";
 }
 
-static void print_summary(const struct citcat_replay_opts *o, const struct citcat_summary *s,
-			  double secs, double cpu, const char *error)
+static void print_summary(const struct citcat_replay_opts *o, const struct citcat_replay *rp,
+			  const struct citcat_summary *s, double secs, double cpu, const char *error)
 {
+	uint32_t tid;
+	uint64_t n;
 	if (o->json) {
 		struct json_writer w;
 		json_init(&w, stdout);
@@ -192,6 +198,18 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		json_kstr(&w, "cpuid_mode", cpuid_mode_name(s->cpuid_mode));
 		json_ku64(&w, "signal_points", s->signal_points);
 		json_ku64(&w, "point_near_misses", s->point_near_misses);
+		json_ku64(&w, "threads", s->threads);
+		json_ku64(&w, "switches", s->switches);
+		json_ku64(&w, "preemption_points", s->preemption_points);
+		json_key(&w, "thread_instructions");
+		json_array_begin(&w);
+		for (size_t i = 0; citcat_replay_thread(rp, i, &tid, &n) == 0; i++) {
+			json_object_begin(&w);
+			json_ku64(&w, "tid", tid);
+			json_ku64(&w, "instructions", n);
+			json_object_end(&w);
+		}
+		json_array_end(&w);
 		json_kstr(&w, "error", error);
 		json_object_end(&w);
 		json_newline(&w);
@@ -206,6 +224,12 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
 		s->verified ? "yes" : "no", cpuid_mode_name(s->cpuid_mode), s->signal_points,
 		s->point_near_misses, cpu > 0 ? s->instructions / cpu / 1e6 : 0.0);
+	if (s->threads < 2)
+		return;
+	fprintf(f, "threads        %" PRIu64 " (%" PRIu64 " switches, %" PRIu64 " at exact points)\n",
+		s->threads, s->switches, s->preemption_points);
+	for (size_t i = 0; citcat_replay_thread(rp, i, &tid, &n) == 0; i++)
+		fprintf(f, "  thread %-6" PRIu32 " %" PRIu64 " instructions\n", tid, n);
 }
 
 static int citcat_replay_main(int argc, char **argv)
@@ -271,7 +295,7 @@ static int citcat_replay_main(int argc, char **argv)
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	double cpu = (double)(c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
 	fflush(stdout);
-	print_summary(&o, &s, secs, cpu, e < 0 ? err : NULL);
+	print_summary(&o, rp, &s, secs, cpu, e < 0 ? err : NULL);
 	if (e < 0)
 		cli_error("replay of '%s' stopped: %s", dir, err);
 	else if (!s.verified)

@@ -61,8 +61,9 @@ static void print_table(struct locks *lk, struct symtab *syms, const struct lock
 	const struct lock_summary *t = locks_table(lk, &n);
 	if (!o->json)
 		printf("locks in '%s' (%llu instructions; times in instructions)\n"
-		       "%-14s %-16s %-13s %8s %9s %7s %6s %11s %9s %10s  %-12s %s\n", o->trace,
-		       (unsigned long long)locks_instructions(lk), "lock", "variable", "kind", "acquired",
+		       "%-14s %7s %-16s %-13s %8s %9s %7s %6s %11s %9s %10s  %-12s %s\n", o->trace,
+		       (unsigned long long)locks_instructions(lk), "lock", "pid", "variable", "kind",
+		       "acquired",
 		       "contended", "convoys", "futex", "total hold", "max hold", "spin", "holders",
 		       "waiters");
 	for (size_t i = 0; t && i < n; i++) {
@@ -73,6 +74,7 @@ static void print_table(struct locks *lk, struct symtab *syms, const struct lock
 			json_init(&w, stdout);
 			json_object_begin(&w);
 			json_khex(&w, "lock", t[i].addr);
+			json_ku64(&w, "pid", t[i].pid);
 			json_kstr(&w, "symbol", name);
 			json_kstr(&w, "how", t[i].how);
 			json_ku64(&w, "acquisitions", t[i].acquisitions);
@@ -95,8 +97,8 @@ static void print_table(struct locks *lk, struct symtab *syms, const struct lock
 		for (uint32_t k = 0; k < t[i].n_waiters; k++)
 			snprintf(wait + strlen(wait), sizeof(wait) - strlen(wait), "%s%u", k ? "," : "",
 				 t[i].waiters[k]);
-		printf("0x%-12llx %-16s %-13s %8llu %9llu %7llu %6llu %11llu %9llu %10llu  %-12s %s\n",
-		       (unsigned long long)t[i].addr, name, t[i].how,
+		printf("0x%-12llx %7u %-16s %-13s %8llu %9llu %7llu %6llu %11llu %9llu %10llu  %-12s %s\n",
+		       (unsigned long long)t[i].addr, t[i].pid, name, t[i].how,
 		       (unsigned long long)t[i].acquisitions, (unsigned long long)t[i].contended,
 		       (unsigned long long)t[i].convoys, (unsigned long long)t[i].futex_waits,
 		       (unsigned long long)t[i].total_hold, (unsigned long long)t[i].max_hold,

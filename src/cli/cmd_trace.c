@@ -1,10 +1,10 @@
 /* cli/cmd_trace.c - `spent trace`: run a command under the spent Valgrind tool and write its
- * compact log (`spent trace -- CMD`), print the reconstructed stream (`spent trace dump LOG`)
- * or its totals (`spent trace stats LOG`). */
+ * compact log (`spent trace -- CMD`, through the library's spent/trace_record.h: here are the
+ * options, the stop signals and the messages), print the reconstructed stream
+ * (`spent trace dump LOG`) or its totals (`spent trace stats LOG`). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,8 +21,8 @@
 #include "core/binio.h"
 #include "core/json.h"
 #include "core/outfile.h"
-#include "core/workload.h"
 #include "spent/trace.h"
+#include "spent/trace_record.h"
 #include "trace/log_io.h"
 
 struct trace_opts {
@@ -32,6 +32,7 @@ struct trace_opts {
 	uint64_t max_insns;
 	uint64_t limit;
 	int json;
+	int progress;	/* stats --progress */
 	int children;
 	long pid;
 	const char *comm;
@@ -59,31 +60,6 @@ static int find_vglib(char *out, size_t len)
 	return err;
 }
 
-/* The recorder fills in each image's identity (build-id, else a content hash) so readers can
- * tell a changed binary, one rebuilt without a build-id too. */
-static void add_identity(uint32_t type, uint8_t *payload, uint32_t len)
-{
-	if (type != LOG_REC_IMAGE)
-		return;
-	struct log_image li;
-	char path[4096];
-	if (len < sizeof(li))
-		return;
-	memcpy(&li, payload, sizeof(li));
-	if (li.path_len == 0 || li.path_len >= sizeof(path) || sizeof(li) + li.path_len > len ||
-	    (li.flags & LOG_IMG_BYTES))
-		return;
-	memcpy(path, payload + sizeof(li), li.path_len);
-	path[li.path_len] = 0;
-	uint8_t n = 0;
-	uint32_t kind = 0;
-	if (log_image_identity(path, li.build_id, &n, &kind) == 0 && n > 0) {
-		li.build_id_len = n;
-		li.flags |= kind;
-		memcpy(payload, &li, sizeof(li));
-	}
-}
-
 /*
  * SIGINT, SIGTERM or SIGHUP to `spent trace` stops the program: the signal is passed on to
  * valgrind (whose client dies of it and flushes the log), and when the program survives it
@@ -91,279 +67,125 @@ static void add_identity(uint32_t type, uint8_t *payload, uint32_t len)
  * arrived and is marked incomplete.
  */
 #define STOP_GRACE_S 3
-static volatile sig_atomic_t stop_signal;
-static volatile sig_atomic_t tool_pid;	/* 0 once reaped: never signal a reused pid */
+static struct spent_trace *volatile tracing;
+static volatile sig_atomic_t early_signal;	/* came before the tracer existed */
 
 static void on_stop(int sig)
 {
-	int saved = errno;
-	if (sig == SIGALRM || stop_signal) {
-		if (tool_pid > 0)
-			kill((pid_t)tool_pid, SIGKILL);
-	} else {
-		stop_signal = sig;
-		if (tool_pid > 0)
-			kill((pid_t)tool_pid, sig);
-		alarm(STOP_GRACE_S);
+	if (!tracing) {
+		early_signal = sig;
+		return;
 	}
-	errno = saved;
+	bool first = !spent_trace_stopped(tracing);
+	spent_trace_stop(tracing, sig == SIGALRM ? SIGKILL : sig);
+	if (first && sig != SIGALRM)
+		alarm(STOP_GRACE_S);
 }
-
-static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGALRM };
 
 static void catch_stop_signals(void)
 {
+	static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGALRM };
 	/* no SA_RESTART: the pump's read returns and the loop carries on reading to EOF */
 	struct sigaction sa = { .sa_handler = on_stop };
 	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
 		sigaction(stop_signals[i], &sa, NULL);
 }
 
-/* Wait for the tool to exit, then forget its pid before reaping it. */
-static void reap_tool(pid_t pid, int *status)
+/* The exit code after a log that cannot be used: the command's failure, else 1. */
+static int failed_run_code(int status)
 {
-	siginfo_t si;
-	while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
-		;
-	tool_pid = 0;
-	alarm(0);
-	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-		;
+	return WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1;
 }
 
-/* Copy the tool's frames from the FIFO into the log until every process of the tree has
- * closed it. HOLD, our own write end, keeps the FIFO open until the command's valgrind exits
- * (before its tool opens the FIFO, an EOF would come at once); then it is closed and the
- * read runs to the EOF the last process of the tree gives. 0 at a clean EOF. */
-#define PUMP_BUF (1u << 20)
-static int pump(int fd, int *hold, pid_t pid, struct log_collector *c)
+/* What the run left, said to the user; the exit code. */
+static int finish_log(const struct trace_opts *o, struct spent_trace *t, int err, int status)
 {
-	uint8_t *buf = malloc(PUMP_BUF);
-	int err = 0, stop_waits = 0;
-	if (!buf)
-		return -ENOMEM;
-	for (;;) {
-		/* stopped: processes the command left running (they got no signal from us) must
-		 * not keep the recording open; what they sent so far stays */
-		if (stop_signal && *hold < 0) {
-			struct pollfd pfd = { .fd = fd, .events = POLLIN };
-			if (poll(&pfd, 1, 200) <= 0) {
-				if (++stop_waits >= STOP_GRACE_S * 5) {
-					err = -ETIMEDOUT;
-					break;
-				}
-				continue;
-			}
-		}
-		if (*hold >= 0) {
-			siginfo_t si = { 0 };
-			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-			    si.si_pid == pid) {
-				close(*hold);
-				*hold = -1;
-			}
-			struct pollfd pfd = { .fd = fd, .events = POLLIN };
-			if (poll(&pfd, 1, 200) <= 0)
-				continue;
-		}
-		ssize_t n = read(fd, buf, PUMP_BUF);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0) {
-			err = log_collector_finish(c);
-			break;
-		}
-		if ((err = log_collector_feed(c, buf, (size_t)n)) < 0)
-			break;
+	struct spent_trace_totals tot;
+	int stop = spent_trace_stopped(t);
+	spent_trace_get_totals(t, &tot);
+	if (err == -EBADMSG) {
+		cli_error("the valgrind tool sent a malformed record: '%s' not written", o->output);
+		return 1;
 	}
-	free(buf);
-	return err;
-}
-
-/* A private directory holding the FIFO every tool instance of the tree writes to. */
-static int make_fifo(char *dir, size_t dlen, char *fifo, size_t flen)
-{
-	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, dlen, "%s/spent-trace.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		return -errno;
-	snprintf(fifo, flen, "%s/records", dir);
-	if (mkfifo(fifo, 0600) < 0) {
-		int err = -errno;
-		rmdir(dir);
-		return err;
+	if (err < 0 && !stop)
+		cli_warn("%s", spent_trace_error(t));
+	if (stop && tot.records == 0) {
+		cli_error("interrupted by SIG%s before anything was recorded: '%s' not written",
+			  sigabbrev_np(stop), o->output);
+		return 128 + stop;
 	}
-	return 0;
-}
-
-static void remove_fifo(const char *dir, const char *fifo)
-{
-	unlink(fifo);
-	rmdir(dir);
-}
-
-/* In the child before exec: a shell starts background jobs with SIGINT ignored, and the
- * program must not be; valgrind finds the spent tool in VALGRIND_LIB. */
-static int tool_setup(void *vglib)
-{
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
-		signal(stop_signals[i], SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
-	return setenv("VALGRIND_LIB", vglib, 1) ? errno : 0;
-}
-
-static pid_t spawn_tool(const struct trace_opts *o, const char *vglib, const char *fifo, char **cmd)
-{
-	char fdopt[PATH_MAX + 32], maxopt[48], startopt[512];
-	char *pre[16];
-	int n = 0;
-	snprintf(fdopt, sizeof(fdopt), "--spent-pipe=%s", fifo);
-	pre[n++] = "valgrind";
-	pre[n++] = "--tool=spent";
-	pre[n++] = "-q";
-	pre[n++] = fdopt;
-	pre[n++] = o->children ? "--trace-children=yes" : "--spent-children=no";
-	if (!o->data)
-		pre[n++] = "--spent-data=no";
-	if (o->start) {
-		snprintf(startopt, sizeof(startopt), "--spent-start=%s", o->start);
-		pre[n++] = startopt;
-		pre[n++] = "--vex-guest-chase=no";
+	if (stop)
+		cli_warn("interrupted by SIG%s: the program was stopped and the log is marked incomplete",
+			 sigabbrev_np(stop));
+	if (stop || err < 0 || WIFSIGNALED(status))
+		spent_trace_mark_incomplete(t);
+	if (tot.records == 0) {
+		cli_error("'%s' recorded nothing: valgrind did not run the command (see its messages above)",
+			  o->output);
+		return failed_run_code(status);
 	}
-	if (o->max_insns) {
-		snprintf(maxopt, sizeof(maxopt), "--spent-max=%llu", (unsigned long long)o->max_insns);
-		pre[n++] = maxopt;
+	if (o->start && tot.data == 0) {
+		/* nothing ran from the symbol on: a log of 0 instructions would look like a trace */
+		cli_error("--start '%s': no function of that name was entered (misspelt, not in the "
+			  "program or its libraries, or never called): nothing traced, no log written",
+			  o->start);
+		return 1;
 	}
-	const struct workload_opts wo = { .setup = tool_setup, .setup_arg = (void *)vglib };
-	struct workload w;
-	char **argv = workload_argv_join(pre, n, cmd);
-	int err = argv ? workload_spawn(&w, argv, &wo) : -ENOMEM;
-	free(argv);
-	if (err) {
-		errno = -err;
-		return -1;
+	if (spent_trace_commit(t) < 0) {
+		cli_error("cannot write '%s': %s", o->output, spent_trace_error(t));
+		return 1;
 	}
-	if ((err = workload_start(&w)))
-		cli_error("cannot run 'valgrind': %s: install the valgrind package", strerror(-err));
-	return w.pid;	/* after a failed exec it exits 127, reaped as any run */
+	fprintf(stderr, "spent: trace: wrote '%s' (%llu bytes, %llu records, %llu process%s)\n",
+		o->output, (unsigned long long)spent_trace_bytes(t), (unsigned long long)tot.records,
+		(unsigned long long)tot.streams, tot.streams == 1 ? "" : "es");
+	if (stop)
+		return 128 + stop;
+	if (err < 0) {
+		/* the command may have succeeded, the trace did not */
+		cli_error("'%s' is incomplete: a process's record stream was cut off", o->output);
+		return failed_run_code(status);
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
+/* Trace through the library (spent/trace_record.h); the messages and exit codes are here. */
 static int trace_record(const struct trace_opts *o, char **cmd)
 {
-	char vglib[PATH_MAX], dir[PATH_MAX], fifo[PATH_MAX + 16];
-	struct log_writer *w = NULL;
-	struct log_collector *c = NULL;
-	int status = 0, err;
+	char vglib[PATH_MAX];
+	struct spent_trace_opts to = { .valgrind_lib = vglib, .no_data = !o->data,
+				       .no_children = !o->children, .start = o->start,
+				       .max_insns = o->max_insns };
+	struct spent_trace *t = NULL;
+	int status = 0, rc = 1, err;
 
 	if (find_vglib(vglib, sizeof(vglib)) < 0) {
 		cli_error("no spent valgrind tool in %s: build it with make, install it with make install, "
 			  "or set SPENT_LIB_DIR", vglib);
 		return 1;
 	}
-	uint32_t flags = (o->data ? LOG_F_DATA : 0) | (o->start ? LOG_F_START : 0);
 	catch_stop_signals();	/* from here on a signal must not leave the temporary behind */
-	if ((err = outfile_check(o->output)) < 0 ||
-	    (err = log_writer_new(o->output, flags, o->max_insns, &w)) < 0) {
-		cli_error("cannot write '%s': %s", o->output, outfile_strerror(err));
-		return 1;
+	if (spent_trace_new(&to, o->output, &t) < 0) {
+		cli_error("%s", spent_trace_error(t));
+		goto out;
 	}
-	if ((err = log_collector_new(w, add_identity, &c)) < 0 ||
-	    (err = make_fifo(dir, sizeof(dir), fifo, sizeof(fifo))) < 0) {
-		cli_error("cannot create the tool's FIFO: %s", strerror(-err));
-		log_collector_free(c);
-		log_writer_free(w);
-		return 1;
+	tracing = t;
+	if (early_signal)
+		spent_trace_stop(t, early_signal);
+	if (spent_trace_start(t, cmd) < 0) {
+		cli_error("%s", spent_trace_error(t));
+		goto out;
 	}
-	int rfd = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	int hold = rfd < 0 ? -1 : open(fifo, O_WRONLY | O_CLOEXEC);
-	if (rfd >= 0)
-		fcntl(rfd, F_SETFL, 0);	/* blocking reads from here on */
-	/* a big pipe: fewer context switches both sides (the default 64 KiB when the limit in
-	 * /proc/sys/fs/pipe-max-size is lower) */
-	if (rfd >= 0)
-		fcntl(rfd, F_SETPIPE_SZ, 1 << 20);
-	pid_t pid = hold < 0 ? -1 : spawn_tool(o, vglib, fifo, cmd);
-	if (pid > 0) {
-		tool_pid = pid;
-		if (stop_signal)	/* came before the pid was known */
-			kill(pid, stop_signal);
-	}
-	if (pid < 0) {
-		cli_error("cannot start valgrind: %s", strerror(errno));
-		if (rfd >= 0)
-			close(rfd);
-		if (hold >= 0)
-			close(hold);
-		remove_fifo(dir, fifo);
-		log_collector_free(c);
-		log_writer_free(w);
-		return 1;
-	}
-	err = pump(rfd, &hold, pid, c);
-	if (hold >= 0)
-		close(hold);
-	close(rfd);
-	remove_fifo(dir, fifo);
-	reap_tool(pid, &status);
-	const struct log_collect_totals *tot = log_collector_totals(c);
-	uint64_t n_records = tot->records, n_data = tot->data, n_streams = tot->streams;
-	log_collector_free(c);
-	if (err == -EBADMSG) {
-		cli_error("the valgrind tool sent a malformed record: '%s' not written", o->output);
-		log_writer_free(w);
-		return 1;
-	}
-	if (err < 0 && !stop_signal)
-		cli_warn("the record stream of a traced process broke off (%s: its valgrind died?)",
-			 strerror(-err));
-	if (stop_signal && n_records == 0) {
-		cli_error("interrupted by SIG%s before anything was recorded: '%s' not written",
-			  sigabbrev_np(stop_signal), o->output);
-		log_writer_free(w);
-		return 128 + stop_signal;
-	}
-	if (stop_signal)
-		cli_warn("interrupted by SIG%s: the program was stopped and the log is marked incomplete",
-			 sigabbrev_np(stop_signal));
-	if (stop_signal || err < 0 || WIFSIGNALED(status))
-		log_writer_mark_incomplete(w);
-	if (n_records == 0) {
-		cli_error("'%s' recorded nothing: valgrind did not run the command (see its messages above)",
-			  o->output);
-		log_writer_free(w);
-		return WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1;
-	}
-	if (o->start && n_data == 0) {
-		/* nothing ran from the symbol on: a log of 0 instructions would look like a trace */
-		cli_error("--start '%s': no function of that name was entered (misspelt, not in the "
-			  "program or its libraries, or never called): nothing traced, no log written",
-			  o->start);
-		log_writer_free(w);
-		return 1;
-	}
-	if ((err = log_writer_commit(w)) < 0) {
-		cli_error("cannot write '%s': %s", o->output, strerror(-err));
-		log_writer_free(w);
-		return 1;
-	}
-	fprintf(stderr, "spent: trace: wrote '%s' (%llu bytes, %llu records, %llu process%s)\n",
-		o->output, (unsigned long long)log_writer_bytes(w), (unsigned long long)n_records,
-		(unsigned long long)n_streams, n_streams == 1 ? "" : "es");
-	log_writer_free(w);
-	if (stop_signal)
-		return 128 + stop_signal;
-	if (err < 0 && !stop_signal) {
-		/* the command may have succeeded, the trace did not */
-		cli_error("'%s' is incomplete: a process's record stream was cut off", o->output);
-		return WIFEXITED(status) && WEXITSTATUS(status) ? WEXITSTATUS(status) : 1;
-	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	if (*spent_trace_error(t))	/* valgrind could not be run: its empty log is said below */
+		cli_error("%s", spent_trace_error(t));
+	err = spent_trace_wait(t, &status);
+	alarm(0);
+	rc = finish_log(o, t, err, status);
+out:
+	tracing = NULL;
+	spent_trace_free(t);
+	return rc;
 }
 
 static const char *flag_names(uint16_t f, char *buf, size_t len)
@@ -497,7 +319,7 @@ static int trace_dump(const struct trace_opts *o, const char *path)
 static const char *const record_usage[] = {
 	"spent trace [-o LOG] [--no-data] [--no-children] [--start SYMBOL] [--max-instructions N] [--] CMD [ARGS]",
 	"spent trace dump [--limit N] [--pid PID] [--comm NAME] LOG",
-	"spent trace stats [--json] LOG",
+	"spent trace stats [--json] [--progress] LOG",
 	NULL,
 };
 static const struct parse_usage record_u = {
@@ -511,7 +333,7 @@ static const char *const dump_usage[] = { "spent trace dump [--limit N] [--pid P
 static const struct parse_usage dump_u = {
 	"trace dump", dump_usage, "print a trace log's reconstructed instructions and events", NULL,
 };
-static const char *const stats_usage[] = { "spent trace stats [--json] LOG", NULL };
+static const char *const stats_usage[] = { "spent trace stats [--json] [--progress] LOG", NULL };
 static const struct parse_usage stats_u = {
 	"trace stats", stats_usage, "print a trace log's totals", NULL,
 };
@@ -539,6 +361,8 @@ int cmd_trace(int argc, char **argv)
 	};
 	const struct option stats_opts[] = {
 		OPT_BOOL(0, "json", &o.json, "print one JSON object"),
+		OPT_BOOL(0, "progress", &o.progress,
+			 "show the percentage of the log read on stderr (default: when it is a terminal)"),
 		OPT_END(),
 	};
 	const char *sub = argc > 1 ? argv[1] : NULL;
@@ -554,7 +378,7 @@ int cmd_trace(int argc, char **argv)
 			parse_options_error(u, "takes one LOG: %s", u->usage[0]);
 			return 2;
 		}
-		return dump ? trace_dump(&o, argv[1]) : trace_stats(argv[1], o.json);
+		return dump ? trace_dump(&o, argv[1]) : trace_stats(argv[1], o.json, o.progress);
 	}
 	int n = parse_options(argc, argv, record_opts, &record_u, PARSE_STOP_AT_NON_OPTION);
 	if (n == PARSE_OPT_HELP)

@@ -1,6 +1,6 @@
-/* cli/stat_run.c - running `spent stat`: start the command held at a barrier so counting
- * begins at its exec, wait on a pidfd while draining per-thread records and printing
- * intervals, repeat runs, and turn readings into printed rows. */
+/* cli/stat_run.c - running `spent stat`: one counting session of the library (spent/stat.h,
+ * collect/stat_session.c) per run, repeated runs, the -I rows it calls back for, and turning
+ * readings into printed rows (totals, per thread, per process, per CPU). */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -17,23 +17,18 @@
 
 #include "cli/cli.h"
 #include "cli/stat.h"
-#include "collect/thread_tracker.h"
+#include "collect/stat_session.h"
 #include "core/outfile.h"
-#include "core/workload.h"
 
 static volatile sig_atomic_t interrupted;
+static struct spent_stat *volatile counting_now;	/* the session a Ctrl-C is passed to */
 
 static void on_interrupt(int sig)
 {
 	(void)sig;
 	interrupted = 1;
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+	if (counting_now)
+		spent_stat_interrupt(counting_now);
 }
 
 /* The supported subset of the event list, in order: what is actually opened. */
@@ -67,13 +62,6 @@ static void open_set_release(struct open_set *os)
 	free(os->evs);
 	free(os->group);
 	free(os->index);
-}
-
-/* The wait status of PID as a shell exit code; 1 when it cannot be waited for. */
-static int wait_status(pid_t pid)
-{
-	int status;
-	return workload_wait(pid, &status, 0) < 0 ? 1 : workload_exit_code(status);
 }
 
 static void fill_rows(const struct stat_events *se, const struct open_set *os,
@@ -132,6 +120,8 @@ struct run_ctx {
 	struct stat_row *rows;
 	size_t nrows;
 	double elapsed_ns;
+	struct count_value *totals;	/* the last reading */
+	struct count_value *prev;	/* -I: the reading at the last interval row */
 };
 
 static void print_breakdown(struct run_ctx *rc, const struct thread_counts *th, size_t nth)
@@ -208,32 +198,6 @@ static void print_per_cpu(struct run_ctx *rc, struct counting *c)
 	free(vals);
 }
 
-static int open_counting(struct run_ctx *rc, pid_t child, struct counting **c)
-{
-	const struct stat_opts *o = rc->opts;
-	struct counting_config cfg = {
-		.events = rc->os.evs,
-		.n_events = rc->os.n,
-		.group = rc->os.group,
-		.mode = o->system_wide ? COUNTING_CPUS : o->pid ? COUNTING_THREADS : COUNTING_TASK,
-		.pid = o->tid ? (pid_t)o->tid : o->pid ? (pid_t)o->pid : child,
-		.enable_on_exec = !o->system_wide && !o->pid && !o->tid,
-		.inherit = !o->tid,	/* -t: that thread alone, as perf stat -t */
-		.cpus = o->cpus,
-		.n_cpus = o->n_cpus,
-	};
-	size_t bad = 0;
-	int err = counting_new(&cfg, c, &bad);
-	if (err == -ESRCH)
-		cli_error("%s '%ld' not found", o->tid ? "thread" : "process", o->tid ? o->tid : o->pid);
-	else if (err)
-		cli_error("cannot open event '%s': %s%s", rc->os.evs[bad].spec, strerror(-err),
-			  err == -EACCES || err == -EPERM ? " (run as root or lower kernel.perf_event_paranoid)" : "");
-	if (!err && (cfg.mode != COUNTING_TASK || o->tid))
-		err = counting_enable(*c);
-	return err;
-}
-
 /* Read totals, minus PREV when given (intervals), into the rows. */
 static int read_into_rows(struct run_ctx *rc, struct counting *c, struct count_value *totals,
 			  struct count_value *prev)
@@ -259,180 +223,80 @@ static int read_into_rows(struct run_ctx *rc, struct counting *c, struct count_v
 	return 0;
 }
 
-/* With -I: the counts since the last interval row, up to now, as one more row. The command's
- * last partial interval is printed as perf does (it was dropped: the interval rows did not add
- * up to the totals). */
-static void print_last_interval(struct run_ctx *rc, struct counting *c, struct count_value *totals,
-				struct count_value *prev, double start)
+/* With -I: the counts since the last interval row, as one more row. */
+static void print_interval(void *arg, struct spent_stat *s, double seconds)
 {
-	if (prev && read_into_rows(rc, c, totals, prev) == 0)
-		stat_print_rows(rc->out, rc->rows, rc->nrows, 0, (now_ns() - start) / 1e9);
+	struct run_ctx *rc = arg;
+	if (read_into_rows(rc, stat_session_counting(s), rc->totals, rc->prev) == 0)
+		stat_print_rows(rc->out, rc->rows, rc->nrows, 0, seconds);
 }
 
-/* Wait for the command or process to end (or Ctrl-C without one), printing intervals. */
-static void wait_loop(struct run_ctx *rc, struct counting *c, pid_t watch, double start,
-		      struct count_value *totals)
+static void warn_user(void *arg, const char *msg)
+{
+	(void)arg;
+	cli_warn("%s", msg);
+}
+
+/* After the run: the breakdowns asked for, then the totals back in the rows. */
+static void print_details(struct run_ctx *rc, struct spent_stat *s)
 {
 	const struct stat_opts *o = rc->opts;
-	int pidfd = watch > 0 ? (int)syscall(SYS_pidfd_open, watch, 0) : -1;
-	struct count_value *prev = o->interval_ms ? calloc(rc->os.n, sizeof(*prev)) : NULL;
-	double next = start + (double)o->interval_ms * 1e6;
-	for (;;) {
-		struct pollfd pfd[2];
-		int n = 0;
-		if (pidfd >= 0)
-			pfd[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-		int timeout = -1;
-		if (prev) {
-			double ms = (next - now_ns()) / 1e6;
-			timeout = ms < 0 ? 0 : (int)ms + 1;
-		}
-		if (pidfd < 0 && watch > 0 && timeout < 0)
-			timeout = 100; /* no pidfd (old kernel): poll the child's state */
-		int r = poll(pfd, (nfds_t)n, timeout);
-		if (interrupted && (o->argc == 0 || watch <= 0))
-			break;
-		if (interrupted == 1 && o->argc) {
-			/* a terminal's Ctrl-C reaches the command too; a kill aimed at spent alone
-			 * is passed on so the command stops and the counts still print */
-			kill(watch, SIGINT);
-			interrupted = 2;
-		}
-		if (prev && now_ns() >= next) {
-			if (read_into_rows(rc, c, totals, prev) == 0)
-				stat_print_rows(rc->out, rc->rows, rc->nrows, 0, (now_ns() - start) / 1e9);
-			next += (double)o->interval_ms * 1e6;
-		}
-		if (r > 0 && pidfd >= 0 && (pfd[0].revents & (POLLIN | POLLHUP)))
-			break;
-		if (pidfd < 0 && watch > 0 && o->argc && waitid(P_PID, watch, NULL, WEXITED | WNOHANG | WNOWAIT) == 0) {
-			siginfo_t si = { 0 };
-			if (waitid(P_PID, watch, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == watch)
-				break;
-		}
-		if (pidfd < 0 && watch > 0 && !o->argc && kill(watch, 0) < 0)
-			break;
-	}
-	if (pidfd >= 0)
-		close(pidfd);
-	print_last_interval(rc, c, totals, prev, start);
-	free(prev);
+	struct counting *c = stat_session_counting(s);
+	const struct thread_counts *th;
+	size_t nth;
+	if (stat_session_tracker(s) && thread_tracker_results(stat_session_tracker(s), &th, &nth) == 0)
+		print_breakdown(rc, th, nth);
+	else if (o->pid && (o->per_thread || o->per_process))
+		print_slot_breakdown(rc, c);
+	if (o->per_cpu)
+		print_per_cpu(rc, c);
+	/* the breakdown printed rows of its own: the totals follow */
+	read_into_rows(rc, c, rc->totals, NULL);
 }
 
-static volatile sig_atomic_t tick;
-
-static void on_tick(int sig)
-{
-	(void)sig;
-	tick = 1;
-}
-
-/* The breakdown's wait: every stop of the traced tree comes through waitpid; a timer
- * interrupts it for -I intervals. Returns the root's exit status. */
-static int wait_loop_traced(struct run_ctx *rc, struct counting *c, struct thread_tracker *tt,
-			    pid_t root, double start, struct count_value *totals)
+/* One run through the library's counting session (spent/stat.h): returns the exit status to
+ * report; TOTALS gets the readings. */
+static int run_once(struct run_ctx *rc, struct count_value *totals, bool details)
 {
 	const struct stat_opts *o = rc->opts;
-	struct count_value *prev = o->interval_ms ? calloc(rc->os.n, sizeof(*prev)) : NULL;
-	struct sigaction sa = { .sa_handler = on_tick };
-	sigaction(SIGALRM, &sa, NULL);
-	if (prev) {
-		struct itimerval it = { { o->interval_ms / 1000, (o->interval_ms % 1000) * 1000 },
-					{ o->interval_ms / 1000, (o->interval_ms % 1000) * 1000 } };
-		setitimer(ITIMER_REAL, &it, NULL);
+	struct spent_stat_opts so = {
+		.events = rc->os.evs, .n_events = rc->os.n, .group = rc->os.group,
+		.pid = (pid_t)o->pid, .tid = (pid_t)o->tid, .system_wide = o->system_wide,
+		.cpus = o->cpus, .n_cpus = o->n_cpus,
+		.follow_threads = o->argc && (o->per_thread || o->per_process),
+		.interval_ms = (uint64_t)o->interval_ms, .interval = print_interval, .interval_arg = rc,
+		.warn = warn_user,
+	};
+	struct spent_stat *s = NULL;
+	int status = 2;
+	rc->totals = totals;
+	rc->prev = o->interval_ms ? calloc(rc->os.n, sizeof(*rc->prev)) : NULL;
+	if ((o->interval_ms && !rc->prev) || spent_stat_new(&so, &s)) {
+		cli_error("out of memory");
+		goto out;
 	}
-	int status = 1, err_reported = 0;
-	for (;;) {
-		int st;
-		pid_t tid = waitpid(-1, &st, __WALL);
-		if (tid < 0 && errno == EINTR) {
-			if (tick && prev && read_into_rows(rc, c, totals, prev) == 0)
-				stat_print_rows(rc->out, rc->rows, rc->nrows, 0, (now_ns() - start) / 1e9);
-			tick = 0;
-			if (interrupted == 1) {
-				kill(root, SIGINT);
-				interrupted = 2;
-			}
-			continue;
-		}
-		if (tid < 0)
-			break; /* no children left */
-		int r = thread_tracker_handle(tt, tid, st, &status);
-		if (r < 0 && !err_reported++)
-			cli_warn("a new thread could not be counted: %s", strerror(-r));
-		if (r == 1)
-			break;
+	counting_now = s;
+	if (interrupted)
+		spent_stat_interrupt(s);
+	if (spent_stat_start(s, o->argc ? o->argv : NULL)) {
+		cli_error("%s", spent_stat_error(s));
+		status = spent_stat_exit_code(s) ? spent_stat_exit_code(s) : 2;
+		goto out;
 	}
-	if (prev) {
-		struct itimerval off = { { 0, 0 }, { 0, 0 } };
-		setitimer(ITIMER_REAL, &off, NULL);
-	}
-	print_last_interval(rc, c, totals, prev, start);
-	free(prev);
-	return status;
-}
-
-/* One run: returns the exit status to report; TOTALS gets the readings. */
-static int run_once(struct run_ctx *rc, struct count_value *totals, bool print_details)
-{
-	const struct stat_opts *o = rc->opts;
-	struct workload ch = WORKLOAD_INIT;
-	const struct workload_opts held = { .hold = true };	/* exec once the counters are open */
-	struct counting *c = NULL;
-	struct thread_tracker *tt = NULL;
-	bool traced = o->argc && (o->per_thread || o->per_process);
-	int status = 0, err;
-	size_t bad = 0;
-	if (o->argc && (err = workload_spawn(&ch, o->argv, &held))) {
-		cli_error("cannot start '%s': %s", o->argv[0], strerror(-err));
-		return 1;
-	}
-	if (traced && ((err = thread_tracker_new(rc->os.evs, rc->os.group, rc->os.n, &tt)) ||
-		       (err = thread_tracker_attach(tt, ch.pid, &bad)))) {
-		cli_error("cannot follow the threads of '%s': %s", o->argv[0], strerror(-err));
-		thread_tracker_free(tt);
-		workload_abort(&ch);
-		return 2;
-	}
-	if (open_counting(rc, ch.pid, &c)) {
-		thread_tracker_free(tt);
-		if (ch.pid > 0)
-			workload_abort(&ch);
-		return 2;
-	}
-	double start = now_ns();
-	if (ch.pid > 0) {
-		int e = workload_start(&ch);
-		if (e) {
-			wait_status(ch.pid);
-			counting_free(c);
-			thread_tracker_free(tt);
-			cli_error("workload failed: cannot run '%s': %s", o->argv[0], strerror(-e));
-			return workload_exec_exit_code(e);
-		}
-	}
-	if (tt) {
-		status = wait_loop_traced(rc, c, tt, ch.pid, start, totals);
-	} else {
-		wait_loop(rc, c, ch.pid > 0 ? ch.pid : (pid_t)(o->pid ? o->pid : o->tid), start, totals);
-		if (ch.pid > 0)
-			status = wait_status(ch.pid);
-	}
-	rc->elapsed_ns = now_ns() - start;
-	if (read_into_rows(rc, c, totals, NULL) == 0 && print_details) {
-		const struct thread_counts *th;
-		size_t nth;
-		if (tt && thread_tracker_results(tt, &th, &nth) == 0)
-			print_breakdown(rc, th, nth);
-		else if (o->pid && (o->per_thread || o->per_process))
-			print_slot_breakdown(rc, c);
-		if (o->per_cpu)
-			print_per_cpu(rc, c);
-		/* the breakdown printed rows of its own: the totals follow */
-		read_into_rows(rc, c, totals, NULL);
-	}
-	counting_free(c);
-	thread_tracker_free(tt);
+	spent_stat_wait(s, NULL);
+	status = spent_stat_exit_code(s);
+	rc->elapsed_ns = (double)spent_stat_elapsed_ns(s);
+	/* the command's last partial interval is printed as perf does (the interval rows
+	 * would not add up to the totals) */
+	if (rc->prev)
+		print_interval(rc, s, rc->elapsed_ns / 1e9);
+	if (read_into_rows(rc, stat_session_counting(s), totals, NULL) == 0 && details)
+		print_details(rc, s);
+out:
+	counting_now = NULL;
+	spent_stat_free(s);
+	free(rc->prev);
+	rc->prev = NULL;
 	return status;
 }
 

@@ -1,5 +1,5 @@
 /* cli/studies_util.c - the batch loop every trace-study command runs, with a progress line on
- * stderr when it is a terminal. */
+ * stderr (percentage of the log read) when it is a terminal. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +17,37 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void studies_progress_begin(struct studies_progress *p, const char *cmd, const char *path,
+			    int force)
+{
+	*p = (struct studies_progress){ cmd, path, force || isatty(2), 0, 0 };
+}
+
+void studies_progress_update(struct studies_progress *p, struct trace_source *src)
+{
+	uint64_t done, total;
+	if (!p->on)
+		return;
+	double t = now_s();
+	/* the first batch draws it (a short read still shows it once), then twice a second */
+	if (p->shown && t - p->last < 0.5)
+		return;
+	if (trace_source_progress(src, &done, &total) || !total)
+		return;
+	p->last = t;
+	p->shown = 1;
+	fprintf(stderr, "\rspent: %s: %.0f%% of '%s' read", p->cmd, 100.0 * (double)done / (double)total,
+		p->path);
+	fflush(stderr);
+}
+
+void studies_progress_end(struct studies_progress *p)
+{
+	if (p->shown)
+		fprintf(stderr, "\r\033[K");
+	p->shown = 0;
 }
 
 int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx, char *cut,
@@ -37,31 +68,27 @@ int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx
 		cli_error("%s: cannot read trace '%s': %s", cmd, path, strerror(-rc));
 		return 1;
 	}
-	int tty = isatty(2);
-	double last = now_s();
-	uint64_t insns = 0, batches = 0;
+	struct studies_progress prog;
+	studies_progress_begin(&prog, cmd, path, f->progress);
+	uint64_t insns = 0;
 	struct trace_batch b;
 	int ret = 0;
 	while ((rc = trace_source_next(src, &b)) > 0) {
 		insns += b.n_insns;
 		if ((rc = fn(ctx, &b))) {
+			studies_progress_end(&prog);
 			cli_error("%s: simulating '%s' failed: %s", cmd, path, strerror(-rc));
 			ret = 1;
 			goto out;
 		}
-		if (tty && (++batches & 63) == 0 && now_s() - last > 0.5) {
-			last = now_s();
-			fprintf(stderr, "\rspent: %s: %llu instructions...", cmd,
-				(unsigned long long)insns);
-		}
+		studies_progress_update(&prog, src);
 	}
 	if (rc < 0)	/* the caller reports on what was read, then says why it stopped */
 		snprintf(cut, cut_len, "%s: reading trace '%s' failed after %llu instructions: %s",
 			 cmd, path, (unsigned long long)insns,
 			 trace_source_error(src)[0] ? trace_source_error(src) : strerror(-rc));
 out:
-	if (tty && batches >= 64)
-		fprintf(stderr, "\r\033[K");
+	studies_progress_end(&prog);
 	trace_source_free(src);
 	return ret;
 }

@@ -1,5 +1,5 @@
 /* cli/studies_util.h - what the trace-study commands share: running a sink over every batch of
- * a trace (with progress on a terminal), and size formatting. */
+ * a trace (with the percentage of the log read on a terminal), and size formatting. */
 #ifndef SPENT_CLI_STUDIES_UTIL_H
 #define SPENT_CLI_STUDIES_UTIL_H
 
@@ -22,13 +22,29 @@ struct studies_filter {
 	long pid;		/* 0: every process */
 	const char *comm;	/* NULL: every program */
 	int tag;		/* TRACE_SELECT_TAG the addresses by process */
+	int progress;		/* --progress: show it even when stderr is no terminal */
 };
 extern struct studies_filter studies_filter;
+/* (with --progress, which every study has too) */
 #define STUDIES_FILTER_OPTIONS \
+	OPT_BOOL(0, "progress", &studies_filter.progress, \
+		 "show the percentage of the log read on stderr (default: when it is a terminal)"), \
 	OPT_INT(0, "pid", &studies_filter.pid, "PID", \
 		"only the process PID of a process-tree trace (default: all)", 1, 2147483647), \
 	OPT_STRING(0, "comm", &studies_filter.comm, "NAME", \
 		   "only processes running the program NAME (default: all)")
+
+/* The "spent: CMD: N% of 'LOG' read" line on stderr, redrawn at most twice a second and cleared
+ * at the end; shown when stderr is a terminal or FORCE. */
+struct studies_progress {
+	const char *cmd, *path;
+	int on, shown;
+	double last;
+};
+void studies_progress_begin(struct studies_progress *p, const char *cmd, const char *path,
+			    int force);
+void studies_progress_update(struct studies_progress *p, struct trace_source *src);
+void studies_progress_end(struct studies_progress *p);
 
 typedef int (*studies_sink_fn)(void *ctx, const struct trace_batch *b);
 

@@ -4,6 +4,7 @@
 #define SPENT_CLI_TRACE_CLI_H
 
 /* `spent trace stats [--json] PATH`: 0, or 1 after an error line. */
-int trace_stats(const char *path, int json);
+/* PROGRESS: show the percentage read on stderr even when it is no terminal */
+int trace_stats(const char *path, int json, int progress);
 
 #endif

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/studies_util.h"
 #include "cli/trace_cli.h"
 #include "core/json.h"
 #include "spent/trace.h"
@@ -225,7 +226,7 @@ static void print_text(const struct trace_totals *t, uint64_t log_bytes, int dat
 	}
 }
 
-int trace_stats(const char *path, int json)
+int trace_stats(const char *path, int json, int progress)
 {
 	struct trace_source *src;
 	struct trace_batch b;
@@ -241,10 +242,15 @@ int trace_stats(const char *path, int json)
 	log_reader_free(rd);
 	if (trace_source_open(path, &src, err, sizeof(err)) < 0)
 		return cli_error("%s", err), 1;
+	struct studies_progress prog;
+	studies_progress_begin(&prog, "trace stats", path, progress);
 	double t0 = cpu_seconds();
-	while ((rc = trace_source_next(src, &b)) > 0)
+	while ((rc = trace_source_next(src, &b)) > 0) {
 		count_batch(&t, &b);
+		studies_progress_update(&prog, src);
+	}
 	double secs = cpu_seconds() - t0;
+	studies_progress_end(&prog);
 	int ordered = 1;
 	for (size_t i = 0; i < t.n_procs; i++)
 		ordered &= !t.procs[i].time_disorder;

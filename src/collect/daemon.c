@@ -293,7 +293,7 @@ collectors:
 			.period = d->freq ? d->freq : (d->period_lo + d->period_hi) / 2,
 			.freq = d->freq != 0 };
 	if ((r = dmerge_new(d->db, d->maps, mev, c->nev, c->per_process, c->nper,
-			    (uint64_t)c->drain_ms * 1000000ull, &d->merge))) {
+			    PROFILE_TIME_BUCKET_NS, &d->merge))) {
 		snprintf(err, errlen, "cannot open the current epoch of '%s': %s", c->db, strerror(-r));
 		return r;
 	}

@@ -28,8 +28,8 @@ struct dmerge {
 	size_t nper;
 	int8_t *per_match;	/* per dimage id: -1 not looked at, 0 no, 1 per-process image */
 	size_t per_match_cap;
-	uint64_t bucket_ns;	/* time bucket of the detail rows (the drain interval) */
-	uint64_t row_time;	/* wall-clock ns the entries handed over now were sampled from */
+	uint64_t bucket_ns;	/* time bucket of the detail rows */
+	uint64_t row_time;	/* wall-clock ns of the drain that handed over the entries now */
 	uint32_t epoch;
 	/* samples since the last merge started */
 	struct profile *pending;
@@ -193,7 +193,9 @@ static bool detail_image(struct dmerge *g, uint32_t id)
 
 void dmerge_set_interval(struct dmerge *g, uint64_t start_ns, uint64_t end_ns)
 {
-	g->row_time = start_ns;
+	/* the drain's time, not the interval's start: no sample is ever dated before it
+	 * happened, so `--until T` never takes samples of a program started after T */
+	g->row_time = end_ns;
 	profile_extend_span(g->pending, start_ns, end_ns);
 }
 

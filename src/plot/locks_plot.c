@@ -22,7 +22,8 @@ static size_t index_of(const uint64_t *v, size_t n, uint64_t x)
 int plot_locks_svg(struct locks *lk, struct symtab *syms, uint64_t groups, const char *path)
 {
 	size_t n_th, n_iv, n_locks;
-	const uint32_t *tids = locks_threads(lk, &n_th);
+	const struct lock_thread *tids = locks_threads(lk, &n_th);
+	bool many = locks_many_processes(lk);	/* thread numbers restart in each process */
 	const struct lock_interval *iv = locks_intervals(lk, &n_iv);
 	const struct lock_summary *tab = locks_table(lk, &n_locks);
 	uint64_t total = locks_instructions(lk) ? locks_instructions(lk) : 1;
@@ -46,13 +47,16 @@ int plot_locks_svg(struct locks *lk, struct symtab *syms, uint64_t groups, const
 			 (unsigned long long)((g + 1) * span < total ? (g + 1) * span : total));
 		svg_text(s, x0, gy - 3, 9, "start", lab);
 		for (size_t t = 0; t < n_th; t++) {
-			snprintf(lab, sizeof(lab), "tid %u", tids[t]);
+			if (many)
+				snprintf(lab, sizeof(lab), "pid %u tid %u", tids[t].pid, tids[t].tid);
+			else
+				snprintf(lab, sizeof(lab), "tid %u", tids[t].tid);
 			svg_text(s, x0 - 6, gy + row * (double)t + row / 2 + 3, 9, "end", lab);
 		}
 	}
 	for (size_t i = 0; i < n_iv; i++) {
 		size_t t;
-		for (t = 0; t < n_th && tids[t] != iv[i].tid; t++)
+		for (t = 0; t < n_th && (tids[t].tid != iv[i].tid || tids[t].pid != iv[i].pid); t++)
 			;
 		size_t li = index_of(top, n_top, iv[i].lock);
 		for (uint64_t a = iv[i].start; a < iv[i].end || a == iv[i].start;) {
@@ -62,7 +66,10 @@ int plot_locks_svg(struct locks *lk, struct symtab *syms, uint64_t groups, const
 			double gy = 46 + gh * (double)g + row * (double)t;
 			double xa = x0 + w * (double)(a - g * span) / (double)span;
 			double xb = x0 + w * (double)(b - g * span) / (double)span;
-			snprintf(lab, sizeof(lab), "tid %u %s %s [%llu, %llu)", iv[i].tid,
+			char who[32] = "";
+			if (many)
+				snprintf(who, sizeof(who), "pid %u ", iv[i].pid);
+			snprintf(lab, sizeof(lab), "%stid %u %s %s [%llu, %llu)", who, iv[i].tid,
 				 iv[i].kind == LOCK_HOLD ? "holds" : "spins on",
 				 symtab_name_addr(syms, iv[i].lock, nm, sizeof(nm)),
 				 (unsigned long long)iv[i].start, (unsigned long long)iv[i].end);

@@ -440,6 +440,8 @@ static int write_span(struct write_ctx *w)
 		if (rename(file, bad) < 0)
 			return -errno;
 	}
+	if (!err && os && os <= s && oe >= e)
+		return 0;	/* already covered: nothing to rewrite */
 	if (os && os < s)
 		s = os;
 	if (oe > e)
@@ -469,6 +471,31 @@ static int write_pair(void *ctx, uint32_t img, uint32_t ev)
 	return write_one(ctx, W_COUNTS, img, ev);
 }
 
+static bool has_unknown(const struct profile *p, uint32_t ev)
+{
+	for (int r = 0; r < PROFILE_UNK_NR; r++)
+		if (profile_unknown_count(p, ev, r))
+			return true;
+	return false;
+}
+
+static bool has_stacks(const struct profile *p, uint32_t ev)
+{
+	size_t i = 0, n;
+	const struct profile_frame *f;
+	uint64_t count;
+	return profile_stack_next(p, ev, &i, &f, &n, &count) == 1;
+}
+
+static bool has_detail(const struct profile *p, uint32_t ev)
+{
+	struct profile_detail_row row;
+	for (size_t i = 0; i < profile_ndetail(p); i++)
+		if (!profile_detail_get(p, i, &row) && row.event == ev)
+			return true;
+	return false;
+}
+
 int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct profile *p,
 			    profile_warn_fn warn, void *ctx)
 {
@@ -484,10 +511,16 @@ int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct 
 	}
 	if ((err = profile_foreach_pair(p, write_pair, &w)))
 		return err;
+	/* a kind P holds nothing of is not rewritten: the daemon writes one (image, event) pair
+	 * at a time, and re-reading and rewriting the epoch's whole samples file with each of
+	 * them took most of a CPU on a busy machine */
 	for (uint32_t ev = 0; ev < profile_nevents(p) && !err; ev++) {
-		err = write_one(&w, W_UNKNOWN, 0, ev);
-		err = err ? err : write_one(&w, W_STACKS, 0, ev);
-		err = err ? err : write_one(&w, W_SAMPLES, 0, ev);
+		if (has_unknown(p, ev))
+			err = write_one(&w, W_UNKNOWN, 0, ev);
+		if (!err && has_stacks(p, ev))
+			err = write_one(&w, W_STACKS, 0, ev);
+		if (!err && has_detail(p, ev))
+			err = write_one(&w, W_SAMPLES, 0, ev);
 	}
 	return err ? err : write_span(&w);
 }

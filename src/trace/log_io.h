@@ -51,6 +51,8 @@ const char *log_reader_error(const struct log_reader *r);
 uint32_t log_reader_flags(const struct log_reader *r);
 uint64_t log_reader_max_insns(const struct log_reader *r);
 uint64_t log_reader_size(const struct log_reader *r);
+/* Bytes of the log consumed so far: every block handed out up to the current one. */
+uint64_t log_reader_pos(const struct log_reader *r);
 void log_reader_free(struct log_reader *r);
 
 /* ---- collector (log_collect.c): the tool's FIFO frames into log streams ---- */

@@ -227,6 +227,11 @@ uint64_t log_reader_size(const struct log_reader *r)
 	return r->len;
 }
 
+uint64_t log_reader_pos(const struct log_reader *r)
+{
+	return r->pos;
+}
+
 void log_reader_free(struct log_reader *r)
 {
 	if (!r)

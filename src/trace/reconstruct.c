@@ -673,11 +673,20 @@ static void recon_free(void *state)
 	free(r);
 }
 
+static int recon_progress(void *state, uint64_t *done, uint64_t *total)
+{
+	struct recon *r = state;
+	*done = log_reader_pos(r->rd);
+	*total = log_reader_size(r->rd);
+	return 0;
+}
+
 static const struct trace_source_ops recon_ops = {
 	.name = "patchwrx-log",
 	.next = recon_next,
 	.error = recon_error,
 	.free = recon_free,
+	.progress = recon_progress,
 };
 
 static int open_reader(struct log_reader *rd, struct trace_source **out)

@@ -55,6 +55,12 @@ const char *trace_source_name(const struct trace_source *src)
 	return src->ops->name;
 }
 
+int trace_source_progress(struct trace_source *src, uint64_t *done, uint64_t *total)
+{
+	*done = *total = 0;
+	return src->ops->progress ? src->ops->progress(src->state, done, total) : -ENOTSUP;
+}
+
 void trace_source_free(struct trace_source *src)
 {
 	if (!src)

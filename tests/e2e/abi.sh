@@ -46,24 +46,19 @@ int main(void)
 	return 0;
 }
 EOF
-# a sanitized library needs the sanitizer runtimes in the program
-san=""
-nm -D --undefined-only "$SO" | grep -q __asan_ && san="-fsanitize=address,undefined"
-# the build tree has libspent.so only; the program asks for its soname
-mkdir -p "$TMP/lib" && ln -s "$SO" "$TMP/lib/libspent.so.0"
-if cc $san -I"$SPENT_TOP/include" -o "$TMP/use" "$TMP/use.c" -L"$SPENT_BUILD" -lspent 2> "$TMP/cc.err" &&
+if cc_libspent "$TMP/use" "$TMP/use.c" &&
 	LD_LIBRARY_PATH=$TMP/lib "$TMP/use" > "$TMP/use.out" 2>&1 &&
 	[ "$(cat "$TMP/use.out")" = task-clock ]; then
 	pass "a program links libspent.so and calls the API"
 else
-	fail "a program links libspent.so and calls the API: $(head -3 "$TMP/cc.err" "$TMP/use.out")"
+	fail "a program links libspent.so and calls the API: $(head -3 "$TMP/use.err" "$TMP/use.out")"
 fi
 # an internal function is not reachable through the shared library
 cat > "$TMP/internal.c" <<'EOF'
 int json_init(void *w, void *f);
 int main(void) { return json_init(0, 0); }
 EOF
-! cc $san -o "$TMP/internal" "$TMP/internal.c" -L"$SPENT_BUILD" -lspent > /dev/null 2>&1
+! cc_libspent "$TMP/internal" "$TMP/internal.c"
 check "an internal function (json_init) does not link against libspent.so" test $? -eq 0
 
 unprefixed=$(grep -v '^spent_' "$TMP/api" | tr '\n' ' ')

@@ -46,6 +46,14 @@ malform pc_zero set-pc 0
 refused pc_zero "initial pc 0 is not in an executable mapping"
 malform pc_unmapped set-pc 0x1000
 refused pc_unmapped "initial pc 0x1000 is not in an executable mapping"
+# thread switches (version 4): to a thread no clone created, in a single-threaded replay;
+# where the program executes a syscall and the recording switches instead; a reason unknown
+malform switch_blocked_unknown switch-to-4242 0
+refused switch_blocked_unknown "switches from thread 1 to thread 4242, which the replay did not create"
+malform switch_here switch-to-4242 1
+refused switch_here "the replay executed a syscall, the recording has a thread switch"
+malform switch_bad_reason switch-to-4242 2
+refused switch_bad_reason "malformed"
 malform no_exec_map drop-all 3
 refused no_exec_map "no executable MAP record"
 # code the simulator stops on: a halt (it would resume past it, batch after batch), and zero

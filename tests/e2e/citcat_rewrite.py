@@ -14,6 +14,7 @@ IN and OUT are recording files (DIR/recording). Operations, applied in order:
     drop-all KIND        remove every record of KIND
     set-pc VALUE         set rip (field 16) of the first REGS record (VALUE may be 0x...)
     poke-pc HEX          write the bytes HEX at the initial pc (a MEM record before START)
+    switch-to-4242 WHY   a SWITCH to thread 4242 (never created) with reason WHY, after START
 """
 import os
 import re
@@ -22,6 +23,7 @@ import sys
 import zlib
 
 REC_META, REC_MAP, REC_MEM, REC_REGS, REC_START, REC_SYSCALL, REC_EXIT = 1, 3, 4, 6, 7, 8, 12
+REC_SWITCH = 17
 MAP_ANON, MAP_STACK = 0, 2
 SC_STATE = 4
 NREGS, RIP, EFLAGS, RSP = 27, 16, 18, 19
@@ -137,6 +139,9 @@ def main():
             pc = regs(next(p for k, p in recs if k == REC_REGS))[RIP]
             start = next(j for j, r in enumerate(recs) if r[0] == REC_START)
             recs.insert(start, (REC_MEM, put_uvarint(pc) + put_uvarint(len(arg)) + arg))
+        elif op == "switch-to-4242":
+            start = next(j for j, r in enumerate(recs) if r[0] == REC_START)
+            recs.insert(start + 1, (REC_SWITCH, put_uvarint(4242) + put_uvarint(arg)))
         elif op == "drop-first":
             idx = next(j for j, r in enumerate(recs) if r[0] == arg)
             del recs[idx]

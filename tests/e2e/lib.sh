@@ -56,3 +56,24 @@ stolen_slack_ms() {
 	local d=$(($2 - $1))
 	if [ "$d" -gt 0 ]; then echo $(((d + $(nproc)) * 10)); else echo 0; fi
 }
+
+# cc_libspent OUT SRC: build the C program SRC against the build's libspent.so, as a user
+# program links it (a sanitized library needs the sanitizer runtimes in the program; the build
+# tree has libspent.so only, the program asks for its soname: $TMP/lib holds that name).
+# Run it with LD_LIBRARY_PATH=$TMP/lib. Compiler errors go to OUT.err.
+cc_libspent() {
+	local san=""
+	nm -D --undefined-only "$SPENT_BUILD/libspent.so" | grep -q __asan_ && san="-fsanitize=address,undefined"
+	mkdir -p "$TMP/lib" && ln -sf "$SPENT_BUILD/libspent.so" "$TMP/lib/libspent.so.0"
+	cc $san -I"$SPENT_TOP/include" -o "$1" "$2" -L"$SPENT_BUILD" -lspent 2> "$1.err"
+}
+# cc_example NAME: build docs/examples/NAME.c into $TMP/NAME with cc_libspent, say PASS/FAIL,
+# and set LD_LIBRARY_PATH for it; returns 1 when it does not build
+cc_example() {
+	if ! cc_libspent "$TMP/$1" "$SPENT_TOP/docs/examples/$1.c"; then
+		fail "$1 builds against libspent.so: $(head -3 "$TMP/$1.err")"
+		return 1
+	fi
+	pass "$1 builds against libspent.so"
+	export LD_LIBRARY_PATH=$TMP/lib
+}

@@ -103,12 +103,14 @@ want=$(awk '/^summary:/ { print $2 }' "$cgz")
 got=$(ours_exec "$TMP/g.log" | awk '$2 == "/usr/bin/gzip" { print $1 }')
 check "gzip exec'd by env: instructions equal cachegrind's Ir ($got)" test -n "$want" -a "$got" = "$want"
 
-# --no-children: the command only
-"${E[@]}" "$SPENT" trace --no-children -o "$TMP/n.log" -- /bin/sh -c "$PIPE" > /dev/null 2>&1
+# --no-children: the command only (with its own TMPDIR, so another trace running on the machine
+# cannot leave a FIFO directory where this check looks)
+mkdir -p "$TMP/fifo"
+"${E[@]}" TMPDIR="$TMP/fifo" "$SPENT" trace --no-children -o "$TMP/n.log" -- /bin/sh -c "$PIPE" > /dev/null 2>&1
 check "--no-children: exits 0" test $? -eq 0
 n=$("$SPENT" trace stats --json "$TMP/n.log" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))')
 check "--no-children: one process stream ($n)" test "$n" = 1
-check "--no-children: no FIFO directory is left behind" test -z "$(ls "${TMPDIR:-/tmp}" | grep '^spent-trace\.' | head -1)"
+check "--no-children: no FIFO directory is left behind" test -z "$(ls "$TMP/fifo" | grep '^spent-trace\.' | head -1)"
 
 # SIGTERM to spent trace: children the command left running (the signal goes to the command
 # only) do not hold the recording open past the grace period

@@ -1,4 +1,4 @@
-/* tests/progs/citcat_thread.c - creates a thread (citcat record must refuse it clearly). */
+/* tests/progs/citcat_thread.c - creates a thread that only returns, and joins it. */
 #include <pthread.h>
 #include <stdio.h>
 

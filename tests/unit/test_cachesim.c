@@ -372,6 +372,69 @@ static void host_config_reads_sysfs_layout(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Several configurations fed as a group (their shared I1 simulated once, by the first) count
+ * exactly what each counts fed alone: every level's counters, the pin traffic and its chunks;
+ * a group whose I1s differ too. */
+static void group_feed_equals_separate_feeds(void **state)
+{
+	(void)state;
+	static const char *const d1_sizes[] = { "1K", "2K", "4K", "1K" };
+	static const char *const ll_sizes[] = { "64K", "64K", "128K", "16K" };
+	struct memtrace *t = memtrace_new();
+	struct memgen_config g = { .seed = 7, .n_insns = 300000, .threads = 1,
+				   .code_bytes = 48 << 10, .data_bytes = 96 << 10,
+				   .array_bytes = 40 << 10, .data_pct = 50 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	for (int variant = 0; variant < 2; variant++) {
+		struct cachesim *group[4], *alone[4];
+		char err[256];
+		for (int k = 0; k < 4; k++) {
+			struct cachesim_config cfg;
+			assert_int_equal(cachesim_config_preset("cachegrind", &cfg, err, sizeof(err)), 0);
+			cfg.chunk = 7000;
+			assert_int_equal(cachesim_config_set(&cfg, "D1", "size", d1_sizes[k], err, sizeof(err)), 0);
+			assert_int_equal(cachesim_config_set(&cfg, "LL", "size", ll_sizes[k], err, sizeof(err)), 0);
+			/* variant 1: the last one's I1 differs, so nothing is shared */
+			if (variant && k == 3)
+				assert_int_equal(cachesim_config_set(&cfg, "I1", "size", "2K", err, sizeof(err)), 0);
+			else
+				assert_int_equal(cachesim_config_set(&cfg, "I1", "size", "4K", err, sizeof(err)), 0);
+			assert_int_equal(cachesim_new(&cfg, &group[k], err, sizeof(err)), 0);
+			assert_int_equal(cachesim_new(&cfg, &alone[k], err, sizeof(err)), 0);
+			run_trace(alone[k], t);
+		}
+		struct trace_source *src;
+		assert_int_equal(memtrace_source_new(t, 1000, &src), 0);
+		struct trace_batch b;
+		int rc;
+		while ((rc = trace_source_next(src, &b)) > 0)
+			assert_int_equal(cachesim_feed_group(group, 4, &b), 0);
+		assert_int_equal(rc, 0);
+		trace_source_free(src);
+		for (int k = 0; k < 4; k++) {
+			cachesim_finish(group[k]);
+			for (uint32_t l = 0; l < 3; l++) {
+				struct cache_stats a, z;
+				cachesim_stats(group[k], l, &a);
+				cachesim_stats(alone[k], l, &z);
+				assert_memory_equal(&a, &z, sizeof(a));
+				assert_true(a.misses > 50);	/* not trivial */
+			}
+			assert_int_equal(cachesim_n_chunks(group[k]), cachesim_n_chunks(alone[k]));
+			for (int kind = 0; kind < TRAFFIC_NKINDS; kind++) {
+				assert_int_equal(cachesim_traffic(group[k], (enum cache_traffic)kind),
+						 cachesim_traffic(alone[k], (enum cache_traffic)kind));
+				for (size_t c = 0; c < cachesim_n_chunks(alone[k]); c++)
+					assert_int_equal(cachesim_chunk_traffic(group[k], c, (enum cache_traffic)kind),
+							 cachesim_chunk_traffic(alone[k], c, (enum cache_traffic)kind));
+			}
+			cachesim_free(group[k]);
+			cachesim_free(alone[k]);
+		}
+	}
+	memtrace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +445,7 @@ int main(void)
 		cmocka_unit_test(write_back_victims_carry_only_dirty_subblocks),
 		cmocka_unit_test(write_miss_fill_is_redundant_when_fully_overwritten),
 		cmocka_unit_test(chunks_split_traffic_by_instruction_count),
+		cmocka_unit_test(group_feed_equals_separate_feeds),
 		cmocka_unit_test(adjacent_counters_are_false_sharing_padded_are_not),
 		cmocka_unit_test(config_text_errors_name_the_line),
 		cmocka_unit_test(host_config_reads_sysfs_layout),

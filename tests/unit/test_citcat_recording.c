@@ -32,6 +32,8 @@ struct knobs {
 	uint64_t file_flags;	/* of the FILE the MAP names */
 	uint64_t map_prot;
 	int point_words;	/* > 0: a POINT of that many le64 words, then an FPREGS */
+	uint64_t switch_tid;	/* > 0: a SWITCH to that thread, with switch_reason */
+	uint64_t switch_reason;
 };
 
 #define GOOD_KNOBS { .with_exit = 1, .nregs = 1, .pc = 0x401000, .file_flags = CC_FILE_CHECK, \
@@ -88,6 +90,10 @@ static struct built build_with(struct knobs k)
 		for (int i = 0; i < CC_FPREGS_WORDS; i++)
 			binbuf_put_le64(&w.payload, i == 0 ? 0x1f80 : 0);
 		cc_writer_emit(&w, CC_REC_FPREGS);
+	}
+	if (k.switch_tid) {
+		put_u(&w, k.switch_tid), put_u(&w, k.switch_reason);
+		cc_writer_emit(&w, CC_REC_SWITCH);
 	}
 	b.exit_off = w.bytes;
 	if (k.with_exit) {
@@ -329,11 +335,36 @@ static void point_and_fpregs_read_with_their_exact_size(void **state)
 	assert_non_null(strstr(parse_error(k), "malformed record (kind 15)"));
 }
 
+/* SWITCH (version 4): a thread id (1 .. 2^31-1) and a reason the format knows. */
+static void switch_reads_tid_and_reason(void **state)
+{
+	struct knobs k = GOOD_KNOBS;
+	k.switch_tid = 4242;
+	k.switch_reason = CC_SWITCH_SYSCALL;
+	struct built b = build_with(k);
+	struct cc_recording *r = NULL;
+	char err[256] = "";
+	assert_int_equal(cc_recording_parse(b.data, b.len, &r, err, sizeof(err)), 0);
+	const struct cc_rec *sw = &r->recs[r->n - 2];
+	assert_int_equal(sw->kind, CC_REC_SWITCH);
+	assert_int_equal(sw->u.sw.tid, 4242);
+	assert_int_equal(sw->u.sw.reason, CC_SWITCH_SYSCALL);
+	cc_recording_free(r);
+	k.switch_reason = CC_SWITCH_HERE;
+	assert_string_equal(parse_error(k), "");
+	k.switch_reason = CC_SWITCH_MAX_REASON + 1;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 17)"));
+	k.switch_reason = CC_SWITCH_HERE;
+	k.switch_tid = 1ULL << 31;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 17)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(roundtrip_reads_every_field),
 		cmocka_unit_test(point_and_fpregs_read_with_their_exact_size),
+		cmocka_unit_test(switch_reads_tid_and_reason),
 		cmocka_unit_test(missing_exit_is_truncated_not_error),
 		cmocka_unit_test(cut_inside_a_frame_keeps_the_frames_before),
 		cmocka_unit_test(cut_before_start_is_an_error),

@@ -183,12 +183,64 @@ static void own_retries_are_not_contention(void **state)
 	memtrace_free(t);
 }
 
+/* Two processes of a tree, each with its thread 1, take a spin lock at the same address,
+ * interleaved: keyed by tid alone they would be one thread whose retries are no contention and
+ * one lock acquired once. Keyed by (pid, tid) and (pid, address): two locks, one each. */
+static void processes_keep_threads_and_locks_apart(void **state)
+{
+	(void)state;
+	struct memtrace *t = memtrace_new();
+	const uint64_t spin = 0x405000;
+	for (uint32_t pid = 100; pid <= 101; pid++) {	/* both take it (same tid, same address) */
+		memtrace_insn(t, 1, 0x401300, 4, TRACE_INSN_LOCKED);
+		t->insns[t->n_insns - 1].pid = pid;
+		memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
+	}
+	for (uint32_t pid = 100; pid <= 101; pid++) {	/* each holds it for 10 + 10 instructions */
+		for (int i = 0; i < 10; i++) {
+			memtrace_insn(t, 1, 0x401100, 4, 0);
+			t->insns[t->n_insns - 1].pid = pid;
+		}
+	}
+	for (uint32_t pid = 100; pid <= 101; pid++) {	/* each releases it */
+		memtrace_insn(t, 1, 0x401400, 6, 0);
+		t->insns[t->n_insns - 1].pid = pid;
+		memtrace_ref(t, spin, 4, TRACE_REF_WRITE);
+	}
+	struct locks *lk = run(t, NULL);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(s[i].pid, 100 + i);
+		assert_int_equal(s[i].addr, spin);
+		assert_int_equal(s[i].acquisitions, 1);
+		assert_int_equal(s[i].contended, 0);
+		assert_int_equal(s[i].n_holders, 1);
+		assert_int_equal(s[i].holders[0], 1);
+		assert_int_equal(s[i].total_hold, 22);	/* both holds span all 20 work insns + 2 */
+	}
+	size_t nth;
+	const struct lock_thread *th = locks_threads(lk, &nth);
+	assert_int_equal(nth, 2);
+	assert_int_equal(th[0].pid, 100);
+	assert_int_equal(th[1].pid, 101);
+	assert_true(locks_many_processes(lk));
+	size_t niv;
+	const struct lock_interval *iv = locks_intervals(lk, &niv);
+	assert_int_equal(niv, 2);
+	assert_int_equal(iv[0].pid + iv[1].pid, 201);
+	locks_free(lk);
+	memtrace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(contended_mutex_shows_holder_waiter_and_contention),
 		cmocka_unit_test(bare_atomic_spin_then_release_store_is_a_lock),
 		cmocka_unit_test(own_retries_are_not_contention),
+		cmocka_unit_test(processes_keep_threads_and_locks_apart),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,321 @@
+/* collect/stat_session.c - the public counting session (spent/stat.h): start the command held
+ * at a barrier so counting begins at its exec (or attach to a pid, a thread, the CPUs), wait on
+ * a pidfd (or through ptrace when its threads are followed) calling back at every interval,
+ * and read the totals. `spent stat` is a caller of this; nothing here prints. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/stat_session.h"
+#include "core/errmsg.h"
+#include "core/workload.h"
+
+struct spent_stat {
+	struct spent_stat_opts o;
+	struct workload wl;
+	struct counting *c;
+	struct thread_tracker *tt;
+	const char *cmd;	/* argv[0], for messages */
+	double start_ns, end_ns;
+	int status, exit_code;
+	/* 1: Ctrl-C arrived; 2: passed on to the command */
+	volatile sig_atomic_t interrupted;
+	char err[512];
+};
+
+/* the reason for a failure, kept for the *_error() call */
+#define fail(h, code, ...) errmsg_set((h)->err, sizeof((h)->err), code, __VA_ARGS__)
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+int spent_stat_new(const struct spent_stat_opts *opts, struct spent_stat **out)
+{
+	struct spent_stat *s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *opts;
+	s->wl = (struct workload)WORKLOAD_INIT;
+	*out = s;
+	return 0;
+}
+
+static int open_counting(struct spent_stat *s, bool command)
+{
+	const struct spent_stat_opts *o = &s->o;
+	struct counting_config cfg = {
+		.events = o->events,
+		.n_events = o->n_events,
+		.group = o->group,
+		.mode = o->system_wide ? COUNTING_CPUS : o->pid ? COUNTING_THREADS : COUNTING_TASK,
+		.pid = o->tid ? o->tid : o->pid ? o->pid : s->wl.pid,
+		.enable_on_exec = !o->system_wide && !o->pid && !o->tid,
+		.inherit = !o->tid,	/* a thread alone, as perf stat -t */
+		.cpus = o->cpus,
+		.n_cpus = o->n_cpus,
+	};
+	size_t bad = 0;
+	int err = counting_new(&cfg, &s->c, &bad);
+	if (err == -ESRCH)
+		return fail(s, err, "%s '%ld' not found", o->tid ? "thread" : "process",
+			    (long)(o->tid ? o->tid : o->pid));
+	if (err)
+		return fail(s, err, "cannot open event '%s': %s%s", o->events[bad].spec, strerror(-err),
+			    err == -EACCES || err == -EPERM
+				    ? " (run as root or lower kernel.perf_event_paranoid)" : "");
+	if (cfg.mode != COUNTING_TASK || o->tid || !command)
+		err = counting_enable(s->c);
+	return err ? fail(s, err, "cannot enable the counters: %s", strerror(-err)) : 0;
+}
+
+/* The command, held before its exec while its counters (and thread tracking) open. */
+static int start_command(struct spent_stat *s, char *const argv[])
+{
+	const struct workload_opts held = { .hold = true };
+	size_t bad = 0;
+	int err;
+	s->cmd = argv[0];
+	if ((err = workload_spawn(&s->wl, argv, &held))) {
+		s->exit_code = 1;
+		return fail(s, err, "cannot start '%s': %s", argv[0], strerror(-err));
+	}
+	if (s->o.follow_threads &&
+	    ((err = thread_tracker_new(s->o.events, s->o.group, s->o.n_events, &s->tt)) ||
+	     (err = thread_tracker_attach(s->tt, s->wl.pid, &bad)))) {
+		workload_abort(&s->wl);
+		return fail(s, err, "cannot follow the threads of '%s': %s", argv[0], strerror(-err));
+	}
+	if ((err = open_counting(s, true))) {
+		workload_abort(&s->wl);
+		return err;
+	}
+	s->start_ns = now_ns();
+	if ((err = workload_start(&s->wl))) {
+		workload_wait(s->wl.pid, NULL, 0);
+		s->wl.pid = -1;
+		s->exit_code = workload_exec_exit_code(err);
+		return fail(s, err, "workload failed: cannot run '%s': %s", argv[0], strerror(-err));
+	}
+	return 0;
+}
+
+int spent_stat_start(struct spent_stat *s, char *const argv[])
+{
+	int err;
+	s->err[0] = 0;
+	if (s->c)
+		return fail(s, -EBUSY, "already counting");
+	if (!s->o.n_events)
+		return fail(s, -EINVAL, "no events to count");
+	if (argv && argv[0])
+		return start_command(s, argv);
+	if ((err = open_counting(s, false)))
+		return err;
+	s->start_ns = now_ns();
+	return 0;
+}
+
+static void tick_interval(struct spent_stat *s)
+{
+	if (s->o.interval)
+		s->o.interval(s->o.interval_arg, s, (now_ns() - s->start_ns) / 1e9);
+}
+
+/* True when WATCH (no pidfd: an old kernel) has ended: a command is waited for without
+ * being reaped, a pid is probed. */
+static bool ended_without_pidfd(pid_t watch, bool command)
+{
+	siginfo_t si = { 0 };
+	if (!command)
+		return kill(watch, 0) < 0;
+	return waitid(P_PID, watch, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == watch;
+}
+
+/* Wait for WATCH to end (or an interrupt without a command), calling back every interval. */
+static void wait_loop(struct spent_stat *s, pid_t watch, bool command)
+{
+	int pidfd = watch > 0 ? (int)syscall(SYS_pidfd_open, watch, 0) : -1;
+	double step = (double)s->o.interval_ms * 1e6, next = s->start_ns + step;
+	for (;;) {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		int timeout = -1;
+		if (step > 0) {
+			double ms = (next - now_ns()) / 1e6;
+			timeout = ms < 0 ? 0 : (int)ms + 1;
+		}
+		if (pidfd < 0 && watch > 0 && timeout < 0)
+			timeout = 100; /* no pidfd (old kernel): poll the child's state */
+		int r = poll(&pfd, pidfd >= 0 ? 1 : 0, timeout);
+		if (s->interrupted && (!command || watch <= 0))
+			break;
+		if (s->interrupted == 1 && command) {
+			/* a terminal's Ctrl-C reaches the command too; a kill aimed at the caller
+			 * alone is passed on so the command stops and the counts stay readable */
+			kill(watch, SIGINT);
+			s->interrupted = 2;
+		}
+		if (step > 0 && now_ns() >= next) {
+			tick_interval(s);
+			next += step;
+		}
+		if (r > 0 && pidfd >= 0 && (pfd.revents & (POLLIN | POLLHUP)))
+			break;
+		if (pidfd < 0 && watch > 0 && ended_without_pidfd(watch, command))
+			break;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+static volatile sig_atomic_t tick;
+
+static void on_tick(int sig)
+{
+	(void)sig;
+	tick = 1;
+}
+
+static void set_timer(uint64_t ms)
+{
+	struct timeval tv = { (time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000 };
+	struct itimerval it = { tv, tv };
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* The followed threads' wait: every stop of the traced tree comes through waitpid; a timer
+ * interrupts it for the intervals. Returns the root's wait status. */
+static int wait_loop_traced(struct spent_stat *s)
+{
+	struct sigaction sa = { .sa_handler = on_tick }, old;
+	int status = 0, first_err = 0;
+	sigaction(SIGALRM, &sa, &old);
+	if (s->o.interval_ms)
+		set_timer(s->o.interval_ms);
+	for (;;) {
+		int st;
+		pid_t tid = waitpid(-1, &st, __WALL);
+		if (tid < 0 && errno == EINTR) {
+			if (tick && s->o.interval_ms)
+				tick_interval(s);
+			tick = 0;
+			if (s->interrupted == 1) {
+				kill(s->wl.pid, SIGINT);
+				s->interrupted = 2;
+			}
+			continue;
+		}
+		if (tid < 0)
+			break; /* no children left */
+		int r = thread_tracker_handle(s->tt, tid, st, &status);
+		if (r < 0 && !first_err)
+			first_err = r;
+		if (r == 1)
+			break;
+	}
+	if (s->o.interval_ms)
+		set_timer(0);
+	sigaction(SIGALRM, &old, NULL);
+	if (first_err && s->o.warn) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "a new thread could not be counted: %s", strerror(-first_err));
+		s->o.warn(s->o.warn_arg, msg);
+	}
+	return status;
+}
+
+int spent_stat_wait(struct spent_stat *s, int *status)
+{
+	bool command = s->wl.pid > 0;
+	s->err[0] = 0;
+	if (!s->c || s->end_ns)
+		return fail(s, -EINVAL, "not counting");
+	if (s->tt) {
+		s->status = wait_loop_traced(s);
+	} else {
+		wait_loop(s, command ? s->wl.pid : s->o.pid ? s->o.pid : s->o.tid, command);
+		if (command && workload_wait(s->wl.pid, &s->status, 0) < 0)
+			s->status = 1 << 8;	/* cannot be waited for: exit code 1 */
+	}
+	s->end_ns = now_ns();
+	if (command)
+		s->exit_code = workload_exit_code(s->status);
+	if (status)
+		*status = s->status;
+	return 0;
+}
+
+void spent_stat_interrupt(struct spent_stat *s)
+{
+	if (!s->interrupted)
+		s->interrupted = 1;
+}
+
+int spent_stat_read(struct spent_stat *s, struct spent_stat_value *values, size_t n)
+{
+	if (!s->c || n > s->o.n_events)
+		return -EINVAL;
+	struct count_value *t = calloc(s->o.n_events, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	int err = counting_read_totals(s->c, t);
+	for (size_t i = 0; i < n && !err; i++)
+		values[i] = (struct spent_stat_value){ t[i].value, t[i].enabled, t[i].running };
+	free(t);
+	return err;
+}
+
+double spent_stat_scaled(const struct spent_stat_value *v)
+{
+	struct count_value cv = { v->value, v->enabled_ns, v->running_ns };
+	return count_value_scaled(&cv);
+}
+
+uint64_t spent_stat_elapsed_ns(const struct spent_stat *s)
+{
+	if (!s->start_ns)
+		return 0;
+	return (uint64_t)((s->end_ns ? s->end_ns : now_ns()) - s->start_ns);
+}
+
+int spent_stat_exit_code(const struct spent_stat *s)
+{
+	return s->exit_code;
+}
+
+const char *spent_stat_error(const struct spent_stat *s)
+{
+	return s ? s->err : "out of memory";
+}
+
+struct counting *stat_session_counting(struct spent_stat *s)
+{
+	return s->c;
+}
+
+struct thread_tracker *stat_session_tracker(struct spent_stat *s)
+{
+	return s->tt;
+}
+
+void spent_stat_free(struct spent_stat *s)
+{
+	if (!s)
+		return;
+	counting_free(s->c);
+	thread_tracker_free(s->tt);
+	free(s);
+}

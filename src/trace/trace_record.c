@@ -1,0 +1,329 @@
+/* trace/trace_record.c - the public tracer (spent/trace_record.h): runs a command under
+ * valgrind's spent tool with a private FIFO every tool instance of the process tree writes its
+ * records to, copies them into the log (each image's identity filled in), and reaps valgrind.
+ * `spent trace -- CMD` is a caller of this; nothing here prints. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/errmsg.h"
+#include "core/outfile.h"
+#include "core/workload.h"
+#include "spent/trace_record.h"
+#include "trace/log_io.h"
+
+/* After a stop, processes the command left running get this long to close the stream. */
+#define TRACE_STOP_GRACE_S 3
+
+struct spent_trace {
+	struct spent_trace_opts o;
+	struct log_writer *w;
+	struct log_collector *c;
+	char dir[PATH_MAX], fifo[PATH_MAX + 16];
+	int rfd, hold;		/* the FIFO's read end, and our write end holding it open */
+	pid_t pid;
+	volatile sig_atomic_t tool_pid;	/* 0 once reaped: never signal a reused pid */
+	volatile sig_atomic_t stop_signal;
+	char err[512];
+};
+
+/* the reason for a failure, kept for the *_error() call */
+#define fail(h, code, ...) errmsg_set((h)->err, sizeof((h)->err), code, __VA_ARGS__)
+
+/* The recorder fills in each image's identity (build-id, else a content hash) so readers can
+ * tell a changed binary, one rebuilt without a build-id too. */
+static void add_identity(uint32_t type, uint8_t *payload, uint32_t len)
+{
+	if (type != LOG_REC_IMAGE)
+		return;
+	struct log_image li;
+	char path[4096];
+	if (len < sizeof(li))
+		return;
+	memcpy(&li, payload, sizeof(li));
+	if (li.path_len == 0 || li.path_len >= sizeof(path) || sizeof(li) + li.path_len > len ||
+	    (li.flags & LOG_IMG_BYTES))
+		return;
+	memcpy(path, payload + sizeof(li), li.path_len);
+	path[li.path_len] = 0;
+	uint8_t n = 0;
+	uint32_t kind = 0;
+	if (log_image_identity(path, li.build_id, &n, &kind) == 0 && n > 0) {
+		li.build_id_len = n;
+		li.flags |= kind;
+		memcpy(payload, &li, sizeof(li));
+	}
+}
+
+/* A private directory holding the FIFO every tool instance of the tree writes to. */
+static int make_fifo(char *dir, size_t dlen, char *fifo, size_t flen)
+{
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, dlen, "%s/spent-trace.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return -errno;
+	snprintf(fifo, flen, "%s/records", dir);
+	if (mkfifo(fifo, 0600) < 0) {
+		int err = -errno;
+		rmdir(dir);
+		return err;
+	}
+	return 0;
+}
+
+static void remove_fifo(const char *dir, const char *fifo)
+{
+	unlink(fifo);
+	rmdir(dir);
+}
+
+/* The FIFO, opened for reading without blocking on a writer, then held open by our own write
+ * end, with a big pipe: fewer context switches both sides (the default 64 KiB when the limit in
+ * /proc/sys/fs/pipe-max-size is lower). */
+static int open_fifo(struct spent_trace *t)
+{
+	int err = make_fifo(t->dir, sizeof(t->dir), t->fifo, sizeof(t->fifo));
+	if (err)
+		return err;
+	t->rfd = open(t->fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	t->hold = t->rfd < 0 ? -1 : open(t->fifo, O_WRONLY | O_CLOEXEC);
+	if (t->hold < 0)
+		return -errno;
+	fcntl(t->rfd, F_SETFL, 0);	/* blocking reads from here on */
+	fcntl(t->rfd, F_SETPIPE_SZ, 1 << 20);
+	return 0;
+}
+
+int spent_trace_new(const struct spent_trace_opts *opts, const char *path, struct spent_trace **out)
+{
+	struct spent_trace *t = calloc(1, sizeof(*t));
+	int err;
+	*out = t;
+	if (!t)
+		return -ENOMEM;
+	t->o = *opts;
+	t->rfd = t->hold = -1;
+	uint32_t flags = (opts->no_data ? 0 : LOG_F_DATA) | (opts->start ? LOG_F_START : 0);
+	if ((err = outfile_check(path)) < 0 || (err = log_writer_new(path, flags, opts->max_insns, &t->w)) < 0)
+		return fail(t, err, "cannot write '%s': %s", path, outfile_strerror(err));
+	if ((err = log_collector_new(t->w, add_identity, &t->c)) < 0 || (err = open_fifo(t)) < 0)
+		return fail(t, err, "cannot create the tool's FIFO: %s", strerror(-err));
+	return 0;
+}
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGQUIT };
+
+/* In the child before exec: a shell starts background jobs with SIGINT ignored, and the
+ * program must not be; the caller's stop handlers are not the program's; valgrind finds the
+ * spent tool in VALGRIND_LIB. */
+static int tool_setup(void *vglib)
+{
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		signal(stop_signals[i], SIG_DFL);
+	return setenv("VALGRIND_LIB", vglib, 1) ? errno : 0;
+}
+
+int spent_trace_start(struct spent_trace *t, char *const argv[])
+{
+	const struct spent_trace_opts *o = &t->o;
+	char fdopt[PATH_MAX + 32], maxopt[48], startopt[512];
+	char *pre[16];
+	int n = 0;
+	t->err[0] = 0;
+	if (!t->c || t->hold < 0 || t->pid > 0)
+		return fail(t, -EINVAL, "the tracer is not ready");
+	snprintf(fdopt, sizeof(fdopt), "--spent-pipe=%s", t->fifo);
+	pre[n++] = "valgrind";
+	pre[n++] = "--tool=spent";
+	pre[n++] = "-q";
+	pre[n++] = fdopt;
+	pre[n++] = o->no_children ? "--spent-children=no" : "--trace-children=yes";
+	if (o->no_data)
+		pre[n++] = "--spent-data=no";
+	if (o->start) {
+		snprintf(startopt, sizeof(startopt), "--spent-start=%s", o->start);
+		pre[n++] = startopt;
+		pre[n++] = "--vex-guest-chase=no";
+	}
+	if (o->max_insns) {
+		snprintf(maxopt, sizeof(maxopt), "--spent-max=%llu", (unsigned long long)o->max_insns);
+		pre[n++] = maxopt;
+	}
+	const struct workload_opts wo = { .setup = tool_setup, .setup_arg = (void *)o->valgrind_lib };
+	struct workload w;
+	char **vargv = workload_argv_join(pre, (size_t)n, (char *const *)argv);
+	int err = vargv ? workload_spawn(&w, vargv, &wo) : -ENOMEM;
+	free(vargv);
+	if (err)
+		return fail(t, err, "cannot start valgrind: %s", strerror(-err));
+	/* after a failed exec it exits 127, reaped as any run */
+	if ((err = workload_start(&w)))
+		fail(t, err, "cannot run 'valgrind': %s: install the valgrind package", strerror(-err));
+	t->pid = w.pid;
+	t->tool_pid = w.pid;
+	if (t->stop_signal)	/* came before the pid was known */
+		kill(w.pid, t->stop_signal);
+	return 0;
+}
+
+/* Copy the tool's frames from the FIFO into the log until every process of the tree has
+ * closed it. HOLD, our own write end, keeps the FIFO open until the command's valgrind exits
+ * (before its tool opens the FIFO, an EOF would come at once); then it is closed and the
+ * read runs to the EOF the last process of the tree gives. 0 at a clean EOF. */
+#define PUMP_BUF (1u << 20)
+static int pump(struct spent_trace *t)
+{
+	uint8_t *buf = malloc(PUMP_BUF);
+	int fd = t->rfd, *hold = &t->hold;
+	pid_t pid = t->pid;
+	struct log_collector *c = t->c;
+	int err = 0, stop_waits = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		/* stopped: processes the command left running (they got no signal from us) must
+		 * not keep the recording open; what they sent so far stays */
+		if (t->stop_signal && *hold < 0) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			if (poll(&pfd, 1, 200) <= 0) {
+				if (++stop_waits >= TRACE_STOP_GRACE_S * 5) {
+					err = -ETIMEDOUT;
+					break;
+				}
+				continue;
+			}
+		}
+		if (*hold >= 0) {
+			siginfo_t si = { 0 };
+			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			    si.si_pid == pid) {
+				close(*hold);
+				*hold = -1;
+			}
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			if (poll(&pfd, 1, 200) <= 0)
+				continue;
+		}
+		ssize_t n = read(fd, buf, PUMP_BUF);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			break;
+		}
+		if (n == 0) {
+			err = log_collector_finish(c);
+			break;
+		}
+		if ((err = log_collector_feed(c, buf, (size_t)n)) < 0)
+			break;
+	}
+	free(buf);
+	return err;
+}
+
+/* Wait for valgrind to exit, then forget its pid before reaping it. */
+static void reap_tool(struct spent_trace *t, int *status)
+{
+	siginfo_t si;
+	while (waitid(P_PID, (id_t)t->pid, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+		;
+	t->tool_pid = 0;
+	workload_wait(t->pid, status, 0);
+}
+
+int spent_trace_wait(struct spent_trace *t, int *status)
+{
+	int st = 0;
+	if (t->pid <= 0)
+		return fail(t, -EINVAL, "not tracing");
+	int err = pump(t);
+	if (t->hold >= 0)
+		close(t->hold);
+	close(t->rfd);
+	t->hold = t->rfd = -1;
+	remove_fifo(t->dir, t->fifo);
+	t->dir[0] = 0;
+	reap_tool(t, &st);
+	if (status)
+		*status = st;
+	if (err == -EBADMSG)
+		return fail(t, err, "the valgrind tool sent a malformed record");
+	if (err < 0)
+		return fail(t, err, "the record stream of a traced process broke off (%s: its valgrind died?)",
+			    strerror(-err));
+	return 0;
+}
+
+void spent_trace_stop(struct spent_trace *t, int sig)
+{
+	int saved = errno;
+	if (sig == SIGKILL || t->stop_signal) {
+		if (t->tool_pid > 0)
+			kill((pid_t)t->tool_pid, SIGKILL);
+	} else {
+		t->stop_signal = sig;
+		if (t->tool_pid > 0)
+			kill((pid_t)t->tool_pid, sig);
+	}
+	errno = saved;
+}
+
+int spent_trace_stopped(const struct spent_trace *t)
+{
+	return t->stop_signal;
+}
+
+void spent_trace_get_totals(const struct spent_trace *t, struct spent_trace_totals *tot)
+{
+	const struct log_collect_totals *c = t->c ? log_collector_totals(t->c) : NULL;
+	*tot = (struct spent_trace_totals){ 0 };
+	if (c)
+		*tot = (struct spent_trace_totals){ .records = c->records, .data = c->data,
+						    .streams = c->streams };
+}
+
+void spent_trace_mark_incomplete(struct spent_trace *t)
+{
+	if (t->w)
+		log_writer_mark_incomplete(t->w);
+}
+
+int spent_trace_commit(struct spent_trace *t)
+{
+	int err = t->w ? log_writer_commit(t->w) : -EINVAL;
+	return err < 0 ? fail(t, err, "cannot write the log: %s", strerror(-err)) : 0;
+}
+
+uint64_t spent_trace_bytes(const struct spent_trace *t)
+{
+	return t->w ? log_writer_bytes(t->w) : 0;
+}
+
+const char *spent_trace_error(const struct spent_trace *t)
+{
+	return t ? t->err : "out of memory";
+}
+
+void spent_trace_free(struct spent_trace *t)
+{
+	if (!t)
+		return;
+	if (t->rfd >= 0)
+		close(t->rfd);
+	if (t->hold >= 0)
+		close(t->hold);
+	if (t->dir[0])
+		remove_fifo(t->dir, t->fifo);
+	log_collector_free(t->c);
+	log_writer_free(t->w);
+	free(t);
+}
