@@ -1,7 +1,8 @@
 /* profile/profile_samples.c - the samples file (kind 4, layout in profile_file.h): one
  * event's detail rows with local string, task, image, call-chain (a trie of frames) and row
  * tables, rows delta-coded so that a row of `spent record` costs two or three bytes; the
- * encoder and the validate-everything parser. */
+ * encoder and the validate-everything parser, and the test of whether the file can carry the
+ * event's call stacks too (PROFILE_SAMPLES_STACKS). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

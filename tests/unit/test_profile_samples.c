@@ -48,10 +48,27 @@ static int line_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* LINES[0..N) sorted and joined, one a line (LINES and its strings freed). */
+static char *join_sorted(char **lines, size_t n)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len += strlen(lines[i]) + 1;
+	qsort(lines, n, sizeof(*lines), line_cmp);
+	char *out = calloc(len + 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		strcat(out, lines[i]);
+		strcat(out, "\n");
+		free(lines[i]);
+	}
+	free(lines);
+	return out;
+}
+
 /* Every row of P as text, sorted: "event comm/pid/tid/cgroup time count image:offset...". */
 static char *dump_rows(const struct profile *p)
 {
-	size_t n = profile_ndetail(p), len = 0;
+	size_t n = profile_ndetail(p);
 	char **lines = calloc(n + 1, sizeof(*lines));
 	for (size_t i = 0; i < n; i++) {
 		struct profile_detail_row r;
@@ -68,17 +85,8 @@ static char *dump_rows(const struct profile *p)
 				      (unsigned long long)r.frames[f].offset);
 		}
 		lines[i] = strdup(buf);
-		len += strlen(buf) + 1;
 	}
-	qsort(lines, n, sizeof(*lines), line_cmp);
-	char *out = calloc(len + 1, 1);
-	for (size_t i = 0; i < n; i++) {
-		strcat(out, lines[i]);
-		strcat(out, "\n");
-		free(lines[i]);
-	}
-	free(lines);
-	return out;
+	return join_sorted(lines, n);
 }
 
 /* Tasks with and without cgroups, no task, unknown time, frames without image, kernel
@@ -399,7 +407,7 @@ static void samples_parser_checks_each_rule(void **state)
 /* Every call stack of P as text, sorted: "event count image:offset...". */
 static char *dump_stacks(const struct profile *p)
 {
-	size_t n = profile_nstacks(p), len = 0;
+	size_t n = profile_nstacks(p);
 	char **lines = calloc(n + 1, sizeof(*lines));
 	for (size_t i = 0; i < n; i++) {
 		uint32_t ev;
@@ -416,17 +424,8 @@ static char *dump_stacks(const struct profile *p)
 				      (unsigned long long)f[j].offset);
 		}
 		lines[i] = strdup(buf);
-		len += strlen(buf) + 1;
 	}
-	qsort(lines, n, sizeof(*lines), line_cmp);
-	char *out = calloc(len + 1, 1);
-	for (size_t i = 0; i < n; i++) {
-		strcat(out, lines[i]);
-		strcat(out, "\n");
-		free(lines[i]);
-	}
-	free(lines);
-	return out;
+	return join_sorted(lines, n);
 }
 
 static bool stacks_file_exists(const char *dir, const char *ev)
