@@ -87,6 +87,13 @@ if command -v g++ >/dev/null; then
 	(cd "$tmp" && perf record -q -g -F 2000 -e cpu-clock -o "$tmp/big.perf" -- g++ -O2 -c big.cpp -o /dev/null) >/dev/null 2>&1
 	(cd "$tmp" && "$SPENT" record -g -F 2000 -e cpu-clock -o "$tmp/big" -- g++ -O2 -c big.cpp -o /dev/null) >/dev/null 2>&1
 	echo "large binary: g++ -O2 -c (cc1plus) -g -F 2000, median of $runs"
+	# the issue's real case: deep C++ call stacks, 44k distinct return addresses
+	bp=$(stat -c %s "$tmp/big.perf") bs=$(du -sb "$tmp/big" | cut -f1)
+	bd=$(find "$tmp/big" -name 'samples*' -printf '%s\n' | awk '{ t += $1 } END { print t + 0 }')
+	bk=$(find "$tmp/big" -name 'stacks*' -printf '%s\n' | awk '{ t += $1 } END { print t + 0 }')
+	awk -v s="$bs" -v p="$bp" -v d="$bd" -v k="$bk" 'BEGIN {
+		printf "  size       profile %d (samples files %d, stacks files %d) / perf.data %d = %.4f (goal <= 0.1)\n",
+		       s, d, k, p, s / p }'
 	view() { # NAME "SPENT ARGS" "PERF ARGS"
 		local sp=() pe=()
 		for i in $(seq "$runs"); do
