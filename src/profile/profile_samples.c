@@ -308,6 +308,17 @@ bool profile_samples_hold_stacks(const struct profile *p, uint32_t ev)
 	size_t nq = 0, np = 0;
 	uint32_t qe, qi;
 	bool same = false;
+	/* cheap test first: the daemon writes rows without stacks at every flush */
+	uint64_t rows_total = 0, stacks_total = 0, cnt;
+	const struct profile_frame *f;
+	size_t nf;
+	for (size_t i = 0; i < d->nrows; i++)
+		if (d->rows[i].ev == ev)
+			rows_total += d->rows[i].count;
+	for (size_t i = 0; profile_stack_next(p, ev, &i, &f, &nf, &cnt);)
+		stacks_total += cnt;
+	if (!rows_total || rows_total != stacks_total)
+		goto out;
 	int err = q ? profile_event_intern(q, e->name, e->period, e->flags, &qe) : -ENOMEM;
 	for (size_t i = 0; i < profile_nimages(p) && !err; i++)
 		err = profile_image_intern(q, profile_image_get(p, (uint32_t)i), &qi);
@@ -321,9 +332,6 @@ bool profile_samples_hold_stacks(const struct profile *p, uint32_t ev)
 	once = nq ? malloc(nq * sizeof(*once)) : NULL;
 	if (!once)
 		goto out;
-	const struct profile_frame *f;
-	size_t nf;
-	uint64_t cnt;
 	uint32_t sev;
 	for (size_t i = 0; i < nq; i++)
 		profile_stack_get(q, i, &sev, &f, &nf, &once[i]);
