@@ -8,6 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "core/outfile.h"
 #include "profile/export.h"
@@ -115,14 +116,8 @@ static uint64_t fn_id(struct pp *x, long name, long file)
 	for (size_t i = 0; i < x->nfn; i++)	/* functions are few (hundreds) */
 		if (x->fns[i].name == name && x->fns[i].file == file)
 			return x->fns[i].id;
-	if (x->nfn == x->capfn) {
-		size_t cap = x->capfn ? x->capfn * 2 : 256;
-		struct fn *n = realloc(x->fns, cap * sizeof(*n));
-		if (!n)
-			return 0;
-		x->fns = n;
-		x->capfn = cap;
-	}
+	if (ALLOC_GROW(x->fns, x->nfn + 1, x->capfn))
+		return 0;
 	x->fns[x->nfn] = (struct fn){ name, file, x->nfn + 1 };
 	x->nfn++;
 	x->msg.len = 0;
