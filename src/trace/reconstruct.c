@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/decode.h"
 #include "trace/log_io.h"
 #include "trace/recon_internal.h"
@@ -38,14 +39,8 @@ static struct recon_thread *thread_get(struct recon *r, uint32_t tid)
 	for (size_t i = 0; i < r->p.n_th; i++)
 		if (r->p.th[i].tid == tid)
 			return &r->p.th[i];
-	if (r->p.n_th == r->p.cap_th) {
-		size_t n = r->p.cap_th ? 2 * r->p.cap_th : 16;
-		struct recon_thread *t = realloc(r->p.th, n * sizeof(*t));
-		if (!t)
-			return NULL;
-		r->p.th = t;
-		r->p.cap_th = n;
-	}
+	if (ALLOC_GROW(r->p.th, r->p.n_th + 1, r->p.cap_th))
+		return NULL;
 	struct recon_thread *t = &r->p.th[r->p.n_th++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
