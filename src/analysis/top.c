@@ -29,6 +29,7 @@ struct top {
 	size_t capindex;
 	char **strs;		/* interned strings, open addressing */
 	size_t nstrs, capstrs;
+	size_t images_seen;	/* distinct image paths interned */
 };
 
 static const char *const view_names[TOP_NVIEWS] = { "functions", "images", "comms", "processes" };
@@ -191,12 +192,15 @@ int top_add(struct top *t, const char *comm, pid_t pid, const struct profile_ima
 	    uint64_t offset, uint64_t count)
 {
 	const char *c = comm ? intern(t, comm) : NULL;
+	size_t strs_before = t->nstrs;
 	const char *image = intern(t, img ? img->path : UNKNOWN);
 	const char *function = NULL;
 	struct sym_info si = { 0 };
 
 	if ((comm && !c) || !image)
 		return -ENOMEM;
+	if (img && t->nstrs > strs_before)
+		t->images_seen++;
 	if (img && symbols_lookup_name(t->sym, img, offset, &si) == 0 && si.name)
 		function = intern(t, si.name);
 	else
@@ -238,6 +242,16 @@ void top_tick(struct top *t)
 	/* keys moved: the same index refilled in place (no allocation that could fail) */
 	memset(t->index, 0, t->capindex * sizeof(*t->index));
 	index_fill(t, t->index, t->capindex);
+}
+
+size_t top_images_seen(const struct top *t)
+{
+	return t->images_seen;
+}
+
+void top_set_symbols(struct top *t, struct symbols *sym)
+{
+	t->sym = sym;
 }
 
 void top_get_stats(const struct top *t, struct top_stats *st)

@@ -37,6 +37,15 @@ int top_add(struct top *t, const char *comm, pid_t pid, const struct profile_ima
 /* Close the open interval (it joins the window, the oldest leaves) and open a new one. */
 void top_tick(struct top *t);
 
+/* Distinct image paths T has been given so far (NULL images not counted). core/symbols keeps
+ * every image it read open (its file, and libdw's debuginfod client: two sockets), so a view
+ * that runs for hours over short-lived programs renews its symbols when this has grown
+ * (cmd_top.c); names already shown are T's own copies and stay. */
+size_t top_images_seen(const struct top *t);
+/* Symbolize with SYM from now on (the caller's, outlives T; the old one is the caller's to
+ * free). */
+void top_set_symbols(struct top *t, struct symbols *sym);
+
 /* One row of a view: the strings live until the next top_tick or top_free. */
 struct top_row {
 	const char *function;	/* function view; "[unknown]" when no symbol covers the pc */

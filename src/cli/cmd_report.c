@@ -482,7 +482,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (o.who.nkeys) {
-		rc = report_who_print(&o.who, p, sym, evs[0], o.fmt, o.limit < 0 && o.fmt == OUT_TABLE ?
+		rc = report_who_print(&o.who, p, sym, evs, nev, o.fmt, o.limit < 0 && o.fmt == OUT_TABLE ?
 				      40 : o.limit) ? 1 : skipped ? 1 : 0;
 		goto out;
 	}

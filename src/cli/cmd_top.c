@@ -158,7 +158,29 @@ struct top_run {
 	bool daemon;		/* counts come from a daemon: asked once per interval */
 	struct top_header h;
 	char source[256], note[160];
+	struct symbols *sym;	/* top's symbols: renewed as images pile up */
+	size_t renew_at;	/* top_images_seen() at which they are renewed */
 };
+
+/* Every image core/symbols has read stays open (its file, and two sockets of libdw's
+ * debuginfod client): a top left running over a machine that builds and runs new programs
+ * all day reached 240 fds in a minute. After this many new images the symbols are dropped and
+ * read again as samples need them (the hot images: a few, read once more). */
+#define TOP_SYMBOLS_RENEW 64
+
+static void renew_symbols(struct top_run *run)
+{
+	struct symbols *fresh = NULL;
+
+	if (top_images_seen(run->t) < run->renew_at)
+		return;
+	run->renew_at = top_images_seen(run->t) + TOP_SYMBOLS_RENEW;
+	if (symbols_new(&fresh))
+		return;		/* no memory now: the old ones still name everything */
+	top_set_symbols(run->t, fresh);
+	symbols_free(run->sym);
+	run->sym = fresh;
+}
 
 static void on_sample(void *arg, const struct live_sample *s)
 {
@@ -294,6 +316,7 @@ static int loop(struct top_run *run)
 		now = now_ms();
 		if (now >= next) {
 			top_tick(run->t);
+			renew_symbols(run);
 			next += step;
 			if (next <= now)	/* stopped or starved: no burst of catch-up ticks */
 				next = now + step;
@@ -377,8 +400,7 @@ static int open_source(const struct top_opts *o, struct top_run *run)
 int cmd_top(int argc, char **argv)
 {
 	struct top_opts o = { .interval = 1.0, .rows = 20 };
-	struct top_run run = { .o = &o };
-	struct symbols *sym = NULL;
+	struct top_run run = { .o = &o, .renew_at = TOP_SYMBOLS_RENEW };
 	int r = parse_opts(argc, argv, &o), status = 1;
 
 	if (r)
@@ -395,7 +417,7 @@ int cmd_top(int argc, char **argv)
 		len += (size_t)snprintf(run.source + len, sizeof(run.source) - len, ", comm %s", o.comm);
 	if (o.pid && len < sizeof(run.source))
 		snprintf(run.source + len, sizeof(run.source) - len, ", pid %ld", o.pid);
-	if ((r = symbols_new(&sym)) || (r = top_new(run.h.slots, sym, &run.t))) {
+	if ((r = symbols_new(&run.sym)) || (r = top_new(run.h.slots, run.sym, &run.t))) {
 		parse_options_error(&top_usage, "%s", strerror(-r));
 		goto out;
 	}
@@ -409,7 +431,7 @@ int cmd_top(int argc, char **argv)
 	top_tty_leave();
 out:
 	top_free(run.t);
-	symbols_free(sym);
+	symbols_free(run.sym);
 	live_close(run.live);
 	return status;
 }

@@ -10,7 +10,9 @@
 #include "cli/report_who.h"
 #include "core/json.h"
 
-/* Every comma-separated item of L, in order, as new strings appended to W->strings. */
+/* Every comma-separated item of L, in order, as new strings appended to W->strings. A comm
+ * may itself hold a comma (prctl(PR_SET_NAME) takes any bytes): "\\," is a literal comma
+ * and "\\\\" a backslash. */
 static int split_strings(struct report_who *w, const struct opt_string_list *l, size_t *first,
 			 size_t *n, size_t *used)
 {
@@ -18,19 +20,25 @@ static int split_strings(struct report_who *w, const struct opt_string_list *l, 
 	for (int i = 0; i < l->n; i++) {
 		const char *s = l->items[i];
 		for (;;) {
-			size_t len = strcspn(s, ",");
-			if (!len)
-				return -EINVAL;
-			char **ns = realloc(w->strings, (*used + 1) * sizeof(*ns));
-			if (!ns)
+			char *item = malloc(strlen(s) + 1);
+			size_t len = 0;
+			if (!item)
 				return -ENOMEM;
+			for (; *s && *s != ','; s++) {
+				if (*s == '\\' && (s[1] == ',' || s[1] == '\\'))
+					s++;
+				item[len++] = *s;
+			}
+			item[len] = 0;
+			char **ns = len ? realloc(w->strings, (*used + 1) * sizeof(*ns)) : NULL;
+			if (!ns) {
+				free(item);
+				return len ? -ENOMEM : -EINVAL;
+			}
 			w->strings = ns;
-			if (!(w->strings[*used] = strndup(s, len)))
-				return -ENOMEM;
-			(*used)++;
-			if (!s[len])
+			w->strings[(*used)++] = item;
+			if (!*s++)
 				break;
-			s += len + 1;
 		}
 	}
 	*n = *used - *first;
@@ -104,6 +112,28 @@ int report_who_check(struct report_who *w, const struct parse_usage *pu)
 	return 0;
 }
 
+/* An empty table alone does not say whether the profile is empty or the filter too narrow:
+ * when the selection Q of P holds no sample, one warning line says so, with P's span when a
+ * --time window was given (the usual mistake is a window past the end). */
+static void warn_if_nothing_selected(const struct report_who *w, const struct profile *p,
+				     const struct profile *q)
+{
+	uint64_t all = 0, s, e;
+	for (uint32_t ev = 0; ev < profile_nevents(q); ev++)
+		if (profile_event_total(q, ev))
+			return;
+	for (uint32_t ev = 0; ev < profile_nevents(p); ev++)
+		all += profile_event_total(p, ev);
+	profile_span(p, &s, &e);
+	if (w->time && s && e > s)
+		cli_warn("no sample of the profile's %llu matches the selection (--time '%s': the "
+			 "profile spans 0-%.3f s)", (unsigned long long)all, w->time,
+			 (double)(e - s) / 1e9);
+	else
+		cli_warn("no sample of the profile's %llu matches the selection (--comm, --pid, "
+			 "--tid, --image, --time)", (unsigned long long)all);
+}
+
 int report_who_select(struct report_who *w, const char *input, struct profile **p)
 {
 	if (!report_who_active(w))
@@ -138,6 +168,7 @@ int report_who_select(struct report_who *w, const char *input, struct profile **
 		cli_error("cannot select samples: %s", strerror(-err));
 		return err;
 	}
+	warn_if_nothing_selected(w, *p, q);
 	profile_free(*p);
 	*p = q;
 	return 0;
@@ -153,6 +184,30 @@ static bool key_is_number(enum detail_key k)
 	return k == DETAIL_KEY_PID || k == DETAIL_KEY_TID;
 }
 
+/* Columns count characters, not bytes: a UTF-8 name ("é") is one column per code point. */
+static int cell_width(const char *v)
+{
+	int n = 0;
+	for (; *v; v++)
+		n += ((unsigned char)*v & 0xc0) != 0x80;
+	return n;
+}
+
+/* One table cell in WIDTH (negative: left-aligned). Comms are whatever a program set with
+ * prctl(PR_SET_NAME): a tab or newline in one would break the columns, so control
+ * characters show as '?' (as ps shows them); CSV and JSON keep the bytes. */
+static void print_cell(const char *v, int width)
+{
+	int pad = (width < 0 ? -width : width) - cell_width(v);
+	printf("  ");
+	if (width > 0)
+		printf("%*s", pad > 0 ? pad : 0, "");
+	for (; *v; v++)
+		putchar((unsigned char)*v < 0x20 || *v == 0x7f ? '?' : *v);
+	if (width < 0)
+		printf("%*s", pad > 0 ? pad : 0, "");
+}
+
 static void print_table(const struct profile *p, const struct detail_report *r, long limit)
 {
 	printf("# %llu samples of '%s' by", (unsigned long long)r->total,
@@ -165,8 +220,9 @@ static void print_table(const struct profile *p, const struct detail_report *r, 
 	for (size_t k = 0; k < r->nkeys; k++) {
 		width[k] = (int)strlen(detail_key_name(r->keys[k]));
 		for (size_t i = 0; i < r->ngroups && (limit < 0 || (long)i < limit); i++) {
-			int n = (int)strlen(r->groups[i].cols[k]);
-			if (n > width[k] && k + 1 < r->nkeys)
+			int n = cell_width(r->groups[i].cols[k]);
+			/* the last column is not padded unless it is a right-aligned number */
+			if (n > width[k] && (k + 1 < r->nkeys || key_is_number(r->keys[k])))
 				width[k] = n > 40 ? 40 : n;
 		}
 		printf("  %*s", key_is_number(r->keys[k]) ? width[k] : -width[k],
@@ -177,16 +233,20 @@ static void print_table(const struct profile *p, const struct detail_report *r, 
 		const struct detail_group *g = &r->groups[i];
 		printf("%9llu %7.2f%%", (unsigned long long)g->samples, pct(g->samples, r->total));
 		for (size_t k = 0; k < r->nkeys; k++)
-			printf("  %*s", key_is_number(r->keys[k]) ? width[k] : -width[k], g->cols[k]);
+			print_cell(g->cols[k], key_is_number(r->keys[k]) ? width[k] :
+					       k + 1 < r->nkeys ? -width[k] : 0);
 		printf("\n");
 	}
+	if (limit >= 0 && r->ngroups > (size_t)limit)
+		printf("# %zu more rows not shown (--limit N, or --csv/--json for all)\n",
+		       r->ngroups - (size_t)limit);
 }
 
 static void print_machine(const struct profile *p, const struct detail_report *r,
-			  enum out_fmt fmt, long limit)
+			  enum out_fmt fmt, long limit, bool header)
 {
 	const char *evn = profile_event_get(p, r->event)->name;
-	if (fmt == OUT_CSV) {
+	if (fmt == OUT_CSV && header) {
 		for (size_t k = 0; k < r->nkeys; k++)
 			printf("%s,", detail_key_name(r->keys[k]));
 		printf("event,samples,percent\n");
@@ -220,21 +280,26 @@ static void print_machine(const struct profile *p, const struct detail_report *r
 }
 
 int report_who_print(const struct report_who *w, const struct profile *p, struct symbols *sym,
-		     uint32_t ev, enum out_fmt fmt, long limit)
+		     const uint32_t *evs, size_t nev, enum out_fmt fmt, long limit)
 {
-	struct detail_report *r = NULL;
 	/* the profile is already the selection (report_who_select): group all of it */
 	struct detail_filter all = { 0 };
-	int err = detail_report_build(p, sym, ev, w->keys, w->nkeys, &all, &r);
-	if (err) {
-		cli_error("cannot build the --sort table: %s", strerror(-err));
-		return err;
+	for (size_t e = 0; e < nev; e++) {
+		struct detail_report *r = NULL;
+		int err = detail_report_build(p, sym, evs[e], w->keys, w->nkeys, &all, &r);
+		if (err) {
+			cli_error("cannot build the --sort table: %s", strerror(-err));
+			return err;
+		}
+		if (fmt == OUT_TABLE) {
+			if (e)
+				putchar('\n');
+			print_table(p, r, limit);
+		} else {
+			print_machine(p, r, fmt, limit, e == 0);
+		}
+		detail_report_free(r);
 	}
-	if (fmt == OUT_TABLE)
-		print_table(p, r, limit);
-	else
-		print_machine(p, r, fmt, limit);
-	detail_report_free(r);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 
 #define NCOLS 5		/* %, samples, then up to three names */
 #define MIN_NAME 6
+#define MIN_FIRST 16	/* the first column is not cut below this while others are shown */
 
 static void text_add(struct top_text *x, const char *s, size_t n)
 {
@@ -165,6 +166,17 @@ void top_format(struct top_text *out, const struct top *t, enum top_view v,
 		size_t fixed = 7 + 1 + 9 + 1, sum = fixed;
 		for (size_t c = 0; c < ncells; c++)
 			sum += w[c] + (c + 1 < ncells);
+		/* in a narrow terminal the last columns go before the first one is cut under
+		 * MIN_FIRST: "[unkn.. cc1 cc1" at 40 columns named nothing */
+		while (ncells > 1 && sum > width) {
+			size_t others = 0;
+			for (size_t c = 1; c < ncells; c++)
+				others += (w[c] < MIN_NAME ? w[c] : MIN_NAME) + 1;
+			if (fixed + others + (w[0] < MIN_FIRST ? w[0] : MIN_FIRST) <= width)
+				break;
+			sum -= w[ncells - 1] + 1;
+			ncells--;
+		}
 		/* the columns after the first (image, comm) give way first: the first one names
 		 * what the row is */
 		for (size_t first = 1; sum > width; first = 0) {
@@ -188,6 +200,8 @@ void top_format(struct top_text *out, const struct top *t, enum top_view v,
 		  ncells > 2 ? heads[v][2] : "");
 	for (size_t r = 0; r < nrows; r++) {
 		size_t n = row_cells(v, &rows[r], cells, namebuf, sizeof(namebuf));
+		if (n > ncells)
+			n = ncells;	/* columns dropped for a narrow terminal */
 		for (size_t c = 0; c < n; c++)
 			cells[c] = fit(cells[c], w[c], cut[c], sizeof(cut[c]));
 		text_line(out, width, "%6.2f%% %9llu %-*s %-*s %s",

@@ -84,18 +84,41 @@ static void comm_read(struct comm_entry *e)
 		snprintf(e->comm, sizeof(e->comm), "[%d]", (int)e->pid);
 }
 
-static const char *comm_of(struct live *l, pid_t pid)
+/* The entry of PID, made (stale: to be read from /proc) when new; NULL: no memory. */
+static struct comm_entry *comm_entry(struct live *l, pid_t pid)
 {
 	struct comm_entry **p = comm_slot(l, pid), *e = *p;
 
 	if (!e) {
 		e = calloc(1, sizeof(*e));
 		if (!e)
-			return "[unknown]";
+			return NULL;
 		e->pid = pid;
 		e->stale = true;
 		*p = e;
 	}
+	return e;
+}
+
+/* PID is named NAME from now on (a COMM record, or its parent's name at a fork): a process
+ * that execs and exits between two reads of the rings is gone from /proc by the time its
+ * samples are read, and showed as "[PID]" (a shell loop's programs, each one of its own). */
+static void comm_set(struct live *l, pid_t pid, const char *name)
+{
+	struct comm_entry *e = comm_entry(l, pid);
+
+	if (!e)
+		return;
+	snprintf(e->comm, sizeof(e->comm), "%.*s", COMM_LEN, name);
+	e->stale = false;
+}
+
+static const char *comm_of(struct live *l, pid_t pid)
+{
+	struct comm_entry *e = comm_entry(l, pid);
+
+	if (!e)
+		return "[unknown]";
 	if (e->stale) {
 		comm_read(e);
 		e->stale = false;
@@ -181,6 +204,20 @@ static void on_fork(void *arg, pid_t pid, pid_t ppid)
 	struct live *l = arg;
 
 	dmaps_fork(l->maps, pid, ppid);
+	struct comm_entry *parent = *comm_slot(l, ppid), *child;
+	if (parent && !parent->stale) {
+		comm_set(l, pid, parent->comm);
+		if ((child = *comm_slot(l, pid)))
+			child->exited = false;	/* a pid reused within one read */
+	}
+}
+
+static void on_comm(void *arg, pid_t pid, const char *comm, bool exec)
+{
+	struct live *l = arg;
+
+	(void)exec;	/* an exec was marked by on_exec, called first */
+	comm_set(l, pid, comm);
 }
 
 static void on_exec(void *arg, pid_t pid)
@@ -363,7 +400,8 @@ int live_ncpus(const struct live *l)
 size_t live_read(struct live *l, live_sample_fn fn, void *arg)
 {
 	const struct dperf_handlers h = {
-		.arg = l, .mmap = on_mmap, .fork = on_fork, .exec = on_exec, .exit = on_exit_rec,
+		.arg = l, .mmap = on_mmap, .fork = on_fork, .exec = on_exec, .comm = on_comm,
+		.exit = on_exit_rec,
 		.sample = on_sample, .lost = on_lost,
 	};
 

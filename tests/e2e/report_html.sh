@@ -234,4 +234,31 @@ check html_plot_needs_html bash -c "[ $rc = 2 ] && grep -q 'give --html too' '$T
 ln -s who.html "$TMP/link.html"
 "$SPENT" report -i "$TMP/who" --html "$TMP/link.html" 2>"$TMP/e3"
 check html_refuses_a_symlink grep -q 'it is a symlink' "$TMP/e3"
+# --- many short-lived tasks (a shell spawning 400 processes: the count is what matters):
+# the threads table shows its first 200 rows and one row saying how many more there are
+"$SPENT" record -e cpu-clock -o "$TMP/many" -- sh -c 'i=0; while [ $i -lt 400 ]; do /bin/true; i=$((i + 1)); done' >/dev/null 2>&1
+ntasks=$("$SPENT" report -i "$TMP/many" --sort comm,pid,tid --csv | tail -n +2 | wc -l)
+"$SPENT" report -i "$TMP/many" --html "$TMP/many.html" 2>/dev/null
+timeout 60 "${BROWSER[@]}" --dump-dom "file://$TMP/many.html" > "$TMP/many.dom" 2>/dev/null
+threads_rows=$(python3 - "$TMP/many.dom" "$ntasks" <<'EOF'
+import html.parser, sys
+class T(html.parser.HTMLParser):
+    table, rows, more, in_more = None, 0, "", False
+    def handle_starttag(s, tag, a):
+        a = dict(a)
+        if tag == "table": s.table = a.get("id")
+        if tag == "tr" and s.table == "threads":
+            s.rows += 1; s.in_more = "more" in (a.get("class") or "").split()
+    def handle_endtag(s, tag):
+        if tag == "table": s.table = None
+    def handle_data(s, d):
+        if s.table == "threads" and s.in_more: s.more += d
+t = T(); t.feed(open(sys.argv[1]).read())
+n = int(sys.argv[2])
+# header + 200 rows + the note, which counts the rest
+ok = n > 200 and t.rows == 202 and t.more.startswith("%d more rows not shown" % (n - 200))
+print("ok" if ok else "tasks %d, rows %d, note %r" % (n, t.rows, t.more))
+EOF
+)
+check html_threads_table_capped_with_a_note test "$threads_rows" = ok
 echo "# report_html: page $(stat -c %s "$TMP/who.html") bytes, python3 page $(stat -c %s "$TMP/py.html") bytes, chromium ${browser_ms} ms"

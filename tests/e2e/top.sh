@@ -104,6 +104,10 @@ else fail "top_tty_continue_redraws: $(pane | head -4 | tr '\n' '|')"; fi
 tm resize-window -t top -x 60 -y 15 2>/dev/null || tm resize-pane -t top -x 60 -y 15
 sleep 1.3
 check top_tty_resize_cuts_columns bash -c "[ \$(tmux -L $SOCK capture-pane -p -t top | awk 'length > 60' | wc -l) = 0 ] && tmux -L $SOCK capture-pane -p -t top | grep -q $HOT"
+# 40x10: image and comm make way so the function name is whole (it was cut to "top_bu..")
+tm resize-window -t top -x 40 -y 10 2>/dev/null || tm resize-pane -t top -x 40 -y 10
+sleep 1.3
+check top_tty_40_columns_function_whole bash -c "[ \$(tmux -L $SOCK capture-pane -p -t top | awk 'length > 40' | wc -l) = 0 ] && tmux -L $SOCK capture-pane -p -t top | grep -qE ' $HOT( |\$)'"
 
 # q: exits 0, the process is gone, the terminal restored
 pid=$(top_pid)
@@ -158,6 +162,48 @@ check top_json_pid_filter python3 -c "
 import json, sys
 r = json.loads(open('$TMP/pid.jsonl').readline())['rows']
 sys.exit(not (len(r) == 1 and r[0]['pid'] == $BURNER_PID and r[0]['comm'] == 'top_burner'))"
+
+# symbols do not pile up: 160 programs, each at a path of its own (hard links to the burner),
+# run one after the other while top runs; top reads each one's symbols, and renews them every
+# 64 new images, so it holds ~64 of those files open at most, a few more when a refresh is
+# late (it held all of them; at least 120 are sampled, so 100 tells the two apart)
+mkdir -p "$TMP/imgs"
+for i in $(seq 160); do ln "$PROGS/top_burner" "$TMP/imgs/b$i" 2>/dev/null || cp "$PROGS/top_burner" "$TMP/imgs/b$i"; done
+"$SPENT" top --json -s images --rows 0 -d 0.5 > "$TMP/imgs.jsonl" 2>/dev/null &
+IMGS_TOP=$!
+sleep 1
+for i in $(seq 160); do "$TMP/imgs/b$i" 0.05 >/dev/null; done
+sleep 1.5
+open_copies=$(ls -l "/proc/$IMGS_TOP/fd" 2>/dev/null | grep -c "$TMP/imgs/")
+kill "$IMGS_TOP"; wait "$IMGS_TOP" 2>/dev/null
+seen=$(grep -o "\"$TMP/imgs/b[0-9]*\"" "$TMP/imgs.jsonl" | sort -u | wc -l)
+if [ "$seen" -lt 120 ]; then
+	skip "top_symbols_renewed: only $seen of the 160 programs were sampled (a starved machine)"
+else
+	check top_symbols_renewed_not_every_image_open test "$open_copies" -le 100
+	echo "# top: $seen programs sampled, $open_copies of their files open at the end"
+fi
+
+# short-lived programs are named: a shell loop starting a 30 ms program for 3 s; each one is
+# gone before the next read of the rings, and /proc no longer has its name: the COMM record's
+# name is used (before, most of their samples were in "[PID]" rows: 28% of a comms view)
+ln "$PROGS/top_burner" "$TMP/shortlived" 2>/dev/null || cp "$PROGS/top_burner" "$TMP/shortlived"
+"$SPENT" top --json -s processes --rows 0 -d 4 -n 1 > "$TMP/short.jsonl" 2>/dev/null &
+SHORT_TOP=$!
+sleep 0.5
+: > "$TMP/short.pids"
+end=$(($(date +%s) + 3))
+while [ "$(date +%s)" -lt "$end" ]; do "$TMP/shortlived" 0.03 >/dev/null & echo $! >> "$TMP/short.pids"; wait $!; done
+wait "$SHORT_TOP"
+named=$(python3 -c '
+import json, sys
+pids = {int(l) for l in open(sys.argv[2])}
+r = [x for x in json.loads(open(sys.argv[1]).readline())["rows"] if x["pid"] in pids]
+named = sum(x["samples"] for x in r if x["comm"] == "shortlived")
+other = sum(x["samples"] for x in r) - named
+print("ok" if named > 0 and named >= 9 * other else "named %d, otherwise %d" % (named, other))' \
+	"$TMP/short.jsonl" "$TMP/short.pids")
+check top_short_lived_programs_named test "$named" = ok
 
 # bad options: refused with one line, exit 2
 for bad in "-d 0.01" "--window 0.5" "-s nosuch" "-e nosuch-event" "extra"; do

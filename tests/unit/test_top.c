@@ -145,6 +145,36 @@ static void test_views_group(void **state)
 	free(r);
 }
 
+/* Distinct image paths are counted once each; names survive a change of symbols. */
+static void test_images_seen_and_new_symbols(void **state)
+{
+	struct fixture *f = *state;
+	struct profile_image other = { .path = "/nonexistent/other" };
+	struct symbols *fresh = NULL;
+	struct top_row *rows = NULL;
+	size_t n = 0;
+
+	assert_int_equal(top_images_seen(f->t), 0);
+	assert_int_equal(top_add(f->t, "a", 1, &f->img, f->marker, 1), 0);
+	assert_int_equal(top_add(f->t, "b", 2, &f->img, f->marker, 1), 0);
+	assert_int_equal(top_add(f->t, "a", 1, NULL, 0, 1), 0);
+	assert_int_equal(top_images_seen(f->t), 1);
+	assert_int_equal(top_add(f->t, "a", 1, &other, 0, 1), 0);
+	assert_int_equal(top_images_seen(f->t), 2);
+	assert_int_equal(symbols_new(&fresh), 0);
+	top_set_symbols(f->t, fresh);
+	symbols_free(f->sym);
+	f->sym = fresh;
+	assert_int_equal(top_add(f->t, "c", 3, &f->img, f->marker, 1), 0);
+	assert_int_equal(top_images_seen(f->t), 2);
+	top_tick(f->t);
+	assert_int_equal(top_rows(f->t, TOP_BY_FUNCTION, &rows, &n), 0);
+	const struct top_row *r = find(rows, n, "top_marker_function", NULL);
+	assert_non_null(r);
+	assert_int_equal(r->count, 3);
+	free(rows);
+}
+
 static void test_refuses_bad_window(void **state)
 {
 	struct top *t = NULL;
@@ -161,6 +191,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_window_slides, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_views_group, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_images_seen_and_new_symbols, setup, teardown),
 		cmocka_unit_test(test_refuses_bad_window),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
