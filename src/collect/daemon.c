@@ -2,6 +2,7 @@
  * aggregator or the perf-ring fallback with DCPI tables, period redraws, drains, incremental
  * merges, and the final flush on SIGTERM. */
 #include "collect/daemon_int.h"
+#include "collect/daemon_kernel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -277,6 +278,9 @@ static int setup(struct daemon *d, char *err, size_t errlen)
 	if ((r = daemon_lock(d, err, errlen)))
 		return r;
 	db_clean_stale(d->db);	/* a daemon killed mid-write left *.prof.tmp.PID.* behind */
+	if ((r = dkernel_save_kallsyms(c->db, "/proc/kallsyms", 0640)))
+		daemon_log(d, "cannot save the kernel's symbols in '%s/kallsyms': %s", c->db,
+			   strerror(-r));	/* reports use /proc/kallsyms then */
 	if ((r = dmaps_new(&d->maps)))
 		return r;
 collectors:

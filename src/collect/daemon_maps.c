@@ -249,9 +249,10 @@ static struct dproc *proc_get(struct dmaps *m, pid_t pid)
 static int pseudo_path(const char *path, uint64_t dev, uint64_t ino, const char **out)
 {
 	*out = path;
-	if (path[0] == '/' || path[0] == '[')
-		return 0;
-	if (path[0] == '\0' || strncmp(path, "//anon", 6) == 0 || (dev == 0 && ino == 0))
+	/* "//anon" (perf's name for anonymous memory) starts with '/': looked at first */
+	if (strncmp(path, "//anon", 6) == 0)
+		*out = "[anon]";
+	else if (path[0] != '/' && path[0] != '[' && (path[0] == '\0' || (dev == 0 && ino == 0)))
 		*out = "[anon]";
 	return 0;
 }

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "collect/aggregate.h"
+#include "collect/daemon_buildid.h"
+#include "collect/daemon_jit.h"
 #include "profile/profile_file.h"
 
 struct wpair {
@@ -42,6 +44,8 @@ struct dmerge {
 	struct wpair *pairs;
 	size_t npairs, next;
 	int rest_done;		/* after the pairs: 1 unknown, 2 detail rows, 3 span written */
+	struct dbuildid *bid;	/* images written get their symbols saved in the build-id cache */
+	bool finishing;		/* in dmerge_finish: a flush waits for it, symbols wait for ticks */
 	struct dmerge_stats st;
 };
 
@@ -94,6 +98,8 @@ int dmerge_new(struct profile_dir *d, struct dmaps *maps, const struct dmerge_ev
 		goto out;
 	if ((err = profile_with_events(g, &g->pending, g->pev)))
 		goto out;
+	if ((err = dbuildid_new(&g->bid)))
+		goto out;
 	*out = g;
 	g = NULL;
 out:
@@ -116,6 +122,7 @@ void dmerge_free(struct dmerge *g)
 	free(g->pimg);
 	free(g->istat);
 	free(g->pairs);
+	dbuildid_free(g->bid);
 	free(g);
 }
 
@@ -247,6 +254,24 @@ size_t dmerge_top_images(const struct dmerge *g, struct dmerge_image_stats *top,
 	return k;
 }
 
+/* Generated code its process named in a perf JIT map: filed under the map, offset = the
+ * address (views name it from the map). 0, or -ENOENT when no trusted map covers PC. */
+static int jit_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64_t count)
+{
+	char path[64];
+	uint32_t idx;
+	int err = djit_lookup(pid, pc, path, sizeof(path));
+	struct profile_image pi = { .path = path };
+
+	if (!err && !(err = profile_image_intern(g->pending, &pi, &idx)) &&
+	    !(err = profile_add(g->pending, idx, pc, g->pev[event], count))) {
+		g->st.placed += count;
+		if (!g->nper)	/* no --per-process: every placed sample has its detail row */
+			detail_add(g, pid, (struct profile_frame){ idx, pc }, event, count);
+	}
+	return err;
+}
+
 void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64_t count)
 {
 	uint32_t id, idx;
@@ -258,6 +283,8 @@ void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64
 	r = dmaps_resolve(g->maps, pid, pc, &id, &off);
 	if (r == 0 && strcmp(dmaps_image(g->maps, id)->path, "[anon]") == 0)
 		r = -EFAULT;
+	if (r == -EFAULT && jit_add(g, pid, pc, event, count) == 0)
+		return;
 	if (r) {
 		enum profile_unknown_reason why = r == -ESRCH ? PROFILE_UNK_PROCESS_GONE :
 			r == -EFAULT ? PROFILE_UNK_ANON : PROFILE_UNK_NO_MAPPING;
@@ -369,6 +396,8 @@ static int write_pair(struct dmerge *g, const struct wpair *w)
 		if (err && counts_file_ino(g, sub) != before)
 			err = 0;
 	}
+	if (!err)	/* its counts are in the database: its names must outlive its file */
+		dbuildid_note(g->bid, profile_image_get(g->writing, w->img));
 	profile_free(sub);
 	return err;
 }
@@ -485,6 +514,8 @@ int dmerge_step(struct dmerge *g, size_t max_files)
 	size_t done = 0;
 	int err;
 
+	if (!g->finishing)
+		dbuildid_step(g->bid, 1);	/* one image's symbols per tick, merging or not */
 	if (!g->writing)
 		return 1;
 	while (done < max_files && g->next < g->npairs) {
@@ -519,15 +550,17 @@ int dmerge_finish(struct dmerge *g)
 	int err;
 
 	/* a merge already running finishes first, then everything that came since */
+	g->finishing = true;
 	for (int round = 0; round < 2; round++) {
 		if ((err = dmerge_start(g)) != 0)
-			return err;
+			break;
 		while ((err = dmerge_step(g, 64)) == 0)
 			;
 		if (err < 0)
-			return err;
+			break;
 	}
-	return 0;
+	g->finishing = false;
+	return err < 0 ? err : 0;
 }
 
 void dmerge_set_epoch(struct dmerge *g, uint32_t epoch)

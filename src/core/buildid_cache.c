@@ -1,7 +1,7 @@
 /* core/buildid_cache.c - where the build-id cache lives, how an image's entry is named, and
  * its upkeep (see buildid_cache.h): an entry is a directory DIR/KEY holding `symtab` (a
- * core/symtable file, its mtime the entry's last use) and `image` (the path it was saved
- * from); listing least recently used first and pruning to a size. */
+ * core/symtable file, its mtime the entry's last use), `lines` (a core/linetable file, when
+ * the image had line information) and `image` (the path it was saved from); listing least recently used first and pruning to a size. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -85,14 +85,20 @@ void buildid_cache_touch(const char *symtab_path)
 	utimensat(AT_FDCWD, symtab_path, NULL, 0);
 }
 
+int buildid_cache_entry_file(const char *symtab_path, const char *name, char *buf, size_t len)
+{
+	const char *slash = strrchr(symtab_path, '/');
+	if (!slash)
+		return -EINVAL;
+	int n = snprintf(buf, len, "%.*s/%s", (int)(slash - symtab_path), symtab_path, name);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 int buildid_cache_note_image(const char *symtab_path, const char *image_path)
 {
 	char path[PATH_MAX];
-	const char *slash = strrchr(symtab_path, '/');
-	if (!slash || (size_t)(slash - symtab_path) + sizeof("/image") > sizeof(path))
-		return -ENAMETOOLONG;
-	snprintf(path, sizeof(path), "%.*s/image", (int)(slash - symtab_path), symtab_path);
-	return outfile_write(path, image_path, strlen(image_path), OUTFILE_MODE);
+	int err = buildid_cache_entry_file(symtab_path, "image", path, sizeof(path));
+	return err ? err : outfile_write(path, image_path, strlen(image_path), OUTFILE_MODE);
 }
 
 static int entry_cmp(const void *a, const void *b)
@@ -113,6 +119,9 @@ static void entry_describe(int dirfd, struct buildid_entry *e)
 		e->bytes += (uint64_t)st.st_size;
 		e->last_used = (int64_t)st.st_mtime;
 	}
+	snprintf(name, sizeof(name), "%s/lines", e->key);
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		e->bytes += (uint64_t)st.st_size;
 	snprintf(name, sizeof(name), "%s/image", e->key);
 	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd >= 0) {
@@ -172,7 +181,7 @@ int buildid_cache_list(struct buildid_entry **out, size_t *n)
 static int remove_entry(const char *dir, const char *key)
 {
 	char path[PATH_MAX + 2 * PROFILE_ID_MAX + 16];	/* DIR is < PATH_MAX */
-	static const char *const files[] = { "symtab", "image" };
+	static const char *const files[] = { "symtab", "lines", "image" };
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", dir, key, files[i]);
 		if (unlink(path) && errno != ENOENT)

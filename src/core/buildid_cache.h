@@ -1,5 +1,5 @@
 /* core/buildid_cache.h - spent's build-id cache (perf's ~/.debug): what a report needs to name
- * an image's functions (its sorted symbol table) saved at record time, keyed by the image's
+ * an image's functions (its sorted symbol table) and lines (its line table) saved at record time, keyed by the image's
  * build-id (or content hash), so a profile still has its names after the binary was rebuilt
  * or removed. Shared between profiles. Location: $SPENT_BUILDID_DIR, else
  * $XDG_CACHE_HOME/spent/buildid, else ~/.cache/spent/buildid; SPENT_BUILDID_DIR=off disables. */
@@ -38,6 +38,8 @@ int buildid_cache_list(struct buildid_entry **out, size_t *n);
 /* Remove least recently used entries until the cache holds at most MAX_BYTES; *REMOVED and
  * *FREED (may be NULL) say what went. 0 or -errno. */
 int buildid_cache_prune(uint64_t max_bytes, size_t *removed, uint64_t *freed);
+/* The entry's file NAME ("lines": core/linetable) beside SYMTAB_PATH into BUF. 0 or -errno. */
+int buildid_cache_entry_file(const char *symtab_path, const char *name, char *buf, size_t len);
 /* Record IMAGE_PATH as the image of the entry holding SYMTAB_PATH (for the listing). */
 int buildid_cache_note_image(const char *symtab_path, const char *image_path);
 

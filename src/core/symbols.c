@@ -19,6 +19,7 @@
 #include "core/binio.h"
 #include "core/buildid_cache.h"
 #include "core/inline_table.h"
+#include "core/linetable.h"
 #include "core/outfile.h"
 #include "core/procmaps.h"
 #include "core/demangle.h"
@@ -37,6 +38,7 @@ struct sym_image {
 	struct symtable *tab;		/* the module's symbols sorted, built at the first lookup,
 					 * or the build-id cache's copy when the file is gone */
 	struct inline_tables *inlines;	/* per-CU inlined ranges, made as CUs are met */
+	struct linetable *lines;	/* the build-id cache's copy of its lines when the file is gone */
 	const char *error;		/* why the image could not be opened */
 	struct ksym *ksyms;		/* kernel only, sorted */
 	struct srcname { const char *raw; char *full; } *srcs;	/* relative -> comp_dir/file */
@@ -76,6 +78,7 @@ void symbols_free(struct symbols *s)
 	for (struct sym_image *i = s->images, *n; i; i = n) {
 		n = i->next;
 		symtable_free(i->tab);
+		linetable_free(i->lines);
 		inline_tables_free(i->inlines);
 		if (i->dwfl)
 			dwfl_end(i->dwfl);
@@ -285,8 +288,12 @@ static void open_image(struct symbols *s, struct sym_image *im)
 	char cached[4096];
 	if (!im->mod && im->id.path[0] != '[' &&
 	    buildid_cache_symtab_path(&im->id, 0, cached, sizeof(cached)) == 0 &&
-	    symtable_load(cached, &im->tab) == 0)
+	    symtable_load(cached, &im->tab) == 0) {
+		char lines[4096];
 		buildid_cache_touch(cached);	/* used: the last to be pruned */
+		if (buildid_cache_entry_file(cached, "lines", lines, sizeof(lines)) == 0)
+			linetable_load(lines, &im->lines);	/* none: saved without line info */
+	}
 }
 
 static struct sym_image *image_get(struct symbols *s, const struct profile_image *img)
@@ -334,29 +341,44 @@ const char *symbols_names_missing(struct symbols *s, const struct profile_image 
 	return im->error;
 }
 
+int symbols_cache_image(struct symbols *s, const struct profile_image *img, bool *saved)
+{
+	char path[4096];
+	*saved = false;
+	int err = img->path[0] == '[' ? -EINVAL :
+		  buildid_cache_symtab_path(img, 1, path, sizeof(path));
+	if (err == -EINVAL || err == -ENOENT)
+		return 0;	/* pseudo images, no identity or no HOME: no key */
+	if (err || access(path, F_OK) == 0)
+		return err;	/* off (-ECANCELED), the directory cannot be made; or cached */
+	struct sym_image *im = image_get(s, img);
+	struct symtable *tab = im ? image_table(im) : NULL;
+	if (!im || !im->mod || !tab)
+		return 0;	/* no file of that identity (rebuilt already), no symbols */
+	if (!(err = symtable_save(tab, path)))
+		err = buildid_cache_note_image(path, img->path);
+	*saved = !err;
+	/* lines after the symbols: an entry without them still names functions */
+	struct linetable *lt = NULL;
+	char lines[4096];
+	if (!err && linetable_from_module(im->mod, &lt) == 0 &&
+	    !(err = buildid_cache_entry_file(path, "lines", lines, sizeof(lines))))
+		err = linetable_save(lt, lines);
+	linetable_free(lt);
+	return err;
+}
+
 int symbols_cache_images(struct symbols *s, const struct profile *p)
 {
 	int first_err = 0, saved = 0;
-	char path[4096];
 	for (uint32_t i = 0; i < profile_nimages(p); i++) {
-		const struct profile_image *img = profile_image_get(p, i);
-		int err = img->path[0] == '[' ? -EINVAL :
-			  buildid_cache_symtab_path(img, 1, path, sizeof(path));
+		bool one;
+		int err = symbols_cache_image(s, profile_image_get(p, i), &one);
 		if (err == -ECANCELED)
 			return 0;
-		if (err && err != -EINVAL && err != -ENOENT && !first_err)
-			first_err = err;	/* e.g. the cache directory cannot be made */
-		if (err || access(path, F_OK) == 0)
-			continue;	/* pseudo images, no identity or no HOME: no key; or cached */
-		struct sym_image *im = image_get(s, img);
-		struct symtable *tab = im ? image_table(im) : NULL;
-		if (!im || !im->mod || !tab)
-			continue;
-		if (!(err = symtable_save(tab, path)))
-			err = buildid_cache_note_image(path, img->path);
 		if (err && !first_err)
-			first_err = err;
-		saved += !err;
+			first_err = err;	/* e.g. the cache directory cannot be made */
+		saved += one;
 	}
 	/* the cache grew: keep it within its size (nothing to do when nothing was added) */
 	int err = saved ? buildid_cache_prune(BUILDID_CACHE_DEFAULT_MAX, NULL, NULL) : 0;
@@ -460,6 +482,8 @@ static int lookup(struct symbols *s, const struct profile_image *img, uint64_t o
 			out->line = lineno;
 		}
 		inline_lookup(im, offset, out);
+	} else if (lines && !im->mod && im->lines) {
+		linetable_lookup(im->lines, offset, &out->file, &out->line);
 	}
 	return 0;
 }

@@ -5,6 +5,7 @@
 #ifndef SPENT_CORE_SYMBOLS_H
 #define SPENT_CORE_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,10 @@ const char *symbols_image_error(struct symbols *s, const struct profile_image *i
  * with the cache's into *CACHE_WHY ("" when the cache is not the way for IMG). */
 const char *symbols_names_missing(struct symbols *s, const struct profile_image *img,
 				  const char **cache_why);
+/* Save IMG's symbol table in the build-id cache unless it is there already; *SAVED says
+ * whether it was written. 0 (also for images without a key or a file of their identity),
+ * -ECANCELED when the cache is off, or -errno (the directory cannot be made, a write). */
+int symbols_cache_image(struct symbols *s, const struct profile_image *img, bool *saved);
 /* Save the symbol tables of P's images in the build-id cache (core/buildid_cache.h), those
  * not already there. 0, or the first -errno (the rest are still tried). */
 int symbols_cache_images(struct symbols *s, const struct profile *p);

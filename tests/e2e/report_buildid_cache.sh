@@ -68,3 +68,24 @@ touch "$TMP/afile"
 SPENT_BUILDID_DIR=$TMP/afile/cache $SPENT record -o "$TMP/p5" -- "$TMP/hot" >/dev/null 2>"$TMP/bad.err"; rc=$?
 check unusable_cache_record_exits_0 test "$rc" = 0
 check unusable_cache_record_warns grep -q "cannot save symbols in the build-id cache: Not a directory" "$TMP/bad.err"
+
+# lines: `report --by line` after a rebuild gives the lines of the build that was profiled
+# (the cache keeps the line table of an image with line information: DIR/KEY/lines)
+rm -rf "$TMP/cache"
+cc -g -O1 -o "$TMP/hotg" "$TMP/hot.c"
+$SPENT record -o "$TMP/pl" -- "$TMP/hotg" >/dev/null 2>&1
+id=$(readelf -n "$TMP/hotg" | sed -n 's/.*Build ID: *//p')
+check record_saves_lines test -s "$TMP/cache/b-$id/lines"
+$SPENT report -i "$TMP/pl" --by line --json | grep "\"image\":\"$TMP/hotg\"" > "$TMP/lines.before"
+check by_line_has_lines_of_hot_c grep -q "\"file\":\"$TMP/hot.c\",\"line\":[1-9]" "$TMP/lines.before"
+cc -g -O1 -DPAD -o "$TMP/hotg" "$TMP/hot.c"
+$SPENT report -i "$TMP/pl" --by line --json 2>"$TMP/l.err" | grep "\"image\":\"$TMP/hotg\"" > "$TMP/lines.after"
+check by_line_after_rebuild_same_lines cmp -s "$TMP/lines.before" "$TMP/lines.after"
+check by_line_after_rebuild_no_warning test ! -s "$TMP/l.err"
+$SPENT buildid --list > "$TMP/list2.txt"
+lbytes=$(awk -v k="b-$id" '$4 == k { print $3 }' "$TMP/list2.txt")
+sbytes=$(( $(stat -c %s "$TMP/cache/b-$id/symtab") + $(stat -c %s "$TMP/cache/b-$id/lines") ))
+check "list_counts_the_lines_file ($lbytes bytes listed)" test "${lbytes:-0}" -ge "$sbytes"
+rm "$TMP/cache/b-$id/lines"
+$SPENT report -i "$TMP/pl" --by line --json | grep "\"image\":\"$TMP/hotg\"" > "$TMP/lines.nolines"
+check by_line_without_cached_lines_has_no_file bash -c "! grep -q '\"file\":\"$TMP/hot.c\"' '$TMP/lines.nolines'"

@@ -74,6 +74,23 @@ static void test_non_exec_mmap_ignored_and_kernel_pc(void **state)
 	dmaps_free(m);
 }
 
+/* perf names anonymous memory "//anon" (ino 0), which starts with '/' like a file: it is
+ * anonymous all the same (JIT code), with the address as its offset */
+static void test_perf_anon_is_anonymous(void **state)
+{
+	struct dmaps *m;
+	struct dmaps_mmap mm = { .pid = 7, .start = 0x7000, .len = 0x2000, .pgoff = 0x7000,
+				 .prot = PROT_READ | PROT_EXEC, .path = "//anon" };
+	uint64_t off;
+
+	assert_int_equal(dmaps_new(&m), 0);
+	assert_int_equal(dmaps_mmap(m, &mm), 0);
+	assert_string_equal(image_at(m, 7, 0x7010, &off), "[anon]");
+	map(m, 7, 0x20000, 0x1000, 0, "/nonexistent/lib.so", 3);	/* a file stays a file */
+	assert_string_equal(image_at(m, 7, 0x20010, &off), "/nonexistent/lib.so");
+	dmaps_free(m);
+}
+
 /* the kernel image carries the running kernel's build-id (it had none: id length 0) */
 static void test_kernel_image_has_build_id(void **state)
 {
@@ -226,6 +243,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overlapping_mmap_splits_region),
 		cmocka_unit_test(test_non_exec_mmap_ignored_and_kernel_pc),
+		cmocka_unit_test(test_perf_anon_is_anonymous),
 		cmocka_unit_test(test_kernel_image_has_build_id),
 		cmocka_unit_test(test_fork_exec_exit_reap),
 		cmocka_unit_test(test_pid_reuse_after_fork_gets_new_maps),
