@@ -10,7 +10,7 @@
 #include "profile/profile_int.h"
 
 static const char *const unknown_names[PROFILE_UNK_NR] = {
-	"no-mapping", "process-gone", "anonymous", "kernel", "lost", "throttled",
+	"no-mapping", "process-gone", "jit", "kernel", "lost", "throttled",
 };
 
 const char *profile_unknown_reason_name(enum profile_unknown_reason r)
