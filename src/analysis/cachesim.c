@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "analysis/cachesim_int.h"
+#include "core/alloc.h"
 
 const char *const cache_traffic_names[TRAFFIC_NKINDS] = {
 	"imiss", "dmiss", "dwrite", "dvict", "dread_useful", "dread_redundant",
@@ -155,16 +156,8 @@ static int chunk_reserve(struct cachesim *cs, size_t idx)
 {
 	if (idx < cs->n_chunks)
 		return 0;
-	if (idx >= cs->cap_chunks) {
-		size_t cap = cs->cap_chunks ? cs->cap_chunks * 2 : 64;
-		while (cap <= idx)
-			cap *= 2;
-		struct chunk_rec *c = realloc(cs->chunks, cap * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		cs->chunks = c;
-		cs->cap_chunks = cap;
-	}
+	if (ALLOC_GROW(cs->chunks, idx + 1, cs->cap_chunks))
+		return -ENOMEM;
 	memset(&cs->chunks[cs->n_chunks], 0, (idx + 1 - cs->n_chunks) * sizeof(*cs->chunks));
 	cs->n_chunks = idx + 1;
 	return 0;
@@ -185,15 +178,9 @@ static uint32_t core_of(struct cachesim *cs, uint32_t tid)
 	for (size_t i = 0; i < cs->n_tids; i++)
 		if (cs->tids[i] == tid)
 			return (uint32_t)(i % cs->n_cores);
-	if (cs->n_tids == cs->cap_tids) {
-		size_t cap = cs->cap_tids ? cs->cap_tids * 2 : 16;
-		uint32_t *t = realloc(cs->tids, cap * sizeof(*t));
-		if (!t) {
-			cs->oom = 1;
-			return 0;
-		}
-		cs->tids = t;
-		cs->cap_tids = cap;
+	if (ALLOC_GROW(cs->tids, cs->n_tids + 1, cs->cap_tids)) {
+		cs->oom = 1;
+		return 0;
 	}
 	cs->tids[cs->n_tids] = tid;
 	return (uint32_t)(cs->n_tids++ % cs->n_cores);
@@ -218,15 +205,9 @@ void cachesim_access(struct cachesim *cs, uint32_t core, char stream, uint64_t a
 
 static void record_imiss(struct cachesim *cs, size_t index)
 {
-	if (cs->n_imiss == cs->cap_imiss) {
-		size_t cap = cs->cap_imiss ? cs->cap_imiss * 2 : 256;
-		uint32_t *v = realloc(cs->imiss, cap * sizeof(*v));
-		if (!v) {
-			cs->oom = 1;
-			return;
-		}
-		cs->imiss = v;
-		cs->cap_imiss = cap;
+	if (ALLOC_GROW(cs->imiss, cs->n_imiss + 1, cs->cap_imiss)) {
+		cs->oom = 1;
+		return;
 	}
 	cs->imiss[cs->n_imiss++] = (uint32_t)index;
 }

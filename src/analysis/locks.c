@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/locks.h"
+#include "core/alloc.h"
 
 #define SYS_FUTEX 202
 #define MAX_ATOMIC 4
@@ -30,7 +31,7 @@ static const struct { const char *name; enum role role; } entry_names[] = {
 	{ "pthread_cond_signal", R_COND_SIGNAL },   { "__pthread_cond_signal", R_COND_SIGNAL },
 	{ "pthread_cond_broadcast", R_COND_SIGNAL }, { "__pthread_cond_broadcast", R_COND_SIGNAL },
 };
-#define N_ENTRIES (sizeof(entry_names) / sizeof(entry_names[0]))
+#define N_ENTRIES ARRAY_SIZE(entry_names)
 
 struct atomic_try {	/* a bare atomic RMW awaiting its release store */
 	uint64_t addr, first, last;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "citcat/cpu_model.h"
+#include "core/alloc.h"
 
 #define CODE_ADDR 0x1000
 
@@ -47,7 +48,7 @@ struct cc_cpu_model {
 
 const struct cc_cpu_feature *cc_cpu_model_features(size_t *n)
 {
-	*n = sizeof(features) / sizeof(features[0]);
+	*n = ARRAY_SIZE(features);
 	return features;
 }
 
@@ -108,7 +109,7 @@ void cc_cpu_model_answer(struct cc_cpu_model *m, uint32_t leaf, uint32_t sub, ui
 		out[CC_CPUID_EAX] = out[CC_CPUID_EBX] = out[CC_CPUID_ECX] = out[CC_CPUID_EDX] = 0;
 	if (sub != 0 && leaf == 7)
 		return;
-	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(features); i++)
 		if (features[i].leaf == leaf)
 			out[features[i].reg] |= 1ULL << features[i].bit;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "citcat/cpuid_patch.h"
+#include "core/alloc.h"
 #include "core/procmaps.h"
 
 struct file_sites {
@@ -74,14 +75,8 @@ static int remember_patch(struct cc_cpuid_patcher *p, uint64_t addr)
 	size_t i = patched_index(p, addr);
 	if (i < p->npatched && p->patched[i] == addr)
 		return 0;
-	if (p->npatched == p->patched_cap) {
-		size_t nc = p->patched_cap ? p->patched_cap * 2 : 64;
-		uint64_t *na = realloc(p->patched, nc * sizeof(*na));
-		if (!na)
-			return -ENOMEM;
-		p->patched = na;
-		p->patched_cap = nc;
-	}
+	if (ALLOC_GROW(p->patched, p->npatched + 1, p->patched_cap))
+		return -ENOMEM;
 	memmove(p->patched + i + 1, p->patched + i, (p->npatched - i) * sizeof(*p->patched));
 	p->patched[i] = addr;
 	p->npatched++;
@@ -131,15 +126,9 @@ static int sites_for(struct cc_cpuid_patcher *p, pid_t pid, const struct procmap
 			return 0;
 		}
 	}
-	if (p->nfiles == p->files_cap) {
-		size_t nc = p->files_cap ? p->files_cap * 2 : 16;
-		struct file_sites *nf = realloc(p->files, nc * sizeof(*nf));
-		if (!nf) {
-			close(fd);
-			return -ENOMEM;
-		}
-		p->files = nf;
-		p->files_cap = nc;
+	if (ALLOC_GROW(p->files, p->nfiles + 1, p->files_cap)) {
+		close(fd);
+		return -ENOMEM;
 	}
 	struct file_sites *f = &p->files[p->nfiles];
 	memset(f, 0, sizeof(*f));

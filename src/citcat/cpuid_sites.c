@@ -17,6 +17,7 @@
 #include <Zydis/Zydis.h>
 
 #include "citcat/cpuid_patch.h"
+#include "core/alloc.h"
 
 #define MAX_SWEEP (1u << 20)	/* bytes decoded towards one match at most */
 
@@ -62,14 +63,8 @@ static uint64_t floor_u64(const uint64_t *a, size_t n, uint64_t v, int *found)
 
 static int push_u64(uint64_t **a, size_t *n, size_t *cap, uint64_t v)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
-		uint64_t *na = realloc(*a, nc * sizeof(*na));
-		if (!na)
-			return -ENOMEM;
-		*a = na;
-		*cap = nc;
-	}
+	if (ALLOC_GROW(*a, *n + 1, *cap))
+		return -ENOMEM;
 	(*a)[(*n)++] = v;
 	return 0;
 }

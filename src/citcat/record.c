@@ -26,6 +26,7 @@
 #include "citcat/cpu_model.h"
 #include "citcat/recdir.h"
 #include "citcat/record_int.h"
+#include "core/alloc.h"
 #include "core/workload.h"
 
 #define ARCH_SET_CPUID 0x1012
@@ -509,7 +510,7 @@ static void on_child_stop(struct cc_tracer *tr, struct loop_state *ls, pid_t pid
 {
 	int sig = WSTOPSIG(st);
 	struct user_regs_struct r;
-	if ((st >> 16) == PTRACE_EVENT_EXEC && ls->nexeced < sizeof(ls->execed) / sizeof(ls->execed[0]))
+	if ((st >> 16) == PTRACE_EVENT_EXEC && ls->nexeced < ARRAY_SIZE(ls->execed))
 		ls->execed[ls->nexeced++] = pid;
 	if ((st >> 16) || sig == SIGTRAP || sig == (SIGTRAP | 0x80) || sig == SIGSTOP) {
 		ptrace(PTRACE_CONT, pid, NULL, NULL);

@@ -17,6 +17,7 @@
 
 #include "citcat/recdir.h"
 #include "citcat/record_int.h"
+#include "core/alloc.h"
 
 #define PAGE 4096ULL
 #define PAGE_DOWN(x) ((x) & ~(PAGE - 1))
@@ -142,7 +143,7 @@ static int pseudo_file(const char *path)
 	struct statfs sf;
 	if (statfs(path, &sf) != 0)
 		return 1;
-	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(magics); i++)
 		if ((long)sf.f_type == magics[i])
 			return 1;
 	return 0;

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 
 #include "citcat/record_int.h"
+#include "core/alloc.h"
 
 #define PAGE 4096ULL
 #define PAGE_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
@@ -119,7 +120,7 @@ static const short no_out[] = {
 static int emit_effects_table(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_t ret)
 {
 	int known = 0, err = 0;
-	for (size_t i = 0; i < sizeof(out_bufs) / sizeof(out_bufs[0]) && !err; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(out_bufs) && !err; i++) {
 		const struct out_buf *o = &out_bufs[i];
 		if ((uint64_t)o->nr != nr)
 			continue;
@@ -138,7 +139,7 @@ static int emit_effects_table(struct cc_tracer *tr, uint64_t nr, const uint64_t 
 			continue;
 		err = cc_emit_mem(tr, addr, len, 0);
 	}
-	for (size_t i = 0; !known && i < sizeof(no_out) / sizeof(no_out[0]); i++)
+	for (size_t i = 0; !known && i < ARRAY_SIZE(no_out); i++)
 		known = (uint64_t)no_out[i] == nr;
 	if (!known) {
 		if (!tr->unknown++)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "citcat/recording.h"
+#include "core/alloc.h"
 
 #define PAGE 4096ULL
 
@@ -342,15 +343,7 @@ static int frame_read(struct binreader *r, const uint8_t *base, struct cc_rec *r
 
 static int recs_grow(struct cc_recording *r, size_t *cap)
 {
-	if (r->n < *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 256;
-	struct cc_rec *n = realloc(r->recs, ncap * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	r->recs = n;
-	*cap = ncap;
-	return 0;
+	return ALLOC_GROW(r->recs, r->n + 1, *cap);
 }
 
 static int parse_stream(struct cc_recording *r, char *err, size_t errlen)

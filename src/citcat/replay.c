@@ -13,6 +13,7 @@
 #include "citcat/cpu_model.h"
 #include "citcat/replay_int.h"
 #include "citcat/replay_mem.h"
+#include "core/alloc.h"
 
 static const char *kind_name(int kind)
 {
@@ -470,15 +471,9 @@ static int add_tsc_hooks(struct citcat_replay *rp)
 		const struct cc_rec *e = &r->recs[i];
 		if (e->kind != CC_REC_RDTSC)
 			continue;
-		if (n + 2 > cap) {
-			cap = cap ? cap * 2 : 16;
-			uint64_t *ns = realloc(sites, cap * sizeof(*ns));
-			if (!ns) {
-				err = -ENOMEM;
-				break;
-			}
-			sites = ns;
-		}
+		err = ALLOC_GROW(sites, n + 2, cap);
+		if (err)
+			break;
 		uint64_t pc = e->u.tsc.pc, len = e->u.tsc.insn == CC_TSC_RDTSCP ? 3 : 2;
 		err = add_tsc_hook(rp, sites, &n, pc);
 		err = err ? err : add_tsc_hook(rp, sites, &n, pc + len);

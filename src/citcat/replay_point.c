@@ -12,6 +12,7 @@
 #include "core/binio.h"
 #include "citcat/replay_int.h"
 #include "citcat/replay_mem.h"
+#include "core/alloc.h"
 
 /* Flags are not compared: the simulator computes the ones the architecture leaves undefined
  * differently from the CPU (ZF after imul: 0x845 recorded on AMD EPYC, 0x805 in Unicorn at the
@@ -29,7 +30,7 @@ static const int point_regs[][2] = {
 	{ 16, UC_X86_REG_RIP }, { 19, UC_X86_REG_RSP },
 	{ 21, UC_X86_REG_FS_BASE }, { 22, UC_X86_REG_GS_BASE },
 };
-#define N_POINT_REGS (sizeof(point_regs) / sizeof(point_regs[0]))
+#define N_POINT_REGS ARRAY_SIZE(point_regs)
 #define REG_RSP_INDEX 19
 /* MXCSR's sticky exception flags (IE DE ZE OE UE PE): the simulator never sets them (a known
  * gap, docs/citcat.md), so a point recorded after an inexact SSE result (PE, 0x1fa0, in
@@ -132,16 +133,9 @@ int cc_replay_add_point_hooks(struct citcat_replay *rp)
 			j++;
 		if (j < n)
 			continue;	/* one hook per pc */
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			uint64_t *np = realloc(pcs, nc * sizeof(*pcs));
-			if (!np) {
-				err = -ENOMEM;
-				break;
-			}
-			pcs = np;
-			cap = nc;
-		}
+		err = ALLOC_GROW(pcs, n + 1, cap);
+		if (err)
+			break;
 		pcs[n++] = pc;
 		uc_hook h;
 		if (uc_hook_add(rp->uc, &h, UC_HOOK_CODE, (void *)on_point, rp, pc, pc) != UC_ERR_OK)

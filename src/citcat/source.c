@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "citcat/replay_int.h"
+#include "core/alloc.h"
 
 #define BATCH 65536
 #define FCACHE 8192
@@ -88,14 +89,8 @@ static void src_ref(void *ctx, uint64_t addr, uint32_t size, int write)
 	}
 	if (in->nrefs == 255)
 		return;
-	if (s->nrefs == s->caprefs) {
-		size_t ncap = s->caprefs ? s->caprefs * 2 : BATCH;
-		struct trace_ref *nr = realloc(s->refs, ncap * sizeof(*nr));
-		if (!nr)
-			return;
-		s->refs = nr;
-		s->caprefs = ncap;
-	}
+	if (ALLOC_GROW(s->refs, s->nrefs + 1, s->caprefs))
+		return;
 	s->refs[s->nrefs++] = (struct trace_ref){ addr, size, write ? TRACE_REF_WRITE : TRACE_REF_READ };
 	in->nrefs++;
 }
@@ -103,14 +98,8 @@ static void src_ref(void *ctx, uint64_t addr, uint32_t size, int write)
 static void src_event(void *ctx, const struct trace_event *ev)
 {
 	struct cc_src *s = ctx;
-	if (s->nev == s->capev) {
-		size_t ncap = s->capev ? s->capev * 2 : 64;
-		struct trace_event *ne = realloc(s->events, ncap * sizeof(*ne));
-		if (!ne)
-			return;
-		s->events = ne;
-		s->capev = ncap;
-	}
+	if (ALLOC_GROW(s->events, s->nev + 1, s->capev))
+		return;
 	s->events[s->nev] = *ev;
 	s->events[s->nev].before = s->n;
 	s->nev++;

@@ -16,6 +16,7 @@
 #include "spent/record.h"
 
 #include "cli/parse_options.h"
+#include "core/alloc.h"
 
 struct record_opts {
 	struct opt_string_list events;	/* every -e, in order; none: the default event */
@@ -84,7 +85,7 @@ static int join_callgraph_mode(int argc, char **argv)
 	static char fp[] = "--call-graph=fp", dwarf[] = "--call-graph=dwarf";
 	for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--"); i++) {
 		bool valued = false;
-		for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
+		for (size_t k = 0; k < ARRAY_SIZE(with_value); k++)
 			valued |= !strcmp(argv[i], with_value[k]);
 		if (valued) {
 			i++;

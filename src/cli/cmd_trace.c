@@ -18,6 +18,7 @@
 #include "cli/helper_path.h"
 #include "cli/parse_options.h"
 #include "cli/trace_cli.h"
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "core/json.h"
 #include "core/outfile.h"
@@ -87,7 +88,7 @@ static void catch_stop_signals(void)
 	static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGALRM };
 	/* no SA_RESTART: the pump's read returns and the loop carries on reading to EOF */
 	struct sigaction sa = { .sa_handler = on_stop };
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
 		sigaction(stop_signals[i], &sa, NULL);
 }
 

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/parse_options.h"
+#include "core/alloc.h"
 
 /* Every command is a strong reference: a misspelled or missing cmd_* is a link error. */
 #define COMMAND(name) extern int cmd_##name(int argc, char **argv);
@@ -26,7 +27,7 @@ static const struct command commands[] = {
 #undef COMMAND_INFO
 };
 
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+#define NCOMMANDS ARRAY_SIZE(commands)
 
 static const struct command *command_find(const char *name)
 {

@@ -1,5 +1,6 @@
 /* cli/time_window.c - parsing --since/--until points in time and --epoch lists. */
 #include "cli/time_window.h"
+#include "core/alloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,7 +41,7 @@ static int duration_ns(const char *s, uint64_t *ns)
 
 	if (digits == 0 || digits == len)
 		return 0;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
 		if (!strcmp(s + digits, units[i].unit))
 			return seconds_ns(s, digits, units[i].mult, ns) == 0 ? 1 : -EINVAL;
 	return 0;	/* maybe a date */
@@ -57,13 +58,13 @@ static int local_time_ns(const char *s, uint64_t now_ns, uint64_t *ns)
 	time_t now = (time_t)(now_ns / NS_PER_S);
 	struct tm tm;
 
-	for (size_t i = 0; i < sizeof(date_forms) / sizeof(date_forms[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(date_forms); i++) {
 		memset(&tm, 0, sizeof(tm));
 		const char *end = strptime(s, date_forms[i], &tm);
 		if (end && !*end)
 			goto found;
 	}
-	for (size_t i = 0; i < sizeof(time_forms) / sizeof(time_forms[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(time_forms); i++) {
 		struct tm today;
 		localtime_r(&now, &today);
 		memset(&tm, 0, sizeof(tm));

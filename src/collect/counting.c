@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "collect/counting.h"
+#include "core/alloc.h"
 
 struct counting {
 	struct counting_config cfg;
@@ -58,15 +59,9 @@ static int list_threads(pid_t pid, int **out, size_t *n)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		if (count == cap) {
-			cap = cap ? cap * 2 : 16;
-			int *t = realloc(tids, cap * sizeof(*t));
-			if (!t) {
-				err = -ENOMEM;
-				break;
-			}
-			tids = t;
-		}
+		err = ALLOC_GROW(tids, count + 1, cap);
+		if (err)
+			break;
 		tids[count++] = atoi(de->d_name);
 	}
 	closedir(d);

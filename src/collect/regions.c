@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "spent/counters.h"
 
 struct region {
@@ -88,14 +89,8 @@ static struct region *region_find(struct region_state *s, const char *name, bool
 			return &s->regions[i];
 	if (!create)
 		return NULL;
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 8;
-		struct region *r = realloc(s->regions, cap * sizeof(*r));
-		if (!r)
-			return NULL;
-		s->regions = r;
-		s->cap = cap;
-	}
+	if (ALLOC_GROW(s->regions, s->n + 1, s->cap))
+		return NULL;
 	struct region *r = &s->regions[s->n];
 	memset(r, 0, sizeof(*r));
 	r->name = strdup(name);

@@ -14,6 +14,7 @@
 #include "collect/sampling.h"
 #include "collect/sampling_int.h"
 #include "collect/thread_tracker.h"
+#include "core/alloc.h"
 
 uint64_t sampling_preset_period(const struct spent_event *ev, bool fast)
 {
@@ -144,14 +145,8 @@ static void fill_attr(const struct sampling *s, const struct sampling_event *e, 
 
 static int add_fd(struct sampling *s, int fd, size_t ev)
 {
-	if (s->nfds == s->capfds) {
-		size_t n = s->capfds ? s->capfds * 2 : 16;
-		struct sampling_fd *f = realloc(s->fds, n * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		s->fds = f;
-		s->capfds = n;
-	}
+	if (ALLOC_GROW(s->fds, s->nfds + 1, s->capfds))
+		return -ENOMEM;
 	uint64_t id = 0;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
 		return -errno;
@@ -219,15 +214,10 @@ static int list_threads(pid_t pid, pid_t **tids, size_t *n)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		if (k == cap) {
-			cap = cap ? 2 * cap : 16;
-			pid_t *na = realloc(a, cap * sizeof(*a));
-			if (!na) {
-				free(a);
-				closedir(d);
-				return -ENOMEM;
-			}
-			a = na;
+		if (ALLOC_GROW(a, k + 1, cap)) {
+			free(a);
+			closedir(d);
+			return -ENOMEM;
 		}
 		a[k++] = (pid_t)atoi(de->d_name);
 	}

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "collect/thread_tracker.h"
+#include "core/alloc.h"
 
 struct tracked {
 	struct thread_counts tc;
@@ -116,14 +117,8 @@ static pid_t tgid_of(pid_t tid)
 
 static int track(struct thread_tracker *t, pid_t tid, bool at_exec, size_t *bad_event)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct tracked *n = realloc(t->threads, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		t->threads = n;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->threads, t->n + 1, t->cap))
+		return -ENOMEM;
 	struct tracked *th = &t->threads[t->n];
 	memset(th, 0, sizeof(*th));
 	th->tc.values = calloc(t->n_events, sizeof(*th->tc.values));

@@ -8,52 +8,17 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "core/outfile.h"
+#include "core/strmap.h"
 #include "profile/export.h"
 
-struct strtab {
-	char **s;
-	size_t n, cap;
-	long *index;
-	size_t capindex;
-};
-
-static long str_id(struct strtab *t, const char *s)
+/* S's index in the profile's string table (interned when new), or -ENOMEM */
+static long str_id(struct strmap *t, const char *s)
 {
-	if ((t->n + 1) * 2 > t->capindex) {
-		size_t cap = t->capindex ? t->capindex * 2 : 1024;
-		long *ni = malloc(cap * sizeof(*ni));
-		if (!ni)
-			return -ENOMEM;
-		for (size_t i = 0; i < cap; i++)
-			ni[i] = -1;
-		for (size_t i = 0; i < t->n; i++) {
-			size_t j = binio_fnv64(BINIO_FNV64_INIT, t->s[i], strlen(t->s[i])) & (cap - 1);
-			while (ni[j] >= 0)
-				j = (j + 1) & (cap - 1);
-			ni[j] = (long)i;
-		}
-		free(t->index);
-		t->index = ni;
-		t->capindex = cap;
-	}
-	size_t j = binio_fnv64(BINIO_FNV64_INIT, s, strlen(s)) & (t->capindex - 1);
-	for (; t->index[j] >= 0; j = (j + 1) & (t->capindex - 1))
-		if (!strcmp(t->s[t->index[j]], s))
-			return t->index[j];
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		char **ns = realloc(t->s, cap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		t->s = ns;
-		t->cap = cap;
-	}
-	if (!(t->s[t->n] = strdup(s)))
-		return -ENOMEM;
-	t->index[j] = (long)t->n;
-	return (long)t->n++;
+	size_t i;
+	return strmap_intern(t, s, &i) < 0 ? -ENOMEM : (long)i;
 }
 
 /* protobuf wire helpers */
@@ -78,7 +43,7 @@ static int pb_bytes(struct binbuf *b, unsigned field, const void *p, size_t n)
 struct pp {
 	const struct profile *p;
 	struct symbols *sym;
-	struct strtab st;
+	struct strmap st;	/* the string table: index = string id */
 	struct binbuf out, msg;
 	/* locations: (img, off) -> id, linear-probed */
 	struct loc { uint32_t img; uint64_t off; uint64_t id; } *locs;
@@ -115,14 +80,8 @@ static uint64_t fn_id(struct pp *x, long name, long file)
 	for (size_t i = 0; i < x->nfn; i++)	/* functions are few (hundreds) */
 		if (x->fns[i].name == name && x->fns[i].file == file)
 			return x->fns[i].id;
-	if (x->nfn == x->capfn) {
-		size_t cap = x->capfn ? x->capfn * 2 : 256;
-		struct fn *n = realloc(x->fns, cap * sizeof(*n));
-		if (!n)
-			return 0;
-		x->fns = n;
-		x->capfn = cap;
-	}
+	if (ALLOC_GROW(x->fns, x->nfn + 1, x->capfn))
+		return 0;
 	x->fns[x->nfn] = (struct fn){ name, file, x->nfn + 1 };
 	x->nfn++;
 	x->msg.len = 0;
@@ -335,8 +294,8 @@ int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *ev
 	err = err ? err : mappings(&x);
 	for (size_t e = 0; e < nev && !err; e++)
 		err = samples_of_event(&x, evs[e], e, nev);
-	for (size_t i = 0; i < x.st.n && !err; i++)
-		err = pb_bytes(&x.out, 6, x.st.s[i], strlen(x.st.s[i]));
+	for (size_t i = 0; i < strmap_count(&x.st) && !err; i++)
+		err = pb_bytes(&x.out, 6, strmap_key(&x.st, i), strlen(strmap_key(&x.st, i)));
 	/* period_type, period: what one sample of the first event is; shown by default */
 	x.msg.len = 0;
 	err = err ? err : pb_uint(&x.msg, 1, (uint64_t)period_type);
@@ -346,10 +305,7 @@ int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *ev
 	err = err ? err : pb_uint(&x.out, 14, (uint64_t)period_type);
 	err = err ? err : gzip_to_file(&x.out, path);
 out:
-	for (size_t i = 0; i < x.st.n; i++)
-		free(x.st.s[i]);
-	free(x.st.s);
-	free(x.st.index);
+	strmap_release(&x.st);
 	free(x.locs);
 	free(x.fns);
 	binbuf_release(&x.out);

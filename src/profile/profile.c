@@ -5,11 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "profile/profile_int.h"
 
 static const char *const unknown_names[PROFILE_UNK_NR] = {
-	"no-mapping", "process-gone", "anonymous", "kernel", "lost", "throttled",
+	"no-mapping", "process-gone", "jit", "kernel", "lost", "throttled",
 };
 
 const char *profile_unknown_reason_name(enum profile_unknown_reason r)
@@ -41,18 +42,15 @@ void profile_free(struct profile *p)
 	free(p);
 }
 
+/* kept for callers outside this directory's files; new code uses ALLOC_GROW */
 int profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return 0;
-	size_t ncap = *cap ? *cap * 2 : 8;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*arr, ncap * elem);
+	void *n = alloc_grow_array(*arr, elem, need, cap);
 	if (!n)
 		return -ENOMEM;
 	*arr = n;
-	*cap = ncap;
 	return 0;
 }
 
@@ -80,7 +78,7 @@ int profile_image_intern(struct profile *p, const struct profile_image *img, uin
 	}
 	if (p->nimages >= PROFILE_NO_IMAGE - 1)
 		return -ENOSPC;
-	if (profile_grow((void **)&p->images, &p->capimages, p->nimages + 1, sizeof(*p->images)))
+	if (ALLOC_GROW(p->images, p->nimages + 1, p->capimages))
 		return -ENOMEM;
 	struct image_slot *s = &p->images[p->nimages];
 	memset(s, 0, sizeof(*s));
@@ -107,7 +105,7 @@ int profile_event_intern(struct profile *p, const char *name, uint64_t period, u
 	}
 	if (p->nevents >= 65535)
 		return -ENOSPC;
-	if (profile_grow((void **)&p->events, &p->capevents, p->nevents + 1, sizeof(*p->events)))
+	if (ALLOC_GROW(p->events, p->nevents + 1, p->capevents))
 		return -ENOMEM;
 	struct event_slot *s = &p->events[p->nevents];
 	memset(s, 0, sizeof(*s));
@@ -266,7 +264,7 @@ int profile_add_stack(struct profile *p, uint32_t ev, const struct profile_frame
 	}
 	if (p->nstacks >= UINT32_MAX - 1)
 		return -ENOSPC;
-	if (profile_grow((void **)&p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks)))
+	if (ALLOC_GROW(p->stacks, p->nstacks + 1, p->capstacks))
 		return -ENOMEM;
 	struct stack *s = &p->stacks[p->nstacks];
 	s->frames = malloc(n * sizeof(*frames));

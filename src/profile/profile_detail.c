@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "profile/profile_int.h"
 
@@ -104,7 +105,7 @@ int profile_task_intern(struct profile *p, const struct profile_task *t, uint32_
 	}
 	if (d->ntasks >= PROFILE_NO_TASK - 1)
 		return -ENOSPC;
-	if (profile_grow((void **)&d->tasks, &d->captasks, d->ntasks + 1, sizeof(*d->tasks)))
+	if (ALLOC_GROW(d->tasks, d->ntasks + 1, d->captasks))
 		return -ENOMEM;
 	struct task_slot *s = &d->tasks[d->ntasks];
 	memset(s, 0, sizeof(*s));
@@ -217,8 +218,8 @@ int profile_detail_chain_intern(struct profile_detail *d, const struct profile_f
 	}
 	if (d->nchains >= UINT32_MAX - 1)
 		return -ENOSPC;
-	if (profile_grow((void **)&d->chains, &d->capchains, d->nchains + 1, sizeof(*d->chains)) ||
-	    profile_grow((void **)&d->frames, &d->capframes, d->nframes + n, sizeof(*d->frames)))
+	if (ALLOC_GROW(d->chains, d->nchains + 1, d->capchains) ||
+	    ALLOC_GROW(d->frames, d->nframes + n, d->capframes))
 		return -ENOMEM;
 	memcpy(d->frames + d->nframes, f, n * sizeof(*f));
 	d->chains[d->nchains] = (struct detail_chain){ .hash = h, .off = d->nframes, .n = (uint32_t)n };
@@ -288,7 +289,7 @@ int profile_detail_row_add(struct profile_detail *d, uint32_t ev, uint32_t task,
 	}
 	if (d->nrows >= UINT32_MAX - 1)
 		return -ENOSPC;
-	if (profile_grow((void **)&d->rows, &d->caprows, d->nrows + 1, sizeof(*d->rows)))
+	if (ALLOC_GROW(d->rows, d->nrows + 1, d->caprows))
 		return -ENOMEM;
 	d->rows[d->nrows] = (struct detail_row){ .time = time, .count = count, .ev = ev,
 						 .task = task, .chain = chain };

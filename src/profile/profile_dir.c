@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/outfile.h"
 #include "profile/profile_file.h"
 #include "profile/profile_int.h"
@@ -205,15 +206,9 @@ int profile_dir_epochs(struct profile_dir *d, uint32_t **epochs, size_t *n)
 		uint32_t e;
 		if (parse_epoch_name(de->d_name, &e))
 			continue;
-		if (k == cap) {
-			cap = cap ? cap * 2 : 16;
-			uint32_t *na = realloc(a, cap * sizeof(*a));
-			if (!na) {
-				err = -ENOMEM;
-				goto out;
-			}
-			a = na;
-		}
+		err = ALLOC_GROW(a, k + 1, cap);
+		if (err)
+			goto out;
 		a[k++] = e;
 	}
 	if (k)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "trace/log_io.h"
 #include "trace/source_formats.h"
 
@@ -45,7 +46,7 @@ static struct collect_proc *proc_get(struct log_collector *c, uint32_t pid)
 	for (size_t i = 0; i < c->n_procs; i++)
 		if (c->procs[i].pid == pid)
 			return &c->procs[i];
-	if (trace_grow((void **)&c->procs, &c->cap_procs, c->n_procs + 1, sizeof(*c->procs)))
+	if (ALLOC_GROW(c->procs, c->n_procs + 1, c->cap_procs))
 		return NULL;
 	struct collect_proc *p = &c->procs[c->n_procs++];
 	memset(p, 0, sizeof(*p));
@@ -110,16 +111,8 @@ static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, siz
 	struct collect_proc *p = proc_get(c, pid);
 	if (!p)
 		return -ENOMEM;
-	if (p->have + n > p->cap) {
-		size_t cap = p->cap ? p->cap : 1u << 16;
-		while (cap < p->have + n)
-			cap *= 2;
-		uint8_t *nb = realloc(p->buf, cap);
-		if (!nb)
-			return -ENOMEM;
-		p->buf = nb;
-		p->cap = cap;
-	}
+	if (ALLOC_GROW(p->buf, p->have + n, p->cap))
+		return -ENOMEM;
 	memcpy(p->buf + p->have, b, n);
 	p->have += n;
 	size_t pos = 0;

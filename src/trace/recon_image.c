@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "trace/recon_internal.h"
 
@@ -97,14 +98,8 @@ static int check_identity(struct recon *r, const struct recon_image *im, const s
 
 static int image_add(struct recon *r, struct recon_image **out)
 {
-	if (r->p.n_img == r->p.cap_img) {
-		size_t n = r->p.cap_img ? 2 * r->p.cap_img : 16;
-		struct recon_image *p = realloc(r->p.img, n * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		r->p.img = p;
-		r->p.cap_img = n;
-	}
+	if (ALLOC_GROW(r->p.img, r->p.n_img + 1, r->p.cap_img))
+		return -ENOMEM;
 	*out = &r->p.img[r->p.n_img];
 	memset(*out, 0, sizeof(**out));
 	return 0;
@@ -148,14 +143,8 @@ int recon_on_image(struct recon *r, const struct log_record *rec)
 		map_file(im);	/* unreadable: instructions still reconstruct, without flags */
 	}
 	struct trace_event *e = NULL;
-	if (r->n_evs == r->cap_evs) {
-		size_t n = r->cap_evs ? 2 * r->cap_evs : 256;
-		struct trace_event *p = realloc(r->evs, n * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		r->evs = p;
-		r->cap_evs = n;
-	}
+	if (ALLOC_GROW(r->evs, r->n_evs + 1, r->cap_evs))
+		return -ENOMEM;
 	e = &r->evs[r->n_evs++];
 	memset(e, 0, sizeof(*e));
 	e->kind = TRACE_EV_IMAGE_LOAD;

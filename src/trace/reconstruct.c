@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/decode.h"
 #include "trace/log_io.h"
 #include "trace/recon_internal.h"
@@ -38,14 +39,8 @@ static struct recon_thread *thread_get(struct recon *r, uint32_t tid)
 	for (size_t i = 0; i < r->p.n_th; i++)
 		if (r->p.th[i].tid == tid)
 			return &r->p.th[i];
-	if (r->p.n_th == r->p.cap_th) {
-		size_t n = r->p.cap_th ? 2 * r->p.cap_th : 16;
-		struct recon_thread *t = realloc(r->p.th, n * sizeof(*t));
-		if (!t)
-			return NULL;
-		r->p.th = t;
-		r->p.cap_th = n;
-	}
+	if (ALLOC_GROW(r->p.th, r->p.n_th + 1, r->p.cap_th))
+		return NULL;
 	struct recon_thread *t = &r->p.th[r->p.n_th++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -54,7 +49,7 @@ static struct recon_thread *thread_get(struct recon *r, uint32_t tid)
 
 static struct trace_event *event_push(struct recon *r, uint32_t kind, uint32_t tid)
 {
-	if (trace_grow((void **)&r->evs, &r->cap_evs, r->n_evs + 1, sizeof(*r->evs)) < 0)
+	if (ALLOC_GROW(r->evs, r->n_evs + 1, r->cap_evs) < 0)
 		return NULL;
 	struct trace_event *e = &r->evs[r->n_evs++];
 	memset(e, 0, sizeof(*e));
@@ -167,9 +162,9 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 			     "describes (chunk in block at byte %llu)", t->tid,
 			     (unsigned long long)t->pc, (unsigned long long)r->d_block);
 	if ((r->n_insns + sb->n_imarks > r->cap_insns &&
-	     trace_grow((void **)&r->insns, &r->cap_insns, r->n_insns + sb->n_imarks, sizeof(*r->insns)) < 0) ||
+	     ALLOC_GROW(r->insns, r->n_insns + sb->n_imarks, r->cap_insns) < 0) ||
 	    (r->n_refs + sb->n_ops > r->cap_refs &&
-	     trace_grow((void **)&r->refs, &r->cap_refs, r->n_refs + sb->n_ops, sizeof(*r->refs)) < 0))
+	     ALLOC_GROW(r->refs, r->n_refs + sb->n_ops, r->cap_refs) < 0))
 		return -ENOMEM;
 	if (sb->fast && e <= sb->n_exits &&
 	    (!r->max_insns || r->emitted + sb->exits[e].n_insns <= r->max_insns)) {
@@ -321,8 +316,8 @@ static int run_data(struct recon *r)
 	if (!t)
 		return -ENOMEM;
 	/* room for a whole batch and its last superblock, so the template loop needs no checks */
-	if (trace_grow((void **)&r->insns, &r->cap_insns, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->insns)) < 0 ||
-	    trace_grow((void **)&r->refs, &r->cap_refs, BATCH_INSNS + LOG_CODE_MAX_OPS, sizeof(*r->refs)) < 0)
+	if (ALLOC_GROW(r->insns, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_insns) < 0 ||
+	    ALLOC_GROW(r->refs, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_refs) < 0)
 		return -ENOMEM;
 	while (r->d_ci < r->d_nctl && r->n_insns < BATCH_INSNS && !r->hit_max) {
 		if (!r->max_insns && run_templates(r, t) > 0)
@@ -367,7 +362,7 @@ static int on_data(struct recon *r, const struct log_record *rec)
 	size_t pad = ((size_t)d.n_ctl + 7u) & ~(size_t)7u;
 	if (d.n_vals > LOG_REC_MAX || rec->len != sizeof(d) + pad + (size_t)d.n_vbytes)
 		goto bad;
-	if (trace_grow((void **)&r->vals, &r->cap_vals, d.n_vals + 1, sizeof(*r->vals)) < 0)
+	if (ALLOC_GROW(r->vals, d.n_vals + 1, r->cap_vals) < 0)
 		return -ENOMEM;
 	if (decode_vals(rec->payload + sizeof(d) + pad, d.n_vbytes, r->vals, d.n_vals) < 0)
 		goto bad;

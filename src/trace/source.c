@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/alloc.h"
 #include "spent/trace.h"
 #include "trace/source_formats.h"
 
@@ -28,14 +29,11 @@ int trace_grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return 0;
-	size_t n = *cap ? *cap : 1024;
-	while (n < need)
-		n *= 2;
-	void *p = realloc(*arr, n * elem);
+	/* from 1024, as the header promises: batches are large */
+	void *p = alloc_grow_array(*arr, elem, *cap || need > 1024 ? need : 1024, cap);
 	if (!p)
 		return -ENOMEM;
 	*arr = p;
-	*cap = n;
 	return 0;
 }
 

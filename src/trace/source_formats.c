@@ -1,5 +1,6 @@
 /* trace/source_formats.c - the formats trace_source_open() tries, in order. */
 #include "citcat/citcat.h"
+#include "core/alloc.h"
 #include "trace/log_io.h"
 #include "trace/source_formats.h"
 
@@ -9,4 +10,4 @@ const struct trace_source_format trace_source_formats[] = {
 	{ 0 },
 };
 
-const size_t trace_source_n_formats = sizeof(trace_source_formats) / sizeof(trace_source_formats[0]) - 1;
+const size_t trace_source_n_formats = ARRAY_SIZE(trace_source_formats) - 1;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tests/e2e/daemon_jit.sh - the daemon names generated code from perf's JIT map as record does:
 # samples in anonymous executable memory that /tmp/perf-PID.map covers are filed under the map
-# and report names them; code no map covers stays [unknown] [anonymous]; a map the daemon may
+# and report names them; code no map covers stays [unknown] [jit]; a map the daemon may
 # not trust (a symlink, or owned by someone else than the process's owner) is not read.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
@@ -14,7 +14,7 @@ if ! start_daemon "$DB" "$TMP/d.log" -F 1000; then
 	exit 0
 fi
 
-# samples of image MAP named SYM, and of [unknown] [anonymous], in a report --json
+# samples of image MAP named SYM, and of [unknown] [jit], in a report --json
 count_rows() {
 	python3 - "$1" "$2" "$3" <<'PY'
 import json, sys
@@ -32,7 +32,7 @@ maps+=("$map")
 "$SPENT" db "$DB" flush > /dev/null
 "$SPENT" report -i "$DB" --by function --json > "$TMP/r1.json" 2>/dev/null
 named=$(count_rows "$TMP/r1.json" "$map" jit_spin_loop)
-anon=$(count_rows "$TMP/r1.json" "[unknown]" "[anonymous]")
+anon=$(count_rows "$TMP/r1.json" "[unknown]" "[jit]")
 check "daemon_jit_named_from_map ($named samples of jit_spin_loop under $map, $anon anonymous)" \
 	awk -v n="${named:-0}" 'BEGIN { exit !(n >= 300) }'
 check "daemon_jit_unmapped_code_stays_anonymous ($anon vs $named named, 1:2 run)" \

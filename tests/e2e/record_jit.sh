@@ -10,7 +10,7 @@ check jit_program_ran test "$rc" -eq 0 -a -n "$map"
 pct=$(awk -F, '$2 == "jit_spin_loop" { print $5; exit }' "$TMP/jit.csv")
 check jit_function_named_from_map awk -v p="${pct:-0}" 'BEGIN { exit !(p > 35) }'
 check jit_image_is_the_map grep -q "^$map,jit_spin_loop," "$TMP/jit.csv"
-check jit_unmapped_code_stays_unknown awk -F, '$1 == "[unknown]" && $2 == "[anonymous]" && $5 > 15 { ok = 1 } END { exit !ok }' "$TMP/jit.csv"
+check jit_unmapped_code_stays_unknown awk -F, '$1 == "[unknown]" && $2 == "[jit]" && $5 > 15 { ok = 1 } END { exit !ok }' "$TMP/jit.csv"
 "$SPENT" report -i "$TMP/jit" --folded > "$TMP/jit.folded"
 check jit_folded_named grep -q 'jit_spin_loop [0-9]' "$TMP/jit.folded"
 "$SPENT" report -i "$TMP/jit" --pprof "$TMP/jit.pb.gz" 2>/dev/null
