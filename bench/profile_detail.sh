@@ -1,6 +1,6 @@
 #!/bin/bash
 # bench/profile_detail.sh - detail rows (who and when) at scale: bench/profile_detail.c's
-# 1M samples through profile_add_detail, profile_merge, write_epoch (new and merging), read_epoch,
+# 1M samples through spent_profile_add_detail, spent_profile_merge, write_epoch (new and merging), read_epoch,
 # and the samples file's bytes per row. Not a test: prints numbers.
 #   usage: bench/profile_detail.sh [SECONDS=1000] [THREADS=1]
 set -u

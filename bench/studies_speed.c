@@ -23,11 +23,11 @@ static double now(void)
 }
 
 /* Reads what a cache sink needs of every instruction and reference; the sum keeps the reads. */
-static uint64_t null_feed(const struct trace_batch *b)
+static uint64_t null_feed(const struct spent_trace_batch *b)
 {
 	uint64_t s = 0;
 	for (size_t i = 0; i < b->n_insns; i++) {
-		const struct trace_insn *in = &b->insns[i];
+		const struct spent_trace_insn *in = &b->insns[i];
 		s += in->pc + in->len;
 		for (uint32_t k = 0; k < in->nrefs; k++)
 			s += b->refs[in->ref0 + k].addr + b->refs[in->ref0 + k].size +
@@ -40,7 +40,7 @@ enum sink { NULL_SINK, CACHESIM, HITCURVE };
 static volatile uint64_t keep;
 
 /* One run of SRC into a fresh sink of kind K; CPU seconds, or -1 on error. */
-static double run(struct trace_source *src, enum sink k)
+static double run(struct spent_trace_source *src, enum sink k)
 {
 	char err[256];
 	struct cachesim_config cfg;
@@ -52,11 +52,11 @@ static double run(struct trace_source *src, enum sink k)
 		return -1;
 	if (k == HITCURVE && hitcurve_new(&hcfg, &hc))
 		return -1;
-	struct trace_batch b;
+	struct spent_trace_batch b;
 	int rc;
 	uint64_t s = 0;
 	double t0 = now();
-	while ((rc = trace_source_next(src, &b)) > 0) {
+	while ((rc = spent_trace_source_next(src, &b)) > 0) {
 		if (k == NULL_SINK)
 			s += null_feed(&b);
 		else if (k == CACHESIM)
@@ -77,29 +77,29 @@ static double run(struct trace_source *src, enum sink k)
 static double one(const char *log, const struct memtrace *t, enum sink k)
 {
 	char err[256];
-	struct trace_source *src;
-	if (log ? trace_source_open(log, &src, err, sizeof(err)) : memtrace_source_new(t, 65536, &src))
+	struct spent_trace_source *src;
+	if (log ? spent_trace_source_open(log, &src, err, sizeof(err)) : memtrace_source_new(t, 65536, &src))
 		return -1;
 	double s = run(src, k);
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	return s;
 }
 
 int main(int argc, char **argv)
 {
 	char err[256];
-	struct trace_source *src;
-	if (argc < 2 || trace_source_open(argv[1], &src, err, sizeof(err))) {
+	struct spent_trace_source *src;
+	if (argc < 2 || spent_trace_source_open(argv[1], &src, err, sizeof(err))) {
 		fprintf(stderr, "usage: studies_speed LOG [REPS]\n");
 		return 2;
 	}
 	int reps = argc > 2 ? atoi(argv[2]) : 7;
 	struct memtrace *t = memtrace_new();
-	struct trace_batch b;
+	struct spent_trace_batch b;
 	int rc;
-	while ((rc = trace_source_next(src, &b)) > 0)
+	while ((rc = spent_trace_source_next(src, &b)) > 0)
 		for (size_t i = 0; i < b.n_insns; i++) {
-			const struct trace_insn *in = &b.insns[i];
+			const struct spent_trace_insn *in = &b.insns[i];
 			memtrace_insn(t, in->tid, in->pc, in->len, in->flags);
 			for (uint32_t k = 0; k < in->nrefs; k++)
 				memtrace_ref(t, b.refs[in->ref0 + k].addr, b.refs[in->ref0 + k].size,
@@ -107,10 +107,10 @@ int main(int argc, char **argv)
 		}
 	if (rc < 0) {
 		fprintf(stderr, "studies_speed: reading '%s' failed: %s\n", argv[1],
-			trace_source_error(src));
+			spent_trace_source_error(src));
 		return 1;
 	}
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	printf("refs %zu\n", t->n_insns + t->n_refs);
 	/* alternated, so a burst of load on the machine hits all of them alike */
 	static const struct { const char *name; int from_log; enum sink k; } runs[] = {

@@ -42,10 +42,10 @@ int main(int argc, char **argv)
 		return rc;
 	}
 	spent_record_get_stats(r, &st);
-	const struct profile *p = spent_record_profile(r);
+	const struct spent_profile *p = spent_record_profile(r);
 	printf("%llu samples, %llu placed, %zu images, %zu call stacks, '%s' total %llu, exit %d\n",
-	       (unsigned long long)st.samples, (unsigned long long)st.placed, profile_nimages(p),
-	       profile_nstacks(p), argv[1], (unsigned long long)profile_event_total(p, 0),
+	       (unsigned long long)st.samples, (unsigned long long)st.placed, spent_profile_nimages(p),
+	       spent_profile_nstacks(p), argv[1], (unsigned long long)spent_profile_event_total(p, 0),
 	       spent_record_exit_code(r));
 	rc = spent_record_exit_code(r);
 	spent_record_free(r);

@@ -1,7 +1,7 @@
 /* spent/record.h - record a profile of a command (or a running process) from your own program:
  * what `spent record` does, as a library. Samples are taken on counter overflows (a preset
  * prime period per event, a period, or a frequency) and aggregated while recording into a
- * struct profile (spent/profile.h), which can be written as a profile directory for
+ * struct spent_profile (spent/profile.h), which can be written as a profile directory for
  * `spent report -i DIR`.
  *
  *   struct spent_record_opts o = { .callgraph = SPENT_RECORD_CG_FP };
@@ -89,7 +89,7 @@ SPENT_API int spent_record_wait(struct spent_record *r, int *status);
 SPENT_API void spent_record_stop(struct spent_record *r);
 
 /* The profile recorded so far (owned by R: valid until spent_record_free()). */
-SPENT_API struct profile *spent_record_profile(struct spent_record *r);
+SPENT_API struct spent_profile *spent_record_profile(struct spent_record *r);
 SPENT_API void spent_record_get_stats(const struct spent_record *r, struct spent_record_stats *st);
 
 /* Write the profile to the profile directory DIR, with the kernel symbols and the images'

@@ -5,7 +5,7 @@
  * The stream is pulled in batches (drcachesim's reader -> simulator split): a batch holds a run
  * of instructions of possibly several threads in global order, their data references in one
  * flat array, and the events that happen between them. Arrays are owned by the source and stay
- * valid until the next trace_source_next() or trace_source_free().
+ * valid until the next spent_trace_source_next() or spent_trace_source_free().
  */
 #ifndef SPENT_TRACE_H
 #define SPENT_TRACE_H
@@ -21,54 +21,54 @@ extern "C" {
 
 /* What a data reference does. MODIFY is one instruction reading then writing the same bytes
  * (x86 read-modify-write, e.g. `add [mem], reg`), reported once as lackey's 'M' does. */
-enum trace_ref_kind {
-	TRACE_REF_READ = 1,
-	TRACE_REF_WRITE = 2,
-	TRACE_REF_MODIFY = 3,
+enum spent_trace_ref_kind {
+	SPENT_TRACE_REF_READ = 1,
+	SPENT_TRACE_REF_WRITE = 2,
+	SPENT_TRACE_REF_MODIFY = 3,
 };
 
-struct trace_ref {
+struct spent_trace_ref {
 	uint64_t addr;
 	uint32_t size;	/* bytes */
-	uint32_t kind;	/* enum trace_ref_kind */
+	uint32_t kind;	/* enum spent_trace_ref_kind */
 };
 
 /* Instruction flags a source sets from its decoder, so sinks need not decode. */
-enum trace_insn_flag {
-	TRACE_INSN_LOCKED = 1 << 0,	/* lock prefix or implicitly locked (xchg with memory) */
-	TRACE_INSN_COND_BRANCH = 1 << 1,
-	TRACE_INSN_CALL = 1 << 2,
-	TRACE_INSN_RET = 1 << 3,
-	TRACE_INSN_INDIRECT = 1 << 4,	/* indirect jump or call */
-	TRACE_INSN_SYSCALL = 1 << 5,
-	TRACE_INSN_PAUSE = 1 << 6,	/* spin-wait hint */
+enum spent_trace_insn_flag {
+	SPENT_TRACE_INSN_LOCKED = 1 << 0,	/* lock prefix or implicitly locked (xchg with memory) */
+	SPENT_TRACE_INSN_COND_BRANCH = 1 << 1,
+	SPENT_TRACE_INSN_CALL = 1 << 2,
+	SPENT_TRACE_INSN_RET = 1 << 3,
+	SPENT_TRACE_INSN_INDIRECT = 1 << 4,	/* indirect jump or call */
+	SPENT_TRACE_INSN_SYSCALL = 1 << 5,
+	SPENT_TRACE_INSN_PAUSE = 1 << 6,	/* spin-wait hint */
 };
 
-struct trace_insn {
+struct spent_trace_insn {
 	uint64_t pc;
 	uint32_t tid;
 	uint8_t len;		/* bytes, 1..15 */
 	uint8_t nrefs;		/* data references, in refs[ref0 .. ref0+nrefs) of the batch */
-	uint16_t flags;		/* enum trace_insn_flag */
+	uint16_t flags;		/* enum spent_trace_insn_flag */
 	uint32_t ref0;
 	uint32_t pid;		/* the process it ran in (0: the source knows none) */
 };
 
-enum trace_event_kind {
-	TRACE_EV_SYSCALL = 1,		/* a system call returned */
-	TRACE_EV_SIGNAL,		/* asynchronous transfer: handler entered, resume_pc not executed */
-	TRACE_EV_THREAD_SWITCH,		/* the following instructions belong to to_tid */
-	TRACE_EV_THREAD_START,
-	TRACE_EV_THREAD_EXIT,
-	TRACE_EV_IMAGE_LOAD,		/* an executable image was mapped */
-	TRACE_EV_IMAGE_UNLOAD,
-	TRACE_EV_EXIT,			/* the process exited */
-	TRACE_EV_PROCESS_START,		/* a process of the tree starts its stream (pid in .pid):
+enum spent_trace_event_kind {
+	SPENT_TRACE_EV_SYSCALL = 1,		/* a system call returned */
+	SPENT_TRACE_EV_SIGNAL,		/* asynchronous transfer: handler entered, resume_pc not executed */
+	SPENT_TRACE_EV_THREAD_SWITCH,		/* the following instructions belong to to_tid */
+	SPENT_TRACE_EV_THREAD_START,
+	SPENT_TRACE_EV_THREAD_EXIT,
+	SPENT_TRACE_EV_IMAGE_LOAD,		/* an executable image was mapped */
+	SPENT_TRACE_EV_IMAGE_UNLOAD,
+	SPENT_TRACE_EV_EXIT,			/* the process exited */
+	SPENT_TRACE_EV_PROCESS_START,		/* a process of the tree starts its stream (pid in .pid):
 					 * the command, a forked child, or an exec'd program */
 };
 
-struct trace_event {
-	uint32_t kind;		/* enum trace_event_kind */
+struct spent_trace_event {
+	uint32_t kind;		/* enum spent_trace_event_kind */
 	uint32_t tid;		/* a thread of process pid: thread numbers restart in each process */
 	uint32_t pid;		/* 0: the source knows none */
 	uint64_t time_ns;	/* CLOCK_MONOTONIC of the enclosing chunk, 0 when unknown */
@@ -98,65 +98,65 @@ struct trace_event {
 	} u;
 };
 
-struct trace_batch {
-	const struct trace_insn *insns;
+struct spent_trace_batch {
+	const struct spent_trace_insn *insns;
 	size_t n_insns;
-	const struct trace_ref *refs;
+	const struct spent_trace_ref *refs;
 	size_t n_refs;
-	const struct trace_event *events;
+	const struct spent_trace_event *events;
 	size_t n_events;
 	uint64_t first_index;	/* stream position of insns[0] (instructions before it) */
 	uint64_t time_ns;	/* timestamp of the chunk the batch starts in, 0 when unknown */
 };
 
-struct trace_source;
+struct spent_trace_source;
 
-/* The operations a source implements; trace_source_new() wraps them. */
-struct trace_source_ops {
+/* The operations a source implements; spent_trace_source_new() wraps them. */
+struct spent_trace_source_ops {
 	const char *name;	/* "patchwrx-log", "citcat", "memory" */
 	/* 1 with a batch, 0 at the end of the stream, -errno on error (the source's message
-	 * is then in trace_source_error()). */
-	int (*next)(void *state, struct trace_batch *out);
+	 * is then in spent_trace_source_error()). */
+	int (*next)(void *state, struct spent_trace_batch *out);
 	const char *(*error)(void *state);
 	void (*free)(void *state);
-	/* optional: bytes of its input consumed so far and in all (see trace_source_progress) */
+	/* optional: bytes of its input consumed so far and in all (see spent_trace_source_progress) */
 	int (*progress)(void *state, uint64_t *done, uint64_t *total);
 };
 
 /* Wrap STATE with OPS into a source; the source owns STATE. NULL on ENOMEM (STATE freed). */
-SPENT_API struct trace_source *trace_source_new(const struct trace_source_ops *ops, void *state);
+SPENT_API struct spent_trace_source *spent_trace_source_new(const struct spent_trace_source_ops *ops, void *state);
 
 /*
  * Open PATH as a trace source, whatever it is: a `spent trace` log file or a
  * `spent citcat` recording directory (detected by magic). 0 or -errno; on failure, a message
  * saying what and where is written into ERR (ERRLEN bytes) when ERR is not NULL.
  */
-SPENT_API int trace_source_open(const char *path, struct trace_source **out, char *err, size_t errlen);
+SPENT_API int spent_trace_source_open(const char *path, struct spent_trace_source **out, char *err, size_t errlen);
 
 /*
  * A source passing on only some processes of IN's process tree: those of pid PID (0: any) whose
- * current program's file name is COMM (NULL: any; an exec changes it). With TRACE_SELECT_TAG,
+ * current program's file name is COMM (NULL: any; an exec changes it). With SPENT_TRACE_SELECT_TAG,
  * bits 48-63 of every pc and data address hold the process's number less one (0, 1, ... in
  * order of first appearance: a single-process trace's addresses are unchanged), so a cache
  * model keeps the processes' address spaces apart (sinks that name addresses strip the tag
- * with trace_select_untag()). Takes IN over (freed on failure too). 0 or -ENOMEM.
+ * with spent_trace_select_untag()). Takes IN over (freed on failure too). 0 or -ENOMEM.
  */
-enum trace_select_flag {
-	TRACE_SELECT_TAG = 1 << 0,
+enum spent_trace_select_flag {
+	SPENT_TRACE_SELECT_TAG = 1 << 0,
 };
-#define TRACE_SELECT_TAG_SHIFT 48
-SPENT_API int trace_source_select(struct trace_source *in, uint32_t pid, const char *comm, int flags,
-			struct trace_source **out);
-/* ADDR (a pc or data address of a TRACE_SELECT_TAG source) without its process tag. */
-SPENT_API uint64_t trace_select_untag(uint64_t addr);
+#define SPENT_TRACE_SELECT_TAG_SHIFT 48
+SPENT_API int spent_trace_source_select(struct spent_trace_source *in, uint32_t pid, const char *comm, int flags,
+			struct spent_trace_source **out);
+/* ADDR (a pc or data address of a SPENT_TRACE_SELECT_TAG source) without its process tag. */
+SPENT_API uint64_t spent_trace_select_untag(uint64_t addr);
 
-SPENT_API int trace_source_next(struct trace_source *src, struct trace_batch *out);
-SPENT_API const char *trace_source_error(struct trace_source *src);
-SPENT_API const char *trace_source_name(const struct trace_source *src);
+SPENT_API int spent_trace_source_next(struct spent_trace_source *src, struct spent_trace_batch *out);
+SPENT_API const char *spent_trace_source_error(struct spent_trace_source *src);
+SPENT_API const char *spent_trace_source_name(const struct spent_trace_source *src);
 /* How far SRC has read its input: bytes consumed so far (*DONE) of *TOTAL, for a progress
  * display. 0, or -ENOTSUP when the source cannot tell. */
-SPENT_API int trace_source_progress(struct trace_source *src, uint64_t *done, uint64_t *total);
-SPENT_API void trace_source_free(struct trace_source *src);
+SPENT_API int spent_trace_source_progress(struct spent_trace_source *src, uint64_t *done, uint64_t *total);
+SPENT_API void spent_trace_source_free(struct spent_trace_source *src);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,7 @@
  * `spent trace -- CMD` does, as a library. The command runs under Valgrind with spent's tool
  * (every instruction, and with data every load and store, of it and of the processes it
  * starts); the tool's records are collected into a compact log that spent/trace.h's
- * trace_source_open() reads.
+ * spent_trace_source_open() reads.
  *
  *   struct spent_trace_opts o = { .valgrind_lib = "/usr/local/lib/spent/valgrind" };
  *   struct spent_trace *t;

@@ -20,14 +20,14 @@ void annotate_free(struct annotate *a)
 	free(a);
 }
 
-static uint64_t samples_in(const struct profile *p, uint32_t img, const uint32_t *evs, size_t nev,
+static uint64_t samples_in(const struct spent_profile *p, uint32_t img, const uint32_t *evs, size_t nev,
 			   uint64_t start, uint64_t size)
 {
 	uint64_t t = 0;
 	for (size_t e = 0; e < nev; e++) {
-		struct profile_count *c = NULL;
+		struct spent_profile_count *c = NULL;
 		size_t n = 0;
-		profile_counts(p, img, evs[e], &c, &n);
+		spent_profile_counts(p, img, evs[e], &c, &n);
 		for (size_t i = 0; i < n; i++)
 			if (c[i].offset >= start && c[i].offset - start < size)
 				t += c[i].count;
@@ -36,7 +36,7 @@ static uint64_t samples_in(const struct profile *p, uint32_t img, const uint32_t
 	return t;
 }
 
-static int decode(struct annotate *a, struct symbols *sym, const struct profile_image *img,
+static int decode(struct annotate *a, struct symbols *sym, const struct spent_profile_image *img,
 		  const uint8_t *code)
 {
 	ZydisDecoder dec;
@@ -73,12 +73,12 @@ static int decode(struct annotate *a, struct symbols *sym, const struct profile_
 	return 0;
 }
 
-static void place_counts(struct annotate *a, const struct profile *p, const uint32_t *evs)
+static void place_counts(struct annotate *a, const struct spent_profile *p, const uint32_t *evs)
 {
 	for (size_t e = 0; e < a->nevents; e++) {
-		struct profile_count *c = NULL;
+		struct spent_profile_count *c = NULL;
 		size_t n = 0, k = 0;
-		profile_counts(p, a->image, evs[e], &c, &n);
+		spent_profile_counts(p, a->image, evs[e], &c, &n);
 		for (size_t i = 0; i < n; i++) {
 			if (c[i].offset < a->start || c[i].offset - a->start >= a->size)
 				continue;
@@ -94,7 +94,7 @@ static void place_counts(struct annotate *a, const struct profile *p, const uint
 	}
 }
 
-int annotate_function(const struct profile *p, struct symbols *sym, const char *name,
+int annotate_function(const struct spent_profile *p, struct symbols *sym, const char *name,
 		      const uint32_t *evs, size_t nev, struct annotate **out, const char **why)
 {
 	struct annotate *a = NULL;
@@ -103,9 +103,9 @@ int annotate_function(const struct profile *p, struct symbols *sym, const char *
 	long bimg = -1;
 	int err;
 	*why = NULL;
-	for (uint32_t i = 0; i < profile_nimages(p); i++) {
+	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
 		uint64_t s, z;
-		const struct profile_image *img = profile_image_get(p, i);
+		const struct spent_profile_image *img = spent_profile_image_get(p, i);
 		if (symbols_find_function(sym, img, name, &s, &z))
 			continue;
 		if (!z)
@@ -120,12 +120,12 @@ int annotate_function(const struct profile *p, struct symbols *sym, const char *
 	}
 	if (bimg < 0) {
 		/* the name may be in an image we cannot open: say why */
-		for (uint32_t i = 0; i < profile_nimages(p) && !*why; i++)
-			if (profile_image_total(p, i, evs[0]))
-				*why = symbols_image_error(sym, profile_image_get(p, i));
+		for (uint32_t i = 0; i < spent_profile_nimages(p) && !*why; i++)
+			if (spent_profile_image_total(p, i, evs[0]))
+				*why = symbols_image_error(sym, spent_profile_image_get(p, i));
 		return *why ? -ENODATA : -ENOENT;
 	}
-	const struct profile_image *img = profile_image_get(p, (uint32_t)bimg);
+	const struct spent_profile_image *img = spent_profile_image_get(p, (uint32_t)bimg);
 	if (bsize > (1u << 20) || !(code = malloc(bsize)) || !(a = calloc(1, sizeof(*a))) ||
 	    !(a->fn_totals = calloc(nev, sizeof(uint64_t)))) {
 		err = -ENOMEM;

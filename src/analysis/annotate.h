@@ -33,7 +33,7 @@ struct annotate {
  * it wins). 0; -ENOENT (no image has NAME); -ENODATA (*WHY: the image cannot be read, e.g.
  * "image file not found"). *OUT freed with annotate_free.
  */
-int annotate_function(const struct profile *p, struct symbols *sym, const char *name,
+int annotate_function(const struct spent_profile *p, struct symbols *sym, const char *name,
 		      const uint32_t *evs, size_t nev, struct annotate **out, const char **why);
 void annotate_free(struct annotate *a);
 

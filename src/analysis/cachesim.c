@@ -216,7 +216,7 @@ static void record_imiss(struct cachesim *cs, size_t index)
  * hit in the most recent way of its set (the memo), unless a miss elsewhere may have reached
  * that cache since: it is counted without a lookup, which spares most fetches (several
  * instructions share a line) any work beyond a compare. */
-static void feed_one_core(struct cachesim *cs, const struct trace_batch *b, size_t i, size_t n)
+static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b, size_t i, size_t n)
 {
 	struct hierarchy *h = &cs->cores[0];
 	struct cache *ic = h->ipath, *dc = h->dpath;
@@ -224,7 +224,7 @@ static void feed_one_core(struct cachesim *cs, const struct trace_batch *b, size
 	/* a fetch is inside the memo's line when its offset from the line's first byte and its
 	 * end are within memo_len (0: no memo) */
 	uint64_t memo_at = cs->imemo_at, memo_len = cs->imemo_len;
-	for (const struct trace_insn *in = &b->insns[i], *end = in + n; in < end; in++) {
+	for (const struct spent_trace_insn *in = &b->insns[i], *end = in + n; in < end; in++) {
 		uint64_t d = in->pc - memo_at;
 		if (d < memo_len && d + in->len <= memo_len) {
 			memo_hits++;
@@ -241,7 +241,7 @@ static void feed_one_core(struct cachesim *cs, const struct trace_batch *b, size
 		}
 		if (!in->nrefs)
 			continue;
-		for (const struct trace_ref *r = &b->refs[in->ref0], *e = r + in->nrefs; r < e; r++) {
+		for (const struct spent_trace_ref *r = &b->refs[in->ref0], *e = r + in->nrefs; r < e; r++) {
 			enum cache_op op = ref_op[r->kind & 3];
 			if (!cache_fast_hit(dc, r->addr, r->size, op)) {
 				hierarchy_access(cs, 0, dc, r->addr, r->size, op);
@@ -257,11 +257,11 @@ static void feed_one_core(struct cachesim *cs, const struct trace_batch *b, size
 }
 
 /* Instructions [I, I+N) of B with private hierarchies per core and coherence. */
-static void feed_cores(struct cachesim *cs, const struct trace_batch *b, size_t i, size_t n)
+static void feed_cores(struct cachesim *cs, const struct spent_trace_batch *b, size_t i, size_t n)
 {
 	uint32_t last_tid = UINT32_MAX, core = 0;
 	for (size_t e = i + n; i < e; i++) {
-		const struct trace_insn *in = &b->insns[i];
+		const struct spent_trace_insn *in = &b->insns[i];
 		if (in->tid != last_tid) {
 			core = core_of(cs, in->tid);
 			last_tid = in->tid;
@@ -270,7 +270,7 @@ static void feed_cores(struct cachesim *cs, const struct trace_batch *b, size_t 
 		if (!cache_fast_hit(h->ipath, in->pc, in->len, OP_IFETCH))
 			hierarchy_access(cs, core, h->ipath, in->pc, in->len, OP_IFETCH);
 		for (uint32_t k = 0; k < in->nrefs; k++) {
-			const struct trace_ref *r = &b->refs[in->ref0 + k];
+			const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
 			enum cache_op op = ref_op[r->kind & 3];
 			if (!cache_fast_hit(h->dpath, r->addr, r->size, op))
 				hierarchy_access(cs, core, h->dpath, r->addr, r->size, op);
@@ -281,10 +281,10 @@ static void feed_cores(struct cachesim *cs, const struct trace_batch *b, size_t 
 }
 
 /* Data references [R, E) of B on one core. */
-static void feed_data(struct cachesim *cs, const struct trace_batch *b, size_t r, size_t e)
+static void feed_data(struct cachesim *cs, const struct spent_trace_batch *b, size_t r, size_t e)
 {
 	struct cache *dc = cs->cores[0].dpath;
-	for (const struct trace_ref *p = &b->refs[r], *end = &b->refs[e]; p < end; p++) {
+	for (const struct spent_trace_ref *p = &b->refs[r], *end = &b->refs[e]; p < end; p++) {
 		enum cache_op op = ref_op[p->kind & 3];
 		if (!cache_fast_hit(dc, p->addr, p->size, op))
 			hierarchy_access(cs, 0, dc, p->addr, p->size, op);
@@ -294,14 +294,14 @@ static void feed_data(struct cachesim *cs, const struct trace_batch *b, size_t r
 /* A follower of cachesim_feed_group: instructions [I, I+N) of B whose first i-cache the leader
  * simulated (its misses are LEAD's imiss[*K..]): only the data references and, in their place
  * in the stream, the missed fetches from the level below that cache. */
-static void feed_follower(struct cachesim *cs, const struct trace_batch *b, size_t i, size_t n,
+static void feed_follower(struct cachesim *cs, const struct spent_trace_batch *b, size_t i, size_t n,
 			  const struct cachesim *lead, size_t *k)
 {
 	struct cache *below = cs->cores[0].ipath->next;
-	const struct trace_insn *last = &b->insns[i + n - 1];
+	const struct spent_trace_insn *last = &b->insns[i + n - 1];
 	size_t r = b->insns[i].ref0, end = last->ref0 + last->nrefs;
 	for (; *k < lead->n_imiss && lead->imiss[*k] < i + n; ++*k) {
-		const struct trace_insn *in = &b->insns[lead->imiss[*k]];
+		const struct spent_trace_insn *in = &b->insns[lead->imiss[*k]];
 		feed_data(cs, b, r, in->ref0);
 		r = in->ref0;
 		hierarchy_access(cs, 0, below, in->pc, in->len, OP_IFETCH);
@@ -311,7 +311,7 @@ static void feed_follower(struct cachesim *cs, const struct trace_batch *b, size
 
 /* The batch in spans that end at chunk boundaries, so the time series costs nothing per
  * instruction. LEAD: feed as cachesim_feed_group's follower of LEAD. */
-static int feed_spans(struct cachesim *cs, const struct trace_batch *b, const struct cachesim *lead)
+static int feed_spans(struct cachesim *cs, const struct spent_trace_batch *b, const struct cachesim *lead)
 {
 	uint64_t chunk = cs->cfg.chunk;
 	size_t k = 0;
@@ -339,7 +339,7 @@ static int feed_spans(struct cachesim *cs, const struct trace_batch *b, const st
 	return cs->oom ? -ENOMEM : 0;
 }
 
-int cachesim_feed(struct cachesim *cs, const struct trace_batch *b)
+int cachesim_feed(struct cachesim *cs, const struct spent_trace_batch *b)
 {
 	return feed_spans(cs, b, NULL);
 }
@@ -361,7 +361,7 @@ static bool same_icache(const struct cachesim *cs, const struct cachesim *lead)
 
 /* Whether the data references of B are in instruction order, each instruction's right after
  * the previous one's (what a follower's walk over the references needs). */
-static bool refs_in_order(const struct trace_batch *b)
+static bool refs_in_order(const struct spent_trace_batch *b)
 {
 	size_t next = b->n_insns ? b->insns[0].ref0 : 0;
 	bool ok = true;
@@ -372,7 +372,7 @@ static bool refs_in_order(const struct trace_batch *b)
 	return ok && next <= b->n_refs;
 }
 
-int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct trace_batch *b)
+int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spent_trace_batch *b)
 {
 	bool share = n > 1 && b->n_insns && same_icache(sims[0], sims[0]) && refs_in_order(b);
 	for (size_t k = 1; share && k < n; k++)

@@ -82,13 +82,13 @@ int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char 
 void cachesim_free(struct cachesim *cs);
 
 /* Simulate every instruction fetch and data reference of BATCH; 0 or -ENOMEM. */
-int cachesim_feed(struct cachesim *cs, const struct trace_batch *batch);
+int cachesim_feed(struct cachesim *cs, const struct spent_trace_batch *batch);
 /* The same batch into each of SIMS[0..N) (several configurations studied in one pass), with the
  * same result as cachesim_feed on each. When they share their first instruction cache (same
  * configuration, one core, split from the data), that cache is simulated once, by SIMS[0]:
  * the others see only the data references and the fetches it missed, in stream order. Feed a
  * group always together; 0 or -ENOMEM. */
-int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct trace_batch *b);
+int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spent_trace_batch *b);
 /* Flush write buffers and resolve pending write-miss fills; call once at the end. */
 void cachesim_finish(struct cachesim *cs);
 

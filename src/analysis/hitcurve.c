@@ -301,14 +301,14 @@ int hitcurve_access(struct hitcurve *hc, int stream, uint64_t addr, uint32_t siz
 	return access_one(hc, stream, addr, size);
 }
 
-int hitcurve_feed(struct hitcurve *hc, const struct trace_batch *b)
+int hitcurve_feed(struct hitcurve *hc, const struct spent_trace_batch *b)
 {
 	for (size_t i = 0; i < b->n_insns; i++) {
-		const struct trace_insn *in = &b->insns[i];
+		const struct spent_trace_insn *in = &b->insns[i];
 		hc->insns++;
 		int err = access_one(hc, HC_ISTREAM, in->pc, in->len);
 		for (uint32_t k = 0; !err && k < in->nrefs; k++) {
-			const struct trace_ref *r = &b->refs[in->ref0 + k];
+			const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
 			err = access_one(hc, HC_DSTREAM, r->addr, r->size);
 		}
 		if (err)

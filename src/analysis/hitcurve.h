@@ -34,7 +34,7 @@ struct hitcurve;
 int hitcurve_new(const struct hitcurve_config *cfg, struct hitcurve **out);
 void hitcurve_free(struct hitcurve *hc);
 /* Every instruction fetch and data reference of BATCH; 0 or -ENOMEM. */
-int hitcurve_feed(struct hitcurve *hc, const struct trace_batch *batch);
+int hitcurve_feed(struct hitcurve *hc, const struct spent_trace_batch *batch);
 /* One reference of STREAM (HC_ISTREAM/HC_DSTREAM); 0 or -ENOMEM. */
 int hitcurve_access(struct hitcurve *hc, int stream, uint64_t addr, uint32_t size);
 void hitcurve_result(const struct hitcurve *hc, struct hitcurve_result *out);

@@ -79,7 +79,7 @@ struct locks {
 	size_t n_iv, cap_iv;
 	uint64_t now;
 	struct lock_summary *table;
-	bool flags_seen;	/* the source sets instruction flags: trust TRACE_INSN_LOCKED */
+	bool flags_seen;	/* the source sets instruction flags: trust SPENT_TRACE_INSN_LOCKED */
 	/* futex words condvar waits slept on: never a lock, even when a wait on one is seen
 	 * outside a recognised pthread_cond_wait call */
 	struct { uint32_t pid; uint64_t addr; } cond_words[64];
@@ -317,10 +317,10 @@ static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
 }
 
 /* A bare atomic outside the pthread calls: a try on ADDR, or a release of ADDR held. */
-static void bare_ref(struct locks *lk, struct thread_state *t, const struct trace_ref *r,
+static void bare_ref(struct locks *lk, struct thread_state *t, const struct spent_trace_ref *r,
 		     bool locked)
 {
-	if (r->kind == TRACE_REF_READ)
+	if (r->kind == SPENT_TRACE_REF_READ)
 		return;
 	for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
 		struct atomic_try *a = &t->tries[i];
@@ -358,20 +358,20 @@ static void bare_ref(struct locks *lk, struct thread_state *t, const struct trac
 
 /* An atomic read-modify-write: a locked write, a modify, or a read and a write of one address
  * by one instruction (whatever way the source reports a compare-and-swap). */
-static bool insn_rmw(const struct trace_batch *b, const struct trace_insn *in, bool locked,
+static bool insn_rmw(const struct spent_trace_batch *b, const struct spent_trace_insn *in, bool locked,
 		     bool flags_seen, uint64_t *addr)
 {
 	if (flags_seen && !locked)
 		return false;	/* a plain `add [mem]` is no atomic */
 	for (uint32_t k = 0; k < in->nrefs; k++) {
-		const struct trace_ref *r = &b->refs[in->ref0 + k];
-		if (r->kind == TRACE_REF_MODIFY || (locked && r->kind == TRACE_REF_WRITE)) {
+		const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
+		if (r->kind == SPENT_TRACE_REF_MODIFY || (locked && r->kind == SPENT_TRACE_REF_WRITE)) {
 			*addr = r->addr;
 			return true;
 		}
 		for (uint32_t j = 0; j < in->nrefs; j++) {
-			const struct trace_ref *o = &b->refs[in->ref0 + j];
-			if (r->kind == TRACE_REF_READ && o->kind == TRACE_REF_WRITE && o->addr == r->addr) {
+			const struct spent_trace_ref *o = &b->refs[in->ref0 + j];
+			if (r->kind == SPENT_TRACE_REF_READ && o->kind == SPENT_TRACE_REF_WRITE && o->addr == r->addr) {
 				*addr = r->addr;
 				return true;
 			}
@@ -385,7 +385,7 @@ static bool insn_rmw(const struct trace_batch *b, const struct trace_insn *in, b
 /* Inside a lock call the first atomic names the lock; inside an unlock call any write into a
  * lock the thread holds does (glibc writes the owner and user count before the lock word). */
 static void in_call_refs(struct locks *lk, struct thread_state *t,
-			 const struct trace_batch *b, const struct trace_insn *in, bool locked)
+			 const struct spent_trace_batch *b, const struct spent_trace_insn *in, bool locked)
 {
 	uint64_t addr;
 	if (t->in_call == R_COND_SIGNAL)
@@ -401,16 +401,16 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 				t->at = lk->now;
 		}
 		for (uint32_t k = 0; t->lock_addr && k < in->nrefs; k++) {
-			const struct trace_ref *r = &b->refs[in->ref0 + k];
-			if (r->kind != TRACE_REF_READ && r->addr > t->lock_addr &&
+			const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
+			if (r->kind != SPENT_TRACE_REF_READ && r->addr > t->lock_addr &&
 			    r->addr < t->lock_addr + MUTEX_BYTES)
 				t->owner_write = true;
 		}
 		return;
 	}
 	for (uint32_t k = 0; k < in->nrefs && !t->lock_addr; k++) {
-		const struct trace_ref *r = &b->refs[in->ref0 + k];
-		if (r->kind == TRACE_REF_READ)
+		const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
+		if (r->kind == SPENT_TRACE_REF_READ)
 			continue;
 		for (uint32_t h = 0; h < t->n_held; h++)
 			if (r->addr >= t->held[h] && r->addr < t->held[h] + MUTEX_BYTES)
@@ -419,7 +419,7 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 	/* the release is the write of the lock word itself, which may come well before the
 	 * return (the unlocking thread can be descheduled in the futex wake) */
 	for (uint32_t k = 0; k < in->nrefs && t->lock_addr; k++)
-		if (b->refs[in->ref0 + k].kind != TRACE_REF_READ && b->refs[in->ref0 + k].addr == t->lock_addr) {
+		if (b->refs[in->ref0 + k].kind != SPENT_TRACE_REF_READ && b->refs[in->ref0 + k].addr == t->lock_addr) {
 			t->at = lk->now;
 			if (t->in_call == R_COND_WAIT && !t->released_at) {
 				/* released now: other threads may take it while this one waits */
@@ -429,7 +429,7 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 		}
 }
 
-static void on_insn(struct locks *lk, const struct trace_batch *b, const struct trace_insn *in)
+static void on_insn(struct locks *lk, const struct spent_trace_batch *b, const struct spent_trace_insn *in)
 {
 	struct thread_state *t = thread(lk, in->pid, in->tid);
 	if (!t)
@@ -448,11 +448,11 @@ static void on_insn(struct locks *lk, const struct trace_batch *b, const struct 
 		}
 	if (in->flags)
 		lk->flags_seen = true;
-	if (in->flags & TRACE_INSN_CALL)
+	if (in->flags & SPENT_TRACE_INSN_CALL)
 		t->shadow[t->depth++ % 32] = in->pc + in->len;
-	else if ((in->flags & TRACE_INSN_RET) && t->depth)
+	else if ((in->flags & SPENT_TRACE_INSN_RET) && t->depth)
 		t->depth--;
-	bool locked = in->flags & TRACE_INSN_LOCKED;
+	bool locked = in->flags & SPENT_TRACE_INSN_LOCKED;
 	if (t->in_call) {
 		in_call_refs(lk, t, b, in, locked);
 	} else {
@@ -463,9 +463,9 @@ static void on_insn(struct locks *lk, const struct trace_batch *b, const struct 
 	t->prev_end[0] = in->pc + in->len;
 }
 
-static void on_event(struct locks *lk, const struct trace_event *ev)
+static void on_event(struct locks *lk, const struct spent_trace_event *ev)
 {
-	if (ev->kind != TRACE_EV_SYSCALL || ev->u.syscall.nr != SYS_FUTEX)
+	if (ev->kind != SPENT_TRACE_EV_SYSCALL || ev->u.syscall.nr != SYS_FUTEX)
 		return;
 	int op = (int)(ev->u.syscall.args[1] & 0x7f);
 	if (op != 0 && op != 9)	/* FUTEX_WAIT, FUTEX_WAIT_BITSET */
@@ -501,7 +501,7 @@ static void on_event(struct locks *lk, const struct trace_event *ev)
 		l->s.futex_waits++;
 }
 
-int locks_feed(struct locks *lk, const struct trace_batch *b)
+int locks_feed(struct locks *lk, const struct spent_trace_batch *b)
 {
 	if (lk->syms) {
 		symtab_add_batch_images(lk->syms, b);

@@ -41,7 +41,7 @@ struct locks;
 int locks_new(struct symtab *syms, struct locks **out);
 void locks_free(struct locks *lk);
 /* Pattern-match BATCH; 0 or -ENOMEM. */
-int locks_feed(struct locks *lk, const struct trace_batch *batch);
+int locks_feed(struct locks *lk, const struct spent_trace_batch *batch);
 /* Close holds still open at the end of the trace. */
 void locks_finish(struct locks *lk);
 /* Per-lock table, most acquired first; valid until locks_free(). */

@@ -82,10 +82,10 @@ void memmap_insn(struct memmap *mm, uint64_t pc, const uint64_t *data, uint32_t 
 	mm->insns++;
 }
 
-void memmap_feed(struct memmap *mm, const struct trace_batch *b)
+void memmap_feed(struct memmap *mm, const struct spent_trace_batch *b)
 {
 	for (size_t i = 0; i < b->n_insns; i++) {
-		const struct trace_insn *in = &b->insns[i];
+		const struct spent_trace_insn *in = &b->insns[i];
 		if (mm->insns / mm->span >= mm->cfg.width)
 			merge_columns(mm);
 		uint64_t x = mm->insns / mm->span;

@@ -18,7 +18,7 @@ struct memmap;
 /* 0, -EINVAL (zero sizes), -ENOMEM; free with memmap_free(). */
 int memmap_new(const struct memmap_config *cfg, struct memmap **out);
 void memmap_free(struct memmap *mm);
-void memmap_feed(struct memmap *mm, const struct trace_batch *batch);
+void memmap_feed(struct memmap *mm, const struct spent_trace_batch *batch);
 /* One instruction (pc) and its data addresses; for tests. */
 void memmap_insn(struct memmap *mm, uint64_t pc, const uint64_t *data, uint32_t n_data);
 uint64_t memmap_instructions(const struct memmap *mm);

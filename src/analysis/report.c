@@ -18,7 +18,7 @@ struct memo_ent {
 };
 
 struct builder {
-	const struct profile *p;
+	const struct spent_profile *p;
 	struct symbols *sym;
 	struct report *r;
 	size_t caprows;
@@ -74,10 +74,10 @@ static char *shown_name(const char *raw)
 
 static long make_row(struct builder *b, uint32_t img, uint64_t off)
 {
-	const struct profile_image *im = profile_image_get(b->p, img);
+	const struct spent_profile_image *im = spent_profile_image_get(b->p, img);
 	struct sym_info si;
 	char *key = NULL, *symbol = NULL, name[512];
-	struct profile_frame f = { img, off };
+	struct spent_profile_frame f = { img, off };
 	bool want_lines = b->r->cfg.by == REPORT_BY_LINE || b->r->cfg.by == REPORT_BY_INSTRUCTION;
 	if (b->r->cfg.by == REPORT_BY_IMAGE) {	/* needs no symbols: never open the image */
 		key = strdup(im->path);
@@ -186,10 +186,10 @@ static int add_self(struct builder *b)
 	const struct report_config *c = &b->r->cfg;
 	for (size_t e = 0; e < c->nevents; e++) {
 		uint32_t ev = c->events[e];
-		for (uint32_t img = 0; img < profile_nimages(b->p); img++) {
-			struct profile_count *cnt = NULL;
+		for (uint32_t img = 0; img < spent_profile_nimages(b->p); img++) {
+			struct spent_profile_count *cnt = NULL;
 			size_t n = 0;
-			int err = profile_counts(b->p, img, ev, &cnt, &n);
+			int err = spent_profile_counts(b->p, img, ev, &cnt, &n);
 			for (size_t i = 0; i < n && !err; i++) {
 				long row = row_for(b, img, cnt[i].offset);
 				if (row < 0)
@@ -201,16 +201,16 @@ static int add_self(struct builder *b)
 			if (err)
 				return err;
 		}
-		for (int why = 0; why < PROFILE_UNK_NR; why++) {
-			uint64_t u = profile_unknown_count(b->p, ev, why);
-			if (!u || why == PROFILE_UNK_LOST || why == PROFILE_UNK_THROTTLED)
+		for (int why = 0; why < SPENT_PROFILE_UNK_NR; why++) {
+			uint64_t u = spent_profile_unknown_count(b->p, ev, why);
+			if (!u || why == SPENT_PROFILE_UNK_LOST || why == SPENT_PROFILE_UNK_THROTTLED)
 				continue;
-			long row = unknown_row(b, profile_unknown_reason_name(why));
+			long row = unknown_row(b, spent_profile_unknown_reason_name(why));
 			if (row < 0)
 				return (int)row;
 			b->r->rows[row].self[e] += u;
 		}
-		b->r->totals[e] = profile_event_total(b->p, ev);
+		b->r->totals[e] = spent_profile_event_total(b->p, ev);
 	}
 	return 0;
 }
@@ -218,12 +218,12 @@ static int add_self(struct builder *b)
 static int add_children(struct builder *b)
 {
 	const struct report_config *c = &b->r->cfg;
-	for (size_t i = 0; i < profile_nstacks(b->p); i++) {
+	for (size_t i = 0; i < spent_profile_nstacks(b->p); i++) {
 		uint32_t ev;
-		const struct profile_frame *f;
+		const struct spent_profile_frame *f;
 		size_t nf;
 		uint64_t cnt;
-		profile_stack_get(b->p, i, &ev, &f, &nf, &cnt);
+		spent_profile_stack_get(b->p, i, &ev, &f, &nf, &cnt);
 		size_t e = 0;
 		while (e < c->nevents && c->events[e] != ev)
 			e++;
@@ -232,7 +232,7 @@ static int add_children(struct builder *b)
 		if (e == 0)
 			b->r->have_stacks = true;
 		for (size_t k = 0; k < nf; k++) {
-			long row = f[k].image == PROFILE_NO_IMAGE ? unknown_row(b, "no-mapping")
+			long row = f[k].image == SPENT_PROFILE_NO_IMAGE ? unknown_row(b, "no-mapping")
 								  : row_for(b, f[k].image, f[k].offset);
 			if (row < 0)
 				return (int)row;
@@ -264,7 +264,7 @@ static int row_cmp(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
-int report_build(const struct profile *p, struct symbols *sym, const struct report_config *cfg,
+int report_build(const struct spent_profile *p, struct symbols *sym, const struct report_config *cfg,
 		 struct report **out)
 {
 	struct builder b = { .p = p, .sym = sym };

@@ -46,7 +46,7 @@ struct report {
 };
 
 /* Build the rows of P (symbolized with SYM). *OUT freed with report_free. 0 or -errno. */
-int report_build(const struct profile *p, struct symbols *sym, const struct report_config *cfg,
+int report_build(const struct spent_profile *p, struct symbols *sym, const struct report_config *cfg,
 		 struct report **out);
 void report_free(struct report *r);
 /* Index of the row with KEY, or -1. */

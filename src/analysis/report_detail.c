@@ -133,9 +133,9 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-static bool image_selected(const struct profile *p, const struct detail_filter *f, uint32_t img)
+static bool image_selected(const struct spent_profile *p, const struct detail_filter *f, uint32_t img)
 {
-	const char *path = img == PROFILE_NO_IMAGE ? "[unknown]" : profile_image_get(p, img)->path;
+	const char *path = img == SPENT_PROFILE_NO_IMAGE ? "[unknown]" : spent_profile_image_get(p, img)->path;
 	for (size_t i = 0; i < f->nimages; i++)
 		if (!strcmp(f->images[i], path) || !strcmp(f->images[i], base_name(path)))
 			return true;
@@ -150,13 +150,13 @@ static bool u32_in(const uint32_t *a, size_t n, uint32_t v)
 	return false;
 }
 
-bool detail_row_selected(const struct profile *p, const struct detail_filter *f,
-			 const struct profile_detail_row *r)
+bool detail_row_selected(const struct spent_profile *p, const struct detail_filter *f,
+			 const struct spent_profile_detail_row *r)
 {
 	if (f->start_ns || f->end_ns) {
 		/* both ends rounded down to the profile's buckets: a window starting inside a
 		 * bucket takes all of it, and adjacent windows share no row and lose none */
-		uint64_t b = profile_time_bucket(p) ? profile_time_bucket(p) : 1;
+		uint64_t b = spent_profile_time_bucket(p) ? spent_profile_time_bucket(p) : 1;
 		if (!r->time_ns || r->time_ns < f->start_ns / b * b ||
 		    (f->end_ns && r->time_ns >= f->end_ns / b * b))
 			return false;
@@ -165,7 +165,7 @@ bool detail_row_selected(const struct profile *p, const struct detail_filter *f,
 		return false;
 	if (!f->ncomms && !f->npids && !f->ntids)
 		return true;
-	const struct profile_task *t = r->task == PROFILE_NO_TASK ? NULL : profile_task_get(p, r->task);
+	const struct spent_profile_task *t = r->task == SPENT_PROFILE_NO_TASK ? NULL : spent_profile_task_get(p, r->task);
 	if (f->npids && (!t || !u32_in(f->pids, f->npids, t->pid)))
 		return false;
 	if (f->ntids && (!t || !u32_in(f->tids, f->ntids, t->tid)))
@@ -189,7 +189,7 @@ struct leaf_name {
 };
 
 struct grouper {
-	const struct profile *p;
+	const struct spent_profile *p;
 	struct symbols *sym;
 	struct detail_report *r;
 	size_t capgroups;
@@ -211,7 +211,7 @@ static size_t leaf_slot(uint32_t img, uint64_t off, size_t cap)
 }
 
 /* The function name of leaf frame F (owned by the grouper), or NULL when out of memory. */
-static const char *function_of(struct grouper *g, const struct profile_frame *f)
+static const char *function_of(struct grouper *g, const struct spent_profile_frame *f)
 {
 	if ((g->nnames + 1) * 2 > g->capnames) {
 		size_t cap = g->capnames ? g->capnames * 2 : 1024;
@@ -302,14 +302,14 @@ static long group_get(struct grouper *g, const char *key, char *const *cols)
 /* The shown value of each key for row R into COLS (pointing into BUFS), and the group's
  * identity (the function key also names its image, so equal names in two images stay
  * apart) into KEY. 0 or -ENOMEM. */
-static int row_columns(struct grouper *g, const struct profile_detail_row *row, char *cols[],
+static int row_columns(struct grouper *g, const struct spent_profile_detail_row *row, char *cols[],
 		       char bufs[][32], char *key, size_t keylen)
 {
-	const struct profile_task *t = row->task == PROFILE_NO_TASK ? NULL :
-				       profile_task_get(g->p, row->task);
-	const struct profile_frame *leaf = &row->frames[0];
-	const char *img = leaf->image == PROFILE_NO_IMAGE ? "[unknown]" :
-			  profile_image_get(g->p, leaf->image)->path;
+	const struct spent_profile_task *t = row->task == SPENT_PROFILE_NO_TASK ? NULL :
+				       spent_profile_task_get(g->p, row->task);
+	const struct spent_profile_frame *leaf = &row->frames[0];
+	const char *img = leaf->image == SPENT_PROFILE_NO_IMAGE ? "[unknown]" :
+			  spent_profile_image_get(g->p, leaf->image)->path;
 	size_t used = 0;
 	key[0] = 0;
 	for (size_t k = 0; k < g->r->nkeys; k++) {
@@ -357,7 +357,7 @@ static int group_cmp(const void *a, const void *b)
 	return 0;
 }
 
-int detail_report_build(const struct profile *p, struct symbols *sym, uint32_t ev,
+int detail_report_build(const struct spent_profile *p, struct symbols *sym, uint32_t ev,
 			const enum detail_key *keys, size_t nkeys, const struct detail_filter *filter,
 			struct detail_report **out)
 {
@@ -370,18 +370,18 @@ int detail_report_build(const struct profile *p, struct symbols *sym, uint32_t e
 	memcpy(g.r->keys, keys, nkeys * sizeof(*keys));
 	g.r->nkeys = nkeys;
 	g.r->event = ev;
-	char *key = malloc(3 * PROFILE_PATH_MAX + 2048);
+	char *key = malloc(3 * SPENT_PROFILE_PATH_MAX + 2048);
 	if (!key)
 		goto out;
 	err = 0;
-	for (size_t i = 0; i < profile_ndetail(p) && !err; i++) {
-		struct profile_detail_row row;
+	for (size_t i = 0; i < spent_profile_ndetail(p) && !err; i++) {
+		struct spent_profile_detail_row row;
 		char *cols[DETAIL_KEY_NR], bufs[DETAIL_KEY_NR][32];
-		if (profile_detail_get(p, i, &row) || row.event != ev || !row.nframes ||
+		if (spent_profile_detail_get(p, i, &row) || row.event != ev || !row.nframes ||
 		    !detail_row_selected(p, filter, &row))
 			continue;
 		g.r->total += row.count;
-		if ((err = row_columns(&g, &row, cols, bufs, key, 3 * PROFILE_PATH_MAX + 2048)))
+		if ((err = row_columns(&g, &row, cols, bufs, key, 3 * SPENT_PROFILE_PATH_MAX + 2048)))
 			break;
 		long gi = group_get(&g, key, cols);
 		if (gi < 0)
@@ -422,52 +422,52 @@ void detail_report_free(struct detail_report *r)
 /* ---- a filtered profile for every other view ---------------------------------------------- */
 
 /* Intern P's images, events and tasks into Q in P's order, so every index means the same. */
-static int copy_tables(const struct profile *p, struct profile *q)
+static int copy_tables(const struct spent_profile *p, struct spent_profile *q)
 {
 	uint32_t idx;
 	int err = 0;
-	for (uint32_t i = 0; i < profile_nimages(p) && !err; i++)
-		err = profile_image_intern(q, profile_image_get(p, i), &idx);
-	for (uint32_t i = 0; i < profile_nevents(p) && !err; i++) {
-		const struct profile_event *e = profile_event_get(p, i);
-		err = profile_event_intern(q, e->name, e->period, e->flags, &idx);
+	for (uint32_t i = 0; i < spent_profile_nimages(p) && !err; i++)
+		err = spent_profile_image_intern(q, spent_profile_image_get(p, i), &idx);
+	for (uint32_t i = 0; i < spent_profile_nevents(p) && !err; i++) {
+		const struct spent_profile_event *e = spent_profile_event_get(p, i);
+		err = spent_profile_event_intern(q, e->name, e->period, e->flags, &idx);
 	}
-	for (uint32_t i = 0; i < profile_ntasks(p) && !err; i++)
-		err = profile_task_intern(q, profile_task_get(p, i), &idx);
+	for (uint32_t i = 0; i < spent_profile_ntasks(p) && !err; i++)
+		err = spent_profile_task_intern(q, spent_profile_task_get(p, i), &idx);
 	return err;
 }
 
-int detail_filter_profile(const struct profile *p, const struct detail_filter *filter,
-			  struct profile **out)
+int detail_filter_profile(const struct spent_profile *p, const struct detail_filter *filter,
+			  struct spent_profile **out)
 {
-	struct profile *q = profile_new();
-	bool stacks = profile_nstacks(p) > 0;
+	struct spent_profile *q = spent_profile_new();
+	bool stacks = spent_profile_nstacks(p) > 0;
 	int err = q ? copy_tables(p, q) : -ENOMEM;
-	if (!err && profile_time_bucket(p))
-		err = profile_set_time_bucket(q, profile_time_bucket(p));
-	for (size_t i = 0; i < profile_ndetail(p) && !err; i++) {
-		struct profile_detail_row r;
-		if (profile_detail_get(p, i, &r) || !r.nframes || !detail_row_selected(p, filter, &r))
+	if (!err && spent_profile_time_bucket(p))
+		err = spent_profile_set_time_bucket(q, spent_profile_time_bucket(p));
+	for (size_t i = 0; i < spent_profile_ndetail(p) && !err; i++) {
+		struct spent_profile_detail_row r;
+		if (spent_profile_detail_get(p, i, &r) || !r.nframes || !detail_row_selected(p, filter, &r))
 			continue;
-		const struct profile_frame *leaf = &r.frames[0];
-		if (leaf->image == PROFILE_NO_IMAGE)
-			err = profile_add_unknown(q, PROFILE_UNK_NO_MAPPING, r.event, r.count);
+		const struct spent_profile_frame *leaf = &r.frames[0];
+		if (leaf->image == SPENT_PROFILE_NO_IMAGE)
+			err = spent_profile_add_unknown(q, SPENT_PROFILE_UNK_NO_MAPPING, r.event, r.count);
 		else
-			err = profile_add(q, leaf->image, leaf->offset, r.event, r.count);
+			err = spent_profile_add(q, leaf->image, leaf->offset, r.event, r.count);
 		if (!err && stacks)
-			err = profile_add_stack(q, r.event, r.frames, r.nframes, r.count);
+			err = spent_profile_add_stack(q, r.event, r.frames, r.nframes, r.count);
 		if (!err)
-			err = profile_add_detail(q, r.event, r.task, r.time_ns, r.frames, r.nframes,
+			err = spent_profile_add_detail(q, r.event, r.task, r.time_ns, r.frames, r.nframes,
 						 r.count);
 	}
 	if (err) {
-		profile_free(q);
+		spent_profile_free(q);
 		return err;
 	}
 	uint64_t s, e;
-	profile_span(p, &s, &e);
+	spent_profile_span(p, &s, &e);
 	if (s || e)
-		profile_extend_span(q, s, e);
+		spent_profile_extend_span(q, s, e);
 	*out = q;
 	return 0;
 }

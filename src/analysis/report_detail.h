@@ -55,8 +55,8 @@ int detail_parse_time(const char *spec, uint64_t span_start, uint64_t span_end,
 		      struct detail_filter *f);
 
 /* Whether detail row R of P passes F. */
-bool detail_row_selected(const struct profile *p, const struct detail_filter *f,
-			 const struct profile_detail_row *r);
+bool detail_row_selected(const struct spent_profile *p, const struct detail_filter *f,
+			 const struct spent_profile_detail_row *r);
 
 struct detail_group {
 	char *cols[DETAIL_KEY_NR];	/* the shown value of each key, in the config's order */
@@ -74,7 +74,7 @@ struct detail_report {
 
 /* Group the detail rows of event EV that pass FILTER by KEYS (function names from SYM).
  * *OUT freed with detail_report_free. 0 or -ENOMEM. */
-int detail_report_build(const struct profile *p, struct symbols *sym, uint32_t ev,
+int detail_report_build(const struct spent_profile *p, struct symbols *sym, uint32_t ev,
 			const enum detail_key *keys, size_t nkeys, const struct detail_filter *filter,
 			struct detail_report **out);
 void detail_report_free(struct detail_report *r);
@@ -83,7 +83,7 @@ void detail_report_free(struct detail_report *r);
  * pass FILTER: histograms from each row's leaf (a leaf with no image counts as unknown,
  * no-mapping), stacks from its chain when P has stacks, the rows themselves and P's span.
  * 0 or -ENOMEM. */
-int detail_filter_profile(const struct profile *p, const struct detail_filter *filter,
-			  struct profile **out);
+int detail_filter_profile(const struct spent_profile *p, const struct detail_filter *filter,
+			  struct spent_profile **out);
 
 #endif

@@ -96,11 +96,11 @@ int symtab_add_image(struct symtab *st, const char *path, uint64_t base)
 	return err;
 }
 
-void symtab_add_batch_images(struct symtab *st, const struct trace_batch *batch)
+void symtab_add_batch_images(struct symtab *st, const struct spent_trace_batch *batch)
 {
 	for (size_t i = 0; i < batch->n_events; i++) {
-		const struct trace_event *ev = &batch->events[i];
-		if (ev->kind == TRACE_EV_IMAGE_LOAD && ev->u.image.path)
+		const struct spent_trace_event *ev = &batch->events[i];
+		if (ev->kind == SPENT_TRACE_EV_IMAGE_LOAD && ev->u.image.path)
 			(void)symtab_add_image(st, ev->u.image.path, ev->u.image.base);
 	}
 }

@@ -27,8 +27,8 @@ int symtab_add(struct symtab *st, const char *name, uint64_t addr, uint64_t size
 /* Add the function and object symbols of the ELF file PATH loaded with bias BASE;
  * 0 or -errno (unreadable or not ELF: nothing added). */
 int symtab_add_image(struct symtab *st, const char *path, uint64_t base);
-/* Add every image named by TRACE_EV_IMAGE_LOAD events of BATCH (unreadable images skipped). */
-void symtab_add_batch_images(struct symtab *st, const struct trace_batch *batch);
+/* Add every image named by SPENT_TRACE_EV_IMAGE_LOAD events of BATCH (unreadable images skipped). */
+void symtab_add_batch_images(struct symtab *st, const struct spent_trace_batch *batch);
 
 /* The symbol containing ADDR (size 0 symbols match their address only), or NULL.
  * The pointer stays valid until the next symtab_add*() or symtab_free(). */

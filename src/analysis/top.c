@@ -188,7 +188,7 @@ static struct top_key *key_get(struct top *t, const char *comm, pid_t pid, const
 	return &t->keys[t->nkeys - 1];
 }
 
-int top_add(struct top *t, const char *comm, pid_t pid, const struct profile_image *img,
+int top_add(struct top *t, const char *comm, pid_t pid, const struct spent_profile_image *img,
 	    uint64_t offset, uint64_t count)
 {
 	const char *c = comm ? intern(t, comm) : NULL;

@@ -32,7 +32,7 @@ void top_free(struct top *t);
 /* COUNT samples of process PID called COMM at OFFSET of IMG (NULL: unplaced) into the open
  * interval. PID < 0 with COMM NULL: a process-less count (a daemon's (image, offset) data).
  * 0 or -ENOMEM. */
-int top_add(struct top *t, const char *comm, pid_t pid, const struct profile_image *img,
+int top_add(struct top *t, const char *comm, pid_t pid, const struct spent_profile_image *img,
 	    uint64_t offset, uint64_t count);
 /* Close the open interval (it joins the window, the oldest leaves) and open a new one. */
 void top_tick(struct top *t);

@@ -91,9 +91,9 @@ int citcat_replay_thread(const struct citcat_replay *rp, size_t i, uint32_t *tid
 
 /* trace-stream source over a recording: 1 when PATH is a recording (magic), 0 if not. */
 int citcat_probe(const char *path);
-int citcat_open_source(const char *path, struct trace_source **out, char *err, size_t errlen);
+int citcat_open_source(const char *path, struct spent_trace_source **out, char *err, size_t errlen);
 /* Same, keeping a pointer to the replay for its summary (owned by the source). */
-int citcat_source_new(const char *dir, int want_refs, struct trace_source **out,
+int citcat_source_new(const char *dir, int want_refs, struct spent_trace_source **out,
 		      struct citcat_replay **rp, char *err, size_t errlen);
 
 #endif

@@ -146,9 +146,9 @@ static void emit_syscall_event(struct citcat_replay *rp, const struct cc_rec *e)
 {
 	if (!rp->sink.event)
 		return;
-	struct trace_event ev;
+	struct spent_trace_event ev;
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = TRACE_EV_SYSCALL;
+	ev.kind = SPENT_TRACE_EV_SYSCALL;
 	ev.tid = cc_replay_tid(rp);
 	ev.u.syscall.nr = (int64_t)e->u.sc.nr;
 	memcpy(ev.u.syscall.args, e->u.sc.args, sizeof(ev.u.syscall.args));
@@ -227,9 +227,9 @@ void cc_replay_deliver_signal(struct citcat_replay *rp, uint64_t resume_pc, int 
 		if (cc_replay_apply(rp, &r->recs[rp->cur], 0))
 			return cc_replay_fail(rp, -EFAULT, "cannot write the signal frame: %s", rp->err);
 	if (rp->sink.event) {
-		struct trace_event ev;
+		struct spent_trace_event ev;
 		memset(&ev, 0, sizeof(ev));
-		ev.kind = TRACE_EV_SIGNAL;
+		ev.kind = SPENT_TRACE_EV_SIGNAL;
 		ev.tid = cc_replay_tid(rp);
 		ev.u.signal.signo = (int32_t)sig->u.sig.signo;
 		ev.u.signal.handler = sig->u.sig.pc;
@@ -272,9 +272,9 @@ void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m)
 	    !(m->u.map.prot & 4) || m->u.map.file_id >= rp->nfile)
 		return;
 	const struct cc_rec *f = cc_recording_file(rp->rec, m->u.map.file_id);
-	struct trace_event ev;
+	struct spent_trace_event ev;
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = TRACE_EV_IMAGE_LOAD;
+	ev.kind = SPENT_TRACE_EV_IMAGE_LOAD;
 	ev.tid = cc_replay_tid(rp);
 	ev.u.image.path = f ? f->u.file.path : "";
 	ev.u.image.start = m->u.map.start;

@@ -20,7 +20,7 @@ struct cc_bcount {		/* instructions in a translated block, by (pc, size) */
 struct cc_sink_hooks {
 	void (*insn)(void *ctx, uint64_t pc, uint32_t size);
 	void (*ref)(void *ctx, uint64_t addr, uint32_t size, int write);
-	void (*event)(void *ctx, const struct trace_event *ev);
+	void (*event)(void *ctx, const struct spent_trace_event *ev);
 	void *ctx;
 };
 

@@ -121,9 +121,9 @@ static void switch_event(struct citcat_replay *rp, uint32_t from, uint32_t to)
 {
 	if (!rp->sink.event)
 		return;
-	struct trace_event ev;
+	struct spent_trace_event ev;
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = TRACE_EV_THREAD_SWITCH;
+	ev.kind = SPENT_TRACE_EV_THREAD_SWITCH;
 	ev.tid = to;
 	ev.u.thread_switch.from_tid = from;
 	ev.u.thread_switch.to_tid = to;

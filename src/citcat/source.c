@@ -15,11 +15,11 @@
 
 struct cc_src {
 	struct citcat_replay *rp;
-	struct trace_insn *insns;
+	struct spent_trace_insn *insns;
 	size_t n;
-	struct trace_ref *refs;
+	struct spent_trace_ref *refs;
 	size_t nrefs, caprefs;
-	struct trace_event *events;
+	struct spent_trace_event *events;
 	size_t nev, capev;
 	uint64_t index;
 	int ended, pending_err, started;
@@ -41,20 +41,20 @@ static uint16_t insn_flags(struct cc_src *s, uint64_t pc, uint32_t size)
 		for (int i = 0; i < in.operand_count_visible; i++)
 			mem |= ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY;
 		if ((in.attributes & ZYDIS_ATTRIB_HAS_LOCK) || (in.mnemonic == ZYDIS_MNEMONIC_XCHG && mem))
-			f |= TRACE_INSN_LOCKED;
+			f |= SPENT_TRACE_INSN_LOCKED;
 		if (in.meta.category == ZYDIS_CATEGORY_COND_BR)
-			f |= TRACE_INSN_COND_BRANCH;
+			f |= SPENT_TRACE_INSN_COND_BRANCH;
 		if (in.meta.category == ZYDIS_CATEGORY_CALL)
-			f |= TRACE_INSN_CALL;
+			f |= SPENT_TRACE_INSN_CALL;
 		if (in.meta.category == ZYDIS_CATEGORY_RET)
-			f |= TRACE_INSN_RET;
+			f |= SPENT_TRACE_INSN_RET;
 		if ((in.meta.category == ZYDIS_CATEGORY_CALL || in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) &&
 		    in.operand_count_visible > 0 && ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
-			f |= TRACE_INSN_INDIRECT;
+			f |= SPENT_TRACE_INSN_INDIRECT;
 		if (in.mnemonic == ZYDIS_MNEMONIC_SYSCALL)
-			f |= TRACE_INSN_SYSCALL;
+			f |= SPENT_TRACE_INSN_SYSCALL;
 		if (in.mnemonic == ZYDIS_MNEMONIC_PAUSE)
-			f |= TRACE_INSN_PAUSE;
+			f |= SPENT_TRACE_INSN_PAUSE;
 	}
 	s->fcache[h].pc = pc;
 	s->fcache[h].flags = f;
@@ -65,7 +65,7 @@ static uint16_t insn_flags(struct cc_src *s, uint64_t pc, uint32_t size)
 static void src_insn(void *ctx, uint64_t pc, uint32_t size)
 {
 	struct cc_src *s = ctx;
-	struct trace_insn *in = &s->insns[s->n++];
+	struct spent_trace_insn *in = &s->insns[s->n++];
 	in->pc = pc;
 	in->tid = cc_replay_tid(s->rp);
 	in->len = (uint8_t)size;
@@ -79,11 +79,11 @@ static void src_ref(void *ctx, uint64_t addr, uint32_t size, int write)
 	struct cc_src *s = ctx;
 	if (!s->n)
 		return;
-	struct trace_insn *in = &s->insns[s->n - 1];
+	struct spent_trace_insn *in = &s->insns[s->n - 1];
 	if (in->nrefs) {
-		struct trace_ref *last = &s->refs[s->nrefs - 1];
-		if (write && last->kind == TRACE_REF_READ && last->addr == addr && last->size == size) {
-			last->kind = TRACE_REF_MODIFY;
+		struct spent_trace_ref *last = &s->refs[s->nrefs - 1];
+		if (write && last->kind == SPENT_TRACE_REF_READ && last->addr == addr && last->size == size) {
+			last->kind = SPENT_TRACE_REF_MODIFY;
 			return;
 		}
 	}
@@ -91,11 +91,11 @@ static void src_ref(void *ctx, uint64_t addr, uint32_t size, int write)
 		return;
 	if (ALLOC_GROW(s->refs, s->nrefs + 1, s->caprefs))
 		return;
-	s->refs[s->nrefs++] = (struct trace_ref){ addr, size, write ? TRACE_REF_WRITE : TRACE_REF_READ };
+	s->refs[s->nrefs++] = (struct spent_trace_ref){ addr, size, write ? SPENT_TRACE_REF_WRITE : SPENT_TRACE_REF_READ };
 	in->nrefs++;
 }
 
-static void src_event(void *ctx, const struct trace_event *ev)
+static void src_event(void *ctx, const struct spent_trace_event *ev)
 {
 	struct cc_src *s = ctx;
 	if (ALLOC_GROW(s->events, s->nev + 1, s->capev))
@@ -105,7 +105,7 @@ static void src_event(void *ctx, const struct trace_event *ev)
 	s->nev++;
 }
 
-static int src_next(void *state, struct trace_batch *out)
+static int src_next(void *state, struct spent_trace_batch *out)
 {
 	struct cc_src *s = state;
 	memset(out, 0, sizeof(*out));
@@ -120,9 +120,9 @@ static int src_next(void *state, struct trace_batch *out)
 	s->started = 1;
 	int r = cc_replay_step(s->rp, BATCH);
 	if (r == 1) {
-		struct trace_event ev;
+		struct spent_trace_event ev;
 		memset(&ev, 0, sizeof(ev));
-		ev.kind = TRACE_EV_EXIT;
+		ev.kind = SPENT_TRACE_EV_EXIT;
 		ev.tid = cc_replay_tid(s->rp);
 		ev.u.exit.status = s->rp->exit_status;
 		src_event(s, &ev);
@@ -161,14 +161,14 @@ static void src_free(void *state)
 	free(s);
 }
 
-static const struct trace_source_ops cc_source_ops = {
+static const struct spent_trace_source_ops cc_source_ops = {
 	.name = "citcat",
 	.next = src_next,
 	.error = src_error,
 	.free = src_free,
 };
 
-int citcat_source_new(const char *dir, int want_refs, struct trace_source **out,
+int citcat_source_new(const char *dir, int want_refs, struct spent_trace_source **out,
 		      struct citcat_replay **rpout, char *err, size_t errlen)
 {
 	struct cc_src *s = calloc(1, sizeof(*s));
@@ -193,11 +193,11 @@ int citcat_source_new(const char *dir, int want_refs, struct trace_source **out,
 	}
 	if (rpout)
 		*rpout = s->rp;
-	*out = trace_source_new(&cc_source_ops, s);
+	*out = spent_trace_source_new(&cc_source_ops, s);
 	return *out ? 0 : -ENOMEM;
 }
 
-int citcat_open_source(const char *path, struct trace_source **out, char *err, size_t errlen)
+int citcat_open_source(const char *path, struct spent_trace_source **out, char *err, size_t errlen)
 {
 	return citcat_source_new(path, 1, out, NULL, err, errlen);
 }

@@ -97,23 +97,23 @@ static int parse_args(int argc, char **argv, struct annotate_opts *o)
 	return 0;
 }
 
-static void print_text(const struct profile *p, const struct annotate *a, const uint32_t *evs,
+static void print_text(const struct spent_profile *p, const struct annotate *a, const uint32_t *evs,
 		       const char *symbol)
 {
-	const struct profile_image *img = profile_image_get(p, a->image);
+	const struct spent_profile_image *img = spent_profile_image_get(p, a->image);
 	struct source src = { 0 };
 	const char *last_file = NULL;
 	int last_line = -1;
 	printf("# %s in %s (0x%llx, %llu bytes)\n", symbol, img->path, (unsigned long long)a->start,
 	       (unsigned long long)a->size);
 	for (size_t e = 0; e < a->nevents; e++) {
-		uint64_t tot = profile_event_total(p, evs[e]);
+		uint64_t tot = spent_profile_event_total(p, evs[e]);
 		printf("# %llu samples of '%s' in this function (%.2f%% of %llu)\n",
-		       (unsigned long long)a->fn_totals[e], profile_event_get(p, evs[e])->name,
+		       (unsigned long long)a->fn_totals[e], spent_profile_event_get(p, evs[e])->name,
 		       tot ? 100.0 * (double)a->fn_totals[e] / (double)tot : 0.0, (unsigned long long)tot);
 	}
 	for (size_t e = 0; e < a->nevents; e++)
-		printf("%10.10s %7s ", profile_event_get(p, evs[e])->name, "%");
+		printf("%10.10s %7s ", spent_profile_event_get(p, evs[e])->name, "%");
 	printf("%10s  %s\n", "offset", "instruction");
 	for (size_t i = 0; i < a->ninsns; i++) {
 		const struct annotate_insn *x = &a->insns[i];
@@ -134,10 +134,10 @@ static void print_text(const struct profile *p, const struct annotate *a, const 
 	source_load(&src, NULL);
 }
 
-static void print_json(const struct profile *p, const struct annotate *a, const uint32_t *evs,
+static void print_json(const struct spent_profile *p, const struct annotate *a, const uint32_t *evs,
 		       const char *symbol)
 {
-	const struct profile_image *img = profile_image_get(p, a->image);
+	const struct spent_profile_image *img = spent_profile_image_get(p, a->image);
 	struct json_writer w;
 	json_init(&w, stdout);
 	for (size_t i = 0; i < a->ninsns; i++) {
@@ -150,7 +150,7 @@ static void print_json(const struct profile *p, const struct annotate *a, const 
 			json_kstr(&w, "instruction", x->text);
 			json_kstr(&w, "file", x->file ? x->file : "");
 			json_ki64(&w, "line", x->line);
-			json_kstr(&w, "event", profile_event_get(p, evs[e])->name);
+			json_kstr(&w, "event", spent_profile_event_get(p, evs[e])->name);
 			json_ku64(&w, "samples", x->counts[e]);
 			json_kdouble(&w, "percent", a->fn_totals[e] ?
 				     100.0 * (double)x->counts[e] / (double)a->fn_totals[e] : 0.0, 4);
@@ -163,7 +163,7 @@ static void print_json(const struct profile *p, const struct annotate *a, const 
 int cmd_annotate(int argc, char **argv)
 {
 	struct annotate_opts o = { .input = "spent.profile", .demangle = 1 };
-	struct profile *p = NULL;
+	struct spent_profile *p = NULL;
 	struct symbols *sym = NULL;
 	struct annotate *a = NULL;
 	uint32_t evs[64];
@@ -181,7 +181,7 @@ int cmd_annotate(int argc, char **argv)
 	if (o.events) {
 		char *dup = strdup(o.events), *save = NULL;
 		for (char *t = dup ? strtok_r(dup, ",", &save) : NULL; t && nev < 64; t = strtok_r(NULL, ",", &save)) {
-			int e = profile_event_find(p, t);
+			int e = spent_profile_event_find(p, t);
 			if (e < 0) {
 				cli_error("event '%s' is not in profile '%s'", t, o.input);
 				free(dup);
@@ -191,7 +191,7 @@ int cmd_annotate(int argc, char **argv)
 		}
 		free(dup);
 	} else {
-		for (uint32_t e = 0; e < profile_nevents(p) && nev < 64; e++)
+		for (uint32_t e = 0; e < spent_profile_nevents(p) && nev < 64; e++)
 			evs[nev++] = e;
 	}
 	if (!nev) {
@@ -215,7 +215,7 @@ int cmd_annotate(int argc, char **argv)
 out:
 	annotate_free(a);
 	symbols_free(sym);
-	profile_free(p);
+	spent_profile_free(p);
 	free(o.events);
 	opt_string_list_release(&o.event_lists);
 	profile_selection_release(&o.sel);

@@ -43,7 +43,7 @@ struct run_ctx {
 	struct symtab *syms;
 };
 
-static int feed(void *ctx, const struct trace_batch *b)
+static int feed(void *ctx, const struct spent_trace_batch *b)
 {
 	struct run_ctx *r = ctx;
 	symtab_add_batch_images(r->syms, b);
@@ -224,8 +224,8 @@ static void line_symbol(struct symtab *syms, const struct cache_shared_line *l, 
 			size_t len)
 {
 	/* addresses carry the process tag (studies_filter.tag) */
-	const struct symtab_sym *a = symtab_lookup(syms, trace_select_untag(l->first_write[0]));
-	const struct symtab_sym *b = symtab_lookup(syms, trace_select_untag(l->first_write[1]));
+	const struct symtab_sym *a = symtab_lookup(syms, spent_trace_select_untag(l->first_write[0]));
+	const struct symtab_sym *b = symtab_lookup(syms, spent_trace_select_untag(l->first_write[1]));
 	if (!a && !b)
 		snprintf(buf, len, "?");
 	else if (!a || !b || a == b || !strcmp(a->name, b->name))

@@ -132,36 +132,36 @@ static int citcat_record_main(int argc, char **argv)
 	return status_code(res.wait_status);
 }
 
-static int dump_batches(struct trace_source *src)
+static int dump_batches(struct spent_trace_source *src)
 {
-	struct trace_batch b;
+	struct spent_trace_batch b;
 	int r;
-	while ((r = trace_source_next(src, &b)) > 0) {
+	while ((r = spent_trace_source_next(src, &b)) > 0) {
 		size_t ev = 0;
 		for (size_t i = 0; i <= b.n_insns; i++) {
 			for (; ev < b.n_events && b.events[ev].before == i; ev++) {
-				const struct trace_event *e = &b.events[ev];
-				if (e->kind == TRACE_EV_SYSCALL)
+				const struct spent_trace_event *e = &b.events[ev];
+				if (e->kind == SPENT_TRACE_EV_SYSCALL)
 					printf("# syscall %" PRId64 " = %" PRId64 "\n", e->u.syscall.nr,
 					       e->u.syscall.ret);
-				else if (e->kind == TRACE_EV_SIGNAL)
+				else if (e->kind == SPENT_TRACE_EV_SIGNAL)
 					printf("# signal %d handler %#" PRIx64 " resume %#" PRIx64 "\n",
 					       e->u.signal.signo, e->u.signal.handler, e->u.signal.resume_pc);
-				else if (e->kind == TRACE_EV_IMAGE_LOAD)
+				else if (e->kind == SPENT_TRACE_EV_IMAGE_LOAD)
 					printf("# image %s [%#" PRIx64 ", %#" PRIx64 ") base %#" PRIx64 "\n",
 					       e->u.image.path, e->u.image.start, e->u.image.end, e->u.image.base);
-				else if (e->kind == TRACE_EV_THREAD_SWITCH)
+				else if (e->kind == SPENT_TRACE_EV_THREAD_SWITCH)
 					printf("# thread %" PRIu32 " (from %" PRIu32 ")\n",
 					       e->u.thread_switch.to_tid, e->u.thread_switch.from_tid);
-				else if (e->kind == TRACE_EV_EXIT)
+				else if (e->kind == SPENT_TRACE_EV_EXIT)
 					printf("# exit %d\n", status_code(e->u.exit.status));
 			}
 			if (i == b.n_insns)
 				break;
-			const struct trace_insn *in = &b.insns[i];
+			const struct spent_trace_insn *in = &b.insns[i];
 			printf("%#" PRIx64 " %u\n", in->pc, in->len);
 			for (unsigned k = 0; k < in->nrefs; k++) {
-				const struct trace_ref *rf = &b.refs[in->ref0 + k];
+				const struct spent_trace_ref *rf = &b.refs[in->ref0 + k];
 				printf("  %c %#" PRIx64 " %u\n", "?RWM"[rf->kind & 3], rf->addr, rf->size);
 			}
 		}
@@ -250,7 +250,7 @@ static int citcat_replay_main(int argc, char **argv)
 	char err[600];
 	struct citcat_summary s;
 	struct citcat_replay *rp = NULL;
-	struct trace_source *src = NULL;
+	struct spent_trace_source *src = NULL;
 	struct timespec t0, t1, c0, c1;
 	struct outfile *of = NULL;
 	FILE *pout = NULL;
@@ -280,7 +280,7 @@ static int citcat_replay_main(int argc, char **argv)
 	citcat_replay_set_stdout(rp, pout);
 	if (o.dump) {
 		e = dump_batches(src);
-		snprintf(err, sizeof(err), "%s", trace_source_error(src));
+		snprintf(err, sizeof(err), "%s", spent_trace_source_error(src));
 		citcat_replay_summary(rp, &s);
 	} else {
 		e = citcat_replay_run(rp, &s, err, sizeof(err));
@@ -301,7 +301,7 @@ static int citcat_replay_main(int argc, char **argv)
 	else if (!s.verified)
 		cli_error("replay of '%s' does not match the real run (output or exit status differ)", dir);
 	if (src)
-		trace_source_free(src);
+		spent_trace_source_free(src);
 	else
 		citcat_replay_free(rp);
 	return e < 0 || !s.verified || werr ? 1 : 0;

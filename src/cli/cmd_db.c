@@ -111,14 +111,14 @@ static int do_control(const struct db_opts *o)
 
 	if (r == -ENOENT || r == -ECONNREFUSED) {
 		if (!strcmp(o->action, "epoch")) {	/* no daemon: start the epoch on disk */
-			struct profile_dir *d;
+			struct spent_profile_dir *d;
 			uint32_t ep;
 			if ((r = db_open(o->dir, false, &d))) {
 				cli_error("cannot open database '%s': %s", o->dir, open_error(r));
 				return 1;
 			}
-			r = profile_dir_new_epoch(d, &ep);
-			profile_dir_close(d);
+			r = spent_profile_dir_new_epoch(d, &ep);
+			spent_profile_dir_close(d);
 			if (r) {
 				cli_error("cannot start a new epoch in '%s': %s", o->dir, strerror(-r));
 				return 1;
@@ -186,7 +186,7 @@ static void print_status(const char *st, bool live, bool json, const struct db_u
 static int do_status(const struct db_opts *o)
 {
 	char path[4096], *st = calloc(1, STATUS_MAX);
-	struct profile_dir *d;
+	struct spent_profile_dir *d;
 	struct db_usage u;
 	bool live = false;
 	int r = st ? db_open(o->dir, false, &d) : -ENOMEM;
@@ -197,7 +197,7 @@ static int do_status(const struct db_opts *o)
 		return 1;
 	}
 	r = db_usage(d, &u);
-	profile_dir_close(d);
+	spent_profile_dir_close(d);
 	if (r) {
 		cli_error("cannot read database '%s': %s", o->dir, strerror(-r));
 		free(st);
@@ -239,7 +239,7 @@ static void warn_file(void *ctx, const char *path, const char *why)
 
 static int do_merge(const struct db_opts *o)
 {
-	struct profile_dir *d;
+	struct spent_profile_dir *d;
 	size_t skipped = 0, corrupt = 0;
 	int r;
 
@@ -258,7 +258,7 @@ static int do_merge(const struct db_opts *o)
 	}
 	r = db_merge(d, (const char *const *)o->others, (size_t)o->nothers, warn_file, &corrupt,
 		     &skipped);
-	profile_dir_close(d);
+	spent_profile_dir_close(d);
 	if (r) {
 		cli_error("merging into '%s' failed: %s: sources before it stay merged", o->dir,
 			  r == -EBADMSG ? "a source is not a spent profile database" :
@@ -278,7 +278,7 @@ static int do_merge(const struct db_opts *o)
 
 static int do_gc(const struct db_opts *o)
 {
-	struct profile_dir *d;
+	struct spent_profile_dir *d;
 	size_t removed = 0;
 	int r;
 
@@ -291,7 +291,7 @@ static int do_gc(const struct db_opts *o)
 		return 1;
 	}
 	r = db_gc(d, (unsigned)o->keep, &removed);
-	profile_dir_close(d);
+	spent_profile_dir_close(d);
 	if (r) {
 		cli_error("garbage-collecting '%s' failed: %s", o->dir,
 			  r == -ENOTEMPTY ? "an old epoch holds files spent did not write: it was kept"
@@ -304,11 +304,11 @@ static int do_gc(const struct db_opts *o)
 
 /* One detail row: a line "[detail] EVENT TIME_NS COMM PID TID CGROUP CHAIN COUNT" (tabs; CHAIN
  * is IMAGE+0xOFFSET;... leaf first, "-" for none), or with W one JSON object "kind":"detail". */
-static void dump_detail(const struct profile *p, const struct profile_detail_row *row,
+static void dump_detail(const struct spent_profile *p, const struct spent_profile_detail_row *row,
 			struct json_writer *w)
 {
-	const struct profile_task *t = row->task == PROFILE_NO_TASK ? NULL : profile_task_get(p, row->task);
-	const char *ev = profile_event_get(p, row->event)->name;
+	const struct spent_profile_task *t = row->task == SPENT_PROFILE_NO_TASK ? NULL : spent_profile_task_get(p, row->task);
+	const char *ev = spent_profile_event_get(p, row->event)->name;
 
 	if (w) {
 		json_object_begin(w);
@@ -329,10 +329,10 @@ static void dump_detail(const struct profile *p, const struct profile_detail_row
 		for (size_t f = 0; f < row->nframes; f++) {
 			uint32_t img = row->frames[f].image;
 			json_object_begin(w);
-			if (img == PROFILE_NO_IMAGE)
+			if (img == SPENT_PROFILE_NO_IMAGE)
 				json_knull(w, "image");
 			else
-				json_kstr(w, "image", profile_image_get(p, img)->path);
+				json_kstr(w, "image", spent_profile_image_get(p, img)->path);
 			json_ku64(w, "offset", row->frames[f].offset);
 			json_object_end(w);
 		}
@@ -356,8 +356,8 @@ static void dump_detail(const struct profile *p, const struct profile_detail_row
 	putchar('\t');
 	for (size_t f = 0; f < row->nframes; f++) {
 		uint32_t img = row->frames[f].image;
-		printf("%s%s+0x%llx", f ? ";" : "", img == PROFILE_NO_IMAGE ? "[unknown]" :
-		       profile_image_get(p, img)->path, (unsigned long long)row->frames[f].offset);
+		printf("%s%s+0x%llx", f ? ";" : "", img == SPENT_PROFILE_NO_IMAGE ? "[unknown]" :
+		       spent_profile_image_get(p, img)->path, (unsigned long long)row->frames[f].offset);
 	}
 	printf("%s\t%llu\n", row->nframes ? "" : "-", (unsigned long long)row->count);
 }
@@ -365,35 +365,35 @@ static void dump_detail(const struct profile *p, const struct profile_detail_row
 /* Every count of every epoch, one line each: the raw data, for scripts and checks. */
 static int do_dump(const struct db_opts *o)
 {
-	struct profile_dir *d;
-	struct profile *p = profile_new();
+	struct spent_profile_dir *d;
+	struct spent_profile *p = spent_profile_new();
 	size_t skipped = 0;
 	int r = p ? db_open(o->dir, false, &d) : -ENOMEM;
 
 	if (r) {
 		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
-		profile_free(p);
+		spent_profile_free(p);
 		return 1;
 	}
-	r = profile_dir_read_all(d, p, warn_file, NULL, &skipped);
-	profile_dir_close(d);
+	r = spent_profile_dir_read_all(d, p, warn_file, NULL, &skipped);
+	spent_profile_dir_close(d);
 	if (r) {
 		cli_error("cannot read database '%s': %s", o->dir, strerror(-r));
-		profile_free(p);
+		spent_profile_free(p);
 		return 1;
 	}
 	struct json_writer w;
 	json_init(&w, stdout);
 	if (!o->json)
 		printf("image\tevent\toffset\tcount\n");
-	for (uint32_t ev = 0; ev < profile_nevents(p); ev++) {
-		const struct profile_event *e = profile_event_get(p, ev);
-		for (uint32_t img = 0; img < profile_nimages(p); img++) {
-			struct profile_count *c = NULL;
+	for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++) {
+		const struct spent_profile_event *e = spent_profile_event_get(p, ev);
+		for (uint32_t img = 0; img < spent_profile_nimages(p); img++) {
+			struct spent_profile_count *c = NULL;
 			size_t n = 0;
-			profile_counts(p, img, ev, &c, &n);
+			spent_profile_counts(p, img, ev, &c, &n);
 			for (size_t i = 0; i < n; i++) {
-				const char *path = profile_image_get(p, img)->path;
+				const char *path = spent_profile_image_get(p, img)->path;
 				if (o->json) {
 					json_object_begin(&w);
 					json_kstr(&w, "image", path);
@@ -409,28 +409,28 @@ static int do_dump(const struct db_opts *o)
 			}
 			free(c);
 		}
-		for (int why = 0; why < PROFILE_UNK_NR; why++) {
-			uint64_t n = profile_unknown_count(p, ev, why);
+		for (int why = 0; why < SPENT_PROFILE_UNK_NR; why++) {
+			uint64_t n = spent_profile_unknown_count(p, ev, why);
 			if (!n)
 				continue;
 			if (o->json) {
 				json_object_begin(&w);
-				json_kstr(&w, "unknown", profile_unknown_reason_name(why));
+				json_kstr(&w, "unknown", spent_profile_unknown_reason_name(why));
 				json_kstr(&w, "event", e->name);
 				json_ku64(&w, "count", n);
 				json_object_end(&w);
 				json_newline(&w);
 			} else
-				printf("[unknown:%s]\t%s\t-\t%llu\n", profile_unknown_reason_name(why),
+				printf("[unknown:%s]\t%s\t-\t%llu\n", spent_profile_unknown_reason_name(why),
 				       e->name, (unsigned long long)n);
 		}
 	}
-	for (size_t i = 0; i < profile_ndetail(p); i++) {
-		struct profile_detail_row row;
-		if (profile_detail_get(p, i, &row) == 0)
+	for (size_t i = 0; i < spent_profile_ndetail(p); i++) {
+		struct spent_profile_detail_row row;
+		if (spent_profile_detail_get(p, i, &row) == 0)
 			dump_detail(p, &row, o->json ? &w : NULL);
 	}
-	profile_free(p);
+	spent_profile_free(p);
 	return skipped ? 1 : 0;
 }
 
@@ -467,26 +467,26 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* Samples and distinct processes of P. */
-static void epoch_totals(const struct profile *p, struct epoch_info *e)
+static void epoch_totals(const struct spent_profile *p, struct epoch_info *e)
 {
-	size_t ntask = profile_ntasks(p), k = 0;
+	size_t ntask = spent_profile_ntasks(p), k = 0;
 	uint32_t *pids = calloc(ntask + 1, sizeof(*pids));
 
-	for (uint32_t ev = 0; ev < profile_nevents(p); ev++) {
-		for (uint32_t img = 0; img < profile_nimages(p); img++) {
-			struct profile_count *c = NULL;
+	for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++) {
+		for (uint32_t img = 0; img < spent_profile_nimages(p); img++) {
+			struct spent_profile_count *c = NULL;
 			size_t n = 0;
-			profile_counts(p, img, ev, &c, &n);
+			spent_profile_counts(p, img, ev, &c, &n);
 			for (size_t i = 0; i < n; i++)
 				e->samples += c[i].count;
 			free(c);
 		}
-		for (int why = 0; why < PROFILE_UNK_NR; why++)
-			e->samples += profile_unknown_count(p, ev, why);
+		for (int why = 0; why < SPENT_PROFILE_UNK_NR; why++)
+			e->samples += spent_profile_unknown_count(p, ev, why);
 	}
 	/* a task is (comm, pid, tid, cgroup): one process may be several tasks */
 	for (size_t t = 0; pids && t < ntask; t++)
-		pids[k++] = profile_task_get(p, (uint32_t)t)->pid;
+		pids[k++] = spent_profile_task_get(p, (uint32_t)t)->pid;
 	if (pids)
 		qsort(pids, k, sizeof(*pids), cmp_u32);
 	for (size_t i = 0; pids && i < k; i++)
@@ -494,20 +494,20 @@ static void epoch_totals(const struct profile *p, struct epoch_info *e)
 	free(pids);
 }
 
-static int epoch_info_read(struct profile_dir *d, uint32_t ep, struct epoch_info *e)
+static int epoch_info_read(struct spent_profile_dir *d, uint32_t ep, struct epoch_info *e)
 {
 	char path[4096];
-	struct profile *p = profile_new();
+	struct spent_profile *p = spent_profile_new();
 	int r = p ? 0 : -ENOMEM;
 
 	memset(e, 0, sizeof(*e));
 	e->epoch = ep;
-	r = r ? r : profile_dir_epoch_span(d, ep, &e->start_ns, &e->end_ns);
-	r = r ? r : profile_dir_read_epoch(d, ep, p, warn_file, NULL, &e->skipped);
+	r = r ? r : spent_profile_dir_epoch_span(d, ep, &e->start_ns, &e->end_ns);
+	r = r ? r : spent_profile_dir_read_epoch(d, ep, p, warn_file, NULL, &e->skipped);
 	if (!r)
 		epoch_totals(p, e);
-	profile_free(p);
-	snprintf(path, sizeof(path), "%s/epoch-%04u", profile_dir_path(d), ep);
+	spent_profile_free(p);
+	snprintf(path, sizeof(path), "%s/epoch-%04u", spent_profile_dir_path(d), ep);
 	e->bytes = dir_bytes(path);
 	return r;
 }
@@ -563,7 +563,7 @@ static void print_epoch(const struct epoch_info *e, struct json_writer *w)
 
 static int do_list(const struct db_opts *o)
 {
-	struct profile_dir *d;
+	struct spent_profile_dir *d;
 	struct json_writer w;
 	uint32_t *eps = NULL;
 	size_t n = 0, skipped = 0;
@@ -573,9 +573,9 @@ static int do_list(const struct db_opts *o)
 		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
 		return 1;
 	}
-	if ((r = profile_dir_epochs(d, &eps, &n))) {
+	if ((r = spent_profile_dir_epochs(d, &eps, &n))) {
 		cli_error("cannot read database '%s': %s", o->dir, strerror(-r));
-		profile_dir_close(d);
+		spent_profile_dir_close(d);
 		return 1;
 	}
 	json_init(&w, stdout);
@@ -592,7 +592,7 @@ static int do_list(const struct db_opts *o)
 		print_epoch(&e, o->json ? &w : NULL);
 	}
 	free(eps);
-	profile_dir_close(d);
+	spent_profile_dir_close(d);
 	return r || skipped ? 1 : 0;
 }
 

@@ -27,7 +27,7 @@ struct hitcurve_opts {
 	int json;
 };
 
-static int feed(void *ctx, const struct trace_batch *b)
+static int feed(void *ctx, const struct spent_trace_batch *b)
 {
 	return hitcurve_feed(ctx, b);
 }

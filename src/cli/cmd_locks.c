@@ -19,7 +19,7 @@ struct locks_opts {
 	int json;
 };
 
-static int feed(void *ctx, const struct trace_batch *b)
+static int feed(void *ctx, const struct spent_trace_batch *b)
 {
 	return locks_feed(ctx, b);
 }

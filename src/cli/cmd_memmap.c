@@ -15,7 +15,7 @@ struct memmap_opts {
 	long width, height;
 };
 
-static int feed(void *ctx, const struct trace_batch *b)
+static int feed(void *ctx, const struct spent_trace_batch *b)
 {
 	memmap_feed(ctx, b);
 	return 0;

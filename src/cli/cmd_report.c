@@ -130,23 +130,23 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 }
 
 /* Profile event indices named in LIST (or all events). */
-static int select_events(const struct profile *p, const char *list, uint32_t **out, size_t *n)
+static int select_events(const struct spent_profile *p, const char *list, uint32_t **out, size_t *n)
 {
-	uint32_t *ev = calloc(profile_nevents(p) + 64, sizeof(*ev));
+	uint32_t *ev = calloc(spent_profile_nevents(p) + 64, sizeof(*ev));
 	size_t k = 0;
 	if (!ev)
 		return -ENOMEM;
 	if (!list) {
-		for (uint32_t i = 0; i < profile_nevents(p); i++)
+		for (uint32_t i = 0; i < spent_profile_nevents(p); i++)
 			ev[k++] = i;
 	} else {
 		char *dup = strdup(list), *save = NULL;
 		for (char *t = dup ? strtok_r(dup, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-			int e = profile_event_find(p, t);
+			int e = spent_profile_event_find(p, t);
 			if (e < 0 || k == 64) {
 				cli_error("event '%s' is not in this profile: it holds %s%s", t,
-					  profile_nevents(p) ? profile_event_get(p, 0)->name : "no events",
-					  profile_nevents(p) > 1 ? " and others (see spent report)" : "");
+					  spent_profile_nevents(p) ? spent_profile_event_get(p, 0)->name : "no events",
+					  spent_profile_nevents(p) > 1 ? " and others (see spent report)" : "");
 				free(dup);
 				free(ev);
 				return -ENOENT;
@@ -176,15 +176,15 @@ static const char *base(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-static void print_table(const struct profile *p, const struct report *r, long limit)
+static void print_table(const struct spent_profile *p, const struct report *r, long limit)
 {
 	size_t nev = r->cfg.nevents;
 	bool lines = r->cfg.by == REPORT_BY_LINE || r->cfg.by == REPORT_BY_INSTRUCTION;
 	for (size_t e = 0; e < nev; e++) {
-		const struct profile_event *ev = profile_event_get(p, r->events[e]);
-		uint64_t lost = profile_unknown_count(p, r->events[e], PROFILE_UNK_LOST);
+		const struct spent_profile_event *ev = spent_profile_event_get(p, r->events[e]);
+		uint64_t lost = spent_profile_unknown_count(p, r->events[e], SPENT_PROFILE_UNK_LOST);
 		printf("# %llu samples of '%s' (%s %llu)%s", (unsigned long long)r->totals[e], ev->name,
-		       ev->flags & PROFILE_EV_FREQ ? "frequency Hz" : "period",
+		       ev->flags & SPENT_PROFILE_EV_FREQ ? "frequency Hz" : "period",
 		       (unsigned long long)ev->period, lost ? "" : "\n");
 		if (lost)
 			printf(", %llu lost\n", (unsigned long long)lost);
@@ -196,15 +196,15 @@ static void print_table(const struct profile *p, const struct report *r, long li
 	int w[64], rw[64];
 	char rl[64][96];
 	for (size_t e = 0; e < nev; e++) {
-		const char *name = profile_event_get(p, r->events[e])->name;
+		const char *name = spent_profile_event_get(p, r->events[e])->name;
 		w[e] = nev > 1 && (int)strlen(name) > 9 ? (int)strlen(name) : 9;
-		snprintf(rl[e], sizeof(rl[e]), "%s/%s", name, profile_event_get(p, r->events[0])->name);
+		snprintf(rl[e], sizeof(rl[e]), "%s/%s", name, spent_profile_event_get(p, r->events[0])->name);
 		rw[e] = (int)strlen(rl[e]) > 10 ? (int)strlen(rl[e]) : 10;
 	}
 	if (r->cfg.children)
 		printf("%9s ", "children");
 	for (size_t e = 0; e < nev; e++)
-		printf("%*s %8s ", w[e], nev > 1 ? profile_event_get(p, r->events[e])->name
+		printf("%*s %8s ", w[e], nev > 1 ? spent_profile_event_get(p, r->events[e])->name
 				   : r->cfg.children ? "self" : "samples", "%");
 	for (size_t e = 1; e < nev; e++)
 		printf("%*s ", rw[e], rl[e]);
@@ -231,7 +231,7 @@ static void print_table(const struct profile *p, const struct report *r, long li
 	}
 }
 
-static void print_rows_machine(const struct profile *p, const struct report *r, enum out_fmt fmt,
+static void print_rows_machine(const struct spent_profile *p, const struct report *r, enum out_fmt fmt,
 			       long limit)
 {
 	bool lines = r->cfg.by == REPORT_BY_LINE || r->cfg.by == REPORT_BY_INSTRUCTION;
@@ -242,7 +242,7 @@ static void print_rows_machine(const struct profile *p, const struct report *r, 
 	for (size_t i = 0; i < r->nrows && (limit < 0 || (long)i < limit); i++) {
 		const struct report_row *row = &r->rows[i];
 		for (size_t e = 0; e < r->cfg.nevents; e++) {
-			const char *evn = profile_event_get(p, r->events[e])->name;
+			const char *evn = spent_profile_event_get(p, r->events[e])->name;
 			uint64_t inc = r->have_stacks ? row->incl[e] : row->self[e];
 			char off[32];
 			snprintf(off, sizeof(off), "0x%llx", (unsigned long long)row->offset);
@@ -289,7 +289,7 @@ static void print_rows_machine(const struct profile *p, const struct report *r, 
 	}
 }
 
-static int do_exports(const struct report_opts *o, const struct profile *p, struct symbols *sym,
+static int do_exports(const struct report_opts *o, const struct spent_profile *p, struct symbols *sym,
 		      const uint32_t *evs, size_t nev)
 {
 	int err;
@@ -319,7 +319,7 @@ static int do_exports(const struct report_opts *o, const struct profile *p, stru
 		}
 		if (o->flamegraph && !err) {
 			char title[300];
-			snprintf(title, sizeof(title), "%s: %llu samples", profile_event_get(p, evs[0])->name,
+			snprintf(title, sizeof(title), "%s: %llu samples", spent_profile_event_get(p, evs[0])->name,
 				 (unsigned long long)f->total);
 			if ((err = flamegraph_write(f, title, o->flamegraph)))
 				cli_error("cannot write flame graph '%s': %s", o->flamegraph, outfile_strerror(err));
@@ -344,18 +344,18 @@ static int diff_cmp(const void *x, const void *y)
 	return da > db ? -1 : da < db;
 }
 
-static int do_diff(const struct report_opts *o, const struct profile *pa, struct symbols *sym,
+static int do_diff(const struct report_opts *o, const struct spent_profile *pa, struct symbols *sym,
 		   const struct report *ra)
 {
-	struct profile *pb = NULL;
+	struct spent_profile *pb = NULL;
 	struct report *rb = NULL;
 	struct diff_row *rows = NULL;
 	size_t skipped, n = 0;
-	const char *evn = profile_event_get(pa, ra->events[0])->name;
+	const char *evn = spent_profile_event_get(pa, ra->events[0])->name;
 	int err = profile_input_load(o->diff, &pb, &skipped);
 	if (err)
 		return err;
-	int eb = profile_event_find(pb, evn);
+	int eb = spent_profile_event_find(pb, evn);
 	if (eb < 0) {
 		cli_error("event '%s' is not in '%s': diff needs the same event in both", evn, o->diff);
 		err = -ENOENT;
@@ -420,15 +420,15 @@ static int do_diff(const struct report_opts *o, const struct profile *pa, struct
 out:
 	free(rows);
 	report_free(rb);
-	profile_free(pb);
+	spent_profile_free(pb);
 	return err;
 }
 
 /* A report never shows addresses for a binary that had names without saying why. */
-static void warn_missing_names(const struct profile *p, struct symbols *sym)
+static void warn_missing_names(const struct spent_profile *p, struct symbols *sym)
 {
-	for (uint32_t i = 0; i < profile_nimages(p); i++) {
-		const struct profile_image *img = profile_image_get(p, i);
+	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
+		const struct spent_profile_image *img = spent_profile_image_get(p, i);
 		const char *cache_why, *why = img->path[0] == '[' ? NULL :
 			symbols_names_missing(sym, img, &cache_why);
 		if (why)
@@ -441,7 +441,7 @@ int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { .input = "spent.profile", .by = REPORT_BY_FUNCTION, .limit = -1,
 				  .demangle = 1 };
-	struct profile *p = NULL;
+	struct spent_profile *p = NULL;
 	struct symbols *sym = NULL;
 	struct report *r = NULL;
 	uint32_t *evs = NULL;
@@ -459,7 +459,7 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (!profile_nevents(p)) {
+	if (!spent_profile_nevents(p)) {
 		cli_error("no readable samples in profile '%s'%s", o.input,
 			  skipped ? ": every profile file was corrupt" : "");
 		rc = 1;
@@ -505,7 +505,7 @@ int cmd_report(int argc, char **argv)
 out:
 	report_free(r);
 	symbols_free(sym);
-	profile_free(p);
+	spent_profile_free(p);
 	free(evs);
 	free(o.events_joined);
 	opt_string_list_release(&o.events);

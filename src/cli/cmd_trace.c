@@ -191,43 +191,43 @@ out:
 
 static const char *flag_names(uint16_t f, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s%s%s%s%s", (f & TRACE_INSN_COND_BRANCH) ? " jcc" : "",
-		 (f & TRACE_INSN_CALL) ? " call" : "", (f & TRACE_INSN_RET) ? " ret" : "",
-		 (f & TRACE_INSN_INDIRECT) ? " indirect" : "", (f & TRACE_INSN_SYSCALL) ? " syscall" : "",
-		 (f & TRACE_INSN_LOCKED) ? " locked" : "", (f & TRACE_INSN_PAUSE) ? " pause" : "");
+	snprintf(buf, len, "%s%s%s%s%s%s%s", (f & SPENT_TRACE_INSN_COND_BRANCH) ? " jcc" : "",
+		 (f & SPENT_TRACE_INSN_CALL) ? " call" : "", (f & SPENT_TRACE_INSN_RET) ? " ret" : "",
+		 (f & SPENT_TRACE_INSN_INDIRECT) ? " indirect" : "", (f & SPENT_TRACE_INSN_SYSCALL) ? " syscall" : "",
+		 (f & SPENT_TRACE_INSN_LOCKED) ? " locked" : "", (f & SPENT_TRACE_INSN_PAUSE) ? " pause" : "");
 	return buf;
 }
 
-static void print_event(const struct trace_event *e)
+static void print_event(const struct spent_trace_event *e)
 {
 	printf("# %llu.%09llu ", (unsigned long long)(e->time_ns / 1000000000u),
 	       (unsigned long long)(e->time_ns % 1000000000u));
 	switch (e->kind) {
-	case TRACE_EV_SYSCALL:
+	case SPENT_TRACE_EV_SYSCALL:
 		printf("%u syscall %lld = %lld\n", e->tid, (long long)e->u.syscall.nr, (long long)e->u.syscall.ret);
 		break;
-	case TRACE_EV_SIGNAL:
+	case SPENT_TRACE_EV_SIGNAL:
 		printf("%u signal %d handler %08llx resume %08llx\n", e->tid, e->u.signal.signo,
 		       (unsigned long long)e->u.signal.handler, (unsigned long long)e->u.signal.resume_pc);
 		break;
-	case TRACE_EV_THREAD_SWITCH:
+	case SPENT_TRACE_EV_THREAD_SWITCH:
 		printf("switch %u -> %u\n", e->u.thread_switch.from_tid, e->u.thread_switch.to_tid);
 		break;
-	case TRACE_EV_THREAD_START:
+	case SPENT_TRACE_EV_THREAD_START:
 		printf("%u thread start\n", e->tid);
 		break;
-	case TRACE_EV_THREAD_EXIT:
+	case SPENT_TRACE_EV_THREAD_EXIT:
 		printf("%u thread exit\n", e->tid);
 		break;
-	case TRACE_EV_IMAGE_LOAD:
+	case SPENT_TRACE_EV_IMAGE_LOAD:
 		printf("image %s %08llx-%08llx base %08llx\n", e->u.image.path,
 		       (unsigned long long)e->u.image.start, (unsigned long long)e->u.image.end,
 		       (unsigned long long)e->u.image.base);
 		break;
-	case TRACE_EV_EXIT:
+	case SPENT_TRACE_EV_EXIT:
 		printf("exit %d\n", e->u.exit.status);
 		break;
-	case TRACE_EV_PROCESS_START: {
+	case SPENT_TRACE_EV_PROCESS_START: {
 		printf("process %u pid %u ppid %u parent %u %s %s:", e->u.process.stream, e->pid,
 		       e->u.process.ppid, e->u.process.parent_stream,
 		       e->u.process.forked ? "fork" : "exec", e->u.process.path);
@@ -253,7 +253,7 @@ static void note_pid(uint32_t pid, uint32_t *last_pid)
 	*last_pid = pid;
 }
 
-static int dump_batch(const struct trace_batch *b, uint64_t *printed, uint64_t limit,
+static int dump_batch(const struct spent_trace_batch *b, uint64_t *printed, uint64_t limit,
 		      uint32_t *last_pid)
 {
 	size_t ev = 0;
@@ -267,12 +267,12 @@ static int dump_batch(const struct trace_batch *b, uint64_t *printed, uint64_t l
 			break;
 		if (limit && *printed >= limit)
 			return 1;
-		const struct trace_insn *in = &b->insns[i];
+		const struct spent_trace_insn *in = &b->insns[i];
 		note_pid(in->pid, last_pid);
 		printf("%u I  %08llx,%u%s\n", in->tid, (unsigned long long)in->pc, in->len,
 		       flag_names(in->flags, fl, sizeof(fl)));
 		for (uint32_t k = 0; k < in->nrefs; k++) {
-			const struct trace_ref *r = &b->refs[in->ref0 + k];
+			const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
 			printf("%u  %c %08llx,%u\n", in->tid, ref_letter[r->kind & 3],
 			       (unsigned long long)r->addr, r->size);
 		}
@@ -281,10 +281,10 @@ static int dump_batch(const struct trace_batch *b, uint64_t *printed, uint64_t l
 	return 0;
 }
 
-static int open_log(const char *path, struct trace_source **src)
+static int open_log(const char *path, struct spent_trace_source **src)
 {
 	char err[512];
-	int e = trace_source_open(path, src, err, sizeof(err));
+	int e = spent_trace_source_open(path, src, err, sizeof(err));
 	if (e < 0) {
 		cli_error("%s", err);
 		return 1;
@@ -294,26 +294,26 @@ static int open_log(const char *path, struct trace_source **src)
 
 static int trace_dump(const struct trace_opts *o, const char *path)
 {
-	struct trace_source *src;
-	struct trace_batch b;
+	struct spent_trace_source *src;
+	struct spent_trace_batch b;
 	uint64_t printed = 0;
 	uint32_t last_pid = UINT32_MAX;
 	int rc, ret = 0;
 	if (open_log(path, &src))
 		return 1;
-	if ((o->pid || o->comm) && trace_source_select(src, (uint32_t)o->pid, o->comm, 0, &src) < 0) {
+	if ((o->pid || o->comm) && spent_trace_source_select(src, (uint32_t)o->pid, o->comm, 0, &src) < 0) {
 		cli_error("out of memory");
 		return 1;
 	}
-	while ((rc = trace_source_next(src, &b)) > 0)
+	while ((rc = spent_trace_source_next(src, &b)) > 0)
 		if (dump_batch(&b, &printed, o->limit, &last_pid))
 			break;
 	fflush(stdout);
 	if (rc < 0) {
-		cli_error("'%s': %s", path, trace_source_error(src));
+		cli_error("'%s': %s", path, spent_trace_source_error(src));
 		ret = 1;
 	}
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	return ret;
 }
 

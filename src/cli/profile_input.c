@@ -79,12 +79,12 @@ int profile_input_kallsyms(struct symbols *sym, const char *dir)
 
 void profile_input_base(const char *dir, char *buf, size_t len)
 {
-	struct profile_dir *d;
+	struct spent_profile_dir *d;
 	uint32_t ep;
 
 	snprintf(buf, len, "%s", dir);
-	if (profile_dir_open(dir, &d) == 0) {
-		profile_dir_close(d);
+	if (spent_profile_dir_open(dir, &d) == 0) {
+		spent_profile_dir_close(d);
 		return;
 	}
 	if (!epoch_path(dir, buf, len, &ep))
@@ -119,14 +119,14 @@ void profile_selection_release(struct profile_selection *sel)
 
 /* Does epoch EP of D pass SEL's window? Epochs without a span (written before spans were
  * kept) cannot be placed in time: left out, with a warning. */
-static bool in_window(struct profile_dir *d, const char *dir, uint32_t ep,
+static bool in_window(struct spent_profile_dir *d, const char *dir, uint32_t ep,
 		      const struct profile_selection *sel)
 {
 	uint64_t start, end;
 
 	if (!sel->since_ns && !sel->until_ns)
 		return true;
-	if (profile_dir_epoch_span(d, ep, &start, &end) || (!start && !end)) {
+	if (spent_profile_dir_epoch_span(d, ep, &start, &end) || (!start && !end)) {
 		cli_warn("epoch %u of '%s' has no time span (written before spans were kept): "
 			 "left out of --since/--until", ep, dir);
 		return false;
@@ -136,13 +136,13 @@ static bool in_window(struct profile_dir *d, const char *dir, uint32_t ep,
 
 /* Read the epochs of D that SEL (and ONLY, when not UINT32_MAX) choose into P; -ENOENT when
  * there is none (the error printed). */
-static int read_selected(struct profile_dir *d, const char *dir, const struct profile_selection *sel,
-			 uint32_t only, struct profile *p, size_t *nskipped)
+static int read_selected(struct spent_profile_dir *d, const char *dir, const struct profile_selection *sel,
+			 uint32_t only, struct spent_profile *p, size_t *nskipped)
 {
 	uint32_t *eps = NULL;
 	size_t n = 0, nread = 0;
 	bool only_exists = false;
-	int err = profile_dir_epochs(d, &eps, &n);
+	int err = spent_profile_dir_epochs(d, &eps, &n);
 
 	for (size_t i = 0; i < n && !err; i++) {
 		size_t skipped = 0;
@@ -151,7 +151,7 @@ static int read_selected(struct profile_dir *d, const char *dir, const struct pr
 		only_exists = true;
 		if (sel && ((sel->set.n && !epoch_set_has(&sel->set, eps[i])) || !in_window(d, dir, eps[i], sel)))
 			continue;
-		err = profile_dir_read_epoch(d, eps[i], p, warn_skip, NULL, &skipped);
+		err = spent_profile_dir_read_epoch(d, eps[i], p, warn_skip, NULL, &skipped);
 		*nskipped += skipped;
 		nread++;
 	}
@@ -171,39 +171,39 @@ static int read_selected(struct profile_dir *d, const char *dir, const struct pr
 
 /* Inside the chosen epochs, only the detail rows whose bucket starts in [since, until) (the
  * samples of a profile with detail rows are those rows: every view then shows the window). */
-static int cut_to_window(const char *dir, const struct profile_selection *sel, struct profile **p)
+static int cut_to_window(const char *dir, const struct profile_selection *sel, struct spent_profile **p)
 {
 	struct detail_filter f = { .start_ns = sel->since_ns, .end_ns = sel->until_ns };
-	struct profile *q = NULL;
+	struct spent_profile *q = NULL;
 	int err = detail_filter_profile(*p, &f, &q);
 
 	if (err) {
 		cli_error("cannot select the samples of '%s' in the window: %s", dir, strerror(-err));
 		return err;
 	}
-	profile_free(*p);
+	spent_profile_free(*p);
 	*p = q;
 	return 0;
 }
 
 int profile_input_load_selected(const char *dir, const struct profile_selection *sel,
-				struct profile **out, size_t *nskipped)
+				struct spent_profile **out, size_t *nskipped)
 {
-	struct profile_dir *d = NULL;
-	struct profile *p = NULL;
+	struct spent_profile_dir *d = NULL;
+	struct spent_profile *p = NULL;
 	char base[PATH_MAX];
 	uint32_t only = UINT32_MAX;
-	int err = profile_dir_open(dir, &d);
+	int err = spent_profile_dir_open(dir, &d);
 
 	*nskipped = 0;
 	/* DB/epoch-NNNN has no meta of its own: the database it is in has */
 	if ((err == -EBADMSG || err == -ENOENT) && epoch_path(dir, base, sizeof(base), &only) &&
-	    profile_dir_open(base, &d) == 0) {
+	    spent_profile_dir_open(base, &d) == 0) {
 		err = 0;
 		if (sel && sel->set.n) {
 			cli_error("'%s' is one epoch already: give the database with --epoch, or the "
 				  "epoch without it", dir);
-			profile_dir_close(d);
+			spent_profile_dir_close(d);
 			return -EINVAL;
 		}
 	} else if (err) {
@@ -212,29 +212,29 @@ int profile_input_load_selected(const char *dir, const struct profile_selection 
 	} else {
 		only = UINT32_MAX;
 	}
-	p = profile_new();
+	p = spent_profile_new();
 	if (!p) {
 		cli_error("cannot read profile '%s': %s", dir, strerror(ENOMEM));
 		err = -ENOMEM;
 	} else if (only == UINT32_MAX && (!sel || (!sel->set.n && !sel->since_ns && !sel->until_ns))) {
-		err = profile_dir_read_all(d, p, warn_skip, NULL, nskipped);
+		err = spent_profile_dir_read_all(d, p, warn_skip, NULL, nskipped);
 		if (err)
 			cli_error("cannot read profile '%s': %s", dir, strerror(-err));
 	} else {
 		err = read_selected(d, only == UINT32_MAX ? dir : base, sel, only, p, nskipped);
 	}
-	profile_dir_close(d);
-	if (!err && sel && (sel->since_ns || sel->until_ns) && profile_ndetail(p))
+	spent_profile_dir_close(d);
+	if (!err && sel && (sel->since_ns || sel->until_ns) && spent_profile_ndetail(p))
 		err = cut_to_window(dir, sel, &p);
 	if (err) {
-		profile_free(p);
+		spent_profile_free(p);
 		return err;
 	}
 	*out = p;
 	return 0;
 }
 
-int profile_input_load(const char *dir, struct profile **out, size_t *nskipped)
+int profile_input_load(const char *dir, struct spent_profile **out, size_t *nskipped)
 {
 	return profile_input_load_selected(dir, NULL, out, nskipped);
 }

@@ -38,10 +38,10 @@ void profile_selection_release(struct profile_selection *sel);
 
 /* Read every epoch of DIR into a new profile (*OUT). Prints the error and returns non-zero
  * when DIR is unusable; *NSKIPPED counts corrupt files skipped (each warned about). */
-int profile_input_load(const char *dir, struct profile **out, size_t *nskipped);
+int profile_input_load(const char *dir, struct spent_profile **out, size_t *nskipped);
 /* The same for the epochs SEL chooses (NULL: all). DIR may name one epoch (DB/epoch-NNNN). */
 int profile_input_load_selected(const char *dir, const struct profile_selection *sel,
-				struct profile **out, size_t *nskipped);
+				struct spent_profile **out, size_t *nskipped);
 /* The profile directory DIR belongs to (DB for DB/epoch-NNNN, else DIR) into BUF. */
 void profile_input_base(const char *dir, char *buf, size_t len);
 /* Symbolize the kernel with the kallsyms saved in DIR's profile directory, when it has one:

@@ -39,7 +39,7 @@ int report_html_prepare(struct report_html *h)
 	return 0;
 }
 
-int report_html_write(const struct report_html *h, const struct profile *p, struct symbols *sym,
+int report_html_write(const struct report_html *h, const struct spent_profile *p, struct symbols *sym,
 		      const uint32_t *evs, size_t nev, const char *title)
 {
 	struct html_report_config cfg = { .events = evs, .nevents = nev, .title = title,

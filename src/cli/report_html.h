@@ -21,7 +21,7 @@ struct report_html {
  * file. 0, or prints one "spent: ..." line and returns -errno. */
 int report_html_prepare(struct report_html *h);
 /* Write the page of events EVS of P. 0, or prints why and returns -errno. */
-int report_html_write(const struct report_html *h, const struct profile *p, struct symbols *sym,
+int report_html_write(const struct report_html *h, const struct spent_profile *p, struct symbols *sym,
 		      const uint32_t *evs, size_t nev, const char *title);
 void report_html_release(struct report_html *h);
 

@@ -115,16 +115,16 @@ int report_who_check(struct report_who *w, const struct parse_usage *pu)
 /* An empty table alone does not say whether the profile is empty or the filter too narrow:
  * when the selection Q of P holds no sample, one warning line says so, with P's span when a
  * --time window was given (the usual mistake is a window past the end). */
-static void warn_if_nothing_selected(const struct report_who *w, const struct profile *p,
-				     const struct profile *q)
+static void warn_if_nothing_selected(const struct report_who *w, const struct spent_profile *p,
+				     const struct spent_profile *q)
 {
 	uint64_t all = 0, s, e;
-	for (uint32_t ev = 0; ev < profile_nevents(q); ev++)
-		if (profile_event_total(q, ev))
+	for (uint32_t ev = 0; ev < spent_profile_nevents(q); ev++)
+		if (spent_profile_event_total(q, ev))
 			return;
-	for (uint32_t ev = 0; ev < profile_nevents(p); ev++)
-		all += profile_event_total(p, ev);
-	profile_span(p, &s, &e);
+	for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++)
+		all += spent_profile_event_total(p, ev);
+	spent_profile_span(p, &s, &e);
 	if (w->time && s && e > s)
 		cli_warn("no sample of the profile's %llu matches the selection (--time '%s': the "
 			 "profile spans 0-%.3f s)", (unsigned long long)all, w->time,
@@ -134,11 +134,11 @@ static void warn_if_nothing_selected(const struct report_who *w, const struct pr
 			 "--tid, --image, --time)", (unsigned long long)all);
 }
 
-int report_who_select(struct report_who *w, const char *input, struct profile **p)
+int report_who_select(struct report_who *w, const char *input, struct spent_profile **p)
 {
 	if (!report_who_active(w))
 		return 0;
-	if (!profile_ndetail(*p)) {
+	if (!spent_profile_ndetail(*p)) {
 		cli_error("profile '%s' has no per-sample detail (comm, pid, tid, time) for --sort, "
 			  "--comm, --pid, --tid, --image or --time: it was written before spent kept "
 			  "them; record it again", input);
@@ -146,7 +146,7 @@ int report_who_select(struct report_who *w, const char *input, struct profile **
 	}
 	if (w->time) {
 		uint64_t s, e;
-		profile_span(*p, &s, &e);
+		spent_profile_span(*p, &s, &e);
 		int err = detail_parse_time(w->time, s, e, &w->filter);
 		if (err == -ERANGE) {
 			cli_error("--time: profile '%s' has no wall-clock span to measure '%s' from", input,
@@ -162,14 +162,14 @@ int report_who_select(struct report_who *w, const char *input, struct profile **
 	}
 	if (!detail_filter_active(&w->filter))
 		return 0;
-	struct profile *q = NULL;
+	struct spent_profile *q = NULL;
 	int err = detail_filter_profile(*p, &w->filter, &q);
 	if (err) {
 		cli_error("cannot select samples: %s", strerror(-err));
 		return err;
 	}
 	warn_if_nothing_selected(w, *p, q);
-	profile_free(*p);
+	spent_profile_free(*p);
 	*p = q;
 	return 0;
 }
@@ -208,10 +208,10 @@ static void print_cell(const char *v, int width)
 		printf("%*s", pad > 0 ? pad : 0, "");
 }
 
-static void print_table(const struct profile *p, const struct detail_report *r, long limit)
+static void print_table(const struct spent_profile *p, const struct detail_report *r, long limit)
 {
 	printf("# %llu samples of '%s' by", (unsigned long long)r->total,
-	       profile_event_get(p, r->event)->name);
+	       spent_profile_event_get(p, r->event)->name);
 	for (size_t k = 0; k < r->nkeys; k++)
 		printf("%s%s", k ? "," : " ", detail_key_name(r->keys[k]));
 	printf("\n%9s %8s", "samples", "%");
@@ -242,10 +242,10 @@ static void print_table(const struct profile *p, const struct detail_report *r, 
 		       r->ngroups - (size_t)limit);
 }
 
-static void print_machine(const struct profile *p, const struct detail_report *r,
+static void print_machine(const struct spent_profile *p, const struct detail_report *r,
 			  enum out_fmt fmt, long limit, bool header)
 {
-	const char *evn = profile_event_get(p, r->event)->name;
+	const char *evn = spent_profile_event_get(p, r->event)->name;
 	if (fmt == OUT_CSV && header) {
 		for (size_t k = 0; k < r->nkeys; k++)
 			printf("%s,", detail_key_name(r->keys[k]));
@@ -279,7 +279,7 @@ static void print_machine(const struct profile *p, const struct detail_report *r
 	}
 }
 
-int report_who_print(const struct report_who *w, const struct profile *p, struct symbols *sym,
+int report_who_print(const struct report_who *w, const struct spent_profile *p, struct symbols *sym,
 		     const uint32_t *evs, size_t nev, enum out_fmt fmt, long limit)
 {
 	/* the profile is already the selection (report_who_select): group all of it */

@@ -46,11 +46,11 @@ bool report_who_active(const struct report_who *w);
  * --time against P's span, and replace *P by the selected samples when a filter is active.
  * 0 or -errno (printed).
  */
-int report_who_select(struct report_who *w, const char *input, struct profile **p);
+int report_who_select(struct report_who *w, const char *input, struct spent_profile **p);
 /* Print the --sort table of each of the NEV events EVS in FMT (LIMIT rows each, < 0 = all):
  * tables one after the other, CSV under one header, JSON lines; each row names its event.
  * 0 or -errno (printed). */
-int report_who_print(const struct report_who *w, const struct profile *p, struct symbols *sym,
+int report_who_print(const struct report_who *w, const struct spent_profile *p, struct symbols *sym,
 		     const uint32_t *evs, size_t nev, enum out_fmt fmt, long limit);
 void report_who_release(struct report_who *w);
 

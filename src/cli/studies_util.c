@@ -25,7 +25,7 @@ void studies_progress_begin(struct studies_progress *p, const char *cmd, const c
 	*p = (struct studies_progress){ cmd, path, force || isatty(2), 0, 0 };
 }
 
-void studies_progress_update(struct studies_progress *p, struct trace_source *src)
+void studies_progress_update(struct studies_progress *p, struct spent_trace_source *src)
 {
 	uint64_t done, total;
 	if (!p->on)
@@ -34,7 +34,7 @@ void studies_progress_update(struct studies_progress *p, struct trace_source *sr
 	/* the first batch draws it (a short read still shows it once), then twice a second */
 	if (p->shown && t - p->last < 0.5)
 		return;
-	if (trace_source_progress(src, &done, &total) || !total)
+	if (spent_trace_source_progress(src, &done, &total) || !total)
 		return;
 	p->last = t;
 	p->shown = 1;
@@ -55,15 +55,15 @@ int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx
 {
 	cut[0] = 0;
 	char err[512] = "";
-	struct trace_source *src = NULL;
-	int rc = trace_source_open(path, &src, err, sizeof(err));
+	struct spent_trace_source *src = NULL;
+	int rc = spent_trace_source_open(path, &src, err, sizeof(err));
 	if (rc) {
 		cli_error("%s: cannot read trace '%s': %s", cmd, path, err[0] ? err : strerror(-rc));
 		return 1;
 	}
 	const struct studies_filter *f = &studies_filter;
 	if ((f->pid || f->comm || f->tag) &&
-	    (rc = trace_source_select(src, (uint32_t)f->pid, f->comm, f->tag ? TRACE_SELECT_TAG : 0,
+	    (rc = spent_trace_source_select(src, (uint32_t)f->pid, f->comm, f->tag ? SPENT_TRACE_SELECT_TAG : 0,
 				      &src))) {
 		cli_error("%s: cannot read trace '%s': %s", cmd, path, strerror(-rc));
 		return 1;
@@ -71,9 +71,9 @@ int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx
 	struct studies_progress prog;
 	studies_progress_begin(&prog, cmd, path, f->progress);
 	uint64_t insns = 0;
-	struct trace_batch b;
+	struct spent_trace_batch b;
 	int ret = 0;
-	while ((rc = trace_source_next(src, &b)) > 0) {
+	while ((rc = spent_trace_source_next(src, &b)) > 0) {
 		insns += b.n_insns;
 		if ((rc = fn(ctx, &b))) {
 			studies_progress_end(&prog);
@@ -86,10 +86,10 @@ int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx
 	if (rc < 0)	/* the caller reports on what was read, then says why it stopped */
 		snprintf(cut, cut_len, "%s: reading trace '%s' failed after %llu instructions: %s",
 			 cmd, path, (unsigned long long)insns,
-			 trace_source_error(src)[0] ? trace_source_error(src) : strerror(-rc));
+			 spent_trace_source_error(src)[0] ? spent_trace_source_error(src) : strerror(-rc));
 out:
 	studies_progress_end(&prog);
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	return ret;
 }
 

@@ -21,7 +21,7 @@ int studies_parse(int argc, char **argv, const struct option *opts, const struct
 struct studies_filter {
 	long pid;		/* 0: every process */
 	const char *comm;	/* NULL: every program */
-	int tag;		/* TRACE_SELECT_TAG the addresses by process */
+	int tag;		/* SPENT_TRACE_SELECT_TAG the addresses by process */
 	int progress;		/* --progress: show it even when stderr is no terminal */
 };
 extern struct studies_filter studies_filter;
@@ -43,12 +43,12 @@ struct studies_progress {
 };
 void studies_progress_begin(struct studies_progress *p, const char *cmd, const char *path,
 			    int force);
-void studies_progress_update(struct studies_progress *p, struct trace_source *src);
+void studies_progress_update(struct studies_progress *p, struct spent_trace_source *src);
 void studies_progress_end(struct studies_progress *p);
 
-typedef int (*studies_sink_fn)(void *ctx, const struct trace_batch *b);
+typedef int (*studies_sink_fn)(void *ctx, const struct spent_trace_batch *b);
 
-/* Open PATH with trace_source_open() and give every batch to FN. Prints one error line and
+/* Open PATH with spent_trace_source_open() and give every batch to FN. Prints one error line and
  * returns 1 when nothing can be reported (CMD names the command: the log cannot be opened,
  * the sink failed); else 0, with CUT empty when the whole stream was consumed, or holding
  * why the log stopped early (cut or corrupt): the caller reports on the complete part, then

@@ -57,7 +57,7 @@ static struct proc_stat *proc_add(struct trace_totals *t, uint32_t pid)
 	return p;
 }
 
-static void on_process(struct trace_totals *t, const struct trace_event *e)
+static void on_process(struct trace_totals *t, const struct spent_trace_event *e)
 {
 	struct proc_stat *p = proc_add(t, e->pid);
 	if (!p)
@@ -77,12 +77,12 @@ static void on_process(struct trace_totals *t, const struct trace_event *e)
 	}
 }
 
-static void on_event(struct trace_totals *t, const struct trace_event *e)
+static void on_event(struct trace_totals *t, const struct spent_trace_event *e)
 {
 	t->events++;
-	t->syscalls += e->kind == TRACE_EV_SYSCALL;
-	t->signals += e->kind == TRACE_EV_SIGNAL;
-	if (e->kind == TRACE_EV_PROCESS_START) {
+	t->syscalls += e->kind == SPENT_TRACE_EV_SYSCALL;
+	t->signals += e->kind == SPENT_TRACE_EV_SIGNAL;
+	if (e->kind == SPENT_TRACE_EV_PROCESS_START) {
 		on_process(t, e);
 		return;
 	}
@@ -94,7 +94,7 @@ static void on_event(struct trace_totals *t, const struct trace_event *e)
 			p->time_disorder = 1;
 		p->last_time = e->time_ns;
 	}
-	if (e->kind == TRACE_EV_EXIT) {
+	if (e->kind == SPENT_TRACE_EV_EXIT) {
 		p->exited = 1;
 		p->status = e->u.exit.status;
 	}
@@ -110,7 +110,7 @@ static void note_thread(struct trace_totals *t, uint64_t key)
 }
 
 /* Instructions [I, END) of B: runs of one process counted at once (references from ref0). */
-static void count_range(struct trace_totals *t, const struct trace_batch *b, size_t i, size_t end)
+static void count_range(struct trace_totals *t, const struct spent_trace_batch *b, size_t i, size_t end)
 {
 	while (i < end) {
 		uint32_t pid = b->insns[i].pid;
@@ -137,7 +137,7 @@ static void count_range(struct trace_totals *t, const struct trace_batch *b, siz
 	}
 }
 
-static void count_batch(struct trace_totals *t, const struct trace_batch *b)
+static void count_batch(struct trace_totals *t, const struct spent_trace_batch *b)
 {
 	size_t i = 0;
 	for (size_t ev = 0; ev < b->n_events; ev++) {
@@ -228,8 +228,8 @@ static void print_text(const struct trace_totals *t, uint64_t log_bytes, int dat
 
 int trace_stats(const char *path, int json, int progress)
 {
-	struct trace_source *src;
-	struct trace_batch b;
+	struct spent_trace_source *src;
+	struct spent_trace_batch b;
 	struct trace_totals t = { 0 };
 	struct log_reader *rd;
 	char err[512];
@@ -240,12 +240,12 @@ int trace_stats(const char *path, int json, int progress)
 	int data = (log_reader_flags(rd) & LOG_F_DATA) != 0;
 	int cut_short = (log_reader_flags(rd) & LOG_F_INCOMPLETE) != 0;
 	log_reader_free(rd);
-	if (trace_source_open(path, &src, err, sizeof(err)) < 0)
+	if (spent_trace_source_open(path, &src, err, sizeof(err)) < 0)
 		return cli_error("%s", err), 1;
 	struct studies_progress prog;
 	studies_progress_begin(&prog, "trace stats", path, progress);
 	double t0 = cpu_seconds();
-	while ((rc = trace_source_next(src, &b)) > 0) {
+	while ((rc = spent_trace_source_next(src, &b)) > 0) {
 		count_batch(&t, &b);
 		studies_progress_update(&prog, src);
 	}
@@ -262,10 +262,10 @@ int trace_stats(const char *path, int json, int progress)
 			   : cut_short ? "no (the recording was interrupted or the program killed)" : "yes");
 	fflush(stdout);
 	if (rc < 0) {
-		cli_error("'%s': %s", path, trace_source_error(src));
+		cli_error("'%s': %s", path, spent_trace_source_error(src));
 		ret = 1;
 	}
 	free(t.procs);
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	return ret;
 }

@@ -293,7 +293,7 @@ collectors:
 			.period = d->freq ? d->freq : (d->period_lo + d->period_hi) / 2,
 			.freq = d->freq != 0 };
 	if ((r = dmerge_new(d->db, d->maps, mev, c->nev, c->per_process, c->nper,
-			    PROFILE_TIME_BUCKET_NS, &d->merge))) {
+			    SPENT_PROFILE_TIME_BUCKET_NS, &d->merge))) {
 		snprintf(err, errlen, "cannot open the current epoch of '%s': %s", c->db, strerror(-r));
 		return r;
 	}
@@ -322,7 +322,7 @@ static void teardown(struct daemon *d)
 	free(d->tables);
 	dmerge_free(d->merge);
 	dmaps_free(d->maps);
-	profile_dir_close(d->db);
+	spent_profile_dir_close(d->db);
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
 }

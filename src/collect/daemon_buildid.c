@@ -15,7 +15,7 @@
 struct dbuildid {
 	uint64_t *seen;		/* open addressing, 0 = empty slot */
 	size_t cap, n;
-	struct profile_image *queue;	/* noted, not saved yet (paths owned) */
+	struct spent_profile_image *queue;	/* noted, not saved yet (paths owned) */
 	size_t nqueue, capqueue;
 	bool grown;		/* saved since the last prune */
 	bool off;		/* the cache is off (SPENT_BUILDID_DIR=off): nothing more to do */
@@ -42,7 +42,7 @@ void dbuildid_free(struct dbuildid *b)
 
 /* FNV-1a over the identity and the path (the same build-id under two paths is one entry in
  * the cache, but asking twice costs only an access()) */
-static uint64_t identity_hash(const struct profile_image *img)
+static uint64_t identity_hash(const struct spent_profile_image *img)
 {
 	uint64_t h = 1469598103934665603ull;
 	const unsigned char *p = img->id;
@@ -84,20 +84,20 @@ static bool seen_insert(struct dbuildid *b, uint64_t h)
 	return true;
 }
 
-void dbuildid_note(struct dbuildid *b, const struct profile_image *img)
+void dbuildid_note(struct dbuildid *b, const struct spent_profile_image *img)
 {
-	if (!b || b->off || img->id_kind == PROFILE_ID_NONE || img->path[0] == '[' ||
+	if (!b || b->off || img->id_kind == SPENT_PROFILE_ID_NONE || img->path[0] == '[' ||
 	    !seen_insert(b, identity_hash(img)))
 		return;
 	if (b->nqueue == b->capqueue) {
 		size_t cap = b->capqueue ? 2 * b->capqueue : 64;
-		struct profile_image *v = realloc(b->queue, cap * sizeof(*v));
+		struct spent_profile_image *v = realloc(b->queue, cap * sizeof(*v));
 		if (!v)
 			return;
 		b->queue = v;
 		b->capqueue = cap;
 	}
-	struct profile_image *q = &b->queue[b->nqueue];
+	struct spent_profile_image *q = &b->queue[b->nqueue];
 	*q = *img;
 	if ((q->path = strdup(img->path)))
 		b->nqueue++;
@@ -107,7 +107,7 @@ void dbuildid_note(struct dbuildid *b, const struct profile_image *img)
 enum { CHILD_SAVED, CHILD_NOTHING, CHILD_OFF, CHILD_ERR };
 
 /* What a save in this process gives, as a child exit code. */
-static int save_here(const struct profile_image *img)
+static int save_here(const struct spent_profile_image *img)
 {
 	struct symbols *s = NULL;
 	bool saved = false;
@@ -125,7 +125,7 @@ static int save_here(const struct profile_image *img)
 /* Save one image's symbols (and lines) now, in a child process: reading an image's DWARF
  * takes tens of MB for a moment, which a child gives back whole (the daemon's RSS stays flat,
  * also under ASan's quarantine), and a crash in libdw on a malformed file costs the child only. */
-static void save(struct dbuildid *b, const struct profile_image *img)
+static void save(struct dbuildid *b, const struct spent_profile_image *img)
 {
 	int status = 0, code;
 	pid_t pid = fork();
@@ -152,7 +152,7 @@ static void save(struct dbuildid *b, const struct profile_image *img)
 void dbuildid_step(struct dbuildid *b, size_t max)
 {
 	for (size_t i = 0; b && i < max && b->nqueue; i++) {
-		struct profile_image img = b->queue[0];
+		struct spent_profile_image img = b->queue[0];
 		memmove(b->queue, b->queue + 1, --b->nqueue * sizeof(*b->queue));
 		if (!b->off)
 			save(b, &img);

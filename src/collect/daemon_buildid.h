@@ -22,7 +22,7 @@ struct dbuildid_stats {
 int dbuildid_new(struct dbuildid **out);
 void dbuildid_free(struct dbuildid *b);
 /* Queue IMG for the cache the first time its identity is seen (later calls return at once). */
-void dbuildid_note(struct dbuildid *b, const struct profile_image *img);
+void dbuildid_note(struct dbuildid *b, const struct spent_profile_image *img);
 /* Save the symbols of at most MAX queued images (reading an image can take a while: a few per
  * tick keep the daemon's loop responsive), then prune when the queue is empty. Best effort:
  * a failure is counted, never returned, and not retried. */

@@ -124,7 +124,7 @@ static void handle(struct daemon *d, int fd, const char *cmd)
 	} else if (!strcmp(cmd, "epoch")) {
 		uint32_t ep = 0;
 		r = flush_all(d);
-		r = r ? r : profile_dir_new_epoch(d->db, &ep);
+		r = r ? r : spent_profile_dir_new_epoch(d->db, &ep);
 		if (r) {
 			snprintf(out, sizeof(out), "error new epoch failed: %s\n", strerror(-r));
 		} else {

@@ -17,7 +17,7 @@
 
 struct daemon {
 	const struct daemon_config *cfg;
-	struct profile_dir *db;
+	struct spent_profile_dir *db;
 	int lock_fd, sock_fd;
 	struct dmaps *maps;
 	struct dperf *perf;

@@ -25,7 +25,7 @@ struct dimage {
 	uint32_t id;		/* index in the table, stable for the daemon's life */
 	char *path;		/* as the process named it; "[kernel.kallsyms]", "[vdso]", "[anon]" */
 	uint64_t dev, ino;	/* 0 for pseudo images */
-	uint8_t id_kind;	/* enum profile_id_kind: build-id, content hash, or none */
+	uint8_t id_kind;	/* enum spent_profile_id_kind: build-id, content hash, or none */
 	uint8_t id_len;
 	uint8_t ident[32];
 	bool foreign_root;	/* mapped by a process whose root is not ours (container) */

@@ -20,7 +20,7 @@ struct wpair {
 };
 
 struct dmerge {
-	struct profile_dir *d;
+	struct spent_profile_dir *d;
 	struct dmaps *maps;
 	struct dmerge_event evs[AGG_MAX_EVENTS];
 	size_t nev;
@@ -32,7 +32,7 @@ struct dmerge {
 	uint64_t row_time;	/* wall-clock ns of the drain that handed over the entries now */
 	uint32_t epoch;
 	/* samples since the last merge started */
-	struct profile *pending;
+	struct spent_profile *pending;
 	uint32_t pev[AGG_MAX_EVENTS];
 	uint32_t *pimg;		/* dimage id -> pending image index + 1 (0: not interned yet) */
 	size_t pimg_cap;
@@ -40,7 +40,7 @@ struct dmerge {
 	struct dmerge_image_stats *istat;
 	size_t istat_cap;
 	/* the merge being written */
-	struct profile *writing;
+	struct spent_profile *writing;
 	struct wpair *pairs;
 	size_t npairs, next;
 	int rest_done;		/* after the pairs: 1 unknown, 2 detail rows, 3 span written */
@@ -49,23 +49,23 @@ struct dmerge {
 	struct dmerge_stats st;
 };
 
-static int profile_with_events(const struct dmerge *g, struct profile **out, uint32_t *ev)
+static int profile_with_events(const struct dmerge *g, struct spent_profile **out, uint32_t *ev)
 {
-	struct profile *p = profile_new();
-	int err = p ? profile_set_time_bucket(p, g->bucket_ns) : -ENOMEM;
+	struct spent_profile *p = spent_profile_new();
+	int err = p ? spent_profile_set_time_bucket(p, g->bucket_ns) : -ENOMEM;
 
 	for (size_t e = 0; e < g->nev && !err; e++)
-		err = profile_event_intern(p, g->evs[e].name, g->evs[e].period,
-					   g->evs[e].freq ? PROFILE_EV_FREQ : 0, &ev[e]);
+		err = spent_profile_event_intern(p, g->evs[e].name, g->evs[e].period,
+					   g->evs[e].freq ? SPENT_PROFILE_EV_FREQ : 0, &ev[e]);
 	if (err) {
-		profile_free(p);
+		spent_profile_free(p);
 		p = NULL;
 	}
 	*out = p;
 	return err;
 }
 
-int dmerge_new(struct profile_dir *d, struct dmaps *maps, const struct dmerge_event *evs,
+int dmerge_new(struct spent_profile_dir *d, struct dmaps *maps, const struct dmerge_event *evs,
 	       size_t nev, const char *const *per_process, size_t nper, uint64_t bucket_ns,
 	       struct dmerge **out)
 {
@@ -82,7 +82,7 @@ int dmerge_new(struct profile_dir *d, struct dmaps *maps, const struct dmerge_ev
 	g->d = d;
 	g->maps = maps;
 	g->nev = nev;
-	g->bucket_ns = bucket_ns ? bucket_ns : PROFILE_TIME_BUCKET_NS;
+	g->bucket_ns = bucket_ns ? bucket_ns : SPENT_PROFILE_TIME_BUCKET_NS;
 	for (size_t e = 0; e < nev; e++) {
 		g->evs[e] = evs[e];
 		if (!(g->evs[e].name = strdup(evs[e].name)))
@@ -94,7 +94,7 @@ int dmerge_new(struct profile_dir *d, struct dmaps *maps, const struct dmerge_ev
 	for (size_t i = 0; i < nper; i++, g->nper++)
 		if (!(g->per[i] = strdup(per_process[i])))
 			goto out;
-	if ((err = profile_dir_current_epoch(d, &g->epoch)))
+	if ((err = spent_profile_dir_current_epoch(d, &g->epoch)))
 		goto out;
 	if ((err = profile_with_events(g, &g->pending, g->pev)))
 		goto out;
@@ -117,8 +117,8 @@ void dmerge_free(struct dmerge *g)
 		free(g->per[i]);
 	free(g->per);
 	free(g->per_match);
-	profile_free(g->pending);
-	profile_free(g->writing);
+	spent_profile_free(g->pending);
+	spent_profile_free(g->writing);
 	free(g->pimg);
 	free(g->istat);
 	free(g->pairs);
@@ -126,7 +126,7 @@ void dmerge_free(struct dmerge *g)
 	free(g);
 }
 
-static void image_of(const struct dimage *im, struct profile_image *pi)
+static void image_of(const struct dimage *im, struct spent_profile_image *pi)
 {
 	memset(pi, 0, sizeof(*pi));
 	pi->path = im->path;
@@ -138,7 +138,7 @@ static void image_of(const struct dimage *im, struct profile_image *pi)
 /* The pending profile's index for dimage ID; -errno. */
 static int pending_image(struct dmerge *g, uint32_t id, uint32_t *idx)
 {
-	struct profile_image pi;
+	struct spent_profile_image pi;
 	int err;
 
 	if (id >= g->pimg_cap) {
@@ -157,7 +157,7 @@ static int pending_image(struct dmerge *g, uint32_t id, uint32_t *idx)
 		return 0;
 	}
 	image_of(dmaps_image(g->maps, id), &pi);
-	if ((err = profile_image_intern(g->pending, &pi, idx)))
+	if ((err = spent_profile_image_intern(g->pending, &pi, idx)))
 		return err;
 	g->pimg[id] = *idx + 1;
 	return 0;
@@ -196,21 +196,21 @@ void dmerge_set_interval(struct dmerge *g, uint64_t start_ns, uint64_t end_ns)
 	/* the drain's time, not the interval's start: no sample is ever dated before it
 	 * happened, so `--until T` never takes samples of a program started after T */
 	g->row_time = end_ns;
-	profile_extend_span(g->pending, start_ns, end_ns);
+	spent_profile_extend_span(g->pending, start_ns, end_ns);
 }
 
 /* The detail row of COUNT samples of PID at FRAME (best effort: a task or row that cannot be
  * kept for want of memory loses the who and when, never the histogram's count). */
-static void detail_add(struct dmerge *g, pid_t pid, struct profile_frame frame, uint32_t event,
+static void detail_add(struct dmerge *g, pid_t pid, struct spent_profile_frame frame, uint32_t event,
 		       uint64_t count)
 {
 	const char *comm, *cgroup;
 	uint32_t task;
 
 	dmaps_task(g->maps, pid, &comm, &cgroup);
-	struct profile_task t = { .comm = (char *)comm, .pid = (uint32_t)pid, .cgroup = (char *)cgroup };
-	if (profile_task_intern(g->pending, &t, &task) == 0)
-		profile_add_detail(g->pending, g->pev[event], task, g->row_time, &frame, 1, count);
+	struct spent_profile_task t = { .comm = (char *)comm, .pid = (uint32_t)pid, .cgroup = (char *)cgroup };
+	if (spent_profile_task_intern(g->pending, &t, &task) == 0)
+		spent_profile_add_detail(g->pending, g->pev[event], task, g->row_time, &frame, 1, count);
 }
 
 /* One aggregated entry of COUNT samples reached image ID (best effort: no memory, no stat). */
@@ -261,13 +261,13 @@ static int jit_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uin
 	char path[64];
 	uint32_t idx;
 	int err = djit_lookup(pid, pc, path, sizeof(path));
-	struct profile_image pi = { .path = path };
+	struct spent_profile_image pi = { .path = path };
 
-	if (!err && !(err = profile_image_intern(g->pending, &pi, &idx)) &&
-	    !(err = profile_add(g->pending, idx, pc, g->pev[event], count))) {
+	if (!err && !(err = spent_profile_image_intern(g->pending, &pi, &idx)) &&
+	    !(err = spent_profile_add(g->pending, idx, pc, g->pev[event], count))) {
 		g->st.placed += count;
 		if (!g->nper)	/* no --per-process: every placed sample has its detail row */
-			detail_add(g, pid, (struct profile_frame){ idx, pc }, event, count);
+			detail_add(g, pid, (struct spent_profile_frame){ idx, pc }, event, count);
 	}
 	return err;
 }
@@ -286,30 +286,30 @@ void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64
 	if (r == -EFAULT && jit_add(g, pid, pc, event, count) == 0)
 		return;
 	if (r) {
-		enum profile_unknown_reason why = r == -ESRCH ? PROFILE_UNK_PROCESS_GONE :
-			r == -EFAULT ? PROFILE_UNK_ANON : PROFILE_UNK_NO_MAPPING;
-		if (profile_add_unknown(g->pending, why, g->pev[event], count) == 0) {
-			if (why == PROFILE_UNK_ANON)
+		enum spent_profile_unknown_reason why = r == -ESRCH ? SPENT_PROFILE_UNK_PROCESS_GONE :
+			r == -EFAULT ? SPENT_PROFILE_UNK_ANON : SPENT_PROFILE_UNK_NO_MAPPING;
+		if (spent_profile_add_unknown(g->pending, why, g->pev[event], count) == 0) {
+			if (why == SPENT_PROFILE_UNK_ANON)
 				g->st.anon += count;
 			else
 				g->st.unknown += count;
 		}
 		/* the process is still known when only its image is not: its share counts them */
 		if (!g->nper)
-			detail_add(g, pid, (struct profile_frame){ PROFILE_NO_IMAGE, pc }, event, count);
+			detail_add(g, pid, (struct spent_profile_frame){ SPENT_PROFILE_NO_IMAGE, pc }, event, count);
 		return;
 	}
 	image_stat_add(g, id, count);
-	if (pending_image(g, id, &idx) == 0 && profile_add(g->pending, idx, off, g->pev[event], count) == 0) {
+	if (pending_image(g, id, &idx) == 0 && spent_profile_add(g->pending, idx, off, g->pev[event], count) == 0) {
 		g->st.placed += count;
 		if (detail_image(g, id))
-			detail_add(g, pid, (struct profile_frame){ idx, off }, event, count);
+			detail_add(g, pid, (struct spent_profile_frame){ idx, off }, event, count);
 	}
 }
 
 void dmerge_add_lost(struct dmerge *g, uint32_t event, uint64_t count)
 {
-	if (event < g->nev && profile_add_unknown(g->pending, PROFILE_UNK_LOST, g->pev[event], count) == 0)
+	if (event < g->nev && spent_profile_add_unknown(g->pending, SPENT_PROFILE_UNK_LOST, g->pev[event], count) == 0)
 		g->st.lost += count;
 }
 
@@ -334,18 +334,18 @@ static void on_corrupt(void *ctx, const char *path, const char *why)
 
 int dmerge_start(struct dmerge *g)
 {
-	struct profile *fresh;
+	struct spent_profile *fresh;
 	uint32_t ev[AGG_MAX_EVENTS];
 	uint64_t span_lo, span_hi;
-	bool any = profile_ncells(g->pending) > 0 || profile_ndetail(g->pending) > 0;
+	bool any = spent_profile_ncells(g->pending) > 0 || spent_profile_ndetail(g->pending) > 0;
 	int err;
 
 	if (g->writing)
 		return 0;
 	for (size_t e = 0; e < g->nev && !any; e++)
-		for (int r = 0; r < PROFILE_UNK_NR; r++)
-			any = any || profile_unknown_count(g->pending, g->pev[e], r) > 0;
-	profile_span(g->pending, &span_lo, &span_hi);
+		for (int r = 0; r < SPENT_PROFILE_UNK_NR; r++)
+			any = any || spent_profile_unknown_count(g->pending, g->pev[e], r) > 0;
+	spent_profile_span(g->pending, &span_lo, &span_hi);
 	if (!any && !span_hi)
 		return 0;
 	if ((err = profile_with_events(g, &fresh, ev)))
@@ -357,64 +357,64 @@ int dmerge_start(struct dmerge *g)
 		memset(g->pimg, 0, g->pimg_cap * sizeof(*g->pimg));
 	g->npairs = g->next = 0;
 	g->rest_done = 0;
-	return profile_foreach_pair(g->writing, collect_pair, g);
+	return spent_profile_foreach_pair(g->writing, collect_pair, g);
 }
 
 /* Inode of the counts file for (IMG, EV) of SUB in the current epoch, 0 when absent. */
-static uint64_t counts_file_ino(struct dmerge *g, const struct profile *sub)
+static uint64_t counts_file_ino(struct dmerge *g, const struct spent_profile *sub)
 {
 	char name[320], path[PATH_MAX];
 	struct stat st;
 
 	if (profile_file_name_counts(sub, 0, 0, name, sizeof(name)))
 		return 0;
-	snprintf(path, sizeof(path), "%s/epoch-%04u/%s", profile_dir_path(g->d), g->epoch, name);
+	snprintf(path, sizeof(path), "%s/epoch-%04u/%s", spent_profile_dir_path(g->d), g->epoch, name);
 	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
 }
 
 /* Write one (image, event) pair of the running merge; 0 once its counts are on disk. */
 static int write_pair(struct dmerge *g, const struct wpair *w)
 {
-	struct profile *sub = profile_new();
-	struct profile_count *c = NULL;
+	struct spent_profile *sub = spent_profile_new();
+	struct spent_profile_count *c = NULL;
 	uint32_t si, se;
 	size_t n = 0;
-	const struct profile_event *e = profile_event_get(g->writing, w->ev);
+	const struct spent_profile_event *e = spent_profile_event_get(g->writing, w->ev);
 	int err = sub ? 0 : -ENOMEM;
 
-	err = err ? err : profile_event_intern(sub, e->name, e->period, e->flags, &se);
-	err = err ? err : profile_image_intern(sub, profile_image_get(g->writing, w->img), &si);
-	err = err ? err : profile_counts(g->writing, w->img, w->ev, &c, &n);
+	err = err ? err : spent_profile_event_intern(sub, e->name, e->period, e->flags, &se);
+	err = err ? err : spent_profile_image_intern(sub, spent_profile_image_get(g->writing, w->img), &si);
+	err = err ? err : spent_profile_counts(g->writing, w->img, w->ev, &c, &n);
 	for (size_t i = 0; i < n && !err; i++)
-		err = profile_add(sub, si, c[i].offset, se, c[i].count);
+		err = spent_profile_add(sub, si, c[i].offset, se, c[i].count);
 	free(c);
 	if (!err) {
 		uint64_t before = counts_file_ino(g, sub);
-		err = profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
+		err = spent_profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
 		/* the counts file landed and only a +0 rewrite after it failed: it is done,
 		 * and writing it again would count it twice */
 		if (err && counts_file_ino(g, sub) != before)
 			err = 0;
 	}
 	if (!err)	/* its counts are in the database: its names must outlive its file */
-		dbuildid_note(g->bid, profile_image_get(g->writing, w->img));
-	profile_free(sub);
+		dbuildid_note(g->bid, spent_profile_image_get(g->writing, w->img));
+	spent_profile_free(sub);
 	return err;
 }
 
 /* A new profile with the running merge's events, at the same indices. */
-static int sub_with_events(struct dmerge *g, struct profile **out)
+static int sub_with_events(struct dmerge *g, struct spent_profile **out)
 {
-	struct profile *sub = profile_new();
-	int err = sub ? profile_set_time_bucket(sub, profile_time_bucket(g->writing)) : -ENOMEM;
+	struct spent_profile *sub = spent_profile_new();
+	int err = sub ? spent_profile_set_time_bucket(sub, spent_profile_time_bucket(g->writing)) : -ENOMEM;
 
-	for (uint32_t ev = 0; ev < profile_nevents(g->writing) && !err; ev++) {
-		const struct profile_event *e = profile_event_get(g->writing, ev);
+	for (uint32_t ev = 0; ev < spent_profile_nevents(g->writing) && !err; ev++) {
+		const struct spent_profile_event *e = spent_profile_event_get(g->writing, ev);
 		uint32_t se;
-		err = profile_event_intern(sub, e->name, e->period, e->flags, &se);
+		err = spent_profile_event_intern(sub, e->name, e->period, e->flags, &se);
 	}
 	if (err) {
-		profile_free(sub);
+		spent_profile_free(sub);
 		sub = NULL;
 	}
 	*out = sub;
@@ -423,70 +423,70 @@ static int sub_with_events(struct dmerge *g, struct profile **out)
 
 static int write_unknown(struct dmerge *g)
 {
-	struct profile *sub;
+	struct spent_profile *sub;
 	int err = sub_with_events(g, &sub);
 	bool any = false;
 
-	for (uint32_t ev = 0; !err && ev < profile_nevents(g->writing); ev++) {
+	for (uint32_t ev = 0; !err && ev < spent_profile_nevents(g->writing); ev++) {
 		uint32_t se = ev;
-		for (int r = 0; r < PROFILE_UNK_NR && !err; r++) {
-			uint64_t n = profile_unknown_count(g->writing, ev, r);
+		for (int r = 0; r < SPENT_PROFILE_UNK_NR && !err; r++) {
+			uint64_t n = spent_profile_unknown_count(g->writing, ev, r);
 			if (n) {
 				any = true;
-				err = profile_add_unknown(sub, r, se, n);
+				err = spent_profile_add_unknown(sub, r, se, n);
 			}
 		}
 	}
 	if (!err && any)
-		err = profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
-	profile_free(sub);
+		err = spent_profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
+	spent_profile_free(sub);
 	return err;
 }
 
 /* Copy detail row ROW of the running merge into SUB (its images and task interned there;
  * IMG maps the merge's image indices to SUB's, + 1, 0 when not interned yet). */
-static int copy_detail(struct dmerge *g, struct profile *sub, uint32_t *img,
-		       const struct profile_detail_row *row)
+static int copy_detail(struct dmerge *g, struct spent_profile *sub, uint32_t *img,
+		       const struct spent_profile_detail_row *row)
 {
-	struct profile_frame f[1];
-	uint32_t task = PROFILE_NO_TASK;
+	struct spent_profile_frame f[1];
+	uint32_t task = SPENT_PROFILE_NO_TASK;
 	int err = 0;
 
 	if (row->nframes != 1)
 		return -EINVAL;	/* the daemon keeps one frame per row */
 	f[0] = row->frames[0];
-	if (f[0].image != PROFILE_NO_IMAGE) {
+	if (f[0].image != SPENT_PROFILE_NO_IMAGE) {
 		if (!img[f[0].image]) {
 			uint32_t si = 0;
-			err = profile_image_intern(sub, profile_image_get(g->writing, f[0].image), &si);
+			err = spent_profile_image_intern(sub, spent_profile_image_get(g->writing, f[0].image), &si);
 			img[f[0].image] = si + 1;
 		}
 		f[0].image = img[f[0].image] - 1;
 	}
-	if (!err && row->task != PROFILE_NO_TASK)
-		err = profile_task_intern(sub, profile_task_get(g->writing, row->task), &task);
-	return err ? err : profile_add_detail(sub, row->event, task, row->time_ns, f, 1, row->count);
+	if (!err && row->task != SPENT_PROFILE_NO_TASK)
+		err = spent_profile_task_intern(sub, spent_profile_task_get(g->writing, row->task), &task);
+	return err ? err : spent_profile_add_detail(sub, row->event, task, row->time_ns, f, 1, row->count);
 }
 
 /* The detail rows go to the epoch's samples files in one write: they are small next to the
  * counts (one row per process, pc and event per drain). */
 static int write_detail(struct dmerge *g)
 {
-	struct profile *sub = NULL;
-	size_t n = profile_ndetail(g->writing);
-	uint32_t *img = calloc(profile_nimages(g->writing) + 1, sizeof(*img));
+	struct spent_profile *sub = NULL;
+	size_t n = spent_profile_ndetail(g->writing);
+	uint32_t *img = calloc(spent_profile_nimages(g->writing) + 1, sizeof(*img));
 	int err = img ? 0 : -ENOMEM;
 
 	if (!err && n)
 		err = sub_with_events(g, &sub);
 	for (size_t i = 0; i < n && !err; i++) {
-		struct profile_detail_row row;
-		err = profile_detail_get(g->writing, i, &row);
+		struct spent_profile_detail_row row;
+		err = spent_profile_detail_get(g->writing, i, &row);
 		err = err ? err : copy_detail(g, sub, img, &row);
 	}
 	if (!err && n)
-		err = profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
-	profile_free(sub);
+		err = spent_profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
+	spent_profile_free(sub);
 	free(img);
 	return err;
 }
@@ -494,18 +494,18 @@ static int write_detail(struct dmerge *g)
 /* The span last: writing it twice (a retry) changes nothing. */
 static int write_span(struct dmerge *g)
 {
-	struct profile *sub;
+	struct spent_profile *sub;
 	uint64_t lo, hi;
 	int err;
 
-	profile_span(g->writing, &lo, &hi);
+	spent_profile_span(g->writing, &lo, &hi);
 	if (!hi)
 		return 0;
 	if ((err = sub_with_events(g, &sub)))
 		return err;
-	profile_extend_span(sub, lo, hi);
-	err = profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
-	profile_free(sub);
+	spent_profile_extend_span(sub, lo, hi);
+	err = spent_profile_dir_write_epoch(g->d, g->epoch, sub, on_corrupt, g);
+	spent_profile_free(sub);
 	return err;
 }
 
@@ -531,7 +531,7 @@ int dmerge_step(struct dmerge *g, size_t max_files)
 	for (; g->rest_done < 3; g->rest_done++)
 		if ((err = rest[g->rest_done](g)) != 0)
 			goto fail;
-	profile_free(g->writing);
+	spent_profile_free(g->writing);
 	g->writing = NULL;
 	free(g->pairs);
 	g->pairs = NULL;
@@ -576,5 +576,5 @@ uint32_t dmerge_epoch(const struct dmerge *g)
 void dmerge_get_stats(const struct dmerge *g, struct dmerge_stats *st)
 {
 	*st = g->st;
-	st->pending_cells = profile_ncells(g->pending) + (g->writing ? profile_ncells(g->writing) : 0);
+	st->pending_cells = spent_profile_ncells(g->pending) + (g->writing ? spent_profile_ncells(g->writing) : 0);
 }

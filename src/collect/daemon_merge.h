@@ -44,7 +44,7 @@ struct dmerge;
  * process data. Every sample also gets a detail row (process name, pid, cgroup; the time of
  * its drain in buckets of BUCKET_NS); when PER_PROCESS names images (path or basename), only
  * the samples in those images do. */
-int dmerge_new(struct profile_dir *d, struct dmaps *maps, const struct dmerge_event *evs,
+int dmerge_new(struct spent_profile_dir *d, struct dmaps *maps, const struct dmerge_event *evs,
 	       size_t nev, const char *const *per_process, size_t nper, uint64_t bucket_ns,
 	       struct dmerge **out);
 void dmerge_free(struct dmerge *g);

@@ -42,7 +42,7 @@ struct live {
 	uint64_t lost;
 	struct comm_entry *comms[COMM_BUCKETS];
 	bool any_exited;
-	struct profile_image *imgs;	/* by dimage id, filled when first placed */
+	struct spent_profile_image *imgs;	/* by dimage id, filled when first placed */
 	bool *img_set;
 	size_t nimgs;
 	/* the current read's callback */
@@ -159,7 +159,7 @@ static void comm_drop_exited(struct live *l)
 }
 
 /* The profile image of dimage ID, built once it is identified (dmaps_resolve did that). */
-static const struct profile_image *image_of(struct live *l, uint32_t id)
+static const struct spent_profile_image *image_of(struct live *l, uint32_t id)
 {
 	const struct dimage *im = dmaps_image(l->maps, id);
 
@@ -169,7 +169,7 @@ static const struct profile_image *image_of(struct live *l, uint32_t id)
 		size_t n = l->nimgs ? l->nimgs : 64;
 		while (n <= id)
 			n *= 2;
-		struct profile_image *ni = realloc(l->imgs, n * sizeof(*ni));
+		struct spent_profile_image *ni = realloc(l->imgs, n * sizeof(*ni));
 		if (!ni)
 			return NULL;
 		l->imgs = ni;
@@ -181,7 +181,7 @@ static const struct profile_image *image_of(struct live *l, uint32_t id)
 		l->nimgs = n;
 	}
 	if (!l->img_set[id]) {
-		struct profile_image *pi = &l->imgs[id];
+		struct spent_profile_image *pi = &l->imgs[id];
 		memset(pi, 0, sizeof(*pi));
 		pi->path = im->path;	/* lives as long as the map table */
 		pi->id_kind = im->id_kind;
@@ -348,7 +348,7 @@ static size_t read_daemon(struct live *l, live_sample_fn fn, void *arg)
 	strtok_r(l->reply, "\n", &save);	/* the "ok recent" line */
 	while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
 		struct live_sample s = { 0 };
-		struct profile_image img = { 0 };
+		struct spent_profile_image img = { 0 };
 		unsigned long long off, count;
 		int pid, used = 0;
 		if (sscanf(line, "%d %llx %llu %n", &pid, &off, &count, &used) != 3 || !used)

@@ -23,7 +23,7 @@ struct live_config {
 struct live_sample {
 	pid_t pid;			/* tgid; 0 for the idle task */
 	const char *comm;		/* the process's name, "[PID]" when it is gone unread */
-	const struct profile_image *img;	/* NULL when the pc is in no known mapping */
+	const struct spent_profile_image *img;	/* NULL when the pc is in no known mapping */
 	uint64_t offset;		/* image offset (link-time address) or the pc itself */
 	uint64_t count;			/* samples: 1 from own sampling, summed from a daemon */
 };

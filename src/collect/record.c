@@ -275,7 +275,7 @@ void spent_record_stop(struct spent_record *r)
 	r->stop = 1;
 }
 
-struct profile *spent_record_profile(struct spent_record *r)
+struct spent_profile *spent_record_profile(struct spent_record *r)
 {
 	return r->s ? sampling_profile(r->s) : NULL;
 }
@@ -301,7 +301,7 @@ static const char *output_error(int err)
 
 int spent_record_check_output(struct spent_record *r, const char *dir)
 {
-	int err = outdir_check(dir, profile_dir_check_replaceable, profile_dir_remove);
+	int err = outdir_check(dir, spent_profile_dir_check_replaceable, spent_profile_dir_remove);
 	r->err[0] = 0;
 	return err ? fail(r, err, "cannot write profile '%s': %s", dir, output_error(err)) : 0;
 }
@@ -313,7 +313,7 @@ static void warn_file(void *ctx, const char *path, const char *why)
 
 /* The kernel's symbols next to the profile, the images' in the build-id cache: the names
  * outlive a reboot and a rebuild of the binaries. Failures only warn. */
-static void save_symbols(struct spent_record *r, const struct profile *p, const char *tmp)
+static void save_symbols(struct spent_record *r, const struct spent_profile *p, const char *tmp)
 {
 	char ksyms[PATH_MAX + 16];
 	struct symbols *sym = NULL;
@@ -332,9 +332,9 @@ static void save_symbols(struct spent_record *r, const struct profile *p, const 
  * there is exchanged with it atomically, then removed (it holds only what spent writes). */
 int spent_record_write(struct spent_record *r, const char *dir)
 {
-	const struct profile *p = spent_record_profile(r);
+	const struct spent_profile *p = spent_record_profile(r);
 	char tmp[PATH_MAX];
-	struct profile_dir *d = NULL;
+	struct spent_profile_dir *d = NULL;
 	bool replaced = false;
 	r->err[0] = 0;
 	if (!p)
@@ -342,24 +342,24 @@ int spent_record_write(struct spent_record *r, const char *dir)
 	int err = outdir_make_temp(dir, OUTDIR_MODE, tmp, sizeof(tmp));
 	if (err)
 		return fail(r, err, "cannot write profile '%s': %s", dir, output_error(err));
-	if ((err = profile_dir_create(tmp, &d)) ||
-	    (err = profile_dir_write_epoch(d, 0, p, warn_file, r))) {
+	if ((err = spent_profile_dir_create(tmp, &d)) ||
+	    (err = spent_profile_dir_write_epoch(d, 0, p, warn_file, r))) {
 		fail(r, err, "cannot write profile '%s': %s", tmp, strerror(-err));
 		goto out;
 	}
 	save_symbols(r, p, tmp);
-	if ((err = outdir_commit(tmp, dir, profile_dir_check_replaceable, &replaced))) {
+	if ((err = outdir_commit(tmp, dir, spent_profile_dir_check_replaceable, &replaced))) {
 		fail(r, err, "cannot write profile '%s': %s", dir, output_error(err));
 		goto out;
 	}
-	if (replaced && (err = profile_dir_remove(tmp)))
+	if (replaced && (err = spent_profile_dir_remove(tmp)))
 		warn(r, "cannot remove the replaced profile, now '%s': %s: remove it by hand", tmp,
 		     strerror(-err));
 	err = 0;
 out:
-	profile_dir_close(d);
+	spent_profile_dir_close(d);
 	if (err)
-		profile_dir_remove(tmp);
+		spent_profile_dir_remove(tmp);
 	return err;
 }
 

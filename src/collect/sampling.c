@@ -45,7 +45,7 @@ int sampling_new(const struct sampling_config *cfg, struct sampling **out)
 	int err = -ENOMEM;
 	s->cfg = *cfg;
 	s->events = malloc(cfg->nevents * sizeof(*s->events));
-	s->prof = profile_new();
+	s->prof = spent_profile_new();
 	if (!s->events || !s->prof)
 		goto fail;
 	memcpy(s->events, cfg->events, cfg->nevents * sizeof(*s->events));
@@ -56,8 +56,8 @@ int sampling_new(const struct sampling_config *cfg, struct sampling **out)
 		s->cfg.stack_dump = 8192;
 	for (size_t i = 0; i < cfg->nevents; i++) {
 		const struct sampling_event *e = &cfg->events[i];
-		if ((err = profile_event_intern(s->prof, e->ev.spec, e->period,
-						e->freq ? PROFILE_EV_FREQ : 0, &s->prof_ev[i])))
+		if ((err = spent_profile_event_intern(s->prof, e->ev.spec, e->period,
+						e->freq ? SPENT_PROFILE_EV_FREQ : 0, &s->prof_ev[i])))
 			goto fail;
 	}
 	if ((err = image_cache_new(&s->cache)) || (err = procmaps_new(s->cache, &s->maps)))
@@ -90,11 +90,11 @@ void sampling_free(struct sampling *s)
 	free(s->tried);
 	procmaps_free(s->maps);
 	image_cache_free(s->cache);
-	profile_free(s->prof);
+	spent_profile_free(s->prof);
 	free(s);
 }
 
-struct profile *sampling_profile(struct sampling *s)
+struct spent_profile *sampling_profile(struct sampling *s)
 {
 	return s->prof;
 }
@@ -298,6 +298,6 @@ int sampling_finish(struct sampling *s)
 		ioctl(s->fds[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	int err = sampling_read_rings(s);
 	if (s->start_wall_ns)
-		profile_extend_span(s->prof, s->start_wall_ns, sampling_now_wall_ns(s));
+		spent_profile_extend_span(s->prof, s->start_wall_ns, sampling_now_wall_ns(s));
 	return err;
 }

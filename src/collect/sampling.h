@@ -65,7 +65,7 @@ int sampling_poll(struct sampling *s, int timeout_ms);
 int sampling_finish(struct sampling *s);
 
 /* The aggregated profile (owned by the sampler; valid until sampling_free). */
-struct profile *sampling_profile(struct sampling *s);
+struct spent_profile *sampling_profile(struct sampling *s);
 void sampling_get_stats(const struct sampling *s, struct sampling_stats *st);
 
 /* SpeedShop-style preset prime periods for EV: FAST (more samples) or slow. */

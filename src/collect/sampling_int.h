@@ -38,7 +38,7 @@ struct sampling {
 	struct record_batch recs;
 	struct image_cache *cache;
 	struct procmaps *maps;
-	struct profile *prof;
+	struct spent_profile *prof;
 	struct sampling_stats stats;
 	pid_t *tried;			/* pids whose /proc maps were (re)loaded once */
 	size_t ntried, captried;

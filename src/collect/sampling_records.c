@@ -70,7 +70,7 @@ int sampling_image_index(struct sampling *s, const struct image_info *img, uint3
 		*idx = s->imgcache[slot].idx;
 		return 0;
 	}
-	int err = profile_image_intern(s->prof, &img->id, idx);
+	int err = spent_profile_image_intern(s->prof, &img->id, idx);
 	if (!err) {
 		s->imgcache[slot].img = img;
 		s->imgcache[slot].idx = *idx;
@@ -98,32 +98,32 @@ static bool tried_before(struct sampling *s, pid_t pid)
 /* pc -> frame; loads /proc/PID/maps once when the pid or the address is unknown. */
 /* Generated code a JIT named in /tmp/perf-PID.map: the map is the image, the address the
  * offset (views name it from the map, profile/jitmap.h). */
-static int jit_lookup(struct sampling *s, pid_t pid, uint64_t addr, struct profile_frame *f)
+static int jit_lookup(struct sampling *s, pid_t pid, uint64_t addr, struct spent_profile_frame *f)
 {
 	char path[64], name[8];
 	uint64_t start;
 	jitmap_path(pid, path, sizeof(path));
 	if (jitmap_lookup(path, addr, name, sizeof(name), &start))
 		return -ENOENT;
-	struct profile_image im = { .path = path };
+	struct spent_profile_image im = { .path = path };
 	f->offset = addr;
-	return profile_image_intern(s->prof, &im, &f->image);
+	return spent_profile_image_intern(s->prof, &im, &f->image);
 }
 
-static int lookup(struct sampling *s, pid_t pid, uint64_t addr, struct profile_frame *f,
-		  enum profile_unknown_reason *why)
+static int lookup(struct sampling *s, pid_t pid, uint64_t addr, struct spent_profile_frame *f,
+		  enum spent_profile_unknown_reason *why)
 {
 	const struct image_info *img;
 	int err = procmaps_lookup(s->maps, pid, addr, &img, &f->offset, why);
-	if (err && *why != PROFILE_UNK_ANON && !tried_before(s, pid) &&
+	if (err && *why != SPENT_PROFILE_UNK_ANON && !tried_before(s, pid) &&
 	    procmaps_load_pid(s->maps, pid) == 0) {
 		sampling_unwind_invalidate(s, pid);
 		err = procmaps_lookup(s->maps, pid, addr, &img, &f->offset, why);
 	}
-	if (err && *why == PROFILE_UNK_ANON && jit_lookup(s, pid, addr, f) == 0)
+	if (err && *why == SPENT_PROFILE_UNK_ANON && jit_lookup(s, pid, addr, f) == 0)
 		return 0;
 	if (err) {
-		f->image = PROFILE_NO_IMAGE;
+		f->image = SPENT_PROFILE_NO_IMAGE;
 		f->offset = addr;
 		return err;
 	}
@@ -230,13 +230,13 @@ static size_t sample_chain(struct sampling *s, const struct sample *sm, uint64_t
 
 /* Who took the sample, when, at which call chain (leaf first): one detail row. */
 static int add_detail(struct sampling *s, const struct sample *sm, uint32_t ev,
-		      const struct profile_frame *frames, size_t n)
+		      const struct spent_profile_frame *frames, size_t n)
 {
 	uint32_t task;
 	int err = sampling_task_index(s, sm->pid, sm->tid, &task);
 	if (err)
 		return err;
-	return profile_add_detail(s->prof, ev, task, sampling_wall_ns(s, sm->time), frames, n, 1);
+	return spent_profile_add_detail(s->prof, ev, task, sampling_wall_ns(s, sm->time), frames, n, 1);
 }
 
 static int on_sample(struct sampling *s, const struct perf_event_header *h)
@@ -245,25 +245,25 @@ static int on_sample(struct sampling *s, const struct perf_event_header *h)
 	if (parse_sample(s, h, &sm))
 		return 0;	/* malformed: the kernel never sends one; skip it */
 	uint32_t ev = s->prof_ev[event_of_id(s, sm.id)];
-	struct profile_frame leaf;
-	enum profile_unknown_reason why;
+	struct spent_profile_frame leaf;
+	enum spent_profile_unknown_reason why;
 	int err;
 	s->stats.samples++;
 	if (lookup(s, (pid_t)sm.pid, sm.ip, &leaf, &why) == 0) {
 		s->stats.placed++;
-		err = profile_add(s->prof, leaf.image, leaf.offset, ev, 1);
-	} else {	/* lookup left a PROFILE_NO_IMAGE frame with the raw address */
+		err = spent_profile_add(s->prof, leaf.image, leaf.offset, ev, 1);
+	} else {	/* lookup left a SPENT_PROFILE_NO_IMAGE frame with the raw address */
 		s->stats.unknown++;
-		err = profile_add_unknown(s->prof, why, ev, 1);
+		err = spent_profile_add_unknown(s->prof, why, ev, 1);
 	}
 	if (err || s->cfg.callchain == SAMPLING_CG_NONE)
 		return err ? err : add_detail(s, &sm, ev, &leaf, 1);
 	uint64_t pcs[MAX_FRAMES];
-	struct profile_frame fr[MAX_FRAMES];
+	struct spent_profile_frame fr[MAX_FRAMES];
 	size_t n = sample_chain(s, &sm, pcs);
 	for (size_t i = 0; i < n; i++)
 		lookup(s, (pid_t)sm.pid, pcs[i], &fr[i], &why);
-	if (n && (err = profile_add_stack(s->prof, ev, fr, n, 1)))
+	if (n && (err = spent_profile_add_stack(s->prof, ev, fr, n, 1)))
 		return err;
 	return n ? add_detail(s, &sm, ev, fr, n) : add_detail(s, &sm, ev, &leaf, 1);
 }
@@ -329,14 +329,14 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 			return 0;
 		memcpy(v, b, 16);
 		s->stats.lost += v[1];
-		return profile_add_unknown(s->prof, PROFILE_UNK_LOST,
+		return spent_profile_add_unknown(s->prof, SPENT_PROFILE_UNK_LOST,
 					   s->prof_ev[event_of_id(s, v[0])], v[1]);
 	case PERF_RECORD_THROTTLE:
 		if (blen < 16)
 			return 0;
 		memcpy(v, b + 8, 8);
 		s->stats.throttled++;
-		return profile_add_unknown(s->prof, PROFILE_UNK_THROTTLED,
+		return spent_profile_add_unknown(s->prof, SPENT_PROFILE_UNK_THROTTLED,
 					   s->prof_ev[event_of_id(s, v[0])], 1);
 	default:
 		return 0;

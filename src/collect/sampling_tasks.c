@@ -14,7 +14,7 @@
 struct sampling_thread {
 	uint32_t tid;		/* 0: empty slot */
 	uint32_t pid;
-	uint32_t task;		/* profile task index, PROFILE_NO_TASK until first needed */
+	uint32_t task;		/* profile task index, SPENT_PROFILE_NO_TASK until first needed */
 	char comm[16];		/* "" until known */
 };
 
@@ -85,7 +85,7 @@ static struct sampling_thread *thread_slot(struct sampling *s, uint32_t tid, boo
 	if (!add)
 		return NULL;
 	s->nthreads++;
-	s->threads[j] = (struct sampling_thread){ .tid = tid, .task = PROFILE_NO_TASK };
+	s->threads[j] = (struct sampling_thread){ .tid = tid, .task = SPENT_PROFILE_NO_TASK };
 	return &s->threads[j];
 }
 
@@ -96,7 +96,7 @@ static void set_comm(struct sampling_thread *t, uint32_t pid, const char *comm, 
 	memcpy(t->comm, comm, len);
 	t->comm[len] = 0;
 	t->pid = pid;
-	t->task = PROFILE_NO_TASK;	/* a new (comm, pid, tid): interned when next sampled */
+	t->task = SPENT_PROFILE_NO_TASK;	/* a new (comm, pid, tid): interned when next sampled */
 }
 
 int sampling_task_comm(struct sampling *s, uint32_t pid, uint32_t tid, const char *comm,
@@ -128,7 +128,7 @@ int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t
 	struct sampling_thread *t = thread_slot(s, tid, true);
 	if (!t)
 		return -ENOMEM;
-	if (t->task != PROFILE_NO_TASK && t->pid == pid) {
+	if (t->task != SPENT_PROFILE_NO_TASK && t->pid == pid) {
 		*idx = t->task;
 		return 0;
 	}
@@ -141,8 +141,8 @@ int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t
 			snprintf(comm, sizeof(comm), ":%u", tid);
 		set_comm(t, pid, comm, strlen(comm));
 	}
-	struct profile_task task = { .comm = t->comm, .pid = pid, .tid = tid };
-	int err = profile_task_intern(s->prof, &task, &t->task);
+	struct spent_profile_task task = { .comm = t->comm, .pid = pid, .tid = tid };
+	int err = spent_profile_task_intern(s->prof, &task, &t->task);
 	if (err)
 		return err;
 	*idx = t->task;

@@ -35,11 +35,11 @@ int buildid_cache_dir(char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int buildid_cache_key(const struct profile_image *img, char *buf, size_t len)
+int buildid_cache_key(const struct spent_profile_image *img, char *buf, size_t len)
 {
-	if (img->id_kind == PROFILE_ID_NONE || !img->id_len || len < 3 + 2u * img->id_len)
+	if (img->id_kind == SPENT_PROFILE_ID_NONE || !img->id_len || len < 3 + 2u * img->id_len)
 		return -EINVAL;
-	buf[0] = img->id_kind == PROFILE_ID_BUILDID ? 'b' : 'h';
+	buf[0] = img->id_kind == SPENT_PROFILE_ID_BUILDID ? 'b' : 'h';
 	buf[1] = '-';
 	for (unsigned i = 0; i < img->id_len; i++)
 		snprintf(buf + 2 + 2 * i, 3, "%02x", img->id[i]);
@@ -63,9 +63,9 @@ static int make_dirs(char *path)
 	}
 }
 
-int buildid_cache_symtab_path(const struct profile_image *img, int make, char *buf, size_t len)
+int buildid_cache_symtab_path(const struct spent_profile_image *img, int make, char *buf, size_t len)
 {
-	char key[2 * PROFILE_ID_MAX + 3];
+	char key[2 * SPENT_PROFILE_ID_MAX + 3];
 	int err = buildid_cache_key(img, key, sizeof(key));
 	if (err || (err = buildid_cache_dir(buf, len)))
 		return err;
@@ -139,7 +139,7 @@ static bool is_key(const char *name)
 	if ((name[0] != 'b' && name[0] != 'h') || name[1] != '-' || !name[2])
 		return false;
 	size_t l = strlen(name);
-	return l < 2 * PROFILE_ID_MAX + 3 && strspn(name + 2, "0123456789abcdef") == l - 2;
+	return l < 2 * SPENT_PROFILE_ID_MAX + 3 && strspn(name + 2, "0123456789abcdef") == l - 2;
 }
 
 int buildid_cache_list(struct buildid_entry **out, size_t *n)
@@ -180,7 +180,7 @@ int buildid_cache_list(struct buildid_entry **out, size_t *n)
 
 static int remove_entry(const char *dir, const char *key)
 {
-	char path[PATH_MAX + 2 * PROFILE_ID_MAX + 16];	/* DIR is < PATH_MAX */
+	char path[PATH_MAX + 2 * SPENT_PROFILE_ID_MAX + 16];	/* DIR is < PATH_MAX */
 	static const char *const files[] = { "symtab", "lines", "image" };
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(path, sizeof(path), "%s/%s/%s", dir, key, files[i]);

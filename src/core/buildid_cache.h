@@ -16,16 +16,16 @@
 int buildid_cache_dir(char *buf, size_t len);
 /* The key of IMG ("b-HEX" for a build-id, "h-HEX" for a content hash) into BUF; -EINVAL when
  * IMG has no identity. */
-int buildid_cache_key(const struct profile_image *img, char *buf, size_t len);
+int buildid_cache_key(const struct spent_profile_image *img, char *buf, size_t len);
 /* DIR/KEY/symtab for IMG into BUF, making DIR/KEY (0700) when MAKE. 0 or -errno. */
-int buildid_cache_symtab_path(const struct profile_image *img, int make, char *buf, size_t len);
+int buildid_cache_symtab_path(const struct spent_profile_image *img, int make, char *buf, size_t len);
 
 /* What record keeps the cache to (least recently used entries removed beyond it). */
 #define BUILDID_CACHE_DEFAULT_MAX (256ull << 20)
 
 struct buildid_entry {
-	char key[2 * PROFILE_ID_MAX + 3];
-	char image[PROFILE_PATH_MAX];	/* the image's path when it was saved ("" unknown) */
+	char key[2 * SPENT_PROFILE_ID_MAX + 3];
+	char image[SPENT_PROFILE_PATH_MAX];	/* the image's path when it was saved ("" unknown) */
 	uint64_t bytes;
 	int64_t last_used;		/* seconds since the epoch: saved or last read */
 };

@@ -27,34 +27,34 @@ static uint16_t classify(const ZydisDecodedInstruction *in)
 	bool relative = in->raw.imm[0].is_relative;
 
 	if (in->attributes & ZYDIS_ATTRIB_HAS_LOCK)
-		f |= TRACE_INSN_LOCKED;
+		f |= SPENT_TRACE_INSN_LOCKED;
 	if (in->mnemonic == ZYDIS_MNEMONIC_XCHG && (in->attributes & ZYDIS_ATTRIB_HAS_MODRM) &&
 	    in->raw.modrm.mod != 3)
-		f |= TRACE_INSN_LOCKED;
+		f |= SPENT_TRACE_INSN_LOCKED;
 	switch (in->meta.category) {
 	case ZYDIS_CATEGORY_COND_BR:
-		f |= TRACE_INSN_COND_BRANCH;
+		f |= SPENT_TRACE_INSN_COND_BRANCH;
 		break;
 	case ZYDIS_CATEGORY_CALL:
-		f |= TRACE_INSN_CALL;
+		f |= SPENT_TRACE_INSN_CALL;
 		if (!relative)
-			f |= TRACE_INSN_INDIRECT;
+			f |= SPENT_TRACE_INSN_INDIRECT;
 		break;
 	case ZYDIS_CATEGORY_RET:
-		f |= TRACE_INSN_RET;
+		f |= SPENT_TRACE_INSN_RET;
 		break;
 	case ZYDIS_CATEGORY_UNCOND_BR:
 		if (!relative)
-			f |= TRACE_INSN_INDIRECT;
+			f |= SPENT_TRACE_INSN_INDIRECT;
 		break;
 	case ZYDIS_CATEGORY_SYSCALL:
-		f |= TRACE_INSN_SYSCALL;
+		f |= SPENT_TRACE_INSN_SYSCALL;
 		break;
 	default:
 		break;
 	}
 	if (in->mnemonic == ZYDIS_MNEMONIC_PAUSE)
-		f |= TRACE_INSN_PAUSE;
+		f |= SPENT_TRACE_INSN_PAUSE;
 	return f;
 }
 

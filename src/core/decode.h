@@ -11,7 +11,7 @@ struct decode_cache;
 
 struct decoded_insn {
 	uint8_t len;		/* bytes, 1..15; 0 when the bytes do not decode */
-	uint16_t flags;		/* enum trace_insn_flag */
+	uint16_t flags;		/* enum spent_trace_insn_flag */
 };
 
 /* A new, empty cache; NULL on ENOMEM. Free with decode_cache_free(). */

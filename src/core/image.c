@@ -59,8 +59,8 @@ static void elf_describe(Elf *elf, struct image_info *info)
 	info->elf_type = eh.e_type;
 	const void *bid = NULL;
 	ssize_t n = dwelf_elf_gnu_build_id(elf, &bid);
-	if (n > 0 && n <= PROFILE_ID_MAX) {
-		info->id.id_kind = PROFILE_ID_BUILDID;
+	if (n > 0 && n <= SPENT_PROFILE_ID_MAX) {
+		info->id.id_kind = SPENT_PROFILE_ID_BUILDID;
 		info->id.id_len = (uint8_t)n;
 		memcpy(info->id.id, bid, (size_t)n);
 	}
@@ -78,10 +78,10 @@ static void elf_describe(Elf *elf, struct image_info *info)
 	}
 }
 
-static void hash_identity(const void *data, size_t len, struct profile_image *id)
+static void hash_identity(const void *data, size_t len, struct spent_profile_image *id)
 {
 	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, data, len);
-	id->id_kind = PROFILE_ID_HASH;
+	id->id_kind = SPENT_PROFILE_ID_HASH;
 	id->id_len = 8;
 	for (int i = 0; i < 8; i++)
 		id->id[i] = (uint8_t)(h >> (8 * i));
@@ -105,7 +105,7 @@ int image_describe_fd(int fd, struct image_info *info)
 		elf_describe(elf, info);
 	if (elf)
 		elf_end(elf);
-	if (info->id.id_kind == PROFILE_ID_NONE)
+	if (info->id.id_kind == SPENT_PROFILE_ID_NONE)
 		hash_identity(m, (size_t)st.st_size, &info->id);
 	munmap(m, (size_t)st.st_size);
 	return 0;
@@ -138,8 +138,8 @@ void image_describe_kernel(struct image_info *info)
 		if (desc > len || dsz > len - desc)
 			break;
 		if (type == NT_GNU_BUILD_ID && nsz == 4 && !memcmp(d + name, "GNU", 4) &&
-		    dsz <= PROFILE_ID_MAX) {
-			info->id.id_kind = PROFILE_ID_BUILDID;
+		    dsz <= SPENT_PROFILE_ID_MAX) {
+			info->id.id_kind = SPENT_PROFILE_ID_BUILDID;
 			info->id.id_len = (uint8_t)dsz;
 			memcpy(info->id.id, d + desc, dsz);
 			break;
@@ -166,12 +166,12 @@ static void vdso_describe(struct image_info *info)
 	}
 }
 
-int image_identify(const char *path, struct profile_image *id)
+int image_identify(const char *path, struct spent_profile_image *id)
 {
 	struct image_info info = { 0 };
 	elf_version(EV_CURRENT);
 	file_describe(path, &info);
-	if (info.id.id_kind == PROFILE_ID_NONE)
+	if (info.id.id_kind == SPENT_PROFILE_ID_NONE)
 		return access(path, R_OK) ? -errno : -EINVAL;
 	id->id_kind = info.id.id_kind;
 	id->id_len = info.id.id_len;
@@ -183,7 +183,7 @@ int image_cache_get(struct image_cache *c, const char *path, const struct image_
 {
 	struct stat st;
 	bool pseudo = path[0] == '[';
-	if (!path[0] || strlen(path) >= PROFILE_PATH_MAX)
+	if (!path[0] || strlen(path) >= SPENT_PROFILE_PATH_MAX)
 		return -EINVAL;
 	memset(&st, 0, sizeof(st));
 	if (!pseudo && stat(path, &st) < 0)
@@ -204,9 +204,9 @@ int image_cache_get(struct image_cache *c, const char *path, const struct image_
 	e->ino = st.st_ino;
 	e->mtime = (int64_t)st.st_mtime;
 	elf_version(EV_CURRENT);
-	if (!strcmp(path, PROFILE_KERNEL_PATH))
+	if (!strcmp(path, SPENT_PROFILE_KERNEL_PATH))
 		image_describe_kernel(&e->info);
-	else if (!strcmp(path, PROFILE_VDSO_PATH))
+	else if (!strcmp(path, SPENT_PROFILE_VDSO_PATH))
 		vdso_describe(&e->info);
 	else if (!pseudo)
 		file_describe(path, &e->info);

@@ -28,7 +28,7 @@ int procmaps_new(struct image_cache *c, struct procmaps **out)
 	if (!pm)
 		return -ENOMEM;
 	pm->cache = c;
-	int err = image_cache_get(c, PROFILE_KERNEL_PATH, &pm->kernel);
+	int err = image_cache_get(c, SPENT_PROFILE_KERNEL_PATH, &pm->kernel);
 	if (err) {
 		free(pm);
 		return err;
@@ -179,7 +179,7 @@ int maprange_copy(struct maprange_list *dst, const struct maprange_list *src)
 
 static bool is_anon_name(const char *path)
 {
-	return !path[0] || (path[0] == '[' && strcmp(path, PROFILE_VDSO_PATH)) ||
+	return !path[0] || (path[0] == '[' && strcmp(path, SPENT_PROFILE_VDSO_PATH)) ||
 	       !strncmp(path, "//anon", 6) || !strncmp(path, "/memfd:", 7) ||
 	       !strncmp(path, "anon_inode:", 11);
 }
@@ -195,7 +195,7 @@ int procmaps_add(struct procmaps *pm, pid_t pid, uint64_t start, uint64_t len, u
 	struct maprange m = { .start = start, .end = start + len, .pgoff = pgoff, .tag = 0 };
 	if (!is_anon_name(path)) {
 		const struct image_info *img;
-		char clean[PROFILE_PATH_MAX];
+		char clean[SPENT_PROFILE_PATH_MAX];
 		snprintf(clean, sizeof(clean), "%s", path);
 		size_t l = strlen(clean);
 		if (l > 10 && !strcmp(clean + l - 10, " (deleted)"))
@@ -247,7 +247,7 @@ int procmaps_parse_line(char *line, struct procmaps_line *out)
 
 int procmaps_load_pid(struct procmaps *pm, pid_t pid)
 {
-	char path[64], line[PROFILE_PATH_MAX + 128];
+	char path[64], line[SPENT_PROFILE_PATH_MAX + 128];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -278,7 +278,7 @@ int procmaps_fork(struct procmaps *pm, pid_t parent, pid_t child)
 }
 
 int procmaps_lookup(struct procmaps *pm, pid_t pid, uint64_t addr, const struct image_info **img,
-		    uint64_t *offset, enum profile_unknown_reason *why)
+		    uint64_t *offset, enum spent_profile_unknown_reason *why)
 {
 	if (procmaps_is_kernel_addr(addr)) {
 		*img = pm->kernel;
@@ -287,16 +287,16 @@ int procmaps_lookup(struct procmaps *pm, pid_t pid, uint64_t addr, const struct 
 	}
 	struct proc *p = proc_find(pm, pid);
 	if (!p) {
-		*why = PROFILE_UNK_PROCESS_GONE;
+		*why = SPENT_PROFILE_UNK_PROCESS_GONE;
 		return -ENOENT;
 	}
 	const struct maprange *m = maprange_find(&p->maps, addr);
 	if (!m) {
-		*why = PROFILE_UNK_NO_MAPPING;
+		*why = SPENT_PROFILE_UNK_NO_MAPPING;
 		return -ENOENT;
 	}
 	if (!m->tag) {
-		*why = PROFILE_UNK_ANON;
+		*why = SPENT_PROFILE_UNK_ANON;
 		return -ENOENT;
 	}
 	*img = (const struct image_info *)m->tag;

@@ -15,7 +15,7 @@
 
 /* What spent knows about one image file. */
 struct image_info {
-	struct profile_image id;	/* path + identity; path owned by the cache */
+	struct spent_profile_image id;	/* path + identity; path owned by the cache */
 	int elf_type;			/* ET_EXEC, ET_DYN, or 0 when not a readable ELF */
 	unsigned nloads;
 	struct {
@@ -29,8 +29,8 @@ struct image_cache;
 int image_cache_new(struct image_cache **out);
 void image_cache_free(struct image_cache *c);
 /*
- * The image at PATH, read once per (path, device, inode, mtime). PROFILE_KERNEL_PATH and
- * PROFILE_VDSO_PATH name the kernel and this kernel's vDSO. A file that cannot be opened still
+ * The image at PATH, read once per (path, device, inode, mtime). SPENT_PROFILE_KERNEL_PATH and
+ * SPENT_PROFILE_VDSO_PATH name the kernel and this kernel's vDSO. A file that cannot be opened still
  * gets an entry (identity NONE) so samples are kept by path. 0 or -ENOMEM / -EINVAL.
  */
 int image_cache_get(struct image_cache *c, const char *path, const struct image_info **out);
@@ -38,7 +38,7 @@ int image_cache_get(struct image_cache *c, const char *path, const struct image_
 uint64_t image_file_to_vaddr(const struct image_info *im, uint64_t file_off);
 
 /* Read the build-id (or FNV-64 content hash) of an ELF file into ID; 0 or -errno. */
-int image_identify(const char *path, struct profile_image *id);
+int image_identify(const char *path, struct spent_profile_image *id);
 /* Identity and executable loads of the file open on FD (the caller chose and checked which
  * file: e.g. through /proc/PID/root). INFO->id.path is left alone. 0, or -errno when FD is
  * not a readable regular file (INFO then has no identity). */
@@ -98,11 +98,11 @@ bool procmaps_known(const struct procmaps *pm, pid_t pid);
 
 /*
  * Translate pc ADDR of process PID: 0 and *IMG, *OFFSET on success; otherwise -ENOENT and
- * *WHY (PROFILE_UNK_NO_MAPPING, _ANON, _PROCESS_GONE). Kernel addresses go to the kernel
+ * *WHY (SPENT_PROFILE_UNK_NO_MAPPING, _ANON, _PROCESS_GONE). Kernel addresses go to the kernel
  * image whatever the pid.
  */
 int procmaps_lookup(struct procmaps *pm, pid_t pid, uint64_t addr, const struct image_info **img,
-		    uint64_t *offset, enum profile_unknown_reason *why);
+		    uint64_t *offset, enum spent_profile_unknown_reason *why);
 
 /* Call FN for each file-backed mapping of PID in address order; stops at FN's non-zero. */
 typedef int (*procmaps_map_fn)(void *ctx, uint64_t start, uint64_t end, uint64_t pgoff,

@@ -32,7 +32,7 @@ struct ksym {
 };
 
 struct sym_image {
-	struct profile_image id;	/* path owned here */
+	struct spent_profile_image id;	/* path owned here */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct symtable *tab;		/* the module's symbols sorted, built at the first lookup,
@@ -54,7 +54,7 @@ struct symbols {
 	Dwfl_Callbacks cbs;
 };
 
-static struct sym_image *image_get(struct symbols *s, const struct profile_image *img);
+static struct sym_image *image_get(struct symbols *s, const struct spent_profile_image *img);
 static void mark_ksym(const struct sym_image *im, uint64_t off, uint8_t *used);
 static struct symtable *image_table(struct sym_image *im);
 
@@ -102,12 +102,12 @@ int symbols_set_kallsyms(struct symbols *s, const char *path)
 	return path && !s->kallsyms ? -ENOMEM : 0;
 }
 
-int symbols_save_kernel(struct symbols *s, const struct profile *p, const char *path)
+int symbols_save_kernel(struct symbols *s, const struct spent_profile *p, const char *path)
 {
 	int err = 0;
-	for (uint32_t i = 0; i < profile_nimages(p); i++) {
-		const struct profile_image *img = profile_image_get(p, i);
-		if (strcmp(img->path, PROFILE_KERNEL_PATH))
+	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
+		const struct spent_profile_image *img = spent_profile_image_get(p, i);
+		if (strcmp(img->path, SPENT_PROFILE_KERNEL_PATH))
 			continue;
 		struct sym_image *im = image_get(s, img);
 		if (!im || !im->nksyms)
@@ -116,20 +116,20 @@ int symbols_save_kernel(struct symbols *s, const struct profile *p, const char *
 		if (!used)
 			return -ENOMEM;
 		/* mark every symbol a count or a stack frame of the kernel image falls in */
-		for (uint32_t ev = 0; ev < profile_nevents(p); ev++) {
-			struct profile_count *c = NULL;
+		for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++) {
+			struct spent_profile_count *c = NULL;
 			size_t n = 0;
-			profile_counts(p, i, ev, &c, &n);
+			spent_profile_counts(p, i, ev, &c, &n);
 			for (size_t k = 0; k < n; k++)
 				mark_ksym(im, c[k].offset, used);
 			free(c);
 		}
-		for (size_t k = 0; k < profile_nstacks(p); k++) {
+		for (size_t k = 0; k < spent_profile_nstacks(p); k++) {
 			uint32_t ev;
-			const struct profile_frame *f;
+			const struct spent_profile_frame *f;
 			size_t nf;
 			uint64_t cnt;
-			profile_stack_get(p, k, &ev, &f, &nf, &cnt);
+			spent_profile_stack_get(p, k, &ev, &f, &nf, &cnt);
 			for (size_t j = 0; j < nf; j++)
 				if (f[j].image == i)
 					mark_ksym(im, f[j].offset, used);
@@ -237,11 +237,11 @@ static int vdso_fd(void)
 	return fd;
 }
 
-static bool same_identity(Dwfl_Module *mod, const struct profile_image *want)
+static bool same_identity(Dwfl_Module *mod, const struct spent_profile_image *want)
 {
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	if (want->id_kind != PROFILE_ID_BUILDID)
+	if (want->id_kind != SPENT_PROFILE_ID_BUILDID)
 		return true;	/* content hashes are not re-checked (costly); paths are trusted */
 	int n = dwfl_module_build_id(mod, &bits, &vaddr);
 	return n <= 0 || (n == want->id_len && !memcmp(bits, want->id, (size_t)n));
@@ -249,7 +249,7 @@ static bool same_identity(Dwfl_Module *mod, const struct profile_image *want)
 
 static void open_image(struct symbols *s, struct sym_image *im)
 {
-	if (!strcmp(im->id.path, PROFILE_KERNEL_PATH)) {
+	if (!strcmp(im->id.path, SPENT_PROFILE_KERNEL_PATH)) {
 		load_kallsyms(s, im);
 		return;
 	}
@@ -259,7 +259,7 @@ static void open_image(struct symbols *s, struct sym_image *im)
 		return;
 	}
 	dwfl_report_begin(im->dwfl);
-	if (!strcmp(im->id.path, PROFILE_VDSO_PATH)) {
+	if (!strcmp(im->id.path, SPENT_PROFILE_VDSO_PATH)) {
 		int fd = vdso_fd();
 		if (fd >= 0)
 			im->mod = dwfl_report_elf(im->dwfl, "[vdso]", "[vdso]", fd, 0, false);
@@ -296,7 +296,7 @@ static void open_image(struct symbols *s, struct sym_image *im)
 	}
 }
 
-static struct sym_image *image_get(struct symbols *s, const struct profile_image *img)
+static struct sym_image *image_get(struct symbols *s, const struct spent_profile_image *img)
 {
 	for (struct sym_image *i = s->images; i; i = i->next)
 		if (i->id.id_kind == img->id_kind && i->id.id_len == img->id_len &&
@@ -316,13 +316,13 @@ static struct sym_image *image_get(struct symbols *s, const struct profile_image
 	return im;
 }
 
-const char *symbols_image_error(struct symbols *s, const struct profile_image *img)
+const char *symbols_image_error(struct symbols *s, const struct spent_profile_image *img)
 {
 	struct sym_image *im = image_get(s, img);
 	return im ? im->error : "out of memory";
 }
 
-const char *symbols_names_missing(struct symbols *s, const struct profile_image *img,
+const char *symbols_names_missing(struct symbols *s, const struct spent_profile_image *img,
 				  const char **cache_why)
 {
 	struct sym_image *im = image_get(s, img);
@@ -331,7 +331,7 @@ const char *symbols_names_missing(struct symbols *s, const struct profile_image 
 		return "out of memory";
 	if (im->mod || im->tab || im->nksyms)
 		return NULL;
-	if (im->id.path[0] == '[' || im->id.id_kind == PROFILE_ID_NONE)
+	if (im->id.path[0] == '[' || im->id.id_kind == SPENT_PROFILE_ID_NONE)
 		return im->error;
 	char cached[4096];
 	int err = buildid_cache_symtab_path(&im->id, 0, cached, sizeof(cached));
@@ -341,7 +341,7 @@ const char *symbols_names_missing(struct symbols *s, const struct profile_image 
 	return im->error;
 }
 
-int symbols_cache_image(struct symbols *s, const struct profile_image *img, bool *saved)
+int symbols_cache_image(struct symbols *s, const struct spent_profile_image *img, bool *saved)
 {
 	char path[4096];
 	*saved = false;
@@ -368,12 +368,12 @@ int symbols_cache_image(struct symbols *s, const struct profile_image *img, bool
 	return err;
 }
 
-int symbols_cache_images(struct symbols *s, const struct profile *p)
+int symbols_cache_images(struct symbols *s, const struct spent_profile *p)
 {
 	int first_err = 0, saved = 0;
-	for (uint32_t i = 0; i < profile_nimages(p); i++) {
+	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
 		bool one;
-		int err = symbols_cache_image(s, profile_image_get(p, i), &one);
+		int err = symbols_cache_image(s, spent_profile_image_get(p, i), &one);
 		if (err == -ECANCELED)
 			return 0;
 		if (err && !first_err)
@@ -452,7 +452,7 @@ static struct symtable *image_table(struct sym_image *im)
 	return im->tab;
 }
 
-static int lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
+static int lookup(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,
 		  struct sym_info *out, bool lines)
 {
 	memset(out, 0, sizeof(*out));
@@ -488,19 +488,19 @@ static int lookup(struct symbols *s, const struct profile_image *img, uint64_t o
 	return 0;
 }
 
-int symbols_lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
+int symbols_lookup(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,
 		   struct sym_info *out)
 {
 	return lookup(s, img, offset, out, true);
 }
 
-int symbols_lookup_name(struct symbols *s, const struct profile_image *img, uint64_t offset,
+int symbols_lookup_name(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,
 			struct sym_info *out)
 {
 	return lookup(s, img, offset, out, false);
 }
 
-int symbols_find_function(struct symbols *s, const struct profile_image *img, const char *name,
+int symbols_find_function(struct symbols *s, const struct spent_profile_image *img, const char *name,
 			  uint64_t *start, uint64_t *size)
 {
 	struct sym_image *im = image_get(s, img);
@@ -516,7 +516,7 @@ int symbols_find_function(struct symbols *s, const struct profile_image *img, co
 	return tab ? symtable_find(tab, name, start, size) : -ENOENT;
 }
 
-int symbols_read_code(struct symbols *s, const struct profile_image *img, uint64_t offset,
+int symbols_read_code(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,
 		      uint8_t *buf, size_t len)
 {
 	struct sym_image *im = image_get(s, img);

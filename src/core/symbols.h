@@ -32,19 +32,19 @@ void symbols_free(struct symbols *s);
  * be opened (out->name NULL). Never fails for a missing symbol: stripped images give the
  * nearest preceding exported symbol (exact 0).
  */
-int symbols_lookup(struct symbols *s, const struct profile_image *img, uint64_t offset,
+int symbols_lookup(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,
 		   struct sym_info *out);
 
 /* Same without file:line and inlines (no DWARF is read: cheap for stripped+debuginfo). */
-int symbols_lookup_name(struct symbols *s, const struct profile_image *img, uint64_t offset,
+int symbols_lookup_name(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,
 			struct sym_info *out);
 
 /* Find function NAME in IMG: its start and size. 0 or -ENOENT. */
-int symbols_find_function(struct symbols *s, const struct profile_image *img, const char *name,
+int symbols_find_function(struct symbols *s, const struct spent_profile_image *img, const char *name,
 			  uint64_t *start, uint64_t *size);
 
 /* Copy LEN bytes of IMG's code at OFFSET into BUF (from the file, or the vDSO). 0 or -errno. */
-int symbols_read_code(struct symbols *s, const struct profile_image *img, uint64_t offset,
+int symbols_read_code(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,
 		      uint8_t *buf, size_t len);
 
 /* Use PATH (a saved subset in /proc/kallsyms format) for kernel symbols instead of
@@ -52,22 +52,22 @@ int symbols_read_code(struct symbols *s, const struct profile_image *img, uint64
 int symbols_set_kallsyms(struct symbols *s, const char *path);
 /* Save the kernel symbols P's kernel counts and stack frames fall in to PATH (atomically,
  * /proc/kallsyms format). 0 (nothing written when P has no kernel samples) or -errno. */
-int symbols_save_kernel(struct symbols *s, const struct profile *p, const char *path);
+int symbols_save_kernel(struct symbols *s, const struct spent_profile *p, const char *path);
 
 /* Why IMG could not be opened ("no such file"), or NULL when it was. */
-const char *symbols_image_error(struct symbols *s, const struct profile_image *img);
+const char *symbols_image_error(struct symbols *s, const struct spent_profile_image *img);
 
 /* Why IMG's function names are missing from a report: NULL when it has some (its file, or
  * the build-id cache's copy of its symbols), else the file's problem ("image file not found")
  * with the cache's into *CACHE_WHY ("" when the cache is not the way for IMG). */
-const char *symbols_names_missing(struct symbols *s, const struct profile_image *img,
+const char *symbols_names_missing(struct symbols *s, const struct spent_profile_image *img,
 				  const char **cache_why);
 /* Save IMG's symbol table in the build-id cache unless it is there already; *SAVED says
  * whether it was written. 0 (also for images without a key or a file of their identity),
  * -ECANCELED when the cache is off, or -errno (the directory cannot be made, a write). */
-int symbols_cache_image(struct symbols *s, const struct profile_image *img, bool *saved);
+int symbols_cache_image(struct symbols *s, const struct spent_profile_image *img, bool *saved);
 /* Save the symbol tables of P's images in the build-id cache (core/buildid_cache.h), those
  * not already there. 0, or the first -errno (the rest are still tried). */
-int symbols_cache_images(struct symbols *s, const struct profile *p);
+int symbols_cache_images(struct symbols *s, const struct spent_profile *p);
 
 #endif

@@ -91,7 +91,7 @@ static long intern_add(struct intern *t, const void *key, size_t len, bool *adde
 /* ---- the page model ------------------------------------------------------------------ */
 
 struct page {
-	const struct profile *p;
+	const struct spent_profile *p;
 	struct symbols *sym;
 	struct intern names;	/* frame names (no NUL) */
 	struct intern chains;	/* uint32 name ids, root first */
@@ -120,7 +120,7 @@ static int ids_reserve(struct page *pg, size_t n)
 }
 
 /* Name id of frame F, named as the folded stacks name it (profile_frame_name, ';' -> '_'). */
-static long frame_id(struct page *pg, const struct profile_frame *f)
+static long frame_id(struct page *pg, const struct spent_profile_frame *f)
 {
 	uint64_t key[2] = { f->image, f->offset };
 	bool added;
@@ -146,7 +146,7 @@ static long frame_id(struct page *pg, const struct profile_frame *f)
 }
 
 /* Chain id of N frames given leaf first. */
-static long chain_of_frames(struct page *pg, const struct profile_frame *fr, size_t n)
+static long chain_of_frames(struct page *pg, const struct spent_profile_frame *fr, size_t n)
 {
 	if (ids_reserve(pg, n))
 		return -ENOMEM;
@@ -182,27 +182,27 @@ static long chain_of_folded(struct page *pg, const char *line)
 
 /* ---- JSON sections ------------------------------------------------------------------- */
 
-static void write_event_list(struct json_writer *w, const struct profile *p,
+static void write_event_list(struct json_writer *w, const struct spent_profile *p,
 			     const struct html_report_config *cfg)
 {
-	const struct profile_event *ev = profile_event_get(p, cfg->events[0]);
+	const struct spent_profile_event *ev = spent_profile_event_get(p, cfg->events[0]);
 	json_key(w, "event");
 	json_object_begin(w);
 	json_kstr(w, "name", ev->name);
 	json_ku64(w, "period", ev->period);
-	json_kbool(w, "freq", ev->flags & PROFILE_EV_FREQ);
-	json_ku64(w, "total", profile_event_total(p, cfg->events[0]));
+	json_kbool(w, "freq", ev->flags & SPENT_PROFILE_EV_FREQ);
+	json_ku64(w, "total", spent_profile_event_total(p, cfg->events[0]));
 	uint64_t unknown = 0;
-	for (int r = 0; r < PROFILE_UNK_NR; r++)
-		unknown += profile_unknown_count(p, cfg->events[0], r);
+	for (int r = 0; r < SPENT_PROFILE_UNK_NR; r++)
+		unknown += spent_profile_unknown_count(p, cfg->events[0], r);
 	json_ku64(w, "unknown", unknown);
 	json_object_end(w);
 	json_key(w, "events");
 	json_array_begin(w);
 	for (size_t e = 0; e < cfg->nevents; e++) {
 		json_object_begin(w);
-		json_kstr(w, "name", profile_event_get(p, cfg->events[e])->name);
-		json_ku64(w, "total", profile_event_total(p, cfg->events[e]));
+		json_kstr(w, "name", spent_profile_event_get(p, cfg->events[e])->name);
+		json_ku64(w, "total", spent_profile_event_total(p, cfg->events[e]));
 		json_object_end(w);
 	}
 	json_array_end(w);
@@ -283,13 +283,13 @@ static int write_stacks(struct json_writer *w, struct page *pg, uint32_t ev)
  * count], and the tasks they name. */
 static int write_detail(struct json_writer *w, struct page *pg, uint32_t ev)
 {
-	const struct profile *p = pg->p;
-	size_t nd = profile_ndetail(p);
+	const struct spent_profile *p = pg->p;
+	size_t nd = spent_profile_ndetail(p);
 	uint64_t start, end, first = 0, last = 0;
-	struct profile_detail_row row;
-	profile_span(p, &start, &end);
+	struct spent_profile_detail_row row;
+	spent_profile_span(p, &start, &end);
 	for (size_t i = 0; i < nd; i++)
-		if (!profile_detail_get(p, i, &row) && row.event == ev && row.time_ns) {
+		if (!spent_profile_detail_get(p, i, &row) && row.event == ev && row.time_ns) {
 			if (!first || row.time_ns < first)
 				first = row.time_ns;
 			if (row.time_ns > last)
@@ -298,12 +298,12 @@ static int write_detail(struct json_writer *w, struct page *pg, uint32_t ev)
 	/* a span that does not cover the rows (none written, or merged oddly) gives way to them */
 	if (!start || (first && first < start))
 		start = first;
-	if (last + profile_time_bucket(p) > end)
-		end = last + profile_time_bucket(p);
+	if (last + spent_profile_time_bucket(p) > end)
+		end = last + spent_profile_time_bucket(p);
 	json_key(w, "tasks");
 	json_array_begin(w);
-	for (uint32_t t = 0; t < profile_ntasks(p); t++) {
-		const struct profile_task *task = profile_task_get(p, t);
+	for (uint32_t t = 0; t < spent_profile_ntasks(p); t++) {
+		const struct spent_profile_task *task = spent_profile_task_get(p, t);
 		json_array_begin(w);
 		json_str(w, task->comm);
 		json_u64(w, task->pid);
@@ -318,20 +318,20 @@ static int write_detail(struct json_writer *w, struct page *pg, uint32_t ev)
 		return 0;
 	}
 	json_object_begin(w);
-	json_ku64(w, "bucket_us", profile_time_bucket(p) / 1000);
+	json_ku64(w, "bucket_us", spent_profile_time_bucket(p) / 1000);
 	json_kdouble(w, "start_ms", (double)start / 1e6, 3);
 	json_ku64(w, "span_us", start ? (end - start) / 1000 : 0);
 	json_key(w, "rows");
 	json_array_begin(w);
 	for (size_t i = 0; i < nd; i++) {
-		if (profile_detail_get(p, i, &row) || row.event != ev || !row.count)
+		if (spent_profile_detail_get(p, i, &row) || row.event != ev || !row.count)
 			continue;
 		long c = chain_of_frames(pg, row.frames, row.nframes);
 		if (c < 0)
 			return (int)c;
 		json_array_begin(w);
 		json_i64(w, row.time_ns && start ? (int64_t)((row.time_ns - start) / 1000) : -1);
-		json_i64(w, row.task == PROFILE_NO_TASK ? -1 : (int64_t)row.task);
+		json_i64(w, row.task == SPENT_PROFILE_NO_TASK ? -1 : (int64_t)row.task);
 		json_u64(w, (uint64_t)c);
 		json_u64(w, row.count);
 		json_array_end(w);
@@ -466,7 +466,7 @@ static void write_page(FILE *f, const char *json, size_t jlen)
 	fputs(t, f);
 }
 
-int html_report_write(const struct profile *p, struct symbols *sym,
+int html_report_write(const struct spent_profile *p, struct symbols *sym,
 		      const struct html_report_config *cfg, const char *path)
 {
 	if (!cfg->nevents)

@@ -39,7 +39,7 @@ struct html_report_config {
 
 /* Write the page for P (symbolized with SYM) to PATH atomically (core/outfile.h). 0 or -errno
  * (-EINVAL: no events given). */
-int html_report_write(const struct profile *p, struct symbols *sym,
+int html_report_write(const struct spent_profile *p, struct symbols *sym,
 		      const struct html_report_config *cfg, const char *path);
 
 #endif

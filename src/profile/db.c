@@ -53,17 +53,17 @@ int db_check_path(const char *path, bool create)
 	return 0;
 }
 
-int db_open(const char *path, bool create, struct profile_dir **out)
+int db_open(const char *path, bool create, struct spent_profile_dir **out)
 {
 	int err;
 
 	*out = NULL;
 	if ((err = db_check_path(path, create)))
 		return err;
-	err = create ? profile_dir_open_or_create(path, out) : profile_dir_open(path, out);
+	err = create ? spent_profile_dir_open_or_create(path, out) : spent_profile_dir_open(path, out);
 	if (err)
 		return err;
-	profile_dir_set_modes(*out, DB_DIR_MODE, DB_FILE_MODE);
+	spent_profile_dir_set_modes(*out, DB_DIR_MODE, DB_FILE_MODE);
 	return 0;
 }
 
@@ -170,28 +170,28 @@ static bool merged_before(const char *list, const char *key)
 
 /* The epochs of SRC read whole before anything is written, so a source with a corrupt file
  * is merged not at all (-EUCLEAN) rather than in part, and can be merged again once mended. */
-static int merge_one(struct profile_dir *dst, struct profile_dir *src, profile_warn_fn warn,
+static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *src, spent_profile_warn_fn warn,
 		     void *ctx)
 {
 	uint32_t *ep = NULL;
 	size_t n = 0, bad = 0;
-	struct profile **pp = NULL;
-	int err = profile_dir_epochs(src, &ep, &n);
+	struct spent_profile **pp = NULL;
+	int err = spent_profile_dir_epochs(src, &ep, &n);
 
 	if (!err && n && !(pp = calloc(n, sizeof(*pp))))
 		err = -ENOMEM;
 	for (size_t i = 0; i < n && !err; i++) {
 		size_t s = 0;
-		err = (pp[i] = profile_new()) ? profile_dir_read_epoch(src, ep[i], pp[i], warn, ctx, &s)
+		err = (pp[i] = spent_profile_new()) ? spent_profile_dir_read_epoch(src, ep[i], pp[i], warn, ctx, &s)
 					       : -ENOMEM;
 		bad += s;
 	}
 	if (!err && bad)
 		err = -EUCLEAN;
 	for (size_t i = 0; i < n && !err; i++)
-		err = profile_dir_write_epoch(dst, ep[i], pp[i], warn, ctx);
+		err = spent_profile_dir_write_epoch(dst, ep[i], pp[i], warn, ctx);
 	for (size_t i = 0; pp && i < n; i++)
-		profile_free(pp[i]);
+		spent_profile_free(pp[i]);
 	free(pp);
 	free(ep);
 	return err;
@@ -206,7 +206,7 @@ static bool same_dir(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
-int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile_warn_fn warn,
+int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, spent_profile_warn_fn warn,
 	     void *ctx, size_t *skipped)
 {
 	char listpath[PATH_MAX], key[300], self[300];
@@ -217,8 +217,8 @@ int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile
 
 	*skipped = 0;
 	binbuf_init(&nb);
-	if ((err = db_file_path(profile_dir_path(dst), DB_MERGED_NAME, listpath, sizeof(listpath))) ||
-	    (err = meta_key(profile_dir_path(dst), self, sizeof(self))))
+	if ((err = db_file_path(spent_profile_dir_path(dst), DB_MERGED_NAME, listpath, sizeof(listpath))) ||
+	    (err = meta_key(spent_profile_dir_path(dst), self, sizeof(self))))
 		return err;
 	err = binio_read_file(listpath, 1 << 20, &list, &llen);
 	if (err && err != -ENOENT)
@@ -227,12 +227,12 @@ int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile
 	err = err ? err : binbuf_put_u8(&nb, 0);
 	nb.len = llen;	/* keep a terminator after the old list while appending */
 	for (size_t i = 0; i < n && !err; i++) {
-		struct profile_dir *src = NULL;
-		if ((err = profile_dir_open(srcs[i], &src)))
+		struct spent_profile_dir *src = NULL;
+		if ((err = spent_profile_dir_open(srcs[i], &src)))
 			break;
 		err = meta_key(srcs[i], key, sizeof(key));
 		/* itself, or a copy of itself (the same meta): its counts would double */
-		if (!err && (same_dir(srcs[i], profile_dir_path(dst)) || !strcmp(key, self))) {
+		if (!err && (same_dir(srcs[i], spent_profile_dir_path(dst)) || !strcmp(key, self))) {
 			err = -EINVAL;
 		} else if (!err && merged_before((const char *)nb.data, key)) {
 			(*skipped)++;
@@ -243,14 +243,14 @@ int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile
 			nb.len--;
 			err = err ? err : binio_write_file_atomic(listpath, nb.data, nb.len, DB_FILE_MODE);
 		}
-		profile_dir_close(src);
+		spent_profile_dir_close(src);
 	}
 	free(list);
 	binbuf_release(&nb);
 	return err;
 }
 
-int db_gc(struct profile_dir *d, unsigned keep, size_t *removed)
+int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed)
 {
 	uint32_t *ep = NULL;
 	size_t n = 0;
@@ -259,10 +259,10 @@ int db_gc(struct profile_dir *d, unsigned keep, size_t *removed)
 	*removed = 0;
 	if (keep < 1)
 		return -EINVAL;
-	if ((err = profile_dir_epochs(d, &ep, &n)))
+	if ((err = spent_profile_dir_epochs(d, &ep, &n)))
 		return err;
 	for (size_t i = 0; i + keep < n && !err; i++)
-		if (!(err = profile_dir_remove_epoch(d, ep[i])))
+		if (!(err = spent_profile_dir_remove_epoch(d, ep[i])))
 			(*removed)++;
 	free(ep);
 	return err;
@@ -288,12 +288,12 @@ static void clean_stale_tree(const char *dir, int depth)
 		closedir(dh);
 }
 
-void db_clean_stale(struct profile_dir *d)
+void db_clean_stale(struct spent_profile_dir *d)
 {
-	clean_stale_tree(profile_dir_path(d), 2);
+	clean_stale_tree(spent_profile_dir_path(d), 2);
 }
 
-int db_usage(struct profile_dir *d, struct db_usage *u)
+int db_usage(struct spent_profile_dir *d, struct db_usage *u)
 {
 	uint32_t *ep = NULL;
 	size_t n = 0;
@@ -301,12 +301,12 @@ int db_usage(struct profile_dir *d, struct db_usage *u)
 	int err;
 
 	memset(u, 0, sizeof(*u));
-	if ((err = profile_dir_epochs(d, &ep, &n)))
+	if ((err = spent_profile_dir_epochs(d, &ep, &n)))
 		return err;
 	u->epochs = n;
 	u->current_epoch = n ? ep[n - 1] : 0;
 	for (size_t i = 0; i < n; i++) {
-		snprintf(dir, sizeof(dir), "%s/epoch-%04u", profile_dir_path(d), ep[i]);
+		snprintf(dir, sizeof(dir), "%s/epoch-%04u", spent_profile_dir_path(d), ep[i]);
 		DIR *dh = opendir(dir);
 		struct dirent *de;
 		struct stat st;

@@ -25,8 +25,8 @@
 int db_check_path(const char *path, bool create);
 
 /* db_check_path + open (or create, with CREATE) the profile directory with the database's
- * file modes. *OUT is closed with profile_dir_close. */
-int db_open(const char *path, bool create, struct profile_dir **out);
+ * file modes. *OUT is closed with spent_profile_dir_close. */
+int db_open(const char *path, bool create, struct spent_profile_dir **out);
 
 /* "DB/NAME" into OUT; -ENAMETOOLONG when it does not fit. */
 int db_file_path(const char *db, const char *name, char *out, size_t outlen);
@@ -44,16 +44,16 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
  * time and id) is refused (-EINVAL); one with a corrupt file (reported via WARN) is merged not at
  * all and not listed (-EUCLEAN). Sources are taken in order and the first failure stops:
  * those before it stay merged. 0 or -errno. */
-int db_merge(struct profile_dir *dst, const char *const *srcs, size_t n, profile_warn_fn warn,
+int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, spent_profile_warn_fn warn,
 	     void *ctx, size_t *skipped);
 
 /* Remove every epoch but the newest KEEP (KEEP >= 1); *REMOVED receives how many. Nothing is
  * followed: an epoch that is a symlink loses its link only; one holding files spent did not
  * write stops the removal (-ENOTEMPTY). */
-int db_gc(struct profile_dir *d, unsigned keep, size_t *removed);
+int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed);
 
 /* Remove the temporaries writers that died left in D (its epochs, its pid-* profiles). */
-void db_clean_stale(struct profile_dir *d);
+void db_clean_stale(struct spent_profile_dir *d);
 
 /*
  * Read the next member of a flat JSON object (the status file, which anyone who could write
@@ -71,6 +71,6 @@ struct db_usage {
 	size_t files;
 	uint64_t bytes;
 };
-int db_usage(struct profile_dir *d, struct db_usage *u);
+int db_usage(struct spent_profile_dir *d, struct db_usage *u);
 
 #endif

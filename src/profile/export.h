@@ -13,8 +13,8 @@
 /* Folded stacks of one event: "root;caller;leaf" and a count, merged, sorted by name. When the
  * profile has no stacks for EV, each sample's leaf function is a one-frame stack. */
 /* Display name of frame F (function, symbol+0xoff, or image+0xoff) into OUT. */
-void profile_frame_name(const struct profile *p, struct symbols *sym,
-			const struct profile_frame *f, char *out, size_t outlen);
+void profile_frame_name(const struct spent_profile *p, struct symbols *sym,
+			const struct spent_profile_frame *f, char *out, size_t outlen);
 
 struct folded {
 	char **stacks;
@@ -28,15 +28,15 @@ enum folded_flags {
 	FOLDED_ROOT = 1 << 0,		/* the program's name (profile_main_image) as the root frame */
 	FOLDED_KERNEL_MARKS = 1 << 1,	/* kernel frames end in "_[k]" (flamegraph.pl colours them) */
 };
-int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, unsigned flags,
+int folded_build(const struct spent_profile *p, struct symbols *sym, uint32_t ev, unsigned flags,
 		 struct folded **out);
 
 /* The image of the program a profile is about: the executable (not a shared library, not the
  * kernel, vDSO or anonymous memory) with the most samples of events EVS; else any image with
  * the most samples; -1 when there is none. pprof's first mapping, folded stacks' root. */
-long profile_main_image(const struct profile *p, const uint32_t *evs, size_t nev);
+long profile_main_image(const struct spent_profile *p, const uint32_t *evs, size_t nev);
 /* Whether IMAGE is the kernel ("[kernel.kallsyms]"). */
-bool profile_image_is_kernel(const struct profile_image *img);
+bool profile_image_is_kernel(const struct spent_profile_image *img);
 void folded_free(struct folded *f);
 /* "stack count\n" lines. 0 or -EIO. */
 int folded_write(const struct folded *f, FILE *out);
@@ -52,7 +52,7 @@ int folded_write(const struct folded *f, FILE *out);
  * PATH is "-". 0 or -errno. */
 int export_write(const char *path, const void *data, size_t len);
 
-int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *evs, size_t nev,
+int pprof_write(const struct spent_profile *p, struct symbols *sym, const uint32_t *evs, size_t nev,
 		const char *path);
 
 #endif

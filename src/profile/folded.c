@@ -66,8 +66,8 @@ fail:
 }
 
 /* frames leaf first -> "root;...;leaf" (';' in names replaced) */
-static char *fold_line(const struct profile *p, struct symbols *sym,
-		       const struct profile_frame *fr, size_t n, unsigned flags, const char *root)
+static char *fold_line(const struct spent_profile *p, struct symbols *sym,
+		       const struct spent_profile_frame *fr, size_t n, unsigned flags, const char *root)
 {
 	size_t cap = 256, len = 0;
 	char *s = malloc(cap), name[512];
@@ -79,8 +79,8 @@ static char *fold_line(const struct profile *p, struct symbols *sym,
 			snprintf(name, sizeof(name), "%s", root);
 		} else {
 			profile_frame_name(p, sym, &fr[k], name, sizeof(name));
-			if ((flags & FOLDED_KERNEL_MARKS) && fr[k].image != PROFILE_NO_IMAGE &&
-			    profile_image_is_kernel(profile_image_get(p, fr[k].image)))
+			if ((flags & FOLDED_KERNEL_MARKS) && fr[k].image != SPENT_PROFILE_NO_IMAGE &&
+			    profile_image_is_kernel(spent_profile_image_get(p, fr[k].image)))
 				strncat(name, "_[k]", sizeof(name) - strlen(name) - 1);
 		}
 		for (char *c = name; *c; c++)
@@ -110,7 +110,7 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, unsigned flags,
+int folded_build(const struct spent_profile *p, struct symbols *sym, uint32_t ev, unsigned flags,
 		 struct folded **out)
 {
 	struct fold_builder b = { 0 };
@@ -120,27 +120,27 @@ int folded_build(const struct profile *p, struct symbols *sym, uint32_t ev, unsi
 	if (flags & FOLDED_ROOT) {
 		long main_img = profile_main_image(p, &ev, 1);
 		if (main_img >= 0) {
-			const char *path = profile_image_get(p, (uint32_t)main_img)->path;
+			const char *path = spent_profile_image_get(p, (uint32_t)main_img)->path;
 			const char *slash = strrchr(path, '/');
 			root = slash && slash[1] ? slash + 1 : path;
 		}
 	}
 	if (!(b.f = calloc(1, sizeof(*b.f))))
 		return -ENOMEM;
-	const struct profile_frame *frames;
+	const struct spent_profile_frame *frames;
 	size_t nf;
 	uint64_t cnt;
-	for (size_t i = 0; !err && profile_stack_next(p, ev, &i, &frames, &nf, &cnt);) {
+	for (size_t i = 0; !err && spent_profile_stack_next(p, ev, &i, &frames, &nf, &cnt);) {
 		stacks = true;
 		char *line = fold_line(p, sym, frames, nf, flags, root);
 		err = line ? fold_add(&b, line, cnt) : -ENOMEM;
 	}
-	for (uint32_t img = 0; !stacks && !err && img < profile_nimages(p); img++) {
-		struct profile_count *c = NULL;
+	for (uint32_t img = 0; !stacks && !err && img < spent_profile_nimages(p); img++) {
+		struct spent_profile_count *c = NULL;
 		size_t n = 0;
-		err = profile_counts(p, img, ev, &c, &n);
+		err = spent_profile_counts(p, img, ev, &c, &n);
 		for (size_t i = 0; i < n && !err; i++) {
-			struct profile_frame fr = { img, c[i].offset };
+			struct spent_profile_frame fr = { img, c[i].offset };
 			char *line = fold_line(p, sym, &fr, 1, flags, root);
 			err = line ? fold_add(&b, line, c[i].count) : -ENOMEM;
 		}

@@ -17,14 +17,14 @@ static const char *base_name(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
-void profile_frame_name(const struct profile *p, struct symbols *sym,
-		       const struct profile_frame *f, char *out, size_t outlen)
+void profile_frame_name(const struct spent_profile *p, struct symbols *sym,
+		       const struct spent_profile_frame *f, char *out, size_t outlen)
 {
-	if (f->image == PROFILE_NO_IMAGE) {
+	if (f->image == SPENT_PROFILE_NO_IMAGE) {
 		snprintf(out, outlen, "[unknown]");
 		return;
 	}
-	const struct profile_image *img = profile_image_get(p, f->image);
+	const struct spent_profile_image *img = spent_profile_image_get(p, f->image);
 	uint64_t jit_start;
 	if (jitmap_is_map_path(img->path)) {	/* JIT code: named by the map (offset = address) */
 		if (jitmap_lookup(img->path, f->offset, out, outlen, &jit_start))
@@ -43,7 +43,7 @@ void profile_frame_name(const struct profile *p, struct symbols *sym,
 		snprintf(out, outlen, "%s+0x%llx", base_name(img->path), (unsigned long long)f->offset);
 }
 
-bool profile_image_is_kernel(const struct profile_image *img)
+bool profile_image_is_kernel(const struct spent_profile_image *img)
 {
 	return !strncmp(img->path, "[kernel", 7);
 }
@@ -55,21 +55,21 @@ static bool is_program_candidate(const char *path)
 	return path[0] == '/' && !strstr(b, ".so") && strncmp(path, "//", 2);
 }
 
-long profile_main_image(const struct profile *p, const uint32_t *evs, size_t nev)
+long profile_main_image(const struct spent_profile *p, const uint32_t *evs, size_t nev)
 {
 	long best = -1, best_any = -1;
 	uint64_t most = 0, most_any = 0;
-	for (uint32_t i = 0; i < profile_nimages(p); i++) {
+	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
 		uint64_t n = 0;
 		for (size_t e = 0; e < nev; e++) {
-			struct profile_count *c = NULL;
+			struct spent_profile_count *c = NULL;
 			size_t k = 0;
-			if (profile_counts(p, i, evs[e], &c, &k) == 0)
+			if (spent_profile_counts(p, i, evs[e], &c, &k) == 0)
 				for (size_t j = 0; j < k; j++)
 					n += c[j].count;
 			free(c);
 		}
-		if (is_program_candidate(profile_image_get(p, i)->path) && (best < 0 || n > most)) {
+		if (is_program_candidate(spent_profile_image_get(p, i)->path) && (best < 0 || n > most)) {
 			best = i;
 			most = n;
 		}

@@ -41,7 +41,7 @@ static int pb_bytes(struct binbuf *b, unsigned field, const void *p, size_t n)
 }
 
 struct pp {
-	const struct profile *p;
+	const struct spent_profile *p;
 	struct symbols *sym;
 	struct strmap st;	/* the string table: index = string id */
 	struct binbuf out, msg;
@@ -58,11 +58,11 @@ struct pp {
 /* What one sample of EV stands for, as pprof wants it typed: CPU time in nanoseconds for the
  * clock events (period ns, or 1e9 / frequency), else events with a fixed period; with -F on
  * another event the count per sample is unknown, so it stays samples. */
-static void event_amount(const struct profile_event *ev, const char **type, const char **unit,
+static void event_amount(const struct spent_profile_event *ev, const char **type, const char **unit,
 			 uint64_t *per_sample)
 {
 	bool clock = !strncmp(ev->name, "cpu-clock", 9) || !strncmp(ev->name, "task-clock", 10);
-	bool freq = ev->flags & PROFILE_EV_FREQ;
+	bool freq = ev->flags & SPENT_PROFILE_EV_FREQ;
 	*type = clock ? "cpu" : ev->name;
 	*unit = clock ? "nanoseconds" : freq ? "samples" : "count";
 	*per_sample = !freq ? ev->period : clock && ev->period ? 1000000000ULL / ev->period : 1;
@@ -92,9 +92,9 @@ static uint64_t fn_id(struct pp *x, long name, long file)
 	return x->nfn;
 }
 
-static uint64_t loc_id(struct pp *x, const struct profile_frame *f)
+static uint64_t loc_id(struct pp *x, const struct spent_profile_frame *f)
 {
-	uint32_t img = f->image == PROFILE_NO_IMAGE ? (uint32_t)profile_nimages(x->p) : f->image;
+	uint32_t img = f->image == SPENT_PROFILE_NO_IMAGE ? (uint32_t)spent_profile_nimages(x->p) : f->image;
 	if ((x->nloc + 1) * 2 > x->capl) {
 		size_t cap = x->capl ? x->capl * 2 : 4096;
 		struct loc *n = calloc(cap, sizeof(*n));
@@ -118,8 +118,8 @@ static uint64_t loc_id(struct pp *x, const struct profile_frame *f)
 	char name[512];
 	struct sym_info si = { 0 };
 	profile_frame_name(x->p, x->sym, f, name, sizeof(name));
-	if (f->image != PROFILE_NO_IMAGE)
-		symbols_lookup(x->sym, profile_image_get(x->p, f->image), f->offset, &si);
+	if (f->image != SPENT_PROFILE_NO_IMAGE)
+		symbols_lookup(x->sym, spent_profile_image_get(x->p, f->image), f->offset, &si);
 	long ns = str_id(&x->st, name), fs = str_id(&x->st, si.file ? si.file : "");
 	if (ns < 0 || fs < 0)
 		return 0;
@@ -136,7 +136,7 @@ static uint64_t loc_id(struct pp *x, const struct profile_frame *f)
 	x->msg.len = 0;
 	uint64_t addr = ((uint64_t)img + 1) << 40 | (f->offset & ((1ULL << 40) - 1));
 	err = err ? err : pb_uint(&x->msg, 1, id);
-	if (f->image != PROFILE_NO_IMAGE)	/* no mapping for unplaced frames */
+	if (f->image != SPENT_PROFILE_NO_IMAGE)	/* no mapping for unplaced frames */
 		err = err ? err : pb_uint(&x->msg, 2, (uint64_t)img + 1);
 	err = err ? err : pb_uint(&x->msg, 3, addr);
 	err = err ? err : pb_bytes(&x->msg, 4, line.data, line.len);
@@ -146,7 +146,7 @@ static uint64_t loc_id(struct pp *x, const struct profile_frame *f)
 }
 
 /* One sample: locations leaf first, value COUNT in column E of NEV. */
-static int sample(struct pp *x, const struct profile_frame *f, size_t n, size_t e, size_t nev,
+static int sample(struct pp *x, const struct spent_profile_frame *f, size_t n, size_t e, size_t nev,
 		  uint64_t count)
 {
 	struct binbuf ids, vals;
@@ -174,23 +174,23 @@ static int samples_of_event(struct pp *x, uint32_t ev, size_t e, size_t nev)
 {
 	int err = 0;
 	bool stacks = false;
-	for (size_t i = 0; i < profile_nstacks(x->p) && !err; i++) {
+	for (size_t i = 0; i < spent_profile_nstacks(x->p) && !err; i++) {
 		uint32_t sev;
-		const struct profile_frame *f;
+		const struct spent_profile_frame *f;
 		size_t nf;
 		uint64_t cnt;
-		profile_stack_get(x->p, i, &sev, &f, &nf, &cnt);
+		spent_profile_stack_get(x->p, i, &sev, &f, &nf, &cnt);
 		if (sev == ev) {
 			stacks = true;
 			err = sample(x, f, nf, e, nev, cnt);
 		}
 	}
-	for (uint32_t img = 0; !stacks && !err && img < profile_nimages(x->p); img++) {
-		struct profile_count *c = NULL;
+	for (uint32_t img = 0; !stacks && !err && img < spent_profile_nimages(x->p); img++) {
+		struct spent_profile_count *c = NULL;
 		size_t n = 0;
-		err = profile_counts(x->p, img, ev, &c, &n);
+		err = spent_profile_counts(x->p, img, ev, &c, &n);
 		for (size_t i = 0; i < n && !err; i++) {
-			struct profile_frame fr = { img, c[i].offset };
+			struct spent_profile_frame fr = { img, c[i].offset };
 			err = sample(x, &fr, 1, e, nev, c[i].count);
 		}
 		free(c);
@@ -203,13 +203,13 @@ static int samples_of_event(struct pp *x, uint32_t ev, size_t e, size_t nev)
 static int mappings(struct pp *x)
 {
 	int err = 0;
-	uint32_t nimg = profile_nimages(x->p);
+	uint32_t nimg = spent_profile_nimages(x->p);
 	for (uint32_t slot = 0; slot < nimg && !err; slot++) {
 		uint32_t i = x->main_image < 0 ? slot
 			     : slot == 0 ? (uint32_t)x->main_image
 			     : slot <= (uint32_t)x->main_image ? slot - 1 : slot;
-		const struct profile_image *im = profile_image_get(x->p, i);
-		char bid[2 * PROFILE_ID_MAX + 1] = "";
+		const struct spent_profile_image *im = spent_profile_image_get(x->p, i);
+		char bid[2 * SPENT_PROFILE_ID_MAX + 1] = "";
 		for (unsigned k = 0; k < im->id_len; k++)
 			snprintf(bid + 2 * k, 3, "%02x", im->id[k]);
 		long fs = str_id(&x->st, im->path), bs = str_id(&x->st, bid);
@@ -256,7 +256,7 @@ static int gzip_to_file(const struct binbuf *in, const char *path)
 	return err;
 }
 
-int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *evs, size_t nev,
+int pprof_write(const struct spent_profile *p, struct symbols *sym, const uint32_t *evs, size_t nev,
 		const char *path)
 {
 	struct pp x = { .p = p, .sym = sym };
@@ -276,7 +276,7 @@ int pprof_write(const struct profile *p, struct symbols *sym, const uint32_t *ev
 	long period_type = -1, period_unit = -1;
 	for (size_t e = 0; e < nev && !err; e++) {
 		const char *type, *unit;
-		event_amount(profile_event_get(p, evs[e]), &type, &unit, &x.per_sample[e]);
+		event_amount(spent_profile_event_get(p, evs[e]), &type, &unit, &x.per_sample[e]);
 		long t = str_id(&x.st, type), u = str_id(&x.st, unit);
 		if (e == 0) {
 			period_type = t;

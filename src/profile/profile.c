@@ -9,21 +9,21 @@
 #include "core/binio.h"
 #include "profile/profile_int.h"
 
-static const char *const unknown_names[PROFILE_UNK_NR] = {
+static const char *const unknown_names[SPENT_PROFILE_UNK_NR] = {
 	"no-mapping", "process-gone", "jit", "kernel", "lost", "throttled",
 };
 
-const char *profile_unknown_reason_name(enum profile_unknown_reason r)
+const char *spent_profile_unknown_reason_name(enum spent_profile_unknown_reason r)
 {
-	return (unsigned)r < PROFILE_UNK_NR ? unknown_names[r] : "invalid";
+	return (unsigned)r < SPENT_PROFILE_UNK_NR ? unknown_names[r] : "invalid";
 }
 
-struct profile *profile_new(void)
+struct spent_profile *spent_profile_new(void)
 {
-	return calloc(1, sizeof(struct profile));
+	return calloc(1, sizeof(struct spent_profile));
 }
 
-void profile_free(struct profile *p)
+void spent_profile_free(struct spent_profile *p)
 {
 	if (!p)
 		return;
@@ -54,17 +54,17 @@ int profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static uint64_t image_hash(const struct profile_image *img)
+static uint64_t image_hash(const struct spent_profile_image *img)
 {
 	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, &img->id_kind, 1);
 	h = binio_fnv64(h, img->id, img->id_len);
 	return binio_fnv64(h, img->path, strlen(img->path));
 }
 
-int profile_image_intern(struct profile *p, const struct profile_image *img, uint32_t *idx)
+int spent_profile_image_intern(struct spent_profile *p, const struct spent_profile_image *img, uint32_t *idx)
 {
-	if (!img->path || !img->path[0] || strlen(img->path) >= PROFILE_PATH_MAX ||
-	    img->id_len > PROFILE_ID_MAX || img->id_kind > PROFILE_ID_HASH)
+	if (!img->path || !img->path[0] || strlen(img->path) >= SPENT_PROFILE_PATH_MAX ||
+	    img->id_len > SPENT_PROFILE_ID_MAX || img->id_kind > SPENT_PROFILE_ID_HASH)
 		return -EINVAL;
 	uint64_t h = image_hash(img);
 	for (size_t i = 0; i < p->nimages; i++) {
@@ -76,7 +76,7 @@ int profile_image_intern(struct profile *p, const struct profile_image *img, uin
 			return 0;
 		}
 	}
-	if (p->nimages >= PROFILE_NO_IMAGE - 1)
+	if (p->nimages >= SPENT_PROFILE_NO_IMAGE - 1)
 		return -ENOSPC;
 	if (ALLOC_GROW(p->images, p->nimages + 1, p->capimages))
 		return -ENOMEM;
@@ -91,13 +91,13 @@ int profile_image_intern(struct profile *p, const struct profile_image *img, uin
 	return 0;
 }
 
-int profile_event_intern(struct profile *p, const char *name, uint64_t period, uint32_t flags,
+int spent_profile_event_intern(struct spent_profile *p, const char *name, uint64_t period, uint32_t flags,
 			 uint32_t *idx)
 {
-	if (!name || !name[0] || strlen(name) >= PROFILE_EVENT_NAME_MAX)
+	if (!name || !name[0] || strlen(name) >= SPENT_PROFILE_EVENT_NAME_MAX)
 		return -EINVAL;
 	for (size_t i = 0; i < p->nevents; i++) {
-		const struct profile_event *e = &p->events[i].pub;
+		const struct spent_profile_event *e = &p->events[i].pub;
 		if (e->period == period && e->flags == flags && !strcmp(e->name, name)) {
 			*idx = (uint32_t)i;
 			return 0;
@@ -118,22 +118,22 @@ int profile_event_intern(struct profile *p, const char *name, uint64_t period, u
 	return 0;
 }
 
-size_t profile_nimages(const struct profile *p) { return p->nimages; }
-size_t profile_nevents(const struct profile *p) { return p->nevents; }
-size_t profile_ncells(const struct profile *p) { return p->ncells; }
-size_t profile_nstacks(const struct profile *p) { return p->nstacks; }
+size_t spent_profile_nimages(const struct spent_profile *p) { return p->nimages; }
+size_t spent_profile_nevents(const struct spent_profile *p) { return p->nevents; }
+size_t spent_profile_ncells(const struct spent_profile *p) { return p->ncells; }
+size_t spent_profile_nstacks(const struct spent_profile *p) { return p->nstacks; }
 
-const struct profile_image *profile_image_get(const struct profile *p, uint32_t idx)
+const struct spent_profile_image *spent_profile_image_get(const struct spent_profile *p, uint32_t idx)
 {
 	return idx < p->nimages ? &p->images[idx].pub : NULL;
 }
 
-const struct profile_event *profile_event_get(const struct profile *p, uint32_t idx)
+const struct spent_profile_event *spent_profile_event_get(const struct spent_profile *p, uint32_t idx)
 {
 	return idx < p->nevents ? &p->events[idx].pub : NULL;
 }
 
-int profile_event_find(const struct profile *p, const char *name)
+int spent_profile_event_find(const struct spent_profile *p, const char *name)
 {
 	for (size_t i = 0; i < p->nevents; i++)
 		if (!strcmp(p->events[i].pub.name, name))
@@ -157,7 +157,7 @@ static struct cell *cell_slot(struct cell *cells, size_t cap, uint32_t img, uint
 	return &cells[i];
 }
 
-static int cells_rehash(struct profile *p)
+static int cells_rehash(struct spent_profile *p)
 {
 	size_t ncap = p->capcells ? p->capcells * 2 : 1024;
 	struct cell *n = calloc(ncap, sizeof(*n));
@@ -174,7 +174,7 @@ static int cells_rehash(struct profile *p)
 	return 0;
 }
 
-int profile_add(struct profile *p, uint32_t img, uint64_t offset, uint32_t ev, uint64_t count)
+int spent_profile_add(struct spent_profile *p, uint32_t img, uint64_t offset, uint32_t ev, uint64_t count)
 {
 	if (img >= p->nimages || ev >= p->nevents)
 		return -EINVAL;
@@ -193,16 +193,16 @@ int profile_add(struct profile *p, uint32_t img, uint64_t offset, uint32_t ev, u
 	return 0;
 }
 
-int profile_add_unknown(struct profile *p, enum profile_unknown_reason why, uint32_t ev,
+int spent_profile_add_unknown(struct spent_profile *p, enum spent_profile_unknown_reason why, uint32_t ev,
 			uint64_t count)
 {
-	if (ev >= p->nevents || (unsigned)why >= PROFILE_UNK_NR)
+	if (ev >= p->nevents || (unsigned)why >= SPENT_PROFILE_UNK_NR)
 		return -EINVAL;
 	p->events[ev].unknown[why] += count;
 	return 0;
 }
 
-static uint64_t stack_hash(uint32_t ev, const struct profile_frame *f, size_t n)
+static uint64_t stack_hash(uint32_t ev, const struct spent_profile_frame *f, size_t n)
 {
 	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, &ev, sizeof(ev));
 	for (size_t i = 0; i < n; i++) {
@@ -212,7 +212,7 @@ static uint64_t stack_hash(uint32_t ev, const struct profile_frame *f, size_t n)
 	return h;
 }
 
-static bool stack_equal(const struct stack *s, uint32_t ev, const struct profile_frame *f,
+static bool stack_equal(const struct stack *s, uint32_t ev, const struct spent_profile_frame *f,
 			size_t n)
 {
 	if (s->ev != ev || s->n != n)
@@ -223,7 +223,7 @@ static bool stack_equal(const struct stack *s, uint32_t ev, const struct profile
 	return true;
 }
 
-static int stack_index_rebuild(struct profile *p)
+static int stack_index_rebuild(struct spent_profile *p)
 {
 	size_t ncap = p->capindex ? p->capindex * 2 : 256;
 	uint32_t *n = calloc(ncap, sizeof(*n));
@@ -241,13 +241,13 @@ static int stack_index_rebuild(struct profile *p)
 	return 0;
 }
 
-int profile_add_stack(struct profile *p, uint32_t ev, const struct profile_frame *frames,
+int spent_profile_add_stack(struct spent_profile *p, uint32_t ev, const struct spent_profile_frame *frames,
 		      size_t n, uint64_t count)
 {
 	if (ev >= p->nevents || n == 0 || n > 1024)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
-		if (frames[i].image != PROFILE_NO_IMAGE && frames[i].image >= p->nimages)
+		if (frames[i].image != SPENT_PROFILE_NO_IMAGE && frames[i].image >= p->nimages)
 			return -EINVAL;
 	if (!count)
 		return 0;
@@ -279,8 +279,8 @@ int profile_add_stack(struct profile *p, uint32_t ev, const struct profile_frame
 	return 0;
 }
 
-int profile_stack_get(const struct profile *p, size_t i, uint32_t *ev,
-		      const struct profile_frame **frames, size_t *nframes, uint64_t *count)
+int spent_profile_stack_get(const struct spent_profile *p, size_t i, uint32_t *ev,
+		      const struct spent_profile_frame **frames, size_t *nframes, uint64_t *count)
 {
 	if (i >= p->nstacks)
 		return -EINVAL;
@@ -292,8 +292,8 @@ int profile_stack_get(const struct profile *p, size_t i, uint32_t *ev,
 	return 0;
 }
 
-int profile_stack_next(const struct profile *p, uint32_t ev, size_t *i,
-		       const struct profile_frame **frames, size_t *nframes, uint64_t *count)
+int spent_profile_stack_next(const struct spent_profile *p, uint32_t ev, size_t *i,
+		       const struct spent_profile_frame **frames, size_t *nframes, uint64_t *count)
 {
 	for (; *i < p->nstacks; (*i)++) {
 		const struct stack *s = &p->stacks[*i];
@@ -309,7 +309,7 @@ int profile_stack_next(const struct profile *p, uint32_t ev, size_t *i,
 }
 
 /* Map every image and event of SRC to DST's indices (new arrays the caller frees). */
-static int merge_maps(struct profile *dst, const struct profile *src, uint32_t **imap,
+static int merge_maps(struct spent_profile *dst, const struct spent_profile *src, uint32_t **imap,
 		      uint32_t **emap)
 {
 	*imap = calloc(src->nimages + 1, sizeof(uint32_t));
@@ -317,33 +317,33 @@ static int merge_maps(struct profile *dst, const struct profile *src, uint32_t *
 	if (!*imap || !*emap)
 		return -ENOMEM;
 	for (size_t i = 0; i < src->nimages; i++) {
-		int err = profile_image_intern(dst, &src->images[i].pub, &(*imap)[i]);
+		int err = spent_profile_image_intern(dst, &src->images[i].pub, &(*imap)[i]);
 		if (err)
 			return err;
 	}
 	for (size_t i = 0; i < src->nevents; i++) {
-		const struct profile_event *e = &src->events[i].pub;
-		int err = profile_event_intern(dst, e->name, e->period, e->flags, &(*emap)[i]);
+		const struct spent_profile_event *e = &src->events[i].pub;
+		int err = spent_profile_event_intern(dst, e->name, e->period, e->flags, &(*emap)[i]);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-int profile_merge(struct profile *dst, const struct profile *src)
+int spent_profile_merge(struct spent_profile *dst, const struct spent_profile *src)
 {
 	uint32_t *imap = NULL, *emap = NULL;
-	struct profile_frame *fr = NULL;
+	struct spent_profile_frame *fr = NULL;
 	int err = merge_maps(dst, src, &imap, &emap);
 	if (err)
 		goto out;
 	for (size_t i = 0; i < src->capcells; i++) {
 		const struct cell *c = &src->cells[i];
-		if (c->count && (err = profile_add(dst, imap[c->img], c->off, emap[c->ev], c->count)))
+		if (c->count && (err = spent_profile_add(dst, imap[c->img], c->off, emap[c->ev], c->count)))
 			goto out;
 	}
 	for (size_t e = 0; e < src->nevents; e++)
-		for (int r = 0; r < PROFILE_UNK_NR; r++)
+		for (int r = 0; r < SPENT_PROFILE_UNK_NR; r++)
 			dst->events[emap[e]].unknown[r] += src->events[e].unknown[r];
 	fr = malloc(1024 * sizeof(*fr));
 	if (!fr) {
@@ -353,11 +353,11 @@ int profile_merge(struct profile *dst, const struct profile *src)
 	for (size_t i = 0; i < src->nstacks; i++) {
 		const struct stack *s = &src->stacks[i];
 		for (size_t k = 0; k < s->n; k++) {
-			fr[k].image = s->frames[k].image == PROFILE_NO_IMAGE ? PROFILE_NO_IMAGE
+			fr[k].image = s->frames[k].image == SPENT_PROFILE_NO_IMAGE ? SPENT_PROFILE_NO_IMAGE
 									     : imap[s->frames[k].image];
 			fr[k].offset = s->frames[k].offset;
 		}
-		if ((err = profile_add_stack(dst, emap[s->ev], fr, s->n, s->count)))
+		if ((err = spent_profile_add_stack(dst, emap[s->ev], fr, s->n, s->count)))
 			goto out;
 	}
 	err = profile_detail_merge(dst, src, imap, emap, UINT32_MAX);
@@ -370,12 +370,12 @@ out:
 
 static int count_cmp(const void *a, const void *b)
 {
-	const struct profile_count *x = a, *y = b;
+	const struct spent_profile_count *x = a, *y = b;
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-int profile_counts(const struct profile *p, uint32_t img, uint32_t ev,
-		   struct profile_count **out, size_t *n)
+int spent_profile_counts(const struct spent_profile *p, uint32_t img, uint32_t ev,
+		   struct spent_profile_count **out, size_t *n)
 {
 	*out = NULL;
 	*n = 0;
@@ -387,7 +387,7 @@ int profile_counts(const struct profile *p, uint32_t img, uint32_t ev,
 			k++;
 	if (!k)
 		return 0;
-	struct profile_count *a = malloc(k * sizeof(*a));
+	struct spent_profile_count *a = malloc(k * sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	k = 0;
@@ -405,7 +405,7 @@ int profile_counts(const struct profile *p, uint32_t img, uint32_t ev,
 	return 0;
 }
 
-uint64_t profile_image_total(const struct profile *p, uint32_t img, uint32_t ev)
+uint64_t spent_profile_image_total(const struct spent_profile *p, uint32_t img, uint32_t ev)
 {
 	uint64_t t = 0;
 	for (size_t i = 0; i < p->capcells; i++)
@@ -414,15 +414,15 @@ uint64_t profile_image_total(const struct profile *p, uint32_t img, uint32_t ev)
 	return t;
 }
 
-uint64_t profile_unknown_count(const struct profile *p, uint32_t ev,
-			       enum profile_unknown_reason why)
+uint64_t spent_profile_unknown_count(const struct spent_profile *p, uint32_t ev,
+			       enum spent_profile_unknown_reason why)
 {
-	if (ev >= p->nevents || (unsigned)why >= PROFILE_UNK_NR)
+	if (ev >= p->nevents || (unsigned)why >= SPENT_PROFILE_UNK_NR)
 		return 0;
 	return p->events[ev].unknown[why];
 }
 
-uint64_t profile_event_total(const struct profile *p, uint32_t ev)
+uint64_t spent_profile_event_total(const struct spent_profile *p, uint32_t ev)
 {
 	if (ev >= p->nevents)
 		return 0;
@@ -430,13 +430,13 @@ uint64_t profile_event_total(const struct profile *p, uint32_t ev)
 	for (size_t i = 0; i < p->capcells; i++)
 		if (p->cells[i].count && p->cells[i].ev == ev)
 			t += p->cells[i].count;
-	for (int r = 0; r < PROFILE_UNK_NR; r++)
-		if (r != PROFILE_UNK_LOST && r != PROFILE_UNK_THROTTLED)
+	for (int r = 0; r < SPENT_PROFILE_UNK_NR; r++)
+		if (r != SPENT_PROFILE_UNK_LOST && r != SPENT_PROFILE_UNK_THROTTLED)
 			t += p->events[ev].unknown[r];
 	return t;
 }
 
-int profile_foreach_pair(const struct profile *p, profile_pair_fn fn, void *ctx)
+int spent_profile_foreach_pair(const struct spent_profile *p, spent_profile_pair_fn fn, void *ctx)
 {
 	size_t np = p->nimages * p->nevents;
 	if (!np)

@@ -1,7 +1,7 @@
 /* profile/profile_detail.c - who and when in the in-memory profile: interned tasks (comm,
  * pid, tid, cgroup), interned call chains, detail rows (event, task, time bucket, chain) ->
- * count in a hash table (one profile_add_detail per sample, so O(1) amortized), the time
- * bucket width, the wall-clock span, and their part of profile_merge. */
+ * count in a hash table (one spent_profile_add_detail per sample, so O(1) amortized), the time
+ * bucket width, the wall-clock span, and their part of spent_profile_merge. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +65,7 @@ static int index_reserve(const struct profile_detail *d, uint32_t **index, size_
 
 /* ---- tasks ---------------------------------------------------------------------------- */
 
-static uint64_t task_hash_of(const struct profile_task *t, const char *cgroup)
+static uint64_t task_hash_of(const struct spent_profile_task *t, const char *cgroup)
 {
 	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, t->comm, strlen(t->comm) + 1);
 	h = binio_fnv64(h, &t->pid, sizeof(t->pid));
@@ -83,11 +83,11 @@ static bool str_eq_null(const char *a, const char *b)
 	return a && b ? !strcmp(a, b) : a == b;
 }
 
-int profile_task_intern(struct profile *p, const struct profile_task *t, uint32_t *idx)
+int spent_profile_task_intern(struct spent_profile *p, const struct spent_profile_task *t, uint32_t *idx)
 {
 	struct profile_detail *d = &p->detail;
-	if (!t || !t->comm || strlen(t->comm) >= PROFILE_COMM_MAX ||
-	    (t->cgroup && strlen(t->cgroup) >= PROFILE_PATH_MAX))
+	if (!t || !t->comm || strlen(t->comm) >= SPENT_PROFILE_COMM_MAX ||
+	    (t->cgroup && strlen(t->cgroup) >= SPENT_PROFILE_PATH_MAX))
 		return -EINVAL;
 	/* "" and NULL both mean "no cgroup": one identity, and files need not tell them apart */
 	const char *cg = t->cgroup && t->cgroup[0] ? t->cgroup : NULL;
@@ -103,7 +103,7 @@ int profile_task_intern(struct profile *p, const struct profile_task *t, uint32_
 			return 0;
 		}
 	}
-	if (d->ntasks >= PROFILE_NO_TASK - 1)
+	if (d->ntasks >= SPENT_PROFILE_NO_TASK - 1)
 		return -ENOSPC;
 	if (ALLOC_GROW(d->tasks, d->ntasks + 1, d->captasks))
 		return -ENOMEM;
@@ -124,19 +124,19 @@ int profile_task_intern(struct profile *p, const struct profile_task *t, uint32_
 	return 0;
 }
 
-size_t profile_ntasks(const struct profile *p)
+size_t spent_profile_ntasks(const struct spent_profile *p)
 {
 	return p->detail.ntasks;
 }
 
-const struct profile_task *profile_task_get(const struct profile *p, uint32_t idx)
+const struct spent_profile_task *spent_profile_task_get(const struct spent_profile *p, uint32_t idx)
 {
 	return idx < p->detail.ntasks ? &p->detail.tasks[idx].pub : NULL;
 }
 
 /* ---- time buckets and spans ------------------------------------------------------------ */
 
-int profile_set_time_bucket(struct profile *p, uint64_t bucket_ns)
+int spent_profile_set_time_bucket(struct spent_profile *p, uint64_t bucket_ns)
 {
 	if (!bucket_ns)
 		return -EINVAL;
@@ -144,9 +144,9 @@ int profile_set_time_bucket(struct profile *p, uint64_t bucket_ns)
 	return 0;
 }
 
-uint64_t profile_time_bucket(const struct profile *p)
+uint64_t spent_profile_time_bucket(const struct spent_profile *p)
 {
-	return p->detail.bucket_ns ? p->detail.bucket_ns : PROFILE_TIME_BUCKET_NS;
+	return p->detail.bucket_ns ? p->detail.bucket_ns : SPENT_PROFILE_TIME_BUCKET_NS;
 }
 
 static uint64_t bucket_floor(uint64_t t, uint64_t width)
@@ -154,7 +154,7 @@ static uint64_t bucket_floor(uint64_t t, uint64_t width)
 	return t - t % width;
 }
 
-void profile_extend_span(struct profile *p, uint64_t start_ns, uint64_t end_ns)
+void spent_profile_extend_span(struct spent_profile *p, uint64_t start_ns, uint64_t end_ns)
 {
 	struct profile_detail *d = &p->detail;
 	/* one known end stands for both; reversed ends are the same interval */
@@ -175,7 +175,7 @@ void profile_extend_span(struct profile *p, uint64_t start_ns, uint64_t end_ns)
 		d->span_end = end_ns;
 }
 
-void profile_span(const struct profile *p, uint64_t *start_ns, uint64_t *end_ns)
+void spent_profile_span(const struct spent_profile *p, uint64_t *start_ns, uint64_t *end_ns)
 {
 	*start_ns = p->detail.span_start;
 	*end_ns = p->detail.span_end;
@@ -183,7 +183,7 @@ void profile_span(const struct profile *p, uint64_t *start_ns, uint64_t *end_ns)
 
 /* ---- call chains ----------------------------------------------------------------------- */
 
-static uint64_t chain_hash(const struct profile_frame *f, size_t n)
+static uint64_t chain_hash(const struct spent_profile_frame *f, size_t n)
 {
 	uint64_t h = n;
 	for (size_t i = 0; i < n; i++)
@@ -196,7 +196,7 @@ static uint64_t chain_entry_hash(const struct profile_detail *d, size_t i)
 	return d->chains[i].hash;
 }
 
-int profile_detail_chain_intern(struct profile_detail *d, const struct profile_frame *f, size_t n,
+int profile_detail_chain_intern(struct profile_detail *d, const struct spent_profile_frame *f, size_t n,
 				uint32_t *idx)
 {
 	uint64_t h = chain_hash(f, n);
@@ -205,7 +205,7 @@ int profile_detail_chain_intern(struct profile_detail *d, const struct profile_f
 	size_t mask = d->cap_chain_index - 1, j = h & mask;
 	for (; d->chain_index[j]; j = (j + 1) & mask) {
 		const struct detail_chain *c = &d->chains[d->chain_index[j] - 1];
-		const struct profile_frame *cf = d->frames + c->off;
+		const struct spent_profile_frame *cf = d->frames + c->off;
 		if (c->hash != h || c->n != n)
 			continue;
 		size_t k = 0;
@@ -297,44 +297,44 @@ int profile_detail_row_add(struct profile_detail *d, uint32_t ev, uint32_t task,
 	return 0;
 }
 
-static int check_frames(const struct profile *p, const struct profile_frame *f, size_t n)
+static int check_frames(const struct spent_profile *p, const struct spent_profile_frame *f, size_t n)
 {
 	if (!f || n == 0 || n > MAX_DEPTH)
 		return -EINVAL;
 	for (size_t i = 0; i < n; i++)
-		if (f[i].image != PROFILE_NO_IMAGE && f[i].image >= p->nimages)
+		if (f[i].image != SPENT_PROFILE_NO_IMAGE && f[i].image >= p->nimages)
 			return -EINVAL;
 	return 0;
 }
 
-int profile_add_detail(struct profile *p, uint32_t ev, uint32_t task, uint64_t time_ns,
-		       const struct profile_frame *frames, size_t n, uint64_t count)
+int spent_profile_add_detail(struct spent_profile *p, uint32_t ev, uint32_t task, uint64_t time_ns,
+		       const struct spent_profile_frame *frames, size_t n, uint64_t count)
 {
 	struct profile_detail *d = &p->detail;
 	uint32_t chain;
-	if (ev >= p->nevents || (task != PROFILE_NO_TASK && task >= d->ntasks) ||
+	if (ev >= p->nevents || (task != SPENT_PROFILE_NO_TASK && task >= d->ntasks) ||
 	    check_frames(p, frames, n))
 		return -EINVAL;
 	if (!count)
 		return 0;
 	int err = profile_detail_chain_intern(d, frames, n, &chain);
 	return err ? err : profile_detail_row_add(d, ev, task,
-						  bucket_floor(time_ns, profile_time_bucket(p)), chain, count);
+						  bucket_floor(time_ns, spent_profile_time_bucket(p)), chain, count);
 }
 
-size_t profile_ndetail(const struct profile *p)
+size_t spent_profile_ndetail(const struct spent_profile *p)
 {
 	return p->detail.nrows;
 }
 
-int profile_detail_get(const struct profile *p, size_t i, struct profile_detail_row *row)
+int spent_profile_detail_get(const struct spent_profile *p, size_t i, struct spent_profile_detail_row *row)
 {
 	const struct profile_detail *d = &p->detail;
 	if (i >= d->nrows)
 		return -EINVAL;
 	const struct detail_row *r = &d->rows[i];
 	const struct detail_chain *c = &d->chains[r->chain];
-	*row = (struct profile_detail_row){ .event = r->ev, .task = r->task, .time_ns = r->time,
+	*row = (struct spent_profile_detail_row){ .event = r->ev, .task = r->task, .time_ns = r->time,
 					    .frames = d->frames + c->off, .nframes = c->n,
 					    .count = r->count };
 	return 0;
@@ -371,24 +371,24 @@ static bool has_rows(const struct profile_detail *s, uint32_t only_ev)
 	return false;
 }
 
-int profile_detail_merge(struct profile *dst, const struct profile *src, const uint32_t *imap,
+int profile_detail_merge(struct spent_profile *dst, const struct spent_profile *src, const uint32_t *imap,
 			 const uint32_t *emap, uint32_t only_ev)
 {
 	struct profile_detail *d = &dst->detail;
 	const struct profile_detail *s = &src->detail;
 	uint32_t *tmap = NULL, *cmap = NULL;
-	struct profile_frame *fr = NULL;
+	struct spent_profile_frame *fr = NULL;
 	int err = 0;
-	profile_extend_span(dst, s->span_start, s->span_end);
+	spent_profile_extend_span(dst, s->span_start, s->span_end);
 	if (!has_rows(s, only_ev))
 		return 0;
 	/* one bucket width: an empty destination takes the source's; otherwise the coarser */
-	uint64_t sw = profile_time_bucket(src), dw = profile_time_bucket(dst);
+	uint64_t sw = spent_profile_time_bucket(src), dw = spent_profile_time_bucket(dst);
 	if (!d->nrows)
 		d->bucket_ns = sw;
 	else if (sw > dw)
 		rebucket(d, sw);
-	uint64_t width = profile_time_bucket(dst);
+	uint64_t width = spent_profile_time_bucket(dst);
 	tmap = malloc((s->ntasks + 1) * sizeof(*tmap));
 	cmap = malloc((s->nchains + 1) * sizeof(*cmap));
 	fr = malloc(MAX_DEPTH * sizeof(*fr));
@@ -397,7 +397,7 @@ int profile_detail_merge(struct profile *dst, const struct profile *src, const u
 		goto out;
 	}
 	for (size_t i = 0; i < s->ntasks && !err; i++)
-		err = profile_task_intern(dst, &s->tasks[i].pub, &tmap[i]);
+		err = spent_profile_task_intern(dst, &s->tasks[i].pub, &tmap[i]);
 	/* chains are mapped when first met: only the ones the merged rows use are copied */
 	memset(cmap, 0xff, (s->nchains + 1) * sizeof(*cmap));
 	for (size_t i = 0; i < s->nrows && !err; i++) {
@@ -407,15 +407,15 @@ int profile_detail_merge(struct profile *dst, const struct profile *src, const u
 		if (cmap[r->chain] == UINT32_MAX) {
 			const struct detail_chain *c = &s->chains[r->chain];
 			for (size_t k = 0; k < c->n; k++) {
-				const struct profile_frame *f = &s->frames[c->off + k];
-				fr[k].image = f->image == PROFILE_NO_IMAGE ? PROFILE_NO_IMAGE : imap[f->image];
+				const struct spent_profile_frame *f = &s->frames[c->off + k];
+				fr[k].image = f->image == SPENT_PROFILE_NO_IMAGE ? SPENT_PROFILE_NO_IMAGE : imap[f->image];
 				fr[k].offset = f->offset;
 			}
 			if ((err = profile_detail_chain_intern(d, fr, c->n, &cmap[r->chain])))
 				break;
 		}
 		err = profile_detail_row_add(d, emap[r->ev],
-					     r->task == PROFILE_NO_TASK ? PROFILE_NO_TASK : tmap[r->task],
+					     r->task == SPENT_PROFILE_NO_TASK ? SPENT_PROFILE_NO_TASK : tmap[r->task],
 					     bucket_floor(r->time, width), cmap[r->chain], r->count);
 	}
 out:

@@ -23,13 +23,13 @@
 #define META_VERSION 1
 #define SPAN_NAME "span"
 
-struct profile_dir {
+struct spent_profile_dir {
 	char *path;
-	mode_t dir_mode;	/* for epoch directories (0700 unless profile_dir_set_modes) */
-	mode_t file_mode;	/* for profile files (0600 unless profile_dir_set_modes) */
+	mode_t dir_mode;	/* for epoch directories (0700 unless spent_profile_dir_set_modes) */
+	mode_t file_mode;	/* for profile files (0600 unless spent_profile_dir_set_modes) */
 };
 
-void profile_dir_set_modes(struct profile_dir *d, mode_t dir_mode, mode_t file_mode)
+void spent_profile_dir_set_modes(struct spent_profile_dir *d, mode_t dir_mode, mode_t file_mode)
 {
 	d->dir_mode = dir_mode;
 	d->file_mode = file_mode;
@@ -46,12 +46,12 @@ void profile_dir_set_modes(struct profile_dir *d, mode_t dir_mode, mode_t file_m
 	close(fd);
 }
 
-const char *profile_dir_path(const struct profile_dir *d)
+const char *spent_profile_dir_path(const struct spent_profile_dir *d)
 {
 	return d->path;
 }
 
-void profile_dir_close(struct profile_dir *d)
+void spent_profile_dir_close(struct spent_profile_dir *d)
 {
 	if (!d)
 		return;
@@ -59,9 +59,9 @@ void profile_dir_close(struct profile_dir *d)
 	free(d);
 }
 
-static int dir_new(const char *path, struct profile_dir **out)
+static int dir_new(const char *path, struct spent_profile_dir **out)
 {
-	struct profile_dir *d = calloc(1, sizeof(*d));
+	struct spent_profile_dir *d = calloc(1, sizeof(*d));
 	if (!d || !(d->path = strdup(path))) {
 		free(d);
 		return -ENOMEM;
@@ -88,7 +88,7 @@ static bool dir_is_empty(const char *path)
 	return empty;
 }
 
-int profile_dir_create(const char *dir, struct profile_dir **out)
+int spent_profile_dir_create(const char *dir, struct spent_profile_dir **out)
 {
 	char meta[PATH_MAX], host[256] = "unknown", buf[512];
 	int err = 0;
@@ -120,13 +120,13 @@ int profile_dir_create(const char *dir, struct profile_dir **out)
 	if ((err = dir_new(dir, out)))
 		return err;
 	if ((err = binio_write_file_atomic(meta, buf, (size_t)n, (*out)->file_mode))) {
-		profile_dir_close(*out);
+		spent_profile_dir_close(*out);
 		*out = NULL;
 	}
 	return err;
 }
 
-int profile_dir_open(const char *dir, struct profile_dir **out)
+int spent_profile_dir_open(const char *dir, struct spent_profile_dir **out)
 {
 	char meta[PATH_MAX];
 	uint8_t *data = NULL;
@@ -162,11 +162,11 @@ out:
 	return err;
 }
 
-int profile_dir_open_or_create(const char *dir, struct profile_dir **out)
+int spent_profile_dir_open_or_create(const char *dir, struct spent_profile_dir **out)
 {
-	int err = profile_dir_open(dir, out);
+	int err = spent_profile_dir_open(dir, out);
 	if (err == -ENOENT || (err == -EBADMSG && dir_is_empty(dir)))
-		err = profile_dir_create(dir, out);
+		err = spent_profile_dir_create(dir, out);
 	return err;
 }
 
@@ -191,7 +191,7 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int profile_dir_epochs(struct profile_dir *d, uint32_t **epochs, size_t *n)
+int spent_profile_dir_epochs(struct spent_profile_dir *d, uint32_t **epochs, size_t *n)
 {
 	DIR *dh = opendir(d->path);
 	uint32_t *a = NULL;
@@ -222,18 +222,18 @@ out:
 	return err;
 }
 
-static int epoch_path(const struct profile_dir *d, uint32_t epoch, char *out, size_t len)
+static int epoch_path(const struct spent_profile_dir *d, uint32_t epoch, char *out, size_t len)
 {
 	int n = snprintf(out, len, "%s/epoch-%04u", d->path, epoch);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int profile_dir_new_epoch(struct profile_dir *d, uint32_t *epoch)
+int spent_profile_dir_new_epoch(struct spent_profile_dir *d, uint32_t *epoch)
 {
 	uint32_t *e = NULL;
 	size_t n;
 	char path[PATH_MAX];
-	int err = profile_dir_epochs(d, &e, &n);
+	int err = spent_profile_dir_epochs(d, &e, &n);
 	if (err)
 		return err;
 	uint32_t next = n ? e[n - 1] + 1 : 0;
@@ -246,21 +246,21 @@ int profile_dir_new_epoch(struct profile_dir *d, uint32_t *epoch)
 	return 0;
 }
 
-int profile_dir_current_epoch(struct profile_dir *d, uint32_t *epoch)
+int spent_profile_dir_current_epoch(struct spent_profile_dir *d, uint32_t *epoch)
 {
 	uint32_t *e = NULL;
 	size_t n;
-	int err = profile_dir_epochs(d, &e, &n);
+	int err = spent_profile_dir_epochs(d, &e, &n);
 	if (err)
 		return err;
 	if (n)
 		*epoch = e[n - 1];
 	free(e);
-	return n ? 0 : profile_dir_new_epoch(d, epoch);
+	return n ? 0 : spent_profile_dir_new_epoch(d, epoch);
 }
 
 /* Read FILE into T when it exists and is valid; a corrupt one is renamed NAME.corrupt. */
-static int load_existing(const char *file, struct profile *t, profile_warn_fn warn, void *ctx)
+static int load_existing(const char *file, struct spent_profile *t, spent_profile_warn_fn warn, void *ctx)
 {
 	uint8_t *data = NULL;
 	size_t len;
@@ -269,7 +269,7 @@ static int load_existing(const char *file, struct profile *t, profile_warn_fn wa
 	if (err == -ENOENT)
 		return 0;
 	if (!err)
-		err = profile_file_parse(data, len, t, &why);
+		err = spent_profile_file_parse(data, len, t, &why);
 	free(data);
 	if (err == -ENOMEM)
 		return err;
@@ -287,22 +287,22 @@ static int load_existing(const char *file, struct profile *t, profile_warn_fn wa
 enum write_kind { W_COUNTS, W_UNKNOWN, W_STACKS, W_SAMPLES };
 
 struct write_ctx {
-	const struct profile *p;
+	const struct spent_profile *p;
 	char dir[PATH_MAX];
 	mode_t file_mode;
-	profile_warn_fn warn;
+	spent_profile_warn_fn warn;
 	void *ctx;
 };
 
 /* T gets P's detail rows of event EV as its event TE. */
-static int add_detail_slice(struct profile *t, const struct profile *p, uint32_t ev, uint32_t te)
+static int add_detail_slice(struct spent_profile *t, const struct spent_profile *p, uint32_t ev, uint32_t te)
 {
-	size_t ni = profile_nimages(p);
+	size_t ni = spent_profile_nimages(p);
 	uint32_t *imap = malloc((ni + 1) * sizeof(*imap));
-	uint32_t *emap = calloc(profile_nevents(p) + 1, sizeof(*emap));
+	uint32_t *emap = calloc(spent_profile_nevents(p) + 1, sizeof(*emap));
 	int err = imap && emap ? 0 : -ENOMEM;
 	for (size_t i = 0; i < ni && !err; i++)
-		err = profile_image_intern(t, profile_image_get(p, (uint32_t)i), &imap[i]);
+		err = spent_profile_image_intern(t, spent_profile_image_get(p, (uint32_t)i), &imap[i]);
 	if (!err) {
 		emap[ev] = te;
 		err = profile_detail_merge(t, p, imap, emap, ev);
@@ -313,32 +313,32 @@ static int add_detail_slice(struct profile *t, const struct profile *p, uint32_t
 }
 
 /* T gets P's call stacks of event EV as its event TE. */
-static int add_stack_slice(struct profile *t, const struct profile *p, uint32_t ev, uint32_t te)
+static int add_stack_slice(struct spent_profile *t, const struct spent_profile *p, uint32_t ev, uint32_t te)
 {
-	const struct profile_event *e = profile_event_get(t, te);
-	struct profile *one = profile_new();
+	const struct spent_profile_event *e = spent_profile_event_get(t, te);
+	struct spent_profile *one = spent_profile_new();
 	uint32_t oe;
-	int err = one ? profile_event_intern(one, e->name, e->period, e->flags, &oe) : -ENOMEM;
+	int err = one ? spent_profile_event_intern(one, e->name, e->period, e->flags, &oe) : -ENOMEM;
 	/* copy P's stacks of EV via a merge of a filtered profile */
-	for (size_t i = 0; i < profile_nstacks(p) && !err; i++) {
+	for (size_t i = 0; i < spent_profile_nstacks(p) && !err; i++) {
 		uint32_t sev;
-		const struct profile_frame *f;
+		const struct spent_profile_frame *f;
 		size_t nf;
 		uint64_t cnt;
-		profile_stack_get(p, i, &sev, &f, &nf, &cnt);
+		spent_profile_stack_get(p, i, &sev, &f, &nf, &cnt);
 		if (sev != ev)
 			continue;
-		struct profile_frame fr[1024];
+		struct spent_profile_frame fr[1024];
 		for (size_t k = 0; k < nf && !err; k++) {
 			fr[k] = f[k];
-			if (f[k].image != PROFILE_NO_IMAGE)
-				err = profile_image_intern(one, profile_image_get(p, f[k].image),
+			if (f[k].image != SPENT_PROFILE_NO_IMAGE)
+				err = spent_profile_image_intern(one, spent_profile_image_get(p, f[k].image),
 							   &fr[k].image);
 		}
-		err = err ? err : profile_add_stack(one, oe, fr, nf, cnt);
+		err = err ? err : spent_profile_add_stack(one, oe, fr, nf, cnt);
 	}
-	err = err ? err : profile_merge(t, one);
-	profile_free(one);
+	err = err ? err : spent_profile_merge(t, one);
+	spent_profile_free(one);
 	return err;
 }
 
@@ -359,7 +359,7 @@ static int file_path(const struct write_ctx *w, enum write_kind kind, uint32_t i
 static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, uint32_t ev)
 {
 	char file[PATH_MAX];
-	struct profile *t = profile_new();
+	struct spent_profile *t = spent_profile_new();
 	struct binbuf b;
 	bool empty = false;
 	uint32_t ti = 0, te = 0;
@@ -374,28 +374,28 @@ static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, ui
 	if ((err = load_existing(file, t, w->warn, w->ctx)))
 		goto out;
 	/* keep only the one event (and image) this file is about: merge P's slice into T */
-	const struct profile_event *e = profile_event_get(w->p, ev);
-	if ((err = profile_event_intern(t, e->name, e->period, e->flags, &te)))
+	const struct spent_profile_event *e = spent_profile_event_get(w->p, ev);
+	if ((err = spent_profile_event_intern(t, e->name, e->period, e->flags, &te)))
 		goto out;
 	if (kind == W_COUNTS) {
-		struct profile_count *c = NULL;
+		struct spent_profile_count *c = NULL;
 		size_t n = 0;
-		err = profile_image_intern(t, profile_image_get(w->p, img), &ti);
-		err = err ? err : profile_counts(w->p, img, ev, &c, &n);
+		err = spent_profile_image_intern(t, spent_profile_image_get(w->p, img), &ti);
+		err = err ? err : spent_profile_counts(w->p, img, ev, &c, &n);
 		for (size_t i = 0; i < n && !err; i++)
-			err = profile_add(t, ti, c[i].offset, te, c[i].count);
+			err = spent_profile_add(t, ti, c[i].offset, te, c[i].count);
 		free(c);
 		err = err ? err : profile_file_encode_counts(t, ti, te, &b);
 	} else {
-		for (int r = 0; r < PROFILE_UNK_NR && !err; r++)
-			err = profile_add_unknown(t, r, te, profile_unknown_count(w->p, ev, r));
+		for (int r = 0; r < SPENT_PROFILE_UNK_NR && !err; r++)
+			err = spent_profile_add_unknown(t, r, te, spent_profile_unknown_count(w->p, ev, r));
 		err = err ? err : profile_file_encode_unknown(t, te, &b, &empty);
 	}
 	if (!err && !empty)
 		err = binio_write_file_atomic(file, b.data, b.len, w->file_mode);
 out:
 	binbuf_release(&b);
-	profile_free(t);
+	spent_profile_free(t);
 	return err;
 }
 
@@ -408,7 +408,7 @@ out:
 static int write_stacks_samples(struct write_ctx *w, uint32_t ev)
 {
 	char sfile[PATH_MAX], dfile[PATH_MAX];
-	struct profile *t = profile_new();
+	struct spent_profile *t = spent_profile_new();
 	struct binbuf b;
 	bool empty = true, hold = false;
 	uint32_t te;
@@ -418,8 +418,8 @@ static int write_stacks_samples(struct write_ctx *w, uint32_t ev)
 	err = err ? err : file_path(w, W_SAMPLES, 0, ev, dfile, sizeof(dfile));
 	err = err ? err : load_existing(dfile, t, w->warn, w->ctx);
 	err = err ? err : load_existing(sfile, t, w->warn, w->ctx);
-	const struct profile_event *e = profile_event_get(w->p, ev);
-	err = err ? err : profile_event_intern(t, e->name, e->period, e->flags, &te);
+	const struct spent_profile_event *e = spent_profile_event_get(w->p, ev);
+	err = err ? err : spent_profile_event_intern(t, e->name, e->period, e->flags, &te);
 	err = err ? err : add_detail_slice(t, w->p, ev, te);
 	err = err ? err : add_stack_slice(t, w->p, ev, te);
 	if (!err && (hold = profile_samples_hold_stacks(t, te)))
@@ -439,7 +439,7 @@ static int write_stacks_samples(struct write_ctx *w, uint32_t ev)
 			err = binio_write_file_atomic(sfile, b.data, b.len, w->file_mode);
 	}
 	binbuf_release(&b);
-	profile_free(t);
+	spent_profile_free(t);
 	return err;
 }
 
@@ -470,7 +470,7 @@ static int write_span(struct write_ctx *w)
 {
 	char file[PATH_MAX], text[PROFILE_SPAN_TEXT_MAX];
 	uint64_t s, e, os, oe;
-	profile_span(w->p, &s, &e);
+	spent_profile_span(w->p, &s, &e);
 	if (!s)
 		return 0;
 	if (snprintf(file, sizeof(file), "%s/" SPAN_NAME, w->dir) >= (int)sizeof(file))
@@ -496,7 +496,7 @@ static int write_span(struct write_ctx *w)
 	return binio_write_file_atomic(file, text, n, w->file_mode);
 }
 
-int profile_dir_epoch_span(struct profile_dir *d, uint32_t epoch, uint64_t *start_ns,
+int spent_profile_dir_epoch_span(struct spent_profile_dir *d, uint32_t epoch, uint64_t *start_ns,
 			   uint64_t *end_ns)
 {
 	char dir[PATH_MAX];
@@ -517,33 +517,33 @@ static int write_pair(void *ctx, uint32_t img, uint32_t ev)
 	return write_one(ctx, W_COUNTS, img, ev);
 }
 
-static bool has_unknown(const struct profile *p, uint32_t ev)
+static bool has_unknown(const struct spent_profile *p, uint32_t ev)
 {
-	for (int r = 0; r < PROFILE_UNK_NR; r++)
-		if (profile_unknown_count(p, ev, r))
+	for (int r = 0; r < SPENT_PROFILE_UNK_NR; r++)
+		if (spent_profile_unknown_count(p, ev, r))
 			return true;
 	return false;
 }
 
-static bool has_stacks(const struct profile *p, uint32_t ev)
+static bool has_stacks(const struct spent_profile *p, uint32_t ev)
 {
 	size_t i = 0, n;
-	const struct profile_frame *f;
+	const struct spent_profile_frame *f;
 	uint64_t count;
-	return profile_stack_next(p, ev, &i, &f, &n, &count) == 1;
+	return spent_profile_stack_next(p, ev, &i, &f, &n, &count) == 1;
 }
 
-static bool has_detail(const struct profile *p, uint32_t ev)
+static bool has_detail(const struct spent_profile *p, uint32_t ev)
 {
-	struct profile_detail_row row;
-	for (size_t i = 0; i < profile_ndetail(p); i++)
-		if (!profile_detail_get(p, i, &row) && row.event == ev)
+	struct spent_profile_detail_row row;
+	for (size_t i = 0; i < spent_profile_ndetail(p); i++)
+		if (!spent_profile_detail_get(p, i, &row) && row.event == ev)
 			return true;
 	return false;
 }
 
-int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct profile *p,
-			    profile_warn_fn warn, void *ctx)
+int spent_profile_dir_write_epoch(struct spent_profile_dir *d, uint32_t epoch, const struct spent_profile *p,
+			    spent_profile_warn_fn warn, void *ctx)
 {
 	struct write_ctx w = { .p = p, .warn = warn, .ctx = ctx, .file_mode = d->file_mode };
 	int err = epoch_path(d, epoch, w.dir, sizeof(w.dir));
@@ -555,12 +555,12 @@ int profile_dir_write_epoch(struct profile_dir *d, uint32_t epoch, const struct 
 	} else if (chmod(w.dir, d->dir_mode) < 0) {
 		return -errno;
 	}
-	if ((err = profile_foreach_pair(p, write_pair, &w)))
+	if ((err = spent_profile_foreach_pair(p, write_pair, &w)))
 		return err;
 	/* a kind P holds nothing of is not rewritten: the daemon writes one (image, event) pair
 	 * at a time, and re-reading and rewriting the epoch's whole samples file with each of
 	 * them took most of a CPU on a busy machine */
-	for (uint32_t ev = 0; ev < profile_nevents(p) && !err; ev++) {
+	for (uint32_t ev = 0; ev < spent_profile_nevents(p) && !err; ev++) {
 		if (has_unknown(p, ev))
 			err = write_one(&w, W_UNKNOWN, 0, ev);
 		if (!err && (has_stacks(p, ev) || has_detail(p, ev)))
@@ -575,8 +575,8 @@ static bool is_profile_name(const char *n)
 	return l > 5 && !strcmp(n + l - 5, ".prof") && n[0] != '.';
 }
 
-int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile *into,
-			   profile_warn_fn warn, void *ctx, size_t *nskipped)
+int spent_profile_dir_read_epoch(struct spent_profile_dir *d, uint32_t epoch, struct spent_profile *into,
+			   spent_profile_warn_fn warn, void *ctx, size_t *nskipped)
 {
 	char dir[PATH_MAX], file[PATH_MAX];
 	size_t skipped = 0;
@@ -601,7 +601,7 @@ int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile
 			continue;
 		int e = binio_read_file(file, PROFILE_FILE_MAXLEN, &data, &len);
 		if (!e)
-			e = profile_file_parse(data, len, into, &why);
+			e = spent_profile_file_parse(data, len, into, &why);
 		free(data);
 		if (e == -ENOMEM) {
 			err = e;
@@ -623,22 +623,22 @@ int profile_dir_read_epoch(struct profile_dir *d, uint32_t epoch, struct profile
 		if (warn && snprintf(file, sizeof(file), "%s/" SPAN_NAME, dir) < (int)sizeof(file))
 			warn(ctx, file, se == -EBADMSG ? "bad span file" : strerror(-se));
 	} else {
-		profile_extend_span(into, s, e);
+		spent_profile_extend_span(into, s, e);
 	}
 	if (nskipped)
 		*nskipped = skipped;
 	return err;
 }
 
-int profile_dir_read_all(struct profile_dir *d, struct profile *into, profile_warn_fn warn,
+int spent_profile_dir_read_all(struct spent_profile_dir *d, struct spent_profile *into, spent_profile_warn_fn warn,
 			 void *ctx, size_t *nskipped)
 {
 	uint32_t *e = NULL;
 	size_t n, total = 0;
-	int err = profile_dir_epochs(d, &e, &n);
+	int err = spent_profile_dir_epochs(d, &e, &n);
 	for (size_t i = 0; i < n && !err; i++) {
 		size_t s = 0;
-		err = profile_dir_read_epoch(d, e[i], into, warn, ctx, &s);
+		err = spent_profile_dir_read_epoch(d, e[i], into, warn, ctx, &s);
 		total += s;
 	}
 	free(e);
@@ -727,7 +727,7 @@ static int open_dir_nofollow(const char *dir)
 	return fd < 0 ? -errno : fd;
 }
 
-int profile_dir_check_replaceable(const char *dir)
+int spent_profile_dir_check_replaceable(const char *dir)
 {
 	char head[sizeof(META_MAGIC) + 1] = "";
 	int fd = open_dir_nofollow(dir), err = 0;
@@ -746,7 +746,7 @@ int profile_dir_check_replaceable(const char *dir)
 	return err;
 }
 
-int profile_dir_remove(const char *dir)
+int spent_profile_dir_remove(const char *dir)
 {
 	int fd = open_dir_nofollow(dir), err;
 	if (fd < 0)
@@ -759,7 +759,7 @@ int profile_dir_remove(const char *dir)
 	return err;
 }
 
-int profile_dir_remove_epoch(struct profile_dir *d, uint32_t epoch)
+int spent_profile_dir_remove_epoch(struct spent_profile_dir *d, uint32_t epoch)
 {
 	char name[32];
 	struct stat st;

@@ -9,7 +9,7 @@
 #include "profile/profile_file.h"
 
 int profile_file_put_header(struct binbuf *b, uint32_t version, uint8_t kind,
-			    const struct profile_event *e)
+			    const struct spent_profile_event *e)
 {
 	int err = binbuf_put(b, PROFILE_FILE_MAGIC, 4);
 	err = err ? err : binbuf_put_le32(b, version);
@@ -19,7 +19,7 @@ int profile_file_put_header(struct binbuf *b, uint32_t version, uint8_t kind,
 	return err ? err : binbuf_put_uvarint(b, e->flags);
 }
 
-int profile_file_put_image(struct binbuf *b, const struct profile_image *img)
+int profile_file_put_image(struct binbuf *b, const struct spent_profile_image *img)
 {
 	int err = binbuf_put_str(b, img->path);
 	err = err ? err : binbuf_put_u8(b, img->id_kind);
@@ -32,20 +32,20 @@ int profile_file_put_crc(struct binbuf *b, size_t start)
 	return binbuf_put_le32(b, binio_crc32(0, b->data + start, b->len - start));
 }
 
-int profile_file_encode_counts(const struct profile *p, uint32_t img, uint32_t ev,
+int profile_file_encode_counts(const struct spent_profile *p, uint32_t img, uint32_t ev,
 			       struct binbuf *b)
 {
-	struct profile_count *c = NULL;
+	struct spent_profile_count *c = NULL;
 	size_t n = 0, start = b->len;
-	int err = profile_counts(p, img, ev, &c, &n);
+	int err = spent_profile_counts(p, img, ev, &c, &n);
 	if (err)
 		goto out;
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++)
 		total += c[i].count;
 	err = profile_file_put_header(b, PROFILE_FILE_VERSION, PROFILE_FILE_COUNTS,
-				      profile_event_get(p, ev));
-	err = err ? err : profile_file_put_image(b, profile_image_get(p, img));
+				      spent_profile_event_get(p, ev));
+	err = err ? err : profile_file_put_image(b, spent_profile_image_get(p, img));
 	err = err ? err : binbuf_put_uvarint(b, n);
 	err = err ? err : binbuf_put_uvarint(b, total);
 	uint64_t prev = 0;
@@ -60,19 +60,19 @@ out:
 	return err;
 }
 
-int profile_file_encode_unknown(const struct profile *p, uint32_t ev, struct binbuf *b,
+int profile_file_encode_unknown(const struct spent_profile *p, uint32_t ev, struct binbuf *b,
 				bool *empty)
 {
 	size_t n = 0, start = b->len;
-	for (int r = 0; r < PROFILE_UNK_NR; r++)
-		n += profile_unknown_count(p, ev, r) != 0;
+	for (int r = 0; r < SPENT_PROFILE_UNK_NR; r++)
+		n += spent_profile_unknown_count(p, ev, r) != 0;
 	if (empty)
 		*empty = n == 0;
 	int err = profile_file_put_header(b, PROFILE_FILE_VERSION, PROFILE_FILE_UNKNOWN,
-					  profile_event_get(p, ev));
+					  spent_profile_event_get(p, ev));
 	err = err ? err : binbuf_put_uvarint(b, n);
-	for (int r = 0; r < PROFILE_UNK_NR && !err; r++) {
-		uint64_t c = profile_unknown_count(p, ev, r);
+	for (int r = 0; r < SPENT_PROFILE_UNK_NR && !err; r++) {
+		uint64_t c = spent_profile_unknown_count(p, ev, r);
 		if (!c)
 			continue;
 		err = binbuf_put_uvarint(b, (uint64_t)r);
@@ -81,10 +81,10 @@ int profile_file_encode_unknown(const struct profile *p, uint32_t ev, struct bin
 	return err ? err : profile_file_put_crc(b, start);
 }
 
-int profile_file_encode_stacks(const struct profile *p, uint32_t ev, struct binbuf *b,
+int profile_file_encode_stacks(const struct spent_profile *p, uint32_t ev, struct binbuf *b,
 			       bool *empty)
 {
-	size_t ni = profile_nimages(p), ns = 0, start = b->len;
+	size_t ni = spent_profile_nimages(p), ns = 0, start = b->len;
 	uint64_t total = 0;
 	int err = 0;
 	/* local image table: only images the stacks of EV use, renumbered densely */
@@ -94,34 +94,34 @@ int profile_file_encode_stacks(const struct profile *p, uint32_t ev, struct binb
 	for (size_t i = 0; i < ni; i++)
 		local[i] = UINT32_MAX;
 	uint32_t nlocal = 0;
-	const struct profile_frame *f;
+	const struct spent_profile_frame *f;
 	size_t nf;
 	uint64_t cnt;
-	for (size_t i = 0; profile_stack_next(p, ev, &i, &f, &nf, &cnt);) {
+	for (size_t i = 0; spent_profile_stack_next(p, ev, &i, &f, &nf, &cnt);) {
 		ns++;
 		total += cnt;
 		for (size_t k = 0; k < nf; k++)
-			if (f[k].image != PROFILE_NO_IMAGE && local[f[k].image] == UINT32_MAX)
+			if (f[k].image != SPENT_PROFILE_NO_IMAGE && local[f[k].image] == UINT32_MAX)
 				local[f[k].image] = nlocal++;
 	}
 	if (empty)
 		*empty = ns == 0;
 	err = profile_file_put_header(b, PROFILE_FILE_VERSION, PROFILE_FILE_STACKS,
-				      profile_event_get(p, ev));
+				      spent_profile_event_get(p, ev));
 	err = err ? err : binbuf_put_uvarint(b, nlocal);
 	for (uint32_t l = 0; l < nlocal && !err; l++)
 		for (size_t i = 0; i < ni; i++)
 			if (local[i] == l) {
-				err = profile_file_put_image(b, profile_image_get(p, (uint32_t)i));
+				err = profile_file_put_image(b, spent_profile_image_get(p, (uint32_t)i));
 				break;
 			}
 	err = err ? err : binbuf_put_uvarint(b, ns);
 	err = err ? err : binbuf_put_uvarint(b, total);
-	for (size_t i = 0; !err && profile_stack_next(p, ev, &i, &f, &nf, &cnt);) {
+	for (size_t i = 0; !err && spent_profile_stack_next(p, ev, &i, &f, &nf, &cnt);) {
 		err = binbuf_put_uvarint(b, cnt);
 		err = err ? err : binbuf_put_uvarint(b, nf);
 		for (size_t k = 0; k < nf && !err; k++) {
-			uint64_t li = f[k].image == PROFILE_NO_IMAGE ? 0 : (uint64_t)local[f[k].image] + 1;
+			uint64_t li = f[k].image == SPENT_PROFILE_NO_IMAGE ? 0 : (uint64_t)local[f[k].image] + 1;
 			err = binbuf_put_uvarint(b, li);
 			err = err ? err : binbuf_put_uvarint(b, f[k].offset);
 		}
@@ -143,21 +143,21 @@ static void slug(char *out, size_t outlen, const char *s, size_t maxlen)
 	out[k] = 0;
 }
 
-static int event_slug(const struct profile *p, uint32_t ev, char *out, size_t outlen)
+static int event_slug(const struct spent_profile *p, uint32_t ev, char *out, size_t outlen)
 {
-	const struct profile_event *e = profile_event_get(p, ev);
+	const struct spent_profile_event *e = spent_profile_event_get(p, ev);
 	char s[100];
 	slug(s, sizeof(s), e->name, 80);
 	int n = snprintf(out, outlen, "%s-%llu%s", s, (unsigned long long)e->period,
-			 e->flags & PROFILE_EV_FREQ ? "hz" : "");
+			 e->flags & SPENT_PROFILE_EV_FREQ ? "hz" : "");
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
-int profile_file_name_counts(const struct profile *p, uint32_t img, uint32_t ev, char *out,
+int profile_file_name_counts(const struct spent_profile *p, uint32_t img, uint32_t ev, char *out,
 			     size_t outlen)
 {
-	const struct profile_image *im = profile_image_get(p, img);
-	char evs[128], base[80], id[2 * PROFILE_ID_MAX + 1] = "noid";
+	const struct spent_profile_image *im = spent_profile_image_get(p, img);
+	char evs[128], base[80], id[2 * SPENT_PROFILE_ID_MAX + 1] = "noid";
 	int err = event_slug(p, ev, evs, sizeof(evs));
 	if (err)
 		return err;
@@ -170,7 +170,7 @@ int profile_file_name_counts(const struct profile *p, uint32_t img, uint32_t ev,
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
-static int name_kind(const struct profile *p, uint32_t ev, const char *kind, char *out,
+static int name_kind(const struct spent_profile *p, uint32_t ev, const char *kind, char *out,
 		     size_t outlen)
 {
 	char evs[128];
@@ -181,17 +181,17 @@ static int name_kind(const struct profile *p, uint32_t ev, const char *kind, cha
 	return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
 }
 
-int profile_file_name_unknown(const struct profile *p, uint32_t ev, char *out, size_t outlen)
+int profile_file_name_unknown(const struct spent_profile *p, uint32_t ev, char *out, size_t outlen)
 {
 	return name_kind(p, ev, "unknown", out, outlen);
 }
 
-int profile_file_name_stacks(const struct profile *p, uint32_t ev, char *out, size_t outlen)
+int profile_file_name_stacks(const struct spent_profile *p, uint32_t ev, char *out, size_t outlen)
 {
 	return name_kind(p, ev, "stacks", out, outlen);
 }
 
-int profile_file_name_samples(const struct profile *p, uint32_t ev, char *out, size_t outlen)
+int profile_file_name_samples(const struct spent_profile *p, uint32_t ev, char *out, size_t outlen)
 {
 	return name_kind(p, ev, "samples", out, outlen);
 }
@@ -200,16 +200,16 @@ int profile_file_name_samples(const struct profile *p, uint32_t ev, char *out, s
 
 #define BAD(msg) do { *why = (msg); err = -EBADMSG; goto out; } while (0)
 
-int profile_file_get_image(struct binreader *r, struct profile_image *img, const char **why)
+int profile_file_get_image(struct binreader *r, struct spent_profile_image *img, const char **why)
 {
 	uint8_t kind, len;
-	int err = binreader_get_str(r, PROFILE_PATH_MAX - 1, &img->path);
+	int err = binreader_get_str(r, SPENT_PROFILE_PATH_MAX - 1, &img->path);
 	if (err) {
 		*why = "bad image path";
 		return -EBADMSG;
 	}
 	if (!img->path[0] || binreader_get_u8(r, &kind) || binreader_get_u8(r, &len) ||
-	    kind > PROFILE_ID_HASH || len > PROFILE_ID_MAX || binreader_get(r, img->id, len)) {
+	    kind > SPENT_PROFILE_ID_HASH || len > SPENT_PROFILE_ID_MAX || binreader_get(r, img->id, len)) {
 		*why = "bad image identity";
 		return -EBADMSG;
 	}
@@ -218,15 +218,15 @@ int profile_file_get_image(struct binreader *r, struct profile_image *img, const
 	return 0;
 }
 
-static int parse_counts(struct binreader *r, struct profile *t, uint32_t ev, const char **why)
+static int parse_counts(struct binreader *r, struct spent_profile *t, uint32_t ev, const char **why)
 {
-	struct profile_image img = { 0 };
+	struct spent_profile_image img = { 0 };
 	uint32_t ii;
 	uint64_t n, total, sum = 0, off = 0;
 	int err = profile_file_get_image(r, &img, why);
 	if (err)
 		goto out;
-	if (profile_image_intern(t, &img, &ii))
+	if (spent_profile_image_intern(t, &img, &ii))
 		BAD("bad image");
 	if (binreader_get_uvarint(r, &n) || binreader_get_uvarint(r, &total))
 		BAD("truncated counts header");
@@ -240,7 +240,7 @@ static int parse_counts(struct binreader *r, struct profile *t, uint32_t ev, con
 			BAD("offsets not increasing or zero count");
 		off += d;
 		sum += c;
-		if ((err = profile_add(t, ii, off, ev, c)))
+		if ((err = spent_profile_add(t, ii, off, ev, c)))
 			goto out;
 	}
 	if (sum != total)
@@ -250,31 +250,31 @@ out:
 	return err;
 }
 
-static int parse_unknown(struct binreader *r, struct profile *t, uint32_t ev, const char **why)
+static int parse_unknown(struct binreader *r, struct spent_profile *t, uint32_t ev, const char **why)
 {
 	uint64_t n, seen = 0;
 	int err = 0;
-	if (binreader_get_uvarint(r, &n) || n > PROFILE_UNK_NR)
+	if (binreader_get_uvarint(r, &n) || n > SPENT_PROFILE_UNK_NR)
 		BAD("bad unknown count");
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t reason, c;
 		if (binreader_get_uvarint(r, &reason) || binreader_get_uvarint(r, &c))
 			BAD("truncated unknown entries");
-		if (reason >= PROFILE_UNK_NR || (seen & (1ull << reason)))
+		if (reason >= SPENT_PROFILE_UNK_NR || (seen & (1ull << reason)))
 			BAD("bad unknown reason");
 		seen |= 1ull << reason;
-		if ((err = profile_add_unknown(t, (enum profile_unknown_reason)reason, ev, c)))
+		if ((err = spent_profile_add_unknown(t, (enum spent_profile_unknown_reason)reason, ev, c)))
 			goto out;
 	}
 out:
 	return err;
 }
 
-static int parse_stacks(struct binreader *r, struct profile *t, uint32_t ev, const char **why)
+static int parse_stacks(struct binreader *r, struct spent_profile *t, uint32_t ev, const char **why)
 {
 	uint64_t ni, ns, total, sum = 0;
 	uint32_t *map = NULL;
-	struct profile_frame *fr = NULL;
+	struct spent_profile_frame *fr = NULL;
 	int err = 0;
 	if (binreader_get_uvarint(r, &ni) || ni > binreader_left(r) / 3)
 		BAD("bad stack image count");
@@ -285,9 +285,9 @@ static int parse_stacks(struct binreader *r, struct profile *t, uint32_t ev, con
 		goto out;
 	}
 	for (uint64_t i = 0; i < ni; i++) {
-		struct profile_image img = { 0 };
+		struct spent_profile_image img = { 0 };
 		err = profile_file_get_image(r, &img, why);
-		if (!err && profile_image_intern(t, &img, &map[i])) {
+		if (!err && spent_profile_image_intern(t, &img, &map[i])) {
 			*why = "bad stack image";
 			err = -EBADMSG;
 		}
@@ -311,10 +311,10 @@ static int parse_stacks(struct binreader *r, struct profile *t, uint32_t ev, con
 				BAD("truncated frame");
 			if (li > ni)
 				BAD("frame image index out of range");
-			fr[k].image = li ? map[li - 1] : PROFILE_NO_IMAGE;
+			fr[k].image = li ? map[li - 1] : SPENT_PROFILE_NO_IMAGE;
 			fr[k].offset = off;
 		}
-		if ((err = profile_add_stack(t, ev, fr, depth, c)))
+		if ((err = spent_profile_add_stack(t, ev, fr, depth, c)))
 			goto out;
 	}
 	if (sum != total)
@@ -325,10 +325,10 @@ out:
 	return err;
 }
 
-int profile_file_parse(const uint8_t *data, size_t len, struct profile *into, const char **why)
+int spent_profile_file_parse(const uint8_t *data, size_t len, struct spent_profile *into, const char **why)
 {
 	struct binreader r;
-	struct profile *t = NULL;
+	struct spent_profile *t = NULL;
 	char *name = NULL;
 	uint32_t version, ev;
 	uint8_t kind;
@@ -348,13 +348,13 @@ int profile_file_parse(const uint8_t *data, size_t len, struct profile *into, co
 		BAD("unsupported profile file version");
 	if (binio_crc32(0, data, len - 4) != crc)
 		BAD("checksum mismatch (truncated or corrupt)");
-	if (binreader_get_u8(&r, &kind) || binreader_get_str(&r, PROFILE_EVENT_NAME_MAX - 1, &name) ||
+	if (binreader_get_u8(&r, &kind) || binreader_get_str(&r, SPENT_PROFILE_EVENT_NAME_MAX - 1, &name) ||
 	    binreader_get_uvarint(&r, &period) || binreader_get_uvarint(&r, &flags))
 		BAD("bad event header");
-	if (!name[0] || flags > PROFILE_EV_FREQ)
+	if (!name[0] || flags > SPENT_PROFILE_EV_FREQ)
 		BAD("bad event description");
-	t = profile_new();
-	if (!t || profile_event_intern(t, name, period, (uint32_t)flags, &ev)) {
+	t = spent_profile_new();
+	if (!t || spent_profile_event_intern(t, name, period, (uint32_t)flags, &ev)) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -372,10 +372,10 @@ int profile_file_parse(const uint8_t *data, size_t len, struct profile *into, co
 		goto out;
 	if (binreader_left(&r))
 		BAD("trailing bytes after the entries");
-	err = profile_merge(into, t);
+	err = spent_profile_merge(into, t);
 out:
 	free(name);
-	profile_free(t);
+	spent_profile_free(t);
 	return err;
 }
 

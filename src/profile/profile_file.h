@@ -13,7 +13,7 @@
  *     kind 1:  image (str path, u8 id_kind, u8 id_len, id_len bytes),
  *              uvarint n, uvarint total, n x (uvarint offset delta from the previous offset
  *              (the first from 0), uvarint count > 0); offsets strictly increasing, sum == total
- *     kind 2:  uvarint n, n x (uvarint reason < PROFILE_UNK_NR, uvarint count), reasons unique
+ *     kind 2:  uvarint n, n x (uvarint reason < SPENT_PROFILE_UNK_NR, uvarint count), reasons unique
  *     kind 3:  uvarint nimages, nimages x image; uvarint nstacks, uvarint total,
  *              nstacks x (uvarint count > 0, uvarint depth in 1..1024,
  *                         depth x (uvarint image index + 1 (0 = no image), uvarint offset)),
@@ -73,39 +73,39 @@ enum profile_file_kind {
 
 /* Encode P's data for (IMG, EV) / unknown of EV / stacks of EV into B (appended).
  * *EMPTY (may be NULL) is set when there is nothing to write. 0 or -ENOMEM. */
-int profile_file_encode_counts(const struct profile *p, uint32_t img, uint32_t ev,
+int profile_file_encode_counts(const struct spent_profile *p, uint32_t img, uint32_t ev,
 			       struct binbuf *b);
-int profile_file_encode_unknown(const struct profile *p, uint32_t ev, struct binbuf *b,
+int profile_file_encode_unknown(const struct spent_profile *p, uint32_t ev, struct binbuf *b,
 				bool *empty);
-int profile_file_encode_stacks(const struct profile *p, uint32_t ev, struct binbuf *b,
+int profile_file_encode_stacks(const struct spent_profile *p, uint32_t ev, struct binbuf *b,
 			       bool *empty);
 /* The detail rows of EV (profile_samples.c). STACKS_IN_CHAINS sets PROFILE_SAMPLES_STACKS:
  * only when profile_samples_hold_stacks(P, EV), and then no stacks file is written for EV. */
 #define PROFILE_SAMPLES_STACKS 1u	/* kind-4 flag: the chains are the event's call stacks */
-int profile_file_encode_samples(const struct profile *p, uint32_t ev, bool stacks_in_chains,
+int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, bool stacks_in_chains,
 				struct binbuf *b, bool *empty);
 /* Whether P's call stacks of EV are exactly the sum of its detail rows' chains of EV (a chain
  * that is a stack of the same count), so the samples file can carry both. */
-bool profile_samples_hold_stacks(const struct profile *p, uint32_t ev);
+bool profile_samples_hold_stacks(const struct spent_profile *p, uint32_t ev);
 
 /* File names (into OUT of OUTLEN bytes) for each kind; -ENAMETOOLONG when they do not fit. */
-int profile_file_name_counts(const struct profile *p, uint32_t img, uint32_t ev, char *out,
+int profile_file_name_counts(const struct spent_profile *p, uint32_t img, uint32_t ev, char *out,
 			     size_t outlen);
-int profile_file_name_unknown(const struct profile *p, uint32_t ev, char *out, size_t outlen);
-int profile_file_name_stacks(const struct profile *p, uint32_t ev, char *out, size_t outlen);
-int profile_file_name_samples(const struct profile *p, uint32_t ev, char *out, size_t outlen);
+int profile_file_name_unknown(const struct spent_profile *p, uint32_t ev, char *out, size_t outlen);
+int profile_file_name_stacks(const struct spent_profile *p, uint32_t ev, char *out, size_t outlen);
+int profile_file_name_samples(const struct spent_profile *p, uint32_t ev, char *out, size_t outlen);
 
 /* Shared by the kinds' encoders and parsers (profile_file.c). */
 int profile_file_put_header(struct binbuf *b, uint32_t version, uint8_t kind,
-			    const struct profile_event *e);
-int profile_file_put_image(struct binbuf *b, const struct profile_image *img);
+			    const struct spent_profile_event *e);
+int profile_file_put_image(struct binbuf *b, const struct spent_profile_image *img);
 /* The CRC of B's bytes from START, appended. */
 int profile_file_put_crc(struct binbuf *b, size_t start);
 /* An image into IMG (IMG->path new, the caller frees it, also on error); -EBADMSG + *WHY. */
-int profile_file_get_image(struct binreader *r, struct profile_image *img, const char **why);
+int profile_file_get_image(struct binreader *r, struct spent_profile_image *img, const char **why);
 /* The body of a samples file after its event header into T (event EV): 0 or -EBADMSG with
  * *WHY, or -ENOMEM. */
-int profile_file_parse_samples(struct binreader *r, struct profile *t, uint32_t ev,
+int profile_file_parse_samples(struct binreader *r, struct spent_profile *t, uint32_t ev,
 			       const char **why);
 
 /* An epoch's span file: encode into OUT (at least PROFILE_SPAN_TEXT_MAX bytes; returns

@@ -22,18 +22,18 @@ struct detail_row {
 };
 
 struct task_slot {
-	struct profile_task pub;
+	struct spent_profile_task pub;
 	uint64_t hash;
 };
 
-/* Who and when (profile_detail.c): rows in insertion order (dense, so profile_detail_get is
+/* Who and when (profile_detail.c): rows in insertion order (dense, so spent_profile_detail_get is
  * an index), each table with an open-addressing index of entry + 1 (0 = empty slot). */
 struct profile_detail {
 	struct task_slot *tasks;
 	size_t ntasks, captasks;
 	uint32_t *task_index;
 	size_t cap_task_index;
-	struct profile_frame *frames;	/* pool of every chain's frames */
+	struct spent_profile_frame *frames;	/* pool of every chain's frames */
 	size_t nframes, capframes;
 	struct detail_chain *chains;
 	size_t nchains, capchains;
@@ -43,7 +43,7 @@ struct profile_detail {
 	size_t nrows, caprows;
 	uint64_t *row_index;		/* hash >> 32 << 32 | row + 1: most probes never touch a row */
 	size_t cap_row_index;
-	uint64_t bucket_ns;		/* 0 = the default, PROFILE_TIME_BUCKET_NS */
+	uint64_t bucket_ns;		/* 0 = the default, SPENT_PROFILE_TIME_BUCKET_NS */
 	uint64_t span_start, span_end;	/* 0, 0 = unknown */
 };
 
@@ -56,22 +56,22 @@ struct cell {
 struct stack {
 	uint32_t ev;
 	uint32_t n;
-	struct profile_frame *frames;
+	struct spent_profile_frame *frames;
 	uint64_t count;
 	uint64_t hash;
 };
 
 struct event_slot {
-	struct profile_event pub;
-	uint64_t unknown[PROFILE_UNK_NR];
+	struct spent_profile_event pub;
+	uint64_t unknown[SPENT_PROFILE_UNK_NR];
 };
 
 struct image_slot {
-	struct profile_image pub;
+	struct spent_profile_image pub;
 	uint64_t hash;
 };
 
-struct profile {
+struct spent_profile {
 	struct image_slot *images;
 	size_t nimages, capimages;
 	struct event_slot *events;
@@ -89,7 +89,7 @@ struct profile {
 int profile_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
 /* The call chain F[0..N) (leaf first; images already checked) interned in D: *IDX. */
-int profile_detail_chain_intern(struct profile_detail *d, const struct profile_frame *f, size_t n,
+int profile_detail_chain_intern(struct profile_detail *d, const struct spent_profile_frame *f, size_t n,
 				uint32_t *idx);
 /* Add COUNT to the row (EV, TASK, TIME, CHAIN) of D as it is (no rounding), making it when
  * new. 0, -ENOMEM, -ENOSPC. */
@@ -99,7 +99,7 @@ int profile_detail_row_add(struct profile_detail *d, uint32_t ev, uint32_t task,
 void profile_detail_release(struct profile_detail *d);
 /* Add SRC's tasks, detail rows (images and events through IMAP / EMAP, SRC's indices to
  * DST's) and span to DST; only rows of event ONLY_EV unless it is UINT32_MAX. */
-int profile_detail_merge(struct profile *dst, const struct profile *src, const uint32_t *imap,
+int profile_detail_merge(struct spent_profile *dst, const struct spent_profile *src, const uint32_t *imap,
 			 const uint32_t *emap, uint32_t only_ev);
 
 #endif

@@ -44,7 +44,7 @@ struct node {
 };
 
 struct enc {
-	const struct profile *p;
+	const struct spent_profile *p;
 	const struct profile_detail *d;
 	uint32_t ev;
 	uint64_t *chain_total;	/* per profile chain: its rows' counts in EV (0 = unused) */
@@ -102,7 +102,7 @@ static int enc_tasks(struct enc *e)
 		return -ENOMEM;
 	for (size_t i = 0; i < d->ntasks; i++) {
 		uint32_t l = e->task_local[i];
-		const struct profile_task *t = &d->tasks[i].pub;
+		const struct spent_profile_task *t = &d->tasks[i].pub;
 		if (l == NONE)
 			continue;
 		intern_str(e, &set, t->comm, &e->task_comm[l]);
@@ -157,9 +157,9 @@ static int enc_chains(struct enc *e)
 		const struct detail_chain *c = &d->chains[e->chain_order[l]];
 		uint32_t parent = NONE;
 		for (size_t k = c->n; k-- > 0;) {
-			const struct profile_frame *f = &d->frames[c->off + k];
+			const struct spent_profile_frame *f = &d->frames[c->off + k];
 			uint32_t img = 0;
-			if (f->image != PROFILE_NO_IMAGE) {
+			if (f->image != SPENT_PROFILE_NO_IMAGE) {
 				if (e->image_local[f->image] == NONE) {
 					e->image_order[e->nimages] = f->image;
 					e->image_local[f->image] = e->nimages++;
@@ -210,7 +210,7 @@ static int enc_rows(struct enc *e, uint64_t width, uint64_t origin)
 			continue;
 		uint64_t t = r->time - r->time % width;
 		e->rows[k++] = (struct enc_row){
-			.task = r->task == PROFILE_NO_TASK ? 0 : e->task_local[r->task] + 1,
+			.task = r->task == SPENT_PROFILE_NO_TASK ? 0 : e->task_local[r->task] + 1,
 			.chain = e->chain_local[r->chain],
 			.tidx = t ? 1 + (t - origin) / width : 0,
 			.count = r->count,
@@ -245,7 +245,7 @@ static int put_tables(struct binbuf *b, const struct enc *e)
 	}
 	err = err ? err : binbuf_put_uvarint(b, e->nimages);
 	for (uint32_t i = 0; i < e->nimages && !err; i++)
-		err = profile_file_put_image(b, profile_image_get(e->p, e->image_order[i]));
+		err = profile_file_put_image(b, spent_profile_image_get(e->p, e->image_order[i]));
 	err = err ? err : binbuf_put_uvarint(b, e->nnodes);
 	uint64_t prev = 0;
 	for (size_t i = 0; i < e->nnodes && !err; i++) {
@@ -297,66 +297,66 @@ static int put_rows(struct binbuf *b, const struct enc *e)
 	return err;
 }
 
-bool profile_samples_hold_stacks(const struct profile *p, uint32_t ev)
+bool profile_samples_hold_stacks(const struct spent_profile *p, uint32_t ev)
 {
 	/* Q gets every detail chain of EV as a stack (same image indices as P), then P's stacks
 	 * of EV: they are equal when no stack is new and every count exactly doubles */
 	const struct profile_detail *d = &p->detail;
-	const struct profile_event *e = profile_event_get(p, ev);
-	struct profile *q = profile_new();
+	const struct spent_profile_event *e = spent_profile_event_get(p, ev);
+	struct spent_profile *q = spent_profile_new();
 	uint64_t *once = NULL;
 	size_t nq = 0, np = 0;
 	uint32_t qe, qi;
 	bool same = false;
 	/* cheap test first: the daemon writes rows without stacks at every flush */
 	uint64_t rows_total = 0, stacks_total = 0, cnt;
-	const struct profile_frame *f;
+	const struct spent_profile_frame *f;
 	size_t nf;
 	for (size_t i = 0; i < d->nrows; i++)
 		if (d->rows[i].ev == ev)
 			rows_total += d->rows[i].count;
-	for (size_t i = 0; profile_stack_next(p, ev, &i, &f, &nf, &cnt);)
+	for (size_t i = 0; spent_profile_stack_next(p, ev, &i, &f, &nf, &cnt);)
 		stacks_total += cnt;
 	if (!rows_total || rows_total != stacks_total)
 		goto out;
-	int err = q ? profile_event_intern(q, e->name, e->period, e->flags, &qe) : -ENOMEM;
-	for (size_t i = 0; i < profile_nimages(p) && !err; i++)
-		err = profile_image_intern(q, profile_image_get(p, (uint32_t)i), &qi);
+	int err = q ? spent_profile_event_intern(q, e->name, e->period, e->flags, &qe) : -ENOMEM;
+	for (size_t i = 0; i < spent_profile_nimages(p) && !err; i++)
+		err = spent_profile_image_intern(q, spent_profile_image_get(p, (uint32_t)i), &qi);
 	for (size_t i = 0; i < d->nrows && !err; i++) {
 		const struct detail_row *r = &d->rows[i];
 		if (r->ev == ev)
-			err = profile_add_stack(q, qe, d->frames + d->chains[r->chain].off,
+			err = spent_profile_add_stack(q, qe, d->frames + d->chains[r->chain].off,
 						d->chains[r->chain].n, r->count);
 	}
-	nq = err ? 0 : profile_nstacks(q);
+	nq = err ? 0 : spent_profile_nstacks(q);
 	once = nq ? malloc(nq * sizeof(*once)) : NULL;
 	if (!once)
 		goto out;
 	uint32_t sev;
 	for (size_t i = 0; i < nq; i++)
-		profile_stack_get(q, i, &sev, &f, &nf, &once[i]);
-	for (size_t i = 0; !err && profile_stack_next(p, ev, &i, &f, &nf, &cnt);) {
+		spent_profile_stack_get(q, i, &sev, &f, &nf, &once[i]);
+	for (size_t i = 0; !err && spent_profile_stack_next(p, ev, &i, &f, &nf, &cnt);) {
 		np++;
-		err = profile_add_stack(q, qe, f, nf, cnt);
+		err = spent_profile_add_stack(q, qe, f, nf, cnt);
 	}
-	same = !err && np == nq && profile_nstacks(q) == nq;
+	same = !err && np == nq && spent_profile_nstacks(q) == nq;
 	for (size_t i = 0; i < nq && same; i++) {
-		profile_stack_get(q, i, &sev, &f, &nf, &cnt);
+		spent_profile_stack_get(q, i, &sev, &f, &nf, &cnt);
 		same = cnt == 2 * once[i];
 	}
 out:
 	free(once);
-	profile_free(q);
+	spent_profile_free(q);
 	return same;
 }
 
-int profile_file_encode_samples(const struct profile *p, uint32_t ev, bool stacks_in_chains,
+int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, bool stacks_in_chains,
 				struct binbuf *b, bool *empty)
 {
 	const struct profile_detail *d = &p->detail;
 	struct enc e = { .p = p, .d = d, .ev = ev };
-	uint64_t width = profile_time_bucket(p), origin = 0;
-	size_t nrows = 0, start = b->len, ni = profile_nimages(p);
+	uint64_t width = spent_profile_time_bucket(p), origin = 0;
+	size_t nrows = 0, start = b->len, ni = spent_profile_nimages(p);
 	int err = -ENOMEM;
 	e.chain_total = calloc(d->nchains + 1, sizeof(*e.chain_total));
 	e.chain_local = malloc((d->nchains + 1) * sizeof(*e.chain_local));
@@ -375,7 +375,7 @@ int profile_file_encode_samples(const struct profile *p, uint32_t ev, bool stack
 			continue;
 		nrows++;
 		e.chain_total[r->chain] += r->count;
-		if (r->task != PROFILE_NO_TASK)
+		if (r->task != SPENT_PROFILE_NO_TASK)
 			e.task_local[r->task] = 0;
 		uint64_t t = r->time - r->time % width;
 		if (t && (!origin || t < origin))
@@ -388,7 +388,7 @@ int profile_file_encode_samples(const struct profile *p, uint32_t ev, bool stack
 	    (err = enc_rows(&e, width, origin)))
 		goto out;
 	err = profile_file_put_header(b, PROFILE_FILE_VERSION_SAMPLES, PROFILE_FILE_SAMPLES,
-				      profile_event_get(p, ev));
+				      spent_profile_event_get(p, ev));
 	err = err ? err : binbuf_put_uvarint(b, stacks_in_chains ? PROFILE_SAMPLES_STACKS : 0);
 	err = err ? err : binbuf_put_uvarint(b, width);
 	err = err ? err : binbuf_put_uvarint(b, origin);
@@ -422,7 +422,7 @@ struct dec {
 	uint64_t ntasks;
 	uint32_t *images;	/* local image -> T's */
 	uint64_t nimages;
-	struct node *nodes;	/* image: T's index or PROFILE_NO_IMAGE */
+	struct node *nodes;	/* image: T's index or SPENT_PROFILE_NO_IMAGE */
 	uint16_t *depth;
 	uint64_t nnodes;
 	uint32_t *chains;	/* local chain -> T's */
@@ -430,7 +430,7 @@ struct dec {
 	uint64_t *chain_sum;	/* local chain -> its rows' counts (PROFILE_SAMPLES_STACKS) */
 };
 
-static int dec_strings_tasks(struct binreader *r, struct profile *t, struct dec *x,
+static int dec_strings_tasks(struct binreader *r, struct spent_profile *t, struct dec *x,
 			     const char **why)
 {
 	int err = 0;
@@ -439,7 +439,7 @@ static int dec_strings_tasks(struct binreader *r, struct profile *t, struct dec 
 	if (!(x->strs = calloc(x->nstrs + 1, sizeof(*x->strs))))
 		return -ENOMEM;
 	for (uint64_t i = 0; i < x->nstrs; i++)
-		if (binreader_get_str(r, PROFILE_PATH_MAX - 1, &x->strs[i]))
+		if (binreader_get_str(r, SPENT_PROFILE_PATH_MAX - 1, &x->strs[i]))
 			BAD("bad string");
 	if (binreader_get_uvarint(r, &x->ntasks) || x->ntasks > binreader_left(r) / 4)
 		BAD("bad task count");
@@ -452,10 +452,10 @@ static int dec_strings_tasks(struct binreader *r, struct profile *t, struct dec 
 			BAD("truncated task");
 		if (comm >= x->nstrs || cg > x->nstrs || pid > UINT32_MAX || tid > UINT32_MAX)
 			BAD("bad task");
-		struct profile_task task = { .comm = x->strs[comm], .pid = (uint32_t)pid,
+		struct spent_profile_task task = { .comm = x->strs[comm], .pid = (uint32_t)pid,
 					     .tid = (uint32_t)tid,
 					     .cgroup = cg ? x->strs[cg - 1] : NULL };
-		err = profile_task_intern(t, &task, &x->tasks[i]);
+		err = spent_profile_task_intern(t, &task, &x->tasks[i]);
 		if (err == -EINVAL)
 			BAD("bad task name");
 		if (err)
@@ -465,7 +465,7 @@ out:
 	return err;
 }
 
-static int dec_images_nodes(struct binreader *r, struct profile *t, struct dec *x,
+static int dec_images_nodes(struct binreader *r, struct spent_profile *t, struct dec *x,
 			    const char **why)
 {
 	int err = 0;
@@ -475,9 +475,9 @@ static int dec_images_nodes(struct binreader *r, struct profile *t, struct dec *
 	if (!(x->images = malloc((x->nimages + 1) * sizeof(*x->images))))
 		return -ENOMEM;
 	for (uint64_t i = 0; i < x->nimages; i++) {
-		struct profile_image img = { 0 };
+		struct spent_profile_image img = { 0 };
 		err = profile_file_get_image(r, &img, why);
-		if (!err && profile_image_intern(t, &img, &x->images[i])) {
+		if (!err && spent_profile_image_intern(t, &img, &x->images[i])) {
 			*why = "bad image";
 			err = -EBADMSG;
 		}
@@ -504,7 +504,7 @@ static int dec_images_nodes(struct binreader *r, struct profile *t, struct dec *
 			BAD("call chain deeper than 1024");
 		prev += (uint64_t)delta;
 		x->nodes[i] = (struct node){ up ? (uint32_t)(i - up) : NONE,
-					     img ? x->images[img - 1] : PROFILE_NO_IMAGE, prev };
+					     img ? x->images[img - 1] : SPENT_PROFILE_NO_IMAGE, prev };
 	}
 out:
 	return err;
@@ -513,9 +513,9 @@ out:
 /* Chains name distinct leaves (as the encoder's trie makes them): rebuilding them then costs
  * at most 1024 frames per frame of the file, never 1024 per byte of a chain table that
  * repeats one deep leaf. */
-static int dec_chains(struct binreader *r, struct profile *t, struct dec *x, const char **why)
+static int dec_chains(struct binreader *r, struct spent_profile *t, struct dec *x, const char **why)
 {
-	struct profile_frame fr[MAX_DEPTH];
+	struct spent_profile_frame fr[MAX_DEPTH];
 	uint8_t *used = NULL;
 	int err = 0;
 	if (binreader_get_uvarint(r, &x->nchains) || x->nchains > binreader_left(r) ||
@@ -536,7 +536,7 @@ static int dec_chains(struct binreader *r, struct profile *t, struct dec *x, con
 			BAD("two chains end at one frame");
 		size_t n = 0;
 		for (uint32_t k = (uint32_t)leaf; k != NONE; k = x->nodes[k].parent)
-			fr[n++] = (struct profile_frame){ x->nodes[k].image, x->nodes[k].offset };
+			fr[n++] = (struct spent_profile_frame){ x->nodes[k].image, x->nodes[k].offset };
 		if ((err = profile_detail_chain_intern(&t->detail, fr, n, &x->chains[i])))
 			goto out;
 	}
@@ -545,7 +545,7 @@ out:
 	return err;
 }
 
-static int dec_rows(struct binreader *r, struct profile *t, uint32_t ev, struct dec *x,
+static int dec_rows(struct binreader *r, struct spent_profile *t, uint32_t ev, struct dec *x,
 		    uint64_t width, uint64_t origin, const char **why)
 {
 	uint64_t ngroups, nrows, total, seen = 0, sum = 0, prev_task = 0;
@@ -591,7 +591,7 @@ static int dec_rows(struct binreader *r, struct profile *t, uint32_t ev, struct 
 			next_chain = chain + 1;
 			uint64_t time = prev_t ? origin + (prev_t - 1) * width : 0;
 			err = profile_detail_row_add(&t->detail, ev,
-						     task ? x->tasks[task - 1] : PROFILE_NO_TASK, time,
+						     task ? x->tasks[task - 1] : SPENT_PROFILE_NO_TASK, time,
 						     x->chains[chain], count);
 			if (err)
 				goto out;
@@ -603,7 +603,7 @@ out:
 	return err;
 }
 
-int profile_file_parse_samples(struct binreader *r, struct profile *t, uint32_t ev,
+int profile_file_parse_samples(struct binreader *r, struct spent_profile *t, uint32_t ev,
 			       const char **why)
 {
 	struct dec x = { 0 };
@@ -616,7 +616,7 @@ int profile_file_parse_samples(struct binreader *r, struct profile *t, uint32_t 
 		BAD("unknown samples flags");
 	if (width == 0 || origin % width)
 		BAD("bad time bucket or origin");
-	profile_set_time_bucket(t, width);
+	spent_profile_set_time_bucket(t, width);
 	if ((err = dec_strings_tasks(r, t, &x, why)) || (err = dec_images_nodes(r, t, &x, why)) ||
 	    (err = dec_chains(r, t, &x, why)))
 		goto out;
@@ -625,7 +625,7 @@ int profile_file_parse_samples(struct binreader *r, struct profile *t, uint32_t 
 	for (uint64_t i = 0; !err && flags & PROFILE_SAMPLES_STACKS && i < x.nchains; i++) {
 		const struct detail_chain *c = &t->detail.chains[x.chains[i]];
 		if (x.chain_sum[i])
-			err = profile_add_stack(t, ev, t->detail.frames + c->off, c->n, x.chain_sum[i]);
+			err = spent_profile_add_stack(t, ev, t->detail.frames + c->off, c->n, x.chain_sum[i]);
 	}
 out:
 	for (uint64_t i = 0; x.strs && i < x.nstrs; i++)

@@ -81,9 +81,9 @@ int log_image_identity(const char *path, uint8_t id[20], uint8_t *len, uint32_t 
 
 /* ---- trace source (source_formats.c) ---- */
 int trace_log_probe(const char *path);
-int trace_log_open_source(const char *path, struct trace_source **out, char *err, size_t errlen);
+int trace_log_open_source(const char *path, struct spent_trace_source **out, char *err, size_t errlen);
 /* Same over bytes in memory (must outlive the source); for the fuzz target and tests. */
-int trace_log_open_mem(const uint8_t *data, size_t len, struct trace_source **out, char *err,
+int trace_log_open_mem(const uint8_t *data, size_t len, struct spent_trace_source **out, char *err,
 		       size_t errlen);
 
 #endif

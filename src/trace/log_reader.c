@@ -245,7 +245,7 @@ void log_reader_free(struct log_reader *r)
 
 int log_image_identity(const char *path, uint8_t id[20], uint8_t *len, uint32_t *kind)
 {
-	struct profile_image pi;
+	struct spent_profile_image pi;
 	int err = image_identify(path, &pi);
 
 	*len = 0;
@@ -255,7 +255,7 @@ int log_image_identity(const char *path, uint8_t id[20], uint8_t *len, uint32_t 
 	/* the log keeps 20 bytes: a longer build-id is compared by its first 20 */
 	*len = pi.id_len > 20 ? 20 : pi.id_len;
 	memcpy(id, pi.id, *len);
-	*kind = pi.id_kind == PROFILE_ID_BUILDID ? LOG_IMG_BUILD_ID : LOG_IMG_CONTENT_HASH;
+	*kind = pi.id_kind == SPENT_PROFILE_ID_BUILDID ? LOG_IMG_BUILD_ID : LOG_IMG_CONTENT_HASH;
 	return 0;
 }
 

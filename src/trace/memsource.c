@@ -26,7 +26,7 @@ int memtrace_insn(struct memtrace *t, uint32_t tid, uint64_t pc, uint8_t len, ui
 {
 	if (trace_grow((void **)&t->insns, &t->cap_insns, t->n_insns + 1, sizeof(*t->insns)))
 		return -ENOMEM;
-	struct trace_insn *in = &t->insns[t->n_insns++];
+	struct spent_trace_insn *in = &t->insns[t->n_insns++];
 	memset(in, 0, sizeof(*in));
 	in->pc = pc;
 	in->tid = tid;
@@ -42,7 +42,7 @@ int memtrace_ref(struct memtrace *t, uint64_t addr, uint32_t size, uint32_t kind
 		return -EINVAL;
 	if (trace_grow((void **)&t->refs, &t->cap_refs, t->n_refs + 1, sizeof(*t->refs)))
 		return -ENOMEM;
-	struct trace_ref *r = &t->refs[t->n_refs++];
+	struct spent_trace_ref *r = &t->refs[t->n_refs++];
 	r->addr = addr;
 	r->size = size;
 	r->kind = kind;
@@ -50,7 +50,7 @@ int memtrace_ref(struct memtrace *t, uint64_t addr, uint32_t size, uint32_t kind
 	return 0;
 }
 
-int memtrace_event(struct memtrace *t, const struct trace_event *ev)
+int memtrace_event(struct memtrace *t, const struct spent_trace_event *ev)
 {
 	if (trace_grow((void **)&t->events, &t->cap_events, t->n_events + 1, sizeof(*t->events)))
 		return -ENOMEM;
@@ -66,11 +66,11 @@ struct memsrc {
 	const struct memtrace *t;
 	size_t batch, pos, ev_pos;
 	int done;
-	struct trace_event *evs;
+	struct spent_trace_event *evs;
 	size_t cap_evs;
 };
 
-static int memsrc_next(void *state, struct trace_batch *out)
+static int memsrc_next(void *state, struct spent_trace_batch *out)
 {
 	struct memsrc *s = state;
 	const struct memtrace *t = s->t;
@@ -115,21 +115,21 @@ static void memsrc_free(void *state)
 	free(s);
 }
 
-static const struct trace_source_ops memsrc_ops = {
+static const struct spent_trace_source_ops memsrc_ops = {
 	.name = "memory",
 	.next = memsrc_next,
 	.error = NULL,
 	.free = memsrc_free,
 };
 
-int memtrace_source_new(const struct memtrace *t, size_t batch, struct trace_source **out)
+int memtrace_source_new(const struct memtrace *t, size_t batch, struct spent_trace_source **out)
 {
 	struct memsrc *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->t = t;
 	s->batch = batch ? batch : 4096;
-	*out = trace_source_new(&memsrc_ops, s);
+	*out = spent_trace_source_new(&memsrc_ops, s);
 	return *out ? 0 : -ENOMEM;
 }
 

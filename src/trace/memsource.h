@@ -10,11 +10,11 @@
 
 /* A growable trace: instructions, their data references and events, in stream order. */
 struct memtrace {
-	struct trace_insn *insns;	/* ref0 is absolute (index into refs) */
+	struct spent_trace_insn *insns;	/* ref0 is absolute (index into refs) */
 	size_t n_insns, cap_insns;
-	struct trace_ref *refs;
+	struct spent_trace_ref *refs;
 	size_t n_refs, cap_refs;
-	struct trace_event *events;	/* before is absolute (index into insns) */
+	struct spent_trace_event *events;	/* before is absolute (index into insns) */
 	size_t n_events, cap_events;
 };
 
@@ -27,11 +27,11 @@ int memtrace_insn(struct memtrace *t, uint32_t tid, uint64_t pc, uint8_t len, ui
 /* Append a data reference to the last instruction; 0, -EINVAL (no instruction yet), -ENOMEM. */
 int memtrace_ref(struct memtrace *t, uint64_t addr, uint32_t size, uint32_t kind);
 /* Append an event that precedes the next appended instruction (its 'before' is set here). */
-int memtrace_event(struct memtrace *t, const struct trace_event *ev);
+int memtrace_event(struct memtrace *t, const struct spent_trace_event *ev);
 
 /* A source replaying T in batches of at most BATCH instructions (0: 4096). T is borrowed and
- * must outlive the source. 0 or -ENOMEM; free the source with trace_source_free(). */
-int memtrace_source_new(const struct memtrace *t, size_t batch, struct trace_source **out);
+ * must outlive the source. 0 or -ENOMEM; free the source with spent_trace_source_free(). */
+int memtrace_source_new(const struct memtrace *t, size_t batch, struct spent_trace_source **out);
 
 /* Synthetic workload: loops over a code region, array sweeps, random hits in a working set,
  * stack traffic, several threads. Deterministic for a given seed. */

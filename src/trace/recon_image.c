@@ -142,12 +142,12 @@ int recon_on_image(struct recon *r, const struct log_record *rec)
 			return err;
 		map_file(im);	/* unreadable: instructions still reconstruct, without flags */
 	}
-	struct trace_event *e = NULL;
+	struct spent_trace_event *e = NULL;
 	if (ALLOC_GROW(r->evs, r->n_evs + 1, r->cap_evs))
 		return -ENOMEM;
 	e = &r->evs[r->n_evs++];
 	memset(e, 0, sizeof(*e));
-	e->kind = TRACE_EV_IMAGE_LOAD;
+	e->kind = SPENT_TRACE_EV_IMAGE_LOAD;
 	e->pid = r->p.pid;
 	e->tid = r->p.last_tid;
 	e->time_ns = r->p.cur_time;

@@ -47,7 +47,7 @@ struct recon_sb {
 	 * instruction templates (tid 0, ref0 relative to the SB's first reference) and accesses */
 	uint32_t fast, n_exits;
 	struct recon_exit *exits;
-	struct trace_insn *tmpl;
+	struct spent_trace_insn *tmpl;
 	struct recon_acc *acc;
 	struct recon_site *sites;
 	uint64_t *last;		/* per value site: its previous value (values are deltas) */
@@ -103,11 +103,11 @@ struct recon {
 	size_t cap_vals;
 	uint64_t d_nvals, d_vi, d_block;
 	/* the batch being built */
-	struct trace_insn *insns;
+	struct spent_trace_insn *insns;
 	size_t n_insns, cap_insns;
-	struct trace_ref *refs;
+	struct spent_trace_ref *refs;
 	size_t n_refs, cap_refs;
-	struct trace_event *evs;
+	struct spent_trace_event *evs;
 	size_t n_evs, cap_evs;
 	/* totals */
 	uint64_t emitted, n_refs_total, n_chunks, decode_mismatches, max_insns;

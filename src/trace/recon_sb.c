@@ -116,8 +116,8 @@ static int check_ops(const struct log_op *ops, uint32_t n, uint32_t n_roots)
 static uint8_t ref_kind(const struct log_op *o)
 {
 	if ((o->flags & LOG_OPF_READ) && (o->flags & LOG_OPF_WRITE))
-		return TRACE_REF_MODIFY;
-	return (o->flags & LOG_OPF_WRITE) ? TRACE_REF_WRITE : TRACE_REF_READ;
+		return SPENT_TRACE_REF_MODIFY;
+	return (o->flags & LOG_OPF_WRITE) ? SPENT_TRACE_REF_WRITE : SPENT_TRACE_REF_READ;
 }
 
 /* Fill the fast-replay tables of a checked superblock; leaves sb->fast 0 when it has a guarded
@@ -125,7 +125,7 @@ static uint8_t ref_kind(const struct log_op *o)
 static void sb_compile(struct recon_sb *sb)
 {
 	uint32_t ins = 0, nacc = 0, ns = 0, nx = 0;
-	struct trace_insn *cur = NULL;
+	struct spent_trace_insn *cur = NULL;
 	sb->fast = 0;
 	for (uint32_t i = 0; i < sb->n_ops; i++) {
 		const struct log_op *o = &sb->ops[i];
@@ -202,7 +202,7 @@ int recon_on_code(struct recon *r, const struct log_record *rec)
 	struct recon_sb *sb = malloc(sizeof(*sb) + c.n_ops * sizeof(struct log_op) +
 				     n_sites * (sizeof(uint64_t) + sizeof(struct recon_site)) +
 				     n_exits * sizeof(struct recon_exit) +
-				     n_imarks * sizeof(struct trace_insn) +
+				     n_imarks * sizeof(struct spent_trace_insn) +
 				     n_acc * sizeof(struct recon_acc) + c.n_ops * sizeof(uint16_t));
 	if (!sb)
 		return -ENOMEM;
@@ -213,7 +213,7 @@ int recon_on_code(struct recon *r, const struct log_record *rec)
 	sb->ops = (struct log_op *)(sb + 1);
 	sb->last = (uint64_t *)(sb->ops + c.n_ops);
 	sb->exits = (struct recon_exit *)(sb->last + n_sites);
-	sb->tmpl = (struct trace_insn *)(sb->exits + n_exits);
+	sb->tmpl = (struct spent_trace_insn *)(sb->exits + n_exits);
 	sb->acc = (struct recon_acc *)(sb->tmpl + n_imarks);
 	sb->sites = (struct recon_site *)(sb->acc + n_acc);
 	sb->iflags = (uint16_t *)(sb->sites + n_sites);

@@ -47,11 +47,11 @@ static struct recon_thread *thread_get(struct recon *r, uint32_t tid)
 	return t;
 }
 
-static struct trace_event *event_push(struct recon *r, uint32_t kind, uint32_t tid)
+static struct spent_trace_event *event_push(struct recon *r, uint32_t kind, uint32_t tid)
 {
 	if (ALLOC_GROW(r->evs, r->n_evs + 1, r->cap_evs) < 0)
 		return NULL;
-	struct trace_event *e = &r->evs[r->n_evs++];
+	struct spent_trace_event *e = &r->evs[r->n_evs++];
 	memset(e, 0, sizeof(*e));
 	e->kind = kind;
 	e->tid = tid;
@@ -72,10 +72,10 @@ static uint64_t site_value(struct recon_sb *sb, uint32_t site, const struct log_
 
 /* A template copied as three words: pc; tid (0 in the template) with len, nrefs and flags;
  * ref0 with the zero padding after it. */
-_Static_assert(sizeof(struct trace_insn) == 24 && offsetof(struct trace_insn, tid) == 8 &&
-	       offsetof(struct trace_insn, ref0) == 16 && offsetof(struct trace_insn, pid) == 20,
+_Static_assert(sizeof(struct spent_trace_insn) == 24 && offsetof(struct spent_trace_insn, tid) == 8 &&
+	       offsetof(struct spent_trace_insn, ref0) == 16 && offsetof(struct spent_trace_insn, pid) == 20,
 	       "trace_insn layout");
-static inline void insn_from_template(struct trace_insn *out, const struct trace_insn *tm,
+static inline void insn_from_template(struct spent_trace_insn *out, const struct spent_trace_insn *tm,
 				      uint32_t tid, uint32_t rbase, uint64_t pid_hi)
 {
 	/* three scalar words: a 16-byte vector copy patched in memory stalls store forwarding */
@@ -120,14 +120,14 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 			roots[site[s].root] = val;
 	}
 	uint32_t rbase = (uint32_t)r->n_refs, tid = t->tid;
-	const struct trace_insn *restrict tm = sb->tmpl;
-	struct trace_insn *restrict in = r->insns + r->n_insns;
+	const struct spent_trace_insn *restrict tm = sb->tmpl;
+	struct spent_trace_insn *restrict in = r->insns + r->n_insns;
 	n = x->n_insns;
 	for (uint32_t k = 0; k < n; k++)
 		insn_from_template(&in[k], &tm[k], tid, rbase, (uint64_t)r->p.pid << 32);
 	in[n - 1].nrefs = x->last_nrefs;
 	const struct recon_acc *restrict a = sb->acc;
-	struct trace_ref *restrict rf = r->refs + r->n_refs;
+	struct spent_trace_ref *restrict rf = r->refs + r->n_refs;
 	n = x->n_refs;
 	for (uint32_t k = 0; k < n; k++) {
 		rf[k].addr = a[k].root == RECON_ROOT_NONE ? a[k].off : roots[a[k].root] + a[k].off;
@@ -180,7 +180,7 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 				r->hit_max = 1;
 				return 0;
 			}
-			struct trace_insn *in = &r->insns[r->n_insns++];
+			struct spent_trace_insn *in = &r->insns[r->n_insns++];
 			in->pc = o->val;
 			in->tid = t->tid;
 			in->pid = r->p.pid;
@@ -204,11 +204,11 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 			addr = (o->flags & LOG_OPF_CONST) ? o->val : r->roots[o->arg] + o->val;
 			if (!guard || r->n_insns == 0)
 				continue;
-			struct trace_ref *rf = &r->refs[r->n_refs++];
+			struct spent_trace_ref *rf = &r->refs[r->n_refs++];
 			rf->addr = addr;
 			rf->size = o->size;
-			rf->kind = (o->flags & LOG_OPF_READ) && (o->flags & LOG_OPF_WRITE) ? TRACE_REF_MODIFY :
-				   (o->flags & LOG_OPF_WRITE) ? TRACE_REF_WRITE : TRACE_REF_READ;
+			rf->kind = (o->flags & LOG_OPF_READ) && (o->flags & LOG_OPF_WRITE) ? SPENT_TRACE_REF_MODIFY :
+				   (o->flags & LOG_OPF_WRITE) ? SPENT_TRACE_REF_WRITE : SPENT_TRACE_REF_READ;
 			r->insns[r->n_insns - 1].nrefs++;
 			r->n_refs_total++;
 		} else if (o->kind == LOG_OP_EXIT) {
@@ -247,8 +247,8 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 	const uint8_t *ctl = r->d_ctl;
 	const uint64_t *vals = r->vals;
 	uint64_t *restrict roots = r->roots;
-	struct trace_insn *restrict insns = r->insns;
-	struct trace_ref *restrict refs = r->refs;
+	struct spent_trace_insn *restrict insns = r->insns;
+	struct spent_trace_ref *restrict refs = r->refs;
 	struct recon_succ *prev = r->p.prev_succ;
 	size_t ni = r->n_insns, nr = r->n_refs, nr0 = nr, cap_refs = r->cap_refs;
 	uint64_t vi = r->d_vi, nv = r->d_nvals, pc = t->pc, gen = r->p.sb_gen, ni0 = ni;
@@ -284,7 +284,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 			else
 				roots[site[s].root] = v;
 		}
-		const struct trace_insn *tm = sb->tmpl;
+		const struct spent_trace_insn *tm = sb->tmpl;
 		for (uint32_t k = 0; k < x->n_insns; k++)
 			insn_from_template(&insns[ni + k], &tm[k], tid, (uint32_t)nr, (uint64_t)r->p.pid << 32);
 		ni += x->n_insns;
@@ -368,7 +368,7 @@ static int on_data(struct recon *r, const struct log_record *rec)
 		goto bad;
 	r->p.cur_time = d.time_ns;
 	if (r->p.last_tid && r->p.last_tid != d.tid) {
-		struct trace_event *e = event_push(r, TRACE_EV_THREAD_SWITCH, d.tid);
+		struct spent_trace_event *e = event_push(r, SPENT_TRACE_EV_THREAD_SWITCH, d.tid);
 		if (!e)
 			return -ENOMEM;
 		e->u.thread_switch.from_tid = r->p.last_tid;
@@ -394,7 +394,7 @@ bad:
 
 static int on_event(struct recon *r, const struct log_record *rec)
 {
-	struct trace_event *e;
+	struct spent_trace_event *e;
 	switch (rec->type) {
 	case LOG_REC_RESUME: {
 		struct log_resume x;
@@ -414,7 +414,7 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		if (rec->len != sizeof(x))
 			break;
 		memcpy(&x, rec->payload, sizeof(x));
-		if (!(e = event_push(r, TRACE_EV_SYSCALL, x.tid)))
+		if (!(e = event_push(r, SPENT_TRACE_EV_SYSCALL, x.tid)))
 			return -ENOMEM;
 		e->u.syscall.nr = x.nr;
 		memcpy(e->u.syscall.args, x.args, sizeof(x.args));
@@ -426,7 +426,7 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		if (rec->len != sizeof(x))
 			break;
 		memcpy(&x, rec->payload, sizeof(x));
-		if (!(e = event_push(r, TRACE_EV_SIGNAL, x.tid)))
+		if (!(e = event_push(r, SPENT_TRACE_EV_SIGNAL, x.tid)))
 			return -ENOMEM;
 		e->u.signal.signo = x.signo;
 		e->u.signal.handler = x.handler;
@@ -441,8 +441,8 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		memcpy(&x, rec->payload, sizeof(x));
 		if (x.time_ns)
 			r->p.cur_time = x.time_ns;
-		e = event_push(r, rec->type == LOG_REC_THREAD_START ? TRACE_EV_THREAD_START :
-				  TRACE_EV_THREAD_EXIT, x.tid);
+		e = event_push(r, rec->type == LOG_REC_THREAD_START ? SPENT_TRACE_EV_THREAD_START :
+				  SPENT_TRACE_EV_THREAD_EXIT, x.tid);
 		if (!e)
 			return -ENOMEM;
 		return 0;
@@ -454,7 +454,7 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		memcpy(&x, rec->payload, sizeof(x));
 		if (x.time_ns)
 			r->p.cur_time = x.time_ns;
-		if (!(e = event_push(r, TRACE_EV_EXIT, r->p.last_tid)))
+		if (!(e = event_push(r, SPENT_TRACE_EV_EXIT, r->p.last_tid)))
 			return -ENOMEM;
 		e->u.exit.status = x.status;
 		return 0;
@@ -560,7 +560,7 @@ static int on_process(struct recon *r, const struct log_record *rec)
 	r->p.argv[x.argv_len] = 0;
 	if (x.time_ns)
 		r->p.cur_time = x.time_ns;
-	struct trace_event *e = event_push(r, TRACE_EV_PROCESS_START, 0);
+	struct spent_trace_event *e = event_push(r, SPENT_TRACE_EV_PROCESS_START, 0);
 	if (!e)
 		return -ENOMEM;
 	e->u.process.ppid = x.ppid;
@@ -594,7 +594,7 @@ static int on_record(struct recon *r, const struct log_record *rec)
 	}
 }
 
-static int recon_next(void *state, struct trace_batch *out)
+static int recon_next(void *state, struct spent_trace_batch *out)
 {
 	struct recon *r = state;
 	int err = 0;
@@ -676,7 +676,7 @@ static int recon_progress(void *state, uint64_t *done, uint64_t *total)
 	return 0;
 }
 
-static const struct trace_source_ops recon_ops = {
+static const struct spent_trace_source_ops recon_ops = {
 	.name = "patchwrx-log",
 	.next = recon_next,
 	.error = recon_error,
@@ -684,7 +684,7 @@ static const struct trace_source_ops recon_ops = {
 	.progress = recon_progress,
 };
 
-static int open_reader(struct log_reader *rd, struct trace_source **out)
+static int open_reader(struct log_reader *rd, struct spent_trace_source **out)
 {
 	struct recon *r = calloc(1, sizeof(*r));
 	*out = NULL;
@@ -699,11 +699,11 @@ static int open_reader(struct log_reader *rd, struct trace_source **out)
 		return -ENOMEM;
 	}
 	r->max_insns = log_reader_max_insns(rd);
-	*out = trace_source_new(&recon_ops, r);
+	*out = spent_trace_source_new(&recon_ops, r);
 	return *out ? 0 : -ENOMEM;
 }
 
-int trace_log_open_source(const char *path, struct trace_source **out, char *err, size_t errlen)
+int trace_log_open_source(const char *path, struct spent_trace_source **out, char *err, size_t errlen)
 {
 	struct log_reader *rd;
 	int e = log_reader_new_file(path, &rd, err, errlen);
@@ -712,7 +712,7 @@ int trace_log_open_source(const char *path, struct trace_source **out, char *err
 	return open_reader(rd, out);
 }
 
-int trace_log_open_mem(const uint8_t *data, size_t len, struct trace_source **out, char *err,
+int trace_log_open_mem(const uint8_t *data, size_t len, struct spent_trace_source **out, char *err,
 		       size_t errlen)
 {
 	struct log_reader *rd;

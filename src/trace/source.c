@@ -8,14 +8,14 @@
 #include "spent/trace.h"
 #include "trace/source_formats.h"
 
-struct trace_source {
-	const struct trace_source_ops *ops;
+struct spent_trace_source {
+	const struct spent_trace_source_ops *ops;
 	void *state;
 };
 
-struct trace_source *trace_source_new(const struct trace_source_ops *ops, void *state)
+struct spent_trace_source *spent_trace_source_new(const struct spent_trace_source_ops *ops, void *state)
 {
-	struct trace_source *src = calloc(1, sizeof(*src));
+	struct spent_trace_source *src = calloc(1, sizeof(*src));
 	if (!src) {
 		ops->free(state);
 		return NULL;
@@ -37,29 +37,29 @@ int trace_grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-int trace_source_next(struct trace_source *src, struct trace_batch *out)
+int spent_trace_source_next(struct spent_trace_source *src, struct spent_trace_batch *out)
 {
 	return src->ops->next(src->state, out);
 }
 
-const char *trace_source_error(struct trace_source *src)
+const char *spent_trace_source_error(struct spent_trace_source *src)
 {
 	const char *e = src->ops->error ? src->ops->error(src->state) : NULL;
 	return e ? e : "";
 }
 
-const char *trace_source_name(const struct trace_source *src)
+const char *spent_trace_source_name(const struct spent_trace_source *src)
 {
 	return src->ops->name;
 }
 
-int trace_source_progress(struct trace_source *src, uint64_t *done, uint64_t *total)
+int spent_trace_source_progress(struct spent_trace_source *src, uint64_t *done, uint64_t *total)
 {
 	*done = *total = 0;
 	return src->ops->progress ? src->ops->progress(src->state, done, total) : -ENOTSUP;
 }
 
-void trace_source_free(struct trace_source *src)
+void spent_trace_source_free(struct spent_trace_source *src)
 {
 	if (!src)
 		return;
@@ -67,7 +67,7 @@ void trace_source_free(struct trace_source *src)
 	free(src);
 }
 
-int trace_source_open(const char *path, struct trace_source **out, char *err, size_t errlen)
+int spent_trace_source_open(const char *path, struct spent_trace_source **out, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < trace_source_n_formats; i++) {
 		const struct trace_source_format *f = &trace_source_formats[i];

@@ -1,4 +1,4 @@
-/* trace/source_formats.c - the formats trace_source_open() tries, in order. */
+/* trace/source_formats.c - the formats spent_trace_source_open() tries, in order. */
 #include "citcat/citcat.h"
 #include "core/alloc.h"
 #include "trace/log_io.h"

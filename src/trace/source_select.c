@@ -1,7 +1,7 @@
 /* trace/source_select.c - one process (or program) out of a process-tree trace: a source that
  * wraps another and passes on only the instructions, references and events of the processes
  * picked by pid or by program name, optionally tagging addresses with the process so a cache
- * model keeps address spaces apart (see trace_source_select in spent/trace.h). */
+ * model keeps address spaces apart (see spent_trace_source_select in spent/trace.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,15 +16,15 @@ struct sel_proc {
 };
 
 struct select_state {
-	struct trace_source *in;
+	struct spent_trace_source *in;
 	uint32_t pid;
 	char *comm;
 	int flags;
 	struct sel_proc *procs;
 	size_t n_procs, cap_procs;
-	struct trace_insn *insns;
-	struct trace_ref *refs;
-	struct trace_event *evs;
+	struct spent_trace_insn *insns;
+	struct spent_trace_ref *refs;
+	struct spent_trace_event *evs;
 	size_t cap_insns, cap_refs, cap_evs;
 };
 
@@ -46,7 +46,7 @@ static struct sel_proc *proc_find(struct select_state *s, uint32_t pid)
  * process's (a single-process trace's) addresses stay as they are. */
 static uint64_t trace_select_tag(int flags, uint32_t number)
 {
-	return (flags & TRACE_SELECT_TAG) ? (uint64_t)(number - 1) << TRACE_SELECT_TAG_SHIFT : 0;
+	return (flags & SPENT_TRACE_SELECT_TAG) ? (uint64_t)(number - 1) << SPENT_TRACE_SELECT_TAG_SHIFT : 0;
 }
 
 static const char *base_name(const char *path)
@@ -59,14 +59,14 @@ static const char *base_name(const char *path)
  * it: the case of nearly every batch) when that process is picked: passed on as it is when its
  * tag is 0 (the first process, or no tagging), else copied with the tag set in one tight pass.
  * 1 when handled, 0 when the batch needs filter_batch, -ENOMEM. */
-static int uniform_batch(struct select_state *s, const struct trace_batch *b,
-			 struct trace_batch *out)
+static int uniform_batch(struct select_state *s, const struct spent_trace_batch *b,
+			 struct spent_trace_batch *out)
 {
 	if (!b->n_insns)
 		return 0;
 	uint32_t pid = b->insns[0].pid;
 	for (size_t i = 0; i < b->n_events; i++)
-		if (b->events[i].pid != pid || b->events[i].kind == TRACE_EV_PROCESS_START)
+		if (b->events[i].pid != pid || b->events[i].kind == SPENT_TRACE_EV_PROCESS_START)
 			return 0;
 	for (size_t i = 1; i < b->n_insns; i++)
 		if (b->insns[i].pid != pid)
@@ -101,7 +101,7 @@ static int uniform_batch(struct select_state *s, const struct trace_batch *b,
 }
 
 /* The picked part of batch B into OUT (arrays owned by S). */
-static int filter_batch(struct select_state *s, const struct trace_batch *b, struct trace_batch *out)
+static int filter_batch(struct select_state *s, const struct spent_trace_batch *b, struct spent_trace_batch *out)
 {
 	if (trace_grow((void **)&s->insns, &s->cap_insns, b->n_insns, sizeof(*s->insns)) < 0 ||
 	    trace_grow((void **)&s->refs, &s->cap_refs, b->n_refs, sizeof(*s->refs)) < 0 ||
@@ -111,11 +111,11 @@ static int filter_batch(struct select_state *s, const struct trace_batch *b, str
 	struct sel_proc *p = NULL;
 	for (size_t i = 0; i <= b->n_insns; i++) {
 		for (; ev < b->n_events && b->events[ev].before <= i; ev++) {
-			const struct trace_event *e = &b->events[ev];
+			const struct spent_trace_event *e = &b->events[ev];
 			struct sel_proc *ep = proc_find(s, e->pid);
 			if (!ep)
 				return -ENOMEM;
-			if (e->kind == TRACE_EV_PROCESS_START)
+			if (e->kind == SPENT_TRACE_EV_PROCESS_START)
 				ep->picked = (!s->pid || s->pid == e->pid) &&
 					     (!s->comm || !strcmp(base_name(e->u.process.path), s->comm));
 			p = NULL;	/* the table may have moved */
@@ -126,14 +126,14 @@ static int filter_batch(struct select_state *s, const struct trace_batch *b, str
 		}
 		if (i == b->n_insns)
 			break;
-		const struct trace_insn *in = &b->insns[i];
+		const struct spent_trace_insn *in = &b->insns[i];
 		if (!p || p->pid != in->pid)
 			if (!(p = proc_find(s, in->pid)))
 				return -ENOMEM;
 		if (!p->picked)
 			continue;
 		uint64_t tag = trace_select_tag(s->flags, p->number);
-		struct trace_insn *o = &s->insns[ni++];
+		struct spent_trace_insn *o = &s->insns[ni++];
 		*o = *in;
 		o->pc |= tag;
 		o->ref0 = (uint32_t)nr;
@@ -152,12 +152,12 @@ static int filter_batch(struct select_state *s, const struct trace_batch *b, str
 	return 0;
 }
 
-static int select_next(void *state, struct trace_batch *out)
+static int select_next(void *state, struct spent_trace_batch *out)
 {
 	struct select_state *s = state;
-	struct trace_batch b;
+	struct spent_trace_batch b;
 	int rc;
-	while ((rc = trace_source_next(s->in, &b)) > 0) {
+	while ((rc = spent_trace_source_next(s->in, &b)) > 0) {
 		int err = uniform_batch(s, &b, out);
 		if (!err)
 			err = filter_batch(s, &b, out);
@@ -172,13 +172,13 @@ static int select_next(void *state, struct trace_batch *out)
 static const char *select_error(void *state)
 {
 	struct select_state *s = state;
-	return trace_source_error(s->in);
+	return spent_trace_source_error(s->in);
 }
 
 static void select_free(void *state)
 {
 	struct select_state *s = state;
-	trace_source_free(s->in);
+	spent_trace_source_free(s->in);
 	free(s->comm);
 	free(s->procs);
 	free(s->insns);
@@ -190,10 +190,10 @@ static void select_free(void *state)
 static int select_progress(void *state, uint64_t *done, uint64_t *total)
 {
 	struct select_state *s = state;
-	return trace_source_progress(s->in, done, total);
+	return spent_trace_source_progress(s->in, done, total);
 }
 
-static const struct trace_source_ops select_ops = {
+static const struct spent_trace_source_ops select_ops = {
 	.name = "select",
 	.next = select_next,
 	.error = select_error,
@@ -201,24 +201,24 @@ static const struct trace_source_ops select_ops = {
 	.progress = select_progress,
 };
 
-uint64_t trace_select_untag(uint64_t addr)
+uint64_t spent_trace_select_untag(uint64_t addr)
 {
-	return addr & ((1ull << TRACE_SELECT_TAG_SHIFT) - 1);
+	return addr & ((1ull << SPENT_TRACE_SELECT_TAG_SHIFT) - 1);
 }
 
-int trace_source_select(struct trace_source *in, uint32_t pid, const char *comm, int flags,
-			struct trace_source **out)
+int spent_trace_source_select(struct spent_trace_source *in, uint32_t pid, const char *comm, int flags,
+			struct spent_trace_source **out)
 {
 	struct select_state *s = calloc(1, sizeof(*s));
 	*out = NULL;
 	if (!s || (comm && !(s->comm = strdup(comm)))) {
 		free(s);
-		trace_source_free(in);
+		spent_trace_source_free(in);
 		return -ENOMEM;
 	}
 	s->in = in;
 	s->pid = pid;
 	s->flags = flags;
-	*out = trace_source_new(&select_ops, s);
+	*out = spent_trace_source_new(&select_ops, s);
 	return *out ? 0 : -ENOMEM;
 }

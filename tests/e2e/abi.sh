@@ -2,8 +2,8 @@
 # tests/e2e/abi.sh - libspent.so's ABI is its public API: the dynamic symbols it defines are
 # exactly the functions declared SPENT_API in include/spent/*.h (less spent_shim_start, which
 # libspent-shim.so provides), every function declared there is marked SPENT_API, and a program
-# linked against the shared library can call the API. Also lists the public names without the
-# spent_ prefix (informational: the rename is scheduled separately).
+# linked against the shared library can call the API. Every public name (function, struct and
+# enum tag, macro, enumerator) carries the spent_ / SPENT_ prefix.
 source "$(dirname "$0")/lib.sh"
 
 SO=$SPENT_BUILD/libspent.so
@@ -38,10 +38,10 @@ int main(void)
 {
 	struct spent_event ev;
 	char err[256];
-	struct profile *p = profile_new();
+	struct spent_profile *p = spent_profile_new();
 	if (!p || spent_event_parse("task-clock", &ev, err, sizeof(err)))
 		return 1;
-	profile_free(p);
+	spent_profile_free(p);
 	printf("%s\n", ev.name);
 	return 0;
 }
@@ -62,4 +62,11 @@ EOF
 check "an internal function (json_init) does not link against libspent.so" test $? -eq 0
 
 unprefixed=$(grep -v '^spent_' "$TMP/api" | tr '\n' ' ')
-echo "# public names without the spent_ prefix ($(echo $unprefixed | wc -w)): $unprefixed"
+check "every public function is spent_-prefixed${unprefixed:+ (not: $unprefixed)}" test -z "$unprefixed"
+tags=$(grep -ohE '^\s*(struct|enum) [A-Za-z_][A-Za-z0-9_]*\s*[{;]' $hdrs | awk '{ print $2 }' |
+	grep -v '^spent_' | sort -u | tr '\n' ' ')
+check "every public struct and enum is spent_-prefixed${tags:+ (not: $tags)}" test -z "$tags"
+consts=$( (grep -ohE '^#define [A-Za-z_][A-Za-z0-9_]*' $hdrs | awk '{ print $2 }'
+	sed -n '/^enum [a-z_]* {/,/^};/p' $hdrs | grep -oE '^\s+[A-Z][A-Z0-9_]*' | tr -d ' \t') |
+	grep -v '^SPENT_' | sort -u | tr '\n' ' ')
+check "every public macro and enumerator is SPENT_-prefixed${consts:+ (not: $consts)}" test -z "$consts"

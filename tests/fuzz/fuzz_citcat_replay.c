@@ -67,18 +67,18 @@ static void replay_fast(void)
 
 static void replay_source(void)
 {
-	struct trace_source *src = NULL;
-	struct trace_batch b;
+	struct spent_trace_source *src = NULL;
+	struct spent_trace_batch b;
 	char err[512];
 	int rc = citcat_source_new(rec_path, 1, &src, NULL, err, sizeof(err));
 	verbose("load", rc, err);
 	if (rc)
 		return;
-	rc = trace_source_next(src, &b);
+	rc = spent_trace_source_next(src, &b);
 	snprintf(err, sizeof(err), "%zu instructions: %s", rc > 0 ? b.n_insns : 0,
-		 trace_source_error(src));
+		 spent_trace_source_error(src));
 	verbose("source path", rc, err);
-	trace_source_free(src);
+	spent_trace_source_free(src);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -34,7 +34,7 @@ static void count_warning(void *ctx, const char *path, const char *why)
 }
 
 /* Every kernel sample's symbol from ROOT/kallsyms, then the subset saved to another file. */
-static void kernel_symbols(const struct profile *p, const char *root)
+static void kernel_symbols(const struct spent_profile *p, const char *root)
 {
 	char path[4200], saved[4200];
 	struct symbols *sym = NULL;
@@ -43,14 +43,14 @@ static void kernel_symbols(const struct profile *p, const char *root)
 	if (stat(path, &st) || !S_ISREG(st.st_mode) || symbols_new(&sym))
 		return;	/* without the file the real /proc/kallsyms would be read */
 	symbols_set_kallsyms(sym, path);
-	for (uint32_t i = 0; i < profile_nimages(p); i++) {
-		const struct profile_image *img = profile_image_get(p, i);
-		if (strcmp(img->path, PROFILE_KERNEL_PATH))
+	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
+		const struct spent_profile_image *img = spent_profile_image_get(p, i);
+		if (strcmp(img->path, SPENT_PROFILE_KERNEL_PATH))
 			continue;
-		for (uint32_t e = 0; e < profile_nevents(p); e++) {
-			struct profile_count *c = NULL;
+		for (uint32_t e = 0; e < spent_profile_nevents(p); e++) {
+			struct spent_profile_count *c = NULL;
 			size_t n = 0;
-			if (profile_counts(p, i, e, &c, &n))
+			if (spent_profile_counts(p, i, e, &c, &n))
 				continue;
 			for (size_t k = 0; k < n && k < 256; k++) {
 				struct sym_info si;
@@ -68,38 +68,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *scratch = fuzz_scratch_dir();
 	char root[128];
-	struct profile_dir *d = NULL;
-	struct profile *p = NULL;
+	struct spent_profile_dir *d = NULL;
+	struct spent_profile *p = NULL;
 	size_t warnings = 0, skipped = 0;
 	if (!scratch || size > (1u << 20))
 		return 0;
 	snprintf(root, sizeof(root), "%s/p", scratch);
 	mkdir(root, 0755);
 	fuzz_bundle_unpack(data, size, root, fix_entry);
-	if (profile_dir_open(root, &d))
+	if (spent_profile_dir_open(root, &d))
 		return 0;
-	if ((p = profile_new()) && profile_dir_read_all(d, p, count_warning, &warnings, &skipped) == 0) {
-		for (size_t i = 0; i < profile_nstacks(p); i++) {
+	if ((p = spent_profile_new()) && spent_profile_dir_read_all(d, p, count_warning, &warnings, &skipped) == 0) {
+		for (size_t i = 0; i < spent_profile_nstacks(p); i++) {
 			uint32_t ev;
-			const struct profile_frame *f;
+			const struct spent_profile_frame *f;
 			size_t nf;
 			uint64_t cnt;
-			profile_stack_get(p, i, &ev, &f, &nf, &cnt);
+			spent_profile_stack_get(p, i, &ev, &f, &nf, &cnt);
 		}
-		for (size_t i = 0; i < profile_ndetail(p); i++) {
-			struct profile_detail_row r;
-			profile_detail_get(p, i, &r);
-			(void)profile_task_get(p, r.task);
+		for (size_t i = 0; i < spent_profile_ndetail(p); i++) {
+			struct spent_profile_detail_row r;
+			spent_profile_detail_get(p, i, &r);
+			(void)spent_profile_task_get(p, r.task);
 		}
 		kernel_symbols(p, root);
 	}
-	profile_free(p);
+	spent_profile_free(p);
 	uint32_t *ep = NULL;
 	size_t nep = 0;
-	if (!profile_dir_epochs(d, &ep, &nep))
+	if (!spent_profile_dir_epochs(d, &ep, &nep))
 		for (size_t i = 0; i < nep; i++) {
 			uint64_t s, e;
-			(void)profile_dir_epoch_span(d, ep[i], &s, &e);
+			(void)spent_profile_dir_epoch_span(d, ep[i], &s, &e);
 		}
 	free(ep);
 	struct db_usage u;
@@ -108,6 +108,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)db_merge(d, src, 1, count_warning, &warnings, &skipped);
 	(void)db_merge(d, src, 1, count_warning, &warnings, &skipped);
 	(void)db_gc(d, 1, &skipped);
-	profile_dir_close(d);
+	spent_profile_dir_close(d);
 	return 0;
 }

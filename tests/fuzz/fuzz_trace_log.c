@@ -16,16 +16,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * longer than the log, but a bound keeps every run short). */
 static void read_all(const uint8_t *data, size_t size, uint64_t max)
 {
-	struct trace_source *src;
-	struct trace_batch b;
+	struct spent_trace_source *src;
+	struct spent_trace_batch b;
 	char err[256];
 	uint64_t n = 0;
 	if (trace_log_open_mem(data, size, &src, err, sizeof(err)) < 0)
 		return;
-	while (n < max && trace_source_next(src, &b) > 0)
+	while (n < max && spent_trace_source_next(src, &b) > 0)
 		n += b.n_insns + b.n_events;
-	(void)trace_source_error(src);
-	trace_source_free(src);
+	(void)spent_trace_source_error(src);
+	spent_trace_source_free(src);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

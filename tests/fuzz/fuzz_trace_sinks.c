@@ -99,8 +99,8 @@ static void sinks_results(struct sinks *s)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sinks s = { 0 };
-	struct trace_source *src = NULL;
-	struct trace_batch b;
+	struct spent_trace_source *src = NULL;
+	struct spent_trace_batch b;
 	struct binbuf log;
 	char err[256];
 	uint64_t n = 0;
@@ -110,7 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	binbuf_init(&log);
 	if (fuzz_trace_log_encode(data, size, &log) == 0 && sinks_new(&s, data) == 0 &&
 	    trace_log_open_mem(log.data, log.len, &src, err, sizeof(err)) == 0) {
-		while (n < 1000000 && trace_source_next(src, &b) > 0) {
+		while (n < 1000000 && spent_trace_source_next(src, &b) > 0) {
 			symtab_add_batch_images(s.syms, &b);
 			cachesim_feed(s.cs, &b);
 			hitcurve_feed(s.hc, &b);
@@ -120,7 +120,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		sinks_results(&s);
 	}
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	sinks_free(&s);
 	binbuf_release(&log);
 	return 0;

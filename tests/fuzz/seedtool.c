@@ -136,37 +136,37 @@ static int inline_files(const char *rec_path, struct binbuf *out, const char *su
  * samples file holds them (flag bit 0), the first's does not. */
 static int detail_dir(const char *dir)
 {
-	struct profile *p = profile_new();
-	struct profile_dir *d = NULL;
-	struct profile_image a = { .path = (char *)"/usr/bin/demo", .id_kind = PROFILE_ID_HASH,
-				   .id_len = 8 }, k = { .path = (char *)PROFILE_KERNEL_PATH };
-	struct profile_task tasks[3] = { { .comm = (char *)"demo", .pid = 10, .tid = 10 },
+	struct spent_profile *p = spent_profile_new();
+	struct spent_profile_dir *d = NULL;
+	struct spent_profile_image a = { .path = (char *)"/usr/bin/demo", .id_kind = SPENT_PROFILE_ID_HASH,
+				   .id_len = 8 }, k = { .path = (char *)SPENT_PROFILE_KERNEL_PATH };
+	struct spent_profile_task tasks[3] = { { .comm = (char *)"demo", .pid = 10, .tid = 10 },
 					 { .comm = (char *)"demo", .pid = 10, .tid = 11 },
 					 { .comm = (char *)"sshd", .pid = 7,
 					   .cgroup = (char *)"/system.slice/ssh.service" } };
 	uint32_t ia, ik, e0, e1, t[3];
 	const uint64_t t0 = 1700000000000000000ull, ms = 1000000;
 	int err = p ? 0 : -ENOMEM;
-	err = err ?: profile_image_intern(p, &a, &ia) ?: profile_image_intern(p, &k, &ik);
-	err = err ?: profile_event_intern(p, "cpu-clock", 1000000, 0, &e0);
-	err = err ?: profile_event_intern(p, "page-faults", 1, 0, &e1);
+	err = err ?: spent_profile_image_intern(p, &a, &ia) ?: spent_profile_image_intern(p, &k, &ik);
+	err = err ?: spent_profile_event_intern(p, "cpu-clock", 1000000, 0, &e0);
+	err = err ?: spent_profile_event_intern(p, "page-faults", 1, 0, &e1);
 	for (int i = 0; i < 3 && !err; i++)
-		err = profile_task_intern(p, &tasks[i], &t[i]);
-	struct profile_frame f[4] = { { ia, 0x1130 }, { ia, 0x1200 }, { ik, 0xffffffff81001234ull },
-				      { PROFILE_NO_IMAGE, 0x7f0012345678ull } };
+		err = spent_profile_task_intern(p, &tasks[i], &t[i]);
+	struct spent_profile_frame f[4] = { { ia, 0x1130 }, { ia, 0x1200 }, { ik, 0xffffffff81001234ull },
+				      { SPENT_PROFILE_NO_IMAGE, 0x7f0012345678ull } };
 	for (uint64_t b = 0; b < 12 && !err; b++) {
-		err = profile_add_detail(p, e0, t[b % 2], t0 + b * 10 * ms, f + b % 2, 1 + b % 3, 1 + b);
-		err = err ?: profile_add(p, ia, f[b % 2].offset, e0, 1 + b);
+		err = spent_profile_add_detail(p, e0, t[b % 2], t0 + b * 10 * ms, f + b % 2, 1 + b % 3, 1 + b);
+		err = err ?: spent_profile_add(p, ia, f[b % 2].offset, e0, 1 + b);
 	}
-	err = err ?: profile_add_detail(p, e0, PROFILE_NO_TASK, 0, f + 2, 2, 2);
-	err = err ?: profile_set_time_bucket(p, 1000 * ms);
-	err = err ?: profile_add_detail(p, e1, t[2], t0 + 1500 * ms, f + 3, 1, 1);
-	err = err ?: profile_add_detail(p, e1, t[2], t0, f, 4, 9);
-	err = err ?: profile_add_stack(p, e1, f + 3, 1, 1) ?: profile_add_stack(p, e1, f, 4, 9);
-	profile_extend_span(p, t0 - ms, t0 + 2000 * ms);
-	err = err ?: profile_dir_create(dir, &d) ?: profile_dir_write_epoch(d, 0, p, NULL, NULL);
-	profile_dir_close(d);
-	profile_free(p);
+	err = err ?: spent_profile_add_detail(p, e0, SPENT_PROFILE_NO_TASK, 0, f + 2, 2, 2);
+	err = err ?: spent_profile_set_time_bucket(p, 1000 * ms);
+	err = err ?: spent_profile_add_detail(p, e1, t[2], t0 + 1500 * ms, f + 3, 1, 1);
+	err = err ?: spent_profile_add_detail(p, e1, t[2], t0, f, 4, 9);
+	err = err ?: spent_profile_add_stack(p, e1, f + 3, 1, 1) ?: spent_profile_add_stack(p, e1, f, 4, 9);
+	spent_profile_extend_span(p, t0 - ms, t0 + 2000 * ms);
+	err = err ?: spent_profile_dir_create(dir, &d) ?: spent_profile_dir_write_epoch(d, 0, p, NULL, NULL);
+	spent_profile_dir_close(d);
+	spent_profile_free(p);
 	return err;
 }
 

@@ -27,28 +27,28 @@ static inline int tmpdir_remove(void)
 }
 
 /* An image with a 20-byte build-id of PATH[1] repeated (distinct paths, distinct ids). */
-static inline uint32_t add_image(struct profile *p, const char *path)
+static inline uint32_t add_image(struct spent_profile *p, const char *path)
 {
-	struct profile_image im = { .path = (char *)path, .id_kind = PROFILE_ID_BUILDID, .id_len = 20 };
+	struct spent_profile_image im = { .path = (char *)path, .id_kind = SPENT_PROFILE_ID_BUILDID, .id_len = 20 };
 	memset(im.id, path[1], 20);
 	uint32_t idx;
-	assert_int_equal(profile_image_intern(p, &im, &idx), 0);
+	assert_int_equal(spent_profile_image_intern(p, &im, &idx), 0);
 	return idx;
 }
 
-static inline uint32_t add_event(struct profile *p, const char *name, uint64_t period)
+static inline uint32_t add_event(struct spent_profile *p, const char *name, uint64_t period)
 {
 	uint32_t ev;
-	assert_int_equal(profile_event_intern(p, name, period, 0, &ev), 0);
+	assert_int_equal(spent_profile_event_intern(p, name, period, 0, &ev), 0);
 	return ev;
 }
 
-static inline uint32_t add_task(struct profile *p, const char *comm, uint32_t pid, uint32_t tid,
+static inline uint32_t add_task(struct spent_profile *p, const char *comm, uint32_t pid, uint32_t tid,
 				const char *cgroup)
 {
-	struct profile_task t = { .comm = (char *)comm, .pid = pid, .tid = tid, .cgroup = (char *)cgroup };
+	struct spent_profile_task t = { .comm = (char *)comm, .pid = pid, .tid = tid, .cgroup = (char *)cgroup };
 	uint32_t idx;
-	assert_int_equal(profile_task_intern(p, &t, &idx), 0);
+	assert_int_equal(spent_profile_task_intern(p, &t, &idx), 0);
 	return idx;
 }
 

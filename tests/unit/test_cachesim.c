@@ -68,14 +68,14 @@ static int ref_access(struct ref_cache *c, uint64_t addr, uint64_t size)
 
 static void run_trace(struct cachesim *cs, const struct memtrace *t)
 {
-	struct trace_source *src;
+	struct spent_trace_source *src;
 	assert_int_equal(memtrace_source_new(t, 1000, &src), 0);
-	struct trace_batch b;
+	struct spent_trace_batch b;
 	int rc;
-	while ((rc = trace_source_next(src, &b)) > 0)
+	while ((rc = spent_trace_source_next(src, &b)) > 0)
 		assert_int_equal(cachesim_feed(cs, &b), 0);
 	assert_int_equal(rc, 0);
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	cachesim_finish(cs);
 }
 
@@ -98,11 +98,11 @@ static void check_against_reference(const char *config_text, int fifo)
 	ref_init(&d1, cfg.levels[1].size, cfg.levels[1].line, cfg.levels[1].assoc, fifo);
 	ref_init(&ll, cfg.levels[2].size, cfg.levels[2].line, cfg.levels[2].assoc, fifo);
 	for (size_t i = 0; i < t->n_insns; i++) {
-		const struct trace_insn *in = &t->insns[i];
+		const struct spent_trace_insn *in = &t->insns[i];
 		if (ref_access(&i1, in->pc, in->len))
 			ref_access(&ll, in->pc, in->len);
 		for (uint32_t k = 0; k < in->nrefs; k++) {
-			const struct trace_ref *r = &t->refs[in->ref0 + k];
+			const struct spent_trace_ref *r = &t->refs[in->ref0 + k];
 			if (ref_access(&d1, r->addr, r->size))
 				ref_access(&ll, r->addr, r->size);
 		}
@@ -166,7 +166,7 @@ static void unified_cache_matches_reference_model(void **state)
 		struct ref_cache u;
 		ref_init(&u, l->size, l->line, l->assoc ? l->assoc : l->size / l->line, 0);
 		for (size_t i = 0; i < t->n_insns; i++) {
-			const struct trace_insn *in = &t->insns[i];
+			const struct spent_trace_insn *in = &t->insns[i];
 			ref_access(&u, in->pc, in->len);
 			for (uint32_t k = 0; k < in->nrefs; k++)
 				ref_access(&u, t->refs[in->ref0 + k].addr, t->refs[in->ref0 + k].size);
@@ -200,7 +200,7 @@ static void write_buffers_flush_one_line_per_new_written_line(void **state)
 	struct cachesim *cs = new_sim("alpha21064");
 	for (int rep = 0; rep < 2; rep++)
 		for (uint64_t l = 0; l < 6; l++)
-			cachesim_access(cs, 0, 'd', 0x1000 + l * 32, 8, TRACE_REF_WRITE);
+			cachesim_access(cs, 0, 'd', 0x1000 + l * 32, 8, SPENT_TRACE_REF_WRITE);
 	/* first pass: lines 0-3 fill buffers, 4 and 5 flush 0 and 1; second pass: 0,1 are new
 	 * again (flush 2,3), 2,3 new again (flush 4,5), 4,5 new (flush 0,1); finish flushes 4 */
 	cachesim_finish(cs);
@@ -218,11 +218,11 @@ static void write_back_victims_carry_only_dirty_subblocks(void **state)
 	/* 21164: 96K 3-way, 512 sets of 64 B; four lines in one set evict the first */
 	struct cachesim *cs = new_sim("alpha21164");
 	uint64_t set_stride = 512 * 64;
-	cachesim_access(cs, 0, 'd', 0x100000, 8, TRACE_REF_READ);	/* dmiss 64 */
-	cachesim_access(cs, 0, 'd', 0x100000 + 20, 4, TRACE_REF_WRITE);	/* dirty subblock 1 */
-	cachesim_access(cs, 0, 'd', 0x100000 + 1 * set_stride, 8, TRACE_REF_READ);
-	cachesim_access(cs, 0, 'd', 0x100000 + 2 * set_stride, 8, TRACE_REF_READ);
-	cachesim_access(cs, 0, 'd', 0x100000 + 3 * set_stride, 8, TRACE_REF_READ);	/* evicts */
+	cachesim_access(cs, 0, 'd', 0x100000, 8, SPENT_TRACE_REF_READ);	/* dmiss 64 */
+	cachesim_access(cs, 0, 'd', 0x100000 + 20, 4, SPENT_TRACE_REF_WRITE);	/* dirty subblock 1 */
+	cachesim_access(cs, 0, 'd', 0x100000 + 1 * set_stride, 8, SPENT_TRACE_REF_READ);
+	cachesim_access(cs, 0, 'd', 0x100000 + 2 * set_stride, 8, SPENT_TRACE_REF_READ);
+	cachesim_access(cs, 0, 'd', 0x100000 + 3 * set_stride, 8, SPENT_TRACE_REF_READ);	/* evicts */
 	assert_int_equal(cachesim_traffic(cs, TRAFFIC_DMISS), 4 * 64);
 	assert_int_equal(cachesim_traffic(cs, TRAFFIC_DVICT), 16);
 	cachesim_free(cs);
@@ -233,9 +233,9 @@ static void write_miss_fill_is_redundant_when_fully_overwritten(void **state)
 	(void)state;
 	struct cachesim *cs = new_sim("alpha21164");
 	for (uint64_t off = 0; off < 64; off += 8)	/* overwrite all 64 bytes: redundant */
-		cachesim_access(cs, 0, 'd', 0x200000 + off, 8, TRACE_REF_WRITE);
-	cachesim_access(cs, 0, 'd', 0x300000, 8, TRACE_REF_WRITE);	/* then read back */
-	cachesim_access(cs, 0, 'd', 0x300020, 8, TRACE_REF_READ);	/* unwritten: useful */
+		cachesim_access(cs, 0, 'd', 0x200000 + off, 8, SPENT_TRACE_REF_WRITE);
+	cachesim_access(cs, 0, 'd', 0x300000, 8, SPENT_TRACE_REF_WRITE);	/* then read back */
+	cachesim_access(cs, 0, 'd', 0x300020, 8, SPENT_TRACE_REF_READ);	/* unwritten: useful */
 	cachesim_finish(cs);
 	assert_int_equal(cachesim_traffic(cs, TRAFFIC_DREAD_REDUNDANT), 64);
 	assert_int_equal(cachesim_traffic(cs, TRAFFIC_DREAD_USEFUL), 64);
@@ -279,7 +279,7 @@ static struct memtrace *counters_trace(uint64_t off_a, uint64_t off_b, int round
 				memtrace_insn(t, 10 + th, 0x401000 + k * 4, 4, 0);
 				if (k == 2)
 					memtrace_ref(t, 0x404040 + (th ? off_b : off_a), 8,
-						     TRACE_REF_MODIFY);
+						     SPENT_TRACE_REF_MODIFY);
 			}
 	return t;
 }
@@ -403,14 +403,14 @@ static void group_feed_equals_separate_feeds(void **state)
 			assert_int_equal(cachesim_new(&cfg, &alone[k], err, sizeof(err)), 0);
 			run_trace(alone[k], t);
 		}
-		struct trace_source *src;
+		struct spent_trace_source *src;
 		assert_int_equal(memtrace_source_new(t, 1000, &src), 0);
-		struct trace_batch b;
+		struct spent_trace_batch b;
 		int rc;
-		while ((rc = trace_source_next(src, &b)) > 0)
+		while ((rc = spent_trace_source_next(src, &b)) > 0)
 			assert_int_equal(cachesim_feed_group(group, 4, &b), 0);
 		assert_int_equal(rc, 0);
-		trace_source_free(src);
+		spent_trace_source_free(src);
 		for (int k = 0; k < 4; k++) {
 			cachesim_finish(group[k]);
 			for (uint32_t l = 0; l < 3; l++) {

@@ -162,21 +162,21 @@ static void patched_cpuid_answered_and_replay_resumes(void **state)
 	assert_int_equal(sum.events, 2);	/* the cpuid and the exit_group */
 
 	/* the trace-source path steps in batches: it resumes too, and sees every instruction */
-	struct trace_source *src;
+	struct spent_trace_source *src;
 	struct citcat_replay *rp;
 	assert_int_equal(citcat_source_new(s.dir, 0, &src, &rp, err, sizeof(err)), 0);
-	struct trace_batch b;
+	struct spent_trace_batch b;
 	size_t insns = 0;
 	int exited = 0, r;
-	while ((r = trace_source_next(src, &b)) == 1) {
+	while ((r = spent_trace_source_next(src, &b)) == 1) {
 		insns += b.n_insns;
 		for (size_t i = 0; i < b.n_events; i++)
-			exited |= b.events[i].kind == TRACE_EV_EXIT && b.events[i].u.exit.status == 42 << 8;
+			exited |= b.events[i].kind == SPENT_TRACE_EV_EXIT && b.events[i].u.exit.status == 42 << 8;
 	}
 	assert_int_equal(r, 0);
 	assert_int_equal(insns, 4);
 	assert_true(exited);
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	synth_remove(&s);
 }
 

@@ -102,7 +102,7 @@ static void test_kernel_image_has_build_id(void **state)
 		skip();	/* no /sys/kernel/notes build-id to compare with */
 	assert_int_equal(dmaps_new(&m), 0);
 	const struct dimage *k = dmaps_image(m, DIMAGE_KERNEL);
-	assert_int_equal(k->id_kind, PROFILE_ID_BUILDID);
+	assert_int_equal(k->id_kind, SPENT_PROFILE_ID_BUILDID);
 	assert_int_equal(k->id_len, want.id.id_len);
 	assert_memory_equal(k->ident, want.id.id, want.id.id_len);
 	dmaps_free(m);

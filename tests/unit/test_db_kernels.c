@@ -34,34 +34,34 @@ static int teardown(void **state)
 static void kernel_db(const char *name, uint8_t idbyte, uint64_t count)
 {
 	char dir[128];
-	struct profile_dir *d;
-	struct profile *p = profile_new();
-	struct profile_image k = { .path = "[kernel.kallsyms]", .id_kind = PROFILE_ID_BUILDID,
+	struct spent_profile_dir *d;
+	struct spent_profile *p = spent_profile_new();
+	struct spent_profile_image k = { .path = "[kernel.kallsyms]", .id_kind = SPENT_PROFILE_ID_BUILDID,
 				   .id_len = 20 };
 	uint32_t img, ev, epoch;
 
 	memset(k.id, idbyte, 20);
 	snprintf(dir, sizeof(dir), "%s/%s", tmpdir, name);
-	assert_int_equal(profile_dir_create(dir, &d), 0);
-	assert_int_equal(profile_image_intern(p, &k, &img), 0);
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
-	assert_int_equal(profile_add(p, img, 0xffffffff81000010ull, ev, count), 0);
-	assert_int_equal(profile_dir_current_epoch(d, &epoch), 0);
-	assert_int_equal(profile_dir_write_epoch(d, epoch, p, NULL, NULL), 0);
-	profile_free(p);
-	profile_dir_close(d);
+	assert_int_equal(spent_profile_dir_create(dir, &d), 0);
+	assert_int_equal(spent_profile_image_intern(p, &k, &img), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
+	assert_int_equal(spent_profile_add(p, img, 0xffffffff81000010ull, ev, count), 0);
+	assert_int_equal(spent_profile_dir_current_epoch(d, &epoch), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, epoch, p, NULL, NULL), 0);
+	spent_profile_free(p);
+	spent_profile_dir_close(d);
 }
 
 /* the count at the kernel address of the kernel with build-id byte IDBYTE; -1 when absent */
-static int64_t kernel_count(const struct profile *p, uint8_t idbyte)
+static int64_t kernel_count(const struct spent_profile *p, uint8_t idbyte)
 {
-	for (uint32_t i = 0; i < profile_nimages(p); i++) {
-		const struct profile_image *im = profile_image_get(p, i);
-		struct profile_count *c;
+	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
+		const struct spent_profile_image *im = spent_profile_image_get(p, i);
+		struct spent_profile_count *c;
 		size_t n;
 		if (strcmp(im->path, "[kernel.kallsyms]") || im->id[0] != idbyte)
 			continue;
-		assert_int_equal(profile_counts(p, i, 0, &c, &n), 0);
+		assert_int_equal(spent_profile_counts(p, i, 0, &c, &n), 0);
 		assert_int_equal(n, 1);
 		int64_t v = (int64_t)c[0].count;
 		free(c);
@@ -73,14 +73,14 @@ static int64_t kernel_count(const struct profile *p, uint8_t idbyte)
 static void merge_keeps_different_kernels_apart(void **state)
 {
 	char dst[128];
-	struct profile_dir *d;
+	struct spent_profile_dir *d;
 	size_t skipped = 0;
 
 	kernel_db("bootA", 0xaa, 7);
 	kernel_db("bootB", 0xbb, 5);
 	kernel_db("bootA2", 0xaa, 3);	/* the same kernel on another machine */
 	snprintf(dst, sizeof(dst), "%s/all", tmpdir);
-	assert_int_equal(profile_dir_create(dst, &d), 0);
+	assert_int_equal(spent_profile_dir_create(dst, &d), 0);
 	char a[128], b[128], a2[128];
 	snprintf(a, sizeof(a), "%s/bootA", tmpdir);
 	snprintf(b, sizeof(b), "%s/bootB", tmpdir);
@@ -88,13 +88,13 @@ static void merge_keeps_different_kernels_apart(void **state)
 	const char *srcs[] = { a, b, a2 };
 	assert_int_equal(db_merge(d, srcs, 3, NULL, NULL, &skipped), 0);
 	assert_int_equal(skipped, 0);
-	struct profile *all = profile_new();
-	assert_int_equal(profile_dir_read_all(d, all, NULL, NULL, NULL), 0);
-	assert_int_equal(profile_nimages(all), 2);
+	struct spent_profile *all = spent_profile_new();
+	assert_int_equal(spent_profile_dir_read_all(d, all, NULL, NULL, NULL), 0);
+	assert_int_equal(spent_profile_nimages(all), 2);
 	assert_int_equal(kernel_count(all, 0xaa), 10);
 	assert_int_equal(kernel_count(all, 0xbb), 5);
-	profile_free(all);
-	profile_dir_close(d);
+	spent_profile_free(all);
+	spent_profile_dir_close(d);
 }
 
 int main(void)

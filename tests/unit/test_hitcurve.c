@@ -71,14 +71,14 @@ static void compare_with_brute(const struct memtrace *t, uint32_t line, uint64_t
 	struct hitcurve_config cfg = { line, min, max };
 	struct hitcurve *hc;
 	assert_int_equal(hitcurve_new(&cfg, &hc), 0);
-	struct trace_source *src;
+	struct spent_trace_source *src;
 	assert_int_equal(memtrace_source_new(t, 777, &src), 0);
-	struct trace_batch b;
+	struct spent_trace_batch b;
 	int rc;
-	while ((rc = trace_source_next(src, &b)) > 0)
+	while ((rc = spent_trace_source_next(src, &b)) > 0)
 		assert_int_equal(hitcurve_feed(hc, &b), 0);
 	assert_int_equal(rc, 0);
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	struct hitcurve_result r;
 	hitcurve_result(hc, &r);
 
@@ -88,10 +88,10 @@ static void compare_with_brute(const struct memtrace *t, uint32_t line, uint64_t
 	for (size_t k = 0; k < br.n_sizes; k++)
 		br.dm[k] = calloc(br.min_lines << k, sizeof(uint64_t));
 	for (size_t i = 0; i < t->n_insns; i++) {
-		const struct trace_insn *in = &t->insns[i];
+		const struct spent_trace_insn *in = &t->insns[i];
 		brute_access(&br, HC_ISTREAM, in->pc, in->len, line);
 		for (uint32_t k = 0; k < in->nrefs; k++) {
-			const struct trace_ref *rf = &t->refs[in->ref0 + k];
+			const struct spent_trace_ref *rf = &t->refs[in->ref0 + k];
 			brute_access(&br, HC_DSTREAM, rf->addr, rf->size, line);
 		}
 	}

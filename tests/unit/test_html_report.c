@@ -67,35 +67,35 @@ static char *data_of(const char *page)
 
 /* A profile of one program: two functions' worth of stacks in an unreadable image (so names
  * are image+0xOFFSET), two tasks, detail rows at 0 ms, 1500 ms and one without a time. */
-static struct profile *sample_profile(bool with_detail)
+static struct spent_profile *sample_profile(bool with_detail)
 {
-	struct profile *p = profile_new();
+	struct spent_profile *p = spent_profile_new();
 	assert_non_null(p);
-	struct profile_image im = { .path = "/nonexistent/libhot.so", .id_kind = PROFILE_ID_HASH, .id_len = 8 };
+	struct spent_profile_image im = { .path = "/nonexistent/libhot.so", .id_kind = SPENT_PROFILE_ID_HASH, .id_len = 8 };
 	memset(im.id, 7, 8);
 	uint32_t img, ev, t1, t2;
-	assert_int_equal(profile_image_intern(p, &im, &img), 0);
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
-	struct profile_frame hot[2] = { { img, 0x1234 }, { img, 0x100 } };
-	struct profile_frame cold[2] = { { img, 0x2000 }, { img, 0x100 } };
-	assert_int_equal(profile_add(p, img, 0x1234, ev, 30), 0);
-	assert_int_equal(profile_add(p, img, 0x2000, ev, 10), 0);
-	assert_int_equal(profile_add_stack(p, ev, hot, 2, 30), 0);
-	assert_int_equal(profile_add_stack(p, ev, cold, 2, 10), 0);
+	assert_int_equal(spent_profile_image_intern(p, &im, &img), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
+	struct spent_profile_frame hot[2] = { { img, 0x1234 }, { img, 0x100 } };
+	struct spent_profile_frame cold[2] = { { img, 0x2000 }, { img, 0x100 } };
+	assert_int_equal(spent_profile_add(p, img, 0x1234, ev, 30), 0);
+	assert_int_equal(spent_profile_add(p, img, 0x2000, ev, 10), 0);
+	assert_int_equal(spent_profile_add_stack(p, ev, hot, 2, 30), 0);
+	assert_int_equal(spent_profile_add_stack(p, ev, cold, 2, 10), 0);
 	if (!with_detail)
 		return p;
-	struct profile_task a = { .comm = "worker", .pid = 10, .tid = 11 };
-	struct profile_task b = { .comm = "</script><b>x", .pid = 10, .tid = 12 };
-	assert_int_equal(profile_task_intern(p, &a, &t1), 0);
-	assert_int_equal(profile_task_intern(p, &b, &t2), 0);
-	profile_extend_span(p, T0, T0 + 2000 * MS);
-	assert_int_equal(profile_add_detail(p, ev, t1, T0 + 3 * MS, hot, 2, 20), 0);
-	assert_int_equal(profile_add_detail(p, ev, t2, T0 + 1500 * MS, hot, 2, 10), 0);
-	assert_int_equal(profile_add_detail(p, ev, t2, 0, cold, 2, 10), 0);
+	struct spent_profile_task a = { .comm = "worker", .pid = 10, .tid = 11 };
+	struct spent_profile_task b = { .comm = "</script><b>x", .pid = 10, .tid = 12 };
+	assert_int_equal(spent_profile_task_intern(p, &a, &t1), 0);
+	assert_int_equal(spent_profile_task_intern(p, &b, &t2), 0);
+	spent_profile_extend_span(p, T0, T0 + 2000 * MS);
+	assert_int_equal(spent_profile_add_detail(p, ev, t1, T0 + 3 * MS, hot, 2, 20), 0);
+	assert_int_equal(spent_profile_add_detail(p, ev, t2, T0 + 1500 * MS, hot, 2, 10), 0);
+	assert_int_equal(spent_profile_add_detail(p, ev, t2, 0, cold, 2, 10), 0);
 	return p;
 }
 
-static char *write_page(const struct profile *p, const struct html_plot *plots, size_t nplots)
+static char *write_page(const struct spent_profile *p, const struct html_plot *plots, size_t nplots)
 {
 	struct symbols *sym = NULL;
 	assert_int_equal(symbols_new(&sym), 0);
@@ -109,7 +109,7 @@ static char *write_page(const struct profile *p, const struct html_plot *plots, 
 
 static void test_page_parts_and_detail(void **state)
 {
-	struct profile *p = sample_profile(true);
+	struct spent_profile *p = sample_profile(true);
 	char *page = write_page(p, NULL, 0);
 	char *data = data_of(page);
 	assert_true(!strncmp(page, "<!DOCTYPE html>", 15));
@@ -139,12 +139,12 @@ static void test_page_parts_and_detail(void **state)
 	assert_null(strstr(page, "<link"));
 	free(data);
 	free(page);
-	profile_free(p);
+	spent_profile_free(p);
 }
 
 static void test_page_without_detail(void **state)
 {
-	struct profile *p = sample_profile(false);
+	struct spent_profile *p = sample_profile(false);
 	char *page = write_page(p, NULL, 0);
 	char *data = data_of(page);
 	assert_non_null(strstr(data, "\"detail\":null"));
@@ -153,7 +153,7 @@ static void test_page_without_detail(void **state)
 	assert_non_null(strstr(data, "\"plots\":[]"));
 	free(data);
 	free(page);
-	profile_free(p);
+	spent_profile_free(p);
 }
 
 static void test_plots(void **state)
@@ -172,7 +172,7 @@ static void test_plots(void **state)
 	assert_int_equal(html_plot_read(path_in_dir("c.txt"), &bad), -EINVAL);
 	assert_null(bad.data);
 	assert_int_equal(html_plot_read(path_in_dir("missing.svg"), &bad), -ENOENT);
-	struct profile *p = sample_profile(false);
+	struct spent_profile *p = sample_profile(false);
 	char *page = write_page(p, pl, 2);
 	char *data = data_of(page);
 	/* base64 of the 10 bytes, padding included */
@@ -182,14 +182,14 @@ static void test_plots(void **state)
 	assert_null(strstr(page, "http:"));
 	free(data);
 	free(page);
-	profile_free(p);
+	spent_profile_free(p);
 	html_plot_release(&pl[0]);
 	html_plot_release(&pl[1]);
 }
 
 static void test_failure_writes_nothing(void **state)
 {
-	struct profile *p = sample_profile(true);
+	struct spent_profile *p = sample_profile(true);
 	struct symbols *sym = NULL;
 	assert_int_equal(symbols_new(&sym), 0);
 	uint32_t ev = 0;
@@ -203,7 +203,7 @@ static void test_failure_writes_nothing(void **state)
 	assert_int_equal(symlink("keep.html", path_in_dir("link.html")), 0);
 	assert_int_equal(html_report_write(p, sym, &cfg, path_in_dir("link.html")), -ELOOP);
 	symbols_free(sym);
-	profile_free(p);
+	spent_profile_free(p);
 }
 
 int main(void)

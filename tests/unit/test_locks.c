@@ -25,16 +25,16 @@ static void work(struct memtrace *t, uint32_t tid, int n)
 /* call pthread_mutex_lock from 0x401000 (5-byte call); FAIL_FIRST: cmpxchg fails, futex wait */
 static void lock_call(struct memtrace *t, uint32_t tid, int fail_first, int finish)
 {
-	memtrace_insn(t, tid, 0x401000, 5, TRACE_INSN_CALL);
+	memtrace_insn(t, tid, 0x401000, 5, SPENT_TRACE_INSN_CALL);
 	memtrace_insn(t, tid, LOCK_FN, 4, 0);
-	memtrace_ref(t, 0x7ffd0000, 8, TRACE_REF_WRITE);	/* push: not the lock */
-	memtrace_insn(t, tid, LOCK_FN + 4, 5, TRACE_INSN_LOCKED);	/* lock cmpxchg */
-	memtrace_ref(t, MTX, 4, TRACE_REF_MODIFY);
+	memtrace_ref(t, 0x7ffd0000, 8, SPENT_TRACE_REF_WRITE);	/* push: not the lock */
+	memtrace_insn(t, tid, LOCK_FN + 4, 5, SPENT_TRACE_INSN_LOCKED);	/* lock cmpxchg */
+	memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_MODIFY);
 	if (fail_first) {
-		memtrace_insn(t, tid, LOCK_FN + 9, 4, TRACE_INSN_LOCKED);	/* xchg */
-		memtrace_ref(t, MTX, 4, TRACE_REF_MODIFY);
-		memtrace_insn(t, tid, LOCK_FN + 13, 2, TRACE_INSN_SYSCALL);
-		struct trace_event ev = { .kind = TRACE_EV_SYSCALL, .tid = tid };
+		memtrace_insn(t, tid, LOCK_FN + 9, 4, SPENT_TRACE_INSN_LOCKED);	/* xchg */
+		memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_MODIFY);
+		memtrace_insn(t, tid, LOCK_FN + 13, 2, SPENT_TRACE_INSN_SYSCALL);
+		struct spent_trace_event ev = { .kind = SPENT_TRACE_EV_SYSCALL, .tid = tid };
 		ev.u.syscall.nr = 202;
 		ev.u.syscall.args[0] = MTX;
 		ev.u.syscall.args[1] = 128;	/* FUTEX_WAIT | FUTEX_PRIVATE_FLAG */
@@ -42,26 +42,26 @@ static void lock_call(struct memtrace *t, uint32_t tid, int fail_first, int fini
 		if (!finish)
 			return;
 	}
-	memtrace_insn(t, tid, LOCK_FN + 20, 1, TRACE_INSN_RET);
+	memtrace_insn(t, tid, LOCK_FN + 20, 1, SPENT_TRACE_INSN_RET);
 	memtrace_insn(t, tid, 0x401005, 4, 0);	/* back in the caller: acquired */
 }
 
 static void lock_return(struct memtrace *t, uint32_t tid)
 {
-	memtrace_insn(t, tid, LOCK_FN + 9, 4, TRACE_INSN_LOCKED);	/* retry xchg succeeds */
-	memtrace_ref(t, MTX, 4, TRACE_REF_MODIFY);
-	memtrace_insn(t, tid, LOCK_FN + 20, 1, TRACE_INSN_RET);
+	memtrace_insn(t, tid, LOCK_FN + 9, 4, SPENT_TRACE_INSN_LOCKED);	/* retry xchg succeeds */
+	memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_MODIFY);
+	memtrace_insn(t, tid, LOCK_FN + 20, 1, SPENT_TRACE_INSN_RET);
 	memtrace_insn(t, tid, 0x401005, 4, 0);
 }
 
 static void unlock_call(struct memtrace *t, uint32_t tid)
 {
-	memtrace_insn(t, tid, 0x401200, 5, TRACE_INSN_CALL);
+	memtrace_insn(t, tid, 0x401200, 5, SPENT_TRACE_INSN_CALL);
 	memtrace_insn(t, tid, UNLOCK_FN, 4, 0);
-	memtrace_ref(t, MTX + 12, 4, TRACE_REF_MODIFY);	/* --__nusers before the lock word */
-	memtrace_insn(t, tid, UNLOCK_FN + 4, 3, TRACE_INSN_LOCKED);
-	memtrace_ref(t, MTX, 4, TRACE_REF_MODIFY);
-	memtrace_insn(t, tid, UNLOCK_FN + 7, 1, TRACE_INSN_RET);
+	memtrace_ref(t, MTX + 12, 4, SPENT_TRACE_REF_MODIFY);	/* --__nusers before the lock word */
+	memtrace_insn(t, tid, UNLOCK_FN + 4, 3, SPENT_TRACE_INSN_LOCKED);
+	memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_MODIFY);
+	memtrace_insn(t, tid, UNLOCK_FN + 7, 1, SPENT_TRACE_INSN_RET);
 	memtrace_insn(t, tid, 0x401205, 4, 0);
 }
 
@@ -69,14 +69,14 @@ static struct locks *run(const struct memtrace *t, struct symtab *st)
 {
 	struct locks *lk;
 	assert_int_equal(locks_new(st, &lk), 0);
-	struct trace_source *src;
+	struct spent_trace_source *src;
 	assert_int_equal(memtrace_source_new(t, 7, &src), 0);
-	struct trace_batch b;
+	struct spent_trace_batch b;
 	int rc;
-	while ((rc = trace_source_next(src, &b)) > 0)
+	while ((rc = spent_trace_source_next(src, &b)) > 0)
 		assert_int_equal(locks_feed(lk, &b), 0);
 	assert_int_equal(rc, 0);
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	locks_finish(lk);
 	return lk;
 }
@@ -127,21 +127,21 @@ static void bare_atomic_spin_then_release_store_is_a_lock(void **state)
 	(void)state;
 	struct memtrace *t = memtrace_new();
 	const uint64_t spin = 0x405000;
-	memtrace_insn(t, 8, 0x401300, 4, TRACE_INSN_LOCKED);	/* tid 8 takes it at 0 */
-	memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
+	memtrace_insn(t, 8, 0x401300, 4, SPENT_TRACE_INSN_LOCKED);	/* tid 8 takes it at 0 */
+	memtrace_ref(t, spin, 4, SPENT_TRACE_REF_MODIFY);
 	for (int i = 0; i < 2; i++) {	/* tid 9: two failed xchg while tid 8 holds it */
-		memtrace_insn(t, 9, 0x401300, 4, TRACE_INSN_LOCKED);
-		memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
-		memtrace_insn(t, 9, 0x401304, 2, TRACE_INSN_PAUSE);
+		memtrace_insn(t, 9, 0x401300, 4, SPENT_TRACE_INSN_LOCKED);
+		memtrace_ref(t, spin, 4, SPENT_TRACE_REF_MODIFY);
+		memtrace_insn(t, 9, 0x401304, 2, SPENT_TRACE_INSN_PAUSE);
 	}
 	memtrace_insn(t, 8, 0x401400, 6, 0);	/* tid 8 releases at 5 */
-	memtrace_ref(t, spin, 4, TRACE_REF_WRITE);
-	memtrace_insn(t, 9, 0x401300, 4, TRACE_INSN_LOCKED);	/* tid 9's third try wins at 6 */
-	memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
-	memtrace_insn(t, 9, 0x401304, 2, TRACE_INSN_PAUSE);
+	memtrace_ref(t, spin, 4, SPENT_TRACE_REF_WRITE);
+	memtrace_insn(t, 9, 0x401300, 4, SPENT_TRACE_INSN_LOCKED);	/* tid 9's third try wins at 6 */
+	memtrace_ref(t, spin, 4, SPENT_TRACE_REF_MODIFY);
+	memtrace_insn(t, 9, 0x401304, 2, SPENT_TRACE_INSN_PAUSE);
 	work(t, 9, 40);
 	memtrace_insn(t, 9, 0x401400, 6, 0);	/* movl $0, spin: release at 48 */
-	memtrace_ref(t, spin, 4, TRACE_REF_WRITE);
+	memtrace_ref(t, spin, 4, SPENT_TRACE_REF_WRITE);
 	struct locks *lk = run(t, NULL);
 	size_t n;
 	const struct lock_summary *s = locks_table(lk, &n);
@@ -165,13 +165,13 @@ static void own_retries_are_not_contention(void **state)
 	struct memtrace *t = memtrace_new();
 	const uint64_t spin = 0x405000;
 	for (int i = 0; i < 3; i++) {
-		memtrace_insn(t, 9, 0x401300, 4, TRACE_INSN_LOCKED);
-		memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
-		memtrace_insn(t, 9, 0x401304, 2, TRACE_INSN_PAUSE);
+		memtrace_insn(t, 9, 0x401300, 4, SPENT_TRACE_INSN_LOCKED);
+		memtrace_ref(t, spin, 4, SPENT_TRACE_REF_MODIFY);
+		memtrace_insn(t, 9, 0x401304, 2, SPENT_TRACE_INSN_PAUSE);
 	}
 	work(t, 9, 40);
 	memtrace_insn(t, 9, 0x401400, 6, 0);
-	memtrace_ref(t, spin, 4, TRACE_REF_WRITE);
+	memtrace_ref(t, spin, 4, SPENT_TRACE_REF_WRITE);
 	struct locks *lk = run(t, NULL);
 	size_t n;
 	const struct lock_summary *s = locks_table(lk, &n);
@@ -192,9 +192,9 @@ static void processes_keep_threads_and_locks_apart(void **state)
 	struct memtrace *t = memtrace_new();
 	const uint64_t spin = 0x405000;
 	for (uint32_t pid = 100; pid <= 101; pid++) {	/* both take it (same tid, same address) */
-		memtrace_insn(t, 1, 0x401300, 4, TRACE_INSN_LOCKED);
+		memtrace_insn(t, 1, 0x401300, 4, SPENT_TRACE_INSN_LOCKED);
 		t->insns[t->n_insns - 1].pid = pid;
-		memtrace_ref(t, spin, 4, TRACE_REF_MODIFY);
+		memtrace_ref(t, spin, 4, SPENT_TRACE_REF_MODIFY);
 	}
 	for (uint32_t pid = 100; pid <= 101; pid++) {	/* each holds it for 10 + 10 instructions */
 		for (int i = 0; i < 10; i++) {
@@ -205,7 +205,7 @@ static void processes_keep_threads_and_locks_apart(void **state)
 	for (uint32_t pid = 100; pid <= 101; pid++) {	/* each releases it */
 		memtrace_insn(t, 1, 0x401400, 6, 0);
 		t->insns[t->n_insns - 1].pid = pid;
-		memtrace_ref(t, spin, 4, TRACE_REF_WRITE);
+		memtrace_ref(t, spin, 4, SPENT_TRACE_REF_WRITE);
 	}
 	struct locks *lk = run(t, NULL);
 	size_t n;

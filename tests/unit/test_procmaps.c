@@ -43,11 +43,11 @@ static void check_addr(struct procmaps *pm, uintptr_t addr, const char *want_sub
 	assert_true(f.found);
 	const struct image_info *img;
 	uint64_t off;
-	enum profile_unknown_reason why;
+	enum spent_profile_unknown_reason why;
 	assert_int_equal(procmaps_lookup(pm, getpid(), addr, &img, &off, &why), 0);
 	assert_true(off == addr - f.bias);
 	assert_non_null(strstr(img->id.path, want_substr));
-	assert_int_equal(img->id.id_kind, PROFILE_ID_BUILDID);
+	assert_int_equal(img->id.id_kind, SPENT_PROFILE_ID_BUILDID);
 }
 
 static void own_pcs_translate_like_the_loader(void **state)
@@ -63,13 +63,13 @@ static void own_pcs_translate_like_the_loader(void **state)
 	/* kernel addresses go to the kernel image with the address as offset */
 	const struct image_info *img;
 	uint64_t off;
-	enum profile_unknown_reason why;
+	enum spent_profile_unknown_reason why;
 	assert_int_equal(procmaps_lookup(pm, getpid(), 0xffffffff81000010ULL, &img, &off, &why), 0);
-	assert_string_equal(img->id.path, PROFILE_KERNEL_PATH);
+	assert_string_equal(img->id.path, SPENT_PROFILE_KERNEL_PATH);
 	assert_true(off == 0xffffffff81000010ULL);
 	/* unknown pid */
 	assert_int_equal(procmaps_lookup(pm, 999999, 0x1000, &img, &off, &why), -ENOENT);
-	assert_int_equal(why, PROFILE_UNK_PROCESS_GONE);
+	assert_int_equal(why, SPENT_PROFILE_UNK_PROCESS_GONE);
 	procmaps_free(pm);
 	image_cache_free(c);
 }
@@ -85,11 +85,11 @@ static void new_mappings_replace_and_fork_copies(void **state)
 	assert_int_equal(procmaps_add(pm, 100, 0x14000, 0x1000, 0, "//anon"), 0);
 	const struct image_info *img;
 	uint64_t off;
-	enum profile_unknown_reason why;
+	enum spent_profile_unknown_reason why;
 	assert_int_equal(procmaps_lookup(pm, 100, 0x14010, &img, &off, &why), -ENOENT);
-	assert_int_equal(why, PROFILE_UNK_ANON);
+	assert_int_equal(why, SPENT_PROFILE_UNK_ANON);
 	assert_int_equal(procmaps_lookup(pm, 100, 0x30000, &img, &off, &why), -ENOENT);
-	assert_int_equal(why, PROFILE_UNK_NO_MAPPING);
+	assert_int_equal(why, SPENT_PROFILE_UNK_NO_MAPPING);
 	/* the tail after the anonymous hole keeps its file offset */
 	assert_int_equal(procmaps_lookup(pm, 100, 0x15000, &img, &off, &why), 0);
 	assert_true(off == image_file_to_vaddr(img, 0x5000));

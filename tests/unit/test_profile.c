@@ -29,47 +29,47 @@ static int teardown(void **state)
 	return tmpdir_remove();
 }
 
-static struct profile_image mkimg(const char *path, uint8_t idbyte)
+static struct spent_profile_image mkimg(const char *path, uint8_t idbyte)
 {
-	struct profile_image im = { .path = (char *)path, .id_kind = PROFILE_ID_BUILDID,
+	struct spent_profile_image im = { .path = (char *)path, .id_kind = SPENT_PROFILE_ID_BUILDID,
 				    .id_len = 20 };
 	memset(im.id, idbyte, 20);
 	return im;
 }
 
 /* a profile with two images, two events, some unknowns and two stacks */
-static struct profile *sample_profile(void)
+static struct spent_profile *sample_profile(void)
 {
-	struct profile *p = profile_new();
+	struct spent_profile *p = spent_profile_new();
 	assert_non_null(p);
 	uint32_t a, b, e0, e1;
-	struct profile_image ia = mkimg("/usr/bin/a", 0xaa), ib = mkimg("/lib/libb.so", 0xbb);
-	assert_int_equal(profile_image_intern(p, &ia, &a), 0);
-	assert_int_equal(profile_image_intern(p, &ib, &b), 0);
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000003, 0, &e0), 0);
-	assert_int_equal(profile_event_intern(p, "page-faults", 997, 0, &e1), 0);
+	struct spent_profile_image ia = mkimg("/usr/bin/a", 0xaa), ib = mkimg("/lib/libb.so", 0xbb);
+	assert_int_equal(spent_profile_image_intern(p, &ia, &a), 0);
+	assert_int_equal(spent_profile_image_intern(p, &ib, &b), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000003, 0, &e0), 0);
+	assert_int_equal(spent_profile_event_intern(p, "page-faults", 997, 0, &e1), 0);
 	for (uint64_t off = 0x1000; off < 0x1100; off += 4)
-		assert_int_equal(profile_add(p, a, off, e0, off & 0xff ? off & 0xff : 1), 0);
-	assert_int_equal(profile_add(p, b, 0x42, e0, 7), 0);
-	assert_int_equal(profile_add(p, b, 0x42, e1, 3), 0);
-	assert_int_equal(profile_add_unknown(p, PROFILE_UNK_ANON, e0, 5), 0);
-	assert_int_equal(profile_add_unknown(p, PROFILE_UNK_LOST, e0, 2), 0);
-	struct profile_frame st[3] = { { a, 0x1004 }, { b, 0x42 }, { PROFILE_NO_IMAGE, 0xdead } };
-	assert_int_equal(profile_add_stack(p, e0, st, 3, 4), 0);
-	assert_int_equal(profile_add_stack(p, e0, st, 3, 1), 0);
-	assert_int_equal(profile_add_stack(p, e0, st + 1, 2, 2), 0);
+		assert_int_equal(spent_profile_add(p, a, off, e0, off & 0xff ? off & 0xff : 1), 0);
+	assert_int_equal(spent_profile_add(p, b, 0x42, e0, 7), 0);
+	assert_int_equal(spent_profile_add(p, b, 0x42, e1, 3), 0);
+	assert_int_equal(spent_profile_add_unknown(p, SPENT_PROFILE_UNK_ANON, e0, 5), 0);
+	assert_int_equal(spent_profile_add_unknown(p, SPENT_PROFILE_UNK_LOST, e0, 2), 0);
+	struct spent_profile_frame st[3] = { { a, 0x1004 }, { b, 0x42 }, { SPENT_PROFILE_NO_IMAGE, 0xdead } };
+	assert_int_equal(spent_profile_add_stack(p, e0, st, 3, 4), 0);
+	assert_int_equal(spent_profile_add_stack(p, e0, st, 3, 1), 0);
+	assert_int_equal(spent_profile_add_stack(p, e0, st + 1, 2, 2), 0);
 	return p;
 }
 
-static uint64_t count_at(const struct profile *p, const char *path, const char *ev, uint64_t off)
+static uint64_t count_at(const struct spent_profile *p, const char *path, const char *ev, uint64_t off)
 {
-	int e = profile_event_find(p, ev);
-	for (uint32_t i = 0; e >= 0 && i < profile_nimages(p); i++) {
-		if (strcmp(profile_image_get(p, i)->path, path))
+	int e = spent_profile_event_find(p, ev);
+	for (uint32_t i = 0; e >= 0 && i < spent_profile_nimages(p); i++) {
+		if (strcmp(spent_profile_image_get(p, i)->path, path))
 			continue;
-		struct profile_count *c;
+		struct spent_profile_count *c;
 		size_t n;
-		assert_int_equal(profile_counts(p, i, (uint32_t)e, &c, &n), 0);
+		assert_int_equal(spent_profile_counts(p, i, (uint32_t)e, &c, &n), 0);
 		uint64_t v = 0;
 		for (size_t k = 0; k < n; k++)
 			if (c[k].offset == off)
@@ -83,41 +83,41 @@ static uint64_t count_at(const struct profile *p, const char *path, const char *
 static void interning_dedups_and_counts_accumulate(void **state)
 {
 	(void)state;
-	struct profile *p = sample_profile();
-	struct profile_image ia = mkimg("/usr/bin/a", 0xaa);
+	struct spent_profile *p = sample_profile();
+	struct spent_profile_image ia = mkimg("/usr/bin/a", 0xaa);
 	uint32_t again;
-	assert_int_equal(profile_image_intern(p, &ia, &again), 0);
+	assert_int_equal(spent_profile_image_intern(p, &ia, &again), 0);
 	assert_int_equal(again, 0);
-	assert_int_equal(profile_nimages(p), 2);
-	assert_int_equal(profile_nstacks(p), 2);
+	assert_int_equal(spent_profile_nimages(p), 2);
+	assert_int_equal(spent_profile_nstacks(p), 2);
 	assert_int_equal(count_at(p, "/usr/bin/a", "cpu-clock", 0x1004), 4);
-	assert_int_equal(profile_add(p, 99, 0, 0, 1), -EINVAL);
+	assert_int_equal(spent_profile_add(p, 99, 0, 0, 1), -EINVAL);
 	/* total counts placed + unknown but not lost */
-	uint64_t placed = profile_image_total(p, 0, 0) + profile_image_total(p, 1, 0);
-	assert_int_equal(profile_event_total(p, 0), placed + 5);
-	profile_free(p);
+	uint64_t placed = spent_profile_image_total(p, 0, 0) + spent_profile_image_total(p, 1, 0);
+	assert_int_equal(spent_profile_event_total(p, 0), placed + 5);
+	spent_profile_free(p);
 }
 
 static void merge_sums_counts_unknowns_and_stacks(void **state)
 {
 	(void)state;
-	struct profile *p = sample_profile(), *q = sample_profile(), *m = profile_new();
-	assert_int_equal(profile_merge(m, p), 0);
-	assert_int_equal(profile_merge(m, q), 0);
+	struct spent_profile *p = sample_profile(), *q = sample_profile(), *m = spent_profile_new();
+	assert_int_equal(spent_profile_merge(m, p), 0);
+	assert_int_equal(spent_profile_merge(m, q), 0);
 	assert_int_equal(count_at(m, "/usr/bin/a", "cpu-clock", 0x1008), 2 * 8);
 	assert_int_equal(count_at(m, "/lib/libb.so", "page-faults", 0x42), 6);
-	assert_int_equal(profile_unknown_count(m, 0, PROFILE_UNK_ANON), 10);
-	assert_int_equal(profile_nstacks(m), 2);
+	assert_int_equal(spent_profile_unknown_count(m, 0, SPENT_PROFILE_UNK_ANON), 10);
+	assert_int_equal(spent_profile_nstacks(m), 2);
 	uint32_t ev;
-	const struct profile_frame *f;
+	const struct spent_profile_frame *f;
 	size_t nf;
 	uint64_t c;
-	assert_int_equal(profile_stack_get(m, 0, &ev, &f, &nf, &c), 0);
+	assert_int_equal(spent_profile_stack_get(m, 0, &ev, &f, &nf, &c), 0);
 	assert_int_equal(c, 10);
 	assert_int_equal(nf, 3);
-	profile_free(p);
-	profile_free(q);
-	profile_free(m);
+	spent_profile_free(p);
+	spent_profile_free(q);
+	spent_profile_free(m);
 }
 
 static void warn_count(void *ctx, const char *path, const char *why)
@@ -132,41 +132,41 @@ static void dir_roundtrip_then_incremental_merge(void **state)
 	(void)state;
 	char dir[128];
 	snprintf(dir, sizeof(dir), "%s/rt", tmpdir);
-	struct profile_dir *d;
-	assert_int_equal(profile_dir_create(dir, &d), 0);
+	struct spent_profile_dir *d;
+	assert_int_equal(spent_profile_dir_create(dir, &d), 0);
 	uint32_t ep;
-	assert_int_equal(profile_dir_current_epoch(d, &ep), 0);
+	assert_int_equal(spent_profile_dir_current_epoch(d, &ep), 0);
 	assert_int_equal(ep, 0);
-	struct profile *p = sample_profile();
+	struct spent_profile *p = sample_profile();
 	int warns = 0;
-	assert_int_equal(profile_dir_write_epoch(d, ep, p, warn_count, &warns), 0);
-	assert_int_equal(profile_dir_write_epoch(d, ep, p, warn_count, &warns), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, ep, p, warn_count, &warns), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, ep, p, warn_count, &warns), 0);
 	assert_int_equal(warns, 0);
-	profile_dir_close(d);
+	spent_profile_dir_close(d);
 
-	assert_int_equal(profile_dir_open(dir, &d), 0);
-	struct profile *r = profile_new();
+	assert_int_equal(spent_profile_dir_open(dir, &d), 0);
+	struct spent_profile *r = spent_profile_new();
 	size_t skipped = 9;
-	assert_int_equal(profile_dir_read_all(d, r, warn_count, &warns, &skipped), 0);
+	assert_int_equal(spent_profile_dir_read_all(d, r, warn_count, &warns, &skipped), 0);
 	assert_int_equal(skipped, 0);
 	assert_int_equal(count_at(r, "/usr/bin/a", "cpu-clock", 0x1010), 2 * 0x10);
 	assert_int_equal(count_at(r, "/lib/libb.so", "cpu-clock", 0x42), 14);
-	assert_int_equal(profile_unknown_count(r, (uint32_t)profile_event_find(r, "cpu-clock"),
-					       PROFILE_UNK_LOST), 4);
-	assert_int_equal(profile_nstacks(r), 2);
-	assert_int_equal(profile_ncells(r), profile_ncells(p));
+	assert_int_equal(spent_profile_unknown_count(r, (uint32_t)spent_profile_event_find(r, "cpu-clock"),
+					       SPENT_PROFILE_UNK_LOST), 4);
+	assert_int_equal(spent_profile_nstacks(r), 2);
+	assert_int_equal(spent_profile_ncells(r), spent_profile_ncells(p));
 	/* a second epoch adds up in read_all */
 	uint32_t e2;
-	assert_int_equal(profile_dir_new_epoch(d, &e2), 0);
+	assert_int_equal(spent_profile_dir_new_epoch(d, &e2), 0);
 	assert_int_equal(e2, 1);
-	assert_int_equal(profile_dir_write_epoch(d, e2, p, NULL, NULL), 0);
-	struct profile *r2 = profile_new();
-	assert_int_equal(profile_dir_read_all(d, r2, NULL, NULL, NULL), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, e2, p, NULL, NULL), 0);
+	struct spent_profile *r2 = spent_profile_new();
+	assert_int_equal(spent_profile_dir_read_all(d, r2, NULL, NULL, NULL), 0);
 	assert_int_equal(count_at(r2, "/lib/libb.so", "page-faults", 0x42), 9);
-	profile_free(r2);
-	profile_free(r);
-	profile_free(p);
-	profile_dir_close(d);
+	spent_profile_free(r2);
+	spent_profile_free(r);
+	spent_profile_free(p);
+	spent_profile_dir_close(d);
 }
 
 static void corrupt_and_truncated_files_are_skipped(void **state)
@@ -174,51 +174,51 @@ static void corrupt_and_truncated_files_are_skipped(void **state)
 	(void)state;
 	char dir[128], cmd[512];
 	snprintf(dir, sizeof(dir), "%s/bad", tmpdir);
-	struct profile_dir *d;
-	assert_int_equal(profile_dir_create(dir, &d), 0);
-	struct profile *p = sample_profile();
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	struct spent_profile_dir *d;
+	assert_int_equal(spent_profile_dir_create(dir, &d), 0);
+	struct spent_profile *p = sample_profile();
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
 	/* truncate the a.out file, flip a byte in the libb one */
 	snprintf(cmd, sizeof(cmd),
 		 "cd '%s/epoch-0000' && f=$(ls a-*cpu-clock*.prof) && truncate -s -3 $f && "
 		 "g=$(ls libb.so-*cpu-clock*.prof) && printf 'Z' | dd of=$g bs=1 seek=20 conv=notrunc 2>/dev/null",
 		 dir);
 	assert_int_equal(system(cmd), 0);
-	struct profile *r = profile_new();
+	struct spent_profile *r = spent_profile_new();
 	int warns = 0;
 	size_t skipped = 0;
-	assert_int_equal(profile_dir_read_all(d, r, warn_count, &warns, &skipped), 0);
+	assert_int_equal(spent_profile_dir_read_all(d, r, warn_count, &warns, &skipped), 0);
 	assert_int_equal(skipped, 2);
 	assert_int_equal(warns, 2);
 	assert_int_equal(count_at(r, "/lib/libb.so", "page-faults", 0x42), 3);
 	assert_int_equal(count_at(r, "/usr/bin/a", "cpu-clock", 0x1010), 0);
 	/* writing over a corrupt file keeps it aside and warns */
 	warns = 0;
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, warn_count, &warns), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, warn_count, &warns), 0);
 	assert_int_equal(warns, 2);
-	profile_free(r);
-	profile_free(p);
-	profile_dir_close(d);
+	spent_profile_free(r);
+	spent_profile_free(p);
+	spent_profile_dir_close(d);
 }
 
 static void non_profile_dirs_are_refused(void **state)
 {
 	(void)state;
 	char dir[128], file[160];
-	struct profile_dir *d = NULL;
+	struct spent_profile_dir *d = NULL;
 	snprintf(dir, sizeof(dir), "%s/plain", tmpdir);
 	assert_int_equal(mkdir(dir, 0755), 0);
-	assert_int_equal(profile_dir_open(dir, &d), -EBADMSG);
+	assert_int_equal(spent_profile_dir_open(dir, &d), -EBADMSG);
 	snprintf(file, sizeof(file), "%s/junk", dir);
 	assert_int_equal(binio_write_file_atomic(file, "x", 1, 0644), 0);
-	assert_int_equal(profile_dir_create(dir, &d), -EEXIST);
-	assert_int_equal(profile_dir_open(file, &d), -ENOTDIR);
+	assert_int_equal(spent_profile_dir_create(dir, &d), -EEXIST);
+	assert_int_equal(spent_profile_dir_open(file, &d), -ENOTDIR);
 	snprintf(file, sizeof(file), "%s/none", tmpdir);
-	assert_int_equal(profile_dir_open(file, &d), -ENOENT);
+	assert_int_equal(spent_profile_dir_open(file, &d), -ENOENT);
 	/* meta that lies about being a profile */
 	snprintf(file, sizeof(file), "%s/meta", dir);
 	assert_int_equal(binio_write_file_atomic(file, "spent-profile-dir 7\n", 20, 0644), 0);
-	assert_int_equal(profile_dir_open(dir, &d), -EPROTONOSUPPORT);
+	assert_int_equal(spent_profile_dir_open(dir, &d), -EPROTONOSUPPORT);
 }
 
 static void parser_rejects_every_truncation(void **state)
@@ -226,54 +226,54 @@ static void parser_rejects_every_truncation(void **state)
 	(void)state;
 	char dir[128], path[512];
 	snprintf(dir, sizeof(dir), "%s/trunc", tmpdir);
-	struct profile_dir *d;
-	assert_int_equal(profile_dir_create(dir, &d), 0);
-	struct profile *p = sample_profile();
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	struct spent_profile_dir *d;
+	assert_int_equal(spent_profile_dir_create(dir, &d), 0);
+	struct spent_profile *p = sample_profile();
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
 	snprintf(path, sizeof(path), "%s/epoch-0000/stacks@cpu-clock-1000003.prof", dir);
 	uint8_t *data;
 	size_t len;
 	assert_int_equal(binio_read_file(path, 1 << 20, &data, &len), 0);
-	struct profile *whole = profile_new();
-	assert_int_equal(profile_file_parse(data, len, whole, NULL), 0);
-	assert_int_equal(profile_nstacks(whole), 2);
+	struct spent_profile *whole = spent_profile_new();
+	assert_int_equal(spent_profile_file_parse(data, len, whole, NULL), 0);
+	assert_int_equal(spent_profile_nstacks(whole), 2);
 	for (size_t cut = 0; cut < len; cut++) {
-		struct profile *t = profile_new();
+		struct spent_profile *t = spent_profile_new();
 		const char *why = NULL;
-		assert_int_equal(profile_file_parse(data, cut, t, &why), -EBADMSG);
+		assert_int_equal(spent_profile_file_parse(data, cut, t, &why), -EBADMSG);
 		assert_non_null(why);
-		assert_int_equal(profile_nstacks(t), 0);
-		profile_free(t);
+		assert_int_equal(spent_profile_nstacks(t), 0);
+		spent_profile_free(t);
 	}
 	free(data);
-	profile_free(whole);
-	profile_free(p);
-	profile_dir_close(d);
+	spent_profile_free(whole);
+	spent_profile_free(p);
+	spent_profile_dir_close(d);
 }
 
 static void counts_file_is_compact(void **state)
 {
 	(void)state;
 	/* 1000 distinct offsets 4..16 bytes apart: a delta+count pair is 2 bytes each */
-	struct profile *p = profile_new();
+	struct spent_profile *p = spent_profile_new();
 	uint32_t a, e;
-	struct profile_image ia = mkimg("/bin/x", 1);
-	assert_int_equal(profile_image_intern(p, &ia, &a), 0);
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000003, 0, &e), 0);
+	struct spent_profile_image ia = mkimg("/bin/x", 1);
+	assert_int_equal(spent_profile_image_intern(p, &ia, &a), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000003, 0, &e), 0);
 	uint64_t off = 0x400000;
 	for (int i = 0; i < 1000; i++) {
 		off += 4 + (uint64_t)(i % 13);
-		assert_int_equal(profile_add(p, a, off, e, 1 + (uint64_t)(i % 100)), 0);
+		assert_int_equal(spent_profile_add(p, a, off, e, 1 + (uint64_t)(i % 100)), 0);
 	}
 	char dir[128], cmd[256];
 	snprintf(dir, sizeof(dir), "%s/size", tmpdir);
-	struct profile_dir *d;
-	assert_int_equal(profile_dir_create(dir, &d), 0);
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	struct spent_profile_dir *d;
+	assert_int_equal(spent_profile_dir_create(dir, &d), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
 	snprintf(cmd, sizeof(cmd), "test $(stat -c %%s '%s'/epoch-0000/x-*.prof) -lt 2200", dir);
 	assert_int_equal(system(cmd), 0);
-	profile_free(p);
-	profile_dir_close(d);
+	spent_profile_free(p);
+	spent_profile_dir_close(d);
 }
 
 static int mode_of(const char *path)
@@ -287,13 +287,13 @@ static void replace_and_remove_touch_only_profile_content(void **state)
 {
 	(void)state;
 	char dir[128], p[256], secret[160], cmd[600];
-	struct profile_dir *d;
+	struct spent_profile_dir *d;
 	snprintf(dir, sizeof(dir), "%s/own", tmpdir);
 	mode_t old = umask(0);
-	assert_int_equal(profile_dir_create(dir, &d), 0);
-	struct profile *prof = sample_profile();
-	assert_int_equal(profile_dir_write_epoch(d, 0, prof, NULL, NULL), 0);
-	assert_int_equal(profile_dir_write_epoch(d, 1, prof, NULL, NULL), 0);
+	assert_int_equal(spent_profile_dir_create(dir, &d), 0);
+	struct spent_profile *prof = sample_profile();
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, prof, NULL, NULL), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 1, prof, NULL, NULL), 0);
 	umask(old);
 	/* a user's outputs: 0700 / 0600 whatever the umask */
 	assert_int_equal(mode_of(dir), 0700);
@@ -301,15 +301,15 @@ static void replace_and_remove_touch_only_profile_content(void **state)
 	assert_int_equal(mode_of(p), 0600);
 	snprintf(p, sizeof(p), "%s/epoch-0000", dir);
 	assert_int_equal(mode_of(p), 0700);
-	assert_int_equal(profile_dir_check_replaceable(dir), 0);
+	assert_int_equal(spent_profile_dir_check_replaceable(dir), 0);
 
 	/* a symlink inside, to a file outside: refused, nothing removed, the target kept */
 	snprintf(secret, sizeof(secret), "%s/secret", tmpdir);
 	assert_int_equal(binio_write_file_atomic(secret, "keep", 4, 0600), 0);
 	snprintf(p, sizeof(p), "%s/epoch-0000/evil.prof", dir);
 	assert_int_equal(symlink(secret, p), 0);
-	assert_int_equal(profile_dir_check_replaceable(dir), -ENOTEMPTY);
-	assert_int_equal(profile_dir_remove(dir), -ENOTEMPTY);
+	assert_int_equal(spent_profile_dir_check_replaceable(dir), -ENOTEMPTY);
+	assert_int_equal(spent_profile_dir_remove(dir), -ENOTEMPTY);
 	assert_int_equal(access(secret, F_OK), 0);
 	snprintf(cmd, sizeof(cmd), "%s/meta", dir);
 	assert_int_equal(access(cmd, F_OK), 0);
@@ -317,7 +317,7 @@ static void replace_and_remove_touch_only_profile_content(void **state)
 	/* a file of the user's at the top: refused too */
 	snprintf(p, sizeof(p), "%s/notes.txt", dir);
 	assert_int_equal(binio_write_file_atomic(p, "x", 1, 0600), 0);
-	assert_int_equal(profile_dir_check_replaceable(dir), -ENOTEMPTY);
+	assert_int_equal(spent_profile_dir_check_replaceable(dir), -ENOTEMPTY);
 	unlink(p);
 
 	/* an epoch that is a symlink loses its link only */
@@ -330,28 +330,28 @@ static void replace_and_remove_touch_only_profile_content(void **state)
 	snprintf(cmd, sizeof(cmd), "rm -r '%s'", p);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(symlink(victim, p), 0);
-	assert_int_equal(profile_dir_remove_epoch(d, 1), 0);
+	assert_int_equal(spent_profile_dir_remove_epoch(d, 1), 0);
 	assert_int_equal(mode_of(p), -1);
 	snprintf(cmd, sizeof(cmd), "%s/x.prof", victim);
 	assert_int_equal(access(cmd, F_OK), 0);
 
 	/* the daemon's modes reach the directory and its meta */
-	profile_dir_set_modes(d, 0750, 0640);
+	spent_profile_dir_set_modes(d, 0750, 0640);
 	assert_int_equal(mode_of(dir), 0750);
 	snprintf(p, sizeof(p), "%s/meta", dir);
 	assert_int_equal(mode_of(p), 0640);
-	profile_dir_close(d);
+	spent_profile_dir_close(d);
 
 	/* spent's own content only: removed, the directory too */
-	assert_int_equal(profile_dir_remove(dir), 0);
+	assert_int_equal(spent_profile_dir_remove(dir), 0);
 	assert_int_equal(mode_of(dir), -1);
 	/* an empty directory may be replaced, a directory whose meta is not a profile's not */
 	assert_int_equal(mkdir(dir, 0700), 0);
-	assert_int_equal(profile_dir_check_replaceable(dir), 0);
+	assert_int_equal(spent_profile_dir_check_replaceable(dir), 0);
 	snprintf(p, sizeof(p), "%s/meta", dir);
 	assert_int_equal(binio_write_file_atomic(p, "mine\n", 5, 0600), 0);
-	assert_int_equal(profile_dir_check_replaceable(dir), -EBADMSG);
-	profile_free(prof);
+	assert_int_equal(spent_profile_dir_check_replaceable(dir), -EBADMSG);
+	spent_profile_free(prof);
 }
 
 int main(void)

@@ -66,21 +66,21 @@ static char *join_sorted(char **lines, size_t n)
 }
 
 /* Every row of P as text, sorted: "event comm/pid/tid/cgroup time count image:offset...". */
-static char *dump_rows(const struct profile *p)
+static char *dump_rows(const struct spent_profile *p)
 {
-	size_t n = profile_ndetail(p);
+	size_t n = spent_profile_ndetail(p);
 	char **lines = calloc(n + 1, sizeof(*lines));
 	for (size_t i = 0; i < n; i++) {
-		struct profile_detail_row r;
-		assert_int_equal(profile_detail_get(p, i, &r), 0);
+		struct spent_profile_detail_row r;
+		assert_int_equal(spent_profile_detail_get(p, i, &r), 0);
 		char buf[8192];
-		const struct profile_task *t = profile_task_get(p, r.task);
+		const struct spent_profile_task *t = spent_profile_task_get(p, r.task);
 		int k = snprintf(buf, sizeof(buf), "%s %s/%u/%u/%s %llu %llu",
-				 profile_event_get(p, r.event)->name, t ? t->comm : "-", t ? t->pid : 0,
+				 spent_profile_event_get(p, r.event)->name, t ? t->comm : "-", t ? t->pid : 0,
 				 t ? t->tid : 0, t && t->cgroup ? t->cgroup : "-",
 				 (unsigned long long)r.time_ns, (unsigned long long)r.count);
 		for (size_t f = 0; f < r.nframes && k < 8000; f++) {
-			const struct profile_image *im = profile_image_get(p, r.frames[f].image);
+			const struct spent_profile_image *im = spent_profile_image_get(p, r.frames[f].image);
 			k += snprintf(buf + k, sizeof(buf) - (size_t)k, " %s:%llx", im ? im->path : "?",
 				      (unsigned long long)r.frames[f].offset);
 		}
@@ -91,38 +91,38 @@ static char *dump_rows(const struct profile *p)
 
 /* Tasks with and without cgroups, no task, unknown time, frames without image, kernel
  * addresses, deep chains, counts above 3, two events. */
-static struct profile *detail_profile(void)
+static struct spent_profile *detail_profile(void)
 {
-	struct profile *p = profile_new();
+	struct spent_profile *p = spent_profile_new();
 	uint32_t a = add_image(p, "/usr/bin/a"), k = add_image(p, "[kernel.kallsyms]");
 	uint32_t e0, e1;
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000000, 0, &e0), 0);
-	assert_int_equal(profile_event_intern(p, "page-faults", 1, 0, &e1), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000000, 0, &e0), 0);
+	assert_int_equal(spent_profile_event_intern(p, "page-faults", 1, 0, &e1), 0);
 	uint32_t t1 = add_task(p, "a", 100, 100, NULL), t2 = add_task(p, "a", 100, 101, NULL);
 	uint32_t t3 = add_task(p, "sshd", 7, 0, "/system.slice/ssh.service");
-	struct profile_frame deep[40];
+	struct spent_profile_frame deep[40];
 	for (int i = 0; i < 40; i++)
-		deep[i] = (struct profile_frame){ a, 0x401000 + 0x10 * (uint64_t)i };
-	struct profile_frame kern[3] = { { k, 0xffffffff81234567ull }, { k, 0xffffffff81000010ull },
-					 { PROFILE_NO_IMAGE, 0x7f0000001234ull } };
+		deep[i] = (struct spent_profile_frame){ a, 0x401000 + 0x10 * (uint64_t)i };
+	struct spent_profile_frame kern[3] = { { k, 0xffffffff81234567ull }, { k, 0xffffffff81000010ull },
+					 { SPENT_PROFILE_NO_IMAGE, 0x7f0000001234ull } };
 	for (uint64_t b = 0; b < 50; b++) {
-		assert_int_equal(profile_add_detail(p, e0, t1, T0 + b * 10 * MS + 3, deep, 1 + b % 40,
+		assert_int_equal(spent_profile_add_detail(p, e0, t1, T0 + b * 10 * MS + 3, deep, 1 + b % 40,
 						    1 + b % 7), 0);
-		assert_int_equal(profile_add_detail(p, e0, t2, T0 + b * 30 * MS, kern, 3, 1), 0);
-		assert_int_equal(profile_add_detail(p, e0, t1, T0 + b * 10 * MS, kern + 1, 2, 1000), 0);
+		assert_int_equal(spent_profile_add_detail(p, e0, t2, T0 + b * 30 * MS, kern, 3, 1), 0);
+		assert_int_equal(spent_profile_add_detail(p, e0, t1, T0 + b * 10 * MS, kern + 1, 2, 1000), 0);
 	}
-	assert_int_equal(profile_add_detail(p, e0, PROFILE_NO_TASK, 0, deep, 2, 3), 0);
-	assert_int_equal(profile_add_detail(p, e0, t3, 0, kern, 1, 1), 0);
-	assert_int_equal(profile_add_detail(p, e1, t3, T0 + 5 * MS, deep + 3, 4, 2), 0);
-	profile_extend_span(p, T0 - MS, T0 + 2000 * MS);
+	assert_int_equal(spent_profile_add_detail(p, e0, SPENT_PROFILE_NO_TASK, 0, deep, 2, 3), 0);
+	assert_int_equal(spent_profile_add_detail(p, e0, t3, 0, kern, 1, 1), 0);
+	assert_int_equal(spent_profile_add_detail(p, e1, t3, T0 + 5 * MS, deep + 3, 4, 2), 0);
+	spent_profile_extend_span(p, T0 - MS, T0 + 2000 * MS);
 	return p;
 }
 
-static struct profile_dir *new_dir(const char *name, char *path, size_t len)
+static struct spent_profile_dir *new_dir(const char *name, char *path, size_t len)
 {
-	struct profile_dir *d;
+	struct spent_profile_dir *d;
 	snprintf(path, len, "%s/%s", tmpdir, name);
-	assert_int_equal(profile_dir_create(path, &d), 0);
+	assert_int_equal(spent_profile_dir_create(path, &d), 0);
 	return d;
 }
 
@@ -130,56 +130,56 @@ static void rows_and_span_survive_a_round_trip_and_merge(void **state)
 {
 	(void)state;
 	char dir[256], file[512];
-	struct profile_dir *d = new_dir("rt", dir, sizeof(dir));
-	struct profile *p = detail_profile(), *q = profile_new(), *twice = profile_new();
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	struct spent_profile_dir *d = new_dir("rt", dir, sizeof(dir));
+	struct spent_profile *p = detail_profile(), *q = spent_profile_new(), *twice = spent_profile_new();
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
 	snprintf(file, sizeof(file), "%s/epoch-0000/" SAMPLES, dir);
 	struct stat st;
 	assert_int_equal(stat(file, &st), 0);
 	size_t skipped = 9;
-	assert_int_equal(profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
+	assert_int_equal(spent_profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
 	assert_int_equal(skipped, 0);
 	char *want = dump_rows(p), *got = dump_rows(q);
 	assert_string_equal(got, want);
-	assert_int_equal(profile_time_bucket(q), PROFILE_TIME_BUCKET_NS);
+	assert_int_equal(spent_profile_time_bucket(q), SPENT_PROFILE_TIME_BUCKET_NS);
 	uint64_t s, e;
-	profile_span(q, &s, &e);
+	spent_profile_span(q, &s, &e);
 	assert_true(s == T0 - MS && e == T0 + 2000 * MS);
-	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), 0);
+	assert_int_equal(spent_profile_dir_epoch_span(d, 0, &s, &e), 0);
 	assert_true(s == T0 - MS && e == T0 + 2000 * MS);
-	assert_int_equal(profile_dir_epoch_span(d, 7, &s, &e), -ENOENT);
+	assert_int_equal(spent_profile_dir_epoch_span(d, 7, &s, &e), -ENOENT);
 
 	/* a second write adds to what is there: every count doubles, the span is the union */
-	profile_extend_span(p, T0 + 5000 * MS, T0 + 6000 * MS);
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
-	assert_int_equal(profile_dir_read_epoch(d, 0, twice, NULL, NULL, NULL), 0);
-	assert_int_equal(profile_merge(q, p), 0);
+	spent_profile_extend_span(p, T0 + 5000 * MS, T0 + 6000 * MS);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	assert_int_equal(spent_profile_dir_read_epoch(d, 0, twice, NULL, NULL, NULL), 0);
+	assert_int_equal(spent_profile_merge(q, p), 0);
 	char *doubled = dump_rows(q), *got2 = dump_rows(twice);
 	assert_string_equal(got2, doubled);
-	profile_span(twice, &s, &e);
+	spent_profile_span(twice, &s, &e);
 	assert_true(s == T0 - MS && e == T0 + 6000 * MS);
 	free(want);
 	free(got);
 	free(doubled);
 	free(got2);
-	profile_free(p);
-	profile_free(q);
-	profile_free(twice);
-	profile_dir_close(d);
+	spent_profile_free(p);
+	spent_profile_free(q);
+	spent_profile_free(twice);
+	spent_profile_dir_close(d);
 }
 
 static void profiles_without_detail_write_what_they_always_did(void **state)
 {
 	(void)state;
 	char dir[256], file[512];
-	struct profile_dir *d = new_dir("old", dir, sizeof(dir));
-	struct profile *p = profile_new(), *q = profile_new();
+	struct spent_profile_dir *d = new_dir("old", dir, sizeof(dir));
+	struct spent_profile *p = spent_profile_new(), *q = spent_profile_new();
 	uint32_t a = add_image(p, "/usr/bin/a"), ev;
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
-	assert_int_equal(profile_add(p, a, 0x10, ev, 5), 0);
-	struct profile_frame f = { a, 0x10 };
-	assert_int_equal(profile_add_stack(p, ev, &f, 1, 5), 0);
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
+	assert_int_equal(spent_profile_add(p, a, 0x10, ev, 5), 0);
+	struct spent_profile_frame f = { a, 0x10 };
+	assert_int_equal(spent_profile_add_stack(p, ev, &f, 1, 5), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
 	/* no samples file, no span file; the stacks file is still version 1 */
 	struct stat st;
 	snprintf(file, sizeof(file), "%s/epoch-0000/" SAMPLES, dir);
@@ -193,30 +193,30 @@ static void profiles_without_detail_write_what_they_always_did(void **state)
 	assert_int_equal(data[4], 1);
 	free(data);
 	size_t skipped = 9;
-	assert_int_equal(profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
+	assert_int_equal(spent_profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
 	assert_int_equal(skipped, 0);
-	assert_int_equal(profile_ndetail(q), 0);
-	assert_int_equal(profile_nstacks(q), 1);
+	assert_int_equal(spent_profile_ndetail(q), 0);
+	assert_int_equal(spent_profile_nstacks(q), 1);
 	uint64_t s = 1, e = 1;
-	profile_span(q, &s, &e);
+	spent_profile_span(q, &s, &e);
 	assert_true(s == 0 && e == 0);
-	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), 0);
+	assert_int_equal(spent_profile_dir_epoch_span(d, 0, &s, &e), 0);
 	assert_true(s == 0 && e == 0);
-	profile_free(p);
-	profile_free(q);
-	profile_dir_close(d);
+	spent_profile_free(p);
+	spent_profile_free(q);
+	spent_profile_dir_close(d);
 }
 
 /* The samples file of detail_profile() as bytes. */
 static uint8_t *samples_bytes(size_t *len)
 {
-	struct profile *p = detail_profile();
+	struct spent_profile *p = detail_profile();
 	struct binbuf b;
 	bool empty = true;
 	binbuf_init(&b);
 	assert_int_equal(profile_file_encode_samples(p, 0, false, &b, &empty), 0);
 	assert_false(empty);
-	profile_free(p);
+	spent_profile_free(p);
 	*len = b.len;
 	return b.data;
 }
@@ -233,60 +233,60 @@ static void hostile_samples_files_add_nothing(void **state)
 	(void)state;
 	size_t len;
 	uint8_t *data = samples_bytes(&len);
-	struct profile *whole = profile_new();
-	assert_int_equal(profile_file_parse(data, len, whole, NULL), 0);
-	assert_true(profile_ndetail(whole) > 100);
+	struct spent_profile *whole = spent_profile_new();
+	assert_int_equal(spent_profile_file_parse(data, len, whole, NULL), 0);
+	assert_true(spent_profile_ndetail(whole) > 100);
 	/* every truncation; every byte changed (CRC recomputed so the body's checks are reached):
 	 * rejected, or accepted as some other valid file, never a crash or a partial add */
 	uint8_t *copy = malloc(len);
 	size_t accepted = 0;
 	for (size_t cut = 0; cut < len; cut++) {
-		struct profile *t = profile_new();
+		struct spent_profile *t = spent_profile_new();
 		const char *why = NULL;
 		memcpy(copy, data, cut);
 		if (cut >= 13)
 			fix_crc(copy, cut);
-		assert_int_equal(profile_file_parse(copy, cut, t, &why), -EBADMSG);
+		assert_int_equal(spent_profile_file_parse(copy, cut, t, &why), -EBADMSG);
 		assert_non_null(why);
-		assert_int_equal(profile_ndetail(t), 0);
-		assert_int_equal(profile_ntasks(t), 0);
-		profile_free(t);
+		assert_int_equal(spent_profile_ndetail(t), 0);
+		assert_int_equal(spent_profile_ntasks(t), 0);
+		spent_profile_free(t);
 	}
 	for (size_t i = 9; i + 4 < len; i++)
 		for (int flip = 0; flip < 3; flip++) {
 			static const uint8_t vals[3] = { 0x00, 0xff, 0x80 };
-			struct profile *t = profile_new();
+			struct spent_profile *t = spent_profile_new();
 			memcpy(copy, data, len);
 			if (copy[i] == vals[flip])
 				copy[i] ^= 1;
 			else
 				copy[i] = vals[flip];
 			fix_crc(copy, len);
-			int err = profile_file_parse(copy, len, t, NULL);
+			int err = spent_profile_file_parse(copy, len, t, NULL);
 			assert_true(err == 0 || err == -EBADMSG);
 			if (err)
-				assert_int_equal(profile_ndetail(t), 0);
+				assert_int_equal(spent_profile_ndetail(t), 0);
 			else
 				accepted++;
-			profile_free(t);
+			spent_profile_free(t);
 		}
 	/* a changed byte with the old CRC is always caught */
 	memcpy(copy, data, len);
 	copy[len / 2] ^= 0x40;
-	struct profile *t = profile_new();
-	assert_int_equal(profile_file_parse(copy, len, t, NULL), -EBADMSG);
-	profile_free(t);
+	struct spent_profile *t = spent_profile_new();
+	assert_int_equal(spent_profile_file_parse(copy, len, t, NULL), -EBADMSG);
+	spent_profile_free(t);
 	/* a samples file claiming version 1 is refused */
 	memcpy(copy, data, len);
 	copy[4] = 1;
 	fix_crc(copy, len);
-	t = profile_new();
-	assert_int_equal(profile_file_parse(copy, len, t, NULL), -EBADMSG);
-	profile_free(t);
+	t = spent_profile_new();
+	assert_int_equal(spent_profile_file_parse(copy, len, t, NULL), -EBADMSG);
+	spent_profile_free(t);
 	print_message("%zu of %zu single-byte changes still parse\n", accepted, 3 * (len - 13));
 	free(copy);
 	free(data);
-	profile_free(whole);
+	spent_profile_free(whole);
 }
 
 /* A samples file of FLAGS and BODY (after the flags), with header and CRC around it; the
@@ -295,32 +295,32 @@ static int parse_flagged(uint8_t flags, const uint8_t *body, size_t n, const cha
 			 char *stacks)
 {
 	struct binbuf b;
-	struct profile_event ev = { .name = (char *)"cpu-clock", .period = 1 };
+	struct spent_profile_event ev = { .name = (char *)"cpu-clock", .period = 1 };
 	binbuf_init(&b);
 	assert_int_equal(profile_file_put_header(&b, PROFILE_FILE_VERSION_SAMPLES,
 						 PROFILE_FILE_SAMPLES, &ev), 0);
 	assert_int_equal(binbuf_put(&b, &flags, 1), 0);
 	assert_int_equal(binbuf_put(&b, body, n), 0);
 	assert_int_equal(profile_file_put_crc(&b, 0), 0);
-	struct profile *t = profile_new();
-	int err = profile_file_parse(b.data, b.len, t, why);
+	struct spent_profile *t = spent_profile_new();
+	int err = spent_profile_file_parse(b.data, b.len, t, why);
 	if (err)
-		assert_int_equal(profile_ndetail(t), 0);
+		assert_int_equal(spent_profile_ndetail(t), 0);
 	if (!stacks)
-		assert_int_equal(profile_nstacks(t), 0);
-	for (size_t i = 0; stacks && i < profile_nstacks(t); i++) {
+		assert_int_equal(spent_profile_nstacks(t), 0);
+	for (size_t i = 0; stacks && i < spent_profile_nstacks(t); i++) {
 		uint32_t sev;
-		const struct profile_frame *f;
+		const struct spent_profile_frame *f;
 		size_t nf;
 		uint64_t cnt;
-		profile_stack_get(t, i, &sev, &f, &nf, &cnt);
+		spent_profile_stack_get(t, i, &sev, &f, &nf, &cnt);
 		stacks += sprintf(stacks, "%llu", (unsigned long long)cnt);
 		for (size_t k = 0; k < nf; k++)
 			stacks += sprintf(stacks, "%c%llx", k ? ',' : '@',
 					  (unsigned long long)f[k].offset);
 		stacks += sprintf(stacks, ";");
 	}
-	profile_free(t);
+	spent_profile_free(t);
 	binbuf_release(&b);
 	return err;
 }
@@ -405,21 +405,21 @@ static void samples_parser_checks_each_rule(void **state)
 }
 
 /* Every call stack of P as text, sorted: "event count image:offset...". */
-static char *dump_stacks(const struct profile *p)
+static char *dump_stacks(const struct spent_profile *p)
 {
-	size_t n = profile_nstacks(p);
+	size_t n = spent_profile_nstacks(p);
 	char **lines = calloc(n + 1, sizeof(*lines));
 	for (size_t i = 0; i < n; i++) {
 		uint32_t ev;
-		const struct profile_frame *f;
+		const struct spent_profile_frame *f;
 		size_t nf;
 		uint64_t cnt;
 		char buf[8192];
-		profile_stack_get(p, i, &ev, &f, &nf, &cnt);
-		int k = snprintf(buf, sizeof(buf), "%s %llu", profile_event_get(p, ev)->name,
+		spent_profile_stack_get(p, i, &ev, &f, &nf, &cnt);
+		int k = snprintf(buf, sizeof(buf), "%s %llu", spent_profile_event_get(p, ev)->name,
 				 (unsigned long long)cnt);
 		for (size_t j = 0; j < nf && k < 8000; j++) {
-			const struct profile_image *im = profile_image_get(p, f[j].image);
+			const struct spent_profile_image *im = spent_profile_image_get(p, f[j].image);
 			k += snprintf(buf + k, sizeof(buf) - (size_t)k, " %s:%llx", im ? im->path : "?",
 				      (unsigned long long)f[j].offset);
 		}
@@ -436,11 +436,11 @@ static bool stacks_file_exists(const char *dir, const char *ev)
 	return stat(file, &st) == 0;
 }
 
-static void read_back(struct profile_dir *d, const struct profile *want)
+static void read_back(struct spent_profile_dir *d, const struct spent_profile *want)
 {
-	struct profile *q = profile_new();
+	struct spent_profile *q = spent_profile_new();
 	size_t skipped = 9;
-	assert_int_equal(profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
+	assert_int_equal(spent_profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
 	assert_int_equal(skipped, 0);
 	char *ws = dump_stacks(want), *gs = dump_stacks(q), *wr = dump_rows(want), *gr = dump_rows(q);
 	assert_string_equal(gs, ws);
@@ -449,17 +449,17 @@ static void read_back(struct profile_dir *d, const struct profile *want)
 	free(gs);
 	free(wr);
 	free(gr);
-	profile_free(q);
+	spent_profile_free(q);
 }
 
 /* As `spent record` makes them: each detail row's chain is also added as a stack. */
-static struct profile *record_profile(void)
+static struct spent_profile *record_profile(void)
 {
-	struct profile *p = detail_profile();
-	for (size_t i = 0; i < profile_ndetail(p); i++) {
-		struct profile_detail_row r;
-		assert_int_equal(profile_detail_get(p, i, &r), 0);
-		assert_int_equal(profile_add_stack(p, r.event, r.frames, r.nframes, r.count), 0);
+	struct spent_profile *p = detail_profile();
+	for (size_t i = 0; i < spent_profile_ndetail(p); i++) {
+		struct spent_profile_detail_row r;
+		assert_int_equal(spent_profile_detail_get(p, i, &r), 0);
+		assert_int_equal(spent_profile_add_stack(p, r.event, r.frames, r.nframes, r.count), 0);
 	}
 	return p;
 }
@@ -471,51 +471,51 @@ static void stacks_equal_to_the_chains_are_not_written_twice(void **state)
 {
 	(void)state;
 	char dir[256];
-	struct profile_dir *d = new_dir("once", dir, sizeof(dir));
-	struct profile *p = record_profile(), *want = profile_new();
+	struct spent_profile_dir *d = new_dir("once", dir, sizeof(dir));
+	struct spent_profile *p = record_profile(), *want = spent_profile_new();
 	assert_true(profile_samples_hold_stacks(p, 0) && profile_samples_hold_stacks(p, 1));
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
 	assert_false(stacks_file_exists(dir, "cpu-clock-1000000"));
 	assert_false(stacks_file_exists(dir, "page-faults-1"));
-	assert_int_equal(profile_merge(want, p), 0);
+	assert_int_equal(spent_profile_merge(want, p), 0);
 	read_back(d, want);
 	/* a merge of the same keeps them equal: still one file */
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
 	assert_false(stacks_file_exists(dir, "cpu-clock-1000000"));
-	assert_int_equal(profile_merge(want, p), 0);
+	assert_int_equal(spent_profile_merge(want, p), 0);
 	read_back(d, want);
 	/* rows without stacks (the daemon): the stacks move back to their own file */
-	struct profile *rows = detail_profile();
+	struct spent_profile *rows = detail_profile();
 	assert_false(profile_samples_hold_stacks(rows, 0));
-	assert_int_equal(profile_dir_write_epoch(d, 0, rows, NULL, NULL), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, rows, NULL, NULL), 0);
 	assert_true(stacks_file_exists(dir, "cpu-clock-1000000"));
-	assert_int_equal(profile_merge(want, rows), 0);
+	assert_int_equal(spent_profile_merge(want, rows), 0);
 	read_back(d, want);
-	profile_free(rows);
-	profile_free(p);
-	profile_free(want);
-	profile_dir_close(d);
+	spent_profile_free(rows);
+	spent_profile_free(p);
+	spent_profile_free(want);
+	spent_profile_dir_close(d);
 
 	/* stacks without rows next to a samples file that holds stacks: both kept */
 	d = new_dir("once2", dir, sizeof(dir));
 	p = record_profile();
-	want = profile_new();
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
-	struct profile *st = profile_new();
+	want = spent_profile_new();
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	struct spent_profile *st = spent_profile_new();
 	uint32_t a = add_image(st, "/usr/bin/a"), ev;
-	assert_int_equal(profile_event_intern(st, "cpu-clock", 1000000, 0, &ev), 0);
-	struct profile_frame f = { a, 0x99 };
-	assert_int_equal(profile_add_stack(st, ev, &f, 1, 4), 0);
-	assert_int_equal(profile_dir_write_epoch(d, 0, st, NULL, NULL), 0);
+	assert_int_equal(spent_profile_event_intern(st, "cpu-clock", 1000000, 0, &ev), 0);
+	struct spent_profile_frame f = { a, 0x99 };
+	assert_int_equal(spent_profile_add_stack(st, ev, &f, 1, 4), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, st, NULL, NULL), 0);
 	assert_true(stacks_file_exists(dir, "cpu-clock-1000000"));
 	assert_false(stacks_file_exists(dir, "page-faults-1"));
-	assert_int_equal(profile_merge(want, p), 0);
-	assert_int_equal(profile_merge(want, st), 0);
+	assert_int_equal(spent_profile_merge(want, p), 0);
+	assert_int_equal(spent_profile_merge(want, st), 0);
 	read_back(d, want);
-	profile_free(st);
-	profile_free(p);
-	profile_free(want);
-	profile_dir_close(d);
+	spent_profile_free(st);
+	spent_profile_free(p);
+	spent_profile_free(want);
+	spent_profile_dir_close(d);
 }
 
 /* `spent record` of one thread for 60 s at 1 kHz: 10 ms buckets of 10 samples over a few
@@ -524,9 +524,9 @@ static void stacks_equal_to_the_chains_are_not_written_twice(void **state)
 static void a_record_row_costs_two_to_three_bytes(void **state)
 {
 	(void)state;
-	struct profile *p = profile_new();
+	struct spent_profile *p = spent_profile_new();
 	uint32_t a = add_image(p, "/usr/bin/a"), lc = add_image(p, "/lib/libc.so.6"), ev;
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
 	uint32_t t = add_task(p, "a", 4242, 4242, NULL);
 	uint64_t rng = 88172645463325252ull, samples = 0;
 	for (uint64_t ms = 0; ms < 60000; ms++) {
@@ -535,58 +535,58 @@ static void a_record_row_costs_two_to_three_bytes(void **state)
 		rng ^= rng << 17;
 		/* a hot loop with 24 distinct pcs in two images, mostly in four of them */
 		uint64_t pick = rng % 100 < 80 ? rng % 4 : rng % 24;
-		struct profile_frame f[3] = { { pick < 20 ? a : lc, 0x401000 + 8 * pick },
+		struct spent_profile_frame f[3] = { { pick < 20 ? a : lc, 0x401000 + 8 * pick },
 					      { a, 0x402345 }, { a, 0x402010 } };
-		assert_int_equal(profile_add_detail(p, ev, t, T0 + ms * MS + 17, f, 3, 1), 0);
+		assert_int_equal(spent_profile_add_detail(p, ev, t, T0 + ms * MS + 17, f, 3, 1), 0);
 		samples++;
 	}
 	struct binbuf b;
 	binbuf_init(&b);
 	assert_int_equal(profile_file_encode_samples(p, ev, false, &b, NULL), 0);
-	size_t rows = profile_ndetail(p);
+	size_t rows = spent_profile_ndetail(p);
 	double per_row = (double)b.len / (double)rows, per_sample = (double)b.len / (double)samples;
 	print_message("%zu rows, %llu samples: %zu bytes, %.2f bytes/row, %.2f bytes/sample\n",
 		      rows, (unsigned long long)samples, b.len, per_row, per_sample);
 	assert_true(per_row <= 3.0);
-	struct profile *q = profile_new();
-	assert_int_equal(profile_file_parse(b.data, b.len, q, NULL), 0);
-	assert_int_equal(profile_ndetail(q), rows);
+	struct spent_profile *q = spent_profile_new();
+	assert_int_equal(spent_profile_file_parse(b.data, b.len, q, NULL), 0);
+	assert_int_equal(spent_profile_ndetail(q), rows);
 	char *x = dump_rows(p), *y = dump_rows(q);
 	assert_string_equal(x, y);
 	free(x);
 	free(y);
 	binbuf_release(&b);
-	profile_free(q);
-	profile_free(p);
+	spent_profile_free(q);
+	spent_profile_free(p);
 }
 
-/* Rows added before profile_set_time_bucket widened the buckets meet in the file. */
+/* Rows added before spent_profile_set_time_bucket widened the buckets meet in the file. */
 static void a_wider_bucket_merges_rows_on_write(void **state)
 {
 	(void)state;
-	struct profile *p = profile_new();
+	struct spent_profile *p = spent_profile_new();
 	uint32_t a = add_image(p, "/usr/bin/a"), ev;
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
-	struct profile_frame f = { a, 1 };
-	assert_int_equal(profile_set_time_bucket(p, MS), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
+	struct spent_profile_frame f = { a, 1 };
+	assert_int_equal(spent_profile_set_time_bucket(p, MS), 0);
 	for (int i = 0; i < 10; i++)
-		assert_int_equal(profile_add_detail(p, ev, PROFILE_NO_TASK, T0 + (uint64_t)i * MS, &f,
+		assert_int_equal(spent_profile_add_detail(p, ev, SPENT_PROFILE_NO_TASK, T0 + (uint64_t)i * MS, &f,
 						    1, 1), 0);
-	assert_int_equal(profile_set_time_bucket(p, 10 * MS), 0);
+	assert_int_equal(spent_profile_set_time_bucket(p, 10 * MS), 0);
 	struct binbuf b;
 	binbuf_init(&b);
 	assert_int_equal(profile_file_encode_samples(p, ev, false, &b, NULL), 0);
-	struct profile *q = profile_new();
-	assert_int_equal(profile_file_parse(b.data, b.len, q, NULL), 0);
-	assert_int_equal(profile_ndetail(q), 1);
-	struct profile_detail_row r;
-	assert_int_equal(profile_detail_get(q, 0, &r), 0);
+	struct spent_profile *q = spent_profile_new();
+	assert_int_equal(spent_profile_file_parse(b.data, b.len, q, NULL), 0);
+	assert_int_equal(spent_profile_ndetail(q), 1);
+	struct spent_profile_detail_row r;
+	assert_int_equal(spent_profile_detail_get(q, 0, &r), 0);
 	assert_int_equal(r.count, 10);
 	assert_int_equal(r.time_ns, T0);
-	assert_int_equal(profile_time_bucket(q), 10 * MS);
+	assert_int_equal(spent_profile_time_bucket(q), 10 * MS);
 	binbuf_release(&b);
-	profile_free(q);
-	profile_free(p);
+	spent_profile_free(q);
+	spent_profile_free(p);
 }
 
 static void write_file(const char *path, const char *text)
@@ -601,10 +601,10 @@ static void span_files_are_checked_replaced_and_owned(void **state)
 {
 	(void)state;
 	char dir[256], file[512];
-	struct profile_dir *d = new_dir("span", dir, sizeof(dir));
-	struct profile *p = profile_new();
+	struct spent_profile_dir *d = new_dir("span", dir, sizeof(dir));
+	struct spent_profile *p = spent_profile_new();
 	uint64_t s, e;
-	assert_int_equal(profile_dir_new_epoch(d, &(uint32_t){ 0 }), 0);
+	assert_int_equal(spent_profile_dir_new_epoch(d, &(uint32_t){ 0 }), 0);
 	snprintf(file, sizeof(file), "%s/epoch-0000/span", dir);
 	static const char *const bad[] = {
 		"", "spent-span 1 5 4\n", "spent-span 1 0 4\n", "spent-span 1 5 6", "spent-span 1 5 6\nx",
@@ -613,44 +613,44 @@ static void span_files_are_checked_replaced_and_owned(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		write_file(file, bad[i]);
-		assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), -EBADMSG);
-		struct profile *q = profile_new();
+		assert_int_equal(spent_profile_dir_epoch_span(d, 0, &s, &e), -EBADMSG);
+		struct spent_profile *q = spent_profile_new();
 		int warned = 0;
 		size_t skipped = 0;
-		assert_int_equal(profile_dir_read_epoch(d, 0, q, warn_count, &warned, &skipped), 0);
+		assert_int_equal(spent_profile_dir_read_epoch(d, 0, q, warn_count, &warned, &skipped), 0);
 		assert_int_equal(warned, 1);
 		assert_int_equal(skipped, 1);
-		profile_span(q, &s, &e);
+		spent_profile_span(q, &s, &e);
 		assert_true(s == 0 && e == 0);
-		profile_free(q);
+		spent_profile_free(q);
 	}
 	write_file(file, "spent-span 1 5 18446744073709551615\n");
-	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), 0);
+	assert_int_equal(spent_profile_dir_epoch_span(d, 0, &s, &e), 0);
 	assert_true(s == 5 && e == UINT64_MAX);
 
 	/* a corrupt span met while writing is set aside, and the new one written */
 	write_file(file, "garbage");
-	profile_extend_span(p, 100, 200);
+	spent_profile_extend_span(p, 100, 200);
 	int warned = 0;
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, warn_count, &warned), 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, warn_count, &warned), 0);
 	assert_int_equal(warned, 1);
-	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), 0);
+	assert_int_equal(spent_profile_dir_epoch_span(d, 0, &s, &e), 0);
 	assert_true(s == 100 && e == 200);
-	profile_extend_span(p, 50, 60);
-	assert_int_equal(profile_dir_write_epoch(d, 0, p, warn_count, &warned), 0);
-	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), 0);
+	spent_profile_extend_span(p, 50, 60);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, warn_count, &warned), 0);
+	assert_int_equal(spent_profile_dir_epoch_span(d, 0, &s, &e), 0);
 	assert_true(s == 50 && e == 200);
 	/* span and span.corrupt are spent's own: the directory may be replaced and removed */
 	char corrupt[600];
 	snprintf(corrupt, sizeof(corrupt), "%s.corrupt", file);
 	struct stat st;
 	assert_int_equal(stat(corrupt, &st), 0);
-	assert_int_equal(profile_dir_check_replaceable(dir), 0);
-	assert_int_equal(profile_dir_remove_epoch(d, 0), 0);
-	assert_int_equal(profile_dir_epoch_span(d, 0, &s, &e), -ENOENT);
-	profile_free(p);
-	profile_dir_close(d);
-	assert_int_equal(profile_dir_remove(dir), 0);
+	assert_int_equal(spent_profile_dir_check_replaceable(dir), 0);
+	assert_int_equal(spent_profile_dir_remove_epoch(d, 0), 0);
+	assert_int_equal(spent_profile_dir_epoch_span(d, 0, &s, &e), -ENOENT);
+	spent_profile_free(p);
+	spent_profile_dir_close(d);
+	assert_int_equal(spent_profile_dir_remove(dir), 0);
 	assert_int_equal(stat(dir, &st), -1);
 }
 
@@ -659,26 +659,26 @@ static void db_merge_carries_rows_and_spans(void **state)
 {
 	(void)state;
 	char src[256], dst[256];
-	struct profile_dir *s = new_dir("msrc", src, sizeof(src)), *d = new_dir("mdst", dst, sizeof(dst));
-	struct profile *p = detail_profile(), *q = profile_new();
-	assert_int_equal(profile_dir_write_epoch(s, 0, p, NULL, NULL), 0);
-	assert_int_equal(profile_dir_new_epoch(d, &(uint32_t){ 0 }), 0);
+	struct spent_profile_dir *s = new_dir("msrc", src, sizeof(src)), *d = new_dir("mdst", dst, sizeof(dst));
+	struct spent_profile *p = detail_profile(), *q = spent_profile_new();
+	assert_int_equal(spent_profile_dir_write_epoch(s, 0, p, NULL, NULL), 0);
+	assert_int_equal(spent_profile_dir_new_epoch(d, &(uint32_t){ 0 }), 0);
 	const char *srcs[1] = { src };
 	size_t skipped = 9;
 	assert_int_equal(db_merge(d, srcs, 1, NULL, NULL, &skipped), 0);
 	assert_int_equal(skipped, 0);
-	assert_int_equal(profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
+	assert_int_equal(spent_profile_dir_read_epoch(d, 0, q, NULL, NULL, &skipped), 0);
 	char *want = dump_rows(p), *got = dump_rows(q);
 	assert_string_equal(got, want);
 	uint64_t a, b;
-	assert_int_equal(profile_dir_epoch_span(d, 0, &a, &b), 0);
+	assert_int_equal(spent_profile_dir_epoch_span(d, 0, &a, &b), 0);
 	assert_true(a == T0 - MS && b == T0 + 2000 * MS);
 	free(want);
 	free(got);
-	profile_free(p);
-	profile_free(q);
-	profile_dir_close(s);
-	profile_dir_close(d);
+	spent_profile_free(p);
+	spent_profile_free(q);
+	spent_profile_dir_close(s);
+	spent_profile_dir_close(d);
 }
 
 int main(void)

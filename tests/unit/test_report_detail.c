@@ -63,22 +63,22 @@ static void parse_time(void **state)
 /* Two processes: "sh" (pid 10: tids 10, 11) and "gz" (pid 20), two images, samples at 0, 1 and
  * 2 s. Counts: sh/10 a.so 5 @0s, sh/11 a.so 7 @1s, sh/11 b.so 2 @2s, gz/20 b.so 11 @1s, and one
  * unplaced sample of gz at 2 s. */
-static struct profile *sample_profile(uint32_t *ev)
+static struct spent_profile *sample_profile(uint32_t *ev)
 {
-	struct profile *p = profile_new();
+	struct spent_profile *p = spent_profile_new();
 	assert_non_null(p);
 	uint32_t a = add_image(p, "/lib/a.so"), b = add_image(p, "/usr/lib/b.so");
 	*ev = add_event(p, "cpu-clock", 1000);
 	uint32_t t10 = add_task(p, "sh", 10, 10, NULL), t11 = add_task(p, "sh", 10, 11, NULL);
 	uint32_t t20 = add_task(p, "gz", 20, 20, NULL);
-	struct profile_frame fa[2] = { { a, 0x100 }, { b, 0x200 } }, fb = { b, 0x300 },
-			     fu = { PROFILE_NO_IMAGE, 0xdead };
-	assert_int_equal(profile_add_detail(p, *ev, t10, T0 + 3 * MS, fa, 2, 5), 0);
-	assert_int_equal(profile_add_detail(p, *ev, t11, T0 + 1000 * MS, fa, 1, 7), 0);
-	assert_int_equal(profile_add_detail(p, *ev, t11, T0 + 2000 * MS, &fb, 1, 2), 0);
-	assert_int_equal(profile_add_detail(p, *ev, t20, T0 + 1004 * MS, &fb, 1, 11), 0);
-	assert_int_equal(profile_add_detail(p, *ev, t20, T0 + 2000 * MS, &fu, 1, 1), 0);
-	profile_extend_span(p, T0, T0 + 3000 * MS);
+	struct spent_profile_frame fa[2] = { { a, 0x100 }, { b, 0x200 } }, fb = { b, 0x300 },
+			     fu = { SPENT_PROFILE_NO_IMAGE, 0xdead };
+	assert_int_equal(spent_profile_add_detail(p, *ev, t10, T0 + 3 * MS, fa, 2, 5), 0);
+	assert_int_equal(spent_profile_add_detail(p, *ev, t11, T0 + 1000 * MS, fa, 1, 7), 0);
+	assert_int_equal(spent_profile_add_detail(p, *ev, t11, T0 + 2000 * MS, &fb, 1, 2), 0);
+	assert_int_equal(spent_profile_add_detail(p, *ev, t20, T0 + 1004 * MS, &fb, 1, 11), 0);
+	assert_int_equal(spent_profile_add_detail(p, *ev, t20, T0 + 2000 * MS, &fu, 1, 1), 0);
+	spent_profile_extend_span(p, T0, T0 + 3000 * MS);
 	return p;
 }
 
@@ -90,7 +90,7 @@ static uint64_t group_of(const struct detail_report *r, const char *c0, const ch
 	return 0;
 }
 
-static struct detail_report *build(const struct profile *p, uint32_t ev, const char *keys,
+static struct detail_report *build(const struct spent_profile *p, uint32_t ev, const char *keys,
 				   const struct detail_filter *f)
 {
 	enum detail_key k[DETAIL_KEY_NR];
@@ -106,7 +106,7 @@ static struct detail_report *build(const struct profile *p, uint32_t ev, const c
 static void group_any_order(void **state)
 {
 	uint32_t ev;
-	struct profile *p = sample_profile(&ev);
+	struct spent_profile *p = sample_profile(&ev);
 	struct detail_filter all = { 0 };
 	struct detail_report *r = build(p, ev, "comm,pid", &all);
 	assert_int_equal(r->total, 26);
@@ -123,13 +123,13 @@ static void group_any_order(void **state)
 	assert_int_equal(group_of(r, "/usr/lib/b.so", "20"), 11);
 	assert_int_equal(group_of(r, "[unknown]", "20"), 1);
 	detail_report_free(r);
-	profile_free(p);
+	spent_profile_free(p);
 }
 
 static void filters(void **state)
 {
 	uint32_t ev;
-	struct profile *p = sample_profile(&ev);
+	struct spent_profile *p = sample_profile(&ev);
 	const char *comms[] = { "sh" }, *images[] = { "b.so" };
 	uint32_t pids[] = { 20 }, tids[] = { 11, 20 };
 	struct detail_filter f = { .comms = comms, .ncomms = 1 };
@@ -162,30 +162,30 @@ static void filters(void **state)
 	r = build(p, ev, "comm", &f);
 	assert_int_equal(r->total, 18);
 	detail_report_free(r);
-	profile_free(p);
+	spent_profile_free(p);
 }
 
 static void filtered_profile(void **state)
 {
 	uint32_t ev;
-	struct profile *p = sample_profile(&ev), *q = NULL;
+	struct spent_profile *p = sample_profile(&ev), *q = NULL;
 	const char *comms[] = { "gz" };
 	struct detail_filter f = { .comms = comms, .ncomms = 1 };
 	assert_int_equal(detail_filter_profile(p, &f, &q), 0);
-	assert_int_equal(profile_event_total(q, ev), 12);
-	assert_int_equal(profile_image_total(q, 1, ev), 11);
-	assert_int_equal(profile_image_total(q, 0, ev), 0);
-	assert_int_equal(profile_unknown_count(q, ev, PROFILE_UNK_NO_MAPPING), 1);
-	assert_int_equal(profile_nstacks(q), 0);	/* P had no stacks: none are made up */
+	assert_int_equal(spent_profile_event_total(q, ev), 12);
+	assert_int_equal(spent_profile_image_total(q, 1, ev), 11);
+	assert_int_equal(spent_profile_image_total(q, 0, ev), 0);
+	assert_int_equal(spent_profile_unknown_count(q, ev, SPENT_PROFILE_UNK_NO_MAPPING), 1);
+	assert_int_equal(spent_profile_nstacks(q), 0);	/* P had no stacks: none are made up */
 	uint64_t s, e;
-	profile_span(q, &s, &e);
+	spent_profile_span(q, &s, &e);
 	assert_true(s == T0 && e == T0 + 3000 * MS);
 	/* the task indices of the rows still name the same tasks */
-	struct profile_detail_row row;
-	assert_int_equal(profile_detail_get(q, 0, &row), 0);
-	assert_string_equal(profile_task_get(q, row.task)->comm, "gz");
-	profile_free(q);
-	profile_free(p);
+	struct spent_profile_detail_row row;
+	assert_int_equal(spent_profile_detail_get(q, 0, &row), 0);
+	assert_string_equal(spent_profile_task_get(q, row.task)->comm, "gz");
+	spent_profile_free(q);
+	spent_profile_free(p);
 }
 
 int main(void)

@@ -26,11 +26,11 @@ static struct sampling *new_sampler(void)
 	return s;
 }
 
-static const struct profile_task *task_of(struct sampling *s, uint32_t pid, uint32_t tid)
+static const struct spent_profile_task *task_of(struct sampling *s, uint32_t pid, uint32_t tid)
 {
 	uint32_t idx;
 	assert_int_equal(sampling_task_index(s, pid, tid, &idx), 0);
-	return profile_task_get(sampling_profile(s), idx);
+	return spent_profile_task_get(sampling_profile(s), idx);
 }
 
 /* tids far above pid_max: no /proc entry can name them */
@@ -45,7 +45,7 @@ static void comm_and_fork(void **state)
 	assert_int_equal(sampling_task_fork(s, P, P + 1, P), 0);
 	assert_int_equal(sampling_task_fork(s, P + 2, P + 2, P), 0);
 	assert_string_equal(task_of(s, P, P + 1)->comm, "gzip");
-	const struct profile_task *child = task_of(s, P + 2, P + 2);
+	const struct spent_profile_task *child = task_of(s, P + 2, P + 2);
 	assert_string_equal(child->comm, "gzip");
 	assert_int_equal(child->pid, P + 2);
 	/* the child execs: a new task with the new name, the old one stays in the profile */
@@ -54,8 +54,8 @@ static void comm_and_fork(void **state)
 	assert_int_equal(sampling_task_comm(s, P + 2, P + 2, "xz", 16), 0);
 	assert_int_equal(sampling_task_index(s, P + 2, P + 2, &after), 0);
 	assert_int_not_equal(before, after);
-	assert_string_equal(profile_task_get(sampling_profile(s), after)->comm, "xz");
-	assert_string_equal(profile_task_get(sampling_profile(s), before)->comm, "gzip");
+	assert_string_equal(spent_profile_task_get(sampling_profile(s), after)->comm, "xz");
+	assert_string_equal(spent_profile_task_get(sampling_profile(s), before)->comm, "gzip");
 	/* a name of 16 bytes or more keeps the kernel's 15 */
 	assert_int_equal(sampling_task_comm(s, P, P + 1, "a-very-long-thread-name", 24), 0);
 	assert_string_equal(task_of(s, P, P + 1)->comm, "a-very-long-thr");

@@ -23,10 +23,10 @@ static const int marker_line = __LINE__ + 1;
 int __attribute__((noinline)) unit_marker_function(int x) { return x * 3 + 1; }
 int __attribute__((noinline)) unit_caller_function(int x) { return unit_marker_function(x) + 2; }
 
-static struct profile_image self_image(void)
+static struct spent_profile_image self_image(void)
 {
 	static char path[4096];
-	struct profile_image im = { .path = path };
+	struct spent_profile_image im = { .path = path };
 	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
 	assert_true(n > 0);
 	path[n] = 0;
@@ -62,7 +62,7 @@ static void own_function_name_line_and_code(void **state)
 {
 	(void)state;
 	struct symbols *s;
-	struct profile_image im = self_image();
+	struct spent_profile_image im = self_image();
 	assert_int_equal(symbols_new(&s), 0);
 	uint64_t off = self_offset((const void *)unit_marker_function);
 	struct sym_info si;
@@ -87,7 +87,7 @@ static void missing_image_says_why(void **state)
 {
 	(void)state;
 	struct symbols *s;
-	struct profile_image im = { .path = "/nonexistent/binary" };
+	struct spent_profile_image im = { .path = "/nonexistent/binary" };
 	struct sym_info si;
 	assert_int_equal(symbols_new(&s), 0);
 	assert_int_equal(symbols_lookup(s, &im, 0x1000, &si), -ENOENT);
@@ -106,7 +106,7 @@ static void saved_kallsyms_are_used(void **state)
 	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)sizeof(text) - 1);
 	close(fd);
 	struct symbols *s;
-	struct profile_image k = { .path = PROFILE_KERNEL_PATH };
+	struct spent_profile_image k = { .path = SPENT_PROFILE_KERNEL_PATH };
 	struct sym_info si;
 	assert_int_equal(symbols_new(&s), 0);
 	assert_int_equal(symbols_set_kallsyms(s, path), 0);
@@ -137,12 +137,12 @@ static void saved_kallsyms_keep_long_names(void **state)
 	assert_int_equal(write(fd, text, (size_t)n), n);
 	close(fd);
 	close(mkstemp(out));
-	struct profile *p = profile_new();
-	struct profile_image k = { .path = PROFILE_KERNEL_PATH };
+	struct spent_profile *p = spent_profile_new();
+	struct spent_profile_image k = { .path = SPENT_PROFILE_KERNEL_PATH };
 	uint32_t img, ev;
-	assert_int_equal(profile_image_intern(p, &k, &img), 0);
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 1000, 0, &ev), 0);
-	assert_int_equal(profile_add(p, img, 0xffffffff81000010ULL, ev, 3), 0);
+	assert_int_equal(spent_profile_image_intern(p, &k, &img), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000, 0, &ev), 0);
+	assert_int_equal(spent_profile_add(p, img, 0xffffffff81000010ULL, ev, 3), 0);
 	struct symbols *s;
 	assert_int_equal(symbols_new(&s), 0);
 	assert_int_equal(symbols_set_kallsyms(s, in), 0);
@@ -155,7 +155,7 @@ static void saved_kallsyms_keep_long_names(void **state)
 	assert_memory_equal(saved, text, len);
 	free(saved);
 	symbols_free(s);
-	profile_free(p);
+	spent_profile_free(p);
 	unlink(in);
 	unlink(out);
 }
@@ -164,20 +164,20 @@ static void report_and_folded_on_synthetic_profile(void **state)
 {
 	(void)state;
 	struct symbols *s;
-	struct profile *p = profile_new();
-	struct profile_image im = self_image();
+	struct spent_profile *p = spent_profile_new();
+	struct spent_profile_image im = self_image();
 	uint32_t img, ev;
 	assert_int_equal(symbols_new(&s), 0);
-	assert_int_equal(profile_image_intern(p, &im, &img), 0);
-	assert_int_equal(profile_event_intern(p, "cpu-clock", 99991, 0, &ev), 0);
+	assert_int_equal(spent_profile_image_intern(p, &im, &img), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 99991, 0, &ev), 0);
 	uint64_t m = self_offset((const void *)unit_marker_function);
 	uint64_t c = self_offset((const void *)unit_caller_function);
-	assert_int_equal(profile_add(p, img, m, ev, 30), 0);
-	assert_int_equal(profile_add(p, img, m + 2, ev, 30), 0);
-	assert_int_equal(profile_add(p, img, c + 1, ev, 40), 0);
-	struct profile_frame st[2] = { { img, m + 2 }, { img, c + 4 } };
-	assert_int_equal(profile_add_stack(p, ev, st, 2, 60), 0);
-	assert_int_equal(profile_add_stack(p, ev, st + 1, 1, 40), 0);
+	assert_int_equal(spent_profile_add(p, img, m, ev, 30), 0);
+	assert_int_equal(spent_profile_add(p, img, m + 2, ev, 30), 0);
+	assert_int_equal(spent_profile_add(p, img, c + 1, ev, 40), 0);
+	struct spent_profile_frame st[2] = { { img, m + 2 }, { img, c + 4 } };
+	assert_int_equal(spent_profile_add_stack(p, ev, st, 2, 60), 0);
+	assert_int_equal(spent_profile_add_stack(p, ev, st + 1, 1, 40), 0);
 	struct report *r;
 	struct report_config cfg = { .by = REPORT_BY_FUNCTION, .events = &ev, .nevents = 1, .children = true };
 	assert_int_equal(report_build(p, s, &cfg, &r), 0);
@@ -196,7 +196,7 @@ static void report_and_folded_on_synthetic_profile(void **state)
 	assert_string_equal(f->stacks[1], "unit_caller_function;unit_marker_function");
 	assert_true(f->counts[1] == 60 && f->total == 100);
 	folded_free(f);
-	profile_free(p);
+	spent_profile_free(p);
 	symbols_free(s);
 }
 

@@ -20,7 +20,7 @@ int __attribute__((noinline)) top_marker_function(int x) { return x * 7 + 1; }
 struct fixture {
 	struct symbols *sym;
 	struct top *t;
-	struct profile_image img;
+	struct spent_profile_image img;
 	char path[4096];
 	uint64_t marker;	/* top_marker_function's offset in this binary */
 };
@@ -149,7 +149,7 @@ static void test_views_group(void **state)
 static void test_images_seen_and_new_symbols(void **state)
 {
 	struct fixture *f = *state;
-	struct profile_image other = { .path = "/nonexistent/other" };
+	struct spent_profile_image other = { .path = "/nonexistent/other" };
 	struct symbols *fresh = NULL;
 	struct top_row *rows = NULL;
 	size_t n = 0;

@@ -84,20 +84,20 @@ static void test_streams(void **state)
 		uint64_t streams;
 		assert_int_equal(collect(path, step, &streams), 0);
 		assert_int_equal(streams, 3);
-		struct trace_source *src;
-		struct trace_batch b;
+		struct spent_trace_source *src;
+		struct spent_trace_batch b;
 		char err[256];
 		uint32_t pids[8], starts[8];
 		int n = 0, rc;
-		assert_int_equal(trace_source_open(path, &src, err, sizeof(err)), 0);
-		while ((rc = trace_source_next(src, &b)) > 0)
+		assert_int_equal(spent_trace_source_open(path, &src, err, sizeof(err)), 0);
+		while ((rc = spent_trace_source_next(src, &b)) > 0)
 			for (size_t i = 0; i < b.n_events && n < 8; i++) {
 				pids[n] = b.events[i].pid;
-				starts[n++] = b.events[i].kind == TRACE_EV_PROCESS_START ?
+				starts[n++] = b.events[i].kind == SPENT_TRACE_EV_PROCESS_START ?
 					      b.events[i].u.process.stream * 10 + b.events[i].u.process.parent_stream : 0;
 			}
 		assert_int_equal(rc, 0);
-		trace_source_free(src);
+		spent_trace_source_free(src);
 		assert_int_equal(n, 7);
 		uint32_t want_pid[] = { 10, 10, 11, 11, 10, 11, 11 };
 		uint32_t want_start[] = { 10, 0, 21, 0, 0, 32, 0 };	/* stream*10 + parent */

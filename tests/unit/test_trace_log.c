@@ -103,32 +103,32 @@ static void test_reconstructs_synthetic_log(void **state)
 {
 	char path[] = "/tmp/spent-test-trace-XXXXXX";
 	int fd = mkstemp(path);
-	struct trace_source *src;
-	struct trace_batch bt;
+	struct spent_trace_source *src;
+	struct spent_trace_batch bt;
 	char err[256];
 	close(fd);
 	write_log(path);
-	assert_int_equal(trace_source_open(path, &src, err, sizeof(err)), 0);
-	assert_int_equal(trace_source_next(src, &bt), 1);
+	assert_int_equal(spent_trace_source_open(path, &src, err, sizeof(err)), 0);
+	assert_int_equal(spent_trace_source_next(src, &bt), 1);
 	static const uint64_t pcs[] = { 0x1000, 0x1004, 0x1008, 0x1000, 0x1004, 0x1008, 0x100a };
 	assert_int_equal(bt.n_insns, 7);
 	for (size_t i = 0; i < 7; i++)
 		assert_int_equal(bt.insns[i].pc, pcs[i]);
-	assert_true(bt.insns[2].flags & TRACE_INSN_COND_BRANCH);
-	assert_true(bt.insns[6].flags & TRACE_INSN_RET);
+	assert_true(bt.insns[2].flags & SPENT_TRACE_INSN_COND_BRANCH);
+	assert_true(bt.insns[6].flags & SPENT_TRACE_INSN_RET);
 	assert_int_equal(bt.insns[0].flags, 0);
 	assert_int_equal(bt.n_refs, 5);
 	assert_int_equal(bt.refs[0].addr, 0x5008);
-	assert_int_equal(bt.refs[0].kind, TRACE_REF_READ);
+	assert_int_equal(bt.refs[0].kind, SPENT_TRACE_REF_READ);
 	assert_int_equal(bt.refs[1].addr, 0x5010);
-	assert_int_equal(bt.refs[1].kind, TRACE_REF_MODIFY);
+	assert_int_equal(bt.refs[1].kind, SPENT_TRACE_REF_MODIFY);
 	assert_int_equal(bt.refs[2].addr, 0x5008);
 	assert_int_equal(bt.refs[3].addr, 0x5010);
 	assert_int_equal(bt.refs[4].addr, 0x7000);
 	assert_int_equal(bt.insns[6].nrefs, 1);
 	assert_int_equal(bt.insns[6].ref0, 4);
-	assert_int_equal(trace_source_next(src, &bt), 0);
-	trace_source_free(src);
+	assert_int_equal(spent_trace_source_next(src, &bt), 0);
+	spent_trace_source_free(src);
 	unlink(path);
 }
 
@@ -165,20 +165,20 @@ static void test_guarded_and_template_paths_agree(void **state)
 {
 	char path[] = "/tmp/spent-test-trace-XXXXXX";
 	int fd = mkstemp(path);
-	struct trace_source *src;
-	struct trace_batch bt;
+	struct spent_trace_source *src;
+	struct spent_trace_batch bt;
 	char err[256];
 	close(fd);
 	write_log_paths(path);
-	assert_int_equal(trace_source_open(path, &src, err, sizeof(err)), 0);
-	assert_int_equal(trace_source_next(src, &bt), 1);
+	assert_int_equal(spent_trace_source_open(path, &src, err, sizeof(err)), 0);
+	assert_int_equal(spent_trace_source_next(src, &bt), 1);
 	static const uint64_t pcs[] = { 0x1000, 0x1004, 0x1000, 0x2000, 0x1000, 0x1004, 0x1000, 0x2000 };
 	static const uint8_t nrefs[] = { 2, 1, 1, 2, 2, 0, 1, 1 };
 	static const uint64_t addrs[] = { 0x5008, 0x5010, 0x9000, 0x5018, 0x6008, 0x6010, 0x5018,
 					  0x5020, 0x5018, 0x6108 };
-	static const uint32_t kinds[] = { TRACE_REF_READ, TRACE_REF_WRITE, TRACE_REF_WRITE,
-					  TRACE_REF_READ, TRACE_REF_READ, TRACE_REF_WRITE,
-					  TRACE_REF_READ, TRACE_REF_WRITE, TRACE_REF_READ, TRACE_REF_READ };
+	static const uint32_t kinds[] = { SPENT_TRACE_REF_READ, SPENT_TRACE_REF_WRITE, SPENT_TRACE_REF_WRITE,
+					  SPENT_TRACE_REF_READ, SPENT_TRACE_REF_READ, SPENT_TRACE_REF_WRITE,
+					  SPENT_TRACE_REF_READ, SPENT_TRACE_REF_WRITE, SPENT_TRACE_REF_READ, SPENT_TRACE_REF_READ };
 	static const uint32_t sizes[] = { 8, 4, 8, 8, 8, 4, 8, 4, 8, 8 };
 	assert_int_equal(bt.n_insns, 8);
 	uint32_t ref = 0;
@@ -195,8 +195,8 @@ static void test_guarded_and_template_paths_agree(void **state)
 		assert_int_equal(bt.refs[i].kind, kinds[i]);
 		assert_int_equal(bt.refs[i].size, sizes[i]);
 	}
-	assert_int_equal(trace_source_next(src, &bt), 0);
-	trace_source_free(src);
+	assert_int_equal(spent_trace_source_next(src, &bt), 0);
+	spent_trace_source_free(src);
 	unlink(path);
 }
 
@@ -206,21 +206,21 @@ static void test_corrupt_block_is_reported(void **state)
 	int fd = mkstemp(path);
 	uint8_t *data;
 	size_t len;
-	struct trace_source *src;
-	struct trace_batch bt;
+	struct spent_trace_source *src;
+	struct spent_trace_batch bt;
 	char err[256];
 	close(fd);
 	write_log(path);
 	assert_int_equal(binio_read_file(path, 1 << 20, &data, &len), 0);
 	data[len - 3] ^= 0x55;	/* inside the only block's zstd frame */
 	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), 0);
-	assert_true(trace_source_next(src, &bt) < 0);
-	assert_non_null(strstr(trace_source_error(src), "checksum mismatch in block at byte 40"));
-	trace_source_free(src);
+	assert_true(spent_trace_source_next(src, &bt) < 0);
+	assert_non_null(strstr(spent_trace_source_error(src), "checksum mismatch in block at byte 40"));
+	spent_trace_source_free(src);
 	assert_int_equal(trace_log_open_mem(data, len - 5, &src, err, sizeof(err)), 0);
-	assert_true(trace_source_next(src, &bt) < 0);
-	assert_non_null(strstr(trace_source_error(src), "truncated"));
-	trace_source_free(src);
+	assert_true(spent_trace_source_next(src, &bt) < 0);
+	assert_non_null(strstr(spent_trace_source_error(src), "truncated"));
+	spent_trace_source_free(src);
 	free(data);
 	unlink(path);
 }
@@ -233,13 +233,13 @@ static void test_header_checksum_and_versions(void **state)
 	int fd = mkstemp(path);
 	uint8_t *data;
 	size_t len;
-	struct trace_source *src;
+	struct spent_trace_source *src;
 	char err[256];
 	close(fd);
 	write_log(path);
 	assert_int_equal(binio_read_file(path, 1 << 20, &data, &len), 0);
 	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), 0);
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	data[24] ^= 0x10;
 	assert_true(trace_log_open_mem(data, len, &src, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "header checksum mismatch"));
@@ -267,8 +267,8 @@ static void test_data_after_end_is_corrupt(void **state)
 	int fd = mkstemp(path);
 	uint8_t *data, *more;
 	size_t len;
-	struct trace_source *src;
-	struct trace_batch bt;
+	struct spent_trace_source *src;
+	struct spent_trace_batch bt;
 	char err[256];
 	int r;
 	close(fd);
@@ -280,18 +280,18 @@ static void test_data_after_end_is_corrupt(void **state)
 	/* the log's own block again after it: a well-formed block, still after the end */
 	memcpy(more + len, data + LOG_HEADER_SIZE, len - LOG_HEADER_SIZE);
 	assert_int_equal(trace_log_open_mem(more, 2 * len - LOG_HEADER_SIZE, &src, err, sizeof(err)), 0);
-	while ((r = trace_source_next(src, &bt)) > 0)
+	while ((r = spent_trace_source_next(src, &bt)) > 0)
 		;
 	assert_true(r < 0);
-	assert_non_null(strstr(trace_source_error(src), "after the end record"));
-	trace_source_free(src);
+	assert_non_null(strstr(spent_trace_source_error(src), "after the end record"));
+	spent_trace_source_free(src);
 	memcpy(more + len, "garbage!", 8);
 	assert_int_equal(trace_log_open_mem(more, len + 8, &src, err, sizeof(err)), 0);
-	while ((r = trace_source_next(src, &bt)) > 0)
+	while ((r = spent_trace_source_next(src, &bt)) > 0)
 		;
 	assert_true(r < 0);
-	assert_non_null(strstr(trace_source_error(src), "8 bytes after the end record"));
-	trace_source_free(src);
+	assert_non_null(strstr(spent_trace_source_error(src), "8 bytes after the end record"));
+	spent_trace_source_free(src);
 	free(more);
 	free(data);
 	unlink(path);
@@ -308,16 +308,16 @@ static void test_decode_flags_and_cache(void **state)
 	assert_non_null(c);
 	assert_int_equal(decode_insn(c, 1, 0, call_ind, sizeof(call_ind), &d), 0);
 	assert_int_equal(d.len, 2);
-	assert_int_equal(d.flags, TRACE_INSN_CALL | TRACE_INSN_INDIRECT);
+	assert_int_equal(d.flags, SPENT_TRACE_INSN_CALL | SPENT_TRACE_INSN_INDIRECT);
 	assert_int_equal(decode_insn_once(lock_add, sizeof(lock_add), &d), 0);
-	assert_int_equal(d.flags, TRACE_INSN_LOCKED);
+	assert_int_equal(d.flags, SPENT_TRACE_INSN_LOCKED);
 	assert_int_equal(decode_insn_once(pause, sizeof(pause), &d), 0);
-	assert_int_equal(d.flags, TRACE_INSN_PAUSE);
+	assert_int_equal(d.flags, SPENT_TRACE_INSN_PAUSE);
 	assert_int_equal(decode_insn_once(sys, sizeof(sys), &d), 0);
-	assert_int_equal(d.flags, TRACE_INSN_SYSCALL);
+	assert_int_equal(d.flags, SPENT_TRACE_INSN_SYSCALL);
 	/* a second lookup of (1, 0) is served from the cache, whatever the bytes now say */
 	assert_int_equal(decode_insn(c, 1, 0, sys, sizeof(sys), &d), 0);
-	assert_int_equal(d.flags, TRACE_INSN_CALL | TRACE_INSN_INDIRECT);
+	assert_int_equal(d.flags, SPENT_TRACE_INSN_CALL | SPENT_TRACE_INSN_INDIRECT);
 	assert_int_equal(decode_cache_size(c), 1);
 	decode_cache_free(c);
 }

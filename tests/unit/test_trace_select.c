@@ -1,4 +1,4 @@
-/* test_trace_select.c - trace_source_select: one process of a process-tree trace by pid or by
+/* test_trace_select.c - spent_trace_source_select: one process of a process-tree trace by pid or by
  * program name (an exec changes it), references and events kept with their instructions, and
  * the process tag that keeps address spaces apart. */
 #include <setjmp.h>
@@ -15,13 +15,13 @@
 static struct memtrace *tree(void)
 {
 	struct memtrace *t = memtrace_new();
-	struct trace_event e = { .kind = TRACE_EV_PROCESS_START, .pid = 10 };
+	struct spent_trace_event e = { .kind = SPENT_TRACE_EV_PROCESS_START, .pid = 10 };
 	e.u.process.path = "/bin/sh";
 	assert_int_equal(memtrace_event(t, &e), 0);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(memtrace_insn(t, 1, 0x1000 + i, 1, 0), 0);
 		t->insns[t->n_insns - 1].pid = 10;
-		assert_int_equal(memtrace_ref(t, 0x5000, 8, TRACE_REF_READ), 0);
+		assert_int_equal(memtrace_ref(t, 0x5000, 8, SPENT_TRACE_REF_READ), 0);
 	}
 	e.pid = 11;
 	e.u.process.forked = 1;
@@ -34,8 +34,8 @@ static struct memtrace *tree(void)
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(memtrace_insn(t, 1, 0x2000 + i, 1, 0), 0);
 		t->insns[t->n_insns - 1].pid = 11;
-		assert_int_equal(memtrace_ref(t, 0x5000, 4, TRACE_REF_WRITE), 0);
-		assert_int_equal(memtrace_ref(t, 0x6000, 4, TRACE_REF_READ), 0);
+		assert_int_equal(memtrace_ref(t, 0x5000, 4, SPENT_TRACE_REF_WRITE), 0);
+		assert_int_equal(memtrace_ref(t, 0x6000, 4, SPENT_TRACE_REF_READ), 0);
 	}
 	assert_int_equal(memtrace_insn(t, 1, 0x1003, 1, 0), 0);
 	t->insns[t->n_insns - 1].pid = 10;
@@ -50,13 +50,13 @@ struct seen {
 static struct seen run(uint32_t pid, const char *comm, int flags)
 {
 	struct memtrace *t = tree();
-	struct trace_source *in, *src;
-	struct trace_batch b;
+	struct spent_trace_source *in, *src;
+	struct spent_trace_batch b;
 	struct seen s = { 0 };
 	int rc;
 	assert_int_equal(memtrace_source_new(t, 2, &in), 0);	/* small batches: selection across them */
-	assert_int_equal(trace_source_select(in, pid, comm, flags, &src), 0);
-	while ((rc = trace_source_next(src, &b)) > 0) {
+	assert_int_equal(spent_trace_source_select(in, pid, comm, flags, &src), 0);
+	while ((rc = spent_trace_source_next(src, &b)) > 0) {
 		for (size_t i = 0; i < b.n_insns; i++) {
 			if (!s.insns && !i)
 				s.first_pc = b.insns[0].pc;
@@ -69,12 +69,12 @@ static struct seen run(uint32_t pid, const char *comm, int flags)
 		}
 		for (size_t i = 0; i < b.n_events; i++) {
 			assert_true(b.events[i].before <= b.n_insns);
-			s.process_events += b.events[i].kind == TRACE_EV_PROCESS_START;
+			s.process_events += b.events[i].kind == SPENT_TRACE_EV_PROCESS_START;
 		}
 		s.insns += b.n_insns;
 	}
 	assert_int_equal(rc, 0);
-	trace_source_free(src);
+	spent_trace_source_free(src);
 	memtrace_free(t);
 	return s;
 }
@@ -110,11 +110,11 @@ static void test_by_program(void **state)
 
 static void test_tag(void **state)
 {
-	struct seen s = run(11, NULL, TRACE_SELECT_TAG);
+	struct seen s = run(11, NULL, SPENT_TRACE_SELECT_TAG);
 	assert_int_equal(s.first_pc, (1ull << 48) | 0x1000);	/* pid 11: the second process seen */
 	assert_int_equal(s.last_ref, (1ull << 48) | 0x6000);
-	assert_int_equal(trace_select_untag(s.last_ref), 0x6000);
-	s = run(10, NULL, TRACE_SELECT_TAG);
+	assert_int_equal(spent_trace_select_untag(s.last_ref), 0x6000);
+	s = run(10, NULL, SPENT_TRACE_SELECT_TAG);
 	assert_int_equal(s.first_pc, 0x1000);	/* the first process keeps its addresses */
 }
 

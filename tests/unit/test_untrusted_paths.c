@@ -83,15 +83,15 @@ static void log_naming_a_fifo_reconstructs_or_fails_at_once(void **state)
 		assert_int_equal(log_writer_add(w, LOG_REC_IMAGE, rec, (uint32_t)(sizeof(li) + pad)), 0);
 		assert_int_equal(log_writer_commit(w), 0);
 		log_writer_free(w);
-		struct trace_source *src;
-		struct trace_batch b;
+		struct spent_trace_source *src;
+		struct spent_trace_batch b;
 		char err[512];
 		alarm(10);
 		assert_int_equal(trace_log_open_source(path, &src, err, sizeof(err)), 0);
-		while (trace_source_next(src, &b) > 0)
+		while (spent_trace_source_next(src, &b) > 0)
 			;
 		alarm(0);
-		trace_source_free(src);
+		spent_trace_source_free(src);
 	}
 	unlink(path);
 }
@@ -112,7 +112,7 @@ static void saved_kallsyms_fifo_is_not_waited_on(void **state)
 {
 	(void)state;
 	struct symbols *s;
-	struct profile_image k = { .path = PROFILE_KERNEL_PATH };
+	struct spent_profile_image k = { .path = SPENT_PROFILE_KERNEL_PATH };
 	struct sym_info si;
 	assert_int_equal(symbols_new(&s), 0);
 	assert_int_equal(symbols_set_kallsyms(s, fifo), 0);
