@@ -63,12 +63,14 @@ $(SYSTEMD_UNIT): contrib/spent-daemon.service.in $(INSTALL_DIRS_STAMP)
 
 all: $(MAN_PAGES) $(SYSTEMD_UNIT)
 
-DOC_FILES := $(sort $(wildcard docs/*)) README.md LICENSE
+# docs/examples/ (the library's example programs) goes to DOCDIR/examples
+DOC_FILES := $(sort $(filter-out docs/examples,$(wildcard docs/*))) README.md LICENSE
+DOC_EXAMPLES := $(sort $(wildcard docs/examples/*))
 D := $(DESTDIR)
 
 install: all
 	$(INSTALL) -d $(D)$(BINDIR) $(D)$(LIBDIR)/pkgconfig $(D)$(INCLUDEDIR)/spent \
-		$(D)$(PKGLIBDIR)/valgrind $(D)$(MANDIR)/man1 $(D)$(DOCDIR) $(D)$(SYSTEMDUNITDIR)
+		$(D)$(PKGLIBDIR)/valgrind $(D)$(MANDIR)/man1 $(D)$(DOCDIR)/examples $(D)$(SYSTEMDUNITDIR)
 	$(INSTALL) -m 755 $(SPENT) $(D)$(BINDIR)/spent
 	$(INSTALL) -m 644 $(LIBA) $(D)$(LIBDIR)/libspent.a
 	$(INSTALL) -m 644 $(LIBSO) $(D)$(LIBDIR)/libspent.so.$(VERSION)
@@ -83,6 +85,7 @@ install: all
 		ln -sfn "$$f" "$(D)$(PKGLIBDIR)/valgrind/$$n" || exit 1; done
 	$(INSTALL) -m 644 $(MAN_PAGES) $(D)$(MANDIR)/man1/
 	$(INSTALL) -m 644 $(DOC_FILES) $(D)$(DOCDIR)/
+	$(INSTALL) -m 644 $(DOC_EXAMPLES) $(D)$(DOCDIR)/examples/
 	$(INSTALL) -m 644 $(SYSTEMD_UNIT) $(D)$(SYSTEMDUNITDIR)/
 
 # Removes exactly what install wrote, and the directories that are spent's own.
@@ -94,9 +97,10 @@ uninstall:
 		$(D)$(PKGLIBDIR)/valgrind/$(notdir $(VG_TOOL)) \
 		$(addprefix $(D)$(MANDIR)/man1/,$(notdir $(MAN_PAGES))) \
 		$(addprefix $(D)$(DOCDIR)/,$(notdir $(DOC_FILES))) \
+		$(addprefix $(D)$(DOCDIR)/examples/,$(notdir $(DOC_EXAMPLES))) \
 		$(D)$(SYSTEMDUNITDIR)/$(notdir $(SYSTEMD_UNIT))
 	@# the links to stock Valgrind files, whichever Valgrind version made them
 	@[ ! -d $(D)$(PKGLIBDIR)/valgrind ] || \
 		find $(D)$(PKGLIBDIR)/valgrind -maxdepth 1 -type l -lname '$(VG_EXECDIR)/*' -delete
-	@for d in $(D)$(INCLUDEDIR)/spent $(D)$(PKGLIBDIR)/valgrind $(D)$(PKGLIBDIR) $(D)$(DOCDIR); do \
+	@for d in $(D)$(INCLUDEDIR)/spent $(D)$(PKGLIBDIR)/valgrind $(D)$(PKGLIBDIR) $(D)$(DOCDIR)/examples $(D)$(DOCDIR); do \
 		[ ! -d "$$d" ] || rmdir "$$d" || exit 1; done

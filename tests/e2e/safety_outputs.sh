@@ -190,7 +190,7 @@ check record_removes_a_dead_runs_temporary_profile test ! -e "prof.tmp.$dp.Zz9Zz
 check record_keeps_a_temporary_name_holding_other_files test -e "prof.tmp.$dp.Yy8Yy8/mine.txt"
 rm -rf "again.log.tmp.$$.AbCd12" "prof.tmp.$dp.Yy8Yy8"
 
-# ---- the daemon: stale *.prof.tmp.* removed at start, per-process meta 0640 ----
+# ---- the daemon: stale *.prof.tmp.* removed at start, detail and span files 0640 ----
 DB=$TMP/db
 mkdir -p "$DB" && chmod 750 "$DB"
 "$SPENT" db "$DB" merge prof >/dev/null 2>&1
@@ -203,12 +203,11 @@ if start_daemon "$DB" "$TMP/d.log" -F 1000 --per-process daemon_split; then
 	"$SPENT" db "$DB" flush >/dev/null 2>&1
 	stop_daemon
 	rm -f "$DB/epoch-0000/y.prof.tmp.$$.AbCd12"
-	if [ -f "$DB/pid-$sp/meta" ]; then
-		check "daemon_per_process_meta_is_0640 ($(mode_of "$DB/pid-$sp/meta"))" \
-			test "$(mode_of "$DB/pid-$sp/meta")" = 640
-	else
-		fail "daemon_per_process_meta_is_0640: no $DB/pid-$sp/meta ($(ls "$DB" | tr '\n' ' '))"
-	fi
+	# the daemon's detail rows and epoch span are database files like the others: 0640
+	dfiles=$(ls "$DB"/epoch-0000/samples@*.prof "$DB/epoch-0000/span" 2>/dev/null)
+	modes=$(for f in $dfiles; do mode_of "$f"; done | sort -u | tr '\n' ' ')
+	check "daemon_detail_and_span_files_are_0640 ($(echo $dfiles | wc -w) files: $modes)" \
+		test "$(echo $dfiles | wc -w)" -ge 2 -a "$modes" = "640 "
 else
 	fail "daemon_starts_on_a_db_with_temporaries: $(tail -3 "$TMP/d.log")"
 fi
