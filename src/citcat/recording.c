@@ -315,9 +315,10 @@ static int rec_check_order(struct cc_recording *r, size_t i, const char **why)
  * -EBADMSG = malformed payload. */
 static int frame_read(struct binreader *r, const uint8_t *base, struct cc_rec *rec)
 {
+	/* cleared first: the caller releases REC whatever this returns, also at a clean end */
+	memset(rec, 0, sizeof(*rec));
 	if (binreader_left(r) == 0)
 		return 0;
-	memset(rec, 0, sizeof(*rec));
 	rec->off = (uint64_t)(r->p - base);
 	uint8_t kind;
 	uint64_t len;
