@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "analysis/report_detail.h"
-#include "core/binio.h"
+#include "core/alloc.h"
+#include "core/strmap.h"
 #include "profile/export.h"
 
 static const struct {
@@ -193,17 +194,10 @@ struct grouper {
 	struct symbols *sym;
 	struct detail_report *r;
 	size_t capgroups;
-	char **gkeys;		/* [capgroups]: the identity of each group */
-	long *index;		/* open addressing over groups by key; -1 empty */
-	size_t capindex;
+	struct strmap keys;	/* the identity of each group -> its index in the report */
 	struct leaf_name *names;	/* (image, offset) -> function name */
 	size_t capnames, nnames;
 };
-
-static uint64_t str_hash(const char *s)
-{
-	return binio_fnv64(BINIO_FNV64_INIT, s, strlen(s));
-}
 
 static size_t leaf_slot(uint32_t img, uint64_t off, size_t cap)
 {
@@ -244,59 +238,24 @@ static const char *function_of(struct grouper *g, const struct spent_profile_fra
 	return name;
 }
 
-static int index_grow(struct grouper *g)
-{
-	size_t cap = g->capindex ? g->capindex * 2 : 256;
-	long *n = malloc(cap * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < cap; i++)
-		n[i] = -1;
-	for (size_t i = 0; i < g->r->ngroups; i++) {
-		size_t j = str_hash(g->gkeys[i]) & (cap - 1);
-		while (n[j] >= 0)
-			j = (j + 1) & (cap - 1);
-		n[j] = (long)i;
-	}
-	free(g->index);
-	g->index = n;
-	g->capindex = cap;
-	return 0;
-}
-
 /* The group with identity KEY and shown columns COLS (copied when it is new). */
 static long group_get(struct grouper *g, const char *key, char *const *cols)
 {
 	struct detail_report *r = g->r;
-	if ((r->ngroups + 1) * 2 > g->capindex && index_grow(g))
+	/* room for a new group first, so the map never names a group that is not there */
+	if (ALLOC_GROW(r->groups, r->ngroups + 1, g->capgroups))
 		return -ENOMEM;
-	size_t j = str_hash(key) & (g->capindex - 1);
-	for (; g->index[j] >= 0; j = (j + 1) & (g->capindex - 1))
-		if (!strcmp(g->gkeys[g->index[j]], key))
-			return g->index[j];
-	if (r->ngroups == g->capgroups) {
-		size_t cap = g->capgroups ? g->capgroups * 2 : 64;
-		struct detail_group *ng = realloc(r->groups, cap * sizeof(*ng));
-		if (!ng)
-			return -ENOMEM;
-		r->groups = ng;
-		char **nk = realloc(g->gkeys, cap * sizeof(*nk));
-		if (!nk)
-			return -ENOMEM;
-		g->gkeys = nk;
-		g->capgroups = cap;
-	}
+	size_t gi;
+	int isnew = strmap_intern(&g->keys, key, &gi);
+	if (isnew <= 0)
+		return isnew < 0 ? isnew : (long)gi;
 	struct detail_group *grp = &r->groups[r->ngroups];
 	memset(grp, 0, sizeof(*grp));
-	g->gkeys[r->ngroups] = strdup(key);
-	bool ok = g->gkeys[r->ngroups] != NULL;
+	bool ok = true;
 	for (size_t k = 0; k < r->nkeys && ok; k++)
 		ok = (grp->cols[k] = strdup(cols[k])) != NULL;
 	r->ngroups++;	/* counted even when incomplete: detail_report_free frees what is there */
-	if (!ok)
-		return -ENOMEM;
-	g->index[j] = (long)r->ngroups - 1;
-	return (long)r->ngroups - 1;
+	return ok ? (long)gi : -ENOMEM;
 }
 
 /* The shown value of each key for row R into COLS (pointing into BUFS), and the group's
@@ -393,10 +352,7 @@ int detail_report_build(const struct spent_profile *p, struct symbols *sym, uint
 		qsort(g.r->groups, g.r->ngroups, sizeof(*g.r->groups), group_cmp);
 out:
 	free(key);
-	for (size_t i = 0; i < g.r->ngroups; i++)
-		free(g.gkeys[i]);
-	free(g.gkeys);
-	free(g.index);
+	strmap_release(&g.keys);
 	for (size_t i = 0; i < g.capnames; i++)
 		free(g.names[i].name);
 	free(g.names);
