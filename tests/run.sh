@@ -21,7 +21,7 @@ mkdir -p build/test-logs && log=$(mktemp -d "$top/build/test-logs/run.XXXXXX")
 count_unit() { # $1 build dir
 	for t in "$1"/tests/test_*; do
 		[ -x "$t" ] || continue
-		local name out
+		local name out t0=$SECONDS
 		name=$(basename "$t")
 		out=$(timeout "$per_script_timeout" "$t" 2>&1)
 		local rc=$?
@@ -39,12 +39,12 @@ count_unit() { # $1 build dir
 			failed_names+=("$1 unit $name")
 			echo "$out" | grep -E 'FAILED|error|Error|ERROR' | head -20
 		fi
-		printf '%-40s %s\n' "unit $name ($1)" "$ok ok, $nok failed, $nskip skipped"
+		printf '%-40s %s (%d s)\n' "unit $name ($1)" "$ok ok, $nok failed, $nskip skipped" $((SECONDS - t0))
 	done
 }
 
 run_e2e() { # $1 build dir, $2 script
-	local s=$2 name out rc
+	local s=$2 name out rc t0=$SECONDS
 	name=$(basename "$s" .sh)
 	out=$(SPENT_BUILD="$top/$1" SPENT="$top/$1/spent" SPENT_TOP="$top" \
 		timeout "$per_script_timeout" bash "$s" 2>&1)
@@ -62,7 +62,7 @@ run_e2e() { # $1 build dir, $2 script
 	grep -E '^(FAIL|SKIP) ' <<<"$out"
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + k))
 	[ "$f" -gt 0 ] && failed_names+=("$1 e2e $name")
-	printf '%-40s %s\n' "e2e $name ($1)" "$p passed, $f failed, $k skipped"
+	printf '%-40s %s (%d s)\n' "e2e $name ($1)" "$p passed, $f failed, $k skipped" $((SECONDS - t0))
 }
 
 start=$(date +%s)
