@@ -55,6 +55,7 @@ struct cc_recording {
 	struct cc_rec *recs;
 	size_t n;
 	size_t start_idx;	/* index of the START record */
+	uint32_t version;	/* the header's format version */
 	int truncated;		/* the stream ends without an EXIT record */
 	char why[256];		/* when truncated: where and why the readable stream ends */
 };

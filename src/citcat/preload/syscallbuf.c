@@ -1,0 +1,263 @@
+/* citcat/preload/syscallbuf.c - libspent-citcat-syscallbuf.so, preloaded by `spent citcat
+ * record` into the recorded program: the common syscalls run without a ptrace stop.
+ *
+ * At load it maps one page at CC_SB_PAGE holding `syscall; ret` (the one instruction the
+ * recorder's seccomp filter lets through untraced), registers its buffer with the recorder
+ * (CC_SB_NR_REGISTER; without the recorder the kernel says -ENOSYS and nothing else happens),
+ * and patches libc's wrappers of the calls the buffer takes: the `syscall` instruction and
+ * the `cmp $-4096,%rax` after it become a jump to a stub that calls cc_sb_hook and then does
+ * the cmp. Patching the wrapper's own code (not interposing symbols) catches libc's internal
+ * calls too (readdir's getdents64, stdio's write, stat's fstatat).
+ *
+ * cc_sb_hook runs the call through the untraced instruction and appends the call, its result
+ * and the bytes the kernel wrote (or, for write, the bytes sent) to the buffer
+ * (syscallbuf_abi.h), which the recorder drains at its next stop of the program. Anything
+ * else goes through a traced syscall instruction here: another call, a transfer larger than
+ * CC_SB_MAX_DATA, a program with more than one thread (the recorder runs one thread at a
+ * time, and a buffered call that blocks would stall the others), or a hook entered from a
+ * signal handler while the buffer is busy.
+ *
+ * The replay simulates this code like any other: the same patches, the same buffer writes;
+ * only the untraced syscall takes its result from the recording's buffered records.
+ *
+ * Built without libc calls on the hook's path, -mgeneral-regs-only (the hook must leave the
+ * vector registers as a syscall does) and -mno-red-zone (it calls the syscall page). */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "citcat/syscallbuf_abi.h"
+
+extern char __libc_single_threaded;
+
+struct sb_header {
+	uint64_t magic, used, busy, spare;
+};
+
+static uint8_t sb_buf[CC_SB_SIZE] __attribute__((aligned(4096)));
+#define SB ((volatile struct sb_header *)sb_buf)
+static int sb_on;
+
+/* The stubs the patched sites jump to: written at load, 32 bytes each. */
+#define STUB_SIZE 32
+#define STUB_BYTES 4096
+extern uint8_t cc_sb_stubs[];
+/* Called by a stub with the syscall's registers (rax = number, rdi, rsi, rdx, r10, r8, r9):
+ * saves what a syscall preserves, aligns the stack, calls cc_sb_hook(&{nr, args}); rax is its
+ * result, rcx and r11 are clobbered as by a syscall. */
+extern void cc_sb_entry(void);
+
+__asm__(
+	".pushsection .text.cc_sb_stubs,\"ax\",@progbits\n"
+	".balign 4096\n"
+	".globl cc_sb_stubs\n.hidden cc_sb_stubs\n"
+	"cc_sb_stubs:\n"
+	".fill 4096, 1, 0xcc\n"
+	".popsection\n"
+	".text\n"
+	".globl cc_sb_entry\n.hidden cc_sb_entry\n.type cc_sb_entry,@function\n"
+	"cc_sb_entry:\n"
+	"push %rbp\n"
+	"mov %rsp, %rbp\n"
+	"and $-16, %rsp\n"
+	"push %r9\npush %r8\npush %r10\npush %rdx\npush %rsi\npush %rdi\npush %rax\n"
+	"sub $8, %rsp\n"
+	"lea 8(%rsp), %rdi\n"
+	"call cc_sb_hook\n"
+	"add $16, %rsp\n"
+	"pop %rdi\npop %rsi\npop %rdx\npop %r10\npop %r8\npop %r9\n"
+	"leave\n"
+	"ret\n"
+	".size cc_sb_entry, .-cc_sb_entry\n");
+
+/* A syscall through this library's own instruction: the recorder stops it (traced). */
+static int64_t traced(uint64_t nr, const uint64_t *a)
+{
+	register uint64_t r10 __asm__("r10") = a[3];
+	register uint64_t r8 __asm__("r8") = a[4];
+	register uint64_t r9 __asm__("r9") = a[5];
+	int64_t ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a[0]), "S"(a[1]), "d"(a[2]),
+			 "r"(r10), "r"(r8), "r"(r9) : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* The same call through the page at CC_SB_PAGE: the seccomp filter lets it through. */
+static int64_t untraced(uint64_t nr, const uint64_t *a)
+{
+	register uint64_t r10 __asm__("r10") = a[3];
+	register uint64_t r8 __asm__("r8") = a[4];
+	register uint64_t r9 __asm__("r9") = a[5];
+	int64_t ret;
+	__asm__ volatile("movabs %[page], %%r11\n\tcall *%%r11" : "=a"(ret) : "a"(nr), "D"(a[0]),
+			 "S"(a[1]), "d"(a[2]), "r"(r10), "r"(r8), "r"(r9), [page] "i"(CC_SB_PAGE)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static void copy_bytes(void *dst, const void *src, uint64_t n)
+{
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+
+static void flush(void)
+{
+	static const uint64_t none[6];
+	traced(CC_SB_NR_FLUSH, none);
+	SB->used = 0;
+}
+
+__attribute__((used, visibility("hidden"))) int64_t cc_sb_hook(const uint64_t *r);
+
+int64_t cc_sb_hook(const uint64_t *r)
+{
+	uint64_t nr = r[0], max, addr, len;
+	const uint64_t *a = r + 1;
+	if (!sb_on || !__libc_single_threaded || SB->busy ||
+	    cc_sb_output(nr, a, 0, &max, &addr, &len) < 0 || max > CC_SB_MAX_DATA)
+		return traced(nr, a);
+	uint64_t need = CC_SB_ENTRY_HDR + ((max + 7) & ~7ULL);
+	if (CC_SB_HDR + SB->used + need > CC_SB_SIZE)
+		flush();
+	SB->busy = 1;
+	__asm__ volatile("" ::: "memory");
+	int64_t ret = untraced(nr, a);
+	cc_sb_output(nr, a, ret, &max, &addr, &len);
+	uint64_t *e = (uint64_t *)(sb_buf + CC_SB_HDR + SB->used);
+	e[0] = nr;
+	for (int i = 0; i < 6; i++)
+		e[1 + i] = a[i];
+	e[7] = (uint64_t)ret;
+	e[8] = len;
+	copy_bytes(e + 9, (const void *)addr, len);
+	__asm__ volatile("" ::: "memory");
+	SB->used += CC_SB_ENTRY_HDR + ((len + 7) & ~7ULL);
+	__asm__ volatile("" ::: "memory");
+	SB->busy = 0;
+	return ret;
+}
+
+/* ---- load: the page, registration, patching ---- */
+
+/* Patch every `syscall; cmp $-4096|-4095,%rax` (or `cmp $-4096,%eax`) inside the function
+ * at FN of SIZE bytes; *NSTUB counts the stubs used. */
+static void patch_function(uint8_t *fn, size_t size, size_t *nstub)
+{
+	static const uint8_t cmp_q0[] = { 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff };
+	static const uint8_t cmp_q1[] = { 0x48, 0x3d, 0x01, 0xf0, 0xff, 0xff };
+	static const uint8_t cmp_d0[] = { 0x3d, 0x00, 0xf0, 0xff, 0xff };
+	for (size_t off = 0; off + 7 <= size && *nstub < STUB_BYTES / STUB_SIZE; off++) {
+		uint8_t *site = fn + off;
+		size_t cl = 0;
+		if (site[0] != 0x0f || site[1] != 0x05)
+			continue;
+		if (off + 8 <= size && (!memcmp(site + 2, cmp_q0, 6) || !memcmp(site + 2, cmp_q1, 6)))
+			cl = 6;
+		else if (!memcmp(site + 2, cmp_d0, 5))
+			cl = 5;
+		if (!cl)
+			continue;
+		uint8_t *stub = cc_sb_stubs + *nstub * STUB_SIZE, *back = site + 2 + cl;
+		int64_t to_stub = stub - (site + 5), to_entry = (uint8_t *)cc_sb_entry - (stub + 10);
+		int64_t to_back = back - (stub + 18 + cl + 5);
+		if (to_stub != (int32_t)to_stub || to_entry != (int32_t)to_entry ||
+		    to_back != (int32_t)to_back)
+			continue;
+		uint8_t code[STUB_SIZE], *p = code;
+		int32_t v;
+		memcpy(p, "\x48\x8d\x64\x24\x80", 5), p += 5;		/* lea -128(%rsp),%rsp */
+		*p++ = 0xe8, v = (int32_t)to_entry, memcpy(p, &v, 4), p += 4;	/* call cc_sb_entry */
+		memcpy(p, "\x48\x8d\xa4\x24\x80\x00\x00\x00", 8), p += 8;	/* lea 128(%rsp),%rsp */
+		memcpy(p, site + 2, cl), p += cl;			/* the cmp */
+		*p++ = 0xe9, v = (int32_t)to_back, memcpy(p, &v, 4), p += 4;	/* jmp back */
+		memcpy(stub, code, (size_t)(p - code));
+		uintptr_t lo = (uintptr_t)site & ~4095UL, hi = ((uintptr_t)back + 4095) & ~4095UL;
+		if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC))
+			return;
+		uint8_t jmp[8] = { 0xe9, 0, 0, 0, 0, 0x0f, 0x1f, 0x00 };
+		v = (int32_t)to_stub;
+		memcpy(jmp + 1, &v, 4);
+		if (cl == 5)
+			jmp[5] = 0x66, jmp[6] = 0x90;	/* a 2-byte nop */
+		memcpy(site, jmp, 2 + cl);
+		mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
+		(*nstub)++;
+		off += 1 + cl;
+	}
+}
+
+static void patch_libc(void)
+{
+	static const char *const names[] = {
+		"read", "write", "close", "pread64", "lseek64", "statx", "fstatat64", "getdents64",
+		"readlink", "readlinkat", "getxattr", "lgetxattr", "fgetxattr", "listxattr",
+		"llistxattr", NULL
+	};
+	static const char *const private_names[] = {
+		"__read_nocancel", "__close_nocancel", "__pread64_nocancel", NULL
+	};
+	void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+	size_t nstub = 0;
+	if (!libc)
+		return;
+	uintptr_t lo = (uintptr_t)cc_sb_stubs;
+	if (mprotect((void *)lo, STUB_BYTES, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return;
+	for (int pass = 0; pass < 2; pass++) {
+		const char *const *list = pass ? private_names : names;
+		for (int i = 0; list[i]; i++) {
+			void *fn = pass ? dlvsym(libc, list[i], "GLIBC_PRIVATE") : dlsym(libc, list[i]);
+			Dl_info info;
+			const ElfW(Sym) *sym = NULL;
+			if (fn && dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+			    sym->st_size && sym->st_size < 4096)
+				patch_function(fn, sym->st_size, &nstub);
+		}
+	}
+	mprotect((void *)lo, STUB_BYTES, PROT_READ | PROT_EXEC);
+	dlclose(libc);
+}
+
+/* LD_PRELOAD as the program sees it: without this library, which the recorder put first. */
+static void hide_from_environment(void)
+{
+	Dl_info self;
+	const char *v = getenv("LD_PRELOAD");
+	if (!v || !dladdr((void *)hide_from_environment, &self) || !self.dli_fname)
+		return;
+	size_t n = strlen(self.dli_fname);
+	if (strncmp(v, self.dli_fname, n) || (v[n] && v[n] != ' ' && v[n] != ':'))
+		return;
+	v += n;
+	while (*v == ' ' || *v == ':')
+		v++;
+	if (*v)
+		setenv("LD_PRELOAD", v, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+__attribute__((constructor)) static void syscallbuf_init(void)
+{
+	hide_from_environment();
+	void *page = mmap((void *)CC_SB_PAGE, 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (page != (void *)CC_SB_PAGE) {
+		if (page != MAP_FAILED)
+			munmap(page, 4096);
+		return;
+	}
+	memcpy(page, "\x0f\x05\xc3", 3);	/* syscall; ret */
+	mprotect(page, 4096, PROT_READ | PROT_EXEC);
+	SB->magic = CC_SB_MAGIC;
+	uint64_t args[6] = { (uintptr_t)sb_buf, CC_SB_SIZE, CC_SB_VERSION, 0, 0, 0 };
+	if (traced(CC_SB_NR_REGISTER, args) != 0) {
+		munmap(page, 4096);	/* not recorded, or the recorder wants no buffer */
+		return;
+	}
+	sb_on = 1;
+	patch_libc();
+}
