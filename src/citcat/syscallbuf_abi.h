@@ -45,6 +45,7 @@
 #define CC_SB_WRITE 1
 #define CC_SB_CLOSE 3
 #define CC_SB_LSEEK 8
+#define CC_SB_FCNTL 72
 #define CC_SB_PREAD64 17
 #define CC_SB_READLINK 89
 #define CC_SB_GETXATTR 191
@@ -79,6 +80,9 @@ static inline int cc_sb_output(uint64_t nr, const uint64_t *a, int64_t ret, uint
 	case CC_SB_CLOSE:
 	case CC_SB_LSEEK:
 		return CC_SB_DATA_NONE;
+	case CC_SB_FCNTL:	/* the commands without memory outputs: F_DUPFD, F_GETFD, F_SETFD,
+				 * F_GETFL, F_SETFL, F_DUPFD_CLOEXEC (locks and owners stay traced) */
+		return a[1] <= 4 || a[1] == 1030 ? CC_SB_DATA_NONE : -1;
 	case CC_SB_WRITE:
 		kind = CC_SB_DATA_SENT;
 		/* fall through */

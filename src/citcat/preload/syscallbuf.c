@@ -189,10 +189,32 @@ static void patch_function(uint8_t *fn, size_t size, size_t *nstub)
 	}
 }
 
+/* fcntl's common commands are made by a local function it calls (glibc 2.36:
+ * __fcntl64_nocancel_adjusted, not in the symbol table): the first direct call in FN's SIZE
+ * bytes whose target starts a short function is patched too. */
+static void patch_callee(uint8_t *fn, size_t size, size_t *nstub)
+{
+	for (size_t off = 0; off + 5 <= size; off++) {
+		int32_t rel;
+		if (fn[off] != 0xe8)
+			continue;
+		memcpy(&rel, fn + off + 1, 4);
+		uint8_t *target = fn + off + 5 + rel;
+		Dl_info a, b;
+		if (!dladdr(fn, &a) || !dladdr(target, &b) || a.dli_fbase != b.dli_fbase)
+			continue;	/* not a call into the same library */
+		size_t len = 0;
+		while (len < 128 && target[len] != 0xc3)	/* up to its first ret */
+			len++;
+		patch_function(target, len + 64 < 160 ? len + 64 : 160, nstub);
+		return;
+	}
+}
+
 static void patch_libc(void)
 {
 	static const char *const names[] = {
-		"read", "write", "close", "pread64", "lseek64", "statx", "fstatat64", "getdents64",
+		"read", "write", "close", "pread64", "lseek64", "fcntl64", "statx", "fstatat64", "getdents64",
 		"readlink", "readlinkat", "getxattr", "lgetxattr", "fgetxattr", "listxattr",
 		"llistxattr", NULL
 	};
@@ -212,9 +234,12 @@ static void patch_libc(void)
 			void *fn = pass ? dlvsym(libc, list[i], "GLIBC_PRIVATE") : dlsym(libc, list[i]);
 			Dl_info info;
 			const ElfW(Sym) *sym = NULL;
-			if (fn && dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
-			    sym->st_size && sym->st_size < 4096)
-				patch_function(fn, sym->st_size, &nstub);
+			if (!fn || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
+			    !sym->st_size || sym->st_size >= 4096)
+				continue;
+			patch_function(fn, sym->st_size, &nstub);
+			if (!pass && !strcmp(list[i], "fcntl64"))
+				patch_callee(fn, sym->st_size, &nstub);
 		}
 	}
 	mprotect((void *)lo, STUB_BYTES, PROT_READ | PROT_EXEC);
