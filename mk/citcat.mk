@@ -22,3 +22,9 @@ $(CITCAT_SB_SO): src/citcat/preload/syscallbuf.c src/citcat/syscallbuf_abi.h
 	$(CC) -std=gnu11 -O2 -g -fPIC -shared $(WARN) -Isrc -D_GNU_SOURCE -mgeneral-regs-only \
 		-mno-red-zone -fno-stack-protector -Wl,-soname,libspent-citcat-syscallbuf.so \
 		-o $@ $< -ldl
+
+# registers a malformed syscall buffer of its own: static, no libc, so no preload reaches it
+$(BUILD)/progs/citcat_sbuf_hostile: tests/progs/citcat_sbuf_hostile.c src/citcat/syscallbuf_abi.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O1 -g -static -nostdlib -no-pie -fno-pie -fno-stack-protector \
+		-fcf-protection=none -Isrc -o $@ $<

@@ -32,6 +32,8 @@ struct citcat_record_result {
 	int wait_status;		/* as waitpid() reports it */
 	uint64_t syscalls;
 	uint64_t buffered_syscalls;	/* of them, through the syscall buffer (no ptrace stop) */
+	uint64_t buffered_signal_waits;	/* signals that arrived inside a buffered call, delivered
+					 * once its entry was complete */
 	uint64_t rdtsc, cpuid;
 	uint64_t signal_points;		/* signals delivered between syscalls, at an exact point */
 	uint64_t threads;		/* threads the program had (1: single-threaded) */

@@ -784,6 +784,7 @@ out:
 	res->wait_status = ls.status;
 	res->syscalls = tr.syscalls;
 	res->buffered_syscalls = tr.sb_buffered;
+	res->buffered_signal_waits = tr.sb_signal_waits;
 	res->rdtsc = tr.rdtsc;
 	res->cpuid = tr.cpuid;
 	res->signal_points = tr.points;

@@ -43,6 +43,7 @@ struct cc_tracer {
 	uint64_t sb_addr;		/* its buffer in the program, 0 before it registered */
 	uint64_t sb_drained;		/* bytes of entries already in the recording */
 	uint64_t sb_buffered;		/* SYSCALL records that came through it */
+	uint64_t sb_signal_waits;	/* signals held until a buffered call's entry was complete */
 	char *err;
 	size_t errlen;
 };

@@ -179,8 +179,10 @@ int cc_sb_leave_busy(struct cc_tracer *tr, pid_t pid, int *exited)
 	for (long steps = 0; ; steps++) {
 		if (cc_mem_read(tr, tr->sb_addr, hdr, sizeof(hdr)))
 			return -EFAULT;
-		if (!hdr[2])
+		if (!hdr[2]) {
+			tr->sb_signal_waits += steps > 0;
 			break;
+		}
 		if (steps > (1L << 22)) {
 			snprintf(tr->err, tr->errlen, "the program stays inside the syscall buffer's "
 				 "busy region (over %ld instructions)", steps);

@@ -136,10 +136,11 @@ static int citcat_record_main(int argc, char **argv)
 	if (res.cpuid_mode == CITCAT_CPUID_PATCH)
 		snprintf(how, sizeof(how), "%" PRIu64 " cpuid sites patched", res.cpuid_patched);
 	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls (%" PRIu64
-		" buffered), %" PRIu64
+		" buffered, %" PRIu64 " signals waited for one), %" PRIu64
 		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " signals at exact points, %" PRIu64 " threads (%"
 		PRIu64 " switches, %" PRIu64 " preemptions), %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
-		PRIu64 " mapped files%s\n", cmd_argv[0], o.out, res.syscalls, res.buffered_syscalls, res.rdtsc, res.cpuid, how,
+		PRIu64 " mapped files%s\n", cmd_argv[0], o.out, res.syscalls, res.buffered_syscalls,
+		res.buffered_signal_waits, res.rdtsc, res.cpuid, how,
 		res.signal_points, res.threads, res.switches, res.preemptions, res.bytes, res.copy_bytes, res.copies, !o.copy ? " (--no-copy)" : "");
 	return status_code(res.wait_status);
 }
