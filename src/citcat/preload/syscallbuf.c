@@ -142,14 +142,19 @@ int64_t cc_sb_hook(const uint64_t *r)
 
 /* ---- load: the page, registration, patching ---- */
 
-/* Patch every `syscall; cmp $-4096|-4095,%rax` (or `cmp $-4096,%eax`) inside the function
- * at FN of SIZE bytes; *NSTUB counts the stubs used. */
-static void patch_function(uint8_t *fn, size_t size, size_t *nstub)
+/* The sites found (their `syscall`, and the length of the cmp after it), patched together. */
+#define MAX_SITES (STUB_BYTES / STUB_SIZE)
+static struct { uint8_t *site; size_t cl; } sites[MAX_SITES];
+static size_t nsites;
+
+/* Find every `syscall; cmp $-4096|-4095,%rax` (or `cmp $-4096,%eax`) inside the function at FN
+ * of SIZE bytes, and write its stub. */
+static void find_sites(uint8_t *fn, size_t size)
 {
 	static const uint8_t cmp_q0[] = { 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff };
 	static const uint8_t cmp_q1[] = { 0x48, 0x3d, 0x01, 0xf0, 0xff, 0xff };
 	static const uint8_t cmp_d0[] = { 0x3d, 0x00, 0xf0, 0xff, 0xff };
-	for (size_t off = 0; off + 7 <= size && *nstub < STUB_BYTES / STUB_SIZE; off++) {
+	for (size_t off = 0; off + 7 <= size && nsites < MAX_SITES; off++) {
 		uint8_t *site = fn + off;
 		size_t cl = 0;
 		if (site[0] != 0x0f || site[1] != 0x05)
@@ -160,39 +165,55 @@ static void patch_function(uint8_t *fn, size_t size, size_t *nstub)
 			cl = 5;
 		if (!cl)
 			continue;
-		uint8_t *stub = cc_sb_stubs + *nstub * STUB_SIZE, *back = site + 2 + cl;
+		uint8_t *stub = cc_sb_stubs + nsites * STUB_SIZE, *back = site + 2 + cl;
 		int64_t to_stub = stub - (site + 5), to_entry = (uint8_t *)cc_sb_entry - (stub + 10);
 		int64_t to_back = back - (stub + 18 + cl + 5);
 		if (to_stub != (int32_t)to_stub || to_entry != (int32_t)to_entry ||
 		    to_back != (int32_t)to_back)
 			continue;
-		uint8_t code[STUB_SIZE], *p = code;
+		uint8_t *p = stub;
 		int32_t v;
 		memcpy(p, "\x48\x8d\x64\x24\x80", 5), p += 5;		/* lea -128(%rsp),%rsp */
 		*p++ = 0xe8, v = (int32_t)to_entry, memcpy(p, &v, 4), p += 4;	/* call cc_sb_entry */
 		memcpy(p, "\x48\x8d\xa4\x24\x80\x00\x00\x00", 8), p += 8;	/* lea 128(%rsp),%rsp */
 		memcpy(p, site + 2, cl), p += cl;			/* the cmp */
-		*p++ = 0xe9, v = (int32_t)to_back, memcpy(p, &v, 4), p += 4;	/* jmp back */
-		memcpy(stub, code, (size_t)(p - code));
-		uintptr_t lo = (uintptr_t)site & ~4095UL, hi = ((uintptr_t)back + 4095) & ~4095UL;
-		if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC))
-			return;
-		uint8_t jmp[8] = { 0xe9, 0, 0, 0, 0, 0x0f, 0x1f, 0x00 };
-		v = (int32_t)to_stub;
-		memcpy(jmp + 1, &v, 4);
-		if (cl == 5)
-			jmp[5] = 0x66, jmp[6] = 0x90;	/* a 2-byte nop */
-		memcpy(site, jmp, 2 + cl);
-		mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
-		(*nstub)++;
+		*p++ = 0xe9, v = (int32_t)to_back, memcpy(p, &v, 4);	/* jmp back */
+		sites[nsites].site = site;
+		sites[nsites++].cl = cl;
 		off += 1 + cl;
 	}
+}
+
+/* Each site becomes `jmp stub` and a nop, in one writable window over all of them. */
+static void patch_sites(void)
+{
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (size_t i = 0; i < nsites; i++) {
+		uintptr_t a = (uintptr_t)sites[i].site, b = a + 2 + sites[i].cl;
+		lo = a < lo ? a : lo;
+		hi = b > hi ? b : hi;
+	}
+	if (!nsites)
+		return;
+	lo &= ~4095UL;
+	hi = (hi + 4095) & ~4095UL;
+	if (mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return;
+	for (size_t i = 0; i < nsites; i++) {
+		uint8_t jmp[8] = { 0xe9, 0, 0, 0, 0, 0x0f, 0x1f, 0x00 };	/* + a 3-byte nop */
+		int32_t v = (int32_t)(cc_sb_stubs + i * STUB_SIZE - (sites[i].site + 5));
+		memcpy(jmp + 1, &v, 4);
+		if (sites[i].cl == 5)
+			jmp[5] = 0x66, jmp[6] = 0x90;	/* a 2-byte nop */
+		memcpy(sites[i].site, jmp, 2 + sites[i].cl);
+	}
+	mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
 }
 
 /* fcntl's common commands are made by a local function it calls (glibc 2.36:
  * __fcntl64_nocancel_adjusted, not in the symbol table): the first direct call in FN's SIZE
  * bytes whose target starts a short function is patched too. */
-static void patch_callee(uint8_t *fn, size_t size, size_t *nstub)
+static void patch_callee(uint8_t *fn, size_t size)
 {
 	for (size_t off = 0; off + 5 <= size; off++) {
 		int32_t rel;
@@ -206,7 +227,7 @@ static void patch_callee(uint8_t *fn, size_t size, size_t *nstub)
 		size_t len = 0;
 		while (len < 128 && target[len] != 0xc3)	/* up to its first ret */
 			len++;
-		patch_function(target, len + 64 < 160 ? len + 64 : 160, nstub);
+		find_sites(target, len + 64 < 160 ? len + 64 : 160);
 		return;
 	}
 }
@@ -222,7 +243,6 @@ static void patch_libc(void)
 		"__read_nocancel", "__close_nocancel", "__pread64_nocancel", NULL
 	};
 	void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
-	size_t nstub = 0;
 	if (!libc)
 		return;
 	uintptr_t lo = (uintptr_t)cc_sb_stubs;
@@ -237,12 +257,13 @@ static void patch_libc(void)
 			if (!fn || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
 			    !sym->st_size || sym->st_size >= 4096)
 				continue;
-			patch_function(fn, sym->st_size, &nstub);
+			find_sites(fn, sym->st_size);
 			if (!pass && !strcmp(list[i], "fcntl64"))
-				patch_callee(fn, sym->st_size, &nstub);
+				patch_callee(fn, sym->st_size);
 		}
 	}
 	mprotect((void *)lo, STUB_BYTES, PROT_READ | PROT_EXEC);
+	patch_sites();
 	dlclose(libc);
 }
 
