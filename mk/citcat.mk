@@ -23,8 +23,9 @@ $(CITCAT_SB_SO): src/citcat/preload/syscallbuf.c src/citcat/syscallbuf_abi.h
 		-mno-red-zone -fno-stack-protector -Wl,-soname,libspent-citcat-syscallbuf.so \
 		-o $@ $< -ldl
 
-# registers a malformed syscall buffer of its own: static, no libc, so no preload reaches it
-$(BUILD)/progs/citcat_sbuf_hostile: tests/progs/citcat_sbuf_hostile.c src/citcat/syscallbuf_abi.h
+# fills a syscall buffer of its own: static, no libc, so no preload reaches it; it calls the
+# untraced page itself (no red zone)
+$(BUILD)/progs/citcat_sbuf_raw: tests/progs/citcat_sbuf_raw.c src/citcat/syscallbuf_abi.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O1 -g -static -nostdlib -no-pie -fno-pie -fno-stack-protector \
-		-fcf-protection=none -Isrc -o $@ $<
+		-fcf-protection=none -mno-red-zone -Isrc -o $@ $<

@@ -63,16 +63,21 @@ check "citcat_syscallbuf_hidden_from_environment" bash -c "! grep -q LD_PRELOAD 
 LD_PRELOAD=libm.so.6 "$SPENT" citcat record -o "$TMP/env2" -- env > "$TMP/env2.out" 2>/dev/null
 check "citcat_syscallbuf_keeps_the_users_preload" grep -qx "LD_PRELOAD=libm.so.6" "$TMP/env2.out"
 
-# a malformed buffer: refused with one line, nothing left behind
-for mode in "" cut; do
-	"$SPENT" citcat record -o "$TMP/hostile$mode" -- "$PROGS/citcat_sbuf_hostile" $mode \
+# a buffer filled by hand: a well-formed entry replays; malformed ones are refused with one
+# line, nothing left behind
+"$SPENT" citcat record -o "$TMP/raw" -- "$PROGS/citcat_sbuf_raw" > "$TMP/raw.real" 2>/dev/null
+j=$("$SPENT" citcat replay "$TMP/raw" --json 2>/dev/null)
+check "citcat_syscallbuf_raw_entry_replays" [ "$(jfield "$j" verified)" = True ] && \
+	[ "$(jfield "$j" buffered_syscalls)" = 1 ] && grep -qx buffered "$TMP/raw.real"
+for mode in unknown cut; do
+	"$SPENT" citcat record -o "$TMP/hostile$mode" -- "$PROGS/citcat_sbuf_raw" $mode \
 		> /dev/null 2> "$TMP/hostile$mode.err"
 	rc=$?
-	check "citcat_syscallbuf_hostile${mode}_refused" [ "$rc" = 1 ]
-	check "citcat_syscallbuf_hostile${mode}_nothing_left" \
+	check "citcat_syscallbuf_hostile_${mode}_refused" [ "$rc" = 1 ]
+	check "citcat_syscallbuf_hostile_${mode}_nothing_left" \
 		bash -c "! ls -d '$TMP/hostile$mode' '$TMP/hostile$mode'.tmp.* 2>/dev/null"
 done
-check "citcat_syscallbuf_hostile_names_the_call" has "$TMP/hostile.err" \
+check "citcat_syscallbuf_hostile_names_the_call" has "$TMP/hostileunknown.err" \
 	"holds a malformed entry at offset 32: syscall 9 is not one the buffer takes"
 check "citcat_syscallbuf_hostile_cut_says_cut_short" has "$TMP/hostilecut.err" "cut short inside its data"
 

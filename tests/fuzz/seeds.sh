@@ -83,4 +83,13 @@ if [ $? = 5 ] && [ -d "$tmp/rec" ]; then
 else
 	miss "citcat recording seeds" "$(tail -1 "$tmp/err")"
 fi
+# a recording with a buffered SYSCALL record (format 5): citcat_sbuf_raw fills a syscall
+# buffer by hand (the committed sbuf-inline.rec serves where recording fails)
+"$spent" citcat record -o "$tmp/sbuf" -- "$progs/citcat_sbuf_raw" >/dev/null 2>"$tmp/err"
+if [ $? = 0 ] && [ -d "$tmp/sbuf" ]; then
+	"$tool" inline "$tmp/sbuf" "$tmp/sbuf-here.rec" &&
+		put fuzz_citcat_replay fuzz_citcat_recording "$tmp/sbuf-here.rec"
+else
+	miss "citcat syscall buffer seeds" "$(tail -1 "$tmp/err")"
+fi
 echo "fuzz seeds: $made made from the test programs, $missed skipped"
