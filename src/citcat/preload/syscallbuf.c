@@ -212,58 +212,95 @@ static void patch_sites(void)
 
 /* fcntl's common commands are made by a local function it calls (glibc 2.36:
  * __fcntl64_nocancel_adjusted, not in the symbol table): the first direct call in FN's SIZE
- * bytes whose target starts a short function is patched too. */
-static void patch_callee(uint8_t *fn, size_t size)
+ * bytes to a nearby target is searched too, up to its first ret and a little past it (its
+ * F_GETLK branch). */
+static void find_callee_sites(uint8_t *fn, size_t size)
 {
 	for (size_t off = 0; off + 5 <= size; off++) {
 		int32_t rel;
 		if (fn[off] != 0xe8)
 			continue;
 		memcpy(&rel, fn + off + 1, 4);
-		uint8_t *target = fn + off + 5 + rel;
-		Dl_info a, b;
-		if (!dladdr(fn, &a) || !dladdr(target, &b) || a.dli_fbase != b.dli_fbase)
+		if (rel < -(1 << 24) || rel > (1 << 24))
 			continue;	/* not a call into the same library */
+		uint8_t *target = fn + off + 5 + rel;
 		size_t len = 0;
-		while (len < 128 && target[len] != 0xc3)	/* up to its first ret */
+		while (len < 128 && target[len] != 0xc3)
 			len++;
 		find_sites(target, len + 64 < 160 ? len + 64 : 160);
 		return;
 	}
 }
 
+/* The sizes of the N functions at FN (0: unknown) from one pass over LM's dynamic symbols:
+ * dladdr1 per function costs a pass each, and the replay simulates every instruction. */
+static void function_sizes(const struct link_map *lm, void *const *fn, size_t *size, size_t n)
+{
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	for (const ElfW(Dyn) *d = lm->l_ld; d && d->d_tag != DT_NULL; d++) {
+		uintptr_t v = d->d_un.d_ptr;
+		if (v < lm->l_addr)	/* not relocated in place */
+			v += lm->l_addr;
+		if (d->d_tag == DT_SYMTAB)
+			symtab = (const ElfW(Sym) *)v;
+		else if (d->d_tag == DT_STRTAB)
+			strtab = (const char *)v;
+	}
+	for (size_t k = 0; k < n; k++)
+		size[k] = 0;
+	if (!symtab || !strtab || (const char *)symtab >= strtab)
+		return;
+	/* .dynstr follows .dynsym: the symbols are the bytes between */
+	size_t nsyms = (size_t)(strtab - (const char *)symtab) / sizeof(ElfW(Sym));
+	uint64_t maybe[16] = { 0 };	/* a 1024-bit filter of the addresses looked for */
+	for (size_t k = 0; k < n; k++) {
+		uintptr_t b = ((uintptr_t)fn[k] >> 4) & 1023;
+		maybe[b >> 6] |= 1ULL << (b & 63);
+	}
+	for (size_t i = 0; i < nsyms && i < 100000; i++) {
+		uintptr_t a = lm->l_addr + symtab[i].st_value, b = (a >> 4) & 1023;
+		if (!(maybe[b >> 6] & (1ULL << (b & 63))) || !symtab[i].st_size ||
+		    ELF64_ST_TYPE(symtab[i].st_info) != STT_FUNC)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (fn[k] && (uintptr_t)fn[k] == a)
+				size[k] = symtab[i].st_size;
+	}
+}
+
 static void patch_libc(void)
 {
 	static const char *const names[] = {
-		"read", "write", "close", "pread64", "lseek64", "fcntl64", "statx", "fstatat64", "getdents64",
-		"readlink", "readlinkat", "getxattr", "lgetxattr", "fgetxattr", "listxattr",
-		"llistxattr", NULL
+		"read", "write", "close", "pread64", "lseek64", "fcntl64", "statx", "fstatat64",
+		"getdents64", "readlink", "readlinkat", "getxattr", "lgetxattr", "fgetxattr",
+		"listxattr", "llistxattr",
+		"__read_nocancel", "__close_nocancel", "__pread64_nocancel",	/* GLIBC_PRIVATE */
 	};
-	static const char *const private_names[] = {
-		"__read_nocancel", "__close_nocancel", "__pread64_nocancel", NULL
-	};
+	enum { N = sizeof(names) / sizeof(names[0]), FIRST_PRIVATE = N - 3 };
+	void *fn[N];
+	size_t size[N];
+	struct link_map *lm = NULL;
 	void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
 	if (!libc)
 		return;
+	for (size_t i = 0; i < N; i++)
+		fn[i] = i < FIRST_PRIVATE ? dlsym(libc, names[i]) :
+			dlvsym(libc, names[i], "GLIBC_PRIVATE");
+	if (dlinfo(libc, RTLD_DI_LINKMAP, &lm) == 0 && lm)
+		function_sizes(lm, fn, size, N);
 	uintptr_t lo = (uintptr_t)cc_sb_stubs;
-	if (mprotect((void *)lo, STUB_BYTES, PROT_READ | PROT_WRITE | PROT_EXEC))
-		return;
-	for (int pass = 0; pass < 2; pass++) {
-		const char *const *list = pass ? private_names : names;
-		for (int i = 0; list[i]; i++) {
-			void *fn = pass ? dlvsym(libc, list[i], "GLIBC_PRIVATE") : dlsym(libc, list[i]);
-			Dl_info info;
-			const ElfW(Sym) *sym = NULL;
-			if (!fn || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
-			    !sym->st_size || sym->st_size >= 4096)
+	if (lm && mprotect((void *)lo, STUB_BYTES, PROT_READ | PROT_WRITE | PROT_EXEC) == 0) {
+		for (size_t i = 0; i < N; i++) {
+			if (!fn[i] || !size[i] || size[i] >= 4096)
 				continue;
-			find_sites(fn, sym->st_size);
-			if (!pass && !strcmp(list[i], "fcntl64"))
-				patch_callee(fn, sym->st_size);
+			find_sites(fn[i], size[i]);
+			if (!strcmp(names[i], "fcntl64"))
+				find_callee_sites(fn[i], size[i]);
 		}
+		mprotect((void *)lo, STUB_BYTES, PROT_READ | PROT_EXEC);
+		patch_sites();
 	}
-	mprotect((void *)lo, STUB_BYTES, PROT_READ | PROT_EXEC);
-	patch_sites();
 	dlclose(libc);
 }
 
