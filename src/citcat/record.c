@@ -285,6 +285,23 @@ static int emit_fpregs(struct cc_tracer *tr)
 /* POINT: the exact place of an asynchronous event without a PMU: the complete user state at
  * the stop (R), its vector registers and a hash of the stack around rsp (unreadable: zeros,
  * as the replay counts it). */
+/* A POINT's deep stack hash: the stack from FROM to its mapping's end (at most
+ * CC_POINT_DEEP_MAX bytes), where a caller keeps the count of the loop the point is in. */
+static int emit_deep_stack(struct cc_tracer *tr, uint64_t from)
+{
+	uint64_t end = cc_mapping_end(tr, from), len = end > from ? end - from : 0;
+	len = len < CC_POINT_DEEP_MAX ? len : CC_POINT_DEEP_MAX;
+	uint8_t *buf = len ? malloc(len) : NULL;
+	if (len && !buf)
+		return -ENOMEM;
+	if (len && cc_mem_read(tr, from, buf, len))
+		len = 0;	/* unreadable: nothing hashed, as the replay does then */
+	int err = binbuf_put_le64(&tr->w.payload, len);
+	err = err ? err : binbuf_put_le64(&tr->w.payload, cc_point_deep_hash(buf, len));
+	free(buf);
+	return err;
+}
+
 int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
 {
 	struct user_fpregs_struct f;
@@ -303,6 +320,7 @@ int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
 		err = binbuf_put_le64(&tr->w.payload, x[i]);
 	err = err ? err : binbuf_put_le64(&tr->w.payload,
 					  binio_fnv64(BINIO_FNV64_INIT, stack, sizeof(stack)));
+	err = err ? err : emit_deep_stack(tr, r->rsp + CC_POINT_STACK_ABOVE);
 	return err ? err : cc_writer_emit(&tr->w, CC_REC_POINT);
 }
 

@@ -119,6 +119,8 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot,
 		     uint64_t id, uint64_t offset);
 int cc_emit_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot, int kind);
+/* The end of the mapping holding ADDR in the tracee (/proc/PID/maps), 0 when none does. */
+uint64_t cc_mapping_end(struct cc_tracer *tr, uint64_t addr);
 /* A REGS record with REGS. */
 int cc_emit_regs(struct cc_tracer *tr, const struct user_regs_struct *regs);
 int cc_emit_range(struct cc_tracer *tr, enum cc_rec_kind kind, uint64_t start, uint64_t len);

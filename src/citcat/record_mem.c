@@ -330,6 +330,22 @@ int cc_emit_regs(struct cc_tracer *tr, const struct user_regs_struct *regs)
 	return err ? err : cc_writer_emit(&tr->w, CC_REC_REGS);
 }
 
+uint64_t cc_mapping_end(struct cc_tracer *tr, uint64_t addr)
+{
+	char mp[64], line[CC_MAX_PATH + 256];
+	uint64_t end = 0;
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", tr->pid);
+	FILE *f = fopen(mp, "re");
+	while (f && !end && fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && addr >= s && addr < e)
+			end = e;
+	}
+	if (f)
+		fclose(f);
+	return end;
+}
+
 /* One line of /proc/PID/maps into the initial image. */
 static int capture_mapping(struct cc_tracer *tr, const char *line)
 {

@@ -525,6 +525,7 @@ static int bc_grow(struct citcat_replay *rp)
 		nb[h] = *o;
 	}
 	free(rp->bc);
+	free(rp->deep_buf);
 	rp->bc = nb;
 	rp->bc_cap = ncap;
 	return 0;

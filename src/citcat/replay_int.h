@@ -64,6 +64,8 @@ struct citcat_replay {
 	uint64_t blk_pc;		/* the translated block the fast path counted last */
 	uint32_t blk_size;
 	uint64_t points, point_near_misses;	/* replay_point.c */
+	uint8_t *deep_buf;		/* a POINT's deep stack, read at a candidate execution */
+	size_t deep_cap;
 	uint64_t tsc_armed;		/* pc of an rdtsc about to retire, 0 when none */
 	uint64_t fault_addr;
 	struct cc_sink_hooks sink;
