@@ -525,7 +525,6 @@ static int bc_grow(struct citcat_replay *rp)
 		nb[h] = *o;
 	}
 	free(rp->bc);
-	free(rp->deep_buf);
 	rp->bc = nb;
 	rp->bc_cap = ncap;
 	return 0;
@@ -648,6 +647,7 @@ void citcat_replay_free(struct citcat_replay *rp)
 	free(rp->file_data);
 	free(rp->file_len);
 	free(rp->bc);
+	free(rp->deep_buf);
 	cc_recording_free(rp->rec);
 	free(rp);
 }
