@@ -34,6 +34,8 @@ struct knobs {
 	int point_words;	/* > 0: a POINT of that many le64 words, then an FPREGS */
 	uint64_t switch_tid;	/* > 0: a SWITCH to that thread, with switch_reason */
 	uint64_t switch_reason;
+	uint64_t sc_extra;	/* flags or'ed into the SYSCALL's (CC_SC_STATE: a state hash follows) */
+	uint32_t version;	/* > 0: the header says this format version */
 };
 
 #define GOOD_KNOBS { .with_exit = 1, .nregs = 1, .pc = 0x401000, .file_flags = CC_FILE_CHECK, \
@@ -75,8 +77,10 @@ static struct built build_with(struct knobs k)
 	for (int i = 0; i < 6; i++)
 		put_u(&w, (uint64_t)i + 10);
 	binbuf_put_svarint(&w.payload, -2);
-	put_u(&w, CC_SC_OUT_HASH);
+	put_u(&w, CC_SC_OUT_HASH | k.sc_extra);
 	binbuf_put_le64(&w.payload, 0x1122334455667788ULL);
+	if (k.sc_extra & CC_SC_STATE)
+		binbuf_put_le64(&w.payload, 0x99);
 	cc_writer_emit(&w, CC_REC_SYSCALL);
 	put_u(&w, 0x7000), put_u(&w, 2);
 	binbuf_put(&w.payload, "hi", 2);
@@ -109,6 +113,8 @@ static struct built build_with(struct knobs k)
 	rewind(f);
 	assert_int_equal(fread(b.data, 1, (size_t)len, f), (size_t)len);
 	b.len = (size_t)len;
+	if (k.version)
+		memcpy(b.data + CC_MAGIC_LEN, &k.version, 4);
 	fclose(f);
 	return b;
 }
@@ -407,12 +413,40 @@ static void switch_reads_tid_and_reason(void **state)
 	assert_non_null(strstr(parse_error(k), "malformed record (kind 17)"));
 }
 
+/* CC_SC_BUFFERED (version 6): a call that came through the syscall buffer; the recorder never
+ * saw its registers (no state hash) and never skipped it; older versions cannot have it. */
+static void buffered_syscall_flag(void **state)
+{
+	struct knobs k = GOOD_KNOBS;
+	k.sc_extra = CC_SC_BUFFERED;
+	struct built b = build_with(k);
+	struct cc_recording *r = NULL;
+	char err[256] = "";
+	assert_int_equal(cc_recording_parse(b.data, b.len, &r, err, sizeof(err)), 0);
+	assert_int_equal(r->recs[r->start_idx + 1].kind, CC_REC_SYSCALL);
+	assert_true(r->recs[r->start_idx + 1].u.sc.flags & CC_SC_BUFFERED);
+	cc_recording_free(r);
+	k.sc_extra = CC_SC_BUFFERED | CC_SC_STATE;
+	assert_non_null(strstr(parse_error(k), "a buffered SYSCALL claims a state hash"));
+	k.sc_extra = CC_SC_BUFFERED | CC_SC_SKIPPED;
+	assert_non_null(strstr(parse_error(k), "a buffered SYSCALL claims a state hash or a skipped"));
+	k.sc_extra = CC_SC_BUFFERED;
+	k.version = 5;
+	assert_non_null(strstr(parse_error(k), "a buffered SYSCALL in a recording older than version 6"));
+	k.sc_extra = 0;
+	assert_string_equal(parse_error(k), "");	/* a version 5 recording without one */
+	k.sc_extra = CC_SC_ALL + 1;
+	k.version = 0;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 8)"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(roundtrip_reads_every_field),
 		cmocka_unit_test(point_and_fpregs_read_with_their_exact_size),
 		cmocka_unit_test(switch_reads_tid_and_reason),
+		cmocka_unit_test(buffered_syscall_flag),
 		cmocka_unit_test(missing_exit_is_truncated_not_error),
 		cmocka_unit_test(cut_inside_a_frame_keeps_the_frames_before),
 		cmocka_unit_test(cut_before_start_is_an_error),
