@@ -389,6 +389,8 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 		return fail(tr, -ENOTSUP, "the program creates more threads than citcat records");
 	if (ls->nr == SYS_set_tid_address && ls->cur >= 0)
 		ls->thr[ls->cur].clear_tid = a[0];
+	if (ls->nr == SYS_set_robust_list && ls->cur >= 0)
+		ls->thr[ls->cur].robust_head = a[0];
 	if (ls->nr == SYS_execve || ls->nr == SYS_execveat)
 		return fail(tr, -ENOTSUP, "the program calls execve: a citcat recording covers one "
 			    "program image; record the new program directly");

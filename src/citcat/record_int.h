@@ -61,6 +61,7 @@ struct cc_thr {
 	int started;		/* ran: REGS recorded */
 	uint64_t clear_tid;	/* CLONE_CHILD_CLEARTID / set_tid_address: zeroed at its exit */
 	uint64_t set_tid;	/* CLONE_CHILD_SETTID: its tid is written there */
+	uint64_t robust_head;	/* set_robust_list: the kernel cleans that list at its exit */
 	int stop_sent;		/* the recorder sent it a SIGSTOP to preempt it */
 	/* the syscall it is blocked in (the loop state's, saved while others run) */
 	uint64_t nr, args[6], state_hash;

@@ -21,6 +21,11 @@
 #define SLICE_NS (20 * 1000000LL)	/* a thread's time slice while another is ready */
 #define CLONE_CHILD_CLEARTID_ 0x00200000ULL
 #define CLONE_CHILD_SETTID_ 0x01000000ULL
+/* linux/futex.h's, for the robust list the kernel cleans at a thread's exit */
+#define FUTEX_WAITERS_ 0x80000000U
+#define FUTEX_OWNER_DIED_ 0x40000000U
+#define FUTEX_TID_MASK_ 0x3fffffffU
+#define ROBUST_LIST_LIMIT_ 2048
 
 static int64_t now_ns(void)
 {
@@ -290,9 +295,47 @@ int cc_thread_block(struct cc_tracer *tr, struct loop_state *ls)
 	return cc_schedule(tr, ls);
 }
 
+/* The kernel's clean-up of thread T's robust futex list at its exit (exit_robust_list): each
+ * futex word of the list (and the op pending) that T owns becomes FUTEX_OWNER_DIED, keeping
+ * FUTEX_WAITERS; a waiter is woken, and the next lock returns EOWNERDEAD. Nothing the thread
+ * executes writes it, so the words are recorded as MEM effects of its exit, computed from the
+ * list as it is at the exit call (every other thread is stopped or inside the kernel). */
+static int emit_robust_deaths(struct cc_tracer *tr, const struct cc_thr *t)
+{
+	uint64_t head[3];	/* struct robust_list_head: next, futex_offset, list_op_pending */
+	if (!t->robust_head || cc_mem_read(tr, t->robust_head, head, sizeof(head)))
+		return 0;	/* none, or unreadable: the kernel skips it as well */
+	uint64_t entry = head[0], pending = head[2];
+	int err = 0;
+	for (int n = 0; n <= ROBUST_LIST_LIMIT_ && !err; n++) {
+		int last = entry == t->robust_head || n == ROBUST_LIST_LIMIT_;
+		uint64_t e = last ? pending : entry;	/* the list, then the pending op */
+		if (last && (!e || e == t->robust_head))
+			break;
+		uint64_t next = 0;
+		if (!last && cc_mem_read(tr, entry, &next, sizeof(next)))
+			break;	/* a faulting list ends the kernel's walk too */
+		uint32_t word;
+		uint64_t uaddr = (e & ~1ULL) + head[1];	/* bit 0 of an entry marks a PI futex */
+		if ((last || e != pending) && !cc_mem_read(tr, uaddr, &word, sizeof(word)) &&
+		    (word & FUTEX_TID_MASK_) == (uint32_t)t->tid) {
+			word = (word & FUTEX_WAITERS_) | FUTEX_OWNER_DIED_;
+			err = binbuf_put_uvarint(&tr->w.payload, uaddr);
+			err = err ? err : binbuf_put_uvarint(&tr->w.payload, sizeof(word));
+			err = err ? err : binbuf_put(&tr->w.payload, &word, sizeof(word));
+			err = err ? err : cc_writer_emit(&tr->w, CC_REC_MEM);
+		}
+		if (last)
+			break;
+		entry = next;
+	}
+	return err;
+}
+
 /* The running thread calls exit (others remain): the kernel zeroes its clear_child_tid word
- * (and wakes a futex there) as it goes, recorded as an effect of the call. The next thread
- * runs once the exit is reaped, when that word is zero in the real process too. */
+ * (and wakes a futex there) as it goes, recorded as an effect of the call, as is its robust
+ * list's clean-up. The next thread runs once the exit is reaped, when that word is zero in
+ * the real process too. */
 int cc_thread_exit_call(struct cc_tracer *tr, struct loop_state *ls)
 {
 	struct cc_thr *t = &ls->thr[ls->cur];
@@ -304,6 +347,7 @@ int cc_thread_exit_call(struct cc_tracer *tr, struct loop_state *ls)
 		err = err ? err : binbuf_put(&tr->w.payload, &zero, sizeof(zero));
 		err = err ? err : cc_writer_emit(&tr->w, CC_REC_MEM);
 	}
+	err = err ? err : emit_robust_deaths(tr, t);
 	if (err)
 		return err;
 	t->state = CC_THR_EXITING;

@@ -83,4 +83,11 @@ if [ $? = 5 ] && [ -d "$tmp/rec" ]; then
 else
 	miss "citcat recording seeds" "$(tail -1 "$tmp/err")"
 fi
+# a signal at an exact point: a POINT with its deep stack hash (format version 5), SIGNAL, FPREGS
+"$spent" citcat record -o "$tmp/point" -- "$progs/citcat_busyalarm" 5 >/dev/null 2>"$tmp/err"
+if [ $? = 0 ] && "$tool" inline "$tmp/point" "$tmp/point-here.rec"; then
+	put fuzz_citcat_replay fuzz_citcat_recording "$tmp/point-here.rec"
+else
+	miss "citcat point seeds" "$(tail -1 "$tmp/err")"
+fi
 echo "fuzz seeds: $made made from the test programs, $missed skipped"
