@@ -135,7 +135,8 @@ int cc_schedule(struct cc_tracer *tr, struct loop_state *ls)
 	struct cc_thr *t = NULL;
 	for (size_t k = 0; k < n && !t; k++) {
 		struct cc_thr *c = &ls->thr[(from + k) % n];
-		if (c->state == CC_THR_READY || c->state == CC_THR_SC_DONE)
+		if (c->state == CC_THR_READY || c->state == CC_THR_SC_DONE ||
+		    c->state == CC_THR_SIGNALED)
 			t = c;
 	}
 	ls->cur = -1;
@@ -165,8 +166,11 @@ int cc_schedule(struct cc_tracer *tr, struct loop_state *ls)
 		ls->in_sc = 1;
 		return cc_on_syscall_exit(tr, ls);
 	}
+	int held = t->state == CC_THR_SIGNALED ? t->held_sig : 0;
 	t->state = CC_THR_RUNNING;
 	ls->in_sc = 0;
+	if (held)	/* its interrupted syscall is not recorded: the frame says how it ends */
+		return cc_deliver_held(tr, ls, held);
 	return ptrace(PTRACE_CONT, t->tid, NULL, NULL) ? -errno : 0;
 }
 
@@ -175,7 +179,8 @@ int cc_slice_over(const struct loop_state *ls)
 	if (ls->cur < 0 || now_ns() - ls->slice_start_ns < SLICE_NS)
 		return 0;
 	for (size_t i = 0; i < ls->nthr; i++)
-		if (ls->thr[i].state == CC_THR_READY || ls->thr[i].state == CC_THR_SC_DONE)
+		if (ls->thr[i].state == CC_THR_READY || ls->thr[i].state == CC_THR_SC_DONE ||
+		    ls->thr[i].state == CC_THR_SIGNALED)
 			return 1;
 	return 0;
 }
@@ -260,6 +265,17 @@ int cc_other_thread_stop(struct cc_tracer *tr, struct loop_state *ls, pid_t tid,
 		t->stop_sent = 0;
 		return ptrace(PTRACE_CONT, tid, NULL, NULL) ? -errno : 0;
 	}
+	int placeable = t->state == CC_THR_BLOCKED && sig != SIGSTOP ? cc_signal_placeable(tid, sig) : 0;
+	if (placeable > 0) {
+		/* a signal interrupted its wait (the kernel made the syscall -ERESTART* or -EINTR):
+		 * it stays in this delivery stop, and the signal is delivered when it runs, at
+		 * that syscall's boundary, with the kernel's own restart or EINTR handling */
+		t->state = CC_THR_SIGNALED;
+		t->held_sig = sig;
+		return ls->cur < 0 ? cc_schedule(tr, ls) : 0;
+	}
+	if (placeable < 0)	/* ignored: it does nothing (the wait restarts) */
+		return ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig) ? -errno : 0;
 	snprintf(tr->err, tr->errlen, "thread %d received signal %d while another thread ran: "
 		 "citcat records signals to the running thread only", (int)tid, sig);
 	return -ENOTSUP;
