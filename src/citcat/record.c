@@ -4,8 +4,6 @@
  * auxiliary vector (time calls become syscalls), and writes the recording directory. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -26,6 +24,8 @@
 #include "citcat/cpu_model.h"
 #include "citcat/recdir.h"
 #include "citcat/record_int.h"
+#include "citcat/syscallbuf.h"
+#include "citcat/syscallbuf_abi.h"
 #include "core/alloc.h"
 #include "core/workload.h"
 
@@ -410,10 +410,19 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 	if (ls->nr == SYS_execve || ls->nr == SYS_execveat)
 		return fail(tr, -ENOTSUP, "the program calls execve: a citcat recording covers one "
 			    "program image; record the new program directly");
-	if (ls->nr == SYS_rseq) {
-		/* refuse rseq: the kernel would write the cpu number behind the replay's back */
+	int64_t answer = -ENOSYS;
+	int err = 0;
+	if (ls->nr == CC_SB_NR_REGISTER)	/* the syscall buffer library (syscallbuf.c) */
+		err = ls->nthr > 1 ? 0 : cc_sb_register(tr, ls->args, &answer);
+	else if (ls->nr == CC_SB_NR_FLUSH)
+		err = (answer = 0, cc_sb_flush(tr));
+	if (err)
+		return err;
+	if (ls->nr == SYS_rseq || ls->nr == CC_SB_NR_REGISTER || ls->nr == CC_SB_NR_FLUSH) {
+		/* refuse rseq: the kernel would write the cpu number behind the replay's back;
+		 * answer the syscall buffer's calls */
 		r->orig_rax = (unsigned long long)-1;
-		r->rax = (unsigned long long)-ENOSYS;
+		r->rax = (unsigned long long)answer;
 		if (ptrace(PTRACE_SETREGS, tr->pid, NULL, r))
 			return -errno;
 		ls->sc_flags = CC_SC_SKIPPED;
@@ -486,6 +495,9 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 	struct user_regs_struct r;
 	int sig = WSTOPSIG(st), ev = st >> 16, err;
 	pid_t pid = tr->pid;
+	/* the buffered calls made since the last stop come before anything this stop records */
+	if (!(sig == (SIGTRAP | 0x80) && ls->in_sc) && (err = cc_sb_drain(tr)))
+		return err;
 	if (ev == PTRACE_EVENT_SECCOMP) {
 		if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
 			return -errno;
@@ -513,6 +525,19 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 			return err;
 		if (err > 0)
 			return ptrace(req, pid, NULL, NULL) ? -errno : 0;
+	}
+	if (tr->sb_addr && !ls->in_sc) {
+		/* a signal inside the buffer's busy region: finish the entry first */
+		int exited = 0;
+		err = cc_sb_leave_busy(tr, pid, &exited);
+		err = err ? err : cc_sb_drain(tr);
+		if (err)
+			return err;
+		if (exited) {
+			ls->done = 1;
+			ls->status = exited;
+			return emit_exit(tr, exited);
+		}
 	}
 	if (sig == SIGSTOP && ls->thr[ls->cur].stop_sent)	/* the recorder's preemption */
 		return cc_thread_preempted(tr, ls, req);
@@ -617,24 +642,40 @@ static int trace_loop(struct cc_tracer *tr, struct loop_state *ls)
 
 /* ---- starting the program ---- */
 
+/* LD_PRELOAD with the syscall buffer library LIB first (the library takes itself out of the
+ * variable at load, so the program sees the value it was given). 0 or -1 with errno. */
+static int preload_env(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t n = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
+	char *v = malloc(n);
+	if (!v)
+		return -1;
+	snprintf(v, n, "%s%s%s", lib, old && *old ? " " : "", old ? old : "");
+	int r = setenv("LD_PRELOAD", v, 1);
+	free(v);
+	return r;
+}
+
 /* In the child before exec: traced, stopped for the tracer, TSC reads trapping, every
- * syscall a seccomp trace stop. 0 or a positive errno. */
+ * syscall a seccomp trace stop but the syscall buffer's untraced calls (ARG: the buffer's
+ * preload library, NULL for none). 0 or a positive errno. */
 static int child_setup(void *arg)
 {
-	struct sock_filter filter[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE) };
-	struct sock_fprog prog = { .len = 1, .filter = filter };
+	const char *lib = arg;
+	if (lib && preload_env(lib))
+		return errno;
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) || raise(SIGSTOP) ||
 	    prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || cc_sb_install_filter(lib != NULL))
 		return errno;
 	return 0;
 }
 
 /* Fork the program stopped before its execve; 0 with tr->pid set, or -errno. */
-static int start_program(struct cc_tracer *tr, char *const *argv)
+static int start_program(struct cc_tracer *tr, char *const *argv, const char *sb_lib)
 {
-	const struct workload_opts wo = { .setup = child_setup };
+	const struct workload_opts wo = { .setup = child_setup, .setup_arg = (void *)sb_lib };
 	struct workload w;
 	int st, e = workload_spawn(&w, argv, &wo);
 	if (e)
@@ -709,7 +750,8 @@ static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o,
 	err = err ? err : cc_cpu_model_open(&tr->cpu_model);
 	if (err)
 		return fail(tr, err, "out of memory");
-	err = start_program(tr, o->argv);
+	tr->sb_enabled = o->syscallbuf_lib != NULL;
+	err = start_program(tr, o->argv, o->syscallbuf_lib);
 	if (err)
 		return err;
 	err = exec_setup(tr, o->argv, o->cpuid);
@@ -777,6 +819,8 @@ out:
 		remove_tmp(tmp);
 	res->wait_status = ls.status;
 	res->syscalls = tr.syscalls;
+	res->buffered_syscalls = tr.sb_buffered;
+	res->buffered_signal_waits = tr.sb_signal_waits;
 	res->rdtsc = tr.rdtsc;
 	res->cpuid = tr.cpuid;
 	res->signal_points = tr.points;

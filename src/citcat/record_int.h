@@ -38,6 +38,12 @@ struct cc_tracer {
 	struct cc_cpu_model *cpu_model;	/* answers cpuid (the simulator's CPU, cpu_model.c) */
 	int cpuid_mode;			/* CC_CPUID_FAULT or CC_CPUID_PATCH, once decided */
 	struct cc_cpuid_patcher *patcher;	/* CC_CPUID_PATCH: the sites replaced by ud2 */
+	/* the syscall buffer (syscallbuf.c) */
+	int sb_enabled;			/* the preload library may register a buffer */
+	uint64_t sb_addr;		/* its buffer in the program, 0 before it registered */
+	uint64_t sb_drained;		/* bytes of entries already in the recording */
+	uint64_t sb_buffered;		/* SYSCALL records that came through it */
+	uint64_t sb_signal_waits;	/* signals held until a buffered call's entry was complete */
 	char *err;
 	size_t errlen;
 };
@@ -127,6 +133,9 @@ int cc_capture_initial(struct cc_tracer *tr, const struct user_regs_struct *regs
 void cc_files_release(struct cc_tracer *tr);
 
 /* record_syscall.c */
+/* The SYSCALL record alone: FLAGS with OUT_HASH takes HASH, with CC_SC_STATE tr->state_hash. */
+int cc_emit_syscall(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_t ret, int flags,
+		    uint64_t hash);
 /* Record syscall NR with args A returning RET (at its exit stop) and its memory effects. */
 int cc_syscall_record(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_t ret, int flags);
 

@@ -329,6 +329,12 @@ static int rec_check_order(struct cc_recording *r, size_t i, const char **why)
 	}
 	if (rec->kind == CC_REC_OPEN && !cc_recording_file(r, rec->u.open.file_id))
 		return *why = "an OPEN names an unknown FILE id", -EBADMSG;
+	if (rec->kind == CC_REC_SYSCALL && (rec->u.sc.flags & CC_SC_BUFFERED)) {
+		if (r->version < 6)
+			return *why = "a buffered SYSCALL in a recording older than version 6", -EBADMSG;
+		if (rec->u.sc.flags & (CC_SC_STATE | CC_SC_SKIPPED))
+			return *why = "a buffered SYSCALL claims a state hash or a skipped call", -EBADMSG;
+	}
 	if (i > 0 && r->recs[i - 1].kind == CC_REC_EXIT)
 		return *why = "a record after EXIT", -EBADMSG;
 	return 0;

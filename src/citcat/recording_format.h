@@ -39,9 +39,10 @@
 
 #define CC_MAGIC "SPCITCAT"
 #define CC_MAGIC_LEN 8
-#define CC_VERSION 5		/* 2: FILE flags, DIR/files copies; 3: POINT, FPREGS; 4: SWITCH;
-				 * 5: POINT's deep stack hash */
-#define CC_VERSION_MIN 2	/* oldest version read (2 has no POINT/FPREGS, 3 no SWITCH) */
+#define CC_VERSION 6		/* 2: FILE flags, DIR/files copies; 3: POINT, FPREGS; 4: SWITCH;
+				 * 5: POINT's deep stack hash; 6: SYSCALL flag CC_SC_BUFFERED */
+#define CC_VERSION_MIN 2	/* oldest version read (2 has no POINT/FPREGS, 3 no SWITCH, 5 no
+				 * buffered syscalls) */
 #define CC_POINT_WORDS_V4 (1 + CC_NREGS + 1 + 32 + 1)	/* a POINT of versions 3 and 4 */
 #define CC_POINT_WORDS (CC_POINT_WORDS_V4 + 2)
 /* the deep stack hash covers at most this many bytes above the CC_POINT_STACK_ABOVE ones */
@@ -82,7 +83,8 @@ enum cc_rec_kind {
 	CC_REC_REGS = 6,
 	/* no payload: the initial state is complete, events follow */
 	CC_REC_START = 7,
-	/* nr, a0..a5, svarint ret, flags (CC_SC_*), [le64 hash of the bytes the call wrote out,
+	/* nr, a0..a5, svarint ret, flags (CC_SC_*: which way the call came, traced or buffered,
+	 * and what follows), [le64 hash of the bytes the call wrote out,
 	 * when CC_SC_OUT_HASH], [le64 state hash when CC_SC_STATE: fnv64 of the little-endian
 	 * 64-bit rip of the syscall instruction, rsp, rbp, rbx, r12, r13, r14, r15 at entry] */
 	CC_REC_SYSCALL = 8,
@@ -162,7 +164,12 @@ enum cc_syscall_flag {
 	CC_SC_OUT_HASH = 1 << 0,	/* a write-family call: the hash of its bytes follows */
 	CC_SC_SKIPPED = 1 << 1,		/* the recorder refused the call (e.g. rseq -> -ENOSYS) */
 	CC_SC_STATE = 1 << 2,		/* a hash of the callee-saved registers follows */
-	CC_SC_ALL = 7,
+	/* (version 6) the call came through the syscall buffer, not a ptrace stop: the program
+	 * made it from the untraced instruction at CC_SB_UNTRACED_IP - 2 (syscallbuf_abi.h), and
+	 * the recorder took it from the buffer later, so no CC_SC_STATE (the registers were never
+	 * seen) and never CC_SC_SKIPPED. Its MEM effects follow like any call's */
+	CC_SC_BUFFERED = 1 << 3,
+	CC_SC_ALL = 15,
 };
 
 /* How the recorder made the program's cpuid instructions trap (the META record says which). */

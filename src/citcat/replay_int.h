@@ -46,6 +46,7 @@ struct citcat_replay {
 	uc_engine *uc;
 	size_t cur;			/* next record to consume */
 	uint64_t insns, syscalls, events;
+	uint64_t buffered;		/* syscalls whose record came through the syscall buffer */
 	int done;			/* reached the recorded exit */
 	int failed;			/* -errno of a divergence, truncation or fault */
 	int resume;			/* a hook handled the instruction Unicorn stopped at */
