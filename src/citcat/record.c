@@ -282,9 +282,6 @@ static int emit_fpregs(struct cc_tracer *tr)
 	return err ? err : cc_writer_emit(&tr->w, CC_REC_FPREGS);
 }
 
-/* POINT: the exact place of an asynchronous event without a PMU: the complete user state at
- * the stop (R), its vector registers and a hash of the stack around rsp (unreadable: zeros,
- * as the replay counts it). */
 /* A POINT's deep stack hash: the stack from FROM to its mapping's end (at most
  * CC_POINT_DEEP_MAX bytes), where a caller keeps the count of the loop the point is in. */
 static int emit_deep_stack(struct cc_tracer *tr, uint64_t from)
@@ -302,6 +299,9 @@ static int emit_deep_stack(struct cc_tracer *tr, uint64_t from)
 	return err;
 }
 
+/* POINT: the exact place of an asynchronous event without a PMU: the complete user state at
+ * the stop (R), its vector registers and a hash of the stack around rsp (unreadable: zeros,
+ * as the replay counts it). */
 int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
 {
 	struct user_fpregs_struct f;
@@ -354,6 +354,22 @@ static int deliver_now(struct cc_tracer *tr, struct loop_state *ls, int sig, uin
 	return err ? err : (ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0);
 }
 
+int cc_signal_placeable(pid_t tid, int sig)
+{
+	int caught = 0, blocked = 0;
+	if (signal_state(tid, sig, &caught, &blocked))
+		return -1;
+	return caught && !blocked && sig < SIGRTMIN;
+}
+
+int cc_deliver_held(struct cc_tracer *tr, struct loop_state *ls, int sig)
+{
+	struct user_regs_struct r;
+	if (ptrace(PTRACE_GETREGS, tr->pid, NULL, &r))
+		return -errno;
+	return deliver_now(tr, ls, sig, r.rsp);
+}
+
 static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct user_regs_struct *r)
 {
 	uint64_t a[6] = { r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9 };
@@ -389,6 +405,8 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 		return fail(tr, -ENOTSUP, "the program creates more threads than citcat records");
 	if (ls->nr == SYS_set_tid_address && ls->cur >= 0)
 		ls->thr[ls->cur].clear_tid = a[0];
+	if (ls->nr == SYS_set_robust_list && ls->cur >= 0)
+		ls->thr[ls->cur].robust_head = a[0];
 	if (ls->nr == SYS_execve || ls->nr == SYS_execveat)
 		return fail(tr, -ENOTSUP, "the program calls execve: a citcat recording covers one "
 			    "program image; record the new program directly");

@@ -57,6 +57,8 @@ enum cc_thr_state {
 	CC_THR_BLOCKED,		/* in a syscall that may block; its exit stop not seen yet */
 	CC_THR_SC_DONE,		/* that syscall returned: stopped at its exit, not recorded yet */
 	CC_THR_EXITING,		/* called exit; its exit not reaped yet */
+	CC_THR_SIGNALED,	/* a signal interrupted the syscall it blocked in: it waits in
+				 * that signal's delivery stop, delivered when it runs again */
 };
 
 /* A thread of the recorded process (record_thread.c) */
@@ -67,7 +69,9 @@ struct cc_thr {
 	int started;		/* ran: REGS recorded */
 	uint64_t clear_tid;	/* CLONE_CHILD_CLEARTID / set_tid_address: zeroed at its exit */
 	uint64_t set_tid;	/* CLONE_CHILD_SETTID: its tid is written there */
+	uint64_t robust_head;	/* set_robust_list: the kernel cleans that list at its exit */
 	int stop_sent;		/* the recorder sent it a SIGSTOP to preempt it */
+	int held_sig;		/* CC_THR_SIGNALED: the signal it stopped with */
 	/* the syscall it is blocked in (the loop state's, saved while others run) */
 	uint64_t nr, args[6], state_hash;
 	int sc_flags;
@@ -165,6 +169,12 @@ int cc_slice_over(const struct loop_state *ls);
  * instructions since its last syscall) unless a syscall restart is pending; else it goes on
  * (ptrace request REQ). */
 int cc_thread_preempted(struct cc_tracer *tr, struct loop_state *ls, int req);
+/* record.c: 1 when SIG to thread TID is one citcat places (caught, not blocked, standard),
+ * -1 when it would do nothing (ignored), 0 otherwise. */
+int cc_signal_placeable(pid_t tid, int sig);
+/* record.c: deliver SIG to the running thread, stopped in its delivery stop, at this
+ * boundary (SIGNAL, REGS, FPREGS, the frame); resumes it. */
+int cc_deliver_held(struct cc_tracer *tr, struct loop_state *ls, int sig);
 /* record.c: a POINT record with R (the running thread's registers at a stop). */
 int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r);
 /* record.c: the syscall-exit stop of the running thread (also for a blocked syscall the

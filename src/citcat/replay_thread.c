@@ -159,6 +159,11 @@ void cc_replay_do_switch(struct citcat_replay *rp)
 		switch_event(rp, from->tid, to->tid);
 		if (was == CC_RT_NEW)
 			thread_start(rp, to);
+		else if (was == CC_RT_BLOCKED && rp->cur < r->n &&
+			 r->recs[rp->cur].kind == CC_REC_SIGNAL)
+			/* a signal interrupted that syscall while another thread ran: the handler
+			 * runs now; the frame holds how the call ends (-EINTR, or a restart) */
+			cc_replay_deliver_signal(rp, to->sc_pc, 0);
 		else if (was == CC_RT_BLOCKED)	/* its syscall returns now (may switch again) */
 			cc_replay_syscall(rp, to->sc_pc, 0);
 		else
