@@ -43,9 +43,11 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* static, not on the stack: the rounds' frames stay small */
+static char path[512], link_path[512], got[512], buf[4096];
+
 static void one_round(const char *dir, int round)
 {
-	char path[512], link[512], got[512], buf[4096];
 	struct stat st;
 	for (int i = 0; i < 8; i++) {
 		snprintf(path, sizeof(path), "%s/f%d", dir, i);
@@ -68,11 +70,11 @@ static void one_round(const char *dir, int round)
 			mix(&st.st_size, sizeof(st.st_size));
 	}
 	snprintf(path, sizeof(path), "%s/f0", dir);
-	snprintf(link, sizeof(link), "%s/l0", dir);
-	symlink("f0", link);
-	ssize_t n = readlink(link, got, sizeof(got));
+	snprintf(link_path, sizeof(link_path), "%s/l0", dir);
+	symlink("f0", link_path);
+	ssize_t n = readlink(link_path, got, sizeof(got));
 	mix(got, n > 0 ? (size_t)n : 0);
-	if (lstat(link, &st) == 0)
+	if (lstat(link_path, &st) == 0)
 		mix(&st.st_mode, sizeof(st.st_mode));
 	mix(&(ssize_t){ lgetxattr(path, "user.citcat", got, sizeof(got)) }, sizeof(ssize_t));
 	DIR *d = opendir(dir);
