@@ -272,9 +272,9 @@ static void function_sizes(const struct link_map *lm, void *const *fn, size_t *s
 static void patch_libc(void)
 {
 	static const char *const names[] = {
-		"read", "write", "close", "pread64", "lseek64", "fcntl64", "openat64", "statx",
-		"fstatat64", "getdents64", "readlink", "readlinkat", "getxattr", "lgetxattr",
-		"fgetxattr", "listxattr", "llistxattr",
+		"read", "write", "close", "pread64", "lseek64", "fcntl64", "statx", "fstatat64",
+		"getdents64", "readlink", "readlinkat", "getxattr", "lgetxattr", "fgetxattr",
+		"listxattr", "llistxattr",
 		"__read_nocancel", "__close_nocancel", "__pread64_nocancel",	/* GLIBC_PRIVATE */
 	};
 	enum { N = sizeof(names) / sizeof(names[0]), FIRST_PRIVATE = N - 3 };
