@@ -283,10 +283,11 @@ static int emit_fpregs(struct cc_tracer *tr)
 }
 
 /* A POINT's deep stack hash: the stack from FROM to its mapping's end (at most
- * CC_POINT_DEEP_MAX bytes), where a caller keeps the count of the loop the point is in. */
-static int emit_deep_stack(struct cc_tracer *tr, uint64_t from)
+ * CC_POINT_DEEP_MAX bytes), where a caller keeps the count of the loop the point is in; when
+ * not DEEP, over no bytes (the replay's check then always passes). */
+static int emit_deep_stack(struct cc_tracer *tr, uint64_t from, int deep)
 {
-	uint64_t end = cc_mapping_end(tr, from), len = end > from ? end - from : 0;
+	uint64_t end = deep ? cc_mapping_end(tr, from) : 0, len = end > from ? end - from : 0;
 	len = len < CC_POINT_DEEP_MAX ? len : CC_POINT_DEEP_MAX;
 	uint8_t *buf = len ? malloc(len) : NULL;
 	if (len && !buf)
@@ -302,7 +303,7 @@ static int emit_deep_stack(struct cc_tracer *tr, uint64_t from)
 /* POINT: the exact place of an asynchronous event without a PMU: the complete user state at
  * the stop (R), its vector registers and a hash of the stack around rsp (unreadable: zeros,
  * as the replay counts it). */
-int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
+int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r, int deep)
 {
 	struct user_fpregs_struct f;
 	uint8_t stack[CC_POINT_STACK_BELOW + CC_POINT_STACK_ABOVE];
@@ -320,7 +321,7 @@ int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
 		err = binbuf_put_le64(&tr->w.payload, x[i]);
 	err = err ? err : binbuf_put_le64(&tr->w.payload,
 					  binio_fnv64(BINIO_FNV64_INIT, stack, sizeof(stack)));
-	err = err ? err : emit_deep_stack(tr, r->rsp + CC_POINT_STACK_ABOVE);
+	err = err ? err : emit_deep_stack(tr, r->rsp + CC_POINT_STACK_ABOVE, deep);
 	return err ? err : cc_writer_emit(&tr->w, CC_REC_POINT);
 }
 
@@ -556,7 +557,7 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		 * instructions; record it and deliver the signal there, at its real moment */
 		if (!ls->in_sc) {
 			tr->points++;
-			return (err = cc_emit_point(tr, &r)) ? err : deliver_now(tr, ls, sig, r.rsp);
+			return (err = cc_emit_point(tr, &r, 1)) ? err : deliver_now(tr, ls, sig, r.rsp);
 		}
 		return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
