@@ -69,6 +69,19 @@ int strmap_intern(struct strmap *m, const char *key, size_t *index)
 	return 1;
 }
 
+char **strmap_steal_keys(struct strmap *m)
+{
+	char **keys = malloc((m->n ? m->n : 1) * sizeof(*keys));
+	if (!keys)
+		return NULL;
+	for (size_t i = 0; i < m->n; i++)
+		keys[i] = m->entries[i].key;
+	free(m->entries);
+	free(m->slots);
+	*m = (struct strmap)STRMAP_INIT;
+	return keys;
+}
+
 void strmap_release(struct strmap *m)
 {
 	for (size_t i = 0; i < m->n; i++)

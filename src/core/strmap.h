@@ -38,6 +38,12 @@ static inline const char *strmap_key(const struct strmap *m, size_t index)
 	return m->entries[index].key;
 }
 
+/* The keys by index (strmap_count of them), each now the caller's to free, as is the array;
+ * M is empty and usable again. NULL (M unchanged) when memory runs out; an empty map gives a
+ * valid array to free. For callers that keep the distinct strings after the counting
+ * (folded stacks) without copying each one again. */
+char **strmap_steal_keys(struct strmap *m);
+
 /* Free every key and the table; M is empty and usable again. */
 void strmap_release(struct strmap *m);
 

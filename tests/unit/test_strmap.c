@@ -1,12 +1,13 @@
 /* tests/unit/test_strmap.c - core/strmap: dense indexes in first-seen order, a found key keeps
  * its index, the map owns copies of its keys, growth past many rehashes keeps every key, and
- * keys that differ only late (or are empty) are distinct. */
+ * keys that differ only late (or are empty) are distinct, and stolen keys outlive the map. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -75,12 +76,38 @@ static void many_keys_survive_rehashing(void **state)
 	strmap_release(&m);
 }
 
+static void stolen_keys_are_the_callers(void **state)
+{
+	(void)state;
+	struct strmap m = STRMAP_INIT;
+	size_t i;
+	assert_int_equal(strmap_intern(&m, "b", &i), 1);
+	assert_int_equal(strmap_intern(&m, "a", &i), 1);
+	assert_int_equal(strmap_intern(&m, "b", &i), 0);
+	char **keys = strmap_steal_keys(&m);
+	assert_non_null(keys);
+	assert_string_equal(keys[0], "b");	/* by index: first seen first */
+	assert_string_equal(keys[1], "a");
+	assert_int_equal(strmap_count(&m), 0);	/* emptied, and usable again */
+	assert_int_equal(strmap_find(&m, "a"), -1);
+	assert_int_equal(strmap_intern(&m, "a", &i), 1);
+	assert_int_equal(i, 0);
+	strmap_release(&m);
+	free(keys[0]);	/* ASan: the keys outlive the map, freed once, here */
+	free(keys[1]);
+	free(keys);
+	keys = strmap_steal_keys(&m);	/* empty map: an array to free */
+	assert_non_null(keys);
+	free(keys);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(indexes_are_dense_in_first_seen_order),
 		cmocka_unit_test(the_map_owns_its_keys),
 		cmocka_unit_test(many_keys_survive_rehashing),
+		cmocka_unit_test(stolen_keys_are_the_callers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
