@@ -1,6 +1,7 @@
 /* collect/daemon_buildid.c - which image identities the daemon has already offered to the
  * build-id cache (a set of 64-bit hashes of identity + path), and the saving itself through
  * core/symbols.h with a short-lived symbols object, so no image stays open in the daemon. */
+#include "core/alloc.h"
 #include "collect/daemon_buildid.h"
 
 #include <errno.h>
@@ -89,14 +90,8 @@ void dbuildid_note(struct dbuildid *b, const struct spent_profile_image *img)
 	if (!b || b->off || img->id_kind == SPENT_PROFILE_ID_NONE || img->path[0] == '[' ||
 	    !seen_insert(b, identity_hash(img)))
 		return;
-	if (b->nqueue == b->capqueue) {
-		size_t cap = b->capqueue ? 2 * b->capqueue : 64;
-		struct spent_profile_image *v = realloc(b->queue, cap * sizeof(*v));
-		if (!v)
-			return;
-		b->queue = v;
-		b->capqueue = cap;
-	}
+	if (ALLOC_GROW(b->queue, b->nqueue + 1, b->capqueue))
+		return;
 	struct spent_profile_image *q = &b->queue[b->nqueue];
 	*q = *img;
 	if ((q->path = strdup(img->path)))

@@ -33,8 +33,8 @@ struct sampling {
 	struct sampling_fd *fds;
 	size_t nfds, capfds;
 	struct perf_ring *rings;
-	struct pollfd *pollfds;
-	size_t nrings;
+	struct pollfd *pollfds;		/* by ring, beside rings */
+	size_t nrings, caprings, cappollfds;
 	struct record_batch recs;
 	struct image_cache *cache;
 	struct procmaps *maps;
