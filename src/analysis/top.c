@@ -1,6 +1,7 @@
 /* analysis/top.c - `spent top`'s sliding window: keys (comm, pid, image, function) with a ring
  * of per-interval counts, the strings they name interned once, keys that left the window
  * dropped at each tick, and the views (rows grouped by function, image, comm or process). */
+#include "core/alloc.h"
 #include "analysis/top.h"
 
 #include <errno.h>
@@ -170,14 +171,8 @@ static struct top_key *key_get(struct top *t, const char *comm, pid_t pid, const
 		if (e->comm == comm && e->pid == pid && e->image == image && e->function == function)
 			return e;
 	}
-	if (t->nkeys == t->capkeys) {
-		size_t cap = t->capkeys ? t->capkeys * 2 : 256;
-		struct top_key *nk = realloc(t->keys, cap * sizeof(*nk));
-		if (!nk)
-			return NULL;
-		t->keys = nk;
-		t->capkeys = cap;
-	}
+	if (ALLOC_GROW(t->keys, t->nkeys + 1, t->capkeys))
+		return NULL;
 	struct top_key *e = &t->keys[t->nkeys];
 	*e = (struct top_key){ .comm = comm, .pid = pid, .image = image, .function = function };
 	if (!(e->slot = calloc(t->nslots, sizeof(*e->slot))))

@@ -1,6 +1,7 @@
 /* core/linetable.c - building (libdw line programs), searching (binary search), saving and
  * loading (a text file: "spent-lines 1 NFILES NROWS", the file names one a line, then one
  * "ADDR LINE FILE" hex row a line; LINE 0 ends a sequence) one image's line table. */
+#include "core/alloc.h"
 #include "core/linetable.h"
 
 #include <dwarf.h>
@@ -54,14 +55,8 @@ size_t linetable_rows(const struct linetable *t)
 
 static int add_row(struct linetable *t, uint64_t addr, uint32_t line, uint32_t file)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 1024;
-		struct lrow *v = realloc(t->rows, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->rows = v;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->rows, t->n + 1, t->cap))
+		return -ENOMEM;
 	t->rows[t->n] = (struct lrow){ addr, line, file, (uint32_t)t->n };
 	t->n++;
 	return 0;
@@ -69,14 +64,8 @@ static int add_row(struct linetable *t, uint64_t addr, uint32_t line, uint32_t f
 
 static int add_file_slot(struct linetable *t, char *name)
 {
-	if (t->nfiles == t->capfiles) {
-		size_t cap = t->capfiles ? 2 * t->capfiles : 64;
-		char **v = realloc(t->files, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->files = v;
-		t->capfiles = cap;
-	}
+	if (ALLOC_GROW(t->files, t->nfiles + 1, t->capfiles))
+		return -ENOMEM;
 	t->files[t->nfiles++] = name;
 	return 0;
 }
