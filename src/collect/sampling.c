@@ -62,7 +62,7 @@ int sampling_new(const struct sampling_config *cfg, struct sampling **out)
 	}
 	if ((err = image_cache_new(&s->cache)) || (err = procmaps_new(s->cache, &s->maps)))
 		goto fail;
-	sampling_clock_init(s);
+	sampling_tasks_init(s);
 	*out = s;
 	return 0;
 fail:
