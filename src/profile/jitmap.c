@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "profile/jitmap.h"
 
@@ -66,14 +67,9 @@ static int load(const char *path, const struct stat *st)
 		if (sscanf(line, "%llx %llx %n", &start, &size, &name_at) != 2 || !name_at || !size)
 			continue;	/* not a map line: skipped, as perf does */
 		line[strcspn(line, "\n")] = 0;
-		if (cache.n == alloc) {
-			alloc = alloc ? 2 * alloc : 256;
-			struct jit_sym *ns = realloc(cache.syms, alloc * sizeof(*ns));
-			if (!ns) {
-				err = -ENOMEM;
-				break;
-			}
-			cache.syms = ns;
+		if (ALLOC_GROW(cache.syms, cache.n + 1, alloc)) {
+			err = -ENOMEM;
+			break;
 		}
 		char *name = strdup(line + name_at);
 		if (!name) {
