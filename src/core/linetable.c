@@ -14,6 +14,7 @@
 
 #include "core/binio.h"
 #include "core/outfile.h"
+#include "core/search.h"
 
 #define LINETABLE_MAGIC "spent-lines 1"
 
@@ -188,14 +189,8 @@ int linetable_from_module(Dwfl_Module *mod, struct linetable **out)
 
 int linetable_lookup(const struct linetable *t, uint64_t offset, const char **file, int *line)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {	/* rows at or below OFFSET: the last of them applies */
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->rows[mid].addr <= offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* rows at or below OFFSET: the last of them applies */
+	size_t lo = SEARCH_UPPER_BOUND(t->rows, t->n, .addr, offset);
 	if (!lo || !t->rows[lo - 1].line)
 		return -ENOENT;
 	*file = t->files[t->rows[lo - 1].file];

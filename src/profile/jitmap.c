@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "core/binio.h"
+#include "core/search.h"
 #include "profile/jitmap.h"
 
 struct jit_sym {
@@ -103,14 +104,7 @@ int jitmap_lookup(const char *path, uint64_t addr, char *name, size_t len, uint6
 			return err;
 	}
 	/* the last symbol starting at or below ADDR; a later line wins on overlap (code reused) */
-	size_t lo = 0, hi = cache.n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cache.syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = SEARCH_UPPER_BOUND(cache.syms, cache.n, .start, addr);
 	if (!lo || addr - cache.syms[lo - 1].start >= cache.syms[lo - 1].size)
 		return -ENOENT;
 	snprintf(name, len, "%s", cache.syms[lo - 1].name);
