@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "core/buildid_cache.h"
+#include "core/hashtab.h"
 #include "core/symbols.h"
 
 struct dbuildid {
-	uint64_t *seen;		/* open addressing, 0 = empty slot */
-	size_t cap, n;
+	struct hashtab seen;	/* identity hashes already noted (keys only) */
 	struct spent_profile_image *queue;	/* noted, not saved yet (paths owned) */
 	size_t nqueue, capqueue;
 	bool grown;		/* saved since the last prune */
@@ -26,6 +26,8 @@ struct dbuildid {
 int dbuildid_new(struct dbuildid **out)
 {
 	struct dbuildid *b = calloc(1, sizeof(*b));
+	if (b)
+		b->seen = (struct hashtab)HASHTAB_INIT(uint64_t);
 	*out = b;
 	return b ? 0 : -ENOMEM;
 }
@@ -37,7 +39,7 @@ void dbuildid_free(struct dbuildid *b)
 	for (size_t i = 0; i < b->nqueue; i++)
 		free(b->queue[i].path);
 	free(b->queue);
-	free(b->seen);
+	hashtab_release(&b->seen);
 	free(b);
 }
 
@@ -58,31 +60,8 @@ static uint64_t identity_hash(const struct spent_profile_image *img)
 /* Insert H; true when it was not there yet (or the set cannot grow: then ask again later). */
 static bool seen_insert(struct dbuildid *b, uint64_t h)
 {
-	if (2 * (b->n + 1) > b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 256;
-		uint64_t *v = calloc(cap, sizeof(*v));
-		if (!v)
-			return true;
-		for (size_t i = 0; i < b->cap; i++)
-			if (b->seen[i]) {
-				size_t j = b->seen[i] & (cap - 1);
-				while (v[j])
-					j = (j + 1) & (cap - 1);
-				v[j] = b->seen[i];
-			}
-		free(b->seen);
-		b->seen = v;
-		b->cap = cap;
-	}
-	size_t j = h & (b->cap - 1);
-	while (b->seen[j]) {
-		if (b->seen[j] == h)
-			return false;
-		j = (j + 1) & (b->cap - 1);
-	}
-	b->seen[j] = h;
-	b->n++;
-	return true;
+	void *entry;	/* the key is all an entry holds */
+	return hashtab_insert(&b->seen, h, &entry) != 0;	/* 1 new, or -ENOMEM */
 }
 
 void dbuildid_note(struct dbuildid *b, const struct spent_profile_image *img)
