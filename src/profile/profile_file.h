@@ -61,7 +61,8 @@
 
 #define PROFILE_FILE_MAGIC "SPPF"
 #define PROFILE_FILE_VERSION 1		/* kinds 1-3 */
-#define PROFILE_FILE_VERSION_SAMPLES 2	/* kind 4 (and readers of kinds 1-3 too) */
+#define PROFILE_FILE_VERSION_SAMPLES_V2 2	/* kind 4 as first written: still read */
+#define PROFILE_FILE_VERSION_SAMPLES 3	/* kind 4 (and readers of kinds 1-3 too) */
 #define PROFILE_FILE_MAXLEN (1u << 30)
 
 enum profile_file_kind {
@@ -103,10 +104,10 @@ int profile_file_put_image(struct binbuf *b, const struct spent_profile_image *i
 int profile_file_put_crc(struct binbuf *b, size_t start);
 /* An image into IMG (IMG->path new, the caller frees it, also on error); -EBADMSG + *WHY. */
 int profile_file_get_image(struct binreader *r, struct spent_profile_image *img, const char **why);
-/* The body of a samples file after its event header into T (event EV): 0 or -EBADMSG with
- * *WHY, or -ENOMEM. */
+/* The body of a samples file of VERSION (2 or 3) after its event header into T (event EV):
+ * 0 or -EBADMSG with *WHY, or -ENOMEM. */
 int profile_file_parse_samples(struct binreader *r, struct spent_profile *t, uint32_t ev,
-			       const char **why);
+			       uint32_t version, const char **why);
 
 /* An epoch's span file: encode into OUT (at least PROFILE_SPAN_TEXT_MAX bytes; returns
  * the length), parse (0 or -EBADMSG). */

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <zstd.h>
 
 #include "core/binio.h"
 #include "profile/db.h"
@@ -207,10 +208,9 @@ static void profiles_without_detail_write_what_they_always_did(void **state)
 	spent_profile_dir_close(d);
 }
 
-/* The samples file of detail_profile() as bytes. */
-static uint8_t *samples_bytes(size_t *len)
+/* The samples file of event 0 of P as bytes. */
+static uint8_t *samples_bytes(struct spent_profile *p, size_t *len)
 {
-	struct spent_profile *p = detail_profile();
 	struct binbuf b;
 	bool empty = true;
 	binbuf_init(&b);
@@ -228,19 +228,54 @@ static void fix_crc(uint8_t *d, size_t len)
 		d[len - 4 + i] = (uint8_t)(crc >> (8 * i));
 }
 
-static void hostile_samples_files_add_nothing(void **state)
+/* Where a version-3 file's body starts: after the event header, the flags, bucket and origin,
+ * the method byte and the body length. */
+static size_t body_start(const uint8_t *d, size_t len, uint8_t *method, uint64_t *blen)
 {
-	(void)state;
-	size_t len;
-	uint8_t *data = samples_bytes(&len);
-	struct spent_profile *whole = spent_profile_new();
-	assert_int_equal(spent_profile_file_parse(data, len, whole, NULL), 0);
-	assert_true(spent_profile_ndetail(whole) > 100);
-	/* every truncation; every byte changed (CRC recomputed so the body's checks are reached):
-	 * rejected, or accepted as some other valid file, never a crash or a partial add */
+	struct binreader r;
+	uint64_t v;
+	char *name;
+	binreader_init(&r, d + 9, len - 13);
+	assert_int_equal(binreader_get_str(&r, 255, &name), 0);
+	free(name);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(binreader_get_uvarint(&r, &v), 0);
+	assert_int_equal(binreader_get_u8(&r, method), 0);
+	assert_int_equal(binreader_get_uvarint(&r, blen), 0);
+	return (size_t)(r.p - d);
+}
+
+/* The same file with its body stored (decompressed when it was not). */
+static uint8_t *stored_form(const uint8_t *d, size_t len, size_t *outlen)
+{
+	uint8_t method;
+	uint64_t blen;
+	size_t at = body_start(d, len, &method, &blen), n = len - 4 - at;
+	struct binbuf b;
+	binbuf_init(&b);
+	binbuf_put(&b, d, at - 1 - (blen < 128 ? 1 : blen < 16384 ? 2 : 3));
+	binbuf_put_u8(&b, 0);
+	binbuf_put_uvarint(&b, blen);
+	assert_int_equal(binbuf_reserve(&b, blen), 0);
+	if (method == 1)
+		assert_int_equal(ZSTD_decompress(b.data + b.len, blen, d + at, n), blen);
+	else
+		memcpy(b.data + b.len, d + at, n);
+	b.len += blen;
+	assert_int_equal(profile_file_put_crc(&b, 0), 0);
+	*outlen = b.len;
+	return b.data;
+}
+
+/* Every truncation of DATA is refused; COUNT changes of one byte (each byte from START with
+ * STRIDE, cycling through 0x00, 0xff, 0x80; CRC recomputed so the body's checks are reached)
+ * are refused or accepted as some other valid file, never a crash or a partial add. */
+static size_t mutate(const uint8_t *data, size_t len, size_t start, size_t stride)
+{
+	static const uint8_t vals[3] = { 0x00, 0xff, 0x80 };
 	uint8_t *copy = malloc(len);
 	size_t accepted = 0;
-	for (size_t cut = 0; cut < len; cut++) {
+	for (size_t cut = 0; cut < len; cut += 1 + cut / 64) {
 		struct spent_profile *t = spent_profile_new();
 		const char *why = NULL;
 		memcpy(copy, data, cut);
@@ -252,25 +287,70 @@ static void hostile_samples_files_add_nothing(void **state)
 		assert_int_equal(spent_profile_ntasks(t), 0);
 		spent_profile_free(t);
 	}
-	for (size_t i = 9; i + 4 < len; i++)
-		for (int flip = 0; flip < 3; flip++) {
-			static const uint8_t vals[3] = { 0x00, 0xff, 0x80 };
-			struct spent_profile *t = spent_profile_new();
-			memcpy(copy, data, len);
-			if (copy[i] == vals[flip])
-				copy[i] ^= 1;
-			else
-				copy[i] = vals[flip];
-			fix_crc(copy, len);
-			int err = spent_profile_file_parse(copy, len, t, NULL);
-			assert_true(err == 0 || err == -EBADMSG);
-			if (err)
-				assert_int_equal(spent_profile_ndetail(t), 0);
-			else
-				accepted++;
-			spent_profile_free(t);
-		}
+	for (size_t i = start; i + 4 < len; i += stride) {
+		struct spent_profile *t = spent_profile_new();
+		uint8_t v = vals[i % 3];
+		memcpy(copy, data, len);
+		copy[i] = copy[i] == v ? copy[i] ^ 1 : v;
+		fix_crc(copy, len);
+		int err = spent_profile_file_parse(copy, len, t, NULL);
+		assert_true(err == 0 || err == -EBADMSG);
+		if (err)
+			assert_int_equal(spent_profile_ndetail(t), 0);
+		else
+			accepted++;
+		spent_profile_free(t);
+	}
+	free(copy);
+	return accepted;
+}
+
+/* A small profile touching every part of the file: two tasks (one with a cgroup) and no task,
+ * unknown time, a frame without image, a kernel address, a shared chain prefix, counts > 3. */
+static struct spent_profile *small_profile(void)
+{
+	struct spent_profile *p = spent_profile_new();
+	uint32_t a = add_image(p, "/a"), k = add_image(p, "[kernel.kallsyms]"), ev;
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000000, 0, &ev), 0);
+	uint32_t t1 = add_task(p, "a", 1, 1, NULL), t2 = add_task(p, "b", 1, 2, "/c");
+	struct spent_profile_frame f[4] = { { a, 0x10 }, { SPENT_PROFILE_NO_IMAGE, 0x7f00 },
+					    { k, 0xffffffff81000000ull }, { a, 0x20 } };
+	assert_int_equal(spent_profile_add_detail(p, ev, t1, T0, f, 3, 1), 0);
+	assert_int_equal(spent_profile_add_detail(p, ev, t1, T0 + 30 * MS, f, 2, 9), 0);
+	assert_int_equal(spent_profile_add_detail(p, ev, t2, T0, f + 3, 1, 2), 0);
+	assert_int_equal(spent_profile_add_detail(p, ev, SPENT_PROFILE_NO_TASK, 0, f + 1, 3, 1), 0);
+	return p;
+}
+
+static void hostile_samples_files_add_nothing(void **state)
+{
+	(void)state;
+	size_t len, slen, small_len;
+	uint8_t *data = samples_bytes(detail_profile(), &len);
+	uint8_t *small = samples_bytes(small_profile(), &small_len);
+	uint8_t *stored = stored_form(data, len, &slen), *small_stored;
+	size_t small_slen;
+	uint8_t method;
+	uint64_t blen;
+	/* the large one compresses; both forms read the same rows */
+	body_start(data, len, &method, &blen);
+	assert_int_equal(method, 1);
+	struct spent_profile *whole = spent_profile_new(), *whole2 = spent_profile_new();
+	assert_int_equal(spent_profile_file_parse(data, len, whole, NULL), 0);
+	assert_int_equal(spent_profile_file_parse(stored, slen, whole2, NULL), 0);
+	assert_true(spent_profile_ndetail(whole) > 100);
+	char *x = dump_rows(whole), *y = dump_rows(whole2);
+	assert_string_equal(x, y);
+	free(x);
+	free(y);
+	small_stored = stored_form(small, small_len, &small_slen);
+	/* every byte of the small stored file (every section of the body: tables, trie columns,
+	 * rows); the large ones sampled with a fixed stride */
+	size_t accepted = mutate(small_stored, small_slen, 9, 1);
+	accepted += mutate(data, len, 9, 7);
+	accepted += mutate(stored, slen, 11, 29);
 	/* a changed byte with the old CRC is always caught */
+	uint8_t *copy = malloc(len);
 	memcpy(copy, data, len);
 	copy[len / 2] ^= 0x40;
 	struct spent_profile *t = spent_profile_new();
@@ -283,22 +363,25 @@ static void hostile_samples_files_add_nothing(void **state)
 	t = spent_profile_new();
 	assert_int_equal(spent_profile_file_parse(copy, len, t, NULL), -EBADMSG);
 	spent_profile_free(t);
-	print_message("%zu of %zu single-byte changes still parse\n", accepted, 3 * (len - 13));
+	print_message("%zu single-byte changes still parse\n", accepted);
 	free(copy);
 	free(data);
+	free(stored);
+	free(small);
+	free(small_stored);
 	spent_profile_free(whole);
+	spent_profile_free(whole2);
 }
 
 /* A samples file of FLAGS and BODY (after the flags), with header and CRC around it; the
  * call stacks it gives into *STACKS (NULL: must be none) as "count@offset,...;" text. */
-static int parse_flagged(uint8_t flags, const uint8_t *body, size_t n, const char **why,
-			 char *stacks)
+static int parse_flagged(uint32_t version, uint8_t flags, const uint8_t *body, size_t n,
+			 const char **why, char *stacks)
 {
 	struct binbuf b;
 	struct spent_profile_event ev = { .name = (char *)"cpu-clock", .period = 1 };
 	binbuf_init(&b);
-	assert_int_equal(profile_file_put_header(&b, PROFILE_FILE_VERSION_SAMPLES,
-						 PROFILE_FILE_SAMPLES, &ev), 0);
+	assert_int_equal(profile_file_put_header(&b, version, PROFILE_FILE_SAMPLES, &ev), 0);
 	assert_int_equal(binbuf_put(&b, &flags, 1), 0);
 	assert_int_equal(binbuf_put(&b, body, n), 0);
 	assert_int_equal(profile_file_put_crc(&b, 0), 0);
@@ -327,7 +410,7 @@ static int parse_flagged(uint8_t flags, const uint8_t *body, size_t n, const cha
 
 static int parse_body(const uint8_t *body, size_t n, const char **why)
 {
-	return parse_flagged(0, body, n, why, NULL);
+	return parse_flagged(PROFILE_FILE_VERSION_SAMPLES_V2, 0, body, n, why, NULL);
 }
 
 static void samples_parser_checks_each_rule(void **state)
@@ -341,9 +424,9 @@ static void samples_parser_checks_each_rule(void **state)
 	assert_int_equal(parse_body(ok, sizeof(ok), &why), 0);
 	/* flag 1: the chain (one frame at 5) is also a stack of its rows' sum; other flags bad */
 	char stacks[256] = "";
-	assert_int_equal(parse_flagged(PROFILE_SAMPLES_STACKS, ok, sizeof(ok), &why, stacks), 0);
+	assert_int_equal(parse_flagged(PROFILE_FILE_VERSION_SAMPLES_V2, PROFILE_SAMPLES_STACKS, ok, sizeof(ok), &why, stacks), 0);
 	assert_string_equal(stacks, "3@5;");
-	assert_int_equal(parse_flagged(2, ok, sizeof(ok), &why, NULL), -EBADMSG);
+	assert_int_equal(parse_flagged(PROFILE_FILE_VERSION_SAMPLES_V2, 2, ok, sizeof(ok), &why, NULL), -EBADMSG);
 	assert_string_equal(why, "unknown samples flags");
 	static const uint8_t big_count[] = { HEAD, 1, 1, 9, 1, 1, 0x07, 0, 5 };
 	assert_int_equal(parse_body(big_count, sizeof(big_count), &why), 0);
@@ -400,6 +483,107 @@ static void samples_parser_checks_each_rule(void **state)
 	const uint8_t post[] = { 1, 0x80, 0x08, 0, 0, 0 };	/* chain: node 1024 */
 	binbuf_put(&b, post, sizeof(post));
 	assert_int_equal(parse_body(b.data, b.len, &why), -EBADMSG);
+	assert_string_equal(why, "call chain deeper than 1024");
+	binbuf_release(&b);
+}
+
+/* A version-3 file of FLAGS whose body (METHOD, declared length BLEN) is BODY. */
+static int parse_v3(uint8_t flags, uint8_t method, uint64_t blen, const uint8_t *body, size_t n,
+		    const char **why, char *stacks)
+{
+	struct binbuf b;
+	binbuf_init(&b);
+	const uint8_t pre[] = { 10, 20, method };
+	binbuf_put(&b, pre, sizeof(pre));
+	binbuf_put_uvarint(&b, blen);
+	binbuf_put(&b, body, n);
+	int err = parse_flagged(PROFILE_FILE_VERSION_SAMPLES, flags, b.data, b.len, why, stacks);
+	binbuf_release(&b);
+	return err;
+}
+
+static int parse_v3_stored(const uint8_t *body, size_t n, const char **why)
+{
+	return parse_v3(0, 0, n, body, n, why, NULL);
+}
+
+static void samples_v3_parser_checks_each_rule(void **state)
+{
+	(void)state;
+	const char *why;
+	char stacks[256] = "";
+	/* 1 string "a"; 1 task (a, 1, 1); 0 images; then the trie; then 2 rows of chain 0 */
+#define TABLES 1, 1, 'a', 1, 0, 1, 1, 0, 0
+#define ROWS 1, 2, 3, 1, 2, 0x01, 0, 0x03, 4
+	/* one node: the root has 1 child, it has 0; no image; a chain end; offset 5 */
+	static const uint8_t ok[] = { TABLES, 1, 1, 0, 0, 1, 10, ROWS };
+	assert_int_equal(parse_v3_stored(ok, sizeof(ok), &why), 0);
+	assert_int_equal(parse_v3(PROFILE_SAMPLES_STACKS, 0, sizeof(ok), ok, sizeof(ok), &why, stacks), 0);
+	assert_string_equal(stacks, "3@5;");
+	/* the leaf frame 5 called from 7: the chain is the second node */
+	static const uint8_t two[] = { TABLES, 2, 1, 1, 0, 0, 0, 0, 1, 10, 14, ROWS };
+	stacks[0] = 0;
+	assert_int_equal(parse_v3(PROFILE_SAMPLES_STACKS, 0, sizeof(two), two, sizeof(two), &why, stacks), 0);
+	assert_string_equal(stacks, "3@5,7;");
+	/* siblings 5 and 5 + 2 + 1 of one image: two chains */
+	static const uint8_t sib[] = { TABLES, 2, 2, 0, 0, 0, 0, 1, 1, 10, 2,
+				       1, 2, 2, 1, 2, 0x01, 0, 0x00 };
+	stacks[0] = 0;
+	assert_int_equal(parse_v3(PROFILE_SAMPLES_STACKS, 0, sizeof(sib), sib, sizeof(sib), &why, stacks), 0);
+	assert_string_equal(stacks, "1@5;1@8;");
+	static const uint8_t orphan[] = { TABLES, 2, 1, 0, 0, 0, 0, 1, 1, 10, 10, ROWS };
+	assert_int_equal(parse_v3_stored(orphan, sizeof(orphan), &why), -EBADMSG);
+	assert_string_equal(why, "frame without a parent");
+	static const uint8_t too_many_kids[] = { TABLES, 1, 2, 0, 0, 1, 10, ROWS };
+	assert_int_equal(parse_v3_stored(too_many_kids, sizeof(too_many_kids), &why), -EBADMSG);
+	static const uint8_t not_an_end[] = { TABLES, 1, 1, 0, 0, 0, 10, ROWS };
+	assert_int_equal(parse_v3_stored(not_an_end, sizeof(not_an_end), &why), -EBADMSG);
+	assert_string_equal(why, "a frame ends no chain");
+	static const uint8_t bad_end[] = { TABLES, 1, 1, 0, 0, 2, 10, ROWS };
+	assert_int_equal(parse_v3_stored(bad_end, sizeof(bad_end), &why), -EBADMSG);
+	static const uint8_t bad_image[] = { TABLES, 1, 1, 0, 1, 1, 10, ROWS };
+	assert_int_equal(parse_v3_stored(bad_image, sizeof(bad_image), &why), -EBADMSG);
+	/* a sibling step past 2^64 */
+	static const uint8_t wrap[] = { TABLES, 2, 2, 0, 0, 0, 0, 1, 1, 1,
+					0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, ROWS };
+	assert_int_equal(parse_v3_stored(wrap, sizeof(wrap), &why), -EBADMSG);
+	assert_string_equal(why, "bad frame offset");
+	/* the body: its stored length must be exact; trailing bytes; methods */
+	assert_int_equal(parse_v3(0, 0, sizeof(ok) + 1, ok, sizeof(ok), &why, NULL), -EBADMSG);
+	assert_string_equal(why, "bad samples body length");
+	static const uint8_t trailing[] = { TABLES, 1, 1, 0, 0, 1, 10, ROWS, 0 };
+	assert_int_equal(parse_v3_stored(trailing, sizeof(trailing), &why), -EBADMSG);
+	assert_int_equal(parse_v3(0, 2, sizeof(ok), ok, sizeof(ok), &why, NULL), -EBADMSG);
+	assert_string_equal(why, "unknown samples body method");
+	uint8_t z[256];
+	size_t zn = ZSTD_compress(z, sizeof(z), ok, sizeof(ok), 19);
+	assert_false(ZSTD_isError(zn));
+	assert_int_equal(parse_v3(0, 1, sizeof(ok), ok, sizeof(ok), &why, NULL), -EBADMSG);
+	assert_string_equal(why, "bad compressed samples body");
+	assert_int_equal(parse_v3(0, 1, sizeof(ok), z, zn, &why, NULL), 0);
+	assert_int_equal(parse_v3(0, 1, sizeof(ok) - 1, z, zn, &why, NULL), -EBADMSG);
+	assert_int_equal(parse_v3(0, 1, sizeof(ok) + 1, z, zn, &why, NULL), -EBADMSG);
+	/* a declared size past 64 times the compressed bytes is refused before any allocation */
+	assert_int_equal(parse_v3(0, 1, 64 * zn + 1, z, zn, &why, NULL), -EBADMSG);
+	assert_string_equal(why, "compressed samples body too large");
+	assert_int_equal(parse_v3(0, 1, UINT64_MAX, z, zn, &why, NULL), -EBADMSG);
+#undef TABLES
+#undef ROWS
+	/* a chain of 1025 frames */
+	struct binbuf b;
+	binbuf_init(&b);
+	const uint8_t pre[] = { 0, 0, 0 };
+	binbuf_put(&b, pre, sizeof(pre));
+	binbuf_put_uvarint(&b, 1025);
+	for (int i = 0; i <= 1025; i++)
+		binbuf_put_uvarint(&b, i < 1025);
+	for (int i = 0; i < 2 * 1025; i++)
+		binbuf_put_uvarint(&b, i == 2 * 1025 - 1);
+	for (int i = 0; i < 1025; i++)
+		binbuf_put_svarint(&b, i);
+	const uint8_t rows[] = { 0, 0, 0 };
+	binbuf_put(&b, rows, sizeof(rows));
+	assert_int_equal(parse_v3_stored(b.data, b.len, &why), -EBADMSG);
 	assert_string_equal(why, "call chain deeper than 1024");
 	binbuf_release(&b);
 }
@@ -688,6 +872,7 @@ int main(void)
 		cmocka_unit_test(profiles_without_detail_write_what_they_always_did),
 		cmocka_unit_test(hostile_samples_files_add_nothing),
 		cmocka_unit_test(samples_parser_checks_each_rule),
+		cmocka_unit_test(samples_v3_parser_checks_each_rule),
 		cmocka_unit_test(stacks_equal_to_the_chains_are_not_written_twice),
 		cmocka_unit_test(a_record_row_costs_two_to_three_bytes),
 		cmocka_unit_test(a_wider_bucket_merges_rows_on_write),
