@@ -3,9 +3,9 @@
  * and of an epoch's span file. docs/profile.md has the prose.
  *
  *   offset 0   4 bytes  magic "SPPF"
- *          4   le32     version: 1 for kinds 1-3, 2 for kind 4 (readers accept 1 and 2;
- *                       kind 4 only in version 2, so a reader older than samples files
- *                       skips them as "unsupported profile file version")
+ *          4   le32     version: 1 for kinds 1-3, 3 for kind 4 (readers accept 1 to 3;
+ *                       kind 4 in 2 and 3, so a reader older than samples files skips
+ *                       them as "unsupported profile file version")
  *          8   u8       kind: 1 counts, 2 unknown, 3 stacks, 4 samples
  *          9   ...      body (all integers LEB128 uvarints, svarint = zigzag, strings uvarint
  *                       length + bytes):
@@ -24,18 +24,34 @@
  *                             one stack, and there is no stacks file of the event; other
  *                             bits must be 0
  *              uvarint bucket_ns >= 1, uvarint origin_ns (the time of time index 1)
+ *              version 3: u8 method (0 stored, 1 zstd), uvarint body length L, then to the
+ *                         CRC the body: L bytes (stored) or one zstd frame of exactly L
+ *                         bytes, L <= 64 x its compressed size (samples_int.h's bounds)
+ *              the body (version 2: the rest of the file):
  *              uvarint nstrings, nstrings x str          comm and cgroup names
  *              uvarint ntasks, ntasks x (uvarint comm string, uvarint pid, uvarint tid,
  *                                        uvarint cgroup string + 1 (0 = none))
  *              uvarint nimages, nimages x image
- *              uvarint nnodes, nnodes x (uvarint parent: 0 = a chain's outermost frame, else
- *                                       this node's index - the parent's (>= 1),
+ *              version 3, the chains as a trie rooted at the leaf frame, nodes breadth-first,
+ *              siblings strictly increasing by (image, offset), in columns:
+ *                uvarint nnodes; nnodes + 1 x uvarint child count (the root's first, then
+ *                each node's: the root's children are the leaf frames, a node's its callers)
+ *                nnodes x uvarint image index + 1 (0 = no image)
+ *                nnodes x u8 chain end (1: a chain is this node and its ancestors, leaf
+ *                                       frame first; 0: only for nodes with children)
+ *                nnodes x offset: uvarint offset - the previous node's - 1 when that is a
+ *                                 sibling of the same image, else svarint offset
+ *                depth <= 1024; the chains are the end nodes in node order; their frames
+ *                together <= 1024 x the body's bytes in the file + 2^20
+ *              version 2, the chains as a trie rooted at the outermost frame:
+ *                uvarint nnodes, nnodes x (uvarint parent: 0 = a chain's outermost frame,
+ *                                       else this node's index - the parent's (>= 1),
  *                                       uvarint image index + 1 (0 = no image),
  *                                       svarint offset - the previous node's offset (the
  *                                       first from 0), wrapping mod 2^64); depth <= 1024
- *              uvarint nchains, nchains x uvarint node (the chain's leaf frame; the chain is
- *                                       that node and its parents, leaf first; no node is
- *                                       the leaf of two chains)
+ *                uvarint nchains, nchains x uvarint node (the chain's leaf frame; the chain
+ *                                       is that node and its parents, leaf first; no node
+ *                                       is the leaf of two chains)
  *              uvarint ngroups, uvarint nrows, uvarint total
  *              ngroups x (uvarint task index + 1 (0 = no task), strictly increasing across
  *                         groups; uvarint n >= 1; n rows)
