@@ -37,10 +37,12 @@
  *                uvarint nnodes; nnodes + 1 x uvarint child count (the root's first, then
  *                each node's: the root's children are the leaf frames, a node's its callers)
  *                nnodes x uvarint image index + 1 (0 = no image)
- *                nnodes x u8 chain end (1: a chain is this node and its ancestors, leaf
- *                                       frame first; 0: only for nodes with children)
- *                nnodes x offset: uvarint offset - the previous node's - 1 when that is a
- *                                 sibling of the same image, else svarint offset
+ *                a u8 chain end for each node with children, in node order (1: a chain
+ *                                       is this node and its ancestors, leaf frame first;
+ *                                       a node without children always ends one)
+ *                the offsets in two columns: first svarint offset of each node that does
+ *                not follow a sibling of its image, then uvarint offset - the previous
+ *                node's - 1 of each node that does
  *                depth <= 1024; the chains are the end nodes in node order; their frames
  *                together <= 1024 x the body's bytes in the file + 2^20
  *              version 2, the chains as a trie rooted at the outermost frame:

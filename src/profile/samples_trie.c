@@ -1,6 +1,6 @@
 /* profile/samples_trie.c - the call chains of a samples file as a trie of frames: version 3
  * (rooted at the leaf frame, nodes in breadth-first order with siblings sorted, written as
- * columns: child counts, images, chain ends, offsets) and the reading of version 2's (rooted
+ * columns: child counts, images, chain ends of the nodes with children, offsets) and the reading of version 2's (rooted
  * at the outermost frame, a node per (parent, image, offset delta), then a chain table).
  * Why version 3: a -g profile of a large program is mostly chains seen once, so the per-node
  * parent and the chain table were most of the file; breadth-first child counts cost a byte a
@@ -99,15 +99,21 @@ static int trie_write(struct binbuf *b, const struct trie *t, const uint32_t *or
 		err = binbuf_put_uvarint(b, kids[i]);
 	for (size_t i = 0; i < t->len && !err; i++)
 		err = binbuf_put_uvarint(b, t->n[order[i]].image);
+	/* a node without children always ends a chain: only the others say */
 	for (size_t i = 0; i < t->len && !err; i++)
-		err = binbuf_put_u8(b, t->n[order[i]].chain != SAMPLES_NONE);
-	for (size_t i = 0; i < t->len && !err; i++) {
-		const struct tnode *nd = &t->n[order[i]], *pv = i ? &t->n[order[i - 1]] : NULL;
-		if (pv && pv->parent == nd->parent && pv->image == nd->image)
-			err = binbuf_put_uvarint(b, nd->offset - pv->offset - 1);
-		else
-			err = binbuf_put_svarint(b, (int64_t)nd->offset);
-	}
+		if (kids[t->n[order[i]].id + 1])
+			err = binbuf_put_u8(b, t->n[order[i]].chain != SAMPLES_NONE);
+	/* offsets in two columns (each compresses better alone): first the nodes that do not
+	 * follow a sibling of their image, then the steps of those that do */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < t->len && !err; i++) {
+			const struct tnode *nd = &t->n[order[i]], *pv = i ? &t->n[order[i - 1]] : NULL;
+			bool step = pv && pv->parent == nd->parent && pv->image == nd->image;
+			if (step && pass == 1)
+				err = binbuf_put_uvarint(b, nd->offset - pv->offset - 1);
+			else if (!step && pass == 0)
+				err = binbuf_put_svarint(b, (int64_t)nd->offset);
+		}
 	free(kids);
 	return err;
 }
@@ -222,25 +228,26 @@ static int get_columns(struct binreader *r, struct dnode *n, uint64_t nn, uint64
 	}
 	*nchains = 0;
 	for (uint64_t i = 0; i < nn; i++) {
-		if (binreader_get_u8(r, &n[i].end) || n[i].end > 1)
+		n[i].end = 1;
+		if (n[i].has_kids && (binreader_get_u8(r, &n[i].end) || n[i].end > 1))
 			BAD("bad chain end flag");
-		if (!n[i].end && !n[i].has_kids)
-			BAD("a frame ends no chain");
 		*nchains += n[i].end;
 	}
-	for (uint64_t i = 0; i < nn; i++) {
-		if (i && n[i - 1].parent == n[i].parent && n[i - 1].image == n[i].image) {
-			uint64_t step;
-			if (binreader_get_uvarint(r, &step) || step >= UINT64_MAX - n[i - 1].offset)
-				BAD("bad frame offset");
-			n[i].offset = n[i - 1].offset + step + 1;
-		} else {
+	for (int pass = 0; pass < 2; pass++)
+		for (uint64_t i = 0; i < nn; i++) {
+			bool step = i && n[i - 1].parent == n[i].parent && n[i - 1].image == n[i].image;
+			uint64_t d;
 			int64_t v;
-			if (binreader_get_svarint(r, &v))
-				BAD("bad frame offset");
-			n[i].offset = (uint64_t)v;
+			if (step && pass == 1) {
+				if (binreader_get_uvarint(r, &d) || d >= UINT64_MAX - n[i - 1].offset)
+					BAD("bad frame offset");
+				n[i].offset = n[i - 1].offset + d + 1;
+			} else if (!step && pass == 0) {
+				if (binreader_get_svarint(r, &v))
+					BAD("bad frame offset");
+				n[i].offset = (uint64_t)v;
+			}
 		}
-	}
 out:
 	return err;
 }
@@ -253,8 +260,8 @@ int samples_trie_get(struct binreader *r, struct profile_detail *t, const uint32
 	struct dnode *n = NULL;
 	uint64_t nn, frames = 0;
 	int err = 0;
-	/* a node is at least four bytes: its child count, image, end flag and offset */
-	if (binreader_get_uvarint(r, &nn) || nn > binreader_left(r) / 4)
+	/* a node is at least three bytes: its child count, image and offset */
+	if (binreader_get_uvarint(r, &nn) || nn > binreader_left(r) / 3)
 		BAD("bad frame count");
 	if (!(n = malloc((nn + 1) * sizeof(*n))))
 		return -ENOMEM;

@@ -519,43 +519,48 @@ static void samples_v3_parser_checks_each_rule(void **state)
 	/* 1 string "a"; 1 task (a, 1, 1); 0 images; then the trie; then 2 rows of chain 0 */
 #define TABLES 1, 1, 'a', 1, 0, 1, 1, 0, 0
 #define ROWS 1, 2, 3, 1, 2, 0x01, 0, 0x03, 4
-	/* one node: the root has 1 child, it has 0; no image; a chain end; offset 5 */
-	static const uint8_t ok[] = { TABLES, 1, 1, 0, 0, 1, 10, ROWS };
+	/* one node: the root has 1 child, it has 0; no image; (no end byte: a node without
+	 * children ends a chain); offset 5 */
+	static const uint8_t ok[] = { TABLES, 1, 1, 0, 0, 10, ROWS };
 	assert_int_equal(parse_v3_stored(ok, sizeof(ok), &why), 0);
 	assert_int_equal(parse_v3(PROFILE_SAMPLES_STACKS, 0, sizeof(ok), ok, sizeof(ok), &why, stacks), 0);
 	assert_string_equal(stacks, "3@5;");
 	/* the leaf frame 5 called from 7: the chain is the second node */
-	static const uint8_t two[] = { TABLES, 2, 1, 1, 0, 0, 0, 0, 1, 10, 14, ROWS };
+	static const uint8_t two[] = { TABLES, 2, 1, 1, 0, 0, 0, 0, 10, 14, ROWS };
 	stacks[0] = 0;
 	assert_int_equal(parse_v3(PROFILE_SAMPLES_STACKS, 0, sizeof(two), two, sizeof(two), &why, stacks), 0);
 	assert_string_equal(stacks, "3@5,7;");
 	/* siblings 5 and 5 + 2 + 1 of one image: two chains */
-	static const uint8_t sib[] = { TABLES, 2, 2, 0, 0, 0, 0, 1, 1, 10, 2,
+	static const uint8_t sib[] = { TABLES, 2, 2, 0, 0, 0, 0, 10, 2,
 				       1, 2, 2, 1, 2, 0x01, 0, 0x00 };
 	stacks[0] = 0;
 	assert_int_equal(parse_v3(PROFILE_SAMPLES_STACKS, 0, sizeof(sib), sib, sizeof(sib), &why, stacks), 0);
 	assert_string_equal(stacks, "1@5;1@8;");
-	static const uint8_t orphan[] = { TABLES, 2, 1, 0, 0, 0, 0, 1, 1, 10, 10, ROWS };
+	static const uint8_t orphan[] = { TABLES, 2, 1, 0, 0, 0, 0, 10, 10, ROWS };
 	assert_int_equal(parse_v3_stored(orphan, sizeof(orphan), &why), -EBADMSG);
 	assert_string_equal(why, "frame without a parent");
-	static const uint8_t too_many_kids[] = { TABLES, 1, 2, 0, 0, 1, 10, ROWS };
+	static const uint8_t too_many_kids[] = { TABLES, 1, 2, 0, 0, 10, ROWS };
 	assert_int_equal(parse_v3_stored(too_many_kids, sizeof(too_many_kids), &why), -EBADMSG);
-	static const uint8_t not_an_end[] = { TABLES, 1, 1, 0, 0, 0, 10, ROWS };
-	assert_int_equal(parse_v3_stored(not_an_end, sizeof(not_an_end), &why), -EBADMSG);
-	assert_string_equal(why, "a frame ends no chain");
-	static const uint8_t bad_end[] = { TABLES, 1, 1, 0, 0, 2, 10, ROWS };
+	/* the frame 5 ends a chain too: chain 0 is [5], chain 1 [5, 7] (no rows: no stack) */
+	static const uint8_t inner_end[] = { TABLES, 2, 1, 1, 0, 0, 0, 1, 10, 14, ROWS };
+	stacks[0] = 0;
+	assert_int_equal(parse_v3(PROFILE_SAMPLES_STACKS, 0, sizeof(inner_end), inner_end,
+				  sizeof(inner_end), &why, stacks), 0);
+	assert_string_equal(stacks, "3@5;");
+	static const uint8_t bad_end[] = { TABLES, 2, 1, 1, 0, 0, 0, 2, 10, 14, ROWS };
 	assert_int_equal(parse_v3_stored(bad_end, sizeof(bad_end), &why), -EBADMSG);
-	static const uint8_t bad_image[] = { TABLES, 1, 1, 0, 1, 1, 10, ROWS };
+	assert_string_equal(why, "bad chain end flag");
+	static const uint8_t bad_image[] = { TABLES, 1, 1, 0, 1, 10, ROWS };
 	assert_int_equal(parse_v3_stored(bad_image, sizeof(bad_image), &why), -EBADMSG);
 	/* a sibling step past 2^64 */
-	static const uint8_t wrap[] = { TABLES, 2, 2, 0, 0, 0, 0, 1, 1, 1,
+	static const uint8_t wrap[] = { TABLES, 2, 2, 0, 0, 0, 0, 1,
 					0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, ROWS };
 	assert_int_equal(parse_v3_stored(wrap, sizeof(wrap), &why), -EBADMSG);
 	assert_string_equal(why, "bad frame offset");
 	/* the body: its stored length must be exact; trailing bytes; methods */
 	assert_int_equal(parse_v3(0, 0, sizeof(ok) + 1, ok, sizeof(ok), &why, NULL), -EBADMSG);
 	assert_string_equal(why, "bad samples body length");
-	static const uint8_t trailing[] = { TABLES, 1, 1, 0, 0, 1, 10, ROWS, 0 };
+	static const uint8_t trailing[] = { TABLES, 1, 1, 0, 0, 10, ROWS, 0 };
 	assert_int_equal(parse_v3_stored(trailing, sizeof(trailing), &why), -EBADMSG);
 	assert_int_equal(parse_v3(0, 2, sizeof(ok), ok, sizeof(ok), &why, NULL), -EBADMSG);
 	assert_string_equal(why, "unknown samples body method");
@@ -581,8 +586,8 @@ static void samples_v3_parser_checks_each_rule(void **state)
 	binbuf_put_uvarint(&b, 1025);
 	for (int i = 0; i <= 1025; i++)
 		binbuf_put_uvarint(&b, i < 1025);
-	for (int i = 0; i < 2 * 1025; i++)
-		binbuf_put_uvarint(&b, i == 2 * 1025 - 1);
+	for (int i = 0; i < 1025 + 1024; i++)	/* images, end bytes of the inner nodes */
+		binbuf_put_uvarint(&b, 0);
 	for (int i = 0; i < 1025; i++)
 		binbuf_put_svarint(&b, i);
 	const uint8_t rows[] = { 0, 0, 0 };
