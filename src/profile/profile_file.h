@@ -56,13 +56,17 @@
  *                                       is the leaf of two chains)
  *              uvarint ngroups, uvarint nrows, uvarint total
  *              ngroups x (uvarint task index + 1 (0 = no task), strictly increasing across
- *                         groups; uvarint n >= 1; n rows)
+ *                         groups; uvarint n >= 1; version 2: its n rows follow)
  *              a row, within its group sorted by (time index, chain), both strictly
- *              increasing as a pair:
+ *              increasing as a pair; version 2, each row's fields together:
  *                uvarint key = chain step << 3 | count code << 1 | new time
  *                [new time: uvarint time index - the previous row's - 1 (the first row of a
  *                 group from 0)]
  *                [count code 3: uvarint count - 4; else the count is code + 1]
+ *              version 3, after all group headers, the rows' fields in columns, rows in
+ *              group order: nrows x u8 key = (chain step & 31) << 3 | count code << 1 |
+ *              new time; nrows x uvarint chain step >> 5; the time steps of the new-time
+ *              rows; the counts - 4 of the code-3 rows
  *              a chain step is chain - (the previous row's chain + 1), or the chain itself
  *              on a new time or a group's first row; time index 0 = unknown time, k >= 1 =
  *              origin_ns + (k - 1) x bucket_ns; rows add up to nrows and counts to total

@@ -193,6 +193,24 @@ static int put_tables(struct binbuf *b, const struct enc *e)
 	return err ? err : samples_trie_put(b, &c);
 }
 
+/* Row I's fields against the previous row of its group (none at a group's start). */
+static void row_fields(const struct enc *e, size_t i, bool *new_time, uint64_t *dt, uint64_t *step,
+		       uint64_t *code)
+{
+	const struct enc_row *r = &e->rows[i];
+	bool first = !i || e->rows[i - 1].task != r->task;
+	uint64_t prev_t = first ? 0 : e->rows[i - 1].tidx;
+	uint64_t next_chain = first ? 0 : (uint64_t)e->rows[i - 1].chain + 1;
+	*new_time = r->tidx != prev_t;
+	*dt = r->tidx - prev_t - 1;
+	*step = r->chain - (*new_time ? 0 : next_chain);
+	*code = r->count <= 3 ? r->count - 1 : 3;
+}
+
+/* The rows: counts, group headers, then their fields in columns (each compresses better
+ * alone): a key byte (a chain step's low 5 bits, count code, new time), the rest of the step,
+ * time steps, counts above 3. Small steps (flat profiles) stay in the key byte; the large ones
+ * of a -g profile's chains seen once get their near-random low bits apart from the rest. */
 static int put_rows(struct binbuf *b, const struct enc *e)
 {
 	size_t ngroups = 0;
@@ -210,22 +228,22 @@ static int put_rows(struct binbuf *b, const struct enc *e)
 			end++;
 		err = binbuf_put_uvarint(b, e->rows[i].task);
 		err = err ? err : binbuf_put_uvarint(b, end - i);
-		uint64_t prev_t = 0, next_chain = 0;
-		for (; i < end && !err; i++) {
-			const struct enc_row *r = &e->rows[i];
-			bool new_time = r->tidx != prev_t;
-			if (new_time)
-				next_chain = 0;
-			uint64_t code = r->count <= 3 ? r->count - 1 : 3;
-			err = binbuf_put_uvarint(b, (r->chain - next_chain) << 3 | code << 1 | new_time);
-			if (!err && new_time)
-				err = binbuf_put_uvarint(b, r->tidx - prev_t - 1);
-			if (!err && code == 3)
-				err = binbuf_put_uvarint(b, r->count - 4);
-			prev_t = r->tidx;
-			next_chain = (uint64_t)r->chain + 1;
-		}
+		i = end;
 	}
+	for (int col = 0; col < 4; col++)
+		for (size_t i = 0; i < e->nrows && !err; i++) {
+			bool new_time;
+			uint64_t dt, step, code;
+			row_fields(e, i, &new_time, &dt, &step, &code);
+			if (col == 0)
+				err = binbuf_put_u8(b, (uint8_t)((step & 31) << 3 | code << 1 | new_time));
+			else if (col == 1)
+				err = binbuf_put_uvarint(b, step >> 5);
+			else if (col == 2 && new_time)
+				err = binbuf_put_uvarint(b, dt);
+			else if (col == 3 && code == 3)
+				err = binbuf_put_uvarint(b, e->rows[i].count - 4);
+		}
 	return err;
 }
 
@@ -453,61 +471,144 @@ out:
 	return err;
 }
 
-static int dec_rows(struct binreader *r, struct spent_profile *t, uint32_t ev, struct dec *x,
-		    uint64_t width, uint64_t origin, const char **why)
+/* Rows being added: where the previous row of the group left the time and the chain. */
+struct rows_in {
+	struct spent_profile *t;
+	uint32_t ev;
+	struct dec *x;
+	uint64_t width, origin;
+	uint64_t max_m1;	/* the last time index - 1 whose bucket start fits in 64 bits */
+	uint64_t nrows, seen, sum, prev_task;
+	uint64_t task, prev_t, next_chain;
+};
+
+static int rows_in_start(struct rows_in *s, struct binreader *r, uint64_t *ngroups, uint64_t *total,
+			 const char **why)
 {
-	uint64_t ngroups, nrows, total, seen = 0, sum = 0, prev_task = 0;
-	/* the last time index - 1 whose bucket start fits in 64 bits (and the index too) */
-	uint64_t max_m1 = (UINT64_MAX - origin) / width;
-	if (max_m1 == UINT64_MAX)
-		max_m1--;
 	int err = 0;
-	if (binreader_get_uvarint(r, &ngroups) || binreader_get_uvarint(r, &nrows) ||
-	    binreader_get_uvarint(r, &total) || ngroups > nrows || nrows > binreader_left(r))
+	s->max_m1 = (UINT64_MAX - s->origin) / s->width;
+	if (s->max_m1 == UINT64_MAX)
+		s->max_m1--;
+	if (binreader_get_uvarint(r, ngroups) || binreader_get_uvarint(r, &s->nrows) ||
+	    binreader_get_uvarint(r, total) || *ngroups > s->nrows || s->nrows > binreader_left(r))
 		BAD("bad row counts");
-	for (uint64_t g = 0; g < ngroups; g++) {
-		uint64_t task, n, prev_t = 0, next_chain = 0;
+out:
+	return err;
+}
+
+/* Group G of task TASK + 1 (0 = none) with N rows. */
+static int group_start(struct rows_in *s, uint64_t g, uint64_t task, uint64_t n, const char **why)
+{
+	int err = 0;
+	if (task > s->x->ntasks || (g && task <= s->prev_task) || n == 0 || n > s->nrows - s->seen)
+		BAD("bad row group");
+	s->prev_task = s->task = task;
+	s->seen += n;
+	s->prev_t = s->next_chain = 0;
+out:
+	return err;
+}
+
+static int row_add(struct rows_in *s, bool new_time, uint64_t dt, uint64_t code, uint64_t extra,
+		   uint64_t step, const char **why)
+{
+	struct dec *x = s->x;
+	int err = 0;
+	if (new_time) {
+		if (s->prev_t > s->max_m1 || dt > s->max_m1 - s->prev_t)
+			BAD("row time out of range");
+		s->prev_t += dt + 1;
+		s->next_chain = 0;
+	}
+	if (step >= x->c.nchains || s->next_chain + step >= x->c.nchains)
+		BAD("row chain out of range");
+	uint64_t chain = s->next_chain + step;
+	uint64_t count = code < 3 ? code + 1 : extra + 4;
+	if (count < extra || s->sum + count < s->sum)
+		BAD("row count overflows");
+	s->sum += count;
+	x->chain_sum[chain] += count;	/* <= sum: cannot overflow */
+	s->next_chain = chain + 1;
+	uint64_t time = s->prev_t ? s->origin + (s->prev_t - 1) * s->width : 0;
+	err = profile_detail_row_add(&s->t->detail, s->ev,
+				     s->task ? x->tasks[s->task - 1] : SPENT_PROFILE_NO_TASK, time,
+				     x->c.chains[chain], count);
+out:
+	return err;
+}
+
+/* Version 2: each group's header, then its rows, each row's fields together. */
+static int dec_rows_v2(struct binreader *r, struct rows_in *s, const char **why)
+{
+	uint64_t ngroups, total;
+	int err = rows_in_start(s, r, &ngroups, &total, why);
+	for (uint64_t g = 0; g < ngroups && !err; g++) {
+		uint64_t task, n;
 		if (binreader_get_uvarint(r, &task) || binreader_get_uvarint(r, &n))
 			BAD("truncated row group");
-		if (task > x->ntasks || (g && task <= prev_task) || n == 0 || n > nrows - seen)
-			BAD("bad row group");
-		prev_task = task;
-		seen += n;
-		for (uint64_t i = 0; i < n; i++) {
+		err = group_start(s, g, task, n, why);
+		for (uint64_t i = 0; i < n && !err; i++) {
 			uint64_t key, dt = 0, extra = 0;
 			if (binreader_get_uvarint(r, &key))
 				BAD("truncated row");
 			bool new_time = key & 1;
-			uint64_t code = key >> 1 & 3, step = key >> 3;
+			uint64_t code = key >> 1 & 3;
 			if ((new_time && binreader_get_uvarint(r, &dt)) ||
 			    (code == 3 && binreader_get_uvarint(r, &extra)))
 				BAD("truncated row");
-			if (new_time) {
-				if (prev_t > max_m1 || dt > max_m1 - prev_t)
-					BAD("row time out of range");
-				prev_t += dt + 1;
-				next_chain = 0;
-			}
-			if (step >= x->c.nchains || next_chain + step >= x->c.nchains)
-				BAD("row chain out of range");
-			uint64_t chain = next_chain + step;
-			uint64_t count = code < 3 ? code + 1 : extra + 4;
-			if (count < extra || sum + count < sum)
-				BAD("row count overflows");
-			sum += count;
-			x->chain_sum[chain] += count;	/* <= sum: cannot overflow */
-			next_chain = chain + 1;
-			uint64_t time = prev_t ? origin + (prev_t - 1) * width : 0;
-			err = profile_detail_row_add(&t->detail, ev,
-						     task ? x->tasks[task - 1] : SPENT_PROFILE_NO_TASK, time,
-						     x->c.chains[chain], count);
-			if (err)
-				goto out;
+			err = row_add(s, new_time, dt, code, extra, key >> 3, why);
 		}
 	}
-	if (seen != nrows || sum != total)
+	if (!err && (s->seen != s->nrows || s->sum != total))
 		BAD("rows do not add up to the header counts");
 out:
+	return err;
+}
+
+/* Version 3: the group headers, then the rows' fields in columns (put_rows). */
+static int dec_rows_v3(struct binreader *r, struct rows_in *s, const char **why)
+{
+	uint64_t ngroups, total, *gh = NULL, *f = NULL;
+	int err = rows_in_start(s, r, &ngroups, &total, why);
+	/* a group header is at least 2 bytes, a row 2 (its key and the rest of its step) */
+	if (!err && (ngroups > binreader_left(r) / 2 || s->nrows > binreader_left(r) / 2))
+		BAD("bad row counts");
+	gh = malloc((2 * ngroups + 1) * sizeof(*gh));
+	f = malloc((4 * s->nrows + 1) * sizeof(*f));	/* key, step, time step, extra count */
+	if (!err && (!gh || !f))
+		err = -ENOMEM;
+	for (uint64_t g = 0; g < ngroups && !err; g++)
+		if (binreader_get_uvarint(r, &gh[2 * g]) || binreader_get_uvarint(r, &gh[2 * g + 1]))
+			BAD("truncated row group");
+	/* per row: key byte, step, time step, count - 4 */
+	for (int col = 0; col < 4 && !err; col++)
+		for (uint64_t i = 0; i < s->nrows && !err; i++) {
+			uint64_t *row = f + 4 * i, v = 0;
+			uint8_t key = 0;
+			if (col == 0 ? binreader_get_u8(r, &key) :
+			    (col == 1 || (col == 2 && row[0] & 1) || (col == 3 && (row[0] >> 1 & 3) == 3)) &&
+			    binreader_get_uvarint(r, &v))
+				BAD("truncated row");
+			if (col == 0)
+				row[0] = key, row[1] = key >> 3, row[2] = row[3] = 0;
+			else if (col == 1 && v > (UINT64_MAX >> 5))
+				BAD("row chain out of range");
+			else if (col == 1)
+				row[1] |= v << 5;
+			else if (v)
+				row[col] = v;
+		}
+	for (uint64_t g = 0, i = 0; g < ngroups && !err; g++) {
+		err = group_start(s, g, gh[2 * g], gh[2 * g + 1], why);
+		for (uint64_t end = i + gh[2 * g + 1]; i < end && !err; i++)
+			err = row_add(s, f[4 * i] & 1, f[4 * i + 2], f[4 * i] >> 1 & 3, f[4 * i + 3],
+				      f[4 * i + 1], why);
+	}
+	if (!err && (s->seen != s->nrows || s->sum != total))
+		BAD("rows do not add up to the header counts");
+out:
+	free(gh);
+	free(f);
 	return err;
 }
 
@@ -528,7 +629,9 @@ static int dec_body(struct binreader *r, struct spent_profile *t, uint32_t ev, u
 	x->chain_sum = calloc(x->c.nchains + 1, sizeof(*x->chain_sum));
 	if (!x->chain_sum)
 		return -ENOMEM;
-	if ((err = dec_rows(r, t, ev, x, width, origin, why)))
+	struct rows_in in = { .t = t, .ev = ev, .x = x, .width = width, .origin = origin };
+	err = version >= PROFILE_FILE_VERSION_SAMPLES ? dec_rows_v3(r, &in, why) : dec_rows_v2(r, &in, why);
+	if (err)
 		goto out;
 	if (binreader_left(r))
 		BAD("trailing bytes after the rows");

@@ -518,7 +518,10 @@ static void samples_v3_parser_checks_each_rule(void **state)
 	char stacks[256] = "";
 	/* 1 string "a"; 1 task (a, 1, 1); 0 images; then the trie; then 2 rows of chain 0 */
 #define TABLES 1, 1, 'a', 1, 0, 1, 1, 0, 0
-#define ROWS 1, 2, 3, 1, 2, 0x01, 0, 0x03, 4
+	/* rows: 1 group, 2 rows, total 3; the group (task 1, 2 rows); then the columns: keys
+	 * (chain step's low 5 bits << 3 | count code << 1 | new time), the steps' rest, time
+	 * steps */
+#define ROWS 1, 2, 3, 1, 2, 0x01, 0x03, 0, 0, 0, 4
 	/* one node: the root has 1 child, it has 0; no image; (no end byte: a node without
 	 * children ends a chain); offset 5 */
 	static const uint8_t ok[] = { TABLES, 1, 1, 0, 0, 10, ROWS };
@@ -532,7 +535,7 @@ static void samples_v3_parser_checks_each_rule(void **state)
 	assert_string_equal(stacks, "3@5,7;");
 	/* siblings 5 and 5 + 2 + 1 of one image: two chains */
 	static const uint8_t sib[] = { TABLES, 2, 2, 0, 0, 0, 0, 10, 2,
-				       1, 2, 2, 1, 2, 0x01, 0, 0x00 };
+				       1, 2, 2, 1, 2, 0x01, 0x00, 0, 0, 0 };
 	stacks[0] = 0;
 	assert_int_equal(parse_v3(PROFILE_SAMPLES_STACKS, 0, sizeof(sib), sib, sizeof(sib), &why, stacks), 0);
 	assert_string_equal(stacks, "1@5;1@8;");
@@ -557,6 +560,27 @@ static void samples_v3_parser_checks_each_rule(void **state)
 					0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, ROWS };
 	assert_int_equal(parse_v3_stored(wrap, sizeof(wrap), &why), -EBADMSG);
 	assert_string_equal(why, "bad frame offset");
+	/* rows: a count above 3 (code 3, then count - 4 in the last column); a chain step past
+	 * the chains in the key's low bits or in the rest; a truncated column; a bad total */
+	static const uint8_t big[] = { TABLES, 1, 1, 0, 0, 10, 1, 1, 9, 1, 1, 0x07, 0, 0, 5 };
+	stacks[0] = 0;
+	assert_int_equal(parse_v3(PROFILE_SAMPLES_STACKS, 0, sizeof(big), big, sizeof(big), &why, stacks), 0);
+	assert_string_equal(stacks, "9@5;");
+	static const uint8_t far_low[] = { TABLES, 1, 1, 0, 0, 10, 1, 1, 1, 1, 1, 0x09, 0, 0 };
+	assert_int_equal(parse_v3_stored(far_low, sizeof(far_low), &why), -EBADMSG);
+	assert_string_equal(why, "row chain out of range");
+	static const uint8_t far_chain[] = { TABLES, 1, 1, 0, 0, 10, 1, 1, 1, 1, 1, 0x01, 1, 0 };
+	assert_int_equal(parse_v3_stored(far_chain, sizeof(far_chain), &why), -EBADMSG);
+	assert_string_equal(why, "row chain out of range");
+	static const uint8_t huge_step[] = { TABLES, 1, 1, 0, 0, 10, 1, 1, 1, 1, 1, 0x01,
+					     0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f, 0 };
+	assert_int_equal(parse_v3_stored(huge_step, sizeof(huge_step), &why), -EBADMSG);
+	assert_string_equal(why, "row chain out of range");
+	static const uint8_t short_col[] = { TABLES, 1, 1, 0, 0, 10, 1, 1, 9, 1, 1, 0x07, 0, 0 };
+	assert_int_equal(parse_v3_stored(short_col, sizeof(short_col), &why), -EBADMSG);
+	static const uint8_t bad_sum[] = { TABLES, 1, 1, 0, 0, 10, 1, 1, 8, 1, 1, 0x07, 0, 0, 5 };
+	assert_int_equal(parse_v3_stored(bad_sum, sizeof(bad_sum), &why), -EBADMSG);
+	assert_string_equal(why, "rows do not add up to the header counts");
 	/* the body: its stored length must be exact; trailing bytes; methods */
 	assert_int_equal(parse_v3(0, 0, sizeof(ok) + 1, ok, sizeof(ok), &why, NULL), -EBADMSG);
 	assert_string_equal(why, "bad samples body length");
