@@ -570,12 +570,15 @@ static int dec_rows_v3(struct binreader *r, struct rows_in *s, const char **why)
 {
 	uint64_t ngroups, total, *gh = NULL, *f = NULL;
 	int err = rows_in_start(s, r, &ngroups, &total, why);
-	/* a group header is at least 2 bytes, a row 2 (its key and the rest of its step) */
-	if (!err && (ngroups > binreader_left(r) / 2 || s->nrows > binreader_left(r) / 2))
+	if (err)
+		return err;
+	/* a group header is at least 2 bytes, a row 2 (its key and the rest of its step): the
+	 * counts are checked before they size anything */
+	if (ngroups > binreader_left(r) / 2 || s->nrows > binreader_left(r) / 2)
 		BAD("bad row counts");
 	gh = malloc((2 * ngroups + 1) * sizeof(*gh));
 	f = malloc((4 * s->nrows + 1) * sizeof(*f));	/* key, step, time step, extra count */
-	if (!err && (!gh || !f))
+	if (!gh || !f)
 		err = -ENOMEM;
 	for (uint64_t g = 0; g < ngroups && !err; g++)
 		if (binreader_get_uvarint(r, &gh[2 * g]) || binreader_get_uvarint(r, &gh[2 * g + 1]))

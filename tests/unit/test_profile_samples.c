@@ -581,6 +581,16 @@ static void samples_v3_parser_checks_each_rule(void **state)
 	static const uint8_t bad_sum[] = { TABLES, 1, 1, 0, 0, 10, 1, 1, 8, 1, 1, 0x07, 0, 0, 5 };
 	assert_int_equal(parse_v3_stored(bad_sum, sizeof(bad_sum), &why), -EBADMSG);
 	assert_string_equal(why, "rows do not add up to the header counts");
+	/* row counts beyond the body are refused before they size anything (the fuzzer's
+	 * crash-b2e8ba0c: rows of 2^53 and a group count past them) */
+	static const uint8_t many_rows[] = { TABLES, 1, 1, 0, 0, 10, 0x80, 1, 0xff, 0xff, 0xff, 0xff,
+					     0xff, 0xff, 0xff, 0x0f, 0, 1, 2 };
+	assert_int_equal(parse_v3_stored(many_rows, sizeof(many_rows), &why), -EBADMSG);
+	assert_string_equal(why, "bad row counts");
+	static const uint8_t many_rows2[] = { TABLES, 1, 1, 0, 0, 10, 1, 0xff, 0xff, 0xff, 0xff,
+					      0xff, 0xff, 0xff, 0x0f, 0, 1, 2 };
+	assert_int_equal(parse_v3_stored(many_rows2, sizeof(many_rows2), &why), -EBADMSG);
+	assert_string_equal(why, "bad row counts");
 	/* the body: its stored length must be exact; trailing bytes; methods */
 	assert_int_equal(parse_v3(0, 0, sizeof(ok) + 1, ok, sizeof(ok), &why, NULL), -EBADMSG);
 	assert_string_equal(why, "bad samples body length");
