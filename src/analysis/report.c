@@ -8,6 +8,7 @@
 #include "analysis/report.h"
 #include "core/alloc.h"
 #include "core/demangle.h"
+#include "core/kernel_id.h"
 #include "core/strmap.h"
 #include "profile/export.h"
 
@@ -72,18 +73,63 @@ static char *shown_name(const char *raw)
 	return strdup(demangle_name(raw, buf, sizeof(buf)));
 }
 
+/* Whether image IMG of P is a kernel that has samples (detail rows name kernels too, e.g.
+ * an older daemon's, without counts of their own) */
+static bool counted_kernel(const struct spent_profile *p, uint32_t img)
+{
+	if (!profile_image_is_kernel(spent_profile_image_get(p, img)))
+		return false;
+	for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++)
+		if (spent_profile_image_total(p, img, ev))
+			return true;
+	return false;
+}
+
+/* Labels for the kernels when P has samples of more than one (two boots or hosts in one
+ * database): each shows its identity, so the same function of two kernels is two rows. */
+static int make_labels(struct builder *b)
+{
+	size_t n = spent_profile_nimages(b->p), kernels = 0;
+	for (uint32_t i = 0; i < n; i++)
+		kernels += counted_kernel(b->p, i);
+	if (kernels < 2)
+		return 0;
+	if (!(b->r->labels = calloc(n, sizeof(char *))))
+		return -ENOMEM;
+	b->r->nlabels = n;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct spent_profile_image *im = spent_profile_image_get(b->p, i);
+		char label[128];
+		if (!profile_image_is_kernel(im))
+			continue;
+		kernel_id_label(im, label, sizeof(label));
+		if (!(b->r->labels[i] = strdup(label)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* IMG's name in rows and their keys: its label, else its path */
+static const char *image_shown(const struct builder *b, uint32_t img)
+{
+	if (img < b->r->nlabels && b->r->labels[img])
+		return b->r->labels[img];
+	return spent_profile_image_get(b->p, img)->path;
+}
+
 static long make_row(struct builder *b, uint32_t img, uint64_t off)
 {
 	const struct spent_profile_image *im = spent_profile_image_get(b->p, img);
+	const char *shown = image_shown(b, img);
 	struct sym_info si;
 	char *key = NULL, *symbol = NULL, name[512];
 	struct spent_profile_frame f = { img, off };
 	bool want_lines = b->r->cfg.by == REPORT_BY_LINE || b->r->cfg.by == REPORT_BY_INSTRUCTION;
 	if (b->r->cfg.by == REPORT_BY_IMAGE) {	/* needs no symbols: never open the image */
-		key = strdup(im->path);
+		key = strdup(shown);
 		symbol = strdup("");
 		if (key && symbol)
-			return row_get(b, key, symbol, im->path, NULL, 0, off);
+			return row_get(b, key, symbol, shown, NULL, 0, off);
 		free(key);
 		free(symbol);
 		return -ENOMEM;
@@ -100,16 +146,16 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 	case REPORT_BY_IMAGE:	/* returned above */
 		break;
 	case REPORT_BY_FUNCTION:
-		n = fn ? asprintf(&key, "%s|%s", im->path, fn) : asprintf(&key, "%s|%s", im->path, name);
+		n = fn ? asprintf(&key, "%s|%s", shown, fn) : asprintf(&key, "%s|%s", shown, name);
 		symbol = fn ? shown_name(fn) : strdup(name);
 		break;
 	case REPORT_BY_LINE:
 		/* one row per line of each function: a line inlined into several functions is
 		 * as many rows, each under the function its samples were in */
 		if (si.file)
-			n = asprintf(&key, "%s|%s|%s:%d", im->path, fn ? fn : name, si.file, si.line);
+			n = asprintf(&key, "%s|%s|%s:%d", shown, fn ? fn : name, si.file, si.line);
 		else
-			n = asprintf(&key, "%s|%s", im->path, name);
+			n = asprintf(&key, "%s|%s", shown, name);
 		if (si.inlined && fn && strcmp(si.inlined, fn)) {
 			char a[1024], c[1024];
 			if (asprintf(&symbol, "%s (inlined %s)", demangle_name(fn, a, sizeof(a)),
@@ -120,7 +166,7 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 		}
 		break;
 	case REPORT_BY_INSTRUCTION:
-		n = asprintf(&key, "%s|%llx", im->path, (unsigned long long)off);
+		n = asprintf(&key, "%s|%llx", shown, (unsigned long long)off);
 		symbol = strdup(name);
 		break;
 	}
@@ -132,7 +178,7 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 	}
 	uint64_t roff = b->r->cfg.by == REPORT_BY_FUNCTION && fn ? si.start : off;
 	bool lines = b->r->cfg.by == REPORT_BY_LINE || b->r->cfg.by == REPORT_BY_INSTRUCTION;
-	return row_get(b, key, symbol, im->path, lines ? si.file : NULL, lines ? si.line : 0, roff);
+	return row_get(b, key, symbol, shown, lines ? si.file : NULL, lines ? si.line : 0, roff);
 }
 
 /* (img, off) -> row, memoized */
@@ -279,7 +325,7 @@ int report_build(const struct spent_profile *p, struct symbols *sym, const struc
 		goto fail;
 	memcpy(b.r->events, cfg->events, cfg->nevents * sizeof(uint32_t));
 	b.r->cfg.events = b.r->events;
-	if ((err = add_self(&b)) || (cfg->children && (err = add_children(&b))))
+	if ((err = make_labels(&b)) || (err = add_self(&b)) || (cfg->children && (err = add_children(&b))))
 		goto fail;
 	sort_report = b.r;
 	if (b.r->nrows > 1)
@@ -306,6 +352,9 @@ void report_free(struct report *r)
 		free(r->rows[i].incl);
 	}
 	free(r->rows);
+	for (size_t i = 0; i < r->nlabels; i++)
+		free(r->labels[i]);
+	free(r->labels);
 	free(r->events);
 	free(r->totals);
 	free(r);
