@@ -8,7 +8,6 @@
 #include "analysis/report.h"
 #include "core/alloc.h"
 #include "core/demangle.h"
-#include "core/kernel_id.h"
 #include "core/strmap.h"
 #include "profile/export.h"
 
@@ -71,42 +70,6 @@ static char *shown_name(const char *raw)
 {
 	char buf[1024];
 	return strdup(demangle_name(raw, buf, sizeof(buf)));
-}
-
-/* Whether image IMG of P is a kernel that has samples (detail rows name kernels too, e.g.
- * an older daemon's, without counts of their own) */
-static bool counted_kernel(const struct spent_profile *p, uint32_t img)
-{
-	if (!profile_image_is_kernel(spent_profile_image_get(p, img)))
-		return false;
-	for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++)
-		if (spent_profile_image_total(p, img, ev))
-			return true;
-	return false;
-}
-
-/* Labels for the kernels when P has samples of more than one (two boots or hosts in one
- * database): each shows its identity, so the same function of two kernels is two rows. */
-static int make_labels(struct builder *b)
-{
-	size_t n = spent_profile_nimages(b->p), kernels = 0;
-	for (uint32_t i = 0; i < n; i++)
-		kernels += counted_kernel(b->p, i);
-	if (kernels < 2)
-		return 0;
-	if (!(b->r->labels = calloc(n, sizeof(char *))))
-		return -ENOMEM;
-	b->r->nlabels = n;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct spent_profile_image *im = spent_profile_image_get(b->p, i);
-		char label[128];
-		if (!profile_image_is_kernel(im))
-			continue;
-		kernel_id_label(im, label, sizeof(label));
-		if (!(b->r->labels[i] = strdup(label)))
-			return -ENOMEM;
-	}
-	return 0;
 }
 
 /* IMG's name in rows and their keys: its label, else its path */
@@ -325,7 +288,10 @@ int report_build(const struct spent_profile *p, struct symbols *sym, const struc
 		goto fail;
 	memcpy(b.r->events, cfg->events, cfg->nevents * sizeof(uint32_t));
 	b.r->cfg.events = b.r->events;
-	if ((err = make_labels(&b)) || (err = add_self(&b)) || (cfg->children && (err = add_children(&b))))
+	if ((err = profile_kernel_labels(p, &b.r->labels)))
+		goto fail;
+	b.r->nlabels = b.r->labels ? spent_profile_nimages(p) : 0;
+	if ((err = add_self(&b)) || (cfg->children && (err = add_children(&b))))
 		goto fail;
 	sort_report = b.r;
 	if (b.r->nrows > 1)
@@ -352,9 +318,7 @@ void report_free(struct report *r)
 		free(r->rows[i].incl);
 	}
 	free(r->rows);
-	for (size_t i = 0; i < r->nlabels; i++)
-		free(r->labels[i]);
-	free(r->labels);
+	profile_kernel_labels_free(r->labels, r->nlabels);
 	free(r->events);
 	free(r->totals);
 	free(r);
