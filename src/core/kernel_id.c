@@ -27,6 +27,13 @@ static void hex(const uint8_t *b, size_t n, char *out)
 	out[2 * n] = 0;
 }
 
+void kernel_id_hex(const struct spent_profile_image *id, char *out, size_t len)
+{
+	char h[2 * SPENT_PROFILE_ID_MAX + 1];
+	hex(id->id, id->id_len <= SPENT_PROFILE_ID_MAX ? id->id_len : 0, h);
+	snprintf(out, len, "%s", h);
+}
+
 int kernel_id_kallsyms_name(const struct spent_profile_image *id, char *out, size_t len)
 {
 	char h[2 * SPENT_PROFILE_ID_MAX + 1];
@@ -46,17 +53,28 @@ bool kernel_id_is_kallsyms_name(const char *name)
 	return n && n % 2 == 0 && n <= 2 * SPENT_PROFILE_ID_MAX && !name[p + n];
 }
 
-void kernel_id_label(const struct spent_profile_image *id, char *out, size_t len)
+void kernel_id_short(const struct spent_profile_image *id, char *out, size_t len)
 {
 	char a[9], b[9];
 	if (!id->id_len || id->id_len > SPENT_PROFILE_ID_MAX) {
-		snprintf(out, len, "%s", SPENT_PROFILE_KERNEL_PATH);
+		snprintf(out, len, "-");
 		return;
 	}
 	size_t n = id->id_len < 4 ? id->id_len : 4;
 	hex(id->id, n, a);
 	hex(id->id + id->id_len - n, n, b);
-	snprintf(out, len, "[kernel.kallsyms:%s..%s]", a, b);
+	snprintf(out, len, "%s..%s", a, b);
+}
+
+void kernel_id_label(const struct spent_profile_image *id, char *out, size_t len)
+{
+	char s[24];
+	if (!id->id_len || id->id_len > SPENT_PROFILE_ID_MAX) {
+		snprintf(out, len, "%s", SPENT_PROFILE_KERNEL_PATH);
+		return;
+	}
+	kernel_id_short(id, s, sizeof(s));
+	snprintf(out, len, "[kernel.kallsyms:%s]", s);
 }
 
 uint64_t kernel_id_text_address(const char *line)

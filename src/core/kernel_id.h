@@ -28,6 +28,12 @@ int kernel_id_kallsyms_name(const struct spent_profile_image *id, char *out, siz
 /* Whether NAME is a name kernel_id_kallsyms_name makes. */
 bool kernel_id_is_kallsyms_name(const char *name);
 
+/* The identity's bytes in hex ("" when none) into OUT (2 * SPENT_PROFILE_ID_MAX + 1 fit all). */
+void kernel_id_hex(const struct spent_profile_image *id, char *out, size_t len);
+
+/* "FIRST4..LAST4": the hex of the identity's first and last 4 bytes ("-" when it has none). */
+void kernel_id_short(const struct spent_profile_image *id, char *out, size_t len);
+
 /* "[kernel.kallsyms:FIRST4..LAST4]" (the hex of the identity's first and last 4 bytes: the
  * build-id's start and the low half of _text), what tells two kernels of one report apart;
  * "[kernel.kallsyms]" for a kernel without identity bytes. */

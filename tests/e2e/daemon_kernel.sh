@@ -48,13 +48,20 @@ check daemon_kernel_stops_on_sigterm stop_daemon
 
 # Another boot of the same kernel, as KASLR makes it: epoch 1 is epoch 0's kernel counts with
 # every address and _text moved by 32 MiB, and that boot's kallsyms (also moved, names b2_);
-# epoch 0's own copy gets names b1_, so each row says which copy named it.
-# kfile SRC DST ID_CUT SHIFT: rewrite a kernel counts file (src/profile/profile_file.h):
-# identity cut to ID_CUT bytes (0: whole) with SHIFT added to its _text bytes, offsets + SHIFT
-cat > "$TMP/kfile.py" <<'PY'
-import struct, sys, zlib
-src, dst, cut, shift = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4], 0)
-d = open(src, "rb").read()
+# epoch 0's own copy gets names b1_, so each row says which copy named it. And a database from
+# before identities (OLD): the kernel's id is its build-id alone, one OLD/kallsyms (names old_).
+# One python3 does all of it (its start-up is most of a run here): kernel counts files are
+# rewritten as src/profile/profile_file.h lays them out.
+KF=$(ls "$DB"/epoch-0000/_kernel.kallsyms_-*@*.prof 2>/dev/null | head -1)
+# the kernel is what is looked at: other images' counts go, so reports symbolize nothing else
+find "$DB/epoch-0000" -name '*-*@*.prof' ! -name '_kernel.kallsyms_-*' -delete
+OLD=$TMP/old
+mkdir -p "$DB/epoch-0001" "$OLD/epoch-0000" && cp "$DB/epoch-0000/span" "$DB/epoch-0001/" && cp "$DB/meta" "$OLD/"
+id2=$(python3 - "$KF" "$KS" "$DB" "$OLD" <<'PY'
+import os, struct, sys, zlib
+kf, ks, db, old = sys.argv[1:5]
+SHIFT = 0x2000000
+d = open(kf, "rb").read()
 def uv(p):
     v = s = 0
     while True:
@@ -66,87 +73,82 @@ def enc(v):
         b = v & 127; v >>= 7
         out.append(b | (128 if v else 0))
         if not v: return bytes(out)
+# kind 1: event (name, period, flags), image (path, id_kind, id_len, id), n, total, deltas
 assert d[:4] == b"SPPF" and d[8] == 1
 p = 9
-n, p = uv(p); p += n            # event name
-_, p = uv(p); _, p = uv(p)      # period, flags
-n, p = uv(p); p += n            # image path
+n, p = uv(p); p += n
+_, p = uv(p); _, p = uv(p)
+n, p = uv(p); p += n
 kind, idlen = d[p], d[p + 1]
-ident = bytearray(d[p + 2:p + 2 + idlen]); body = p + 2 + idlen
-if cut:
-    ident = ident[:cut]
-else:
-    t = int.from_bytes(ident[-8:], "big") + shift
-    ident[-8:] = t.to_bytes(8, "big")
-n, q = uv(body); total, q = uv(q); first, r = uv(q)
-out = d[:p] + bytes([kind, len(ident)]) + bytes(ident) + enc(n) + enc(total) + enc(first + shift) + d[r:-4]
-open(dst, "wb").write(out + struct.pack("<I", zlib.crc32(out)))
-print(bytes(ident).hex())
+ident = d[p + 2:p + 2 + idlen]
+n, q = uv(p + 2 + idlen); total, q = uv(q); first, r = uv(q)
+def write(path, new_id, shift):
+    out = d[:p] + bytes([kind, len(new_id)]) + new_id + enc(n) + enc(total) + enc(first + shift) + d[r:-4]
+    open(path, "wb").write(out + struct.pack("<I", zlib.crc32(out)))
+id2 = ident[:-8] + (int.from_bytes(ident[-8:], "big") + SHIFT).to_bytes(8, "big")
+write(os.path.join(db, "epoch-0001", os.path.basename(kf)), id2, SHIFT)
+write(os.path.join(old, "epoch-0000", os.path.basename(kf)), ident[:-8], 0)
+lines = [l.split(" ", 2) for l in open(ks)]
+with open(os.path.join(db, "kallsyms-" + id2.hex()), "w") as f:
+    f.writelines("%016x %s b2_%s" % (int(a, 16) + SHIFT, t, nm) for a, t, nm in lines)
+with open(os.path.join(old, "kallsyms"), "w") as f:
+    f.writelines("%s %s old_%s" % (a, t, nm) for a, t, nm in lines)
+with open(ks, "w") as f:
+    f.writelines("%s %s b1_%s" % (a, t, nm) for a, t, nm in lines)
+print(id2.hex())
 PY
-KF=$(ls "$DB"/epoch-0000/_kernel.kallsyms_-*@*.prof 2>/dev/null | head -1)
-# the kernel is what is looked at: other images' counts go, so reports symbolize nothing else
-find "$DB/epoch-0000" -name '*-*@*.prof' ! -name '_kernel.kallsyms_-*' -delete
-mkdir -p "$DB/epoch-0001" && cp "$DB/epoch-0000/span" "$DB/epoch-0001/"
-id2=$(python3 "$TMP/kfile.py" "$KF" "$DB/epoch-0001/$(basename "$KF")" 0 0x2000000)
-python3 -c 'import sys
-for l in open(sys.argv[1]):
-    a, t, n = l.split(None, 2)
-    sys.stdout.write("%016x %s b2_%s" % (int(a, 16) + 0x2000000, t, n))' "$KS" > "$DB/kallsyms-$id2"
-sed -i 's/^\([0-9a-f]* [tTwW] \)/\1b1_/' "$KS"
+)
 check "daemon_kernel_second_boot_made (id $id2)" test -s "$DB/kallsyms-$id2" -a "kallsyms-$id2" != "$want_name"
 
-# kernel_rows REPORT_ARGS...: per kernel image, its rows, rows named b1_, b2_, old_, samples;
-# and whether each function has the same samples under both kernels
-cat > "$TMP/rows.py" <<'PY'
-import json, sys, collections
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-k = [r for r in rows if r["image"].startswith("[kernel.kallsyms") and r["symbol"]]
-imgs = collections.OrderedDict()
-for r in k:
-    s = imgs.setdefault(r["image"], [0, 0, 0, 0, 0, {}])
-    s[0] += 1; s[4] += r["samples"]
-    for i, pre in ((1, "b1_"), (2, "b2_"), (3, "old_")):
-        s[i] += r["symbol"].startswith(pre)
-    s[5][r["symbol"][3:]] = r["samples"]
-same = len(imgs) == 2 and list(imgs.values())[0][5] == list(imgs.values())[1][5]
-for name, s in imgs.items():
-    print(name, *s[:5])
-print("same" if same else "differ")
-PY
-kernel_rows() {
-	"$SPENT" report "$@" --by function --json > "$TMP/r.json" 2>"$TMP/r.err"
-	python3 "$TMP/rows.py" "$TMP/r.json"
-}
-kernel_rows -i "$DB" > "$TMP/k.txt"
-# two kernel images, each named only from its own copy, the same samples function by function
-read -r img1 n1 b1a b2a _ s1 < <(sed -n 1p "$TMP/k.txt")
-read -r img2 n2 b1b b2b _ s2 < <(sed -n 2p "$TMP/k.txt")
-[ "$b2a" -gt 0 ] 2>/dev/null && { t=$img1; img1=$img2; img2=$t; t=$n1; n1=$n2; n2=$t; t=$b1a; b1a=$b1b; b1b=$t; t=$b2a; b2a=$b2b; b2b=$t; }
-check "daemon_kernel_two_boots_two_images ($(head -c 400 "$TMP/k.txt" | tr '\n' '|'))" \
-	test "$(wc -l < "$TMP/k.txt")" = 3 -a "$img1" != "$img2" -a "$img1" != "[kernel.kallsyms]"
-check "daemon_kernel_each_boot_named_from_its_copy (b1_ $b1a of $n1, b2_ $b2b of $n2)" \
-	test "${n1:-0}" -gt 0 -a "$b1a" = "$n1" -a "$b2a" = 0 -a "$b2b" = "$n2" -a "$b1b" = 0
-check daemon_kernel_boots_not_added grep -qx same "$TMP/k.txt"
-# one epoch: its own kernel only, under the plain name
-kernel_rows -i "$DB/epoch-0001" > "$TMP/k1.txt"
-check "daemon_kernel_epoch_path_uses_its_kernel ($(head -1 "$TMP/k1.txt"))" \
-	bash -c "[ \$(wc -l < '$TMP/k1.txt') = 2 ] && read -r i n b1 b2 o s < '$TMP/k1.txt' && [ \"\$i\" = '[kernel.kallsyms]' -a \"\$n\" = \"\$b2\" -a \"\$n\" -gt 0 ]"
-kernel_rows -i "$DB" --epoch 0 > "$TMP/k0.txt"
-check "daemon_kernel_epoch_option_uses_its_kernel ($(head -1 "$TMP/k0.txt"))" \
-	bash -c "[ \$(wc -l < '$TMP/k0.txt') = 2 ] && read -r i n b1 b2 o s < '$TMP/k0.txt' && [ \"\$n\" = \"\$b1\" -a \"\$n\" -gt 0 ]"
-
-# merge brings each identity's copy, and the merged database reports the same
+# db list: each epoch's kernel identity
+"$SPENT" db "$DB" list --json > "$TMP/list.json" 2>&1
+# merge brings each identity's copy
 "$SPENT" db "$TMP/db2" merge "$DB" > /dev/null 2>"$TMP/m.err"
 check "daemon_kernel_merge_brings_kallsyms ($(cat "$TMP/m.err"))" \
 	bash -c "cmp -s '$KS' '$TMP/db2/$want_name' && cmp -s '$DB/kallsyms-$id2' '$TMP/db2/kallsyms-$id2'"
-kernel_rows -i "$TMP/db2" > "$TMP/k2.txt"
-check daemon_kernel_merged_reports_the_same cmp -s "$TMP/k.txt" "$TMP/k2.txt"
-
-# a database from before identities: the kernel's id is its build-id alone, one DB/kallsyms
-OLD=$TMP/old
-mkdir -p "$OLD/epoch-0000" && cp "$DB/meta" "$OLD/" && cp "$DB"/epoch-0000/*-*@*.prof "$OLD/epoch-0000/"
-python3 "$TMP/kfile.py" "$KF" "$OLD/epoch-0000/$(basename "$KF")" $(( (${#want_name} - 9 - 16) / 2 )) 0 > /dev/null
-sed 's/^\([0-9a-f]* [tTwW] \)b1_/\1old_/' "$KS" > "$OLD/kallsyms"
-kernel_rows -i "$OLD" > "$TMP/ko.txt"
-check "daemon_kernel_old_database_reads_as_before ($(head -1 "$TMP/ko.txt"))" \
-	bash -c "[ \$(wc -l < '$TMP/ko.txt') = 2 ] && read -r i n b1 b2 o s < '$TMP/ko.txt' && [ \"\$i\" = '[kernel.kallsyms]' -a \"\$n\" = \"\$o\" -a \"\$n\" -gt 0 ]"
+# the reports: the whole database, one epoch by path and by --epoch, the merged one, the old one
+"$SPENT" report -i "$DB" --by function --json > "$TMP/r.all" 2>&1
+"$SPENT" report -i "$DB/epoch-0001" --by function --json > "$TMP/r.e1" 2>&1
+"$SPENT" report -i "$DB" --epoch 0 --by function --json > "$TMP/r.e0" 2>&1
+"$SPENT" report -i "$TMP/db2" --by function --json > "$TMP/r.db2" 2>&1
+"$SPENT" report -i "$OLD" --by function --json > "$TMP/r.old" 2>&1
+# per report: for each kernel image, its rows, those named b1_, b2_, old_, and samples;
+# "same" when two kernels have the same samples function by function
+python3 - "$TMP" "${want_name#kallsyms-}" "$id2" > "$TMP/k.txt" <<'PY'
+import json, sys, collections
+tmp = sys.argv[1]
+eps = [json.loads(l) for l in open(tmp + "/list.json") if l.strip()]
+print("list", "ok" if [e["kernels"] for e in eps] == [[sys.argv[2]], [sys.argv[3]]] else eps)
+for name in ("all", "e1", "e0", "db2", "old"):
+    rows = [json.loads(l) for l in open("%s/r.%s" % (tmp, name)) if l.startswith("{")]
+    imgs = collections.OrderedDict()
+    for r in rows:
+        if not r["image"].startswith("[kernel.kallsyms") or not r["symbol"]:
+            continue
+        s = imgs.setdefault(r["image"], [0, 0, 0, 0, 0, {}])
+        s[0] += 1; s[4] += r["samples"]
+        for i, pre in ((1, "b1_"), (2, "b2_"), (3, "old_")):
+            s[i] += r["symbol"].startswith(pre)
+        s[5][r["symbol"][3:]] = r["samples"]
+    v = list(imgs.values())
+    print(name, "same" if len(v) == 2 and v[0][5] == v[1][5] else "differ",
+          " | ".join(" ".join(map(str, [k] + s[:5])) for k, s in imgs.items()))
+PY
+row() { sed -n "s/^$1 //p" "$TMP/k.txt"; }
+check "daemon_kernel_list_shows_each_epochs_kernel ($(row list))" test "$(row list)" = ok
+# two kernel images, each named only from its own copy, the same samples function by function
+read -r same img1 n1 b1a b2a _ _ _ img2 n2 b1b b2b _ <<< "$(row all)"
+[ "${b2a:-0}" -gt 0 ] 2>/dev/null && { t=$img1; img1=$img2; img2=$t; t=$n1; n1=$n2; n2=$t; t=$b1a; b1a=$b1b; b1b=$t; t=$b2a; b2a=$b2b; b2b=$t; }
+check "daemon_kernel_two_boots_two_images ($(row all))" \
+	test -n "$img2" -a "$img1" != "$img2" -a "$img1" != "[kernel.kallsyms]"
+check "daemon_kernel_each_boot_named_from_its_copy (b1_ $b1a of $n1, b2_ $b2b of $n2)" \
+	test "${n1:-0}" -gt 0 -a "$b1a" = "$n1" -a "$b2a" = 0 -a "$b2b" = "$n2" -a "$b1b" = 0
+check daemon_kernel_boots_not_added test "$same" = same
+# one epoch: its own kernel only, under the plain name
+read -r _ i n b1 b2 o _ x <<< "$(row e1)"
+check "daemon_kernel_epoch_path_uses_its_kernel ($(row e1))" test "$i" = "[kernel.kallsyms]" -a "${n:-0}" -gt 0 -a "$n" = "$b2" -a -z "$x"
+read -r _ i n b1 b2 o _ x <<< "$(row e0)"
+check "daemon_kernel_epoch_option_uses_its_kernel ($(row e0))" test "$i" = "[kernel.kallsyms]" -a "${n:-0}" -gt 0 -a "$n" = "$b1" -a -z "$x"
+check "daemon_kernel_merged_reports_the_same ($(row db2))" test "$(row all)" = "$(row db2)"
+read -r _ i n b1 b2 o _ x <<< "$(row old)"
+check "daemon_kernel_old_database_reads_as_before ($(row old))" test "$i" = "[kernel.kallsyms]" -a "${n:-0}" -gt 0 -a "$n" = "$o" -a -z "$x"
