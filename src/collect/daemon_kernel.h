@@ -15,9 +15,11 @@
  * kernel build-id *ID (image_describe_kernel's) and save the symbols as DB/kallsyms-HEX with
  * MODE, atomically, unless a copy of that identity is there already (the content is the
  * identity's: shared by every epoch and daemon run that has it). *ID gets _text whenever it
- * was read (also when the write then fails), else keeps its build-id alone. 0, -ENODATA when no symbol is readable
- * (kptr_restrict: nothing written), -ENOKEY when the kernel has no build-id or no _text
- * (the symbols are not saved: nothing would tell them apart), or -errno. */
-int dkernel_save_identity(const char *db, const char *kallsyms, mode_t mode, struct spent_profile_image *id);
+ * was read (also when the write then fails), else keeps its build-id alone. 0, -ENODATA
+ * when no symbol is readable (kptr_restrict: nothing written), -ENOKEY when the kernel has
+ * no build-id or no _text (the symbols are not saved: nothing would tell them apart), or
+ * -errno. */
+int dkernel_save_identity(const char *db, const char *kallsyms, mode_t mode,
+			  struct spent_profile_image *id);
 
 #endif

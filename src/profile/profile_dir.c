@@ -661,9 +661,9 @@ static void strip_temp(const char *name, char *out, size_t len)
 		*t = 0;
 }
 
-/* A file spent writes: meta and kallsyms (kallsyms-HEX: a daemon's per kernel) at the top, profile files and the span (and
- * NAME.corrupt set aside by load_existing and write_span) in an epoch directory; their
- * temporaries too. */
+/* A file spent writes: meta and kallsyms (and a daemon's kallsyms-HEX, one per kernel) at the
+ * top, profile files and the span (and NAME.corrupt set aside by load_existing and
+ * write_span) in an epoch directory; their temporaries too. */
 static bool own_file(const char *name, bool top)
 {
 	char n[NAME_MAX + 1];
