@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,6 +78,21 @@ void dbuildid_note(struct dbuildid *b, const struct spent_profile_image *img)
 		b->nqueue++;
 }
 
+/* The bytes of IMG's cache entry: its symbols and, when saved with them, its lines. */
+static uint64_t entry_bytes(const struct spent_profile_image *img)
+{
+	char symtab[4096], lines[4096];
+	struct stat st;
+	uint64_t n = 0;
+	if (buildid_cache_symtab_path(img, 0, symtab, sizeof(symtab)))
+		return 0;
+	if (stat(symtab, &st) == 0)
+		n += (uint64_t)st.st_size;
+	if (buildid_cache_entry_file(symtab, "lines", lines, sizeof(lines)) == 0 && stat(lines, &st) == 0)
+		n += (uint64_t)st.st_size;
+	return n;
+}
+
 /* Child exit codes: saved, nothing to save, the cache is off; else CHILD_ERR + errno. */
 enum { CHILD_SAVED, CHILD_NOTHING, CHILD_OFF, CHILD_ERR };
 
@@ -119,6 +135,7 @@ static void save(struct dbuildid *b, const struct spent_profile_image *img)
 		b->st.last_error = -(code - CHILD_ERR);
 	} else if (code == CHILD_SAVED) {
 		b->st.saved++;
+		b->st.bytes += entry_bytes(img);
 		b->grown = true;
 	}
 }
@@ -151,4 +168,8 @@ void dbuildid_prune(struct dbuildid *b)
 void dbuildid_get_stats(const struct dbuildid *b, struct dbuildid_stats *st)
 {
 	*st = b ? b->st : (struct dbuildid_stats){ 0 };
+	if (b) {
+		st->queued = b->nqueue;
+		st->off = b->off;
+	}
 }

@@ -155,15 +155,22 @@ int dmaps_new(struct dmaps **out)
 		return err;
 	}
 	/* the running kernel's build-id, as spent record stores it: epochs of another boot or
-	 * host are then symbolized (and merged) as the different kernel they are */
+	 * host are then symbolized (and merged) as the different kernel they are; the daemon
+	 * adds the boot's _text address (dmaps_set_kernel_identity) */
 	struct image_info kinfo = { 0 };
 	image_describe_kernel(&kinfo);
-	m->images[id]->id_kind = kinfo.id.id_kind;
-	m->images[id]->id_len = kinfo.id.id_len;
-	memcpy(m->images[id]->ident, kinfo.id.id, kinfo.id.id_len);
-	m->images[id]->identified = true;
+	dmaps_set_kernel_identity(m, &kinfo.id);
 	*out = m;
 	return 0;
+}
+
+void dmaps_set_kernel_identity(struct dmaps *m, const struct spent_profile_image *id)
+{
+	struct dimage *k = m->images[DIMAGE_KERNEL];
+	k->id_kind = id->id_kind;
+	k->id_len = id->id_len <= sizeof(k->ident) ? id->id_len : 0;
+	memcpy(k->ident, id->id, k->id_len);
+	k->identified = true;
 }
 
 static void proc_free(struct dproc *p)

@@ -555,3 +555,8 @@ void dmerge_get_stats(const struct dmerge *g, struct dmerge_stats *st)
 	*st = g->st;
 	st->pending_cells = spent_profile_ncells(g->pending) + (g->writing ? spent_profile_ncells(g->writing) : 0);
 }
+
+void dmerge_get_buildid_stats(const struct dmerge *g, struct dbuildid_stats *st)
+{
+	dbuildid_get_stats(g->bid, st);
+}
