@@ -43,6 +43,10 @@ struct cache {
 	struct cache *next;
 	bool last;
 	bool pend;		/* may hold pending write-miss fills: the data stream's first cache */
+	/* ways whose pin_bytes is not 0: while none, a hit needs no look at the meta (its
+	 * slot and meta entry are two more loads per reference, and fills from the pins are
+	 * rare) */
+	uint32_t n_pend;
 	struct cache_stats st;
 };
 
@@ -116,7 +120,7 @@ static inline int cache_fast_hit(struct cache *c, uint64_t addr, uint32_t size, 
 		return 0;
 	size_t b = (size_t)(l & c->set_mask) * c->assoc;
 	/* a pending write-miss fill watches reads and writes of its line (fetches never touch it) */
-	if (c->tags[b] != l || (op != OP_IFETCH && c->pend && way_meta(c, b, b)->pin_bytes))
+	if (c->tags[b] != l || (op != OP_IFETCH && c->n_pend && way_meta(c, b, b)->pin_bytes))
 		return 0;
 	/* one in sixteen instructions crosses a 64-byte line: one access, both lines must hit */
 	if (last != l && (op != OP_IFETCH || c->tags[(size_t)(last & c->set_mask) * c->assoc] != last))

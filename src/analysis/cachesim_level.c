@@ -39,13 +39,15 @@ static uint64_t gran_mask(const struct cache *c, uint32_t shift, uint64_t line, 
 	return (n >= 64 ? ~0ull : ((1ull << n) - 1)) << g0;
 }
 
-static void resolve(struct cachesim *cs, struct way_meta *m, int redundant)
+/* Settle the pending fill of way M of cache C (nothing when none is pending). */
+static void resolve(struct cachesim *cs, struct cache *c, struct way_meta *m, int redundant)
 {
 	if (!m->pin_bytes)
 		return;
 	cachesim_add_traffic(cs, redundant ? TRAFFIC_DREAD_REDUNDANT : TRAFFIC_DREAD_USEFUL,
 			     m->pin_bytes, m->chunk);
 	m->pin_bytes = 0;
+	c->n_pend--;
 	m->wmask = 0;
 }
 
@@ -78,7 +80,7 @@ static void evict(struct cachesim *cs, struct cache *c, size_t b, size_t pos)
 	if (c->tags[pos] == TAG_EMPTY || !c->meta)
 		return;
 	struct way_meta *m = way_meta(c, b, pos);
-	resolve(cs, m, 0);
+	resolve(cs, c, m, 0);
 	if (m->dirty)
 		writeback(cs, c, c->tags[pos], m->dirty);
 	m->dirty = 0;
@@ -218,7 +220,7 @@ void cache_resolve_pending(struct cachesim *cs, struct cache *c)
 	if (!c->meta)
 		return;
 	for (size_t i = 0; i < (size_t)c->sets * c->assoc; i++)
-		resolve(cs, &c->meta[i], 0);
+		resolve(cs, c, &c->meta[i], 0);
 }
 
 /* One line of a reference at one level. OP_WRITE from above with FILL set is a fill request
@@ -231,17 +233,17 @@ static void line_ref(struct cachesim *cs, struct cache *c, uint64_t line, uint64
 	bool wr = (op == OP_WRITE || op == OP_MODIFY) && !fill;
 	if (w >= 0) {
 		/* a lower level's read hit leaves its meta alone (no pending fills there) */
-		if (c->pend || (wr && c->meta && !c->cfg->write_through)) {
+		if ((c->pend && c->n_pend) || (wr && c->meta && !c->cfg->write_through)) {
 			struct way_meta *m = way_meta(c, b, (size_t)w);
 			if (m->pin_bytes && (op == OP_READ || op == OP_MODIFY) &&
 			    (gran_mask(c, c->gran_shift, line, addr, size) & ~m->wmask))
-				resolve(cs, m, 0);
+				resolve(cs, c, m, 0);
 			if (wr && !c->cfg->write_through)
 				m->dirty |= gran_mask(c, c->sub_shift, line, addr, size);
 			if (wr && m->pin_bytes) {
 				m->wmask |= gran_mask(c, c->gran_shift, line, addr, size);
 				if (m->wmask == c->full_wmask)
-					resolve(cs, m, 1);
+					resolve(cs, c, m, 1);
 			}
 		}
 		return;
@@ -315,11 +317,12 @@ static void mark_pending(struct cachesim *cs, struct cache *top, uint64_t addr, 
 			continue;
 		}
 		struct way_meta *m = way_meta(top, b, (size_t)w);
+		top->n_pend += (m->pin_bytes == 0) - (share == 0);
 		m->pin_bytes = (uint32_t)share;
 		m->chunk = cs->cur_chunk;
 		m->wmask = gran_mask(top, top->gran_shift, l, addr, size);
 		if (m->wmask == top->full_wmask)
-			resolve(cs, m, 1);
+			resolve(cs, top, m, 1);
 	}
 }
 
@@ -386,7 +389,7 @@ uint32_t hierarchy_invalidate(struct cachesim *cs, uint32_t core, uint64_t addr,
 					front_changed(c, l & c->set_mask, b);
 				if (c->meta) {
 					uint32_t s = c->slot[b + w];
-					resolve(cs, &c->meta[b + s], 0);
+					resolve(cs, c, &c->meta[b + s], 0);
 					memset(&c->meta[b + s], 0, sizeof(*c->meta));
 					memmove(&c->slot[b + w], &c->slot[b + w + 1],
 						rest * sizeof(*c->slot));
