@@ -71,6 +71,7 @@ static void cache_release(struct cache *c)
 	free(c->mru);
 	free(c->slot);
 	free(c->meta);
+	free(c->dbits);
 	free(c->fifo_next);
 	free(c->wbuf);
 }
@@ -101,6 +102,21 @@ static void hierarchy_link(struct hierarchy *h, const struct cachesim_config *cf
 	h->dpath->pend = h->dpath->meta != NULL;
 }
 
+/* A cache whose meta would only ever hold one dirty bit per way keeps them as a word per set
+ * (struct cache.dbits). */
+static int compact_dirty(struct cache *c)
+{
+	if (!c->meta || c->pend || c->sub_shift != c->line_shift || c->assoc > 64)
+		return 0;
+	if (!(c->dbits = calloc(c->sets, sizeof(*c->dbits))))
+		return -ENOMEM;
+	free(c->meta);
+	free(c->slot);
+	c->meta = NULL;
+	c->slot = NULL;
+	return 0;
+}
+
 int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char *err,
 		 size_t errlen)
 {
@@ -123,6 +139,9 @@ int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char 
 			if ((rc = cache_init(&cs->cores[k].caches[i], &cs->cfg.levels[i])))
 				goto fail;
 		hierarchy_link(&cs->cores[k], &cs->cfg);
+		for (uint32_t i = 0; i < cfg->n_levels; i++)
+			if ((rc = compact_dirty(&cs->cores[k].caches[i])))
+				goto fail;
 	}
 	cs->coh_shift = log2u(cfg->levels[cfg->n_levels - 1].line);
 	for (struct cache *c = cs->cores[0].dpath; c; c = c->next)

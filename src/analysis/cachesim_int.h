@@ -34,6 +34,11 @@ struct cache {
 	uint32_t set_shift;	/* log2 sets */
 	uint32_t *slot;		/* with meta: position -> meta entry within the set */
 	struct way_meta *meta;	/* NULL when the cache needs none */
+	/* instead of meta, in a write-back cache below the top whose dirty granule is the line
+	 * (a lower level: pending fills are watched only at the top): per set, bit p = the way
+	 * at position p is dirty, rotated with the tags. 8 bytes a set stay in the host's
+	 * caches where the LL's 24-byte meta (3 MB for 8 MB) missed on every write-back. */
+	uint64_t *dbits;
 	uint32_t *fifo_next;	/* FIFO: next victim per set */
 	uint32_t sub_shift;	/* log2 dirty granule */
 	uint32_t gran_shift;	/* log2 write-mask granule */

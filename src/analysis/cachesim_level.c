@@ -26,6 +26,18 @@ static inline size_t set_base(const struct cache *c, uint64_t line)
 	return (size_t)set * c->assoc;
 }
 
+/* Mask of positions 0..P of a set (P < 64). */
+static inline uint64_t upto_mask(uint32_t p)
+{
+	return p >= 63 ? ~0ull : (2ull << p) - 1;
+}
+
+/* The dirty-bit word of the set starting at position B (c->dbits). */
+static inline uint64_t *set_dbits(const struct cache *c, size_t b)
+{
+	return &c->dbits[b / c->assoc];
+}
+
 /* granules of [addr, addr+size) inside line LINE, as a mask (clipped to the line) */
 static uint64_t gran_mask(const struct cache *c, uint32_t shift, uint64_t line, uint64_t addr,
 			  uint32_t size)
@@ -67,6 +79,8 @@ static void writeback(struct cachesim *cs, struct cache *c, uint64_t line, uint6
 				if (n->meta)
 					way_meta(n, b, b + w)->dirty |=
 						gran_mask(n, n->sub_shift, nl, addr, 1u << c->line_shift);
+				else if (n->dbits && !n->cfg->write_through)
+					*set_dbits(n, b) |= 1ull << w;
 				return;
 			}
 		n = n->next;
@@ -77,7 +91,16 @@ static void writeback(struct cachesim *cs, struct cache *c, uint64_t line, uint6
 /* The way at position POS of set B leaves C: settle its pending fill, write back its dirt. */
 static void evict(struct cachesim *cs, struct cache *c, size_t b, size_t pos)
 {
-	if (c->tags[pos] == TAG_EMPTY || !c->meta)
+	if (c->tags[pos] == TAG_EMPTY)
+		return;
+	if (c->dbits) {
+		uint64_t *d = set_dbits(c, b), bit = 1ull << (pos - b);
+		if (*d & bit)
+			writeback(cs, c, c->tags[pos], 1);
+		*d &= ~bit;
+		return;
+	}
+	if (!c->meta)
 		return;
 	struct way_meta *m = way_meta(c, b, pos);
 	resolve(cs, c, m, 0);
@@ -112,10 +135,14 @@ static inline void move_front(struct cache *c, size_t b, uint32_t w)
 			s = x;
 		}
 	}
+	if (c->dbits) {
+		uint64_t *d = set_dbits(c, b), m = upto_mask(w);
+		*d = (*d & ~m) | ((*d << 1) & m) | ((*d >> w) & 1);
+	}
 }
 
-/* Install LINE in its set; returns the meta entry of its way (NULL without meta). */
-static struct way_meta *install(struct cachesim *cs, struct cache *c, uint64_t line)
+/* Install LINE in its set, clean; returns the position of its way (*BASE: the set's first). */
+static size_t install(struct cachesim *cs, struct cache *c, uint64_t line, size_t *base)
 {
 	size_t b = set_base(c, line), idx;
 	uint32_t a = c->assoc;
@@ -145,11 +172,12 @@ static struct way_meta *install(struct cachesim *cs, struct cache *c, uint64_t l
 	c->tags[idx] = line;
 	if (idx == b)
 		front_changed(c, line & c->set_mask, b);
-	if (!c->meta)
-		return NULL;
-	struct way_meta *m = way_meta(c, b, idx);
-	memset(m, 0, sizeof(*m));
-	return m;
+	if (c->meta)
+		memset(way_meta(c, b, idx), 0, sizeof(struct way_meta));
+	if (c->dbits)
+		*set_dbits(c, b) &= ~(1ull << (idx - b));
+	*base = b;
+	return idx;
 }
 
 /* Look LINE up; on an LRU hit move it to the front. Returns the position of its way or -1;
@@ -245,6 +273,8 @@ static void line_ref(struct cachesim *cs, struct cache *c, uint64_t line, uint64
 				if (m->wmask == c->full_wmask)
 					resolve(cs, c, m, 1);
 			}
+		} else if (wr && c->dbits && !c->cfg->write_through) {
+			*set_dbits(c, b) |= 1ull << ((size_t)w - b);
 		}
 		return;
 	}
@@ -253,10 +283,14 @@ static void line_ref(struct cachesim *cs, struct cache *c, uint64_t line, uint64
 		r->around = 1;
 		return;
 	}
-	struct way_meta *m = install(cs, c, line);
+	size_t idx = install(cs, c, line, &b);
 	r->nfill++;
-	if (wr && m && !c->cfg->write_through)
-		m->dirty = gran_mask(c, c->sub_shift, line, addr, size);
+	if (wr && !c->cfg->write_through) {
+		if (c->meta)
+			way_meta(c, b, idx)->dirty = gran_mask(c, c->sub_shift, line, addr, size);
+		else if (c->dbits)
+			*set_dbits(c, b) |= 1ull << (idx - b);
+	}
 }
 
 /* A read-modify-write counts as a read, as cachegrind counts it (its D1mr/DLmr include them):
@@ -394,6 +428,10 @@ uint32_t hierarchy_invalidate(struct cachesim *cs, uint32_t core, uint64_t addr,
 					memmove(&c->slot[b + w], &c->slot[b + w + 1],
 						rest * sizeof(*c->slot));
 					c->slot[b + c->assoc - 1] = s;
+				}
+				if (c->dbits) {	/* positions above w move down one */
+					uint64_t *d = set_dbits(c, b), below = (1ull << w) - 1;
+					*d = (*d & below) | ((*d >> 1) & ~below);
 				}
 				c->st.invalidations++;
 				dropped++;

@@ -435,6 +435,56 @@ static void group_feed_equals_separate_feeds(void **state)
 	memtrace_free(t);
 }
 
+/* Lower levels whose dirty granule is the line keep one dirty bit per way in a word per set
+ * (rotated with the LRU order, shifted on invalidation); with a smaller granule they keep the
+ * per-way meta. Whether a victim is dirty does not depend on the granule, so both count the
+ * same misses, write-backs (into the level below when it holds the line, else across the pins)
+ * and invalidations at every level: LRU, FIFO and random replacement, one core and two. */
+static void dirty_bit_words_count_as_subblock_meta(void **state)
+{
+	(void)state;
+	static const char *const repl[] = { "lru", "fifo", "random" };
+	struct memtrace *t = memtrace_new();
+	struct memgen_config g = { .seed = 11, .n_insns = 300000, .threads = 2,
+				   .code_bytes = 16 << 10, .data_bytes = 256 << 10,
+				   .array_bytes = 64 << 10, .data_pct = 60 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	for (int v = 0; v < 6; v++) {
+		struct cachesim *cs[2];
+		char err[256], text[400];
+		for (int sub = 0; sub < 2; sub++) {
+			snprintf(text, sizeof(text),
+				 "I1 size=4K line=64 assoc=2 kind=insn level=1\n"
+				 "D1 size=2K line=64 assoc=2 kind=data level=1\n"
+				 "L2 size=16K line=64 assoc=4 repl=%s subblock=%d level=2\n"
+				 "L3 size=64K line=64 assoc=8 repl=%s subblock=%d level=3\n",
+				 repl[v % 3], sub ? 32 : 64, repl[v % 3], sub ? 32 : 64);
+			struct cachesim_config cfg;
+			assert_int_equal(cachesim_config_parse(text, &cfg, err, sizeof(err)), 0);
+			cfg.cores = v < 3 ? 1 : 2;
+			assert_int_equal(cachesim_new(&cfg, &cs[sub], err, sizeof(err)), 0);
+			run_trace(cs[sub], t);
+		}
+		for (uint32_t l = 0; l < 4; l++) {
+			struct cache_stats a, z;
+			cachesim_stats(cs[0], l, &a);
+			cachesim_stats(cs[1], l, &z);
+			assert_int_equal(a.accesses, z.accesses);
+			assert_int_equal(a.misses, z.misses);
+			assert_int_equal(a.writebacks, z.writebacks);
+			assert_int_equal(a.invalidations, z.invalidations);
+			if (l >= 1 && l <= 2)
+				assert_true(a.writebacks > 100);	/* not trivial */
+			if (v >= 3 && l >= 2)
+				assert_true(a.invalidations > 10);
+		}
+		assert_true(cachesim_traffic(cs[0], TRAFFIC_DVICT) > 0);
+		cachesim_free(cs[0]);
+		cachesim_free(cs[1]);
+	}
+	memtrace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +496,7 @@ int main(void)
 		cmocka_unit_test(write_miss_fill_is_redundant_when_fully_overwritten),
 		cmocka_unit_test(chunks_split_traffic_by_instruction_count),
 		cmocka_unit_test(group_feed_equals_separate_feeds),
+		cmocka_unit_test(dirty_bit_words_count_as_subblock_meta),
 		cmocka_unit_test(adjacent_counters_are_false_sharing_padded_are_not),
 		cmocka_unit_test(config_text_errors_name_the_line),
 		cmocka_unit_test(host_config_reads_sysfs_layout),
