@@ -63,6 +63,26 @@ static void resolve(struct cachesim *cs, struct cache *c, struct way_meta *m, in
 	m->wmask = 0;
 }
 
+/* The position of LINE's way in set B of C, or -1; nothing changes. The set's key answers for
+ * the front way without reading the tags: a dirty victim of the level above was usually
+ * brought into C when it filled that level, and C's set has rarely seen another line since. */
+static inline long find_way(const struct cache *c, uint64_t line, size_t b)
+{
+	uint32_t w = 0;
+	if (c->mru) {
+		uint32_t k = mru_key(c, line);
+		if (k != MRU_NONE) {
+			if (c->mru[line & c->set_mask] == k)
+				return (long)b;
+			w = 1;
+		}
+	}
+	for (; w < c->assoc; w++)
+		if (c->tags[b + w] == line)
+			return (long)(b + w);
+	return -1;
+}
+
 /* A dirty line leaves C: mark it dirty below if present there, else pass it further down;
  * below the last level it crosses the pins. Never allocates (keeps lower LRU state intact). */
 static void writeback(struct cachesim *cs, struct cache *c, uint64_t line, uint64_t dirty)
@@ -74,15 +94,15 @@ static void writeback(struct cachesim *cs, struct cache *c, uint64_t line, uint6
 	while (n) {
 		uint64_t nl = addr >> n->line_shift;
 		size_t b = set_base(n, nl);
-		for (uint32_t w = 0; w < n->assoc; w++)
-			if (n->tags[b + w] == nl) {
-				if (n->meta)
-					way_meta(n, b, b + w)->dirty |=
-						gran_mask(n, n->sub_shift, nl, addr, 1u << c->line_shift);
-				else if (n->dbits && !n->cfg->write_through)
-					*set_dbits(n, b) |= 1ull << w;
-				return;
-			}
+		long w = find_way(n, nl, b);
+		if (w >= 0) {
+			if (n->meta)
+				way_meta(n, b, (size_t)w)->dirty |=
+					gran_mask(n, n->sub_shift, nl, addr, 1u << c->line_shift);
+			else if (n->dbits && !n->cfg->write_through)
+				*set_dbits(n, b) |= 1ull << ((size_t)w - b);
+			return;
+		}
 		n = n->next;
 	}
 	cachesim_add_traffic(cs, TRAFFIC_DVICT, bytes, cs->cur_chunk);
@@ -185,28 +205,14 @@ static size_t install(struct cachesim *cs, struct cache *c, uint64_t line, size_
 static inline long lookup(struct cache *c, uint64_t line, size_t *base)
 {
 	size_t b = set_base(c, line);
-	const uint64_t *t = &c->tags[b];
-	uint32_t w = 0;
+	long p = find_way(c, line, b);
 	*base = b;
-	if (c->mru) {
-		/* an exact key settles the front without reading the tags */
-		uint32_t k = mru_key(c, line);
-		if (k != MRU_NONE) {
-			if (c->mru[line & c->set_mask] == k)
-				return (long)b;
-			w = 1;
-		}
-	}
-	for (; w < c->assoc; w++) {
-		if (t[w] != line)
-			continue;
-		if (c->cfg->repl != CACHE_LRU)
-			return (long)(b + w);
-		move_front(c, b, w);
+	if (p > (long)b && c->cfg->repl == CACHE_LRU) {
+		move_front(c, b, (uint32_t)((size_t)p - b));
 		front_changed(c, line & c->set_mask, b);
 		return (long)b;
 	}
-	return -1;
+	return p;
 }
 
 static void buffer_write(struct cachesim *cs, struct cache *c, uint64_t line)
