@@ -247,7 +247,8 @@ static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b
 		uint64_t d = in->pc - memo_at;
 		if (d < memo_len && d + in->len <= memo_len) {
 			memo_hits++;
-		} else if (cache_fast_hit(ic, in->pc, in->len, OP_IFETCH)) {
+		} else if (cache_fast_hit(ic, in->pc, in->len, OP_IFETCH) ||
+			   cache_lru_hit(ic, in->pc, in->len, OP_IFETCH)) {
 			/* the line of the fetch's last byte is now the front of its set */
 			memo_at = (in->pc + (in->len ? in->len : 1) - 1) & ~(line - 1);
 			memo_len = line;
@@ -263,7 +264,8 @@ static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b
 		for (const struct spent_trace_ref *r = &b->refs[in->ref0], *e = r + in->nrefs; r < e; r++) {
 			enum cache_op op = ref_op[r->kind & 3];
 			if (!cache_fast_hit(dc, r->addr, r->size, op)) {
-				hierarchy_access(cs, 0, dc, r->addr, r->size, op);
+				if (!cache_lru_hit(dc, r->addr, r->size, op))
+					hierarchy_access(cs, 0, dc, r->addr, r->size, op);
 				if (cs->data_reaches_i)
 					memo_len = 0;
 			}
@@ -305,7 +307,7 @@ static void feed_data(struct cachesim *cs, const struct spent_trace_batch *b, si
 	struct cache *dc = cs->cores[0].dpath;
 	for (const struct spent_trace_ref *p = &b->refs[r], *end = &b->refs[e]; p < end; p++) {
 		enum cache_op op = ref_op[p->kind & 3];
-		if (!cache_fast_hit(dc, p->addr, p->size, op))
+		if (!cache_fast_hit(dc, p->addr, p->size, op) && !cache_lru_hit(dc, p->addr, p->size, op))
 			hierarchy_access(cs, 0, dc, p->addr, p->size, op);
 	}
 }

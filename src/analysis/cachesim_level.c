@@ -26,17 +26,7 @@ static inline size_t set_base(const struct cache *c, uint64_t line)
 	return (size_t)set * c->assoc;
 }
 
-/* Mask of positions 0..P of a set (P < 64). */
-static inline uint64_t upto_mask(uint32_t p)
-{
-	return p >= 63 ? ~0ull : (2ull << p) - 1;
-}
 
-/* The dirty-bit word of the set starting at position B (c->dbits). */
-static inline uint64_t *set_dbits(const struct cache *c, size_t b)
-{
-	return &c->dbits[b / c->assoc];
-}
 
 /* granules of [addr, addr+size) inside line LINE, as a mask (clipped to the line) */
 static uint64_t gran_mask(const struct cache *c, uint32_t shift, uint64_t line, uint64_t addr,
@@ -129,37 +119,7 @@ static void evict(struct cachesim *cs, struct cache *c, size_t b, size_t pos)
 	m->dirty = 0;
 }
 
-/* Position B (the front of set SET) changed: keep the set's key in step. */
-static inline void front_changed(struct cache *c, uint64_t set, size_t b)
-{
-	if (c->mru)
-		c->mru[set] = mru_key(c, c->tags[b]);
-}
 
-/* LRU: the way at position B+W becomes the most recent (front) of set B (the caller updates
- * the set's key). Each element is carried one place down in one pass: a plain shift loop
- * becomes a memmove call, which costs more than moving the few ways of a set. */
-static inline void move_front(struct cache *c, size_t b, uint32_t w)
-{
-	uint64_t *t = &c->tags[b], tag = t[w];
-	for (uint32_t k = 0; k <= w; k++) {
-		uint64_t x = t[k];
-		t[k] = tag;
-		tag = x;
-	}
-	if (c->slot) {
-		uint32_t *sl = &c->slot[b], s = sl[w];
-		for (uint32_t k = 0; k <= w; k++) {
-			uint32_t x = sl[k];
-			sl[k] = s;
-			s = x;
-		}
-	}
-	if (c->dbits) {
-		uint64_t *d = set_dbits(c, b), m = upto_mask(w);
-		*d = (*d & ~m) | ((*d << 1) & m) | ((*d >> w) & 1);
-	}
-}
 
 /* Install LINE in its set, clean; returns the position of its way (*BASE: the set's first). */
 static size_t install(struct cachesim *cs, struct cache *c, uint64_t line, size_t *base)
