@@ -157,6 +157,22 @@ static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, siz
 int log_collector_feed(struct log_collector *c, const uint8_t *b, size_t n)
 {
 	while (n > 0) {
+		/* a whole frame in the read buffer goes on from there (no copy into c->frame):
+		 * the pipe is read in big chunks, so nearly all do */
+		struct log_frame whole;
+		if (c->frame_have == 0 && n >= sizeof(whole)) {
+			memcpy(&whole, b, sizeof(whole));
+			if (whole.len == 0 || whole.len > LOG_FRAME_MAX - sizeof(whole))
+				return -EBADMSG;
+			if (n - sizeof(whole) >= whole.len) {
+				int err = on_frame(c, whole.pid, b + sizeof(whole), whole.len);
+				if (err < 0)
+					return err;
+				b += sizeof(whole) + whole.len;
+				n -= sizeof(whole) + whole.len;
+				continue;
+			}
+		}
 		/* gather a frame header, then its payload, across reads */
 		size_t want = sizeof(struct log_frame);
 		if (c->frame_have >= want) {
