@@ -488,15 +488,10 @@ static void proc_release(struct recon *r)
 static int proc_park(struct recon *r)
 {
 	uint32_t s = r->p.stream;
-	if (s >= r->n_procs) {
-		size_t n = (size_t)s + 16;
-		struct recon_proc *np = realloc(r->procs, n * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		memset(np + r->n_procs, 0, (n - r->n_procs) * sizeof(*np));
-		r->procs = np;
-		r->n_procs = n;
-	}
+	size_t old = r->n_procs;	/* the room: every slot, used or not */
+	if (ALLOC_GROW(r->procs, (size_t)s + 1, r->n_procs))
+		return -ENOMEM;
+	memset(r->procs + old, 0, (r->n_procs - old) * sizeof(*r->procs));
 	r->procs[s] = r->p;
 	r->procs[s].flags |= 1u << 31;	/* the slot is in use */
 	memset(&r->p, 0, sizeof(r->p));
