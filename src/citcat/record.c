@@ -282,48 +282,6 @@ static int emit_fpregs(struct cc_tracer *tr)
 	return err ? err : cc_writer_emit(&tr->w, CC_REC_FPREGS);
 }
 
-/* A POINT's deep stack hash: the stack from FROM to its mapping's end (at most
- * CC_POINT_DEEP_MAX bytes), where a caller keeps the count of the loop the point is in. */
-static int emit_deep_stack(struct cc_tracer *tr, uint64_t from)
-{
-	uint64_t end = cc_mapping_end(tr, from), len = end > from ? end - from : 0;
-	len = len < CC_POINT_DEEP_MAX ? len : CC_POINT_DEEP_MAX;
-	uint8_t *buf = len ? malloc(len) : NULL;
-	if (len && !buf)
-		return -ENOMEM;
-	if (len && cc_mem_read(tr, from, buf, len))
-		len = 0;	/* unreadable: nothing hashed, as the replay does then */
-	int err = binbuf_put_le64(&tr->w.payload, len);
-	err = err ? err : binbuf_put_le64(&tr->w.payload, cc_point_deep_hash(buf, len));
-	free(buf);
-	return err;
-}
-
-/* POINT: the exact place of an asynchronous event without a PMU: the complete user state at
- * the stop (R), its vector registers and a hash of the stack around rsp (unreadable: zeros,
- * as the replay counts it). */
-int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
-{
-	struct user_fpregs_struct f;
-	uint8_t stack[CC_POINT_STACK_BELOW + CC_POINT_STACK_ABOVE];
-	if (ptrace(PTRACE_GETFPREGS, tr->pid, NULL, &f))
-		return -errno;
-	if (cc_mem_read(tr, r->rsp - CC_POINT_STACK_BELOW, stack, sizeof(stack)))
-		memset(stack, 0, sizeof(stack));
-	const unsigned long long *v = (const unsigned long long *)r;
-	const uint64_t *x = (const uint64_t *)f.xmm_space;
-	int err = binbuf_put_le64(&tr->w.payload, r->rip);
-	for (int i = 0; i < CC_NREGS && !err; i++)
-		err = binbuf_put_le64(&tr->w.payload, v[i]);
-	err = err ? err : binbuf_put_le64(&tr->w.payload, f.mxcsr);
-	for (int i = 0; i < 32 && !err; i++)
-		err = binbuf_put_le64(&tr->w.payload, x[i]);
-	err = err ? err : binbuf_put_le64(&tr->w.payload,
-					  binio_fnv64(BINIO_FNV64_INIT, stack, sizeof(stack)));
-	err = err ? err : emit_deep_stack(tr, r->rsp + CC_POINT_STACK_ABOVE);
-	return err ? err : cc_writer_emit(&tr->w, CC_REC_POINT);
-}
-
 /* At a signal-delivery stop: let the kernel build the handler frame (single-step with the
  * signal stops at the handler's first instruction) and record the handler entry: SIGNAL, then
  * REGS, FPREGS and the frame's bytes (from the handler's rsp up to OLD_SP, the interrupted
@@ -556,7 +514,7 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		 * instructions; record it and deliver the signal there, at its real moment */
 		if (!ls->in_sc) {
 			tr->points++;
-			return (err = cc_emit_point(tr, &r)) ? err : deliver_now(tr, ls, sig, r.rsp);
+			return (err = cc_emit_point(tr, &r, 1)) ? err : deliver_now(tr, ls, sig, r.rsp);
 		}
 		return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}

@@ -25,7 +25,7 @@ struct cc_tracer {
 	int memfd;			/* /proc/PID/mem of the recorded process */
 	struct cc_writer w;
 	struct cc_file_ident *files;
-	size_t nfiles;
+	size_t nfiles, capfiles;
 	const char *dir;		/* the recording directory being written (DIR.tmp.PID) */
 	int copy_files;			/* keep a copy of every mapped file in dir/files */
 	uint64_t copies, copy_bytes;	/* copies written, their compressed bytes */
@@ -175,8 +175,9 @@ int cc_signal_placeable(pid_t tid, int sig);
 /* record.c: deliver SIG to the running thread, stopped in its delivery stop, at this
  * boundary (SIGNAL, REGS, FPREGS, the frame); resumes it. */
 int cc_deliver_held(struct cc_tracer *tr, struct loop_state *ls, int sig);
-/* record.c: a POINT record with R (the running thread's registers at a stop). */
-int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r);
+/* record.c: a POINT record with R (the running thread's registers at a stop); DEEP: with the
+ * deep stack hash (else over no bytes). */
+int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r, int deep);
 /* record.c: the syscall-exit stop of the running thread (also for a blocked syscall the
  * scheduler resumes); resumes it. */
 int cc_on_syscall_exit(struct cc_tracer *tr, struct loop_state *ls);

@@ -110,7 +110,8 @@ enum cc_rec_kind {
 	 * bytes around rsp; version 5 adds the deep stack hash: a length LEN and the
 	 * cc_point_deep_hash of the LEN bytes from rsp + CC_POINT_STACK_ABOVE up (to the end of the
 	 * stack's mapping, at most CC_POINT_DEEP_MAX), which tells apart the iterations of a loop
-	 * whose progress lives in a caller's frame (openssl speed). The event (SIGNAL, REGS,
+	 * whose progress lives in a caller's frame (openssl speed); a preemption's POINT hashes
+	 * no bytes there (LEN 0). The event (SIGNAL, REGS,
 	 * FPREGS, MEM) follows; the replay delivers it at the first execution of pc whose state
 	 * equals this one (docs/citcat.md: ambiguity) */
 	CC_REC_POINT = 15,

@@ -20,13 +20,14 @@ static volatile sig_atomic_t done;
 static uint64_t in_memory;	/* changed only by a memory-destination increment */
 static volatile uint64_t result;
 
-/* The same work at every call: its registers and its own 512-byte frame repeat exactly. */
+/* The same work at every call: its registers and its own 512-byte frame repeat exactly. Long
+ * enough (16 x 64 steps) that the replay's candidate checks, one per call, stay cheap. */
 static __attribute__((noinline)) uint64_t same_work(void)
 {
 	volatile uint64_t scratch[64];
 	uint64_t x = 1, s = 0;
-	for (int i = 0; i < 64; i++) {
-		scratch[i] = x;
+	for (int i = 0; i < 64 * 16; i++) {
+		scratch[i % 64] = x;
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 	}
 	for (int i = 0; i < 64; i++)
