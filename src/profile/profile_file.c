@@ -344,7 +344,7 @@ int spent_profile_file_parse(const uint8_t *data, size_t len, struct spent_profi
 	binreader_init(&r, data + 4, len - 8);
 	if (binreader_get_le32(&r, &version))
 		BAD("truncated header");
-	if (version != PROFILE_FILE_VERSION && version != PROFILE_FILE_VERSION_SAMPLES)
+	if (version < PROFILE_FILE_VERSION || version > PROFILE_FILE_VERSION_SAMPLES)
 		BAD("unsupported profile file version");
 	if (binio_crc32(0, data, len - 4) != crc)
 		BAD("checksum mismatch (truncated or corrupt)");
@@ -364,8 +364,8 @@ int spent_profile_file_parse(const uint8_t *data, size_t len, struct spent_profi
 		err = parse_unknown(&r, t, ev, why);
 	else if (kind == PROFILE_FILE_STACKS)
 		err = parse_stacks(&r, t, ev, why);
-	else if (kind == PROFILE_FILE_SAMPLES && version >= PROFILE_FILE_VERSION_SAMPLES)
-		err = profile_file_parse_samples(&r, t, ev, why);
+	else if (kind == PROFILE_FILE_SAMPLES && version >= PROFILE_FILE_VERSION_SAMPLES_V2)
+		err = profile_file_parse_samples(&r, t, ev, version, why);
 	else
 		BAD("unknown file kind");
 	if (err)

@@ -3,9 +3,9 @@
  * and of an epoch's span file. docs/profile.md has the prose.
  *
  *   offset 0   4 bytes  magic "SPPF"
- *          4   le32     version: 1 for kinds 1-3, 2 for kind 4 (readers accept 1 and 2;
- *                       kind 4 only in version 2, so a reader older than samples files
- *                       skips them as "unsupported profile file version")
+ *          4   le32     version: 1 for kinds 1-3, 3 for kind 4 (readers accept 1 to 3;
+ *                       kind 4 in 2 and 3, so a reader older than samples files skips
+ *                       them as "unsupported profile file version")
  *          8   u8       kind: 1 counts, 2 unknown, 3 stacks, 4 samples
  *          9   ...      body (all integers LEB128 uvarints, svarint = zigzag, strings uvarint
  *                       length + bytes):
@@ -24,27 +24,49 @@
  *                             one stack, and there is no stacks file of the event; other
  *                             bits must be 0
  *              uvarint bucket_ns >= 1, uvarint origin_ns (the time of time index 1)
+ *              version 3: u8 method (0 stored, 1 zstd), uvarint body length L, then to the
+ *                         CRC the body: L bytes (stored) or one zstd frame of exactly L
+ *                         bytes, L <= 64 x its compressed size (samples_int.h's bounds)
+ *              the body (version 2: the rest of the file):
  *              uvarint nstrings, nstrings x str          comm and cgroup names
  *              uvarint ntasks, ntasks x (uvarint comm string, uvarint pid, uvarint tid,
  *                                        uvarint cgroup string + 1 (0 = none))
  *              uvarint nimages, nimages x image
- *              uvarint nnodes, nnodes x (uvarint parent: 0 = a chain's outermost frame, else
- *                                       this node's index - the parent's (>= 1),
+ *              version 3, the chains as a trie rooted at the leaf frame, nodes breadth-first,
+ *              siblings strictly increasing by (image, offset), in columns:
+ *                uvarint nnodes; nnodes + 1 x uvarint child count (the root's first, then
+ *                each node's: the root's children are the leaf frames, a node's its callers)
+ *                nnodes x uvarint image index + 1 (0 = no image)
+ *                a u8 chain end for each node with children, in node order (1: a chain
+ *                                       is this node and its ancestors, leaf frame first;
+ *                                       a node without children always ends one)
+ *                the offsets in two columns: first svarint offset of each node that does
+ *                not follow a sibling of its image, then uvarint offset - the previous
+ *                node's - 1 of each node that does
+ *                depth <= 1024; the chains are the end nodes in node order; their frames
+ *                together <= 1024 x the body's bytes in the file + 2^20
+ *              version 2, the chains as a trie rooted at the outermost frame:
+ *                uvarint nnodes, nnodes x (uvarint parent: 0 = a chain's outermost frame,
+ *                                       else this node's index - the parent's (>= 1),
  *                                       uvarint image index + 1 (0 = no image),
  *                                       svarint offset - the previous node's offset (the
  *                                       first from 0), wrapping mod 2^64); depth <= 1024
- *              uvarint nchains, nchains x uvarint node (the chain's leaf frame; the chain is
- *                                       that node and its parents, leaf first; no node is
- *                                       the leaf of two chains)
+ *                uvarint nchains, nchains x uvarint node (the chain's leaf frame; the chain
+ *                                       is that node and its parents, leaf first; no node
+ *                                       is the leaf of two chains)
  *              uvarint ngroups, uvarint nrows, uvarint total
  *              ngroups x (uvarint task index + 1 (0 = no task), strictly increasing across
- *                         groups; uvarint n >= 1; n rows)
+ *                         groups; uvarint n >= 1; version 2: its n rows follow)
  *              a row, within its group sorted by (time index, chain), both strictly
- *              increasing as a pair:
+ *              increasing as a pair; version 2, each row's fields together:
  *                uvarint key = chain step << 3 | count code << 1 | new time
  *                [new time: uvarint time index - the previous row's - 1 (the first row of a
  *                 group from 0)]
  *                [count code 3: uvarint count - 4; else the count is code + 1]
+ *              version 3, after all group headers, the rows' fields in columns, rows in
+ *              group order: nrows x u8 key = (chain step & 31) << 3 | count code << 1 |
+ *              new time; nrows x uvarint chain step >> 5; the time steps of the new-time
+ *              rows; the counts - 4 of the code-3 rows
  *              a chain step is chain - (the previous row's chain + 1), or the chain itself
  *              on a new time or a group's first row; time index 0 = unknown time, k >= 1 =
  *              origin_ns + (k - 1) x bucket_ns; rows add up to nrows and counts to total
@@ -61,7 +83,8 @@
 
 #define PROFILE_FILE_MAGIC "SPPF"
 #define PROFILE_FILE_VERSION 1		/* kinds 1-3 */
-#define PROFILE_FILE_VERSION_SAMPLES 2	/* kind 4 (and readers of kinds 1-3 too) */
+#define PROFILE_FILE_VERSION_SAMPLES_V2 2	/* kind 4 as first written: still read */
+#define PROFILE_FILE_VERSION_SAMPLES 3	/* kind 4 (and readers of kinds 1-3 too) */
 #define PROFILE_FILE_MAXLEN (1u << 30)
 
 enum profile_file_kind {
@@ -103,10 +126,10 @@ int profile_file_put_image(struct binbuf *b, const struct spent_profile_image *i
 int profile_file_put_crc(struct binbuf *b, size_t start);
 /* An image into IMG (IMG->path new, the caller frees it, also on error); -EBADMSG + *WHY. */
 int profile_file_get_image(struct binreader *r, struct spent_profile_image *img, const char **why);
-/* The body of a samples file after its event header into T (event EV): 0 or -EBADMSG with
- * *WHY, or -ENOMEM. */
+/* The body of a samples file of VERSION (2 or 3) after its event header into T (event EV):
+ * 0 or -EBADMSG with *WHY, or -ENOMEM. */
 int profile_file_parse_samples(struct binreader *r, struct spent_profile *t, uint32_t ev,
-			       const char **why);
+			       uint32_t version, const char **why);
 
 /* An epoch's span file: encode into OUT (at least PROFILE_SPAN_TEXT_MAX bytes; returns
  * the length), parse (0 or -EBADMSG). */

@@ -1,17 +1,19 @@
 /* profile/profile_samples.c - the samples file (kind 4, layout in profile_file.h): one
- * event's detail rows with local string, task, image, call-chain (a trie of frames) and row
- * tables, rows delta-coded so that a row of `spent record` costs two or three bytes; the
- * encoder and the validate-everything parser, and the test of whether the file can carry the
- * event's call stacks too (PROFILE_SAMPLES_STACKS). */
+ * event's detail rows with local string, task, image, call-chain (a trie of frames,
+ * samples_trie.c) and row tables, rows delta-coded so that a row of `spent record` costs two
+ * or three bytes, the whole body zstd-compressed (version 3) within bounds a reader checks;
+ * the encoder and the validate-everything parser of versions 2 and 3, and the test of whether
+ * the file can carry the event's call stacks too (PROFILE_SAMPLES_STACKS). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/profile_file.h"
-#include "profile/profile_int.h"
+#include <zstd.h>
 
-#define MAX_DEPTH 1024
-#define NONE UINT32_MAX
+#include "profile/profile_file.h"
+#include "profile/samples_int.h"
+
+#define NONE SAMPLES_NONE
 
 /* ---- encoding ---------------------------------------------------------------------------- */
 
@@ -37,19 +39,13 @@ struct enc_row {
 	uint64_t count;
 };
 
-struct node {
-	uint32_t parent;	/* NONE for a chain's outermost frame */
-	uint32_t image;		/* local image + 1, 0 = none */
-	uint64_t offset;
-};
-
 struct enc {
 	const struct spent_profile *p;
 	const struct profile_detail *d;
 	uint32_t ev;
 	uint64_t *chain_total;	/* per profile chain: its rows' counts in EV (0 = unused) */
-	uint32_t *chain_local;	/* profile chain -> local chain */
-	uint32_t *chain_order;	/* local chain -> profile chain */
+	uint32_t *chain_local;	/* profile chain -> the file's chain (samples_trie_put) */
+	uint32_t *chain_order;	/* the profile chains written, in the profile's order */
 	uint32_t nchains;
 	uint32_t *task_local;	/* profile task -> local task, NONE = unused */
 	uint32_t ntasks;
@@ -59,9 +55,6 @@ struct enc {
 	uint32_t *image_local;	/* profile image -> local image, NONE = unused */
 	uint32_t *image_order;
 	uint32_t nimages;
-	struct node *nodes;
-	size_t nnodes, capnodes;
-	uint32_t *leaf;		/* local chain -> its leaf node */
 	struct enc_row *rows;
 	size_t nrows;
 };
@@ -116,76 +109,25 @@ static int enc_tasks(struct enc *e)
 	return 0;
 }
 
-static int chain_rank_cmp(const void *a, const void *b, void *ctx)
-{
-	const uint64_t *total = ctx;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	if (total[x] != total[y])
-		return total[x] > total[y] ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t node_hash(uint32_t parent, uint32_t image, uint64_t offset)
-{
-	uint64_t h = (offset ^ ((uint64_t)parent << 32 | image)) * 0x9e3779b97f4a7c15ULL;
-	return h ^ (h >> 31);
-}
-
-/* Local chains, most samples first (small numbers for the rows that use them most), their
- * images, and the frame trie: a node per distinct (caller node, image, offset). */
+/* Local images in the order the chains (in the profile's order) first name them. */
 static int enc_chains(struct enc *e)
 {
 	const struct profile_detail *d = e->d;
-	struct lset set = { 0 };
-	size_t nframes = 0;
-	int err = 0;
 	uint32_t n = 0;
-	for (size_t c = 0; c < d->nchains; c++)
-		if (e->chain_total[c]) {
-			e->chain_order[n++] = (uint32_t)c;
-			nframes += d->chains[c].n;
+	for (size_t c = 0; c < d->nchains; c++) {
+		if (!e->chain_total[c])
+			continue;
+		e->chain_order[n++] = (uint32_t)c;
+		for (size_t k = 0; k < d->chains[c].n; k++) {
+			uint32_t img = d->frames[d->chains[c].off + k].image;
+			if (img != SPENT_PROFILE_NO_IMAGE && e->image_local[img] == NONE) {
+				e->image_order[e->nimages] = img;
+				e->image_local[img] = e->nimages++;
+			}
 		}
-	e->nchains = n;
-	qsort_r(e->chain_order, n, sizeof(*e->chain_order), chain_rank_cmp, e->chain_total);
-	for (uint32_t l = 0; l < n; l++)
-		e->chain_local[e->chain_order[l]] = l;
-	e->leaf = malloc(((size_t)n + 1) * sizeof(*e->leaf));
-	e->nodes = malloc((nframes + 1) * sizeof(*e->nodes));
-	if (!e->leaf || !e->nodes || lset_init(&set, nframes))
-		return -ENOMEM;
-	for (uint32_t l = 0; l < n && !err; l++) {
-		const struct detail_chain *c = &d->chains[e->chain_order[l]];
-		uint32_t parent = NONE;
-		for (size_t k = c->n; k-- > 0;) {
-			const struct spent_profile_frame *f = &d->frames[c->off + k];
-			uint32_t img = 0;
-			if (f->image != SPENT_PROFILE_NO_IMAGE) {
-				if (e->image_local[f->image] == NONE) {
-					e->image_order[e->nimages] = f->image;
-					e->image_local[f->image] = e->nimages++;
-				}
-				img = e->image_local[f->image] + 1;
-			}
-			size_t mask = set.cap - 1, j = node_hash(parent, img, f->offset) & mask;
-			for (; set.slot[j]; j = (j + 1) & mask) {
-				const struct node *nd = &e->nodes[set.slot[j] - 1];
-				if (nd->parent == parent && nd->image == img && nd->offset == f->offset)
-					break;
-			}
-			if (!set.slot[j]) {
-				if (e->nnodes >= NONE - 1) {
-					err = -ENOSPC;
-					break;
-				}
-				e->nodes[e->nnodes] = (struct node){ parent, img, f->offset };
-				set.slot[j] = (uint32_t)++e->nnodes;
-			}
-			parent = set.slot[j] - 1;
-		}
-		e->leaf[l] = parent;
 	}
-	free(set.slot);
-	return err;
+	e->nchains = n;
+	return 0;
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -246,21 +188,29 @@ static int put_tables(struct binbuf *b, const struct enc *e)
 	err = err ? err : binbuf_put_uvarint(b, e->nimages);
 	for (uint32_t i = 0; i < e->nimages && !err; i++)
 		err = profile_file_put_image(b, spent_profile_image_get(e->p, e->image_order[i]));
-	err = err ? err : binbuf_put_uvarint(b, e->nnodes);
-	uint64_t prev = 0;
-	for (size_t i = 0; i < e->nnodes && !err; i++) {
-		const struct node *nd = &e->nodes[i];
-		err = binbuf_put_uvarint(b, nd->parent == NONE ? 0 : i - nd->parent);
-		err = err ? err : binbuf_put_uvarint(b, nd->image);
-		err = err ? err : binbuf_put_svarint(b, (int64_t)(nd->offset - prev));
-		prev = nd->offset;
-	}
-	err = err ? err : binbuf_put_uvarint(b, e->nchains);
-	for (uint32_t i = 0; i < e->nchains && !err; i++)
-		err = binbuf_put_uvarint(b, e->leaf[i]);
-	return err;
+	struct samples_chains c = { .d = e->d, .used = e->chain_order, .nused = e->nchains,
+				    .image_local = e->image_local, .chain_local = e->chain_local };
+	return err ? err : samples_trie_put(b, &c);
 }
 
+/* Row I's fields against the previous row of its group (none at a group's start). */
+static void row_fields(const struct enc *e, size_t i, bool *new_time, uint64_t *dt, uint64_t *step,
+		       uint64_t *code)
+{
+	const struct enc_row *r = &e->rows[i];
+	bool first = !i || e->rows[i - 1].task != r->task;
+	uint64_t prev_t = first ? 0 : e->rows[i - 1].tidx;
+	uint64_t next_chain = first ? 0 : (uint64_t)e->rows[i - 1].chain + 1;
+	*new_time = r->tidx != prev_t;
+	*dt = r->tidx - prev_t - 1;
+	*step = r->chain - (*new_time ? 0 : next_chain);
+	*code = r->count <= 3 ? r->count - 1 : 3;
+}
+
+/* The rows: counts, group headers, then their fields in columns (each compresses better
+ * alone): a key byte (a chain step's low 5 bits, count code, new time), the rest of the step,
+ * time steps, counts above 3. Small steps (flat profiles) stay in the key byte; the large ones
+ * of a -g profile's chains seen once get their near-random low bits apart from the rest. */
 static int put_rows(struct binbuf *b, const struct enc *e)
 {
 	size_t ngroups = 0;
@@ -278,22 +228,22 @@ static int put_rows(struct binbuf *b, const struct enc *e)
 			end++;
 		err = binbuf_put_uvarint(b, e->rows[i].task);
 		err = err ? err : binbuf_put_uvarint(b, end - i);
-		uint64_t prev_t = 0, next_chain = 0;
-		for (; i < end && !err; i++) {
-			const struct enc_row *r = &e->rows[i];
-			bool new_time = r->tidx != prev_t;
-			if (new_time)
-				next_chain = 0;
-			uint64_t code = r->count <= 3 ? r->count - 1 : 3;
-			err = binbuf_put_uvarint(b, (r->chain - next_chain) << 3 | code << 1 | new_time);
-			if (!err && new_time)
-				err = binbuf_put_uvarint(b, r->tidx - prev_t - 1);
-			if (!err && code == 3)
-				err = binbuf_put_uvarint(b, r->count - 4);
-			prev_t = r->tidx;
-			next_chain = (uint64_t)r->chain + 1;
-		}
+		i = end;
 	}
+	for (int col = 0; col < 4; col++)
+		for (size_t i = 0; i < e->nrows && !err; i++) {
+			bool new_time;
+			uint64_t dt, step, code;
+			row_fields(e, i, &new_time, &dt, &step, &code);
+			if (col == 0)
+				err = binbuf_put_u8(b, (uint8_t)((step & 31) << 3 | code << 1 | new_time));
+			else if (col == 1)
+				err = binbuf_put_uvarint(b, step >> 5);
+			else if (col == 2 && new_time)
+				err = binbuf_put_uvarint(b, dt);
+			else if (col == 3 && code == 3)
+				err = binbuf_put_uvarint(b, e->rows[i].count - 4);
+		}
 	return err;
 }
 
@@ -350,14 +300,49 @@ out:
 	return same;
 }
 
+/* The reader's bounds for a compressed body: at most SAMPLES_MAX_RATIO times its compressed
+ * size (a writer stores a body that would compress better), and the frames its chains hold
+ * at most samples_frame_budget() of the body's bytes in the file. A hostile file then costs
+ * memory in proportion to its size, as a stored body always did. */
+#define SAMPLES_MAX_RATIO 64
+/* zstd -19 compresses ~0.3 MB/s here: a daemon rewriting a large samples file at each flush
+ * takes a faster level (-9: ~6% larger on the g++ profile's body) */
+#define SAMPLES_ZSTD_LEVEL(len) ((len) <= (1u << 20) ? 19 : 9)
+enum { SAMPLES_STORED = 0, SAMPLES_ZSTD = 1 };
+
+static uint64_t samples_frame_budget(uint64_t file_bytes)
+{
+	return SAMPLES_MAX_DEPTH * file_bytes + (1u << 20);
+}
+
+/* BODY after the method byte and its length: zstd when that is smaller and within the
+ * reader's bounds, else as it is. */
+static int put_body(struct binbuf *b, const struct binbuf *body, uint64_t nframes)
+{
+	size_t cap = ZSTD_compressBound(body->len);
+	uint8_t *z = malloc(cap + 1);
+	if (!z)
+		return -ENOMEM;
+	size_t n = ZSTD_compress(z, cap, body->data, body->len, SAMPLES_ZSTD_LEVEL(body->len));
+	bool zip = !ZSTD_isError(n) && n < body->len && body->len <= SAMPLES_MAX_RATIO * n &&
+		   nframes <= samples_frame_budget(n);
+	int err = binbuf_put_u8(b, zip ? SAMPLES_ZSTD : SAMPLES_STORED);
+	err = err ? err : binbuf_put_uvarint(b, body->len);
+	err = err ? err : binbuf_put(b, zip ? z : body->data, zip ? n : body->len);
+	free(z);
+	return err;
+}
+
 int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, bool stacks_in_chains,
 				struct binbuf *b, bool *empty)
 {
 	const struct profile_detail *d = &p->detail;
 	struct enc e = { .p = p, .d = d, .ev = ev };
-	uint64_t width = spent_profile_time_bucket(p), origin = 0;
+	struct binbuf body;
+	uint64_t width = spent_profile_time_bucket(p), origin = 0, nframes = 0;
 	size_t nrows = 0, start = b->len, ni = spent_profile_nimages(p);
 	int err = -ENOMEM;
+	binbuf_init(&body);
 	e.chain_total = calloc(d->nchains + 1, sizeof(*e.chain_total));
 	e.chain_local = malloc((d->nchains + 1) * sizeof(*e.chain_local));
 	e.chain_order = malloc((d->nchains + 1) * sizeof(*e.chain_order));
@@ -384,18 +369,23 @@ int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, bool
 	if (empty)
 		*empty = nrows == 0;
 	e.rows = malloc((nrows + 1) * sizeof(*e.rows));
-	if (!e.rows || (err = enc_tasks(&e)) || (err = enc_chains(&e)) ||
-	    (err = enc_rows(&e, width, origin)))
+	if (!e.rows || (err = enc_tasks(&e)) || (err = enc_chains(&e)))
+		goto out;
+	for (uint32_t l = 0; l < e.nchains; l++)
+		nframes += d->chains[e.chain_order[l]].n;
+	/* the tables number the chains, which the rows then use */
+	if ((err = put_tables(&body, &e)) || (err = enc_rows(&e, width, origin)) ||
+	    (err = put_rows(&body, &e)))
 		goto out;
 	err = profile_file_put_header(b, PROFILE_FILE_VERSION_SAMPLES, PROFILE_FILE_SAMPLES,
 				      spent_profile_event_get(p, ev));
 	err = err ? err : binbuf_put_uvarint(b, stacks_in_chains ? PROFILE_SAMPLES_STACKS : 0);
 	err = err ? err : binbuf_put_uvarint(b, width);
 	err = err ? err : binbuf_put_uvarint(b, origin);
-	err = err ? err : put_tables(b, &e);
-	err = err ? err : put_rows(b, &e);
+	err = err ? err : put_body(b, &body, nframes);
 	err = err ? err : profile_file_put_crc(b, start);
 out:
+	binbuf_release(&body);
 	free(e.chain_total);
 	free(e.chain_local);
 	free(e.chain_order);
@@ -405,8 +395,6 @@ out:
 	free(e.task_cgroup);
 	free(e.image_local);
 	free(e.image_order);
-	free(e.nodes);
-	free(e.leaf);
 	free(e.rows);
 	return err;
 }
@@ -422,11 +410,7 @@ struct dec {
 	uint64_t ntasks;
 	uint32_t *images;	/* local image -> T's */
 	uint64_t nimages;
-	struct node *nodes;	/* image: T's index or SPENT_PROFILE_NO_IMAGE */
-	uint16_t *depth;
-	uint64_t nnodes;
-	uint32_t *chains;	/* local chain -> T's */
-	uint64_t nchains;
+	struct samples_dec_chains c;	/* the file's chain -> T's */
 	uint64_t *chain_sum;	/* local chain -> its rows' counts (PROFILE_SAMPLES_STACKS) */
 };
 
@@ -465,11 +449,9 @@ out:
 	return err;
 }
 
-static int dec_images_nodes(struct binreader *r, struct spent_profile *t, struct dec *x,
-			    const char **why)
+static int dec_images(struct binreader *r, struct spent_profile *t, struct dec *x, const char **why)
 {
 	int err = 0;
-	uint64_t prev = 0;
 	if (binreader_get_uvarint(r, &x->nimages) || x->nimages > binreader_left(r) / 3)
 		BAD("bad image count");
 	if (!(x->images = malloc((x->nimages + 1) * sizeof(*x->images))))
@@ -485,129 +467,222 @@ static int dec_images_nodes(struct binreader *r, struct spent_profile *t, struct
 		if (err)
 			goto out;
 	}
-	if (binreader_get_uvarint(r, &x->nnodes) || x->nnodes > binreader_left(r) / 3)
-		BAD("bad frame count");
-	x->nodes = malloc((x->nnodes + 1) * sizeof(*x->nodes));
-	x->depth = malloc((x->nnodes + 1) * sizeof(*x->depth));
-	if (!x->nodes || !x->depth)
-		return -ENOMEM;
-	for (uint64_t i = 0; i < x->nnodes; i++) {
-		uint64_t up, img;
-		int64_t delta;
-		if (binreader_get_uvarint(r, &up) || binreader_get_uvarint(r, &img) ||
-		    binreader_get_svarint(r, &delta))
-			BAD("truncated frame");
-		if (up > i || img > x->nimages)
-			BAD("frame parent or image out of range");
-		x->depth[i] = up ? x->depth[i - up] + 1 : 1;
-		if (x->depth[i] > MAX_DEPTH)
-			BAD("call chain deeper than 1024");
-		prev += (uint64_t)delta;
-		x->nodes[i] = (struct node){ up ? (uint32_t)(i - up) : NONE,
-					     img ? x->images[img - 1] : SPENT_PROFILE_NO_IMAGE, prev };
-	}
 out:
 	return err;
 }
 
-/* Chains name distinct leaves (as the encoder's trie makes them): rebuilding them then costs
- * at most 1024 frames per frame of the file, never 1024 per byte of a chain table that
- * repeats one deep leaf. */
-static int dec_chains(struct binreader *r, struct spent_profile *t, struct dec *x, const char **why)
-{
-	struct spent_profile_frame fr[MAX_DEPTH];
-	uint8_t *used = NULL;
-	int err = 0;
-	if (binreader_get_uvarint(r, &x->nchains) || x->nchains > binreader_left(r) ||
-	    x->nchains > x->nnodes)
-		BAD("bad chain count");
-	x->chains = malloc((x->nchains + 1) * sizeof(*x->chains));
-	x->chain_sum = calloc(x->nchains + 1, sizeof(*x->chain_sum));
-	used = calloc(x->nnodes + 1, 1);
-	if (!x->chains || !x->chain_sum || !used) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint64_t i = 0; i < x->nchains; i++) {
-		uint64_t leaf;
-		if (binreader_get_uvarint(r, &leaf) || leaf >= x->nnodes)
-			BAD("bad chain");
-		if (used[leaf]++)
-			BAD("two chains end at one frame");
-		size_t n = 0;
-		for (uint32_t k = (uint32_t)leaf; k != NONE; k = x->nodes[k].parent)
-			fr[n++] = (struct spent_profile_frame){ x->nodes[k].image, x->nodes[k].offset };
-		if ((err = profile_detail_chain_intern(&t->detail, fr, n, &x->chains[i])))
-			goto out;
-	}
-out:
-	free(used);
-	return err;
-}
+/* Rows being added: where the previous row of the group left the time and the chain. */
+struct rows_in {
+	struct spent_profile *t;
+	uint32_t ev;
+	struct dec *x;
+	uint64_t width, origin;
+	uint64_t max_m1;	/* the last time index - 1 whose bucket start fits in 64 bits */
+	uint64_t nrows, seen, sum, prev_task;
+	uint64_t task, prev_t, next_chain;
+};
 
-static int dec_rows(struct binreader *r, struct spent_profile *t, uint32_t ev, struct dec *x,
-		    uint64_t width, uint64_t origin, const char **why)
+static int rows_in_start(struct rows_in *s, struct binreader *r, uint64_t *ngroups, uint64_t *total,
+			 const char **why)
 {
-	uint64_t ngroups, nrows, total, seen = 0, sum = 0, prev_task = 0;
-	/* the last time index - 1 whose bucket start fits in 64 bits (and the index too) */
-	uint64_t max_m1 = (UINT64_MAX - origin) / width;
-	if (max_m1 == UINT64_MAX)
-		max_m1--;
 	int err = 0;
-	if (binreader_get_uvarint(r, &ngroups) || binreader_get_uvarint(r, &nrows) ||
-	    binreader_get_uvarint(r, &total) || ngroups > nrows || nrows > binreader_left(r))
+	s->max_m1 = (UINT64_MAX - s->origin) / s->width;
+	if (s->max_m1 == UINT64_MAX)
+		s->max_m1--;
+	if (binreader_get_uvarint(r, ngroups) || binreader_get_uvarint(r, &s->nrows) ||
+	    binreader_get_uvarint(r, total) || *ngroups > s->nrows || s->nrows > binreader_left(r))
 		BAD("bad row counts");
-	for (uint64_t g = 0; g < ngroups; g++) {
-		uint64_t task, n, prev_t = 0, next_chain = 0;
+out:
+	return err;
+}
+
+/* Group G of task TASK + 1 (0 = none) with N rows. */
+static int group_start(struct rows_in *s, uint64_t g, uint64_t task, uint64_t n, const char **why)
+{
+	int err = 0;
+	if (task > s->x->ntasks || (g && task <= s->prev_task) || n == 0 || n > s->nrows - s->seen)
+		BAD("bad row group");
+	s->prev_task = s->task = task;
+	s->seen += n;
+	s->prev_t = s->next_chain = 0;
+out:
+	return err;
+}
+
+static int row_add(struct rows_in *s, bool new_time, uint64_t dt, uint64_t code, uint64_t extra,
+		   uint64_t step, const char **why)
+{
+	struct dec *x = s->x;
+	int err = 0;
+	if (new_time) {
+		if (s->prev_t > s->max_m1 || dt > s->max_m1 - s->prev_t)
+			BAD("row time out of range");
+		s->prev_t += dt + 1;
+		s->next_chain = 0;
+	}
+	if (step >= x->c.nchains || s->next_chain + step >= x->c.nchains)
+		BAD("row chain out of range");
+	uint64_t chain = s->next_chain + step;
+	uint64_t count = code < 3 ? code + 1 : extra + 4;
+	if (count < extra || s->sum + count < s->sum)
+		BAD("row count overflows");
+	s->sum += count;
+	x->chain_sum[chain] += count;	/* <= sum: cannot overflow */
+	s->next_chain = chain + 1;
+	uint64_t time = s->prev_t ? s->origin + (s->prev_t - 1) * s->width : 0;
+	err = profile_detail_row_add(&s->t->detail, s->ev,
+				     s->task ? x->tasks[s->task - 1] : SPENT_PROFILE_NO_TASK, time,
+				     x->c.chains[chain], count);
+out:
+	return err;
+}
+
+/* Version 2: each group's header, then its rows, each row's fields together. */
+static int dec_rows_v2(struct binreader *r, struct rows_in *s, const char **why)
+{
+	uint64_t ngroups, total;
+	int err = rows_in_start(s, r, &ngroups, &total, why);
+	for (uint64_t g = 0; g < ngroups && !err; g++) {
+		uint64_t task, n;
 		if (binreader_get_uvarint(r, &task) || binreader_get_uvarint(r, &n))
 			BAD("truncated row group");
-		if (task > x->ntasks || (g && task <= prev_task) || n == 0 || n > nrows - seen)
-			BAD("bad row group");
-		prev_task = task;
-		seen += n;
-		for (uint64_t i = 0; i < n; i++) {
+		err = group_start(s, g, task, n, why);
+		for (uint64_t i = 0; i < n && !err; i++) {
 			uint64_t key, dt = 0, extra = 0;
 			if (binreader_get_uvarint(r, &key))
 				BAD("truncated row");
 			bool new_time = key & 1;
-			uint64_t code = key >> 1 & 3, step = key >> 3;
+			uint64_t code = key >> 1 & 3;
 			if ((new_time && binreader_get_uvarint(r, &dt)) ||
 			    (code == 3 && binreader_get_uvarint(r, &extra)))
 				BAD("truncated row");
-			if (new_time) {
-				if (prev_t > max_m1 || dt > max_m1 - prev_t)
-					BAD("row time out of range");
-				prev_t += dt + 1;
-				next_chain = 0;
-			}
-			if (step >= x->nchains || next_chain + step >= x->nchains)
-				BAD("row chain out of range");
-			uint64_t chain = next_chain + step;
-			uint64_t count = code < 3 ? code + 1 : extra + 4;
-			if (count < extra || sum + count < sum)
-				BAD("row count overflows");
-			sum += count;
-			x->chain_sum[chain] += count;	/* <= sum: cannot overflow */
-			next_chain = chain + 1;
-			uint64_t time = prev_t ? origin + (prev_t - 1) * width : 0;
-			err = profile_detail_row_add(&t->detail, ev,
-						     task ? x->tasks[task - 1] : SPENT_PROFILE_NO_TASK, time,
-						     x->chains[chain], count);
-			if (err)
-				goto out;
+			err = row_add(s, new_time, dt, code, extra, key >> 3, why);
 		}
 	}
-	if (seen != nrows || sum != total)
+	if (!err && (s->seen != s->nrows || s->sum != total))
 		BAD("rows do not add up to the header counts");
 out:
 	return err;
 }
 
+/* Version 3: the group headers, then the rows' fields in columns (put_rows). */
+static int dec_rows_v3(struct binreader *r, struct rows_in *s, const char **why)
+{
+	uint64_t ngroups, total, *gh = NULL, *f = NULL;
+	int err = rows_in_start(s, r, &ngroups, &total, why);
+	if (err)
+		return err;
+	/* a group header is at least 2 bytes, a row 2 (its key and the rest of its step): the
+	 * counts are checked before they size anything */
+	if (ngroups > binreader_left(r) / 2 || s->nrows > binreader_left(r) / 2)
+		BAD("bad row counts");
+	gh = malloc((2 * ngroups + 1) * sizeof(*gh));
+	f = malloc((4 * s->nrows + 1) * sizeof(*f));	/* key, step, time step, extra count */
+	if (!gh || !f)
+		err = -ENOMEM;
+	for (uint64_t g = 0; g < ngroups && !err; g++)
+		if (binreader_get_uvarint(r, &gh[2 * g]) || binreader_get_uvarint(r, &gh[2 * g + 1]))
+			BAD("truncated row group");
+	/* per row: key byte, step, time step, count - 4 */
+	for (int col = 0; col < 4 && !err; col++)
+		for (uint64_t i = 0; i < s->nrows && !err; i++) {
+			uint64_t *row = f + 4 * i, v = 0;
+			uint8_t key = 0;
+			if (col == 0 ? binreader_get_u8(r, &key) :
+			    (col == 1 || (col == 2 && row[0] & 1) || (col == 3 && (row[0] >> 1 & 3) == 3)) &&
+			    binreader_get_uvarint(r, &v))
+				BAD("truncated row");
+			if (col == 0)
+				row[0] = key, row[1] = key >> 3, row[2] = row[3] = 0;
+			else if (col == 1 && v > (UINT64_MAX >> 5))
+				BAD("row chain out of range");
+			else if (col == 1)
+				row[1] |= v << 5;
+			else if (v)
+				row[col] = v;
+		}
+	for (uint64_t g = 0, i = 0; g < ngroups && !err; g++) {
+		err = group_start(s, g, gh[2 * g], gh[2 * g + 1], why);
+		for (uint64_t end = i + gh[2 * g + 1]; i < end && !err; i++)
+			err = row_add(s, f[4 * i] & 1, f[4 * i + 2], f[4 * i] >> 1 & 3, f[4 * i + 3],
+				      f[4 * i + 1], why);
+	}
+	if (!err && (s->seen != s->nrows || s->sum != total))
+		BAD("rows do not add up to the header counts");
+out:
+	free(gh);
+	free(f);
+	return err;
+}
+
+/* The tables, the chains and the rows, from R (the whole body) into T. */
+static int dec_body(struct binreader *r, struct spent_profile *t, uint32_t ev, uint32_t version,
+		    uint64_t frame_budget, uint64_t width, uint64_t origin, struct dec *x,
+		    const char **why)
+{
+	int err = 0;
+	if ((err = dec_strings_tasks(r, t, x, why)) || (err = dec_images(r, t, x, why)))
+		goto out;
+	if (version >= PROFILE_FILE_VERSION_SAMPLES)
+		err = samples_trie_get(r, &t->detail, x->images, x->nimages, frame_budget, &x->c, why);
+	else
+		err = samples_trie_get_v2(r, &t->detail, x->images, x->nimages, &x->c, why);
+	if (err)
+		goto out;
+	x->chain_sum = calloc(x->c.nchains + 1, sizeof(*x->chain_sum));
+	if (!x->chain_sum)
+		return -ENOMEM;
+	struct rows_in in = { .t = t, .ev = ev, .x = x, .width = width, .origin = origin };
+	err = version >= PROFILE_FILE_VERSION_SAMPLES ? dec_rows_v3(r, &in, why) : dec_rows_v2(r, &in, why);
+	if (err)
+		goto out;
+	if (binreader_left(r))
+		BAD("trailing bytes after the rows");
+out:
+	return err;
+}
+
+/* Version 3's body, stored or decompressed into *OWNED (bounded: see SAMPLES_MAX_RATIO), as
+ * BODY; R is left at the end of the file's part. */
+static int get_body(struct binreader *r, struct binreader *body, uint8_t **owned, uint64_t *file_bytes,
+		    const char **why)
+{
+	uint8_t method;
+	uint64_t len;
+	int err = 0;
+	if (binreader_get_u8(r, &method) || binreader_get_uvarint(r, &len))
+		BAD("truncated samples body header");
+	size_t n = binreader_left(r);
+	const uint8_t *src = r->p;
+	*file_bytes = n;
+	binreader_skip(r, n);
+	if (method == SAMPLES_STORED) {
+		if (len != n)
+			BAD("bad samples body length");
+		binreader_init(body, src, n);
+	} else if (method == SAMPLES_ZSTD) {
+		if (len > PROFILE_FILE_MAXLEN || len > (uint64_t)SAMPLES_MAX_RATIO * n)
+			BAD("compressed samples body too large");
+		if (!(*owned = malloc(len + 1)))
+			return -ENOMEM;
+		size_t got = ZSTD_decompress(*owned, len, src, n);
+		if (ZSTD_isError(got) || got != len)
+			BAD("bad compressed samples body");
+		binreader_init(body, *owned, len);
+	} else {
+		BAD("unknown samples body method");
+	}
+out:
+	return err;
+}
+
 int profile_file_parse_samples(struct binreader *r, struct spent_profile *t, uint32_t ev,
-			       const char **why)
+			       uint32_t version, const char **why)
 {
 	struct dec x = { 0 };
-	uint64_t flags, width, origin;
+	struct binreader body = *r;
+	uint8_t *owned = NULL;
+	uint64_t flags, width, origin, file_bytes = 0;
 	int err = 0;
 	if (binreader_get_uvarint(r, &flags) || binreader_get_uvarint(r, &width) ||
 	    binreader_get_uvarint(r, &origin))
@@ -617,13 +692,16 @@ int profile_file_parse_samples(struct binreader *r, struct spent_profile *t, uin
 	if (width == 0 || origin % width)
 		BAD("bad time bucket or origin");
 	spent_profile_set_time_bucket(t, width);
-	if ((err = dec_strings_tasks(r, t, &x, why)) || (err = dec_images_nodes(r, t, &x, why)) ||
-	    (err = dec_chains(r, t, &x, why)))
+	body = *r;
+	if (version >= PROFILE_FILE_VERSION_SAMPLES && (err = get_body(r, &body, &owned, &file_bytes, why)))
 		goto out;
-	err = dec_rows(r, t, ev, &x, width, origin, why);
+	if ((err = dec_body(&body, t, ev, version, samples_frame_budget(file_bytes), width, origin, &x, why)))
+		goto out;
+	if (version < PROFILE_FILE_VERSION_SAMPLES)
+		*r = body;
 	/* the event's call stacks were not written twice: each chain is one, with its rows' sum */
-	for (uint64_t i = 0; !err && flags & PROFILE_SAMPLES_STACKS && i < x.nchains; i++) {
-		const struct detail_chain *c = &t->detail.chains[x.chains[i]];
+	for (uint64_t i = 0; !err && flags & PROFILE_SAMPLES_STACKS && i < x.c.nchains; i++) {
+		const struct detail_chain *c = &t->detail.chains[x.c.chains[i]];
 		if (x.chain_sum[i])
 			err = spent_profile_add_stack(t, ev, t->detail.frames + c->off, c->n, x.chain_sum[i]);
 	}
@@ -633,9 +711,8 @@ out:
 	free(x.strs);
 	free(x.tasks);
 	free(x.images);
-	free(x.nodes);
-	free(x.depth);
-	free(x.chains);
+	free(x.c.chains);
 	free(x.chain_sum);
+	free(owned);
 	return err;
 }

@@ -64,7 +64,9 @@ else
 fi
 
 # detail rows and an epoch span (samples@ files, DIR/epoch-NNNN/span), made by seedtool
-# through the library whatever `spent record` of this build writes
+# through the library whatever `spent record` of this build writes. These are version 3
+# (its small body stored, record's compressed: the target parses each in the other form
+# too); the committed corpus keeps version-2 samples files for the older reader.
 if "$tool" detail "$tmp/detail" 2>"$tmp/err"; then
 	"$tool" bundle "$tmp/detail" "$tmp/detail.bundle" && put fuzz_profile_dir "$tmp/detail.bundle"
 	for f in "$tmp"/detail/epoch-0000/samples@*.prof; do
