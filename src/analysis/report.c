@@ -72,18 +72,27 @@ static char *shown_name(const char *raw)
 	return strdup(demangle_name(raw, buf, sizeof(buf)));
 }
 
+/* IMG's name in rows and their keys: its label, else its path */
+static const char *image_shown(const struct builder *b, uint32_t img)
+{
+	if (img < b->r->nlabels && b->r->labels[img])
+		return b->r->labels[img];
+	return spent_profile_image_get(b->p, img)->path;
+}
+
 static long make_row(struct builder *b, uint32_t img, uint64_t off)
 {
 	const struct spent_profile_image *im = spent_profile_image_get(b->p, img);
+	const char *shown = image_shown(b, img);
 	struct sym_info si;
 	char *key = NULL, *symbol = NULL, name[512];
 	struct spent_profile_frame f = { img, off };
 	bool want_lines = b->r->cfg.by == REPORT_BY_LINE || b->r->cfg.by == REPORT_BY_INSTRUCTION;
 	if (b->r->cfg.by == REPORT_BY_IMAGE) {	/* needs no symbols: never open the image */
-		key = strdup(im->path);
+		key = strdup(shown);
 		symbol = strdup("");
 		if (key && symbol)
-			return row_get(b, key, symbol, im->path, NULL, 0, off);
+			return row_get(b, key, symbol, shown, NULL, 0, off);
 		free(key);
 		free(symbol);
 		return -ENOMEM;
@@ -100,16 +109,16 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 	case REPORT_BY_IMAGE:	/* returned above */
 		break;
 	case REPORT_BY_FUNCTION:
-		n = fn ? asprintf(&key, "%s|%s", im->path, fn) : asprintf(&key, "%s|%s", im->path, name);
+		n = fn ? asprintf(&key, "%s|%s", shown, fn) : asprintf(&key, "%s|%s", shown, name);
 		symbol = fn ? shown_name(fn) : strdup(name);
 		break;
 	case REPORT_BY_LINE:
 		/* one row per line of each function: a line inlined into several functions is
 		 * as many rows, each under the function its samples were in */
 		if (si.file)
-			n = asprintf(&key, "%s|%s|%s:%d", im->path, fn ? fn : name, si.file, si.line);
+			n = asprintf(&key, "%s|%s|%s:%d", shown, fn ? fn : name, si.file, si.line);
 		else
-			n = asprintf(&key, "%s|%s", im->path, name);
+			n = asprintf(&key, "%s|%s", shown, name);
 		if (si.inlined && fn && strcmp(si.inlined, fn)) {
 			char a[1024], c[1024];
 			if (asprintf(&symbol, "%s (inlined %s)", demangle_name(fn, a, sizeof(a)),
@@ -120,7 +129,7 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 		}
 		break;
 	case REPORT_BY_INSTRUCTION:
-		n = asprintf(&key, "%s|%llx", im->path, (unsigned long long)off);
+		n = asprintf(&key, "%s|%llx", shown, (unsigned long long)off);
 		symbol = strdup(name);
 		break;
 	}
@@ -132,7 +141,7 @@ static long make_row(struct builder *b, uint32_t img, uint64_t off)
 	}
 	uint64_t roff = b->r->cfg.by == REPORT_BY_FUNCTION && fn ? si.start : off;
 	bool lines = b->r->cfg.by == REPORT_BY_LINE || b->r->cfg.by == REPORT_BY_INSTRUCTION;
-	return row_get(b, key, symbol, im->path, lines ? si.file : NULL, lines ? si.line : 0, roff);
+	return row_get(b, key, symbol, shown, lines ? si.file : NULL, lines ? si.line : 0, roff);
 }
 
 /* (img, off) -> row, memoized */
@@ -279,6 +288,9 @@ int report_build(const struct spent_profile *p, struct symbols *sym, const struc
 		goto fail;
 	memcpy(b.r->events, cfg->events, cfg->nevents * sizeof(uint32_t));
 	b.r->cfg.events = b.r->events;
+	if ((err = profile_kernel_labels(p, &b.r->labels)))
+		goto fail;
+	b.r->nlabels = b.r->labels ? spent_profile_nimages(p) : 0;
 	if ((err = add_self(&b)) || (cfg->children && (err = add_children(&b))))
 		goto fail;
 	sort_report = b.r;
@@ -306,6 +318,7 @@ void report_free(struct report *r)
 		free(r->rows[i].incl);
 	}
 	free(r->rows);
+	profile_kernel_labels_free(r->labels, r->nlabels);
 	free(r->events);
 	free(r->totals);
 	free(r);

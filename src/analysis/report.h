@@ -26,7 +26,8 @@ struct report_config {
 
 struct report_row {
 	char *key;		/* unique: image path + what the row is */
-	const char *image;	/* the image path ("[unknown]" for unplaced samples) */
+	const char *image;	/* the image path ("[unknown]" for unplaced samples), or its
+				 * label (struct report) */
 	char *symbol;		/* function, or image+0xOFFSET when no symbol covers it */
 	const char *file;	/* source file (line and instruction views), may be NULL */
 	int line;
@@ -43,6 +44,10 @@ struct report {
 	struct report_row *rows;
 	size_t nrows;
 	bool have_stacks;	/* the profile had stacks for the first event */
+	char **labels;		/* [nlabels] or NULL: the name shown for an image instead of its
+				 * path (NULL entry: the path); set for kernels when the profile
+				 * has several, so their symbols never share a row */
+	size_t nlabels;
 };
 
 /* Build the rows of P (symbolized with SYM). *OUT freed with report_free. 0 or -errno. */

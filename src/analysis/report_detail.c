@@ -197,6 +197,7 @@ struct grouper {
 	struct strmap keys;	/* the identity of each group -> its index in the report */
 	struct leaf_name *names;	/* (image, offset) -> function name */
 	size_t capnames, nnames;
+	char **labels;		/* profile_kernel_labels: several kernels' names, or NULL */
 };
 
 static size_t leaf_slot(uint32_t img, uint64_t off, size_t cap)
@@ -268,6 +269,7 @@ static int row_columns(struct grouper *g, const struct spent_profile_detail_row 
 				       spent_profile_task_get(g->p, row->task);
 	const struct spent_profile_frame *leaf = &row->frames[0];
 	const char *img = leaf->image == SPENT_PROFILE_NO_IMAGE ? "[unknown]" :
+			  g->labels && g->labels[leaf->image] ? g->labels[leaf->image] :
 			  spent_profile_image_get(g->p, leaf->image)->path;
 	size_t used = 0;
 	key[0] = 0;
@@ -330,7 +332,7 @@ int detail_report_build(const struct spent_profile *p, struct symbols *sym, uint
 	g.r->nkeys = nkeys;
 	g.r->event = ev;
 	char *key = malloc(3 * SPENT_PROFILE_PATH_MAX + 2048);
-	if (!key)
+	if (!key || profile_kernel_labels(p, &g.labels))
 		goto out;
 	err = 0;
 	for (size_t i = 0; i < spent_profile_ndetail(p) && !err; i++) {
@@ -352,6 +354,7 @@ int detail_report_build(const struct spent_profile *p, struct symbols *sym, uint
 		qsort(g.r->groups, g.r->ngroups, sizeof(*g.r->groups), group_cmp);
 out:
 	free(key);
+	profile_kernel_labels_free(g.labels, g.labels ? spent_profile_nimages(p) : 0);
 	strmap_release(&g.keys);
 	for (size_t i = 0; i < g.capnames; i++)
 		free(g.names[i].name);

@@ -25,7 +25,7 @@ struct cc_tracer {
 	int memfd;			/* /proc/PID/mem of the recorded process */
 	struct cc_writer w;
 	struct cc_file_ident *files;
-	size_t nfiles;
+	size_t nfiles, capfiles;
 	const char *dir;		/* the recording directory being written (DIR.tmp.PID) */
 	int copy_files;			/* keep a copy of every mapped file in dir/files */
 	uint64_t copies, copy_bytes;	/* copies written, their compressed bytes */

@@ -214,12 +214,10 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 		}
 		hash = binio_fnv64(BINIO_FNV64_INIT, content, clen);
 	}
-	struct cc_file_ident *nf = realloc(tr->files, (tr->nfiles + 1) * sizeof(*nf));
-	if (!nf) {
+	if (ALLOC_GROW(tr->files, tr->nfiles + 1, tr->capfiles)) {
 		free(content);
 		return -ENOMEM;
 	}
-	tr->files = nf;
 	struct cc_file_ident *f = &tr->files[tr->nfiles++];
 	f->id = tr->nfiles;
 	f->dev = st.st_dev, f->ino = st.st_ino, f->size = clen, f->mtime_ns = mtime_ns(&st);
@@ -292,7 +290,7 @@ void cc_files_release(struct cc_tracer *tr)
 		free(tr->files[i].content);
 	free(tr->files);
 	tr->files = NULL;
-	tr->nfiles = 0;
+	tr->nfiles = tr->capfiles = 0;
 }
 
 static int emit_meta(struct cc_tracer *tr, char *const *argv)

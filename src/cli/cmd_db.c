@@ -15,7 +15,9 @@
 #include "cli/time_window.h"
 #include "core/binio.h"
 #include "core/json.h"
+#include "core/kernel_id.h"
 #include "profile/db.h"
+#include "profile/export.h"
 
 struct db_opts {
 	const char *dir;
@@ -443,6 +445,11 @@ struct epoch_info {
 	size_t processes;	/* distinct pids in the detail rows */
 	uint64_t bytes;		/* the epoch directory's files */
 	size_t skipped;		/* corrupt files */
+	/* the kernels with samples (core/kernel_id.h): a daemon's epoch has one, a merge of
+	 * several hosts' or boots' may have more; the first EPOCH_KERNELS are kept */
+#define EPOCH_KERNELS 8
+	struct spent_profile_image kernels[EPOCH_KERNELS];
+	size_t nkernels;
 };
 
 static uint64_t dir_bytes(const char *path)
@@ -472,15 +479,16 @@ static void epoch_totals(const struct spent_profile *p, struct epoch_info *e)
 	size_t ntask = spent_profile_ntasks(p), k = 0;
 	uint32_t *pids = calloc(ntask + 1, sizeof(*pids));
 
+	for (uint32_t img = 0; img < spent_profile_nimages(p); img++) {
+		const struct spent_profile_image *im = spent_profile_image_get(p, img);
+		uint64_t in_image = 0;
+		for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++)
+			in_image += spent_profile_image_total(p, img, ev);
+		e->samples += in_image;
+		if (in_image && profile_image_is_kernel(im) && e->nkernels < EPOCH_KERNELS)
+			e->kernels[e->nkernels++] = *im;	/* path unused: P is freed after */
+	}
 	for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++) {
-		for (uint32_t img = 0; img < spent_profile_nimages(p); img++) {
-			struct spent_profile_count *c = NULL;
-			size_t n = 0;
-			spent_profile_counts(p, img, ev, &c, &n);
-			for (size_t i = 0; i < n; i++)
-				e->samples += c[i].count;
-			free(c);
-		}
 		for (int why = 0; why < SPENT_PROFILE_UNK_NR; why++)
 			e->samples += spent_profile_unknown_count(p, ev, why);
 	}
@@ -538,8 +546,12 @@ static void print_epoch(const struct epoch_info *e, struct json_writer *w)
 	else
 		snprintf(dur, sizeof(dur), "-");
 	if (!w) {
-		printf("%5u  %-19s  %-19s  %9s  %10llu  %9zu  %10llu\n", e->epoch, start, end, dur,
-		       (unsigned long long)e->samples, e->processes, (unsigned long long)e->bytes);
+		char kernel[32] = "-";
+		if (e->nkernels)
+			kernel_id_short(&e->kernels[0], kernel, sizeof(kernel));
+		printf("%5u  %-19s  %-19s  %9s  %10llu  %9zu  %10llu  %s%s\n", e->epoch, start, end, dur,
+		       (unsigned long long)e->samples, e->processes, (unsigned long long)e->bytes, kernel,
+		       e->nkernels > 1 ? " (and more)" : "");
 		return;
 	}
 	json_object_begin(w);
@@ -557,6 +569,14 @@ static void print_epoch(const struct epoch_info *e, struct json_writer *w)
 	json_ku64(w, "samples", e->samples);
 	json_ku64(w, "processes", e->processes);
 	json_ku64(w, "bytes", e->bytes);
+	json_key(w, "kernels");
+	json_array_begin(w);
+	for (size_t k = 0; k < e->nkernels; k++) {
+		char id[2 * SPENT_PROFILE_ID_MAX + 1];
+		kernel_id_hex(&e->kernels[k], id, sizeof(id));
+		json_str(w, id);
+	}
+	json_array_end(w);
 	json_object_end(w);
 	json_newline(w);
 }
@@ -580,8 +600,8 @@ static int do_list(const struct db_opts *o)
 	}
 	json_init(&w, stdout);
 	if (!o->json)
-		printf("%5s  %-19s  %-19s  %9s  %10s  %9s  %10s\n", "epoch", "start", "end", "duration",
-		       "samples", "processes", "bytes");
+		printf("%5s  %-19s  %-19s  %9s  %10s  %9s  %10s  %s\n", "epoch", "start", "end", "duration",
+		       "samples", "processes", "bytes", "kernel");
 	for (size_t i = 0; i < n; i++) {
 		struct epoch_info e;
 		if ((r = epoch_info_read(d, eps[i], &e))) {

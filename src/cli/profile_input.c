@@ -74,7 +74,8 @@ int profile_input_kallsyms(struct symbols *sym, const char *dir)
 
 	profile_input_base(dir, base, sizeof(base));
 	snprintf(path, sizeof(path), "%s/kallsyms", base);
-	return access(path, R_OK) == 0 ? symbols_set_kallsyms(sym, path) : 0;
+	int err = symbols_set_kallsyms_dir(sym, base);	/* the daemon's copy per kernel identity */
+	return err ? err : access(path, R_OK) == 0 ? symbols_set_kallsyms(sym, path) : 0;
 }
 
 void profile_input_base(const char *dir, char *buf, size_t len)

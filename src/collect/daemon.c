@@ -278,11 +278,15 @@ static int setup(struct daemon *d, char *err, size_t errlen)
 	if ((r = daemon_lock(d, err, errlen)))
 		return r;
 	db_clean_stale(d->db);	/* a daemon killed mid-write left *.prof.tmp.PID.* behind */
-	if ((r = dkernel_save_kallsyms(c->db, "/proc/kallsyms", 0640)))
-		daemon_log(d, "cannot save the kernel's symbols in '%s/kallsyms': %s", c->db,
-			   strerror(-r));	/* reports use /proc/kallsyms then */
 	if ((r = dmaps_new(&d->maps)))
 		return r;
+	struct image_info kinfo = { 0 };
+	image_describe_kernel(&kinfo);
+	if ((r = dkernel_save_identity(c->db, "/proc/kallsyms", 0640, &kinfo.id)))
+		daemon_log(d, "cannot save the kernel's symbols in '%s': %s", c->db,
+			   r == -ENOKEY ? "the kernel has no build-id or no _text symbol" :
+			   strerror(-r));	/* reports use /proc/kallsyms then */
+	dmaps_set_kernel_identity(d->maps, &kinfo.id);
 collectors:
 	if ((r = open_collectors(d, err, errlen)))
 		return r;

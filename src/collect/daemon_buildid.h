@@ -14,8 +14,11 @@ struct dbuildid;
 
 struct dbuildid_stats {
 	uint64_t saved;		/* symbol tables written to the cache */
+	uint64_t bytes;		/* what those entries hold on disk (symbols and lines) */
 	uint64_t errors;	/* saves that failed (the cache directory, a write) */
 	int last_error;		/* -errno of the last failure, 0 when none */
+	uint64_t queued;	/* images waiting for their turn */
+	bool off;		/* the cache is off (SPENT_BUILDID_DIR=off) */
 };
 
 /* 0 or -ENOMEM. */

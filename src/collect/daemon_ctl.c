@@ -226,6 +226,7 @@ int daemon_status_json(struct daemon *d, bool running, char **out)
 {
 	const struct daemon_config *c = d->cfg;
 	struct dmerge_stats ms;
+	struct dbuildid_stats bs;
 	struct dmaps_stats mp;
 	struct agg_stats ks = { 0 };
 	uint64_t samples = daemon_samples(d), overflowed = 0, dropped = 0, evictions = 0;
@@ -237,6 +238,7 @@ int daemon_status_json(struct daemon *d, bool running, char **out)
 
 	*out = NULL;
 	dmerge_get_stats(d->merge, &ms);
+	dmerge_get_buildid_stats(d->merge, &bs);
 	dmaps_get_stats(d->maps, &mp);
 	if (d->bpf && dbpf_stats(d->bpf, &ks) == 0) {
 		overflowed = ks.overflowed;
@@ -301,6 +303,12 @@ int daemon_status_json(struct daemon *d, bool running, char **out)
 	json_ku64(&w, "write_errors", ms.write_errors);
 	json_kstr(&w, "last_error", ms.last_error ? strerror(-ms.last_error) : "");
 	json_ku64(&w, "pending_cells", ms.pending_cells);
+	json_kstr(&w, "buildid_cache", bs.off ? "off" : "on");
+	json_ku64(&w, "buildid_saved", bs.saved);
+	json_ku64(&w, "buildid_bytes", bs.bytes);
+	json_ku64(&w, "buildid_queued", bs.queued);
+	json_ku64(&w, "buildid_errors", bs.errors);
+	json_kstr(&w, "buildid_last_error", bs.last_error ? strerror(-bs.last_error) : "");
 	json_ku64(&w, "map_entries", d->bpf ? dbpf_map_entries(d->bpf) : 0u);
 	json_ku64(&w, "drain_ms", c->drain_ms);
 	json_kstr(&w, "reduction_by_image", top);

@@ -1,5 +1,5 @@
-/* collect/daemon_kernel.c - copying the running kernel's text symbols into the daemon's
- * database (see daemon_kernel.h): the lines core/symbols reads (types t, T, w, W with an
+/* collect/daemon_kernel.c - the daemon's kernel identity and its copy of the running kernel's
+ * text symbols (see daemon_kernel.h): the lines core/symbols reads (types t, T, w, W with an
  * address), so the copy is a fraction of /proc/kallsyms. */
 #include "collect/daemon_kernel.h"
 
@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/binio.h"
+#include "core/kernel_id.h"
 #include "core/outfile.h"
 
 /* "ADDR TYPE NAME..." with a non-zero address (zeros: kptr_restrict hides them) and a text type */
@@ -22,30 +24,46 @@ static int text_symbol(const char *line)
 	return strchr("tTwW", line[hex + 1]) != NULL;
 }
 
-int dkernel_save_kallsyms(const char *db, const char *kallsyms, mode_t mode)
+/* The text symbols of KALLSYMS into B and the address of _text into *TEXT (0: not seen). */
+static int read_text_symbols(const char *kallsyms, struct binbuf *b, uint64_t *text)
 {
-	char path[PATH_MAX];
-	int n = snprintf(path, sizeof(path), "%s/kallsyms", db);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
 	FILE *f = fopen(kallsyms, "re");
 	if (!f)
 		return -errno;
-	struct binbuf b;
 	char *line = NULL;
 	size_t cap = 0, kept = 0;
 	ssize_t len;
 	int err = 0;
-	binbuf_init(&b);
-	while (!err && (len = getline(&line, &cap, f)) > 0)
-		if (text_symbol(line) && line[len - 1] == '\n' && !(err = binbuf_put(&b, line, (size_t)len)))
+	*text = 0;
+	while (!err && (len = getline(&line, &cap, f)) > 0) {
+		if (!text_symbol(line) || line[len - 1] != '\n')
+			continue;
+		if (!*text)
+			*text = kernel_id_text_address(line);
+		if (!(err = binbuf_put(b, line, (size_t)len)))
 			kept++;
+	}
 	free(line);
 	fclose(f);
-	if (!err && !kept)
-		err = -ENODATA;
-	if (!err)
-		err = outfile_write(path, b.data, b.len, mode);
+	return !err && !kept ? -ENODATA : err;
+}
+
+int dkernel_save_identity(const char *db, const char *kallsyms, mode_t mode, struct spent_profile_image *id)
+{
+	char name[128], path[PATH_MAX];
+	struct binbuf b;
+	uint64_t text = 0;
+	binbuf_init(&b);
+	int err = read_text_symbols(kallsyms, &b, &text);
+	if (!err && (!text || kernel_id_add_text(id, text)))
+		err = -ENOKEY;
+	if (!err && !(err = kernel_id_kallsyms_name(id, name, sizeof(name)))) {
+		int n = snprintf(path, sizeof(path), "%s/%s", db, name);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			err = -ENAMETOOLONG;
+		else if (access(path, F_OK))	/* there: the same identity's symbols */
+			err = outfile_write(path, b.data, b.len, mode);
+	}
 	binbuf_release(&b);
 	return err;
 }

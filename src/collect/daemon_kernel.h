@@ -1,14 +1,25 @@
-/* collect/daemon_kernel.h - the kernel's symbols kept with the daemon's database: DB/kallsyms
- * (the text symbols of /proc/kallsyms, as `spent record` keeps them next to a profile), written
- * when the daemon starts, so `spent report -i DB` names kernel samples from the kernel the
- * daemon sampled, also on another host or after a reboot into another kernel. */
+/* collect/daemon_kernel.h - the kernel's identity and symbols kept with the daemon's database:
+ * [kernel.kallsyms] is identified by the running kernel's build-id plus the runtime address of
+ * _text (which KASLR moves at every boot), and the text symbols of /proc/kallsyms are saved
+ * once per identity as DB/kallsyms-HEX (core/kernel_id.h), so `spent report -i DB` names each
+ * epoch's kernel samples from the kernel that epoch sampled, also on another host or after a
+ * reboot, and epochs of different kernels or boots never add into one kernel symbol. */
 #ifndef SPENT_COLLECT_DAEMON_KERNEL_H
 #define SPENT_COLLECT_DAEMON_KERNEL_H
 
 #include <sys/types.h>
 
-/* Copy the text symbols of KALLSYMS (/proc/kallsyms) to DB/kallsyms atomically with MODE.
- * 0, -ENODATA when none is readable (kptr_restrict: nothing written), or -errno. */
-int dkernel_save_kallsyms(const char *db, const char *kallsyms, mode_t mode);
+#include "spent/profile.h"
+
+/* Read the text symbols of KALLSYMS (/proc/kallsyms) and the address of _text; add it to the
+ * kernel build-id *ID (image_describe_kernel's) and save the symbols as DB/kallsyms-HEX with
+ * MODE, atomically, unless a copy of that identity is there already (the content is the
+ * identity's: shared by every epoch and daemon run that has it). *ID gets _text whenever it
+ * was read (also when the write then fails), else keeps its build-id alone. 0, -ENODATA
+ * when no symbol is readable (kptr_restrict: nothing written), -ENOKEY when the kernel has
+ * no build-id or no _text (the symbols are not saved: nothing would tell them apart), or
+ * -errno. */
+int dkernel_save_identity(const char *db, const char *kallsyms, mode_t mode,
+			  struct spent_profile_image *id);
 
 #endif

@@ -2,6 +2,7 @@
  * start-up, side-band MMAP2/COMM/FORK/EXEC/EXIT updates, exited processes kept until drained,
  * files resolved through /proc/PID/root, images interned by (device, inode, path); each
  * process's name (comm) and cgroup v2 path, kept with it until reaped. */
+#include "core/alloc.h"
 #include "collect/daemon_maps.h"
 
 #include <ctype.h>
@@ -114,14 +115,8 @@ static int image_intern(struct dmaps *m, const char *path, uint64_t dev, uint64_
 			return 0;
 		}
 	}
-	if (m->nimages == m->capimages) {
-		size_t cap = m->capimages ? m->capimages * 2 : 64;
-		struct dimage **v = realloc(m->images, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		m->images = v;
-		m->capimages = cap;
-	}
+	if (ALLOC_GROW(m->images, m->nimages + 1, m->capimages))
+		return -ENOMEM;
 	im = calloc(1, sizeof(*im));
 	s = calloc(1, sizeof(*s));
 	if (!im || !s || !(im->path = strdup(path))) {
@@ -160,15 +155,22 @@ int dmaps_new(struct dmaps **out)
 		return err;
 	}
 	/* the running kernel's build-id, as spent record stores it: epochs of another boot or
-	 * host are then symbolized (and merged) as the different kernel they are */
+	 * host are then symbolized (and merged) as the different kernel they are; the daemon
+	 * adds the boot's _text address (dmaps_set_kernel_identity) */
 	struct image_info kinfo = { 0 };
 	image_describe_kernel(&kinfo);
-	m->images[id]->id_kind = kinfo.id.id_kind;
-	m->images[id]->id_len = kinfo.id.id_len;
-	memcpy(m->images[id]->ident, kinfo.id.id, kinfo.id.id_len);
-	m->images[id]->identified = true;
+	dmaps_set_kernel_identity(m, &kinfo.id);
 	*out = m;
 	return 0;
+}
+
+void dmaps_set_kernel_identity(struct dmaps *m, const struct spent_profile_image *id)
+{
+	struct dimage *k = m->images[DIMAGE_KERNEL];
+	k->id_kind = id->id_kind;
+	k->id_len = id->id_len <= sizeof(k->ident) ? id->id_len : 0;
+	memcpy(k->ident, id->id, k->id_len);
+	k->identified = true;
 }
 
 static void proc_free(struct dproc *p)

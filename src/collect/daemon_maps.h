@@ -45,6 +45,8 @@ struct dmaps;
 
 /* A new empty table (with the kernel image). Caller frees with dmaps_free. */
 int dmaps_new(struct dmaps **out);
+/* Identify the kernel image as ID (build-id and the boot's _text: collect/daemon_kernel.h). */
+void dmaps_set_kernel_identity(struct dmaps *m, const struct spent_profile_image *id);
 void dmaps_free(struct dmaps *m);
 
 /* Scan /proc (ROOT_DIR, normally "/proc") for the processes running now. */

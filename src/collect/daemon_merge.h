@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "collect/daemon_buildid.h"
 #include "collect/daemon_maps.h"
 #include "spent/profile.h"
 
@@ -69,6 +70,8 @@ int dmerge_finish(struct dmerge *g);
 void dmerge_set_epoch(struct dmerge *g, uint32_t epoch);
 uint32_t dmerge_epoch(const struct dmerge *g);
 void dmerge_get_stats(const struct dmerge *g, struct dmerge_stats *st);
+/* How filling the build-id cache went (collect/daemon_buildid.h). */
+void dmerge_get_buildid_stats(const struct dmerge *g, struct dbuildid_stats *st);
 /* The (at most) N images with the most samples into TOP, most first; returns how many. */
 size_t dmerge_top_images(const struct dmerge *g, struct dmerge_image_stats *top, size_t n);
 

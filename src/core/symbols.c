@@ -19,10 +19,12 @@
 #include "core/binio.h"
 #include "core/buildid_cache.h"
 #include "core/inline_table.h"
+#include "core/kernel_id.h"
 #include "core/linetable.h"
 #include "core/outfile.h"
 #include "core/procmaps.h"
 #include "core/demangle.h"
+#include "core/search.h"
 #include "core/symbols.h"
 #include "core/symtable.h"
 
@@ -51,6 +53,7 @@ struct symbols {
 	struct sym_image *images;
 	char *debuginfo_path;
 	char *kallsyms;		/* saved kernel symbols to use instead of /proc/kallsyms */
+	char *kallsyms_dir;	/* where kallsyms-HEX of each kernel identity is (core/kernel_id.h) */
 	Dwfl_Callbacks cbs;
 };
 
@@ -92,6 +95,7 @@ void symbols_free(struct symbols *s)
 		free(i);
 	}
 	free(s->kallsyms);
+	free(s->kallsyms_dir);
 	free(s);
 }
 
@@ -100,6 +104,13 @@ int symbols_set_kallsyms(struct symbols *s, const char *path)
 	free(s->kallsyms);
 	s->kallsyms = path ? strdup(path) : NULL;
 	return path && !s->kallsyms ? -ENOMEM : 0;
+}
+
+int symbols_set_kallsyms_dir(struct symbols *s, const char *dir)
+{
+	free(s->kallsyms_dir);
+	s->kallsyms_dir = dir ? strdup(dir) : NULL;
+	return dir && !s->kallsyms_dir ? -ENOMEM : 0;
 }
 
 int symbols_save_kernel(struct symbols *s, const struct spent_profile *p, const char *path)
@@ -203,9 +214,23 @@ static void parse_kallsyms(struct sym_image *im, FILE *f)
 	}
 }
 
+/* The saved symbols of kernel IM's own identity (DIR/kallsyms-HEX), or NULL. */
+static FILE *open_identity_kallsyms(const struct symbols *s, const struct sym_image *im)
+{
+	char name[128], path[4096];
+	if (!s->kallsyms_dir || kernel_id_kallsyms_name(&im->id, name, sizeof(name)) ||
+	    snprintf(path, sizeof(path), "%s/%s", s->kallsyms_dir, name) >= (int)sizeof(path))
+		return NULL;
+	return binio_fopen_regular(path);
+}
+
 static void load_kallsyms(struct symbols *s, struct sym_image *im)
 {
-	FILE *f = s->kallsyms ? binio_fopen_regular(s->kallsyms) : NULL;
+	/* a kernel without a copy of its own (older databases, spent record's profiles): the
+	 * one saved kallsyms, else the running kernel's */
+	FILE *f = open_identity_kallsyms(s, im);
+	if (!f && s->kallsyms)
+		f = binio_fopen_regular(s->kallsyms);
 	if (!f)
 		f = fopen("/proc/kallsyms", "re");
 	if (!f) {
@@ -388,15 +413,7 @@ int symbols_cache_images(struct symbols *s, const struct spent_profile *p)
 /* Number of kernel symbols starting at or below OFF: the one containing OFF is at [n - 1]. */
 static size_t ksym_upper_bound(const struct sym_image *im, uint64_t off)
 {
-	size_t lo = 0, hi = im->nksyms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (im->ksyms[mid].addr <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return SEARCH_UPPER_BOUND(im->ksyms, im->nksyms, .addr, off);
 }
 
 static void kernel_lookup(const struct sym_image *im, uint64_t off, struct sym_info *out)

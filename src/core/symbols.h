@@ -50,6 +50,9 @@ int symbols_read_code(struct symbols *s, const struct spent_profile_image *img, 
 /* Use PATH (a saved subset in /proc/kallsyms format) for kernel symbols instead of
  * /proc/kallsyms when it exists. 0 or -ENOMEM. */
 int symbols_set_kallsyms(struct symbols *s, const char *path);
+/* Name each kernel image from DIR/kallsyms-HEX, the copy of its own identity's symbols
+ * (core/kernel_id.h), when DIR has one; else as above. 0 or -ENOMEM. */
+int symbols_set_kallsyms_dir(struct symbols *s, const char *dir);
 /* Save the kernel symbols P's kernel counts and stack frames fall in to PATH (atomically,
  * /proc/kallsyms format). 0 (nothing written when P has no kernel samples) or -errno. */
 int symbols_save_kernel(struct symbols *s, const struct spent_profile *p, const char *path);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/kernel_id.h"
 #include "core/outfile.h"
 
 int db_file_path(const char *db, const char *name, char *out, size_t outlen)
@@ -168,6 +169,35 @@ static bool merged_before(const char *list, const char *key)
 	return false;
 }
 
+/* The kernel symbols SRC keeps that DST lacks: one kallsyms-HEX per kernel identity (named
+ * by it, so one DST has is the same), and the kallsyms of a database from before identities
+ * when DST has none, for its epochs' kernels. */
+static int copy_kernel_symbols(const char *dst, const char *src)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+	struct dirent *de;
+	int err = 0;
+	DIR *dh = opendir(src);
+	if (!dh)
+		return -errno;
+	while (!err && (de = readdir(dh)) != NULL) {
+		uint8_t *data = NULL;
+		struct stat st;
+		size_t len;
+		/* never through a symlink: a source's link to another file would be copied out */
+		if ((!kernel_id_is_kallsyms_name(de->d_name) && strcmp(de->d_name, "kallsyms")) ||
+		    db_file_path(src, de->d_name, from, sizeof(from)) ||
+		    db_file_path(dst, de->d_name, to, sizeof(to)) || access(to, F_OK) == 0 ||
+		    lstat(from, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (!(err = binio_read_file(from, 1u << 28, &data, &len)))
+			err = binio_write_file_atomic(to, data, len, DB_FILE_MODE);
+		free(data);
+	}
+	closedir(dh);
+	return err;
+}
+
 /* The epochs of SRC read whole before anything is written, so a source with a corrupt file
  * is merged not at all (-EUCLEAN) rather than in part, and can be merged again once mended. */
 static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *src, spent_profile_warn_fn warn,
@@ -188,6 +218,9 @@ static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *sr
 	}
 	if (!err && bad)
 		err = -EUCLEAN;
+	/* before the counts: an epoch of DST is never there without its kernel's symbols */
+	if (!err)
+		err = copy_kernel_symbols(spent_profile_dir_path(dst), spent_profile_dir_path(src));
 	for (size_t i = 0; i < n && !err; i++)
 		err = spent_profile_dir_write_epoch(dst, ep[i], pp[i], warn, ctx);
 	for (size_t i = 0; pp && i < n; i++)

@@ -37,6 +37,13 @@ int folded_build(const struct spent_profile *p, struct symbols *sym, uint32_t ev
 long profile_main_image(const struct spent_profile *p, const uint32_t *evs, size_t nev);
 /* Whether IMAGE is the kernel ("[kernel.kallsyms]"). */
 bool profile_image_is_kernel(const struct spent_profile_image *img);
+/* The names that keep P's kernels apart where rows are keyed by image name: *OUT NULL when P
+ * has samples of at most one kernel (every image goes by its path); else an array of
+ * spent_profile_nimages(P) entries, "[kernel.kallsyms:FIRST..LAST]" (core/kernel_id.h) for
+ * each kernel and NULL for the other images. Freed with profile_kernel_labels_free. 0 or
+ * -ENOMEM. */
+int profile_kernel_labels(const struct spent_profile *p, char ***out);
+void profile_kernel_labels_free(char **labels, size_t n);
 void folded_free(struct folded *f);
 /* "stack count\n" lines. 0 or -EIO. */
 int folded_write(const struct folded *f, FILE *out);

@@ -1,12 +1,15 @@
 /* profile/frame_name.c - the display name of a profile frame, shared by every view and
  * export (report tables, folded stacks, pprof, flame graphs): the exact function name, else
  * the nearest symbol + offset, else the image's file name + offset; C++ and Rust names
- * demangled (core/demangle.h). */
+ * demangled (core/demangle.h); and the labels that tell the kernels of several boots or hosts
+ * apart where rows are keyed by image name. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/demangle.h"
+#include "core/kernel_id.h"
 #include "core/symbols.h"
 #include "profile/export.h"
 #include "profile/jitmap.h"
@@ -79,4 +82,49 @@ long profile_main_image(const struct spent_profile *p, const uint32_t *evs, size
 		}
 	}
 	return best >= 0 ? best : best_any;
+}
+
+/* Whether image IMG of P is a kernel with samples (detail rows may name a kernel that has no
+ * counts of its own in this profile: it is not one more kernel to tell apart) */
+static bool counted_kernel(const struct spent_profile *p, uint32_t img)
+{
+	if (!profile_image_is_kernel(spent_profile_image_get(p, img)))
+		return false;
+	for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++)
+		if (spent_profile_image_total(p, img, ev))
+			return true;
+	return false;
+}
+
+int profile_kernel_labels(const struct spent_profile *p, char ***out)
+{
+	size_t n = spent_profile_nimages(p), kernels = 0;
+	*out = NULL;
+	for (uint32_t i = 0; i < n; i++)
+		kernels += counted_kernel(p, i);
+	if (kernels < 2)
+		return 0;
+	char **labels = calloc(n, sizeof(char *));
+	if (!labels)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct spent_profile_image *im = spent_profile_image_get(p, i);
+		char label[128];
+		if (!profile_image_is_kernel(im))
+			continue;
+		kernel_id_label(im, label, sizeof(label));
+		if (!(labels[i] = strdup(label))) {
+			profile_kernel_labels_free(labels, n);
+			return -ENOMEM;
+		}
+	}
+	*out = labels;
+	return 0;
+}
+
+void profile_kernel_labels_free(char **labels, size_t n)
+{
+	for (size_t i = 0; labels && i < n; i++)
+		free(labels[i]);
+	free(labels);
 }

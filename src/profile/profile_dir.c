@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/kernel_id.h"
 #include "core/outfile.h"
 #include "profile/profile_file.h"
 #include "profile/profile_int.h"
@@ -660,16 +661,16 @@ static void strip_temp(const char *name, char *out, size_t len)
 		*t = 0;
 }
 
-/* A file spent writes: meta and kallsyms at the top, profile files and the span (and
- * NAME.corrupt set aside by load_existing and write_span) in an epoch directory; their
- * temporaries too. */
+/* A file spent writes: meta and kallsyms (and a daemon's kallsyms-HEX, one per kernel) at the
+ * top, profile files and the span (and NAME.corrupt set aside by load_existing and
+ * write_span) in an epoch directory; their temporaries too. */
 static bool own_file(const char *name, bool top)
 {
 	char n[NAME_MAX + 1];
 	size_t l;
 	strip_temp(name, n, sizeof(n));
 	if (top)
-		return !strcmp(n, "meta") || !strcmp(n, "kallsyms");
+		return !strcmp(n, "meta") || !strcmp(n, "kallsyms") || kernel_id_is_kallsyms_name(n);
 	l = strlen(n);
 	if (l > 8 && !strcmp(n + l - 8, ".corrupt"))
 		n[l - 8] = 0;

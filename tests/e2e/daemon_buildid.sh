@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/e2e/daemon_buildid.sh - the daemon fills the build-id cache as `spent record` does: a
 # program sampled by the daemon, then rebuilt with another layout, still has its function
-# names in `spent report -i DB`; without the cache's copy the report shows addresses.
+# names in `spent report -i DB`; without the cache's copy the report shows addresses; the
+# daemon's status counts the entries it saved and their bytes.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT
@@ -55,6 +56,14 @@ done
 secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 check "daemon_buildid_fills_the_cache (b-$id, ${secs} s after the flush)" test -s "$SPENT_BUILDID_DIR/b-$id/symtab"
 check daemon_buildid_stops_on_sigterm stop_daemon
+# the status it wrote last counts what is in the cache: every entry it saved, their bytes
+st=$("$SPENT" db "$DB" status --json)
+n_saved=$(jfield "$st" buildid_saved); n_bytes=$(jfield "$st" buildid_bytes)
+c_saved=$(ls "$SPENT_BUILDID_DIR"/*/symtab 2>/dev/null | wc -l)
+c_bytes=$(cat "$SPENT_BUILDID_DIR"/*/symtab "$SPENT_BUILDID_DIR"/*/lines 2>/dev/null | wc -c)
+check "daemon_buildid_status_counts_the_cache (status: $n_saved saved, $n_bytes bytes, $(jfield "$st" buildid_errors) errors; cache: $c_saved, $c_bytes)" \
+	test "${n_saved:-0}" -ge 1 -a "$n_saved" = "$c_saved" -a "$n_bytes" = "$c_bytes"
+check daemon_buildid_status_text_shows_it bash -c "'$SPENT' db '$DB' status | grep -q '^  buildid_saved  *$n_saved\$'"
 
 cc -O1 -DPAD -o "$TMP/hot" "$TMP/hot.c"
 id2=$(readelf -n "$TMP/hot" | sed -n 's/.*Build ID: *//p')

@@ -1,12 +1,13 @@
 /* tests/fuzz/fuzz_profile_dir.c - libFuzzer target for the walk of a profile directory: the
- * input is a bundle of files (fuzz_util.h: meta, kallsyms, merged-from, epoch-NNNN/NAME.prof,
- * with every .prof's CRC recomputed so mutations reach the file parser's checks) unpacked
- * into a scratch directory, then read as `spent report` reads it (every epoch; the kernel's
- * samples looked up in DIR/kallsyms and the symbols they fall in saved again as `spent
- * record` does) and merged into itself as `spent db DIR merge` does twice (DIR/merged-from
- * makes the second a no-op), then its usage and gc; detail rows are walked and every epoch's
- * span read as `spent db DIR list` reads it. Images other than the kernel are not
- * looked up: their paths would name files of this machine. Never crash, leak or hang. */
+ * input is a bundle of files (fuzz_util.h: meta, kallsyms, kallsyms-HEX, merged-from,
+ * epoch-NNNN/NAME.prof, with every .prof's CRC recomputed so mutations reach the file
+ * parser's checks) unpacked into a scratch directory, then read as `spent report` reads it
+ * (every epoch; the kernel's samples looked up in the DIR/kallsyms-HEX of their identity, else
+ * DIR/kallsyms, and the symbols they fall in saved again as `spent record` does) and merged
+ * into itself as `spent db DIR merge` does twice (DIR/merged-from makes the second a no-op),
+ * then its usage and gc; detail rows are walked and every epoch's span read as `spent db DIR
+ * list` reads it. Images other than the kernel are not looked up: their paths would name files
+ * of this machine. Never crash, leak or hang. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +44,7 @@ static void kernel_symbols(const struct spent_profile *p, const char *root)
 	if (stat(path, &st) || !S_ISREG(st.st_mode) || symbols_new(&sym))
 		return;	/* without the file the real /proc/kallsyms would be read */
 	symbols_set_kallsyms(sym, path);
+	symbols_set_kallsyms_dir(sym, root);	/* a daemon's kallsyms-HEX per kernel identity */
 	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
 		const struct spent_profile_image *img = spent_profile_image_get(p, i);
 		if (strcmp(img->path, SPENT_PROFILE_KERNEL_PATH))

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "citcat/recording.h"
+#include "core/kernel_id.h"
 #include "fuzz_util.h"
 #include "spent/profile.h"
 
@@ -49,6 +50,8 @@ static int bundle_dir(const char *dir, struct binbuf *b)
 		return -errno;
 	while (!err && (de = readdir(dh))) {
 		char sub[4096];
+		if (kernel_id_is_kallsyms_name(de->d_name))	/* a daemon's, per kernel identity */
+			err = add_file(b, dir, de->d_name);
 		if (strncmp(de->d_name, "epoch-", 6))
 			continue;
 		snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
@@ -130,10 +133,39 @@ static int inline_files(const char *rec_path, struct binbuf *out, const char *su
 	return err;
 }
 
+/* Counts of two boots of one kernel as the daemon identifies them (build-id + _text), each
+ * with its DIR/kallsyms-HEX, beside an older daemon's DIR/kallsyms (the fuzz target looks
+ * kernels up only when there is one): the identity-to-file lookup and merge's copies get
+ * seeds. */
+static int two_boots(struct spent_profile *p, const char *dir, uint32_t ev)
+{
+	static const char old[] = "ffffffff81000100 T old_fn\n";
+	char legacy[4096];
+	snprintf(legacy, sizeof(legacy), "%s/kallsyms", dir);
+	int err = binio_write_file_atomic(legacy, old, sizeof(old) - 1, 0600);
+	for (uint64_t boot = 0; boot < 2 && !err; boot++) {
+		struct spent_profile_image k = { .path = (char *)SPENT_PROFILE_KERNEL_PATH,
+						 .id_kind = SPENT_PROFILE_ID_BUILDID, .id_len = 20 };
+		uint64_t text = 0xffffffff81000000ull + boot * 0x2000000;
+		char name[128], path[4096], syms[128];
+		uint32_t ik;
+		memset(k.id, 0x5a, 20);
+		err = kernel_id_add_text(&k, text) ?: spent_profile_image_intern(p, &k, &ik) ?:
+		      spent_profile_add(p, ik, text + 0x110, ev, 3 + boot) ?:
+		      kernel_id_kallsyms_name(&k, name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		int n = snprintf(syms, sizeof(syms), "%016llx T _text\n%016llx t boot%llu_fn\n",
+				 (unsigned long long)text, (unsigned long long)text + 0x100,
+				 (unsigned long long)boot);
+		err = err ?: binio_write_file_atomic(path, syms, (size_t)n, 0600);
+	}
+	return err;
+}
+
 /* Three tasks (one with a cgroup), rows without task or time, chains with no-image and
  * kernel frames, counts above 3, two events with different bucket widths merged; a span.
  * The second event also has its chains as stacks, as `spent record -g` adds them: its
- * samples file holds them (flag bit 0), the first's does not. */
+ * samples file holds them (flag bit 0), the first's does not. Two boots' kernels. */
 static int detail_dir(const char *dir)
 {
 	struct spent_profile *p = spent_profile_new();
@@ -164,7 +196,8 @@ static int detail_dir(const char *dir)
 	err = err ?: spent_profile_add_detail(p, e1, t[2], t0, f, 4, 9);
 	err = err ?: spent_profile_add_stack(p, e1, f + 3, 1, 1) ?: spent_profile_add_stack(p, e1, f, 4, 9);
 	spent_profile_extend_span(p, t0 - ms, t0 + 2000 * ms);
-	err = err ?: spent_profile_dir_create(dir, &d) ?: spent_profile_dir_write_epoch(d, 0, p, NULL, NULL);
+	err = err ?: spent_profile_dir_create(dir, &d) ?: two_boots(p, dir, e0) ?:
+	      spent_profile_dir_write_epoch(d, 0, p, NULL, NULL);
 	spent_profile_dir_close(d);
 	spent_profile_free(p);
 	return err;

@@ -1,7 +1,7 @@
 /* tests/unit/test_db_kernels.c - `spent db merge` keeps the kernels of different boots or hosts
  * apart: the daemon's [kernel.kallsyms] carries the running kernel's build-id, so two databases
  * of different kernels merge into two kernel images (their addresses mean different code),
- * while the same kernel's counts add up. */
+ * while the same kernel's counts add up; and it brings each kernel's symbols along. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
+#include "core/binio.h"
 #include "profile/db.h"
 #include "spent/profile.h"
 
@@ -97,10 +99,72 @@ static void merge_keeps_different_kernels_apart(void **state)
 	spent_profile_dir_close(d);
 }
 
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *get(const char *dir, const char *name)
+{
+	char path[256];
+	uint8_t *d = NULL;
+	size_t n = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (binio_read_file(path, 1 << 20, &d, &n))
+		return NULL;
+	char *s = realloc(d, n + 1);
+	assert_non_null(s);
+	s[n] = 0;
+	return s;
+}
+
+/* merge brings a source's kernel symbols (kallsyms-HEX per identity; an older daemon's
+ * kallsyms when the destination has none), keeps the destination's copy of an identity it
+ * has, and never copies through a symlink */
+static void merge_brings_kernel_symbols(void **state)
+{
+	char src[128], dst[128], secret[160];
+	struct spent_profile_dir *d;
+	size_t skipped = 0;
+	kernel_db("symsrc", 0xcc, 1);
+	snprintf(src, sizeof(src), "%s/symsrc", tmpdir);
+	snprintf(dst, sizeof(dst), "%s/symdst", tmpdir);
+	snprintf(secret, sizeof(secret), "%s/secret", tmpdir);
+	put(src, "kallsyms-cc01", "ffffffff81000000 T boot1\n");
+	put(src, "kallsyms-cc02", "ffffffff83000000 T boot2 from src\n");
+	put(src, "kallsyms", "ffffffff81000000 T older\n");
+	put(tmpdir, "secret", "not to be copied\n");
+	char link[200];
+	snprintf(link, sizeof(link), "%s/kallsyms-cc03", src);
+	assert_int_equal(symlink(secret, link), 0);
+	assert_int_equal(spent_profile_dir_create(dst, &d), 0);
+	put(dst, "kallsyms-cc02", "ffffffff83000000 T boot2 in dst\n");
+	const char *srcs[] = { src };
+	assert_int_equal(db_merge(d, srcs, 1, NULL, NULL, &skipped), 0);
+	spent_profile_dir_close(d);
+	char *s;
+	assert_non_null(s = get(dst, "kallsyms-cc01"));
+	assert_string_equal(s, "ffffffff81000000 T boot1\n");
+	free(s);
+	assert_non_null(s = get(dst, "kallsyms-cc02"));
+	assert_string_equal(s, "ffffffff83000000 T boot2 in dst\n");
+	free(s);
+	assert_non_null(s = get(dst, "kallsyms"));
+	assert_string_equal(s, "ffffffff81000000 T older\n");
+	free(s);
+	assert_null(get(dst, "kallsyms-cc03"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(merge_keeps_different_kernels_apart),
+		cmocka_unit_test(merge_brings_kernel_symbols),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

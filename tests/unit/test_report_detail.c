@@ -1,6 +1,6 @@
 /* tests/unit/test_report_detail.c - who and when in report (analysis/report_detail.c): --sort
  * key lists, --time forms against a span, filters by comm/pid/tid/image/time, grouping in any
- * key order, and the filtered profile the other views read. */
+ * key order, the filtered profile the other views read, and two boots' kernels kept apart. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "analysis/report_detail.h"
+#include "core/kernel_id.h"
+#include "core/symbols.h"
 #include "profile_test_util.h"
 
 #define MS 1000000ull
@@ -188,6 +190,70 @@ static void filtered_profile(void **state)
 	spent_profile_free(p);
 }
 
+/* a kernel image of build-id 20 x 0xaa loaded at TEXT in its boot, as the daemon keeps it,
+ * with its own kallsyms-HEX in DIR naming "same_fn" at TEXT + 0x100 */
+static uint32_t boot_kernel(struct spent_profile *p, const char *dir, uint64_t text)
+{
+	struct spent_profile_image k = { .path = "[kernel.kallsyms]", .id_kind = SPENT_PROFILE_ID_BUILDID,
+					 .id_len = 20 };
+	char name[128], path[256];
+	uint32_t idx;
+	memset(k.id, 0xaa, 20);
+	assert_int_equal(kernel_id_add_text(&k, text), 0);
+	assert_int_equal(spent_profile_image_intern(p, &k, &idx), 0);
+	assert_int_equal(kernel_id_kallsyms_name(&k, name, sizeof(name)), 0);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%016llx T same_fn\n%016llx T after_fn\n", (unsigned long long)text + 0x100,
+		(unsigned long long)text + 0x200);
+	fclose(f);
+	return idx;
+}
+
+/* two boots of one kernel (KASLR: another _text) in one profile: --sort image and function
+ * keep them apart, each named from its own kallsyms */
+static void two_kernels(void **state)
+{
+	char dir[] = "/tmp/spent-ut-rdk.XXXXXX", cmd[64];
+	assert_non_null(mkdtemp(dir));
+	struct spent_profile *p = spent_profile_new();
+	assert_non_null(p);
+	uint32_t ev = add_event(p, "cpu-clock", 1000), t = add_task(p, "sh", 10, 10, NULL);
+	uint32_t a = boot_kernel(p, dir, 0xffffffff81000000ull), b = boot_kernel(p, dir, 0xffffffff83000000ull);
+	struct spent_profile_frame fa = { a, 0xffffffff81000110ull }, fb = { b, 0xffffffff83000110ull };
+	assert_int_equal(spent_profile_add(p, a, fa.offset, ev, 3), 0);
+	assert_int_equal(spent_profile_add(p, b, fb.offset, ev, 4), 0);
+	assert_int_equal(spent_profile_add_detail(p, ev, t, T0, &fa, 1, 3), 0);
+	assert_int_equal(spent_profile_add_detail(p, ev, t, T0, &fb, 1, 4), 0);
+	struct symbols *sym;
+	assert_int_equal(symbols_new(&sym), 0);
+	assert_int_equal(symbols_set_kallsyms_dir(sym, dir), 0);
+	enum detail_key k[DETAIL_KEY_NR];
+	size_t n;
+	char bad[32];
+	struct detail_filter all = { 0 };
+	struct detail_report *r = NULL;
+	assert_int_equal(detail_parse_keys("function", k, &n, bad, sizeof(bad)), 0);
+	assert_int_equal(detail_report_build(p, sym, ev, k, n, &all, &r), 0);
+	assert_int_equal(r->ngroups, 2);
+	assert_string_equal(r->groups[0].cols[0], "same_fn");
+	assert_string_equal(r->groups[1].cols[0], "same_fn");
+	assert_int_equal(r->groups[0].samples, 4);
+	assert_int_equal(r->groups[1].samples, 3);
+	detail_report_free(r);
+	assert_int_equal(detail_parse_keys("image", k, &n, bad, sizeof(bad)), 0);
+	assert_int_equal(detail_report_build(p, sym, ev, k, n, &all, &r), 0);
+	assert_int_equal(r->ngroups, 2);
+	assert_int_equal(group_of(r, "[kernel.kallsyms:aaaaaaaa..83000000]", NULL), 4);
+	assert_int_equal(group_of(r, "[kernel.kallsyms:aaaaaaaa..81000000]", NULL), 3);
+	detail_report_free(r);
+	symbols_free(sym);
+	spent_profile_free(p);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +262,7 @@ int main(void)
 		cmocka_unit_test(group_any_order),
 		cmocka_unit_test(filters),
 		cmocka_unit_test(filtered_profile),
+		cmocka_unit_test(two_kernels),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
