@@ -247,7 +247,7 @@ interrupt() {
 }
 interrupt INT trace_sigint "$PROGS/trace_bench" 1000000000
 interrupt TERM trace_sigterm "$PROGS/trace_bench" 1000000000
-interrupt TERM trace_sigterm_program_ignoring_it sh -c 'trap "" INT TERM HUP; while :; do :; done'
+interrupt TERM trace_sigterm_program_ignoring_it "$PROGS/stop_ignorer"
 
 # a program killed by a signal is not a complete run
 "$SPENT" trace -o killed.log -- sh -c 'kill -TERM $$' >/dev/null 2>&1
