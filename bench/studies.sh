@@ -14,7 +14,8 @@
 # Then one log, many configurations, on a real program (gzip -9 of a 3 MB text made here): one
 # configuration from the log against cachegrind on the live program (goal <= 1.0x its CPU), and
 # 8 configurations (D1 4 sizes x 2 associativities) in one pass against one (goal <= 2x).
-# STUDIES_GZIP=0 skips that part.
+# STUDIES_GZIP=0 skips that part. docs/studies.md has the numbers last measured and why the
+# goals are not met.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 B=$top/build

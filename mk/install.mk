@@ -78,7 +78,7 @@ install: all
 	ln -sfn libspent.so.0 $(D)$(LIBDIR)/libspent.so
 	$(INSTALL) -m 644 include/spent/*.h $(D)$(INCLUDEDIR)/spent/
 	$(INSTALL) -m 644 $(BUILD)/spent.pc $(D)$(LIBDIR)/pkgconfig/spent.pc
-	$(INSTALL) -m 644 $(SHIM_SO) $(SHIM_A) $(SHIM_HOOKS_A) $(D)$(PKGLIBDIR)/
+	$(INSTALL) -m 644 $(SHIM_SO) $(SHIM_A) $(SHIM_HOOKS_A) $(CITCAT_SB_SO) $(D)$(PKGLIBDIR)/
 	$(INSTALL) -m 755 $(VG_TOOL) $(D)$(PKGLIBDIR)/valgrind/
 	@# the stock Valgrind files the tool runs with, linked as in the build tree (mk/trace.mk)
 	@for f in $(VG_EXECDIR)/*; do n=$${f##*/}; [ "$$n" = spent-amd64-linux ] || \
@@ -93,7 +93,7 @@ uninstall:
 	rm -f $(D)$(BINDIR)/spent $(D)$(LIBDIR)/libspent.a $(D)$(LIBDIR)/libspent.so.$(VERSION) \
 		$(D)$(LIBDIR)/libspent.so.0 $(D)$(LIBDIR)/libspent.so $(D)$(LIBDIR)/pkgconfig/spent.pc \
 		$(addprefix $(D)$(INCLUDEDIR)/spent/,$(notdir $(wildcard include/spent/*.h))) \
-		$(addprefix $(D)$(PKGLIBDIR)/,$(notdir $(SHIM_SO) $(SHIM_A) $(SHIM_HOOKS_A))) \
+		$(addprefix $(D)$(PKGLIBDIR)/,$(notdir $(SHIM_SO) $(SHIM_A) $(SHIM_HOOKS_A) $(CITCAT_SB_SO))) \
 		$(D)$(PKGLIBDIR)/valgrind/$(notdir $(VG_TOOL)) \
 		$(addprefix $(D)$(MANDIR)/man1/,$(notdir $(MAN_PAGES))) \
 		$(addprefix $(D)$(DOCDIR)/,$(notdir $(DOC_FILES))) \

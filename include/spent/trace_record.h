@@ -65,6 +65,18 @@ SPENT_API void spent_trace_stop(struct spent_trace *t, int sig);
 /* The signal of the first spent_trace_stop(), 0 when none. */
 SPENT_API int spent_trace_stopped(const struct spent_trace *t);
 
+/* How far a running trace is, for a progress display. */
+struct spent_trace_progress {
+	uint64_t instructions;	/* executed so far by the traced processes (a lower bound) */
+	uint64_t processes;	/* processes traced so far */
+	uint64_t bytes;		/* log bytes written so far */
+};
+typedef void (*spent_trace_progress_fn)(void *arg, const struct spent_trace_progress *p);
+/* Have spent_trace_wait() call FN(ARG, ...) a few times per second while it collects (on the
+ * thread calling it; FN NULL: never). Call before spent_trace_start(): the tool then counts
+ * instructions, which costs a few percent of its time. */
+SPENT_API void spent_trace_set_progress(struct spent_trace *t, spent_trace_progress_fn fn, void *arg);
+
 SPENT_API void spent_trace_get_totals(const struct spent_trace *t, struct spent_trace_totals *tot);
 /* The log's header says it is incomplete (what was stopped or cut off is not the whole run). */
 SPENT_API void spent_trace_mark_incomplete(struct spent_trace *t);

@@ -71,6 +71,7 @@ static void cache_release(struct cache *c)
 	free(c->mru);
 	free(c->slot);
 	free(c->meta);
+	free(c->dbits);
 	free(c->fifo_next);
 	free(c->wbuf);
 }
@@ -101,6 +102,21 @@ static void hierarchy_link(struct hierarchy *h, const struct cachesim_config *cf
 	h->dpath->pend = h->dpath->meta != NULL;
 }
 
+/* A cache whose meta would only ever hold one dirty bit per way keeps them as a word per set
+ * (struct cache.dbits). */
+static int compact_dirty(struct cache *c)
+{
+	if (!c->meta || c->pend || c->sub_shift != c->line_shift || c->assoc > 64)
+		return 0;
+	if (!(c->dbits = calloc(c->sets, sizeof(*c->dbits))))
+		return -ENOMEM;
+	free(c->meta);
+	free(c->slot);
+	c->meta = NULL;
+	c->slot = NULL;
+	return 0;
+}
+
 int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char *err,
 		 size_t errlen)
 {
@@ -123,6 +139,9 @@ int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char 
 			if ((rc = cache_init(&cs->cores[k].caches[i], &cs->cfg.levels[i])))
 				goto fail;
 		hierarchy_link(&cs->cores[k], &cs->cfg);
+		for (uint32_t i = 0; i < cfg->n_levels; i++)
+			if ((rc = compact_dirty(&cs->cores[k].caches[i])))
+				goto fail;
 	}
 	cs->coh_shift = log2u(cfg->levels[cfg->n_levels - 1].line);
 	for (struct cache *c = cs->cores[0].dpath; c; c = c->next)
@@ -228,7 +247,8 @@ static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b
 		uint64_t d = in->pc - memo_at;
 		if (d < memo_len && d + in->len <= memo_len) {
 			memo_hits++;
-		} else if (cache_fast_hit(ic, in->pc, in->len, OP_IFETCH)) {
+		} else if (cache_fast_hit(ic, in->pc, in->len, OP_IFETCH) ||
+			   cache_lru_hit(ic, in->pc, in->len, OP_IFETCH)) {
 			/* the line of the fetch's last byte is now the front of its set */
 			memo_at = (in->pc + (in->len ? in->len : 1) - 1) & ~(line - 1);
 			memo_len = line;
@@ -244,7 +264,8 @@ static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b
 		for (const struct spent_trace_ref *r = &b->refs[in->ref0], *e = r + in->nrefs; r < e; r++) {
 			enum cache_op op = ref_op[r->kind & 3];
 			if (!cache_fast_hit(dc, r->addr, r->size, op)) {
-				hierarchy_access(cs, 0, dc, r->addr, r->size, op);
+				if (!cache_lru_hit(dc, r->addr, r->size, op))
+					hierarchy_access(cs, 0, dc, r->addr, r->size, op);
 				if (cs->data_reaches_i)
 					memo_len = 0;
 			}
@@ -286,7 +307,7 @@ static void feed_data(struct cachesim *cs, const struct spent_trace_batch *b, si
 	struct cache *dc = cs->cores[0].dpath;
 	for (const struct spent_trace_ref *p = &b->refs[r], *end = &b->refs[e]; p < end; p++) {
 		enum cache_op op = ref_op[p->kind & 3];
-		if (!cache_fast_hit(dc, p->addr, p->size, op))
+		if (!cache_fast_hit(dc, p->addr, p->size, op) && !cache_lru_hit(dc, p->addr, p->size, op))
 			hierarchy_access(cs, 0, dc, p->addr, p->size, op);
 	}
 }

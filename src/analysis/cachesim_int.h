@@ -34,6 +34,11 @@ struct cache {
 	uint32_t set_shift;	/* log2 sets */
 	uint32_t *slot;		/* with meta: position -> meta entry within the set */
 	struct way_meta *meta;	/* NULL when the cache needs none */
+	/* instead of meta, in a write-back cache below the top whose dirty granule is the line
+	 * (a lower level: pending fills are watched only at the top): per set, bit p = the way
+	 * at position p is dirty, rotated with the tags. 8 bytes a set stay in the host's
+	 * caches where the LL's 24-byte meta (3 MB for 8 MB) missed on every write-back. */
+	uint64_t *dbits;
 	uint32_t *fifo_next;	/* FIFO: next victim per set */
 	uint32_t sub_shift;	/* log2 dirty granule */
 	uint32_t gran_shift;	/* log2 write-mask granule */
@@ -43,6 +48,10 @@ struct cache {
 	struct cache *next;
 	bool last;
 	bool pend;		/* may hold pending write-miss fills: the data stream's first cache */
+	/* ways whose pin_bytes is not 0: while none, a hit needs no look at the meta (its
+	 * slot and meta entry are two more loads per reference, and fills from the pins are
+	 * rare) */
+	uint32_t n_pend;
 	struct cache_stats st;
 };
 
@@ -102,6 +111,50 @@ static inline struct way_meta *way_meta(const struct cache *c, size_t b, size_t 
 	return &c->meta[b + c->slot[pos]];
 }
 
+/* Mask of positions 0..P of a set (P < 64). */
+static inline uint64_t upto_mask(uint32_t p)
+{
+	return p >= 63 ? ~0ull : (2ull << p) - 1;
+}
+
+/* The dirty-bit word of the set starting at position B (c->dbits). */
+static inline uint64_t *set_dbits(const struct cache *c, size_t b)
+{
+	return &c->dbits[b / c->assoc];
+}
+
+/* Position B (the front of set SET) changed: keep the set's key in step. */
+static inline void front_changed(struct cache *c, uint64_t set, size_t b)
+{
+	if (c->mru)
+		c->mru[set] = mru_key(c, c->tags[b]);
+}
+
+/* LRU: the way at position B+W becomes the most recent (front) of set B (the caller updates
+ * the set's key). Each element is carried one place down in one pass: a plain shift loop
+ * becomes a memmove call, which costs more than moving the few ways of a set. */
+static inline void move_front(struct cache *c, size_t b, uint32_t w)
+{
+	uint64_t *t = &c->tags[b], tag = t[w];
+	for (uint32_t k = 0; k <= w; k++) {
+		uint64_t x = t[k];
+		t[k] = tag;
+		tag = x;
+	}
+	if (c->slot) {
+		uint32_t *sl = &c->slot[b], s = sl[w];
+		for (uint32_t k = 0; k <= w; k++) {
+			uint32_t x = sl[k];
+			sl[k] = s;
+			s = x;
+		}
+	}
+	if (c->dbits) {
+		uint64_t *d = set_dbits(c, b), m = upto_mask(w);
+		*d = (*d & ~m) | ((*d << 1) & m) | ((*d >> w) & 1);
+	}
+}
+
 /* The common case without a call: a fetch, read or (write-back) write within one line that is
  * the most recent way of its set (LRU) or way 0, or a fetch across two lines that both are.
  * Such a hit changes no replacement state. Counts it and returns 1; 0 sends it down the full
@@ -116,7 +169,7 @@ static inline int cache_fast_hit(struct cache *c, uint64_t addr, uint32_t size, 
 		return 0;
 	size_t b = (size_t)(l & c->set_mask) * c->assoc;
 	/* a pending write-miss fill watches reads and writes of its line (fetches never touch it) */
-	if (c->tags[b] != l || (op != OP_IFETCH && c->pend && way_meta(c, b, b)->pin_bytes))
+	if (c->tags[b] != l || (op != OP_IFETCH && c->n_pend && way_meta(c, b, b)->pin_bytes))
 		return 0;
 	/* one in sixteen instructions crosses a 64-byte line: one access, both lines must hit */
 	if (last != l && (op != OP_IFETCH || c->tags[(size_t)(last & c->set_mask) * c->assoc] != last))
@@ -133,6 +186,49 @@ static inline int cache_fast_hit(struct cache *c, uint64_t addr, uint32_t size, 
 	} else {
 		c->st.reads++;
 	}
+	c->st.accesses++;
+	return 1;
+}
+
+/* The next most common case, still without a call: a fetch, read or write-back write within
+ * one line that hits another way of its LRU set, moved to the front and counted as the full
+ * path (line_ref, count) would. Returns 1; 0 sends it down the full path (a miss, a line
+ * crossing, a pending fill, a write-through write, FIFO or random replacement). */
+static inline int cache_lru_hit(struct cache *c, uint64_t addr, uint32_t size, int op)
+{
+	bool wr = op == OP_WRITE || op == OP_MODIFY;
+	if (c->cfg->repl != CACHE_LRU || (!c->set_mask && c->sets != 1) || c->n_pend ||
+	    (wr && c->cfg->write_through))
+		return 0;
+	if (!size)
+		size = 1;
+	uint64_t l = addr >> c->line_shift, set = l & c->set_mask;
+	if ((addr + size - 1) >> c->line_shift != l)
+		return 0;
+	size_t b = (size_t)set * c->assoc;
+	const uint64_t *t = &c->tags[b];
+	uint32_t w = 1;
+	while (w < c->assoc && t[w] != l)
+		w++;
+	if (w >= c->assoc)
+		return 0;
+	move_front(c, b, w);
+	front_changed(c, set, b);
+	if (wr) {
+		uint32_t off = (uint32_t)(addr & ((1ull << c->line_shift) - 1));
+		uint32_t g0 = off >> c->sub_shift, n = ((off + size - 1) >> c->sub_shift) - g0 + 1;
+		if (c->meta)
+			way_meta(c, b, b)->dirty |= (n >= 64 ? ~0ull : (1ull << n) - 1) << g0;
+		else if (c->dbits)
+			*set_dbits(c, b) |= 1;
+	}
+	/* as count(): a read-modify-write is a read */
+	if (op == OP_IFETCH)
+		c->st.ifetches++;
+	else if (op == OP_WRITE)
+		c->st.writes++;
+	else
+		c->st.reads++;
 	c->st.accesses++;
 	return 1;
 }

@@ -26,6 +26,8 @@ static inline size_t set_base(const struct cache *c, uint64_t line)
 	return (size_t)set * c->assoc;
 }
 
+
+
 /* granules of [addr, addr+size) inside line LINE, as a mask (clipped to the line) */
 static uint64_t gran_mask(const struct cache *c, uint32_t shift, uint64_t line, uint64_t addr,
 			  uint32_t size)
@@ -39,14 +41,36 @@ static uint64_t gran_mask(const struct cache *c, uint32_t shift, uint64_t line, 
 	return (n >= 64 ? ~0ull : ((1ull << n) - 1)) << g0;
 }
 
-static void resolve(struct cachesim *cs, struct way_meta *m, int redundant)
+/* Settle the pending fill of way M of cache C (nothing when none is pending). */
+static void resolve(struct cachesim *cs, struct cache *c, struct way_meta *m, int redundant)
 {
 	if (!m->pin_bytes)
 		return;
 	cachesim_add_traffic(cs, redundant ? TRAFFIC_DREAD_REDUNDANT : TRAFFIC_DREAD_USEFUL,
 			     m->pin_bytes, m->chunk);
 	m->pin_bytes = 0;
+	c->n_pend--;
 	m->wmask = 0;
+}
+
+/* The position of LINE's way in set B of C, or -1; nothing changes. The set's key answers for
+ * the front way without reading the tags: a dirty victim of the level above was usually
+ * brought into C when it filled that level, and C's set has rarely seen another line since. */
+static inline long find_way(const struct cache *c, uint64_t line, size_t b)
+{
+	uint32_t w = 0;
+	if (c->mru) {
+		uint32_t k = mru_key(c, line);
+		if (k != MRU_NONE) {
+			if (c->mru[line & c->set_mask] == k)
+				return (long)b;
+			w = 1;
+		}
+	}
+	for (; w < c->assoc; w++)
+		if (c->tags[b + w] == line)
+			return (long)(b + w);
+	return -1;
 }
 
 /* A dirty line leaves C: mark it dirty below if present there, else pass it further down;
@@ -60,13 +84,15 @@ static void writeback(struct cachesim *cs, struct cache *c, uint64_t line, uint6
 	while (n) {
 		uint64_t nl = addr >> n->line_shift;
 		size_t b = set_base(n, nl);
-		for (uint32_t w = 0; w < n->assoc; w++)
-			if (n->tags[b + w] == nl) {
-				if (n->meta)
-					way_meta(n, b, b + w)->dirty |=
-						gran_mask(n, n->sub_shift, nl, addr, 1u << c->line_shift);
-				return;
-			}
+		long w = find_way(n, nl, b);
+		if (w >= 0) {
+			if (n->meta)
+				way_meta(n, b, (size_t)w)->dirty |=
+					gran_mask(n, n->sub_shift, nl, addr, 1u << c->line_shift);
+			else if (n->dbits && !n->cfg->write_through)
+				*set_dbits(n, b) |= 1ull << ((size_t)w - b);
+			return;
+		}
 		n = n->next;
 	}
 	cachesim_add_traffic(cs, TRAFFIC_DVICT, bytes, cs->cur_chunk);
@@ -75,45 +101,28 @@ static void writeback(struct cachesim *cs, struct cache *c, uint64_t line, uint6
 /* The way at position POS of set B leaves C: settle its pending fill, write back its dirt. */
 static void evict(struct cachesim *cs, struct cache *c, size_t b, size_t pos)
 {
-	if (c->tags[pos] == TAG_EMPTY || !c->meta)
+	if (c->tags[pos] == TAG_EMPTY)
+		return;
+	if (c->dbits) {
+		uint64_t *d = set_dbits(c, b), bit = 1ull << (pos - b);
+		if (*d & bit)
+			writeback(cs, c, c->tags[pos], 1);
+		*d &= ~bit;
+		return;
+	}
+	if (!c->meta)
 		return;
 	struct way_meta *m = way_meta(c, b, pos);
-	resolve(cs, m, 0);
+	resolve(cs, c, m, 0);
 	if (m->dirty)
 		writeback(cs, c, c->tags[pos], m->dirty);
 	m->dirty = 0;
 }
 
-/* Position B (the front of set SET) changed: keep the set's key in step. */
-static inline void front_changed(struct cache *c, uint64_t set, size_t b)
-{
-	if (c->mru)
-		c->mru[set] = mru_key(c, c->tags[b]);
-}
 
-/* LRU: the way at position B+W becomes the most recent (front) of set B (the caller updates
- * the set's key). Each element is carried one place down in one pass: a plain shift loop
- * becomes a memmove call, which costs more than moving the few ways of a set. */
-static inline void move_front(struct cache *c, size_t b, uint32_t w)
-{
-	uint64_t *t = &c->tags[b], tag = t[w];
-	for (uint32_t k = 0; k <= w; k++) {
-		uint64_t x = t[k];
-		t[k] = tag;
-		tag = x;
-	}
-	if (c->slot) {
-		uint32_t *sl = &c->slot[b], s = sl[w];
-		for (uint32_t k = 0; k <= w; k++) {
-			uint32_t x = sl[k];
-			sl[k] = s;
-			s = x;
-		}
-	}
-}
 
-/* Install LINE in its set; returns the meta entry of its way (NULL without meta). */
-static struct way_meta *install(struct cachesim *cs, struct cache *c, uint64_t line)
+/* Install LINE in its set, clean; returns the position of its way (*BASE: the set's first). */
+static size_t install(struct cachesim *cs, struct cache *c, uint64_t line, size_t *base)
 {
 	size_t b = set_base(c, line), idx;
 	uint32_t a = c->assoc;
@@ -143,11 +152,12 @@ static struct way_meta *install(struct cachesim *cs, struct cache *c, uint64_t l
 	c->tags[idx] = line;
 	if (idx == b)
 		front_changed(c, line & c->set_mask, b);
-	if (!c->meta)
-		return NULL;
-	struct way_meta *m = way_meta(c, b, idx);
-	memset(m, 0, sizeof(*m));
-	return m;
+	if (c->meta)
+		memset(way_meta(c, b, idx), 0, sizeof(struct way_meta));
+	if (c->dbits)
+		*set_dbits(c, b) &= ~(1ull << (idx - b));
+	*base = b;
+	return idx;
 }
 
 /* Look LINE up; on an LRU hit move it to the front. Returns the position of its way or -1;
@@ -155,28 +165,14 @@ static struct way_meta *install(struct cachesim *cs, struct cache *c, uint64_t l
 static inline long lookup(struct cache *c, uint64_t line, size_t *base)
 {
 	size_t b = set_base(c, line);
-	const uint64_t *t = &c->tags[b];
-	uint32_t w = 0;
+	long p = find_way(c, line, b);
 	*base = b;
-	if (c->mru) {
-		/* an exact key settles the front without reading the tags */
-		uint32_t k = mru_key(c, line);
-		if (k != MRU_NONE) {
-			if (c->mru[line & c->set_mask] == k)
-				return (long)b;
-			w = 1;
-		}
-	}
-	for (; w < c->assoc; w++) {
-		if (t[w] != line)
-			continue;
-		if (c->cfg->repl != CACHE_LRU)
-			return (long)(b + w);
-		move_front(c, b, w);
+	if (p > (long)b && c->cfg->repl == CACHE_LRU) {
+		move_front(c, b, (uint32_t)((size_t)p - b));
 		front_changed(c, line & c->set_mask, b);
 		return (long)b;
 	}
-	return -1;
+	return p;
 }
 
 static void buffer_write(struct cachesim *cs, struct cache *c, uint64_t line)
@@ -218,7 +214,7 @@ void cache_resolve_pending(struct cachesim *cs, struct cache *c)
 	if (!c->meta)
 		return;
 	for (size_t i = 0; i < (size_t)c->sets * c->assoc; i++)
-		resolve(cs, &c->meta[i], 0);
+		resolve(cs, c, &c->meta[i], 0);
 }
 
 /* One line of a reference at one level. OP_WRITE from above with FILL set is a fill request
@@ -231,18 +227,20 @@ static void line_ref(struct cachesim *cs, struct cache *c, uint64_t line, uint64
 	bool wr = (op == OP_WRITE || op == OP_MODIFY) && !fill;
 	if (w >= 0) {
 		/* a lower level's read hit leaves its meta alone (no pending fills there) */
-		if (c->pend || (wr && c->meta && !c->cfg->write_through)) {
+		if ((c->pend && c->n_pend) || (wr && c->meta && !c->cfg->write_through)) {
 			struct way_meta *m = way_meta(c, b, (size_t)w);
 			if (m->pin_bytes && (op == OP_READ || op == OP_MODIFY) &&
 			    (gran_mask(c, c->gran_shift, line, addr, size) & ~m->wmask))
-				resolve(cs, m, 0);
+				resolve(cs, c, m, 0);
 			if (wr && !c->cfg->write_through)
 				m->dirty |= gran_mask(c, c->sub_shift, line, addr, size);
 			if (wr && m->pin_bytes) {
 				m->wmask |= gran_mask(c, c->gran_shift, line, addr, size);
 				if (m->wmask == c->full_wmask)
-					resolve(cs, m, 1);
+					resolve(cs, c, m, 1);
 			}
+		} else if (wr && c->dbits && !c->cfg->write_through) {
+			*set_dbits(c, b) |= 1ull << ((size_t)w - b);
 		}
 		return;
 	}
@@ -251,10 +249,14 @@ static void line_ref(struct cachesim *cs, struct cache *c, uint64_t line, uint64
 		r->around = 1;
 		return;
 	}
-	struct way_meta *m = install(cs, c, line);
+	size_t idx = install(cs, c, line, &b);
 	r->nfill++;
-	if (wr && m && !c->cfg->write_through)
-		m->dirty = gran_mask(c, c->sub_shift, line, addr, size);
+	if (wr && !c->cfg->write_through) {
+		if (c->meta)
+			way_meta(c, b, idx)->dirty = gran_mask(c, c->sub_shift, line, addr, size);
+		else if (c->dbits)
+			*set_dbits(c, b) |= 1ull << (idx - b);
+	}
 }
 
 /* A read-modify-write counts as a read, as cachegrind counts it (its D1mr/DLmr include them):
@@ -315,11 +317,12 @@ static void mark_pending(struct cachesim *cs, struct cache *top, uint64_t addr, 
 			continue;
 		}
 		struct way_meta *m = way_meta(top, b, (size_t)w);
+		top->n_pend += (m->pin_bytes == 0) - (share == 0);
 		m->pin_bytes = (uint32_t)share;
 		m->chunk = cs->cur_chunk;
 		m->wmask = gran_mask(top, top->gran_shift, l, addr, size);
 		if (m->wmask == top->full_wmask)
-			resolve(cs, m, 1);
+			resolve(cs, top, m, 1);
 	}
 }
 
@@ -386,11 +389,15 @@ uint32_t hierarchy_invalidate(struct cachesim *cs, uint32_t core, uint64_t addr,
 					front_changed(c, l & c->set_mask, b);
 				if (c->meta) {
 					uint32_t s = c->slot[b + w];
-					resolve(cs, &c->meta[b + s], 0);
+					resolve(cs, c, &c->meta[b + s], 0);
 					memset(&c->meta[b + s], 0, sizeof(*c->meta));
 					memmove(&c->slot[b + w], &c->slot[b + w + 1],
 						rest * sizeof(*c->slot));
 					c->slot[b + c->assoc - 1] = s;
+				}
+				if (c->dbits) {	/* positions above w move down one */
+					uint64_t *d = set_dbits(c, b), below = (1ull << w) - 1;
+					*d = (*d & below) | ((*d >> 1) & ~below);
 				}
 				c->st.invalidations++;
 				dropped++;

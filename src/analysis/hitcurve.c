@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "analysis/hitcurve.h"
+#include "core/hashtab.h"
 
 #define TOPK 8
 #define NO_TIME UINT64_MAX
 
 struct hc_slot {
-	uint64_t line;		/* line number + 1 (0 = empty) */
+	uint64_t line;		/* line number + 1: the key (core/hashtab.h) */
 	uint64_t time;		/* Fenwick slot, or NO_TIME while in the top list */
 };
 
@@ -31,8 +32,7 @@ struct hitcurve {
 	/* LRU */
 	uint64_t top[TOPK];	/* line+1, most recent first */
 	size_t n_top;
-	struct hc_slot *map;
-	size_t map_cap, map_n;
+	struct hashtab map;	/* line + 1 -> struct hc_slot: every line seen */
 	uint32_t *fen;		/* Fenwick tree over demotion times, 1-based */
 	size_t fen_cap;		/* slots */
 	uint64_t now;		/* next demotion time */
@@ -70,11 +70,10 @@ int hitcurve_new(const struct hitcurve_config *cfg, struct hitcurve **out)
 			goto nomem;
 		hc->dm_mask[k] = lines - 1;
 	}
-	hc->map_cap = 1 << 16;
+	hc->map = (struct hashtab)HASHTAB_INIT(struct hc_slot);
 	hc->fen_cap = 1 << 16;
-	hc->map = calloc(hc->map_cap, sizeof(*hc->map));
 	hc->fen = calloc(hc->fen_cap + 1, sizeof(*hc->fen));
-	if (!hc->map || !hc->fen)
+	if (!hc->fen)
 		goto nomem;
 	*out = hc;
 	return 0;
@@ -92,42 +91,9 @@ void hitcurve_free(struct hitcurve *hc)
 		return;
 	for (size_t k = 0; k < HITCURVE_MAX_SIZES; k++)
 		free(hc->dm[k]);
-	free(hc->map);
+	hashtab_release(&hc->map);
 	free(hc->fen);
 	free(hc);
-}
-
-static inline size_t hash(uint64_t key, size_t cap)
-{
-	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
-}
-
-static struct hc_slot *map_get(struct hitcurve *hc, uint64_t key)
-{
-	size_t i = hash(key, hc->map_cap);
-	while (hc->map[i].line && hc->map[i].line != key)
-		i = (i + 1) & (hc->map_cap - 1);
-	return &hc->map[i];
-}
-
-static int map_grow(struct hitcurve *hc)
-{
-	size_t cap = hc->map_cap * 2;
-	struct hc_slot *m = calloc(cap, sizeof(*m));
-	if (!m)
-		return -ENOMEM;
-	for (size_t i = 0; i < hc->map_cap; i++) {
-		if (!hc->map[i].line)
-			continue;
-		size_t j = hash(hc->map[i].line, cap);
-		while (m[j].line)
-			j = (j + 1) & (cap - 1);
-		m[j] = hc->map[i];
-	}
-	free(hc->map);
-	hc->map = m;
-	hc->map_cap = cap;
-	return 0;
 }
 
 static inline void fen_add(struct hitcurve *hc, uint64_t t, int d)
@@ -158,9 +124,10 @@ static int fen_compact(struct hitcurve *hc)
 	if (!v)
 		return -ENOMEM;
 	size_t n = 0;
-	for (size_t i = 0; i < hc->map_cap; i++)
-		if (hc->map[i].line && hc->map[i].time != NO_TIME)
-			v[n++] = &hc->map[i];
+	struct hc_slot *s;
+	for (size_t pos = 0; (s = hashtab_next(&hc->map, &pos));)
+		if (s->time != NO_TIME)
+			v[n++] = s;
 	qsort(v, n, sizeof(*v), slot_cmp);
 	size_t cap = hc->fen_cap;
 	while (n * 2 > cap)
@@ -207,7 +174,7 @@ static int demote(struct hitcurve *hc, uint64_t out)
 		if (err)
 			return err;
 	}
-	struct hc_slot *s = map_get(hc, out);
+	struct hc_slot *s = hashtab_find(&hc->map, out);	/* in the map since first touched */
 	s->time = hc->now++;
 	fen_add(hc, s->time, 1);
 	hc->fen_count++;
@@ -234,13 +201,12 @@ static int lru_access(struct hitcurve *hc, uint64_t key, size_t *k)
 		hc->top[hc->n_top++] = cur;
 		cur = 0;
 	}
-	if ((hc->map_n + 1) * 2 > hc->map_cap && map_grow(hc))
-		return -ENOMEM;
-	struct hc_slot *s = map_get(hc, key);
-	if (!s->line) {	/* first touch: a miss at every size */
-		s->line = key;
+	struct hc_slot *s;
+	int isnew = hashtab_insert(&hc->map, key, (void **)&s);
+	if (isnew < 0)
+		return isnew;
+	if (isnew) {	/* first touch: a miss at every size */
 		s->time = NO_TIME;
-		hc->map_n++;
 		*k = hc->n_sizes;
 	} else {
 		uint64_t newer = hc->fen_count - fen_prefix(hc, s->time);

@@ -72,7 +72,8 @@ struct locks {
 	uint64_t entry_pc[N_ENTRIES];
 	struct thread_state *th;
 	size_t n_th, cap_th;
-	struct lock_thread *tids;
+	struct lock_thread *tids;	/* by thread, beside th */
+	size_t cap_tids;
 	struct lock_rec *locks;
 	size_t n_locks, cap_locks;
 	struct lock_interval *iv;
@@ -109,39 +110,17 @@ void locks_free(struct locks *lk)
 	free(lk);
 }
 
-static void *grow(void *p, size_t *cap, size_t need, size_t elem, int *oom)
-{
-	if (need <= *cap)
-		return p;
-	size_t n = *cap ? *cap * 2 : 16;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(p, n * elem);
-	if (!q) {
-		*oom = 1;
-		return NULL;
-	}
-	*cap = n;
-	return q;
-}
-
 static struct thread_state *thread(struct locks *lk, uint32_t pid, uint32_t tid)
 {
 	for (size_t i = 0; i < lk->n_th; i++)
 		if (lk->th[i].tid == tid && lk->th[i].pid == pid)
 			return &lk->th[i];
-	size_t cap = lk->cap_th;
-	struct thread_state *t = grow(lk->th, &cap, lk->n_th + 1, sizeof(*t), &lk->oom);
-	if (!t)
-		return NULL;
-	lk->th = t;
-	struct lock_thread *ids = realloc(lk->tids, cap * sizeof(*ids));
-	if (!ids) {
+	if (ALLOC_GROW(lk->th, lk->n_th + 1, lk->cap_th) ||
+	    ALLOC_GROW(lk->tids, lk->n_th + 1, lk->cap_tids)) {
 		lk->oom = 1;
 		return NULL;
 	}
-	lk->tids = ids;
-	lk->cap_th = cap;
+	struct thread_state *t = lk->th;
 	memset(&t[lk->n_th], 0, sizeof(*t));
 	t[lk->n_th].pid = pid;
 	t[lk->n_th].tid = tid;
@@ -162,11 +141,11 @@ static struct lock_rec *lock_get(struct locks *lk, uint32_t pid, uint64_t addr, 
 	struct lock_rec *l = lock_find(lk, pid, addr);
 	if (l)
 		return l;
-	l = grow(lk->locks, &lk->cap_locks, lk->n_locks + 1, sizeof(*l), &lk->oom);
-	if (!l)
+	if (ALLOC_GROW(lk->locks, lk->n_locks + 1, lk->cap_locks)) {
+		lk->oom = 1;
 		return NULL;
-	lk->locks = l;
-	l = &l[lk->n_locks++];
+	}
+	l = &lk->locks[lk->n_locks++];
 	memset(l, 0, sizeof(*l));
 	l->s.addr = addr;
 	l->s.pid = pid;
@@ -186,11 +165,11 @@ static void add_tid(uint32_t *set, uint32_t *n, uint32_t tid)
 static void interval(struct locks *lk, const struct thread_state *t, uint32_t kind, uint64_t lock,
 		     uint64_t a, uint64_t b)
 {
-	struct lock_interval *v = grow(lk->iv, &lk->cap_iv, lk->n_iv + 1, sizeof(*v), &lk->oom);
-	if (!v)
+	if (ALLOC_GROW(lk->iv, lk->n_iv + 1, lk->cap_iv)) {
+		lk->oom = 1;
 		return;
-	lk->iv = v;
-	v[lk->n_iv++] = (struct lock_interval){ t->pid, t->tid, kind, lock, a, b };
+	}
+	lk->iv[lk->n_iv++] = (struct lock_interval){ t->pid, t->tid, kind, lock, a, b };
 }
 
 static void released(struct locks *lk, struct thread_state *t, uint64_t addr);

@@ -8,6 +8,7 @@
 
 #include "analysis/symtab.h"
 #include "core/alloc.h"
+#include "core/search.h"
 #include "core/symtable.h"
 
 struct symtab {
@@ -127,14 +128,7 @@ static void ensure_sorted(struct symtab *st)
 const struct symtab_sym *symtab_lookup(struct symtab *st, uint64_t addr)
 {
 	ensure_sorted(st);
-	size_t lo = 0, hi = st->n;	/* first symbol with addr > ADDR */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (st->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = SEARCH_UPPER_BOUND(st->syms, st->n, .addr, addr);	/* first with addr > ADDR */
 	/* walk back over a few candidates: the nearest start may be an unsized label */
 	for (size_t k = 0; k < 8 && lo > 0; k++, lo--) {
 		const struct symtab_sym *s = &st->syms[lo - 1];

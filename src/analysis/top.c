@@ -1,6 +1,8 @@
 /* analysis/top.c - `spent top`'s sliding window: keys (comm, pid, image, function) with a ring
  * of per-interval counts, the strings they name interned once, keys that left the window
  * dropped at each tick, and the views (rows grouped by function, image, comm or process). */
+#include "core/alloc.h"
+#include "core/strmap.h"
 #include "analysis/top.h"
 
 #include <errno.h>
@@ -27,8 +29,7 @@ struct top {
 	size_t nkeys, capkeys;
 	uint32_t *index;	/* open addressing: key index + 1, 0 empty */
 	size_t capindex;
-	char **strs;		/* interned strings, open addressing */
-	size_t nstrs, capstrs;
+	struct strmap strs;	/* interned strings */
 	size_t images_seen;	/* distinct image paths interned */
 };
 
@@ -39,57 +40,17 @@ const char *top_view_name(enum top_view v)
 	return v < TOP_NVIEWS ? view_names[v] : "?";
 }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-	return h;
-}
-
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
 	return h * 0xff51afd7ed558ccdULL;
 }
 
-static int strs_grow(struct top *t)
-{
-	size_t cap = t->capstrs ? t->capstrs * 2 : 256;
-	char **ns = calloc(cap, sizeof(*ns));
-
-	if (!ns)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->capstrs; i++) {
-		if (!t->strs[i])
-			continue;
-		size_t j = hash_str(t->strs[i]) & (cap - 1);
-		while (ns[j])
-			j = (j + 1) & (cap - 1);
-		ns[j] = t->strs[i];
-	}
-	free(t->strs);
-	t->strs = ns;
-	t->capstrs = cap;
-	return 0;
-}
-
 /* S interned: kept until top_free (names repeat from interval to interval). NULL: no memory. */
 static const char *intern(struct top *t, const char *s)
 {
-	if ((t->nstrs + 1) * 2 > t->capstrs && strs_grow(t))
-		return NULL;
-	size_t j = hash_str(s) & (t->capstrs - 1);
-	while (t->strs[j]) {
-		if (!strcmp(t->strs[j], s))
-			return t->strs[j];
-		j = (j + 1) & (t->capstrs - 1);
-	}
-	if (!(t->strs[j] = strdup(s)))
-		return NULL;
-	t->nstrs++;
-	return t->strs[j];
+	size_t i;
+	return strmap_intern(&t->strs, s, &i) < 0 ? NULL : strmap_key(&t->strs, i);
 }
 
 static uint64_t key_hash(const char *comm, pid_t pid, const char *image, const char *function)
@@ -153,9 +114,7 @@ void top_free(struct top *t)
 		free(t->keys[k].slot);
 	free(t->keys);
 	free(t->index);
-	for (size_t i = 0; i < t->capstrs; i++)
-		free(t->strs[i]);
-	free(t->strs);
+	strmap_release(&t->strs);
 	free(t);
 }
 
@@ -170,14 +129,8 @@ static struct top_key *key_get(struct top *t, const char *comm, pid_t pid, const
 		if (e->comm == comm && e->pid == pid && e->image == image && e->function == function)
 			return e;
 	}
-	if (t->nkeys == t->capkeys) {
-		size_t cap = t->capkeys ? t->capkeys * 2 : 256;
-		struct top_key *nk = realloc(t->keys, cap * sizeof(*nk));
-		if (!nk)
-			return NULL;
-		t->keys = nk;
-		t->capkeys = cap;
-	}
+	if (ALLOC_GROW(t->keys, t->nkeys + 1, t->capkeys))
+		return NULL;
 	struct top_key *e = &t->keys[t->nkeys];
 	*e = (struct top_key){ .comm = comm, .pid = pid, .image = image, .function = function };
 	if (!(e->slot = calloc(t->nslots, sizeof(*e->slot))))
@@ -192,14 +145,14 @@ int top_add(struct top *t, const char *comm, pid_t pid, const struct spent_profi
 	    uint64_t offset, uint64_t count)
 {
 	const char *c = comm ? intern(t, comm) : NULL;
-	size_t strs_before = t->nstrs;
+	size_t strs_before = strmap_count(&t->strs);
 	const char *image = intern(t, img ? img->path : UNKNOWN);
 	const char *function = NULL;
 	struct sym_info si = { 0 };
 
 	if ((comm && !c) || !image)
 		return -ENOMEM;
-	if (img && t->nstrs > strs_before)
+	if (img && strmap_count(&t->strs) > strs_before)
 		t->images_seen++;
 	if (img && symbols_lookup_name(t->sym, img, offset, &si) == 0 && si.name)
 		function = intern(t, si.name);

@@ -23,11 +23,17 @@ struct citcat_record_opts {
 	char *const *argv;		/* the command, argv[0] looked up in PATH */
 	enum citcat_cpuid_mode cpuid;
 	int no_copy;			/* name mapped files by identity instead of copying them */
+	/* the syscall buffer's preload library (libspent-citcat-syscallbuf.so): the common calls
+	 * then run without a ptrace stop; NULL: every syscall stops (docs/citcat.md) */
+	const char *syscallbuf_lib;
 };
 
 struct citcat_record_result {
 	int wait_status;		/* as waitpid() reports it */
 	uint64_t syscalls;
+	uint64_t buffered_syscalls;	/* of them, through the syscall buffer (no ptrace stop) */
+	uint64_t buffered_signal_waits;	/* signals that arrived inside a buffered call, delivered
+					 * once its entry was complete */
 	uint64_t rdtsc, cpuid;
 	uint64_t signal_points;		/* signals delivered between syscalls, at an exact point */
 	uint64_t threads;		/* threads the program had (1: single-threaded) */
@@ -54,6 +60,7 @@ struct citcat_replay;
 struct citcat_summary {
 	uint64_t instructions;
 	uint64_t syscalls;
+	uint64_t buffered_syscalls;	/* of them, recorded through the syscall buffer */
 	uint64_t events;		/* recorded events consumed (syscalls, rdtsc, cpuid) */
 	int exit_status;		/* replayed wait status, -1 when the replay did not finish */
 	int recorded_status;

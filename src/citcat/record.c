@@ -4,8 +4,6 @@
  * auxiliary vector (time calls become syscalls), and writes the recording directory. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -26,6 +24,8 @@
 #include "citcat/cpu_model.h"
 #include "citcat/recdir.h"
 #include "citcat/record_int.h"
+#include "citcat/syscallbuf.h"
+#include "citcat/syscallbuf_abi.h"
 #include "core/alloc.h"
 #include "core/workload.h"
 
@@ -282,30 +282,6 @@ static int emit_fpregs(struct cc_tracer *tr)
 	return err ? err : cc_writer_emit(&tr->w, CC_REC_FPREGS);
 }
 
-/* POINT: the exact place of an asynchronous event without a PMU: the complete user state at
- * the stop (R), its vector registers and a hash of the stack around rsp (unreadable: zeros,
- * as the replay counts it). */
-int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r)
-{
-	struct user_fpregs_struct f;
-	uint8_t stack[CC_POINT_STACK_BELOW + CC_POINT_STACK_ABOVE];
-	if (ptrace(PTRACE_GETFPREGS, tr->pid, NULL, &f))
-		return -errno;
-	if (cc_mem_read(tr, r->rsp - CC_POINT_STACK_BELOW, stack, sizeof(stack)))
-		memset(stack, 0, sizeof(stack));
-	const unsigned long long *v = (const unsigned long long *)r;
-	const uint64_t *x = (const uint64_t *)f.xmm_space;
-	int err = binbuf_put_le64(&tr->w.payload, r->rip);
-	for (int i = 0; i < CC_NREGS && !err; i++)
-		err = binbuf_put_le64(&tr->w.payload, v[i]);
-	err = err ? err : binbuf_put_le64(&tr->w.payload, f.mxcsr);
-	for (int i = 0; i < 32 && !err; i++)
-		err = binbuf_put_le64(&tr->w.payload, x[i]);
-	err = err ? err : binbuf_put_le64(&tr->w.payload,
-					  binio_fnv64(BINIO_FNV64_INIT, stack, sizeof(stack)));
-	return err ? err : cc_writer_emit(&tr->w, CC_REC_POINT);
-}
-
 /* At a signal-delivery stop: let the kernel build the handler frame (single-step with the
  * signal stops at the handler's first instruction) and record the handler entry: SIGNAL, then
  * REGS, FPREGS and the frame's bytes (from the handler's rsp up to OLD_SP, the interrupted
@@ -334,6 +310,22 @@ static int deliver_now(struct cc_tracer *tr, struct loop_state *ls, int sig, uin
 	err = err ? err : cc_emit_mem(tr, lo, hi - lo, 0);
 	ls->exit_valid = 0;
 	return err ? err : (ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0);
+}
+
+int cc_signal_placeable(pid_t tid, int sig)
+{
+	int caught = 0, blocked = 0;
+	if (signal_state(tid, sig, &caught, &blocked))
+		return -1;
+	return caught && !blocked && sig < SIGRTMIN;
+}
+
+int cc_deliver_held(struct cc_tracer *tr, struct loop_state *ls, int sig)
+{
+	struct user_regs_struct r;
+	if (ptrace(PTRACE_GETREGS, tr->pid, NULL, &r))
+		return -errno;
+	return deliver_now(tr, ls, sig, r.rsp);
 }
 
 static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct user_regs_struct *r)
@@ -371,13 +363,24 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 		return fail(tr, -ENOTSUP, "the program creates more threads than citcat records");
 	if (ls->nr == SYS_set_tid_address && ls->cur >= 0)
 		ls->thr[ls->cur].clear_tid = a[0];
+	if (ls->nr == SYS_set_robust_list && ls->cur >= 0)
+		ls->thr[ls->cur].robust_head = a[0];
 	if (ls->nr == SYS_execve || ls->nr == SYS_execveat)
 		return fail(tr, -ENOTSUP, "the program calls execve: a citcat recording covers one "
 			    "program image; record the new program directly");
-	if (ls->nr == SYS_rseq) {
-		/* refuse rseq: the kernel would write the cpu number behind the replay's back */
+	int64_t answer = -ENOSYS;
+	int err = 0;
+	if (ls->nr == CC_SB_NR_REGISTER)	/* the syscall buffer library (syscallbuf.c) */
+		err = ls->nthr > 1 ? 0 : cc_sb_register(tr, ls->args, &answer);
+	else if (ls->nr == CC_SB_NR_FLUSH)
+		err = (answer = 0, cc_sb_flush(tr));
+	if (err)
+		return err;
+	if (ls->nr == SYS_rseq || ls->nr == CC_SB_NR_REGISTER || ls->nr == CC_SB_NR_FLUSH) {
+		/* refuse rseq: the kernel would write the cpu number behind the replay's back;
+		 * answer the syscall buffer's calls */
 		r->orig_rax = (unsigned long long)-1;
-		r->rax = (unsigned long long)-ENOSYS;
+		r->rax = (unsigned long long)answer;
 		if (ptrace(PTRACE_SETREGS, tr->pid, NULL, r))
 			return -errno;
 		ls->sc_flags = CC_SC_SKIPPED;
@@ -450,6 +453,9 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 	struct user_regs_struct r;
 	int sig = WSTOPSIG(st), ev = st >> 16, err;
 	pid_t pid = tr->pid;
+	/* the buffered calls made since the last stop come before anything this stop records */
+	if (!(sig == (SIGTRAP | 0x80) && ls->in_sc) && (err = cc_sb_drain(tr)))
+		return err;
 	if (ev == PTRACE_EVENT_SECCOMP) {
 		if (ptrace(PTRACE_GETREGS, pid, NULL, &r))
 			return -errno;
@@ -478,6 +484,19 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		if (err > 0)
 			return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
+	if (tr->sb_addr && !ls->in_sc) {
+		/* a signal inside the buffer's busy region: finish the entry first */
+		int exited = 0;
+		err = cc_sb_leave_busy(tr, pid, &exited);
+		err = err ? err : cc_sb_drain(tr);
+		if (err)
+			return err;
+		if (exited) {
+			ls->done = 1;
+			ls->status = exited;
+			return emit_exit(tr, exited);
+		}
+	}
 	if (sig == SIGSTOP && ls->thr[ls->cur].stop_sent)	/* the recorder's preemption */
 		return cc_thread_preempted(tr, ls, req);
 	if (ls->delivering == sig)
@@ -495,7 +514,7 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 		 * instructions; record it and deliver the signal there, at its real moment */
 		if (!ls->in_sc) {
 			tr->points++;
-			return (err = cc_emit_point(tr, &r)) ? err : deliver_now(tr, ls, sig, r.rsp);
+			return (err = cc_emit_point(tr, &r, 1)) ? err : deliver_now(tr, ls, sig, r.rsp);
 		}
 		return ptrace(req, pid, NULL, NULL) ? -errno : 0;
 	}
@@ -581,24 +600,40 @@ static int trace_loop(struct cc_tracer *tr, struct loop_state *ls)
 
 /* ---- starting the program ---- */
 
+/* LD_PRELOAD with the syscall buffer library LIB first (the library takes itself out of the
+ * variable at load, so the program sees the value it was given). 0 or -1 with errno. */
+static int preload_env(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t n = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
+	char *v = malloc(n);
+	if (!v)
+		return -1;
+	snprintf(v, n, "%s%s%s", lib, old && *old ? " " : "", old ? old : "");
+	int r = setenv("LD_PRELOAD", v, 1);
+	free(v);
+	return r;
+}
+
 /* In the child before exec: traced, stopped for the tracer, TSC reads trapping, every
- * syscall a seccomp trace stop. 0 or a positive errno. */
+ * syscall a seccomp trace stop but the syscall buffer's untraced calls (ARG: the buffer's
+ * preload library, NULL for none). 0 or a positive errno. */
 static int child_setup(void *arg)
 {
-	struct sock_filter filter[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE) };
-	struct sock_fprog prog = { .len = 1, .filter = filter };
+	const char *lib = arg;
+	if (lib && preload_env(lib))
+		return errno;
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) || raise(SIGSTOP) ||
 	    prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) ||
-	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || cc_sb_install_filter(lib != NULL))
 		return errno;
 	return 0;
 }
 
 /* Fork the program stopped before its execve; 0 with tr->pid set, or -errno. */
-static int start_program(struct cc_tracer *tr, char *const *argv)
+static int start_program(struct cc_tracer *tr, char *const *argv, const char *sb_lib)
 {
-	const struct workload_opts wo = { .setup = child_setup };
+	const struct workload_opts wo = { .setup = child_setup, .setup_arg = (void *)sb_lib };
 	struct workload w;
 	int st, e = workload_spawn(&w, argv, &wo);
 	if (e)
@@ -673,7 +708,8 @@ static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o,
 	err = err ? err : cc_cpu_model_open(&tr->cpu_model);
 	if (err)
 		return fail(tr, err, "out of memory");
-	err = start_program(tr, o->argv);
+	tr->sb_enabled = o->syscallbuf_lib != NULL;
+	err = start_program(tr, o->argv, o->syscallbuf_lib);
 	if (err)
 		return err;
 	err = exec_setup(tr, o->argv, o->cpuid);
@@ -741,6 +777,8 @@ out:
 		remove_tmp(tmp);
 	res->wait_status = ls.status;
 	res->syscalls = tr.syscalls;
+	res->buffered_syscalls = tr.sb_buffered;
+	res->buffered_signal_waits = tr.sb_signal_waits;
 	res->rdtsc = tr.rdtsc;
 	res->cpuid = tr.cpuid;
 	res->signal_points = tr.points;

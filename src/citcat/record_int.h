@@ -25,7 +25,7 @@ struct cc_tracer {
 	int memfd;			/* /proc/PID/mem of the recorded process */
 	struct cc_writer w;
 	struct cc_file_ident *files;
-	size_t nfiles;
+	size_t nfiles, capfiles;
 	const char *dir;		/* the recording directory being written (DIR.tmp.PID) */
 	int copy_files;			/* keep a copy of every mapped file in dir/files */
 	uint64_t copies, copy_bytes;	/* copies written, their compressed bytes */
@@ -38,6 +38,12 @@ struct cc_tracer {
 	struct cc_cpu_model *cpu_model;	/* answers cpuid (the simulator's CPU, cpu_model.c) */
 	int cpuid_mode;			/* CC_CPUID_FAULT or CC_CPUID_PATCH, once decided */
 	struct cc_cpuid_patcher *patcher;	/* CC_CPUID_PATCH: the sites replaced by ud2 */
+	/* the syscall buffer (syscallbuf.c) */
+	int sb_enabled;			/* the preload library may register a buffer */
+	uint64_t sb_addr;		/* its buffer in the program, 0 before it registered */
+	uint64_t sb_drained;		/* bytes of entries already in the recording */
+	uint64_t sb_buffered;		/* SYSCALL records that came through it */
+	uint64_t sb_signal_waits;	/* signals held until a buffered call's entry was complete */
 	char *err;
 	size_t errlen;
 };
@@ -51,6 +57,8 @@ enum cc_thr_state {
 	CC_THR_BLOCKED,		/* in a syscall that may block; its exit stop not seen yet */
 	CC_THR_SC_DONE,		/* that syscall returned: stopped at its exit, not recorded yet */
 	CC_THR_EXITING,		/* called exit; its exit not reaped yet */
+	CC_THR_SIGNALED,	/* a signal interrupted the syscall it blocked in: it waits in
+				 * that signal's delivery stop, delivered when it runs again */
 };
 
 /* A thread of the recorded process (record_thread.c) */
@@ -61,7 +69,9 @@ struct cc_thr {
 	int started;		/* ran: REGS recorded */
 	uint64_t clear_tid;	/* CLONE_CHILD_CLEARTID / set_tid_address: zeroed at its exit */
 	uint64_t set_tid;	/* CLONE_CHILD_SETTID: its tid is written there */
+	uint64_t robust_head;	/* set_robust_list: the kernel cleans that list at its exit */
 	int stop_sent;		/* the recorder sent it a SIGSTOP to preempt it */
+	int held_sig;		/* CC_THR_SIGNALED: the signal it stopped with */
 	/* the syscall it is blocked in (the loop state's, saved while others run) */
 	uint64_t nr, args[6], state_hash;
 	int sc_flags;
@@ -113,6 +123,8 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot,
 		     uint64_t id, uint64_t offset);
 int cc_emit_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot, int kind);
+/* The end of the mapping holding ADDR in the tracee (/proc/PID/maps), 0 when none does. */
+uint64_t cc_mapping_end(struct cc_tracer *tr, uint64_t addr);
 /* A REGS record with REGS. */
 int cc_emit_regs(struct cc_tracer *tr, const struct user_regs_struct *regs);
 int cc_emit_range(struct cc_tracer *tr, enum cc_rec_kind kind, uint64_t start, uint64_t len);
@@ -121,6 +133,9 @@ int cc_capture_initial(struct cc_tracer *tr, const struct user_regs_struct *regs
 void cc_files_release(struct cc_tracer *tr);
 
 /* record_syscall.c */
+/* The SYSCALL record alone: FLAGS with OUT_HASH takes HASH, with CC_SC_STATE tr->state_hash. */
+int cc_emit_syscall(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_t ret, int flags,
+		    uint64_t hash);
 /* Record syscall NR with args A returning RET (at its exit stop) and its memory effects. */
 int cc_syscall_record(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_t ret, int flags);
 
@@ -154,8 +169,15 @@ int cc_slice_over(const struct loop_state *ls);
  * instructions since its last syscall) unless a syscall restart is pending; else it goes on
  * (ptrace request REQ). */
 int cc_thread_preempted(struct cc_tracer *tr, struct loop_state *ls, int req);
-/* record.c: a POINT record with R (the running thread's registers at a stop). */
-int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r);
+/* record.c: 1 when SIG to thread TID is one citcat places (caught, not blocked, standard),
+ * -1 when it would do nothing (ignored), 0 otherwise. */
+int cc_signal_placeable(pid_t tid, int sig);
+/* record.c: deliver SIG to the running thread, stopped in its delivery stop, at this
+ * boundary (SIGNAL, REGS, FPREGS, the frame); resumes it. */
+int cc_deliver_held(struct cc_tracer *tr, struct loop_state *ls, int sig);
+/* record.c: a POINT record with R (the running thread's registers at a stop); DEEP: with the
+ * deep stack hash (else over no bytes). */
+int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r, int deep);
 /* record.c: the syscall-exit stop of the running thread (also for a blocked syscall the
  * scheduler resumes); resumes it. */
 int cc_on_syscall_exit(struct cc_tracer *tr, struct loop_state *ls);

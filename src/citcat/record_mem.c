@@ -214,12 +214,10 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 		}
 		hash = binio_fnv64(BINIO_FNV64_INIT, content, clen);
 	}
-	struct cc_file_ident *nf = realloc(tr->files, (tr->nfiles + 1) * sizeof(*nf));
-	if (!nf) {
+	if (ALLOC_GROW(tr->files, tr->nfiles + 1, tr->capfiles)) {
 		free(content);
 		return -ENOMEM;
 	}
-	tr->files = nf;
 	struct cc_file_ident *f = &tr->files[tr->nfiles++];
 	f->id = tr->nfiles;
 	f->dev = st.st_dev, f->ino = st.st_ino, f->size = clen, f->mtime_ns = mtime_ns(&st);
@@ -292,7 +290,7 @@ void cc_files_release(struct cc_tracer *tr)
 		free(tr->files[i].content);
 	free(tr->files);
 	tr->files = NULL;
-	tr->nfiles = 0;
+	tr->nfiles = tr->capfiles = 0;
 }
 
 static int emit_meta(struct cc_tracer *tr, char *const *argv)
@@ -328,6 +326,22 @@ int cc_emit_regs(struct cc_tracer *tr, const struct user_regs_struct *regs)
 	for (int i = 0; i < CC_NREGS && !err; i++)
 		err = binbuf_put_uvarint(&tr->w.payload, v[i]);
 	return err ? err : cc_writer_emit(&tr->w, CC_REC_REGS);
+}
+
+uint64_t cc_mapping_end(struct cc_tracer *tr, uint64_t addr)
+{
+	char mp[64], line[CC_MAX_PATH + 256];
+	uint64_t end = 0;
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", tr->pid);
+	FILE *f = fopen(mp, "re");
+	while (f && !end && fgets(line, sizeof(line), f)) {
+		unsigned long long s, e;
+		if (sscanf(line, "%llx-%llx", &s, &e) == 2 && addr >= s && addr < e)
+			end = e;
+	}
+	if (f)
+		fclose(f);
+	return end;
 }
 
 /* One line of /proc/PID/maps into the initial image. */

@@ -256,6 +256,24 @@ static int out_hash(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_
 	return 1;
 }
 
+int cc_emit_syscall(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_t ret, int flags,
+		    uint64_t hash)
+{
+	struct binbuf *b = &tr->w.payload;
+	int err = binbuf_put_uvarint(b, nr);
+	for (int i = 0; i < 6 && !err; i++)
+		err = binbuf_put_uvarint(b, a[i]);
+	err = err ? err : binbuf_put_svarint(b, ret);
+	err = err ? err : binbuf_put_uvarint(b, (uint64_t)flags);
+	if (!err && (flags & CC_SC_OUT_HASH))
+		err = binbuf_put_le64(b, hash);
+	if (!err && (flags & CC_SC_STATE))
+		err = binbuf_put_le64(b, tr->state_hash);
+	err = err ? err : cc_writer_emit(&tr->w, CC_REC_SYSCALL);
+	tr->syscalls++;
+	return err;
+}
+
 int cc_syscall_record(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_t ret, int flags)
 {
 	uint64_t h = 0;
@@ -266,17 +284,7 @@ int cc_syscall_record(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int6
 		flags |= CC_SC_OUT_HASH;
 	flags |= CC_SC_STATE;
 	struct binbuf *b = &tr->w.payload;
-	err = binbuf_put_uvarint(b, nr);
-	for (int i = 0; i < 6 && !err; i++)
-		err = binbuf_put_uvarint(b, a[i]);
-	err = err ? err : binbuf_put_svarint(b, ret);
-	err = err ? err : binbuf_put_uvarint(b, (uint64_t)flags);
-	if (!err && (flags & CC_SC_OUT_HASH))
-		err = binbuf_put_le64(b, h);
-	if (!err)
-		err = binbuf_put_le64(b, tr->state_hash);
-	err = err ? err : cc_writer_emit(&tr->w, CC_REC_SYSCALL);
-	tr->syscalls++;
+	err = cc_emit_syscall(tr, nr, a, ret, flags, h);
 	if (err || (flags & CC_SC_SKIPPED))
 		return err;
 	if (nr == SYS_readv || nr == SYS_preadv || nr == SYS_preadv2)

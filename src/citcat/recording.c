@@ -83,6 +83,25 @@ uint64_t cc_state_hash(uint64_t pc, uint64_t rsp, uint64_t rbp, uint64_t rbx, ui
 	return binio_fnv64(BINIO_FNV64_INIT, v, sizeof(v));
 }
 
+uint64_t cc_point_deep_hash(const uint8_t *p, size_t len)
+{
+	/* fnv-1a over words, not bytes: the replay computes it at every candidate execution of a
+	 * point's pc, over up to CC_POINT_DEEP_MAX bytes */
+	uint64_t h = BINIO_FNV64_INIT ^ len;
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x100000001b3ULL;
+	}
+	if (i < len) {
+		uint64_t w = 0;
+		memcpy(&w, p + i, len - i);
+		h = (h ^ w) * 0x100000001b3ULL;
+	}
+	return h;
+}
+
 /* ---- reader ---- */
 
 static int get_u(struct binreader *r, uint64_t *v)
@@ -238,6 +257,10 @@ static int parse_payload(struct binreader *r, struct cc_rec *rec)
 	case CC_REC_FPREGS: {
 		size_t n = 8 * (rec->kind == CC_REC_POINT ? CC_POINT_WORDS : CC_FPREGS_WORDS);
 		rec->u.words = r->p;
+		/* a POINT of version 3 or 4 has no deep stack hash (parse_stream checks which) */
+		rec->deep = rec->kind == CC_REC_POINT && binreader_left(r) == n;
+		if (rec->kind == CC_REC_POINT && !rec->deep)
+			n = 8 * CC_POINT_WORDS_V4;
 		err = binreader_left(r) == n ? (r->p += n, 0) : -EBADMSG;
 		break;
 	}
@@ -306,6 +329,12 @@ static int rec_check_order(struct cc_recording *r, size_t i, const char **why)
 	}
 	if (rec->kind == CC_REC_OPEN && !cc_recording_file(r, rec->u.open.file_id))
 		return *why = "an OPEN names an unknown FILE id", -EBADMSG;
+	if (rec->kind == CC_REC_SYSCALL && (rec->u.sc.flags & CC_SC_BUFFERED)) {
+		if (r->version < 6)
+			return *why = "a buffered SYSCALL in a recording older than version 6", -EBADMSG;
+		if (rec->u.sc.flags & (CC_SC_STATE | CC_SC_SKIPPED))
+			return *why = "a buffered SYSCALL claims a state hash or a skipped call", -EBADMSG;
+	}
 	if (i > 0 && r->recs[i - 1].kind == CC_REC_EXIT)
 		return *why = "a record after EXIT", -EBADMSG;
 	return 0;
@@ -359,6 +388,8 @@ static int parse_stream(struct cc_recording *r, char *err, size_t errlen)
 			return e;
 		struct cc_rec *rec = &r->recs[r->n];
 		int got = frame_read(&rd, r->data, rec);
+		if (got == 1 && rec->kind == CC_REC_POINT && rec->deep != (r->version >= 5))
+			got = -EBADMSG;	/* a POINT of another version's size */
 		if (got == 1) {
 			const char *why = NULL;
 			r->n++;
@@ -454,6 +485,7 @@ int cc_recording_parse(uint8_t *data, size_t len, struct cc_recording **out, cha
 		e = -EPROTO;
 		goto out;
 	}
+	r->version = version;
 	e = parse_stream(r, err, errlen);
 	if (!e && r->start_idx == (size_t)-1) {
 		snprintf(err, errlen, "the recording ends before its initial state is complete%s%s",

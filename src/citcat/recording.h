@@ -30,6 +30,7 @@ void cc_writer_release(struct cc_writer *w);
 /* ---- reader ---- */
 struct cc_rec {
 	uint8_t kind;		/* enum cc_rec_kind */
+	uint8_t deep;		/* POINT: it has the deep stack hash (version 5) */
 	uint64_t off;		/* file offset of the frame */
 	union {
 		struct { char *cmdline, *cwd; uint64_t pid, start_ns, cpuid_mode; } meta;
@@ -55,6 +56,7 @@ struct cc_recording {
 	struct cc_rec *recs;
 	size_t n;
 	size_t start_idx;	/* index of the START record */
+	uint32_t version;	/* of the format */
 	int truncated;		/* the stream ends without an EXIT record */
 	char why[256];		/* when truncated: where and why the readable stream ends */
 };
@@ -66,6 +68,9 @@ int cc_recording_parse(uint8_t *data, size_t len, struct cc_recording **out, cha
 /* The CC_SC_STATE hash of a syscall at PC with the given registers. */
 uint64_t cc_state_hash(uint64_t pc, uint64_t rsp, uint64_t rbp, uint64_t rbx, uint64_t r12,
 		       uint64_t r13, uint64_t r14, uint64_t r15);
+/* The deep stack hash of a POINT (version 5): over LEN bytes, 8 at a time (a tail is padded
+ * with zeros). */
+uint64_t cc_point_deep_hash(const uint8_t *p, size_t len);
 /* Load DIR/recording (or a recording file path). 0 or -errno with a message in ERR. */
 int cc_recording_load(const char *path, struct cc_recording **out, char *err, size_t errlen);
 void cc_recording_free(struct cc_recording *r);

@@ -39,9 +39,14 @@
 
 #define CC_MAGIC "SPCITCAT"
 #define CC_MAGIC_LEN 8
-#define CC_VERSION 4		/* 2: FILE flags, DIR/files copies; 3: POINT, FPREGS; 4: SWITCH */
-#define CC_VERSION_MIN 2	/* oldest version read (2 has no POINT/FPREGS, 3 no SWITCH) */
-#define CC_POINT_WORDS (1 + CC_NREGS + 1 + 32 + 1)
+#define CC_VERSION 6		/* 2: FILE flags, DIR/files copies; 3: POINT, FPREGS; 4: SWITCH;
+				 * 5: POINT's deep stack hash; 6: SYSCALL flag CC_SC_BUFFERED */
+#define CC_VERSION_MIN 2	/* oldest version read (2 has no POINT/FPREGS, 3 no SWITCH, 5 no
+				 * buffered syscalls) */
+#define CC_POINT_WORDS_V4 (1 + CC_NREGS + 1 + 32 + 1)	/* a POINT of versions 3 and 4 */
+#define CC_POINT_WORDS (CC_POINT_WORDS_V4 + 2)
+/* the deep stack hash covers at most this many bytes above the CC_POINT_STACK_ABOVE ones */
+#define CC_POINT_DEEP_MAX (256 * 1024)
 #define CC_POINT_STACK_BELOW 0	/* not the red zone: dead bytes there differ (fxsave) */
 #define CC_POINT_STACK_ABOVE 256
 #define CC_FPREGS_WORDS (2 + 32)
@@ -78,7 +83,8 @@ enum cc_rec_kind {
 	CC_REC_REGS = 6,
 	/* no payload: the initial state is complete, events follow */
 	CC_REC_START = 7,
-	/* nr, a0..a5, svarint ret, flags (CC_SC_*), [le64 hash of the bytes the call wrote out,
+	/* nr, a0..a5, svarint ret, flags (CC_SC_*: which way the call came, traced or buffered,
+	 * and what follows), [le64 hash of the bytes the call wrote out,
 	 * when CC_SC_OUT_HASH], [le64 state hash when CC_SC_STATE: fnv64 of the little-endian
 	 * 64-bit rip of the syscall instruction, rsp, rbp, rbx, r12, r13, r14, r15 at entry] */
 	CC_REC_SYSCALL = 8,
@@ -101,8 +107,13 @@ enum cc_rec_kind {
 	 * arrived between syscalls) happened, as the complete user state there. CC_POINT_WORDS
 	 * le64: pc, the CC_NREGS registers (struct user_regs_struct order), mxcsr, xmm0-15 (two
 	 * words each, low first), then the fnv64 of the CC_POINT_STACK_BELOW + CC_POINT_STACK_ABOVE
-	 * bytes around rsp. The event (SIGNAL, REGS, FPREGS, MEM) follows; the replay delivers it
-	 * at the first execution of pc whose state equals this one (docs/citcat.md: ambiguity) */
+	 * bytes around rsp; version 5 adds the deep stack hash: a length LEN and the
+	 * cc_point_deep_hash of the LEN bytes from rsp + CC_POINT_STACK_ABOVE up (to the end of the
+	 * stack's mapping, at most CC_POINT_DEEP_MAX), which tells apart the iterations of a loop
+	 * whose progress lives in a caller's frame (openssl speed); a preemption's POINT hashes
+	 * no bytes there (LEN 0). The event (SIGNAL, REGS,
+	 * FPREGS, MEM) follows; the replay delivers it at the first execution of pc whose state
+	 * equals this one (docs/citcat.md: ambiguity) */
 	CC_REC_POINT = 15,
 	/* CC_FPREGS_WORDS le64: mxcsr, fcw, xmm0-15 (two words each, low first): the vector
 	 * state after a signal delivery (the handler's) or an rt_sigreturn (the one it restored);
@@ -154,7 +165,12 @@ enum cc_syscall_flag {
 	CC_SC_OUT_HASH = 1 << 0,	/* a write-family call: the hash of its bytes follows */
 	CC_SC_SKIPPED = 1 << 1,		/* the recorder refused the call (e.g. rseq -> -ENOSYS) */
 	CC_SC_STATE = 1 << 2,		/* a hash of the callee-saved registers follows */
-	CC_SC_ALL = 7,
+	/* (version 6) the call came through the syscall buffer, not a ptrace stop: the program
+	 * made it from the untraced instruction at CC_SB_UNTRACED_IP - 2 (syscallbuf_abi.h), and
+	 * the recorder took it from the buffer later, so no CC_SC_STATE (the registers were never
+	 * seen) and never CC_SC_SKIPPED. Its MEM effects follow like any call's */
+	CC_SC_BUFFERED = 1 << 3,
+	CC_SC_ALL = 15,
 };
 
 /* How the recorder made the program's cpuid instructions trap (the META record says which). */

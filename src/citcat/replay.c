@@ -13,6 +13,7 @@
 #include "citcat/cpu_model.h"
 #include "citcat/replay_int.h"
 #include "citcat/replay_mem.h"
+#include "citcat/syscallbuf_abi.h"
 #include "core/alloc.h"
 
 static const char *kind_name(int kind)
@@ -186,6 +187,13 @@ static int check_args(struct citcat_replay *rp, const struct cc_rec *e, uint64_t
 			return -EPROTO;
 		}
 	}
+	if (!bad && (pc == CC_SB_UNTRACED_IP - 2) != !!(e->u.sc.flags & CC_SC_BUFFERED)) {
+		cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
+			    ": syscall %" PRIu64 " is %s here, the recording has it %s", rp->insns, pc,
+			    nr, pc == CC_SB_UNTRACED_IP - 2 ? "made from the syscall buffer's untraced "
+			    "instruction" : "traced", e->u.sc.flags & CC_SC_BUFFERED ? "buffered" : "traced");
+		return -EPROTO;
+	}
 	if (bad) {
 		cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
 			    ": replay syscall %" PRIu64 "(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64
@@ -307,6 +315,7 @@ void cc_replay_syscall(struct citcat_replay *rp, uint64_t pc, int in_hook)
 	if (!e || check_args(rp, e, nr, a, pc))
 		return;
 	rp->syscalls++;
+	rp->buffered += !!(e->u.sc.flags & CC_SC_BUFFERED);
 	emit_syscall_event(rp, e);
 	if (nr == SYS_exit_group || (nr == SYS_exit && cc_replay_threads_alive(rp) <= 1))
 		return finish(rp, a[0]);
@@ -638,6 +647,7 @@ void citcat_replay_free(struct citcat_replay *rp)
 	free(rp->file_data);
 	free(rp->file_len);
 	free(rp->bc);
+	free(rp->deep_buf);
 	cc_recording_free(rp->rec);
 	free(rp);
 }
@@ -694,6 +704,7 @@ void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary
 	memset(s, 0, sizeof(*s));
 	s->instructions = rp->insns;
 	s->syscalls = rp->syscalls;
+	s->buffered_syscalls = rp->buffered;
 	s->events = rp->events;
 	s->exit_status = rp->done ? rp->exit_status : -1;
 	s->recorded_status = -1;

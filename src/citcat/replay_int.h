@@ -46,6 +46,7 @@ struct citcat_replay {
 	uc_engine *uc;
 	size_t cur;			/* next record to consume */
 	uint64_t insns, syscalls, events;
+	uint64_t buffered;		/* syscalls whose record came through the syscall buffer */
 	int done;			/* reached the recorded exit */
 	int failed;			/* -errno of a divergence, truncation or fault */
 	int resume;			/* a hook handled the instruction Unicorn stopped at */
@@ -63,6 +64,8 @@ struct citcat_replay {
 	uint64_t blk_pc;		/* the translated block the fast path counted last */
 	uint32_t blk_size;
 	uint64_t points, point_near_misses;	/* replay_point.c */
+	uint8_t *deep_buf;		/* a POINT's deep stack, read at a candidate execution */
+	size_t deep_cap;
 	uint64_t tsc_armed;		/* pc of an rdtsc about to retire, 0 when none */
 	uint64_t fault_addr;
 	struct cc_sink_hooks sink;

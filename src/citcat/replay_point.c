@@ -68,8 +68,28 @@ static int regs_match(struct citcat_replay *rp, const uint8_t *w)
 	return 1;
 }
 
-/* 1 when mxcsr, xmm0-15 and the stack around rsp equal the point's too. */
-static int rest_matches(struct citcat_replay *rp, const uint8_t *w)
+/* 1 when the LEN bytes from FROM hash to HASH (cc_point_deep_hash): the stack up to its
+ * mapping's end, read only for an execution whose registers and nearby stack already match */
+static int deep_stack_matches(struct citcat_replay *rp, uint64_t from, uint64_t len,
+			      uint64_t hash)
+{
+	if (len > CC_POINT_DEEP_MAX)
+		return 0;
+	if (len > rp->deep_cap) {
+		uint8_t *b = realloc(rp->deep_buf, len);
+		if (!b)
+			return 0;
+		rp->deep_buf = b;
+		rp->deep_cap = len;
+	}
+	if (len && uc_mem_read(rp->uc, from, rp->deep_buf, len) != UC_ERR_OK)
+		return 0;
+	return cc_point_deep_hash(rp->deep_buf, len) == hash;
+}
+
+/* 1 when mxcsr, xmm0-15 and the stack around rsp equal the point's too (and the deep stack,
+ * when DEEP: a version 5 POINT). */
+static int rest_matches(struct citcat_replay *rp, const uint8_t *w, int deep)
 {
 	size_t k = 1 + CC_NREGS;
 	uint64_t mxcsr = 0;
@@ -86,7 +106,10 @@ static int rest_matches(struct citcat_replay *rp, const uint8_t *w)
 	uint64_t rsp = word(w, 1 + REG_RSP_INDEX);
 	if (uc_mem_read(rp->uc, rsp - CC_POINT_STACK_BELOW, stack, sizeof(stack)) != UC_ERR_OK)
 		memset(stack, 0, sizeof(stack));	/* as the recorder counts it */
-	return binio_fnv64(BINIO_FNV64_INIT, stack, sizeof(stack)) == word(w, k);
+	if (binio_fnv64(BINIO_FNV64_INIT, stack, sizeof(stack)) != word(w, k++))
+		return 0;
+	return !deep || deep_stack_matches(rp, rsp + CC_POINT_STACK_ABOVE, word(w, k),
+					  word(w, k + 1));
 }
 
 static void on_point(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
@@ -98,7 +121,7 @@ static void on_point(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
 	const uint8_t *w = r->recs[rp->cur].u.words;
 	if (word(w, 0) != pc || !regs_match(rp, w))
 		return;
-	if (!rest_matches(rp, w)) {
+	if (!rest_matches(rp, w, r->recs[rp->cur].deep)) {
 		rp->point_near_misses++;
 		return;
 	}

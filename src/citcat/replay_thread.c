@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "citcat/replay_int.h"
 #include "citcat/replay_mem.h"
 
@@ -31,7 +32,7 @@ void cc_replay_threads_free(struct citcat_replay *rp)
 			uc_context_free(rp->thr[i].ctx);
 	free(rp->thr);
 	rp->thr = NULL;
-	rp->nthr = 0;
+	rp->nthr = rp->thr_cap = 0;
 }
 
 uint32_t cc_replay_tid(const struct citcat_replay *rp)
@@ -57,13 +58,8 @@ static struct cc_rthread *thread_find(struct citcat_replay *rp, uint64_t tid)
 
 int cc_replay_thread_clone(struct citcat_replay *rp, uint32_t tid)
 {
-	if (rp->nthr == rp->thr_cap) {
-		struct cc_rthread *n = realloc(rp->thr, 2 * rp->thr_cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		rp->thr = n;
-		rp->thr_cap *= 2;
-	}
+	if (ALLOC_GROW(rp->thr, rp->nthr + 1, rp->thr_cap))
+		return -ENOMEM;
 	struct cc_rthread *t = &rp->thr[rp->nthr];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -159,6 +155,11 @@ void cc_replay_do_switch(struct citcat_replay *rp)
 		switch_event(rp, from->tid, to->tid);
 		if (was == CC_RT_NEW)
 			thread_start(rp, to);
+		else if (was == CC_RT_BLOCKED && rp->cur < r->n &&
+			 r->recs[rp->cur].kind == CC_REC_SIGNAL)
+			/* a signal interrupted that syscall while another thread ran: the handler
+			 * runs now; the frame holds how the call ends (-EINTR, or a restart) */
+			cc_replay_deliver_signal(rp, to->sc_pc, 0);
 		else if (was == CC_RT_BLOCKED)	/* its syscall returns now (may switch again) */
 			cc_replay_syscall(rp, to->sc_pc, 0);
 		else

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "cli/helper_path.h"
 #include "cli/parse_options.h"
 #include "citcat/citcat.h"
 #include "core/json.h"
@@ -20,6 +21,7 @@ struct citcat_record_cli_opts {
 	const char *out;
 	int cpuid;	/* enum citcat_cpuid_mode: the CHOICE index follows the enum's order */
 	int copy;	/* --no-copy clears it */
+	int syscallbuf;	/* --no-syscallbuf clears it */
 };
 
 struct citcat_replay_opts {
@@ -28,7 +30,7 @@ struct citcat_replay_opts {
 	int json;
 };
 
-static struct citcat_record_cli_opts rec_opts = { .out = "citcat.rec", .copy = 1 };
+static struct citcat_record_cli_opts rec_opts = { .out = "citcat.rec", .copy = 1, .syscallbuf = 1 };
 static struct citcat_replay_opts rep_opts;
 
 #define CITCAT_RECORD_OPTIONS \
@@ -37,7 +39,9 @@ static struct citcat_replay_opts rep_opts;
 	OPT_CHOICE(0, "cpuid", &rec_opts.cpuid, "auto|fault|patch", "how cpuid traps to the " \
 		   "recorder: CPUID faulting, or its sites patched to ud2; auto: fault where the CPU has it"), \
 	OPT_BOOL(0, "copy", &rec_opts.copy, "keep a copy of every mapped file (default); " \
-		 "--no-copy names them by path and identity instead (replayable only while they stay unchanged)")
+		 "--no-copy names them by path and identity instead (replayable only while they stay unchanged)"), \
+	OPT_BOOL(0, "syscallbuf", &rec_opts.syscallbuf, "run the common syscalls of a single-threaded " \
+		 "program without a ptrace stop, through a preloaded buffer (default); --no-syscallbuf stops at every one")
 #define CITCAT_REPLAY_OPTIONS \
 	OPT_BOOL(0, "dump", &rep_opts.dump, "print every instruction (pc, length), data " \
 		 "reference, syscall, signal, image load"), \
@@ -93,7 +97,7 @@ static int status_code(int st)
 
 static int citcat_record_main(int argc, char **argv)
 {
-	rec_opts = (struct citcat_record_cli_opts){ .out = "citcat.rec", .copy = 1 };
+	rec_opts = (struct citcat_record_cli_opts){ .out = "citcat.rec", .copy = 1, .syscallbuf = 1 };
 	int n = parse_options(argc, argv, record_options, &record_u, PARSE_STOP_AT_NON_OPTION);
 	if (n < 0)
 		return parse_result_code(n);
@@ -106,6 +110,13 @@ static int citcat_record_main(int argc, char **argv)
 	char **cmd_argv = argv;
 	struct citcat_record_opts ro = { .out_dir = o.out, .argv = cmd_argv, .cpuid = o.cpuid,
 					  .no_copy = !o.copy };
+	char sb_lib[4096];
+	static const char *const sb_names[] = { "libspent-citcat-syscallbuf.so", NULL };
+	if (o.syscallbuf && helper_find(sb_names, R_OK, sb_lib, sizeof(sb_lib)) == 0)
+		ro.syscallbuf_lib = sb_lib;
+	else if (o.syscallbuf)
+		cli_warn("no syscall buffer library (libspent-citcat-syscallbuf.so in %s): every syscall "
+			 "stops the program", sb_lib);
 	struct citcat_record_result res;
 	char err[512];
 	int e = citcat_record(&ro, &res, err, sizeof(err));
@@ -124,10 +135,12 @@ static int citcat_record_main(int argc, char **argv)
 	char how[64] = "cpuid faulting";
 	if (res.cpuid_mode == CITCAT_CPUID_PATCH)
 		snprintf(how, sizeof(how), "%" PRIu64 " cpuid sites patched", res.cpuid_patched);
-	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls, %" PRIu64
+	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls (%" PRIu64
+		" buffered, %" PRIu64 " signals waited for one), %" PRIu64
 		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " signals at exact points, %" PRIu64 " threads (%"
 		PRIu64 " switches, %" PRIu64 " preemptions), %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"
-		PRIu64 " mapped files%s\n", cmd_argv[0], o.out, res.syscalls, res.rdtsc, res.cpuid, how,
+		PRIu64 " mapped files%s\n", cmd_argv[0], o.out, res.syscalls, res.buffered_syscalls,
+		res.buffered_signal_waits, res.rdtsc, res.cpuid, how,
 		res.signal_points, res.threads, res.switches, res.preemptions, res.bytes, res.copy_bytes, res.copies, !o.copy ? " (--no-copy)" : "");
 	return status_code(res.wait_status);
 }
@@ -185,6 +198,7 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		json_object_begin(&w);
 		json_ku64(&w, "instructions", s->instructions);
 		json_ku64(&w, "syscalls", s->syscalls);
+		json_ku64(&w, "buffered_syscalls", s->buffered_syscalls);
 		json_ku64(&w, "events", s->events);
 		json_ki64(&w, "exit_status", s->exit_status >= 0 ? status_code(s->exit_status) : -1);
 		json_ki64(&w, "recorded_exit_status",
@@ -216,10 +230,12 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		return;
 	}
 	FILE *f = o->dump ? stderr : stdout;
-	fprintf(f, "instructions   %" PRIu64 "\nsyscalls       %" PRIu64 "\nexit status    %d "
+	fprintf(f, "instructions   %" PRIu64 "\nsyscalls       %" PRIu64 " (%" PRIu64 " buffered)\n"
+		"exit status    %d "
 		"(recorded %d)\noutput bytes   %" PRIu64 "\nverified       %s\ncpuid          %s\n"
 		"signal points  %" PRIu64 " (near misses %" PRIu64 ")\n"
 		"replay speed   %.1f M instructions per cpu second\n", s->instructions, s->syscalls,
+		s->buffered_syscalls,
 		s->exit_status >= 0 ? status_code(s->exit_status) : -1,
 		s->recorded_status >= 0 ? status_code(s->recorded_status) : -1, s->out_bytes,
 		s->verified ? "yes" : "no", cpuid_mode_name(s->cpuid_mode), s->signal_points,

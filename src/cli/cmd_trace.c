@@ -151,6 +151,26 @@ static int finish_log(const struct trace_opts *o, struct spent_trace *t, int err
 	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 }
 
+/* The progress line on a terminal's stderr: instructions so far (the tools count them at
+ * superblock granularity, hence "at least" in the docs), processes, log bytes. */
+static int progress_shown;
+
+static void show_progress(void *arg, const struct spent_trace_progress *p)
+{
+	fprintf(stderr, "\rspent: trace: %.1f M instructions, %llu process%s, %.1f MB of log\033[K",
+		(double)p->instructions / 1e6, (unsigned long long)p->processes,
+		p->processes == 1 ? "" : "es", (double)p->bytes / 1e6);
+	fflush(stderr);
+	progress_shown = 1;
+}
+
+static void clear_progress(void)
+{
+	if (progress_shown)
+		fprintf(stderr, "\r\033[K");
+	progress_shown = 0;
+}
+
 /* Trace through the library (spent/trace_record.h); the messages and exit codes are here. */
 static int trace_record(const struct trace_opts *o, char **cmd)
 {
@@ -174,6 +194,8 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 	tracing = t;
 	if (early_signal)
 		spent_trace_stop(t, early_signal);
+	if (isatty(2))
+		spent_trace_set_progress(t, show_progress, NULL);
 	if (spent_trace_start(t, cmd) < 0) {
 		cli_error("%s", spent_trace_error(t));
 		goto out;
@@ -181,6 +203,7 @@ static int trace_record(const struct trace_opts *o, char **cmd)
 	if (*spent_trace_error(t))	/* valgrind could not be run: its empty log is said below */
 		cli_error("%s", spent_trace_error(t));
 	err = spent_trace_wait(t, &status);
+	clear_progress();
 	alarm(0);
 	rc = finish_log(o, t, err, status);
 out:

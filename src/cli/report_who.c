@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "cli/cli.h"
 #include "cli/report_who.h"
 #include "core/json.h"
@@ -30,12 +31,11 @@ static int split_strings(struct report_who *w, const struct opt_string_list *l, 
 				item[len++] = *s;
 			}
 			item[len] = 0;
-			char **ns = len ? realloc(w->strings, (*used + 1) * sizeof(*ns)) : NULL;
-			if (!ns) {
+			int err = !len ? -EINVAL : ALLOC_GROW(w->strings, *used + 1, w->cap_strings);
+			if (err) {
 				free(item);
-				return len ? -ENOMEM : -EINVAL;
+				return err;
 			}
-			w->strings = ns;
 			w->strings[(*used)++] = item;
 			if (!*s++)
 				break;
@@ -58,12 +58,10 @@ static int split_ids(struct report_who *w, const struct opt_string_list *l, size
 			  -EINVAL : 0;
 		for (char *t = strtok_r(dup, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
 			uint64_t v;
-			uint32_t *ni = realloc(w->ids, (*used + 1) * sizeof(*ni));
-			if (!ni) {
+			if (ALLOC_GROW(w->ids, *used + 1, w->cap_ids)) {
 				err = -ENOMEM;
 				break;
 			}
-			w->ids = ni;
 			if (parse_strict_u64(t, 0, &v) || v > UINT32_MAX)
 				err = -EINVAL;
 			else

@@ -19,8 +19,9 @@ struct report_who {
 	size_t nkeys;			/* 0: no --sort */
 	struct detail_filter filter;
 	char **strings;			/* the split --comm and --image lists */
-	size_t nstrings;
+	size_t nstrings, cap_strings;
 	uint32_t *ids;			/* the split --pid and --tid lists */
+	size_t cap_ids;
 };
 
 /* The option lines of `spent report` for W (an initializer list of struct option). */

@@ -142,7 +142,7 @@ int epoch_set_parse(const char *s, struct epoch_set *out)
 	int err = dup ? 0 : -ENOMEM;
 
 	out->r = NULL;
-	out->n = 0;
+	out->n = out->cap = 0;
 	if (!err && !*dup)
 		err = -EINVAL;
 	for (tok = dup ? strtok_r(dup, ",", &save) : NULL; tok && !err; tok = strtok_r(NULL, ",", &save)) {
@@ -160,12 +160,10 @@ int epoch_set_parse(const char *s, struct epoch_set *out)
 			err = -EINVAL;	/* "no such epoch number", as for any other typo */
 		if (err)
 			break;
-		struct epoch_range *v = realloc(out->r, (out->n + 1) * sizeof(*v));
-		if (!v) {
+		if (ALLOC_GROW(out->r, out->n + 1, out->cap)) {
 			err = -ENOMEM;
 			break;
 		}
-		out->r = v;
 		out->r[out->n++] = (struct epoch_range){ (uint32_t)lo, (uint32_t)hi };
 	}
 	/* "1,,2" and a trailing comma are typos, not empty lists */
@@ -189,5 +187,5 @@ void epoch_set_release(struct epoch_set *set)
 {
 	free(set->r);
 	set->r = NULL;
-	set->n = 0;
+	set->n = set->cap = 0;
 }

@@ -21,7 +21,7 @@ int time_point_parse(const char *s, uint64_t now_ns, uint64_t *out, const char *
 /* A set of epoch numbers: ranges LO-HI, inclusive. */
 struct epoch_set {
 	struct epoch_range { uint32_t lo, hi; } *r;
-	size_t n;
+	size_t n, cap;
 };
 
 /* Parse "N", "N-M" and comma-separated lists of them; 0, -EINVAL, -ENOMEM. */

@@ -1,6 +1,7 @@
 /* cli/top_display.c - `spent top`'s output: the view as a table of text lines (columns sized
  * to their contents, cut to the terminal's width), JSON lines for --json, and the terminal
  * (raw keys, alternate screen) with its restoration. */
+#include "core/alloc.h"
 #include "cli/top_display.h"
 
 #include <errno.h>
@@ -22,17 +23,9 @@ static void text_add(struct top_text *x, const char *s, size_t n)
 {
 	if (x->oom)
 		return;
-	if (x->len + n + 1 > x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 4096;
-		while (cap < x->len + n + 1)
-			cap *= 2;
-		char *nb = realloc(x->buf, cap);
-		if (!nb) {
-			x->oom = true;
-			return;
-		}
-		x->buf = nb;
-		x->cap = cap;
+	if (ALLOC_GROW(x->buf, x->len + n + 1, x->cap)) {
+		x->oom = true;
+		return;
 	}
 	memcpy(x->buf + x->len, s, n);
 	x->len += n;

@@ -6,13 +6,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/alloc.h"
 #include "cli/cli.h"
 #include "cli/studies_util.h"
 #include "cli/trace_cli.h"
 #include "core/json.h"
 #include "spent/trace.h"
 #include "trace/log_io.h"
-#include "trace/source_formats.h"
 
 struct proc_stat {
 	uint32_t stream, pid, ppid, parent_stream;
@@ -48,7 +48,7 @@ static struct proc_stat *proc_of(struct trace_totals *t, uint32_t pid)
 
 static struct proc_stat *proc_add(struct trace_totals *t, uint32_t pid)
 {
-	if (trace_grow((void **)&t->procs, &t->cap_procs, t->n_procs + 1, sizeof(*t->procs)))
+	if (ALLOC_GROW(t->procs, t->n_procs + 1, t->cap_procs))
 		return NULL;
 	struct proc_stat *p = &t->procs[t->n_procs];
 	memset(p, 0, sizeof(*p));

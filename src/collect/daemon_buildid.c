@@ -1,6 +1,7 @@
 /* collect/daemon_buildid.c - which image identities the daemon has already offered to the
  * build-id cache (a set of 64-bit hashes of identity + path), and the saving itself through
  * core/symbols.h with a short-lived symbols object, so no image stays open in the daemon. */
+#include "core/alloc.h"
 #include "collect/daemon_buildid.h"
 
 #include <errno.h>
@@ -11,11 +12,11 @@
 #include <unistd.h>
 
 #include "core/buildid_cache.h"
+#include "core/hashtab.h"
 #include "core/symbols.h"
 
 struct dbuildid {
-	uint64_t *seen;		/* open addressing, 0 = empty slot */
-	size_t cap, n;
+	struct hashtab seen;	/* identity hashes already noted (keys only) */
 	struct spent_profile_image *queue;	/* noted, not saved yet (paths owned) */
 	size_t nqueue, capqueue;
 	bool grown;		/* saved since the last prune */
@@ -26,6 +27,8 @@ struct dbuildid {
 int dbuildid_new(struct dbuildid **out)
 {
 	struct dbuildid *b = calloc(1, sizeof(*b));
+	if (b)
+		b->seen = (struct hashtab)HASHTAB_INIT(uint64_t);
 	*out = b;
 	return b ? 0 : -ENOMEM;
 }
@@ -37,7 +40,7 @@ void dbuildid_free(struct dbuildid *b)
 	for (size_t i = 0; i < b->nqueue; i++)
 		free(b->queue[i].path);
 	free(b->queue);
-	free(b->seen);
+	hashtab_release(&b->seen);
 	free(b);
 }
 
@@ -58,31 +61,8 @@ static uint64_t identity_hash(const struct spent_profile_image *img)
 /* Insert H; true when it was not there yet (or the set cannot grow: then ask again later). */
 static bool seen_insert(struct dbuildid *b, uint64_t h)
 {
-	if (2 * (b->n + 1) > b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 256;
-		uint64_t *v = calloc(cap, sizeof(*v));
-		if (!v)
-			return true;
-		for (size_t i = 0; i < b->cap; i++)
-			if (b->seen[i]) {
-				size_t j = b->seen[i] & (cap - 1);
-				while (v[j])
-					j = (j + 1) & (cap - 1);
-				v[j] = b->seen[i];
-			}
-		free(b->seen);
-		b->seen = v;
-		b->cap = cap;
-	}
-	size_t j = h & (b->cap - 1);
-	while (b->seen[j]) {
-		if (b->seen[j] == h)
-			return false;
-		j = (j + 1) & (b->cap - 1);
-	}
-	b->seen[j] = h;
-	b->n++;
-	return true;
+	void *entry;	/* the key is all an entry holds */
+	return hashtab_insert(&b->seen, h, &entry) != 0;	/* 1 new, or -ENOMEM */
 }
 
 void dbuildid_note(struct dbuildid *b, const struct spent_profile_image *img)
@@ -90,14 +70,8 @@ void dbuildid_note(struct dbuildid *b, const struct spent_profile_image *img)
 	if (!b || b->off || img->id_kind == SPENT_PROFILE_ID_NONE || img->path[0] == '[' ||
 	    !seen_insert(b, identity_hash(img)))
 		return;
-	if (b->nqueue == b->capqueue) {
-		size_t cap = b->capqueue ? 2 * b->capqueue : 64;
-		struct spent_profile_image *v = realloc(b->queue, cap * sizeof(*v));
-		if (!v)
-			return;
-		b->queue = v;
-		b->capqueue = cap;
-	}
+	if (ALLOC_GROW(b->queue, b->nqueue + 1, b->capqueue))
+		return;
 	struct spent_profile_image *q = &b->queue[b->nqueue];
 	*q = *img;
 	if ((q->path = strdup(img->path)))

@@ -2,6 +2,7 @@
  * start-up, side-band MMAP2/COMM/FORK/EXEC/EXIT updates, exited processes kept until drained,
  * files resolved through /proc/PID/root, images interned by (device, inode, path); each
  * process's name (comm) and cgroup v2 path, kept with it until reaped. */
+#include "core/alloc.h"
 #include "collect/daemon_maps.h"
 
 #include <ctype.h>
@@ -114,14 +115,8 @@ static int image_intern(struct dmaps *m, const char *path, uint64_t dev, uint64_
 			return 0;
 		}
 	}
-	if (m->nimages == m->capimages) {
-		size_t cap = m->capimages ? m->capimages * 2 : 64;
-		struct dimage **v = realloc(m->images, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		m->images = v;
-		m->capimages = cap;
-	}
+	if (ALLOC_GROW(m->images, m->nimages + 1, m->capimages))
+		return -ENOMEM;
 	im = calloc(1, sizeof(*im));
 	s = calloc(1, sizeof(*s));
 	if (!im || !s || !(im->path = strdup(path))) {

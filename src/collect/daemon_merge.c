@@ -1,6 +1,7 @@
 /* collect/daemon_merge.c - attribute drained samples to (image, offset, event) in a pending
  * profile, with a detail row per (process, pc, event) and drain (who and when), then merge it
  * into the database a bounded slice of files per tick. */
+#include "core/alloc.h"
 #include "collect/daemon_merge.h"
 
 #include <errno.h>
@@ -42,7 +43,7 @@ struct dmerge {
 	/* the merge being written */
 	struct spent_profile *writing;
 	struct wpair *pairs;
-	size_t npairs, next;
+	size_t npairs, cap_pairs, next;
 	int rest_done;		/* after the pairs: 1 unknown, 2 detail rows, 3 span written */
 	struct dbuildid *bid;	/* images written get their symbols saved in the build-id cache */
 	bool finishing;		/* in dmerge_finish: a flush waits for it, symbols wait for ticks */
@@ -141,17 +142,10 @@ static int pending_image(struct dmerge *g, uint32_t id, uint32_t *idx)
 	struct spent_profile_image pi;
 	int err;
 
-	if (id >= g->pimg_cap) {
-		size_t cap = g->pimg_cap ? g->pimg_cap : 64;
-		while (cap <= id)
-			cap *= 2;
-		uint32_t *v = realloc(g->pimg, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		memset(v + g->pimg_cap, 0, (cap - g->pimg_cap) * sizeof(*v));
-		g->pimg = v;
-		g->pimg_cap = cap;
-	}
+	size_t old = g->pimg_cap;
+	if (ALLOC_GROW(g->pimg, (size_t)id + 1, g->pimg_cap))
+		return -ENOMEM;
+	memset(g->pimg + old, 0, (g->pimg_cap - old) * sizeof(*g->pimg));
 	if (g->pimg[id]) {
 		*idx = g->pimg[id] - 1;
 		return 0;
@@ -168,17 +162,10 @@ static bool detail_image(struct dmerge *g, uint32_t id)
 {
 	if (!g->nper)
 		return true;
-	if (id >= g->per_match_cap) {
-		size_t cap = g->per_match_cap ? g->per_match_cap : 64;
-		while (cap <= id)
-			cap *= 2;
-		int8_t *v = realloc(g->per_match, cap);
-		if (!v)
-			return false;
-		memset(v + g->per_match_cap, -1, cap - g->per_match_cap);
-		g->per_match = v;
-		g->per_match_cap = cap;
-	}
+	size_t old = g->per_match_cap;
+	if (ALLOC_GROW(g->per_match, (size_t)id + 1, g->per_match_cap))
+		return false;
+	memset(g->per_match + old, -1, g->per_match_cap - old);	/* -1: not matched yet */
 	if (g->per_match[id] < 0) {
 		const char *path = dmaps_image(g->maps, id)->path;
 		const char *base = strrchr(path, '/');
@@ -216,17 +203,10 @@ static void detail_add(struct dmerge *g, pid_t pid, struct spent_profile_frame f
 /* One aggregated entry of COUNT samples reached image ID (best effort: no memory, no stat). */
 static void image_stat_add(struct dmerge *g, uint32_t id, uint64_t count)
 {
-	if (id >= g->istat_cap) {
-		size_t cap = g->istat_cap ? g->istat_cap : 64;
-		while (cap <= id)
-			cap *= 2;
-		struct dmerge_image_stats *v = realloc(g->istat, cap * sizeof(*v));
-		if (!v)
-			return;
-		memset(v + g->istat_cap, 0, (cap - g->istat_cap) * sizeof(*v));
-		g->istat = v;
-		g->istat_cap = cap;
-	}
+	size_t old = g->istat_cap;
+	if (ALLOC_GROW(g->istat, (size_t)id + 1, g->istat_cap))
+		return;
+	memset(g->istat + old, 0, (g->istat_cap - old) * sizeof(*g->istat));
 	g->istat[id].samples += count;
 	g->istat[id].entries++;
 }
@@ -316,11 +296,8 @@ void dmerge_add_lost(struct dmerge *g, uint32_t event, uint64_t count)
 static int collect_pair(void *ctx, uint32_t img, uint32_t ev)
 {
 	struct dmerge *g = ctx;
-	struct wpair *v = realloc(g->pairs, (g->npairs + 1) * sizeof(*v));
-
-	if (!v)
+	if (ALLOC_GROW(g->pairs, g->npairs + 1, g->cap_pairs))
 		return -ENOMEM;
-	g->pairs = v;
 	g->pairs[g->npairs++] = (struct wpair){ img, ev };
 	return 0;
 }
@@ -535,7 +512,7 @@ int dmerge_step(struct dmerge *g, size_t max_files)
 	g->writing = NULL;
 	free(g->pairs);
 	g->pairs = NULL;
-	g->npairs = g->next = 0;
+	g->npairs = g->cap_pairs = g->next = 0;
 	g->st.merges++;
 	g->st.last_error = 0;
 	return 1;

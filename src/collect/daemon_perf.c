@@ -1,5 +1,6 @@
 /* collect/daemon_perf.c - per-CPU perf events for the daemon: sampling events with periods
  * redrawn from a range, side-band rings carrying MMAP2/COMM/FORK/EXIT, and the ring reader. */
+#include "core/alloc.h"
 #include "collect/daemon_perf.h"
 
 #include <errno.h>
@@ -70,7 +71,8 @@ static int online_cpus(int **cpus, int *n)
 {
 	char buf[1024];
 	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int *v = NULL, cnt = 0, cap = 0;
+	int *v = NULL, cnt = 0;
+	size_t cap = 0;
 	char *s, *save = NULL;
 
 	*cpus = NULL;
@@ -87,14 +89,9 @@ static int online_cpus(int **cpus, int *n)
 		if (sscanf(s, "%d-%d", &a, &b) != 2)
 			b = a = atoi(s);
 		for (int c = a; c <= b && c < 4096; c++) {
-			if (cnt == cap) {
-				cap = cap ? cap * 2 : 8;
-				int *nv = realloc(v, cap * sizeof(*v));
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
+			if (ALLOC_GROW(v, cnt + 1, cap)) {
+				free(v);
+				return -ENOMEM;
 			}
 			v[cnt++] = c;
 		}
@@ -387,24 +384,9 @@ static uint64_t record_time(const struct perf_event_header *h)
 
 static int batch_add(struct dperf *p, int cpu, uint64_t seq, const void *rec, size_t size)
 {
-	if (p->batch_len + size > p->batch_cap) {
-		size_t cap = p->batch_cap ? p->batch_cap * 2 : 1 << 16;
-		while (cap < p->batch_len + size)
-			cap *= 2;
-		uint8_t *nb = realloc(p->batch, cap);
-		if (!nb)
-			return -ENOMEM;
-		p->batch = nb;
-		p->batch_cap = cap;
-	}
-	if (p->nrecs == p->caprecs) {
-		size_t cap = p->caprecs ? p->caprecs * 2 : 1024;
-		struct pending_rec *nr = realloc(p->recs, cap * sizeof(*nr));
-		if (!nr)
-			return -ENOMEM;
-		p->recs = nr;
-		p->caprecs = cap;
-	}
+	if (ALLOC_GROW(p->batch, p->batch_len + size, p->batch_cap) ||
+	    ALLOC_GROW(p->recs, p->nrecs + 1, p->caprecs))
+		return -ENOMEM;
 	memcpy(p->batch + p->batch_len, rec, size);
 	p->recs[p->nrecs++] = (struct pending_rec){
 		.time = record_time(rec), .seq = seq, .off = p->batch_len, .cpu = cpu };

@@ -4,6 +4,7 @@
  * drain); each `recent` drains the aggregator (so the answer is as fresh as the request) and
  * sends the entries gathered since the previous `recent`, one line each. The counts still go
  * to the database unchanged: a client only makes drains as frequent as its requests. */
+#include "core/alloc.h"
 #include "collect/daemon_int.h"
 
 #include <errno.h>
@@ -43,15 +44,9 @@ void daemon_tap_add(struct daemon *d, pid_t pid, uint64_t pc, uint32_t event, ui
 		daemon_tap_free(d);
 		return;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct tap_entry *ne = cap <= TAP_MAX_ENTRIES ? realloc(t->e, cap * sizeof(*ne)) : NULL;
-		if (!ne) {
-			t->dropped++;
-			return;
-		}
-		t->e = ne;
-		t->cap = cap;
+	if (t->n == TAP_MAX_ENTRIES || ALLOC_GROW(t->e, t->n + 1, t->cap)) {
+		t->dropped++;
+		return;
 	}
 	struct tap_entry *e = &t->e[t->n++];
 	e->pid = pid;

@@ -4,6 +4,7 @@
  * (pid, comm, image, offset). Process names are read from /proc/PID/comm the first time a
  * process is counted (and again after it execs; for a daemon's counts, once per answer): the
  * side-band reader hands over only the pid of a COMM record. */
+#include "core/alloc.h"
 #include "collect/live.h"
 
 #include <errno.h>
@@ -43,8 +44,8 @@ struct live {
 	struct comm_entry *comms[COMM_BUCKETS];
 	bool any_exited;
 	struct spent_profile_image *imgs;	/* by dimage id, filled when first placed */
-	bool *img_set;
-	size_t nimgs;
+	bool *img_set;			/* by dimage id: imgs[id] is filled */
+	size_t cap_imgs, cap_img_set;	/* the two arrays' room */
 	/* the current read's callback */
 	live_sample_fn fn;
 	void *arg;
@@ -165,21 +166,11 @@ static const struct spent_profile_image *image_of(struct live *l, uint32_t id)
 
 	if (!im)
 		return NULL;
-	if (id >= l->nimgs) {
-		size_t n = l->nimgs ? l->nimgs : 64;
-		while (n <= id)
-			n *= 2;
-		struct spent_profile_image *ni = realloc(l->imgs, n * sizeof(*ni));
-		if (!ni)
-			return NULL;
-		l->imgs = ni;
-		bool *ns = realloc(l->img_set, n * sizeof(*ns));
-		if (!ns)
-			return NULL;
-		memset(ns + l->nimgs, 0, (n - l->nimgs) * sizeof(*ns));
-		l->img_set = ns;
-		l->nimgs = n;
-	}
+	size_t old = l->cap_img_set;
+	if (ALLOC_GROW(l->imgs, (size_t)id + 1, l->cap_imgs) ||
+	    ALLOC_GROW(l->img_set, (size_t)id + 1, l->cap_img_set))
+		return NULL;
+	memset(l->img_set + old, 0, (l->cap_img_set - old) * sizeof(*l->img_set));
 	if (!l->img_set[id]) {
 		struct spent_profile_image *pi = &l->imgs[id];
 		memset(pi, 0, sizeof(*pi));

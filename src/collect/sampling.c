@@ -62,7 +62,7 @@ int sampling_new(const struct sampling_config *cfg, struct sampling **out)
 	}
 	if ((err = image_cache_new(&s->cache)) || (err = procmaps_new(s->cache, &s->maps)))
 		goto fail;
-	sampling_clock_init(s);
+	sampling_tasks_init(s);
 	*out = s;
 	return 0;
 fail:
@@ -156,17 +156,12 @@ static int add_fd(struct sampling *s, int fd, size_t ev)
 
 static int add_ring(struct sampling *s, int fd)
 {
-	struct perf_ring *r = realloc(s->rings, (s->nrings + 1) * sizeof(*r));
-	if (!r)
+	if (ALLOC_GROW(s->rings, s->nrings + 1, s->caprings) ||
+	    ALLOC_GROW(s->pollfds, s->nrings + 1, s->cappollfds))
 		return -ENOMEM;
-	s->rings = r;
 	int err = perf_ring_map(&s->rings[s->nrings], fd, s->cfg.ring_pages);
 	if (err)
 		return err;
-	struct pollfd *p = realloc(s->pollfds, (s->nrings + 1) * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	s->pollfds = p;
 	s->pollfds[s->nrings] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	s->nrings++;
 	return 0;

@@ -6,6 +6,7 @@
 #include <poll.h>
 
 #include "collect/sampling.h"
+#include "core/hashtab.h"
 #include "core/perf_ring.h"
 #include "core/procmaps.h"
 
@@ -33,8 +34,8 @@ struct sampling {
 	struct sampling_fd *fds;
 	size_t nfds, capfds;
 	struct perf_ring *rings;
-	struct pollfd *pollfds;
-	size_t nrings;
+	struct pollfd *pollfds;		/* by ring, beside rings */
+	size_t nrings, caprings, cappollfds;
 	struct record_batch recs;
 	struct image_cache *cache;
 	struct procmaps *maps;
@@ -47,8 +48,7 @@ struct sampling {
 		uint32_t idx;
 	} imgcache[256];
 	struct unwinder *unw;
-	struct sampling_thread *threads;	/* tid -> name and task, open addressing */
-	size_t nthreads, capthreads;
+	struct hashtab threads;		/* tid -> struct sampling_thread: name and task */
 	int64_t realtime_offset;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at sampling_new */
 	uint64_t start_wall_ns;		/* first attach, wall clock: the profile's span start */
 };
@@ -61,9 +61,9 @@ int sampling_follow_thread(struct sampling *s, pid_t tid);
 /* Profile image index for IMG (interned on first use). */
 int sampling_image_index(struct sampling *s, const struct image_info *img, uint32_t *idx);
 
-/* Who and when (sampling_tasks.c). Sample times are CLOCK_MONOTONIC (attr.use_clockid: the
+/* Who and when (sampling_tasks.c; sampling_tasks_init at sampling_new). Sample times are CLOCK_MONOTONIC (attr.use_clockid: the
  * realtime clock is not NMI-safe); wall time = monotonic + the offset measured at start. */
-void sampling_clock_init(struct sampling *s);
+void sampling_tasks_init(struct sampling *s);
 uint64_t sampling_wall_ns(const struct sampling *s, uint64_t mono_ns);
 uint64_t sampling_now_wall_ns(const struct sampling *s);
 /* A COMM record: thread TID of PID is now called COMM (at most MAXLEN bytes). 0 or -ENOMEM. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "collect/sampling_int.h"
 #include "profile/jitmap.h"
 
@@ -14,24 +15,9 @@
 static int batch_add(void *ctx, const struct perf_event_header *h)
 {
 	struct record_batch *b = ctx;
-	if (b->len + h->size > b->cap) {
-		size_t n = b->cap ? b->cap * 2 : 1 << 20;
-		while (n < b->len + h->size)
-			n *= 2;
-		uint8_t *nb = realloc(b->buf, n);
-		if (!nb)
-			return -ENOMEM;
-		b->buf = nb;
-		b->cap = n;
-	}
-	if (b->n == b->capidx) {
-		size_t n = b->capidx ? b->capidx * 2 : 4096;
-		struct rec_ref *ni = realloc(b->idx, n * sizeof(*ni));
-		if (!ni)
-			return -ENOMEM;
-		b->idx = ni;
-		b->capidx = n;
-	}
+	if (ALLOC_GROW(b->buf, b->len + h->size, b->cap) ||
+	    ALLOC_GROW(b->idx, b->n + 1, b->capidx))
+		return -ENOMEM;
 	/* time: in a sample at body offset 24 (identifier, ip, pid/tid); in other records the
 	 * sample_id trailer ends with time, identifier */
 	uint64_t t = 0;
@@ -83,14 +69,8 @@ static bool tried_before(struct sampling *s, pid_t pid)
 	for (size_t i = 0; i < s->ntried; i++)
 		if (s->tried[i] == pid)
 			return true;
-	if (s->ntried == s->captried) {
-		size_t n = s->captried ? s->captried * 2 : 64;
-		pid_t *t = realloc(s->tried, n * sizeof(*t));
-		if (!t)
-			return true;
-		s->tried = t;
-		s->captried = n;
-	}
+	if (ALLOC_GROW(s->tried, s->ntried + 1, s->captried))
+		return true;
 	s->tried[s->ntried++] = pid;
 	return false;
 }

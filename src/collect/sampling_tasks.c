@@ -12,7 +12,7 @@
 #include "collect/thread_tracker.h"
 
 struct sampling_thread {
-	uint32_t tid;		/* 0: empty slot */
+	uint64_t tid;		/* the key (core/hashtab.h); never 0 */
 	uint32_t pid;
 	uint32_t task;		/* profile task index, SPENT_PROFILE_NO_TASK until first needed */
 	char comm[16];		/* "" until known */
@@ -25,8 +25,9 @@ static uint64_t clock_ns(clockid_t c)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void sampling_clock_init(struct sampling *s)
+void sampling_tasks_init(struct sampling *s)
 {
+	s->threads = (struct hashtab)HASHTAB_INIT(struct sampling_thread);
 	/* CLOCK_REALTIME - CLOCK_MONOTONIC, read between two monotonic reads so that the
 	 * scheduling delay of one read does not skew it */
 	uint64_t m1 = clock_ns(CLOCK_MONOTONIC), rt = clock_ns(CLOCK_REALTIME);
@@ -44,49 +45,20 @@ uint64_t sampling_now_wall_ns(const struct sampling *s)
 	return sampling_wall_ns(s, clock_ns(CLOCK_MONOTONIC));
 }
 
-static size_t slot_of(uint32_t tid, size_t cap)
-{
-	return (size_t)(tid * 0x9e3779b1u) & (cap - 1);
-}
-
-static int threads_grow(struct sampling *s)
-{
-	size_t cap = s->capthreads ? s->capthreads * 2 : 256;
-	struct sampling_thread *n = calloc(cap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->capthreads; i++) {
-		if (!s->threads[i].tid)
-			continue;
-		size_t j = slot_of(s->threads[i].tid, cap);
-		while (n[j].tid)
-			j = (j + 1) & (cap - 1);
-		n[j] = s->threads[i];
-	}
-	free(s->threads);
-	s->threads = n;
-	s->capthreads = cap;
-	return 0;
-}
-
-/* The slot of TID, made (empty name) when ADD and it is new; NULL when absent or no memory. */
+/* The entry of TID, made (empty name) when ADD and it is new; NULL when absent or no memory. */
 static struct sampling_thread *thread_slot(struct sampling *s, uint32_t tid, bool add)
 {
 	if (!tid)
 		return NULL;
-	if (add && (s->nthreads + 1) * 2 > s->capthreads && threads_grow(s))
-		return NULL;
-	if (!s->capthreads)
-		return NULL;
-	size_t j = slot_of(tid, s->capthreads);
-	for (; s->threads[j].tid; j = (j + 1) & (s->capthreads - 1))
-		if (s->threads[j].tid == tid)
-			return &s->threads[j];
 	if (!add)
+		return hashtab_find(&s->threads, tid);
+	struct sampling_thread *t;
+	int isnew = hashtab_insert(&s->threads, tid, (void **)&t);
+	if (isnew < 0)
 		return NULL;
-	s->nthreads++;
-	s->threads[j] = (struct sampling_thread){ .tid = tid, .task = SPENT_PROFILE_NO_TASK };
-	return &s->threads[j];
+	if (isnew)
+		t->task = SPENT_PROFILE_NO_TASK;
+	return t;
 }
 
 static void set_comm(struct sampling_thread *t, uint32_t pid, const char *comm, size_t len)
@@ -151,7 +123,5 @@ int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t
 
 void sampling_tasks_release(struct sampling *s)
 {
-	free(s->threads);
-	s->threads = NULL;
-	s->nthreads = s->capthreads = 0;
+	hashtab_release(&s->threads);
 }

@@ -8,17 +8,17 @@
 #include <Zydis/Zydis.h>
 
 #include "core/decode.h"
+#include "core/hashtab.h"
 #include "spent/trace.h"
 
 struct decode_entry {
-	uint64_t key;		/* (image_id << 44) ^ offset, +1 so 0 means empty */
+	uint64_t key;		/* (image_id << 44) ^ offset, +1 so it is never 0 (core/hashtab.h) */
 	struct decoded_insn insn;
 };
 
 struct decode_cache {
 	ZydisDecoder zd;
-	struct decode_entry *tab;
-	size_t cap, used;	/* cap is a power of two */
+	struct hashtab tab;	/* key -> struct decode_entry */
 };
 
 static uint16_t classify(const ZydisDecodedInstruction *in)
@@ -86,12 +86,7 @@ struct decode_cache *decode_cache_new(void)
 	if (!c)
 		return NULL;
 	ZydisDecoderInit(&c->zd, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-	c->cap = 1024;
-	c->tab = calloc(c->cap, sizeof(*c->tab));
-	if (!c->tab) {
-		free(c);
-		return NULL;
-	}
+	c->tab = (struct hashtab)HASHTAB_INIT(struct decode_entry);
 	return c;
 }
 
@@ -99,62 +94,28 @@ void decode_cache_free(struct decode_cache *c)
 {
 	if (!c)
 		return;
-	free(c->tab);
+	hashtab_release(&c->tab);
 	free(c);
 }
 
 size_t decode_cache_size(const struct decode_cache *c)
 {
-	return c->used;
-}
-
-static size_t slot_of(uint64_t key, size_t cap)
-{
-	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> 20) & (cap - 1);
-}
-
-static int grow(struct decode_cache *c)
-{
-	size_t ncap = c->cap * 2;
-	struct decode_entry *nt = calloc(ncap, sizeof(*nt));
-	if (!nt)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++) {
-		if (!c->tab[i].key)
-			continue;
-		size_t s = slot_of(c->tab[i].key, ncap);
-		while (nt[s].key)
-			s = (s + 1) & (ncap - 1);
-		nt[s] = c->tab[i];
-	}
-	free(c->tab);
-	c->tab = nt;
-	c->cap = ncap;
-	return 0;
+	return hashtab_count(&c->tab);
 }
 
 int decode_insn(struct decode_cache *c, uint32_t image_id, uint64_t offset, const uint8_t *bytes,
 		size_t avail, struct decoded_insn *out)
 {
 	uint64_t key = (((uint64_t)image_id << 44) ^ offset) + 1;
-	size_t s = slot_of(key, c->cap);
-	while (c->tab[s].key) {
-		if (c->tab[s].key == key) {
-			*out = c->tab[s].insn;
-			return out->len ? 0 : -EILSEQ;
-		}
-		s = (s + 1) & (c->cap - 1);
+	struct decode_entry *e;
+	int isnew = hashtab_insert(&c->tab, key, (void **)&e);
+	if (isnew < 0)
+		return isnew;
+	if (!isnew) {
+		*out = e->insn;
+		return out->len ? 0 : -EILSEQ;
 	}
 	int err = decode_with(&c->zd, bytes, avail, out);
-	if (c->used * 2 >= c->cap) {
-		if (grow(c) < 0)
-			return -ENOMEM;
-		s = slot_of(key, c->cap);
-		while (c->tab[s].key)
-			s = (s + 1) & (c->cap - 1);
-	}
-	c->tab[s].key = key;
-	c->tab[s].insn = *out;
-	c->used++;
+	e->insn = *out;	/* undecodable too (len 0): each static instruction is tried once */
 	return err;
 }

@@ -7,6 +7,7 @@
 
 #include "core/alloc.h"
 #include "core/inline_table.h"
+#include "core/search.h"
 
 struct inl {
 	uint64_t lo, hi, maxhi;
@@ -77,14 +78,7 @@ static int inl_cmp(const void *a, const void *b)
 static struct cu_table *cu_get(struct inline_tables *t, Dwarf_Die *cu)
 {
 	Dwarf_Off key = dwarf_dieoffset(cu);
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (t->cus[mid].cu < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = SEARCH_LOWER_BOUND(t->cus, t->n, .cu, key);
 	if (lo < t->n && t->cus[lo].cu == key)
 		return &t->cus[lo];
 	if (ALLOC_GROW(t->cus, t->n + 1, t->cap))
@@ -115,14 +109,7 @@ const char *inline_tables_lookup(struct inline_tables **tp, Dwarf_Die *cu, uint6
 	struct cu_table *c = cu_get(*tp, cu);
 	if (!c)
 		return NULL;
-	size_t lo = 0, hi = c->n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (c->v[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = SEARCH_UPPER_BOUND(c->v, c->n, .lo, addr);
 	const struct inl *best = NULL;
 	for (size_t j = lo; j-- > 0 && c->v[j].maxhi > addr;)
 		if (addr < c->v[j].hi && (!best || c->v[j].depth > best->depth))

@@ -1,6 +1,7 @@
 /* core/linetable.c - building (libdw line programs), searching (binary search), saving and
  * loading (a text file: "spent-lines 1 NFILES NROWS", the file names one a line, then one
  * "ADDR LINE FILE" hex row a line; LINE 0 ends a sequence) one image's line table. */
+#include "core/alloc.h"
 #include "core/linetable.h"
 
 #include <dwarf.h>
@@ -13,6 +14,7 @@
 
 #include "core/binio.h"
 #include "core/outfile.h"
+#include "core/search.h"
 
 #define LINETABLE_MAGIC "spent-lines 1"
 
@@ -54,14 +56,8 @@ size_t linetable_rows(const struct linetable *t)
 
 static int add_row(struct linetable *t, uint64_t addr, uint32_t line, uint32_t file)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 1024;
-		struct lrow *v = realloc(t->rows, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->rows = v;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->rows, t->n + 1, t->cap))
+		return -ENOMEM;
 	t->rows[t->n] = (struct lrow){ addr, line, file, (uint32_t)t->n };
 	t->n++;
 	return 0;
@@ -69,14 +65,8 @@ static int add_row(struct linetable *t, uint64_t addr, uint32_t line, uint32_t f
 
 static int add_file_slot(struct linetable *t, char *name)
 {
-	if (t->nfiles == t->capfiles) {
-		size_t cap = t->capfiles ? 2 * t->capfiles : 64;
-		char **v = realloc(t->files, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		t->files = v;
-		t->capfiles = cap;
-	}
+	if (ALLOC_GROW(t->files, t->nfiles + 1, t->capfiles))
+		return -ENOMEM;
 	t->files[t->nfiles++] = name;
 	return 0;
 }
@@ -199,14 +189,8 @@ int linetable_from_module(Dwfl_Module *mod, struct linetable **out)
 
 int linetable_lookup(const struct linetable *t, uint64_t offset, const char **file, int *line)
 {
-	size_t lo = 0, hi = t->n;
-	while (lo < hi) {	/* rows at or below OFFSET: the last of them applies */
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->rows[mid].addr <= offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* rows at or below OFFSET: the last of them applies */
+	size_t lo = SEARCH_UPPER_BOUND(t->rows, t->n, .addr, offset);
 	if (!lo || !t->rows[lo - 1].line)
 		return -ENOENT;
 	*file = t->files[t->rows[lo - 1].file];

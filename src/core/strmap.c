@@ -8,18 +8,13 @@
 #include "core/alloc.h"
 #include "core/binio.h"
 
-static uint64_t key_hash(const char *s)
-{
-	return binio_fnv64(BINIO_FNV64_INIT, s, strlen(s));
-}
-
-/* The slot holding KEY (HASH), or the empty slot where it would go. */
-static size_t slot_of(const struct strmap *m, const char *key, uint64_t hash)
+/* The slot holding KEY (LEN bytes, HASH), or the empty slot where it would go. */
+static size_t slot_of(const struct strmap *m, const void *key, size_t len, uint64_t hash)
 {
 	size_t mask = m->nslots - 1, j = hash & mask;
 	for (; m->slots[j]; j = (j + 1) & mask) {
-		size_t i = m->slots[j] - 1;
-		if (m->entries[i].hash == hash && !strcmp(m->entries[i].key, key))
+		const struct strmap_entry *e = &m->entries[m->slots[j] - 1];
+		if (e->hash == hash && e->len == len && !memcmp(e->key, key, len))
 			break;
 	}
 	return j;
@@ -46,27 +41,48 @@ long strmap_find(const struct strmap *m, const char *key)
 {
 	if (!m->nslots)
 		return -1;
-	size_t j = slot_of(m, key, key_hash(key));
+	size_t len = strlen(key);
+	size_t j = slot_of(m, key, len, binio_fnv64(BINIO_FNV64_INIT, key, len));
 	return m->slots[j] ? (long)(m->slots[j] - 1) : -1;
 }
 
-int strmap_intern(struct strmap *m, const char *key, size_t *index)
+int strmap_intern_bytes(struct strmap *m, const void *key, size_t len, size_t *index)
 {
-	uint64_t hash = key_hash(key);
+	uint64_t hash = binio_fnv64(BINIO_FNV64_INIT, key, len);
 	if ((m->n + 1) * 2 > m->nslots && rehash(m, m->nslots ? m->nslots * 2 : 64))
 		return -ENOMEM;
-	size_t j = slot_of(m, key, hash);
+	size_t j = slot_of(m, key, len, hash);
 	if (m->slots[j]) {
 		*index = m->slots[j] - 1;
 		return 0;
 	}
 	char *copy;
-	if (ALLOC_GROW(m->entries, m->n + 1, m->cap) || !(copy = strdup(key)))
+	if (len == SIZE_MAX || ALLOC_GROW(m->entries, m->n + 1, m->cap) || !(copy = malloc(len + 1)))
 		return -ENOMEM;
-	m->entries[m->n] = (struct strmap_entry){ copy, hash };
+	memcpy(copy, key, len);
+	copy[len] = 0;
+	m->entries[m->n] = (struct strmap_entry){ copy, len, hash };
 	m->slots[j] = m->n + 1;
 	*index = m->n++;
 	return 1;
+}
+
+int strmap_intern(struct strmap *m, const char *key, size_t *index)
+{
+	return strmap_intern_bytes(m, key, strlen(key), index);
+}
+
+char **strmap_steal_keys(struct strmap *m)
+{
+	char **keys = malloc((m->n ? m->n : 1) * sizeof(*keys));
+	if (!keys)
+		return NULL;
+	for (size_t i = 0; i < m->n; i++)
+		keys[i] = m->entries[i].key;
+	free(m->entries);
+	free(m->slots);
+	*m = (struct strmap)STRMAP_INIT;
+	return keys;
 }
 
 void strmap_release(struct strmap *m)

@@ -25,6 +25,7 @@
 #include "core/outfile.h"
 #include "core/procmaps.h"
 #include "core/demangle.h"
+#include "core/search.h"
 #include "core/symbols.h"
 #include "core/symtable.h"
 
@@ -411,15 +412,7 @@ int symbols_cache_images(struct symbols *s, const struct spent_profile *p)
 /* Number of kernel symbols starting at or below OFF: the one containing OFF is at [n - 1]. */
 static size_t ksym_upper_bound(const struct sym_image *im, uint64_t off)
 {
-	size_t lo = 0, hi = im->nksyms;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (im->ksyms[mid].addr <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return SEARCH_UPPER_BOUND(im->ksyms, im->nksyms, .addr, off);
 }
 
 static void kernel_lookup(const struct sym_image *im, uint64_t off, struct sym_info *out)

@@ -16,6 +16,7 @@
 #include "core/binio.h"
 #include "core/outfile.h"
 #include "core/demangle.h"
+#include "core/search.h"
 #include "core/symtable.h"
 
 #define SYMTABLE_MAGIC "spent-symtable 1"
@@ -261,14 +262,7 @@ static bool better(const struct tsym *cand, const struct tsym *cur)
 
 static void search_run(const struct tsym *s, size_t n, struct search *st)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s[mid].start <= st->off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = SEARCH_UPPER_BOUND(s, n, .start, st->off);
 	if (!lo)
 		return;
 	if (s[lo - 1].maxend > st->min_label)

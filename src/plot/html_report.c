@@ -11,112 +11,50 @@
 #include <string.h>
 
 #include "analysis/report.h"
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "core/json.h"
 #include "core/outfile.h"
+#include "core/strmap.h"
 #include "plot/html_report.h"
 #include "profile/export.h"
 
 #include "html_assets.h"	/* generated from src/plot/html/ (mk/html.mk) */
-
-/* ---- interning: byte strings -> dense indices (frame names, chains, frame memo) ---------- */
-
-struct intern {
-	struct { void *key; size_t len; } *items;
-	size_t n, cap;
-	long *slots;		/* open addressing, -1 empty */
-	size_t nslots;
-};
-
-static void intern_release(struct intern *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->items[i].key);
-	free(t->items);
-	free(t->slots);
-}
-
-static int intern_rehash(struct intern *t)
-{
-	size_t ns = t->nslots ? t->nslots * 2 : 1024;
-	long *s = malloc(ns * sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (size_t i = 0; i < ns; i++)
-		s[i] = -1;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = binio_fnv64(BINIO_FNV64_INIT, t->items[i].key, t->items[i].len) & (ns - 1);
-		while (s[j] >= 0)
-			j = (j + 1) & (ns - 1);
-		s[j] = (long)i;
-	}
-	free(t->slots);
-	t->slots = s;
-	t->nslots = ns;
-	return 0;
-}
-
-/* Index of KEY (LEN bytes), added when new; *ADDED says which. -ENOMEM. */
-static long intern_add(struct intern *t, const void *key, size_t len, bool *added)
-{
-	if ((t->n + 1) * 2 > t->nslots && intern_rehash(t))
-		return -ENOMEM;
-	size_t j = binio_fnv64(BINIO_FNV64_INIT, key, len) & (t->nslots - 1);
-	for (; t->slots[j] >= 0; j = (j + 1) & (t->nslots - 1)) {
-		long i = t->slots[j];
-		if (t->items[i].len == len && !memcmp(t->items[i].key, key, len)) {
-			*added = false;
-			return i;
-		}
-	}
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 256;
-		void *ni = realloc(t->items, nc * sizeof(*t->items));
-		if (!ni)
-			return -ENOMEM;
-		t->items = ni;
-		t->cap = nc;
-	}
-	void *k = malloc(len ? len : 1);
-	if (!k)
-		return -ENOMEM;
-	memcpy(k, key, len);
-	t->items[t->n].key = k;
-	t->items[t->n].len = len;
-	t->slots[j] = (long)t->n;
-	*added = true;
-	return (long)t->n++;
-}
 
 /* ---- the page model ------------------------------------------------------------------ */
 
 struct page {
 	const struct spent_profile *p;
 	struct symbols *sym;
-	struct intern names;	/* frame names (no NUL) */
-	struct intern chains;	/* uint32 name ids, root first */
-	struct intern frames;	/* (image, offset) already named -> frame_name[] */
+	struct strmap names;	/* frame names */
+	struct strmap chains;	/* uint32 name ids, root first, as byte keys */
+	struct strmap frames;	/* (image, offset) already named, as byte keys -> frame_name[] */
 	uint32_t *frame_name;
+	size_t capframe_name;
 	uint32_t *ids;		/* scratch for one chain */
 	size_t capids;
 };
 
+/* Index of KEY (LEN bytes) in M, added when new (*ADDED says which); -ENOMEM. */
+static long intern(struct strmap *m, const void *key, size_t len, bool *added)
+{
+	size_t i;
+	int isnew = strmap_intern_bytes(m, key, len, &i);
+	if (isnew < 0)
+		return isnew;
+	*added = isnew;
+	return (long)i;
+}
+
 static long name_id(struct page *pg, const char *name, size_t len)
 {
 	bool added;
-	return intern_add(&pg->names, name, len, &added);
+	return intern(&pg->names, name, len, &added);
 }
 
 static int ids_reserve(struct page *pg, size_t n)
 {
-	if (n <= pg->capids)
-		return 0;
-	uint32_t *ni = realloc(pg->ids, n * sizeof(*ni));
-	if (!ni)
-		return -ENOMEM;
-	pg->ids = ni;
-	pg->capids = n;
-	return 0;
+	return ALLOC_GROW(pg->ids, n, pg->capids);
 }
 
 /* Name id of frame F, named as the folded stacks name it (profile_frame_name, ';' -> '_'). */
@@ -124,15 +62,11 @@ static long frame_id(struct page *pg, const struct spent_profile_frame *f)
 {
 	uint64_t key[2] = { f->image, f->offset };
 	bool added;
-	long i = intern_add(&pg->frames, key, sizeof(key), &added);
+	long i = intern(&pg->frames, key, sizeof(key), &added);
 	if (i < 0 || !added)
 		return i < 0 ? i : pg->frame_name[i];
-	if ((size_t)i % 256 == 0) {
-		uint32_t *nf = realloc(pg->frame_name, ((size_t)i + 256) * sizeof(*nf));
-		if (!nf)
-			return -ENOMEM;
-		pg->frame_name = nf;
-	}
+	if (ALLOC_GROW(pg->frame_name, (size_t)i + 1, pg->capframe_name))
+		return -ENOMEM;
 	char name[512];
 	profile_frame_name(pg->p, pg->sym, f, name, sizeof(name));
 	for (char *c = name; *c; c++)
@@ -157,7 +91,7 @@ static long chain_of_frames(struct page *pg, const struct spent_profile_frame *f
 		pg->ids[n - 1 - k] = (uint32_t)id;
 	}
 	bool added;
-	return intern_add(&pg->chains, pg->ids, n * sizeof(uint32_t), &added);
+	return intern(&pg->chains, pg->ids, n * sizeof(uint32_t), &added);
 }
 
 /* Chain id of a folded line "root;...;leaf". */
@@ -177,7 +111,7 @@ static long chain_of_folded(struct page *pg, const char *line)
 			break;
 	}
 	bool added;
-	return intern_add(&pg->chains, pg->ids, n * sizeof(uint32_t), &added);
+	return intern(&pg->chains, pg->ids, n * sizeof(uint32_t), &added);
 }
 
 /* ---- JSON sections ------------------------------------------------------------------- */
@@ -345,15 +279,15 @@ static void write_interned(struct json_writer *w, const struct page *pg)
 {
 	json_key(w, "names");
 	json_array_begin(w);
-	for (size_t i = 0; i < pg->names.n; i++)
-		json_strn(w, pg->names.items[i].key, pg->names.items[i].len);
+	for (size_t i = 0; i < strmap_count(&pg->names); i++)
+		json_strn(w, strmap_key(&pg->names, i), strmap_key_len(&pg->names, i));
 	json_array_end(w);
 	json_key(w, "chains");
 	json_array_begin(w);
-	for (size_t i = 0; i < pg->chains.n; i++) {
-		const uint32_t *ids = pg->chains.items[i].key;
+	for (size_t i = 0; i < strmap_count(&pg->chains); i++) {
+		const uint32_t *ids = (const uint32_t *)strmap_key(&pg->chains, i);	/* malloc-aligned */
 		json_array_begin(w);
-		for (size_t k = 0; k < pg->chains.items[i].len / sizeof(uint32_t); k++)
+		for (size_t k = 0; k < strmap_key_len(&pg->chains, i) / sizeof(uint32_t); k++)
 			json_u64(w, ids[k]);
 		json_array_end(w);
 	}
@@ -491,9 +425,9 @@ int html_report_write(const struct spent_profile *p, struct symbols *sym,
 	free(json);
 	free(pg.ids);
 	free(pg.frame_name);
-	intern_release(&pg.names);
-	intern_release(&pg.chains);
-	intern_release(&pg.frames);
+	strmap_release(&pg.names);
+	strmap_release(&pg.chains);
+	strmap_release(&pg.frames);
 	return err;
 }
 

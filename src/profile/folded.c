@@ -4,76 +4,48 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/binio.h"
+#include "core/alloc.h"
 #include "core/outfile.h"
+#include "core/strmap.h"
 #include "profile/export.h"
 
+/* Distinct stacks counted as they come: each line's index in the map is its slot in counts. */
 struct fold_builder {
-	struct folded *f;
-	size_t cap;
-	long *index;
-	size_t capindex;
+	struct strmap lines;
+	uint64_t *counts;
+	size_t capcounts;
+	uint64_t total;
+	char *line;		/* the line being built, reused for every stack */
+	size_t capline;
 };
 
-static int fold_add(struct fold_builder *b, char *line, uint64_t count)
+static int fold_add(struct fold_builder *b, uint64_t count)
 {
-	struct folded *f = b->f;
-	if ((f->n + 1) * 2 > b->capindex) {
-		size_t cap = b->capindex ? b->capindex * 2 : 1024;
-		long *n = malloc(cap * sizeof(*n));
-		if (!n)
-			goto fail;
-		for (size_t i = 0; i < cap; i++)
-			n[i] = -1;
-		for (size_t i = 0; i < f->n; i++) {
-			size_t j = binio_fnv64(BINIO_FNV64_INIT, f->stacks[i], strlen(f->stacks[i])) & (cap - 1);
-			while (n[j] >= 0)
-				j = (j + 1) & (cap - 1);
-			n[j] = (long)i;
-		}
-		free(b->index);
-		b->index = n;
-		b->capindex = cap;
+	size_t i;
+	int isnew = strmap_intern(&b->lines, b->line, &i);
+	if (isnew < 0)
+		return isnew;
+	if (isnew) {
+		/* the map holds a new line only once counts has its slot */
+		if (ALLOC_GROW(b->counts, i + 1, b->capcounts))
+			return -ENOMEM;
+		b->counts[i] = 0;
 	}
-	size_t j = binio_fnv64(BINIO_FNV64_INIT, line, strlen(line)) & (b->capindex - 1);
-	for (; b->index[j] >= 0; j = (j + 1) & (b->capindex - 1))
-		if (!strcmp(f->stacks[b->index[j]], line)) {
-			f->counts[b->index[j]] += count;
-			f->total += count;
-			free(line);
-			return 0;
-		}
-	if (f->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		char **ns = realloc(f->stacks, cap * sizeof(*ns));
-		if (!ns)
-			goto fail;
-		f->stacks = ns;
-		uint64_t *nc = realloc(f->counts, cap * sizeof(*nc));
-		if (!nc)
-			goto fail;
-		f->counts = nc;
-		b->cap = cap;
-	}
-	f->stacks[f->n] = line;
-	f->counts[f->n] = count;
-	f->total += count;
-	b->index[j] = (long)f->n++;
+	b->counts[i] += count;
+	b->total += count;
 	return 0;
-fail:
-	free(line);
-	return -ENOMEM;
 }
 
-/* frames leaf first -> "root;...;leaf" (';' in names replaced) */
-static char *fold_line(const struct spent_profile *p, struct symbols *sym,
-		       const struct spent_profile_frame *fr, size_t n, unsigned flags, const char *root)
+/* frames leaf first -> "root;...;leaf" (';' in names replaced) into B->line */
+static int fold_line(struct fold_builder *b, const struct spent_profile *p, struct symbols *sym,
+		     const struct spent_profile_frame *fr, size_t n, unsigned flags,
+		     const char *root)
 {
-	size_t cap = 256, len = 0;
-	char *s = malloc(cap), name[512];
-	if (!s)
-		return NULL;
-	s[0] = 0;
+	size_t len = 0;
+	char name[512];
+	if (ALLOC_GROW(b->line, 256, b->capline))
+		return -ENOMEM;
+	b->line[0] = 0;
 	for (size_t k = n + (root != NULL); k-- > 0;) {
 		if (k == n) {
 			snprintf(name, sizeof(name), "%s", root);
@@ -87,22 +59,14 @@ static char *fold_line(const struct spent_profile *p, struct symbols *sym,
 			if (*c == ';' || *c == '\n')
 				*c = '_';
 		size_t l = strlen(name);
-		if (len + l + 2 > cap) {
-			while (len + l + 2 > cap)
-				cap *= 2;
-			char *ns = realloc(s, cap);
-			if (!ns) {
-				free(s);
-				return NULL;
-			}
-			s = ns;
-		}
+		if (ALLOC_GROW(b->line, len + l + 2, b->capline))
+			return -ENOMEM;
 		if (len)
-			s[len++] = ';';
-		memcpy(s + len, name, l + 1);
+			b->line[len++] = ';';
+		memcpy(b->line + len, name, l + 1);
 		len += l;
 	}
-	return s;
+	return 0;
 }
 
 static int str_cmp(const void *a, const void *b)
@@ -113,7 +77,7 @@ static int str_cmp(const void *a, const void *b)
 int folded_build(const struct spent_profile *p, struct symbols *sym, uint32_t ev, unsigned flags,
 		 struct folded **out)
 {
-	struct fold_builder b = { 0 };
+	struct fold_builder b = { .lines = STRMAP_INIT };
 	bool stacks = false;
 	int err = 0;
 	const char *root = NULL;
@@ -125,15 +89,14 @@ int folded_build(const struct spent_profile *p, struct symbols *sym, uint32_t ev
 			root = slash && slash[1] ? slash + 1 : path;
 		}
 	}
-	if (!(b.f = calloc(1, sizeof(*b.f))))
-		return -ENOMEM;
 	const struct spent_profile_frame *frames;
 	size_t nf;
 	uint64_t cnt;
 	for (size_t i = 0; !err && spent_profile_stack_next(p, ev, &i, &frames, &nf, &cnt);) {
 		stacks = true;
-		char *line = fold_line(p, sym, frames, nf, flags, root);
-		err = line ? fold_add(&b, line, cnt) : -ENOMEM;
+		err = fold_line(&b, p, sym, frames, nf, flags, root);
+		if (!err)
+			err = fold_add(&b, cnt);
 	}
 	for (uint32_t img = 0; !stacks && !err && img < spent_profile_nimages(p); img++) {
 		struct spent_profile_count *c = NULL;
@@ -141,28 +104,36 @@ int folded_build(const struct spent_profile *p, struct symbols *sym, uint32_t ev
 		err = spent_profile_counts(p, img, ev, &c, &n);
 		for (size_t i = 0; i < n && !err; i++) {
 			struct spent_profile_frame fr = { img, c[i].offset };
-			char *line = fold_line(p, sym, &fr, 1, flags, root);
-			err = line ? fold_add(&b, line, c[i].count) : -ENOMEM;
+			err = fold_line(&b, p, sym, &fr, 1, flags, root);
+			if (!err)
+				err = fold_add(&b, c[i].count);
 		}
 		free(c);
 	}
-	free(b.index);
-	if (err) {
-		folded_free(b.f);
-		return err;
-	}
+	free(b.line);
 	/* sort lines by name, counts along */
-	struct folded *f = b.f;
-	struct pair { char *s; uint64_t c; } *pairs = malloc((f->n + 1) * sizeof(*pairs));
-	if (!pairs) {
+	size_t n = strmap_count(&b.lines);
+	struct pair { char *s; uint64_t c; } *pairs = NULL;
+	struct folded *f = NULL;
+	char **keys = NULL;
+	if (err || !(pairs = malloc((n + 1) * sizeof(*pairs))) ||
+	    !(f = calloc(1, sizeof(*f))) || !(f->counts = malloc((n + 1) * sizeof(*f->counts))) ||
+	    !(keys = strmap_steal_keys(&b.lines))) {
+		strmap_release(&b.lines);
+		free(b.counts);
+		free(pairs);
 		folded_free(f);
-		return -ENOMEM;
+		return err ? err : -ENOMEM;
 	}
-	for (size_t i = 0; i < f->n; i++)
-		pairs[i] = (struct pair){ f->stacks[i], f->counts[i] };
-	if (f->n > 1)
-		qsort(pairs, f->n, sizeof(*pairs), str_cmp);
-	for (size_t i = 0; i < f->n; i++) {
+	for (size_t i = 0; i < n; i++)
+		pairs[i] = (struct pair){ keys[i], b.counts[i] };
+	free(b.counts);
+	if (n > 1)
+		qsort(pairs, n, sizeof(*pairs), str_cmp);
+	f->stacks = keys;	/* reused: the same pointers, in sorted order */
+	f->n = n;
+	f->total = b.total;
+	for (size_t i = 0; i < n; i++) {
 		f->stacks[i] = pairs[i].s;
 		f->counts[i] = pairs[i].c;
 	}

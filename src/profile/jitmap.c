@@ -7,7 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
+#include "core/search.h"
 #include "profile/jitmap.h"
 
 struct jit_sym {
@@ -66,14 +68,9 @@ static int load(const char *path, const struct stat *st)
 		if (sscanf(line, "%llx %llx %n", &start, &size, &name_at) != 2 || !name_at || !size)
 			continue;	/* not a map line: skipped, as perf does */
 		line[strcspn(line, "\n")] = 0;
-		if (cache.n == alloc) {
-			alloc = alloc ? 2 * alloc : 256;
-			struct jit_sym *ns = realloc(cache.syms, alloc * sizeof(*ns));
-			if (!ns) {
-				err = -ENOMEM;
-				break;
-			}
-			cache.syms = ns;
+		if (ALLOC_GROW(cache.syms, cache.n + 1, alloc)) {
+			err = -ENOMEM;
+			break;
 		}
 		char *name = strdup(line + name_at);
 		if (!name) {
@@ -107,14 +104,7 @@ int jitmap_lookup(const char *path, uint64_t addr, char *name, size_t len, uint6
 			return err;
 	}
 	/* the last symbol starting at or below ADDR; a later line wins on overlap (code reused) */
-	size_t lo = 0, hi = cache.n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cache.syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = SEARCH_UPPER_BOUND(cache.syms, cache.n, .start, addr);
 	if (!lo || addr - cache.syms[lo - 1].start >= cache.syms[lo - 1].size)
 		return -ENOENT;
 	snprintf(name, len, "%s", cache.syms[lo - 1].name);

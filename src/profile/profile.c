@@ -42,18 +42,6 @@ void spent_profile_free(struct spent_profile *p)
 	free(p);
 }
 
-/* kept for callers outside this directory's files; new code uses ALLOC_GROW */
-int profile_grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	void *n = alloc_grow_array(*arr, elem, need, cap);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	return 0;
-}
-
 static uint64_t image_hash(const struct spent_profile_image *img)
 {
 	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, &img->id_kind, 1);

@@ -85,9 +85,6 @@ struct spent_profile {
 	struct profile_detail detail;
 };
 
-/* Grow *ARR (of *CAP elements of ELEM bytes) to hold NEED: doubling, from 8. */
-int profile_grow(void **arr, size_t *cap, size_t need, size_t elem);
-
 /* The call chain F[0..N) (leaf first; images already checked) interned in D: *IDX. */
 int profile_detail_chain_intern(struct profile_detail *d, const struct spent_profile_frame *f, size_t n,
 				uint32_t *idx);

@@ -14,6 +14,7 @@
 struct collect_proc {
 	uint32_t pid;
 	uint32_t stream;	/* its current stream, 0 before its PROCESS record */
+	uint64_t insns;		/* its current program's last progress note */
 	uint8_t *buf;		/* bytes of records not yet whole */
 	size_t have, cap;
 };
@@ -86,6 +87,8 @@ static int put_record(struct log_collector *c, struct collect_proc *p, uint32_t 
 	int err;
 	if (type == LOG_REC_PROCESS && (err = on_process(c, p, payload, len)) < 0)
 		return err;
+	if (type == LOG_REC_PROCESS)
+		p->insns = 0;	/* an exec'd program counts from 0: what ran before stays counted */
 	if (p->stream == 0)
 		return -EBADMSG;	/* records before the process said who it is */
 	if (type == LOG_REC_PROCESS)
@@ -105,6 +108,17 @@ static int put_record(struct log_collector *c, struct collect_proc *p, uint32_t 
 	return 0;
 }
 
+/* A progress note: the tree's total moves by what this process ran since its last one. */
+static void on_progress(struct log_collector *c, struct collect_proc *p, const uint8_t *payload)
+{
+	struct log_progress pr;
+	memcpy(&pr, payload, sizeof(pr));
+	if (pr.instructions > p->insns) {
+		c->tot.instructions += pr.instructions - p->insns;
+		p->insns = pr.instructions;
+	}
+}
+
 /* Append one frame's bytes to its process and pass on its whole records. */
 static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, size_t n)
 {
@@ -120,15 +134,18 @@ static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, siz
 	while (p->have - pos >= sizeof(struct log_rec_hdr)) {
 		struct log_rec_hdr h;
 		memcpy(&h, p->buf + pos, sizeof(h));
-		if (h.type < LOG_REC_CODE || h.type > LOG_REC_LAST || h.type == LOG_REC_END ||
-		    h.type == LOG_REC_STREAM || h.len > LOG_REC_MAX) {
+		if ((h.type < LOG_REC_CODE || h.type > LOG_REC_LAST || h.type == LOG_REC_END ||
+		     h.type == LOG_REC_STREAM || h.len > LOG_REC_MAX) &&
+		    !(h.type == LOG_PIPE_PROGRESS && h.len == sizeof(struct log_progress))) {
 			err = -EBADMSG;
 			break;
 		}
 		size_t padded = ((size_t)h.len + 7u) & ~(size_t)7u;
 		if (p->have - pos - sizeof(h) < padded)
 			break;
-		if ((err = put_record(c, p, h.type, p->buf + pos + sizeof(h), h.len)) < 0)
+		if (h.type == LOG_PIPE_PROGRESS)
+			on_progress(c, p, p->buf + pos + sizeof(h));
+		else if ((err = put_record(c, p, h.type, p->buf + pos + sizeof(h), h.len)) < 0)
 			break;
 		pos += sizeof(h) + padded;
 	}
@@ -140,6 +157,22 @@ static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, siz
 int log_collector_feed(struct log_collector *c, const uint8_t *b, size_t n)
 {
 	while (n > 0) {
+		/* a whole frame in the read buffer goes on from there (no copy into c->frame):
+		 * the pipe is read in big chunks, so nearly all do */
+		struct log_frame whole;
+		if (c->frame_have == 0 && n >= sizeof(whole)) {
+			memcpy(&whole, b, sizeof(whole));
+			if (whole.len == 0 || whole.len > LOG_FRAME_MAX - sizeof(whole))
+				return -EBADMSG;
+			if (n - sizeof(whole) >= whole.len) {
+				int err = on_frame(c, whole.pid, b + sizeof(whole), whole.len);
+				if (err < 0)
+					return err;
+				b += sizeof(whole) + whole.len;
+				n -= sizeof(whole) + whole.len;
+				continue;
+			}
+		}
 		/* gather a frame header, then its payload, across reads */
 		size_t want = sizeof(struct log_frame);
 		if (c->frame_have >= want) {

@@ -233,6 +233,15 @@ struct log_frame {
 };
 #define LOG_FRAME_MAX 4096u
 
+/* LOG_PIPE_PROGRESS records travel in frames only, never in a log: a tool instance's
+ * instruction count so far (a lower bound: each superblock execution counts the instructions
+ * before its first side exit), sent a few times per second for `spent trace`'s progress line.
+ * The collector consumes them; a reader never sees the type. */
+#define LOG_PIPE_PROGRESS 64u
+struct log_progress {
+	uint64_t instructions;
+};
+
 struct log_end {
 	uint64_t n_records;	/* records in the log, END excluded */
 };

@@ -59,6 +59,7 @@ void log_reader_free(struct log_reader *r);
 struct log_collector;
 struct log_collect_totals {
 	uint64_t records, data, streams;
+	uint64_t instructions;	/* the tree's, from the tools' progress notes (a lower bound) */
 };
 /* Called with each record before it is written (the recorder fills in image identities). */
 typedef void (*log_collect_record_fn)(uint32_t type, uint8_t *payload, uint32_t len);

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "trace/memsource.h"
-#include "trace/source_formats.h"
 
 struct memtrace *memtrace_new(void)
 {
@@ -24,7 +24,7 @@ void memtrace_free(struct memtrace *t)
 
 int memtrace_insn(struct memtrace *t, uint32_t tid, uint64_t pc, uint8_t len, uint16_t flags)
 {
-	if (trace_grow((void **)&t->insns, &t->cap_insns, t->n_insns + 1, sizeof(*t->insns)))
+	if (ALLOC_GROW(t->insns, t->n_insns + 1, t->cap_insns))
 		return -ENOMEM;
 	struct spent_trace_insn *in = &t->insns[t->n_insns++];
 	memset(in, 0, sizeof(*in));
@@ -40,7 +40,7 @@ int memtrace_ref(struct memtrace *t, uint64_t addr, uint32_t size, uint32_t kind
 {
 	if (!t->n_insns)
 		return -EINVAL;
-	if (trace_grow((void **)&t->refs, &t->cap_refs, t->n_refs + 1, sizeof(*t->refs)))
+	if (ALLOC_GROW(t->refs, t->n_refs + 1, t->cap_refs))
 		return -ENOMEM;
 	struct spent_trace_ref *r = &t->refs[t->n_refs++];
 	r->addr = addr;
@@ -52,7 +52,7 @@ int memtrace_ref(struct memtrace *t, uint64_t addr, uint32_t size, uint32_t kind
 
 int memtrace_event(struct memtrace *t, const struct spent_trace_event *ev)
 {
-	if (trace_grow((void **)&t->events, &t->cap_events, t->n_events + 1, sizeof(*t->events)))
+	if (ALLOC_GROW(t->events, t->n_events + 1, t->cap_events))
 		return -ENOMEM;
 	t->events[t->n_events] = *ev;
 	t->events[t->n_events].before = t->n_insns;
@@ -86,7 +86,7 @@ static int memsrc_next(void *state, struct spent_trace_batch *out)
 	size_t ne = 0;
 	while (s->ev_pos < t->n_events && (t->events[s->ev_pos].before < end ||
 					   (last && t->events[s->ev_pos].before <= end))) {
-		if (trace_grow((void **)&s->evs, &s->cap_evs, ne + 1, sizeof(*s->evs)))
+		if (ALLOC_GROW(s->evs, ne + 1, s->cap_evs))
 			return -ENOMEM;
 		s->evs[ne] = t->events[s->ev_pos++];
 		s->evs[ne].before -= s->pos;

@@ -76,7 +76,7 @@ _Static_assert(sizeof(struct spent_trace_insn) == 24 && offsetof(struct spent_tr
 	       offsetof(struct spent_trace_insn, ref0) == 16 && offsetof(struct spent_trace_insn, pid) == 20,
 	       "trace_insn layout");
 static inline void insn_from_template(struct spent_trace_insn *out, const struct spent_trace_insn *tm,
-				      uint32_t tid, uint32_t rbase, uint64_t pid_hi)
+				      uint32_t tid, uint64_t pid_rbase)
 {
 	/* three scalar words: a 16-byte vector copy patched in memory stalls store forwarding */
 	const char *src = (const char *)tm;
@@ -86,11 +86,20 @@ static inline void insn_from_template(struct spent_trace_insn *out, const struct
 	memcpy(&w1, src + 8, 8);
 	memcpy(&w2, src + 16, 8);
 	w1 |= tid;
-	w2 += rbase;
-	w2 |= pid_hi;	/* the pid above ref0: 0 in the template */
+	w2 += pid_rbase;	/* ref0 + rbase stays below 2^32; the template's pid is 0 */
 	memcpy(dst, &w0, 8);
 	memcpy(dst + 8, &w1, 8);
 	memcpy(dst + 16, &w2, 8);
+}
+
+/* N instructions from templates TM; out of line, so that its few registers are not spilled by
+ * the replay loop around it (which has a dozen cursors live). */
+static __attribute__((noinline)) void insns_from_templates(struct spent_trace_insn *restrict out,
+							   const struct spent_trace_insn *restrict tm,
+							   uint32_t n, uint32_t tid, uint64_t pid_rbase)
+{
+	for (uint32_t k = 0; k < n; k++)
+		insn_from_template(&out[k], &tm[k], tid, pid_rbase);
 }
 
 /* Run superblock SB up to exit X (whose prefix has no guarded access) for thread T: the
@@ -123,8 +132,9 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	const struct spent_trace_insn *restrict tm = sb->tmpl;
 	struct spent_trace_insn *restrict in = r->insns + r->n_insns;
 	n = x->n_insns;
+	uint64_t pid_rbase = (uint64_t)r->p.pid << 32 | rbase;
 	for (uint32_t k = 0; k < n; k++)
-		insn_from_template(&in[k], &tm[k], tid, rbase, (uint64_t)r->p.pid << 32);
+		insn_from_template(&in[k], &tm[k], tid, pid_rbase);
 	in[n - 1].nrefs = x->last_nrefs;
 	const struct recon_acc *restrict a = sb->acc;
 	struct spent_trace_ref *restrict rf = r->refs + r->n_refs;
@@ -253,6 +263,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 	size_t ni = r->n_insns, nr = r->n_refs, nr0 = nr, cap_refs = r->cap_refs;
 	uint64_t vi = r->d_vi, nv = r->d_nvals, pc = t->pc, gen = r->p.sb_gen, ni0 = ni;
 	uint32_t ci = r->d_ci, ci0 = ci, nctl = r->d_nctl, tid = t->tid;
+	const uint64_t pid_hi = (uint64_t)r->p.pid << 32;
 
 	while (ci < nctl && ni < BATCH_INSNS) {
 		struct recon_sb *sb;
@@ -285,8 +296,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 				roots[site[s].root] = v;
 		}
 		const struct spent_trace_insn *tm = sb->tmpl;
-		for (uint32_t k = 0; k < x->n_insns; k++)
-			insn_from_template(&insns[ni + k], &tm[k], tid, (uint32_t)nr, (uint64_t)r->p.pid << 32);
+		insns_from_templates(insns + ni, tm, x->n_insns, tid, pid_hi | nr);
 		ni += x->n_insns;
 		insns[ni - 1].nrefs = x->last_nrefs;
 		const struct recon_acc *a = sb->acc;
@@ -488,15 +498,10 @@ static void proc_release(struct recon *r)
 static int proc_park(struct recon *r)
 {
 	uint32_t s = r->p.stream;
-	if (s >= r->n_procs) {
-		size_t n = (size_t)s + 16;
-		struct recon_proc *np = realloc(r->procs, n * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		memset(np + r->n_procs, 0, (n - r->n_procs) * sizeof(*np));
-		r->procs = np;
-		r->n_procs = n;
-	}
+	size_t old = r->n_procs;	/* the room: every slot, used or not */
+	if (ALLOC_GROW(r->procs, (size_t)s + 1, r->n_procs))
+		return -ENOMEM;
+	memset(r->procs + old, 0, (r->n_procs - old) * sizeof(*r->procs));
 	r->procs[s] = r->p;
 	r->procs[s].flags |= 1u << 31;	/* the slot is in use */
 	memset(&r->p, 0, sizeof(r->p));

@@ -25,18 +25,6 @@ struct spent_trace_source *spent_trace_source_new(const struct spent_trace_sourc
 	return src;
 }
 
-int trace_grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	/* from 1024, as the header promises: batches are large */
-	void *p = alloc_grow_array(*arr, elem, *cap || need > 1024 ? need : 1024, cap);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	return 0;
-}
-
 int spent_trace_source_next(struct spent_trace_source *src, struct spent_trace_batch *out)
 {
 	return src->ops->next(src->state, out);

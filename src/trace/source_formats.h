@@ -1,6 +1,5 @@
 /* trace/source_formats.h - the table of on-disk trace formats spent_trace_source_open() recognises.
- * Each format adds one entry in source_formats.c: a cheap probe (magic bytes) and an opener.
- * Also the array growth every source's batch buffers use (source.c). */
+ * Each format adds one entry in source_formats.c: a cheap probe (magic bytes) and an opener. */
 #ifndef SPENT_TRACE_SOURCE_FORMATS_H
 #define SPENT_TRACE_SOURCE_FORMATS_H
 
@@ -17,9 +16,5 @@ struct trace_source_format {
 
 extern const struct trace_source_format trace_source_formats[];
 extern const size_t trace_source_n_formats;
-
-/* Make *ARR (of *CAP elements of ELEM bytes) hold at least NEED: doubling from 1024.
- * 0 or -ENOMEM (*ARR unchanged). */
-int trace_grow(void **arr, size_t *cap, size_t need, size_t elem);
 
 #endif

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "spent/trace.h"
-#include "trace/source_formats.h"
 
 struct sel_proc {
 	uint32_t pid;
@@ -33,7 +33,7 @@ static struct sel_proc *proc_find(struct select_state *s, uint32_t pid)
 	for (size_t i = s->n_procs; i-- > 0;)
 		if (s->procs[i].pid == pid)
 			return &s->procs[i];
-	if (trace_grow((void **)&s->procs, &s->cap_procs, s->n_procs + 1, sizeof(*s->procs)))
+	if (ALLOC_GROW(s->procs, s->n_procs + 1, s->cap_procs))
 		return NULL;
 	struct sel_proc *p = &s->procs[s->n_procs++];
 	p->pid = pid;
@@ -80,8 +80,8 @@ static int uniform_batch(struct select_state *s, const struct spent_trace_batch 
 	uint64_t tag = trace_select_tag(s->flags, p->number);
 	if (!tag)
 		return 1;
-	if (trace_grow((void **)&s->insns, &s->cap_insns, b->n_insns, sizeof(*s->insns)) < 0 ||
-	    trace_grow((void **)&s->refs, &s->cap_refs, b->n_refs, sizeof(*s->refs)) < 0)
+	if (ALLOC_GROW(s->insns, b->n_insns, s->cap_insns) ||
+	    ALLOC_GROW(s->refs, b->n_refs, s->cap_refs))
 		return -ENOMEM;
 	/* the references from the first instruction's on (a source may index a larger array) */
 	uint32_t r0 = b->insns[0].ref0;
@@ -103,9 +103,9 @@ static int uniform_batch(struct select_state *s, const struct spent_trace_batch 
 /* The picked part of batch B into OUT (arrays owned by S). */
 static int filter_batch(struct select_state *s, const struct spent_trace_batch *b, struct spent_trace_batch *out)
 {
-	if (trace_grow((void **)&s->insns, &s->cap_insns, b->n_insns, sizeof(*s->insns)) < 0 ||
-	    trace_grow((void **)&s->refs, &s->cap_refs, b->n_refs, sizeof(*s->refs)) < 0 ||
-	    trace_grow((void **)&s->evs, &s->cap_evs, b->n_events, sizeof(*s->evs)) < 0)
+	if (ALLOC_GROW(s->insns, b->n_insns, s->cap_insns) ||
+	    ALLOC_GROW(s->refs, b->n_refs, s->cap_refs) ||
+	    ALLOC_GROW(s->evs, b->n_events, s->cap_evs))
 		return -ENOMEM;
 	size_t ni = 0, nr = 0, ne = 0, ev = 0;
 	struct sel_proc *p = NULL;

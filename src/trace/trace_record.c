@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/errmsg.h"
@@ -32,6 +33,9 @@ struct spent_trace {
 	pid_t pid;
 	volatile sig_atomic_t tool_pid;	/* 0 once reaped: never signal a reused pid */
 	volatile sig_atomic_t stop_signal;
+	spent_trace_progress_fn progress;
+	void *progress_arg;
+	uint64_t progress_last_ns;
 	char err[512];
 };
 
@@ -153,6 +157,8 @@ int spent_trace_start(struct spent_trace *t, char *const argv[])
 		pre[n++] = startopt;
 		pre[n++] = "--vex-guest-chase=no";
 	}
+	if (t->progress)	/* the tool counts instructions only when asked: it costs */
+		pre[n++] = "--spent-progress=yes";
 	if (o->max_insns) {
 		snprintf(maxopt, sizeof(maxopt), "--spent-max=%llu", (unsigned long long)o->max_insns);
 		pre[n++] = maxopt;
@@ -174,6 +180,33 @@ int spent_trace_start(struct spent_trace *t, char *const argv[])
 	return 0;
 }
 
+#define PROGRESS_INTERVAL_NS 250000000ull
+
+/* Tell the caller's progress callback how far the trace is, at most every interval. */
+static void report_progress(struct spent_trace *t)
+{
+	struct timespec ts;
+	if (!t->progress)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (t->progress_last_ns == 0)	/* the first call starts the clock: a short run shows none */
+		t->progress_last_ns = now;
+	if (now - t->progress_last_ns < PROGRESS_INTERVAL_NS)
+		return;
+	t->progress_last_ns = now;
+	const struct log_collect_totals *c = log_collector_totals(t->c);
+	struct spent_trace_progress p = { .instructions = c->instructions, .processes = c->streams,
+					  .bytes = log_writer_bytes(t->w) };
+	t->progress(t->progress_arg, &p);
+}
+
+void spent_trace_set_progress(struct spent_trace *t, spent_trace_progress_fn fn, void *arg)
+{
+	t->progress = fn;
+	t->progress_arg = arg;
+}
+
 /* Copy the tool's frames from the FIFO into the log until every process of the tree has
  * closed it. HOLD, our own write end, keeps the FIFO open until the command's valgrind exits
  * (before its tool opens the FIFO, an EOF would come at once); then it is closed and the
@@ -189,6 +222,7 @@ static int pump(struct spent_trace *t)
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
+		report_progress(t);
 		/* stopped: processes the command left running (they got no signal from us) must
 		 * not keep the recording open; what they sent so far stays */
 		if (t->stop_signal && *hold < 0) {

@@ -38,3 +38,13 @@ check "citcat_ambiguous_point_reported_as_divergence" has "$TMP/spin.err" "diver
 	> "$TMP/ossl.real" 2> "$TMP/ossl.err"
 check "citcat_openssl_speed_records_and_ends" [ $? = 0 ]
 check "citcat_openssl_speed_records_signal_points" has "$TMP/ossl.err" "[1-9][0-9]* signals at exact points"
+
+# openssl speed's shape: every call of the loop's function computes the same thing, so its
+# registers and the 256 stack bytes above rsp repeat at each call; the count is in the caller's
+# frame, further up. The POINT's deep stack hash (format version 5) tells the calls apart: the
+# replay receives the signal in the call it came in (before, at the first call: "calls 1").
+"$SPENT" citcat record -o "$TMP/deep" -- "$PROGS/citcat_busyalarm" deep 5 > "$TMP/deep.real" 2>/dev/null
+dj=$("$SPENT" citcat replay "$TMP/deep" --json --stdout "$TMP/deep.rep" 2>/dev/null)
+check "citcat_deep_stack_point_replay_verified" [ "$(jfield "$dj" verified)" = True ]
+check "citcat_deep_stack_point_stdout_equals_real" cmp -s "$TMP/deep.real" "$TMP/deep.rep"
+check "citcat_deep_stack_point_had_candidates" [ "$(jfield "$dj" point_near_misses)" -gt 0 ]

@@ -76,13 +76,22 @@ else
 	miss "detail seeds" "$(tail -1 "$tmp/err")"
 fi
 
-# citcat recordings, made file-free by seedtool inline (the committed tiny-inline.rec serves
-# where recording fails); citcat_tiny exits 5 by design and record passes its status on
-"$spent" citcat record -o "$tmp/rec" -- "$progs/citcat_tiny" >/dev/null 2>"$tmp/err"
-if [ $? = 5 ] && [ -d "$tmp/rec" ]; then
-	"$tool" inline "$tmp/rec" "$tmp/tiny-here.rec" &&
-		put fuzz_citcat_replay fuzz_citcat_recording "$tmp/tiny-here.rec"
-else
-	miss "citcat recording seeds" "$(tail -1 "$tmp/err")"
-fi
+# citcat recordings, made file-free by seedtool inline (the committed tiny-inline.rec and
+# sbuf-inline.rec serve where recording fails)
+# citcat_seed NAME STATUS PROG [ARGS]: PROG recorded (exiting STATUS), inlined as NAME-here.rec
+citcat_seed() {
+	"$spent" citcat record -o "$tmp/$1" -- "${@:3}" >/dev/null 2>"$tmp/err"
+	if [ $? = "$2" ] && [ -d "$tmp/$1" ]; then
+		"$tool" inline "$tmp/$1" "$tmp/$1-here.rec" &&
+			put fuzz_citcat_replay fuzz_citcat_recording "$tmp/$1-here.rec"
+	else
+		miss "citcat $1 recording seeds" "$(tail -1 "$tmp/err")"
+	fi
+}
+# citcat_tiny exits 5 by design and record passes its status on
+citcat_seed tiny 5 "$progs/citcat_tiny"
+# a buffered SYSCALL record (format 6): citcat_sbuf_raw fills a syscall buffer by hand
+citcat_seed sbuf 0 "$progs/citcat_sbuf_raw"
+# a signal at an exact point: a POINT with its deep stack hash (format 5), SIGNAL, FPREGS
+citcat_seed point 0 "$progs/citcat_busyalarm" 5
 echo "fuzz seeds: $made made from the test programs, $missed skipped"

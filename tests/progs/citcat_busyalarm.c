@@ -4,7 +4,11 @@
  * that delivered the signal anywhere else prints something else.
  *   citcat_busyalarm [MS]        loop whose registers change every iteration (unique point)
  *   citcat_busyalarm spin [MS]   loop whose registers repeat while a counter in memory
- *                                changes: an ambiguous point (docs/citcat.md) */
+ *                                changes: an ambiguous point (docs/citcat.md)
+ *   citcat_busyalarm deep [MS]   loop calling a function that computes the same thing each
+ *                                call, with the count in the caller's frame, more than 256
+ *                                bytes up the stack (openssl speed's shape): only the POINT's
+ *                                deep stack hash tells the calls apart */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +18,22 @@
 
 static volatile sig_atomic_t done;
 static uint64_t in_memory;	/* changed only by a memory-destination increment */
+static volatile uint64_t result;
+
+/* The same work at every call: its registers and its own 512-byte frame repeat exactly. Long
+ * enough (16 x 64 steps) that the replay's candidate checks, one per call, stay cheap. */
+static __attribute__((noinline)) uint64_t same_work(void)
+{
+	volatile uint64_t scratch[64];
+	uint64_t x = 1, s = 0;
+	for (int i = 0; i < 64 * 16; i++) {
+		scratch[i % 64] = x;
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	}
+	for (int i = 0; i < 64; i++)
+		s += scratch[i];
+	return s;
+}
 
 static void on_alarm(int sig)
 {
@@ -23,7 +43,8 @@ static void on_alarm(int sig)
 int main(int argc, char **argv)
 {
 	int spin = argc > 1 && !strcmp(argv[1], "spin");
-	long ms = argc > 1 + spin ? atol(argv[1 + spin]) : 30;
+	int deep = argc > 1 && !strcmp(argv[1], "deep");
+	long ms = argc > 1 + spin + deep ? atol(argv[1 + spin + deep]) : 30;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
@@ -34,6 +55,16 @@ int main(int argc, char **argv)
 		while (!done)
 			__asm__ volatile("incq %0" : "+m"(in_memory));
 		printf("spin %llu\n", (unsigned long long)in_memory);
+		return 0;
+	}
+	if (deep) {
+		volatile uint64_t calls = 0;	/* in main's frame, in memory only */
+		while (!done) {
+			result = same_work();
+			calls++;
+		}
+		printf("calls %llu result %llx\n", (unsigned long long)calls,
+		       (unsigned long long)result);
 		return 0;
 	}
 	uint64_t x = 1, n = 0;

@@ -435,6 +435,124 @@ static void group_feed_equals_separate_feeds(void **state)
 	memtrace_free(t);
 }
 
+/* Lower levels whose dirty granule is the line keep one dirty bit per way in a word per set
+ * (rotated with the LRU order, shifted on invalidation); with a smaller granule they keep the
+ * per-way meta. Whether a victim is dirty does not depend on the granule, so both count the
+ * same misses, write-backs (into the level below when it holds the line, else across the pins)
+ * and invalidations at every level: LRU, FIFO and random replacement, one core and two. */
+static void dirty_bit_words_count_as_subblock_meta(void **state)
+{
+	(void)state;
+	static const char *const repl[] = { "lru", "fifo", "random" };
+	struct memtrace *t = memtrace_new();
+	struct memgen_config g = { .seed = 11, .n_insns = 300000, .threads = 2,
+				   .code_bytes = 16 << 10, .data_bytes = 256 << 10,
+				   .array_bytes = 64 << 10, .data_pct = 60 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	for (int v = 0; v < 6; v++) {
+		struct cachesim *cs[2];
+		char err[256], text[400];
+		for (int sub = 0; sub < 2; sub++) {
+			snprintf(text, sizeof(text),
+				 "I1 size=4K line=64 assoc=2 kind=insn level=1\n"
+				 "D1 size=2K line=64 assoc=2 kind=data level=1\n"
+				 "L2 size=16K line=64 assoc=4 repl=%s subblock=%d level=2\n"
+				 "L3 size=64K line=64 assoc=8 repl=%s subblock=%d level=3\n",
+				 repl[v % 3], sub ? 32 : 64, repl[v % 3], sub ? 32 : 64);
+			struct cachesim_config cfg;
+			assert_int_equal(cachesim_config_parse(text, &cfg, err, sizeof(err)), 0);
+			cfg.cores = v < 3 ? 1 : 2;
+			assert_int_equal(cachesim_new(&cfg, &cs[sub], err, sizeof(err)), 0);
+			run_trace(cs[sub], t);
+		}
+		for (uint32_t l = 0; l < 4; l++) {
+			struct cache_stats a, z;
+			cachesim_stats(cs[0], l, &a);
+			cachesim_stats(cs[1], l, &z);
+			assert_int_equal(a.accesses, z.accesses);
+			assert_int_equal(a.misses, z.misses);
+			assert_int_equal(a.writebacks, z.writebacks);
+			assert_int_equal(a.invalidations, z.invalidations);
+			if (l >= 1 && l <= 2)
+				assert_true(a.writebacks > 100);	/* not trivial */
+			if (v >= 3 && l >= 2)
+				assert_true(a.invalidations > 10);
+		}
+		assert_true(cachesim_traffic(cs[0], TRAFFIC_DVICT) > 0);
+		cachesim_free(cs[0]);
+		cachesim_free(cs[1]);
+	}
+	memtrace_free(t);
+}
+
+/* The batch feed's shortcuts (a hit in a set's front way, in another way of an LRU set, the
+ * fetch memo, the pending-fill count) change nothing: the same trace walked reference by
+ * reference through the full path (cachesim_access) counts the same at every level and the
+ * same pin traffic of every kind; LRU split and unified, subblocks, write-through with buffers,
+ * write-miss fills (the 21164 and 21064 models). */
+static void shortcuts_count_as_the_full_walk(void **state)
+{
+	(void)state;
+	static const char *const cfgs[] = {
+		"I1 size=4K line=64 assoc=4 kind=insn level=1\n"
+		"D1 size=2K line=64 assoc=4 kind=data subblock=16 level=1\n"
+		"L2 size=16K line=64 assoc=8 level=2\n",
+		"L1 size=8K line=64 assoc=4 kind=unified subblock=16\n"
+		"L2 size=32K line=64 assoc=4 level=2\n",
+		"alpha21164", "alpha21064",
+	};
+	struct memtrace *t = memtrace_new();
+	struct memgen_config g = { .seed = 5, .n_insns = 300000, .threads = 1,
+				   .code_bytes = 24 << 10, .data_bytes = 160 << 10,
+				   .array_bytes = 48 << 10, .data_pct = 60 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+		struct cachesim_config cfg;
+		char err[256];
+		if (strchr(cfgs[c], ' '))
+			assert_int_equal(cachesim_config_parse(cfgs[c], &cfg, err, sizeof(err)), 0);
+		else
+			assert_int_equal(cachesim_config_preset(cfgs[c], &cfg, err, sizeof(err)), 0);
+		cfg.chunk = 0;
+		struct cachesim *fast, *full;
+		assert_int_equal(cachesim_new(&cfg, &fast, err, sizeof(err)), 0);
+		assert_int_equal(cachesim_new(&cfg, &full, err, sizeof(err)), 0);
+		run_trace(fast, t);
+		for (size_t i = 0; i < t->n_insns; i++) {
+			const struct spent_trace_insn *in = &t->insns[i];
+			cachesim_access(full, 0, 'i', in->pc, in->len, 0);
+			for (uint32_t k = 0; k < in->nrefs; k++) {
+				const struct spent_trace_ref *r = &t->refs[in->ref0 + k];
+				cachesim_access(full, 0, 'd', r->addr, r->size, r->kind);
+			}
+		}
+		cachesim_finish(full);
+		for (uint32_t l = 0; l < cfg.n_levels; l++) {
+			struct cache_stats a, z;
+			cachesim_stats(fast, l, &a);
+			cachesim_stats(full, l, &z);
+			assert_int_equal(a.accesses, z.accesses);
+			assert_int_equal(a.misses, z.misses);
+			assert_int_equal(a.read_misses, z.read_misses);
+			assert_int_equal(a.write_misses, z.write_misses);
+			assert_int_equal(a.ifetch_misses, z.ifetch_misses);
+			assert_int_equal(a.writebacks, z.writebacks);
+			assert_true(a.misses > 50);	/* not trivial */
+		}
+		uint64_t dirt = 0;
+		for (int kind = 0; kind < TRAFFIC_NKINDS; kind++) {
+			assert_int_equal(cachesim_traffic(fast, (enum cache_traffic)kind),
+					 cachesim_traffic(full, (enum cache_traffic)kind));
+			dirt += kind == TRAFFIC_DVICT || kind == TRAFFIC_DWRITE ?
+				cachesim_traffic(full, (enum cache_traffic)kind) : 0;
+		}
+		assert_true(dirt > 0);
+		cachesim_free(fast);
+		cachesim_free(full);
+	}
+	memtrace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -446,6 +564,8 @@ int main(void)
 		cmocka_unit_test(write_miss_fill_is_redundant_when_fully_overwritten),
 		cmocka_unit_test(chunks_split_traffic_by_instruction_count),
 		cmocka_unit_test(group_feed_equals_separate_feeds),
+		cmocka_unit_test(dirty_bit_words_count_as_subblock_meta),
+		cmocka_unit_test(shortcuts_count_as_the_full_walk),
 		cmocka_unit_test(adjacent_counters_are_false_sharing_padded_are_not),
 		cmocka_unit_test(config_text_errors_name_the_line),
 		cmocka_unit_test(host_config_reads_sysfs_layout),

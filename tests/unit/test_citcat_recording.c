@@ -333,6 +333,54 @@ static void point_and_fpregs_read_with_their_exact_size(void **state)
 	assert_non_null(strstr(parse_error(k), "malformed record (kind 15)"));
 	k.point_words = CC_POINT_WORDS + 1;
 	assert_non_null(strstr(parse_error(k), "malformed record (kind 15)"));
+	/* the size of a version 4 POINT (no deep stack hash) in a version 5 recording */
+	k.point_words = CC_POINT_WORDS_V4;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 15)"));
+}
+
+/* A version 4 recording's POINT (no deep stack hash) still reads, marked as such; the
+ * version 5 size is malformed there. */
+static void point_of_version_4_still_reads(void **state)
+{
+	(void)state;
+	struct knobs k = GOOD_KNOBS;
+	for (int words = CC_POINT_WORDS_V4; words <= CC_POINT_WORDS; words += 2) {
+		k.point_words = words;
+		struct built b = build_with(k);
+		uint32_t v4 = 4;
+		memcpy(b.data + CC_MAGIC_LEN, &v4, 4);
+		struct cc_recording *r = NULL;
+		char err[256] = "";
+		int e = cc_recording_parse(b.data, b.len, &r, err, sizeof(err));
+		if (words == CC_POINT_WORDS) {
+			assert_int_equal(e, -EBADMSG);
+			assert_non_null(strstr(err, "malformed record (kind 15)"));
+			continue;
+		}
+		assert_int_equal(e, 0);
+		int seen = 0;
+		for (size_t i = 0; i < r->n; i++)
+			if (r->recs[i].kind == CC_REC_POINT) {
+				assert_int_equal(r->recs[i].deep, 0);
+				seen = 1;
+			}
+		assert_int_equal(seen, 1);
+		cc_recording_free(r);
+	}
+}
+
+/* The deep stack hash depends on every byte and on the length (a zero tail included). */
+static void point_deep_hash_covers_every_byte(void **state)
+{
+	(void)state;
+	uint8_t a[37] = { 0 }, b[37] = { 0 };
+	assert_int_equal(cc_point_deep_hash(a, sizeof(a)), cc_point_deep_hash(b, sizeof(b)));
+	assert_int_not_equal(cc_point_deep_hash(a, 36), cc_point_deep_hash(a, 37));
+	for (size_t i = 0; i < sizeof(a); i++) {
+		b[i] = 1;
+		assert_int_not_equal(cc_point_deep_hash(a, sizeof(a)), cc_point_deep_hash(b, sizeof(b)));
+		b[i] = 0;
+	}
 }
 
 /* SWITCH (version 4): a thread id (1 .. 2^31-1) and a reason the format knows. */
@@ -370,6 +418,8 @@ int main(void)
 		cmocka_unit_test(cut_before_start_is_an_error),
 		cmocka_unit_test(flipped_byte_fails_crc),
 		cmocka_unit_test(wrong_magic_and_version_rejected),
+		cmocka_unit_test(point_of_version_4_still_reads),
+		cmocka_unit_test(point_deep_hash_covers_every_byte),
 		cmocka_unit_test(event_before_start_rejected),
 		cmocka_unit_test(copied_file_can_be_mapped),
 		cmocka_unit_test(map_of_file_without_content_rejected),

@@ -29,11 +29,15 @@ static Bool clo_children = True;
 static Bool clo_data = True;
 static const HChar *clo_start = NULL;
 static Long clo_max = 0;
+static Bool clo_progress = False;
 
 /* ---- runtime buffers, written by instrumented code ---- */
 /* Buffer invariant: free value slots >= SMALL_VALS * free control bytes. A superblock logging
  * at most SMALL_VALS values (nearly all) then only checks that one control byte is free; the
- * others also check for their values plus the room the invariant keeps. */
+ * others also check for their values plus the room the invariant keeps.
+ * Every superblock checks: Valgrind's scheduling quantum does not bound the executions
+ * between flushes, since only backward jumps pass an event check (forward chained jumps
+ * enter a translation past it); gzip ran 262144 superblocks between two flushes. */
 #define CTL_SZ (1u << 14)
 #define SMALL_VALS 8u
 #define VAL_N (2u * SMALL_VALS * CTL_SZ)
@@ -41,7 +45,10 @@ static UChar ctl_buf[CTL_SZ];
 static ULong val_buf[VAL_N];
 static UChar *ctl_ptr = ctl_buf;
 static ULong *val_ptr = val_buf;
-static ULong insn_lower_bound;	/* instructions executed, lower bound (for --max) */
+static ULong insn_lower_bound;	/* instructions executed, lower bound (--max, progress) */
+/* A progress note (LOG_PIPE_PROGRESS) goes to the recorder at most this often. */
+#define PROGRESS_NS 200000000ull
+static ULong progress_last_ns;
 /* each value-logging site's previous value: values are logged as deltas from it */
 #define SITE_N (1u << 20)
 static ULong site_last[SITE_N];
@@ -82,6 +89,15 @@ static UChar *encode_vals(UChar *q, const ULong *v, UInt n)
 	return q;
 }
 
+/* The instruction count so far, sent now with everything buffered: the recorder shows it. */
+static void send_progress(ULong now)
+{
+	progress_last_ns = now;
+	struct log_progress *pr = (struct log_progress *)sp_rec_begin(LOG_PIPE_PROGRESS, sizeof(*pr));
+	pr->instructions = insn_lower_bound;
+	sp_out_write();
+}
+
 /* Send the current thread's control bytes and values as one DATA chunk (or drop them while
  * not logging). Called at superblock boundaries only. The record is built in place in
  * sp_out_buf, its length fixed once the varints are encoded. */
@@ -119,6 +135,8 @@ static void flush_data(void)
 		d->n_vbytes = nb;
 		sp_out_used += sizeof(*h) + ((len + 7u) & ~7u);
 		sp_n_records++;
+		if (clo_progress && d->time_ns - progress_last_ns >= PROGRESS_NS)
+			send_progress(d->time_ns);
 	}
 	ctl_ptr = ctl_buf;
 	val_ptr = val_buf;
@@ -427,9 +445,10 @@ static void sb_bounds(IRSB *sb, UInt *vals, UInt *min_insns)
 	*min_insns = n;
 }
 
-/* Flush when fewer than the SB's worst case remains; count instructions for --max. */
-static void emit_max_check(IRSB *out, UInt min_insns);
+/* Count the SB's instructions (progress notes, --max); stop at --max. */
+static void emit_insn_count(IRSB *out, UInt min_insns);
 
+/* Flush when fewer than the SB's worst case remains. */
 static void emit_entry_checks(struct sb_plan *p, UInt need_vals, UInt min_insns)
 {
 	IRSB *out = p->out;
@@ -450,19 +469,21 @@ static void emit_entry_checks(struct sb_plan *p, UInt need_vals, UInt min_insns)
 	IRDirty *di = unsafeIRDirty_0_N(0, "sp_flush", VG_(fnptr_to_fnentry)(sp_flush), mkIRExprVec_0());
 	di->guard = IRExpr_RdTmp(g);
 	addStmtToIRSB(out, IRStmt_Dirty(di));
-	if (clo_max > 0)
-		emit_max_check(out, min_insns);
+	if (clo_progress || clo_max > 0)
+		emit_insn_count(out, min_insns);
 	p->ctl0 = emit_load_ptr(out, &ctl_ptr);
 	p->val0 = need_vals ? emit_load_ptr(out, &val_ptr) : IRTemp_INVALID;
 }
 
-static void emit_max_check(IRSB *out, UInt min_insns)
+static void emit_insn_count(IRSB *out, UInt min_insns)
 {
 	IRDirty *di;
 	IRTemp n = emit_load_ptr(out, &insn_lower_bound);
 	IRTemp n2 = newIRTemp(out->tyenv, Ity_I64), gm = newIRTemp(out->tyenv, Ity_I1);
 	addStmtToIRSB(out, IRStmt_WrTmp(n2, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(n), IRExpr_Const(IRConst_U64(min_insns)))));
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&insn_lower_bound), IRExpr_RdTmp(n2)));
+	if (clo_max <= 0)
+		return;
 	addStmtToIRSB(out, IRStmt_WrTmp(gm, IRExpr_Binop(Iop_CmpLE64U, IRExpr_Const(IRConst_U64((ULong)clo_max)), IRExpr_RdTmp(n))));
 	di = unsafeIRDirty_0_N(0, "sp_stop", VG_(fnptr_to_fnentry)(sp_stop), mkIRExprVec_0());
 	di->guard = IRExpr_RdTmp(gm);
@@ -690,6 +711,7 @@ static Bool sp_process_cmd_line_option(const HChar *arg)
 	else if VG_BOOL_CLO(arg, "--spent-data", clo_data) {}
 	else if VG_STR_CLO(arg, "--spent-start", clo_start) {}
 	else if VG_INT_CLO(arg, "--spent-max", clo_max) {}
+	else if VG_BOOL_CLO(arg, "--spent-progress", clo_progress) {}
 	else
 		return False;
 	return True;
@@ -703,7 +725,8 @@ static void sp_print_usage(void)
 		    "    --spent-children=yes|no trace forked children [yes]\n"
 		    "    --spent-data=yes|no     log data addresses [yes]\n"
 		    "    --spent-start=SYMBOL    start logging when SYMBOL is entered\n"
-		    "    --spent-max=N           stop logging after about N instructions\n");
+		    "    --spent-max=N           stop logging after about N instructions\n"
+		    "    --spent-progress=yes|no count instructions for progress notes [no]\n");
 }
 
 static void sp_print_debug_usage(void)

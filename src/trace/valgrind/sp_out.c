@@ -14,7 +14,12 @@
 /* In coregrind but not in the tool headers: move an fd into Valgrind's reserved range. */
 extern Int VG_(safe_fd)(Int oldfd);
 
-UChar sp_out_buf[OUT_SZ];
+/* The records, with room for a frame header before them (see sp_out_write). */
+static struct {
+	struct log_frame room;
+	UChar buf[OUT_SZ];
+} out_area;
+UChar *const sp_out_buf = out_area.buf;
 SizeT sp_out_used;
 ULong sp_n_records;
 static Int out_fd = -1;
@@ -69,21 +74,22 @@ static Bool write_all(const UChar *p, SizeT n)
 
 void sp_out_write(void)
 {
-	static UChar frame[LOG_FRAME_MAX];
-	const UChar *p = sp_out_buf;
+	UChar *p = sp_out_buf;
 	SizeT n = sp_out_used;
 	sp_out_used = 0;
 	if (out_fd < 0 || out_dead)
 		return;
 	while (n > 0) {
-		/* one write per frame, at most PIPE_BUF bytes: atomic on a pipe */
+		/* one write per frame, at most PIPE_BUF bytes: atomic on a pipe. The frame header
+		 * is written over the 8 bytes before the chunk (out_area.room, or the end of the
+		 * chunk sent just before, no longer needed: the buffer is empty after this), so the
+		 * records are never copied. */
 		SizeT part = n > LOG_FRAME_MAX - sizeof(struct log_frame) ?
 			     LOG_FRAME_MAX - sizeof(struct log_frame) : n;
-		struct log_frame *f = (struct log_frame *)frame;
-		f->pid = (UInt)out_pid;
-		f->len = (UInt)part;
-		VG_(memcpy)(frame + sizeof(*f), p, part);
-		if (!write_all(frame, sizeof(*f) + part)) {
+		struct log_frame f = { .pid = (UInt)out_pid, .len = (UInt)part };
+		UChar *frame = p - sizeof(f);
+		VG_(memcpy)(frame, &f, sizeof(f));
+		if (!write_all(frame, sizeof(f) + part)) {
 			out_dead = True;
 			return;
 		}

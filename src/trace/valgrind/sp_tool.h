@@ -7,7 +7,7 @@
 
 /* ---- output (sp_out.c) ---- */
 #define OUT_SZ (4u << 20)	/* holds the largest DATA record (VAL_N varints) */
-extern UChar sp_out_buf[OUT_SZ];
+extern UChar *const sp_out_buf;
 extern SizeT sp_out_used;
 extern ULong sp_n_records;
 
