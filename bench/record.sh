@@ -99,7 +99,7 @@ if command -v g++ >/dev/null; then
 	(cd "$tmp" && perf record -q -z -g -F 2000 -e cpu-clock -o "$tmp/bigz.perf" -- g++ -O2 -c big.cpp -o /dev/null) >/dev/null 2>&1
 	if [ -s "$tmp/bigz.perf" ]; then
 		bz=$(stat -c %s "$tmp/bigz.perf")
-		awk -v s="$bs" -v z="$bz" -v k="$(du -sb "$tmp/big/kallsyms" 2>/dev/null | cut -f1)" 'BEGIN {
+		awk -v s="$bs" -v z="$bz" -v k="$(cat "$tmp"/big/kallsyms* 2>/dev/null | wc -c)" 'BEGIN {
 			printf "  perf -z    perf.data %d: profile / that = %.4f (kallsyms file %d of the profile)\n", z, s / z, k }'
 	fi
 	view() { # NAME "SPENT ARGS" "PERF ARGS"

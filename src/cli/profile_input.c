@@ -10,6 +10,7 @@
 #include "analysis/report_detail.h"
 #include "cli/cli.h"
 #include "cli/profile_input.h"
+#include "core/kallsyms_file.h"
 
 static void warn_skip(void *ctx, const char *path, const char *why)
 {
@@ -73,8 +74,11 @@ int profile_input_kallsyms(struct symbols *sym, const char *dir)
 	char base[PATH_MAX], path[PATH_MAX + 16];
 
 	profile_input_base(dir, base, sizeof(base));
-	snprintf(path, sizeof(path), "%s/kallsyms", base);
 	int err = symbols_set_kallsyms_dir(sym, base);	/* the daemon's copy per kernel identity */
+	/* spent record writes it compressed; profiles from before have it plain */
+	snprintf(path, sizeof(path), "%s/" KALLSYMS_FILE_ZST, base);
+	if (access(path, F_OK))
+		snprintf(path, sizeof(path), "%s/" KALLSYMS_FILE_PLAIN, base);
 	return err ? err : access(path, R_OK) == 0 ? symbols_set_kallsyms(sym, path) : 0;
 }
 

@@ -16,6 +16,7 @@
 #include "collect/sampling.h"
 #include "core/number.h"
 #include "core/errmsg.h"
+#include "core/kallsyms_file.h"
 #include "core/outfile.h"
 #include "core/symbols.h"
 #include "core/workload.h"
@@ -318,7 +319,7 @@ static void save_symbols(struct spent_record *r, const struct spent_profile *p, 
 	char ksyms[PATH_MAX + 16];
 	struct symbols *sym = NULL;
 	int err;
-	snprintf(ksyms, sizeof(ksyms), "%s/kallsyms", tmp);
+	snprintf(ksyms, sizeof(ksyms), "%s/" KALLSYMS_FILE_ZST, tmp);
 	if (symbols_new(&sym))
 		return;
 	if ((err = symbols_save_kernel(sym, p, ksyms)))

@@ -18,6 +18,7 @@
 #include "core/alloc.h"
 #include "core/binio.h"
 #include "core/buildid_cache.h"
+#include "core/kallsyms_file.h"
 #include "core/inline_table.h"
 #include "core/kernel_id.h"
 #include "core/linetable.h"
@@ -162,7 +163,7 @@ int symbols_save_kernel(struct symbols *s, const struct spent_profile *p, const 
 			}
 		}
 		free(used);
-		err = err ? err : outfile_write(path, b.data, b.len, OUTFILE_MODE);
+		err = err ? err : kallsyms_file_write_zst(path, b.data, b.len, OUTFILE_MODE);
 		binbuf_release(&b);
 		break;
 	}
@@ -214,31 +215,29 @@ static void parse_kallsyms(struct sym_image *im, FILE *f)
 	}
 }
 
-/* The saved symbols of kernel IM's own identity (DIR/kallsyms-HEX), or NULL. */
-static FILE *open_identity_kallsyms(const struct symbols *s, const struct sym_image *im)
+/* The saved symbols of kernel IM's own identity (DIR/kallsyms-HEX): 0 or -errno. */
+static int open_identity_kallsyms(const struct symbols *s, const struct sym_image *im, struct kallsyms_file *k)
 {
 	char name[128], path[4096];
 	if (!s->kallsyms_dir || kernel_id_kallsyms_name(&im->id, name, sizeof(name)) ||
 	    snprintf(path, sizeof(path), "%s/%s", s->kallsyms_dir, name) >= (int)sizeof(path))
-		return NULL;
-	return binio_fopen_regular(path);
+		return -ENOENT;
+	return kallsyms_file_open(path, k);
 }
 
 static void load_kallsyms(struct symbols *s, struct sym_image *im)
 {
 	/* a kernel without a copy of its own (older databases, spent record's profiles): the
-	 * one saved kallsyms, else the running kernel's */
-	FILE *f = open_identity_kallsyms(s, im);
-	if (!f && s->kallsyms)
-		f = binio_fopen_regular(s->kallsyms);
-	if (!f)
-		f = fopen("/proc/kallsyms", "re");
-	if (!f) {
+	 * one saved kallsyms (plain or compressed), else the running kernel's */
+	struct kallsyms_file k = {0};
+	if (open_identity_kallsyms(s, im, &k) && (!s->kallsyms || kallsyms_file_open(s->kallsyms, &k)))
+		k.f = fopen("/proc/kallsyms", "re");
+	if (!k.f) {
 		im->error = "cannot read /proc/kallsyms";
 		return;
 	}
-	parse_kallsyms(im, f);
-	fclose(f);
+	parse_kallsyms(im, k.f);
+	kallsyms_file_close(&k);
 	if (im->nksyms)
 		qsort(im->ksyms, im->nksyms, sizeof(*im->ksyms), ksym_cmp);
 	else

@@ -47,14 +47,15 @@ int symbols_find_function(struct symbols *s, const struct spent_profile_image *i
 int symbols_read_code(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,
 		      uint8_t *buf, size_t len);
 
-/* Use PATH (a saved subset in /proc/kallsyms format) for kernel symbols instead of
- * /proc/kallsyms when it exists. 0 or -ENOMEM. */
+/* Use PATH (a saved subset in /proc/kallsyms format, plain or zstd: core/kallsyms_file.h) for
+ * kernel symbols instead of /proc/kallsyms when it exists. 0 or -ENOMEM. */
 int symbols_set_kallsyms(struct symbols *s, const char *path);
 /* Name each kernel image from DIR/kallsyms-HEX, the copy of its own identity's symbols
  * (core/kernel_id.h), when DIR has one; else as above. 0 or -ENOMEM. */
 int symbols_set_kallsyms_dir(struct symbols *s, const char *dir);
 /* Save the kernel symbols P's kernel counts and stack frames fall in to PATH (atomically,
- * /proc/kallsyms format). 0 (nothing written when P has no kernel samples) or -errno. */
+ * /proc/kallsyms format as one zstd frame: kallsyms_file_write_zst). 0 (nothing written when P
+ * has no kernel samples) or -errno. */
 int symbols_save_kernel(struct symbols *s, const struct spent_profile *p, const char *path);
 
 /* Why IMG could not be opened ("no such file"), or NULL when it was. */

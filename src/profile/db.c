@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/kallsyms_file.h"
 #include "core/kernel_id.h"
 #include "core/outfile.h"
 
@@ -169,9 +170,18 @@ static bool merged_before(const char *list, const char *key)
 	return false;
 }
 
+/* Whether DIR has a kallsyms of no identity (plain, or compressed as spent record writes it). */
+static bool has_unidentified_kallsyms(const char *dir)
+{
+	char path[PATH_MAX];
+	return (!db_file_path(dir, KALLSYMS_FILE_PLAIN, path, sizeof(path)) && access(path, F_OK) == 0) ||
+	       (!db_file_path(dir, KALLSYMS_FILE_ZST, path, sizeof(path)) && access(path, F_OK) == 0);
+}
+
 /* The kernel symbols SRC keeps that DST lacks: one kallsyms-HEX per kernel identity (named
- * by it, so one DST has is the same), and the kallsyms of a database from before identities
- * when DST has none, for its epochs' kernels. */
+ * by it, so one DST has is the same), and the kallsyms (or kallsyms.zst) of a database from
+ * before identities or of a recorded profile when DST has neither, for its epochs' kernels:
+ * DST's own stays the one its readers use. */
 static int copy_kernel_symbols(const char *dst, const char *src)
 {
 	char from[PATH_MAX], to[PATH_MAX];
@@ -185,7 +195,9 @@ static int copy_kernel_symbols(const char *dst, const char *src)
 		struct stat st;
 		size_t len;
 		/* never through a symlink: a source's link to another file would be copied out */
-		if ((!kernel_id_is_kallsyms_name(de->d_name) && strcmp(de->d_name, "kallsyms")) ||
+		bool unidentified = !strcmp(de->d_name, KALLSYMS_FILE_PLAIN) || !strcmp(de->d_name, KALLSYMS_FILE_ZST);
+		if ((!kernel_id_is_kallsyms_name(de->d_name) && !unidentified) ||
+		    (unidentified && has_unidentified_kallsyms(dst)) ||
 		    db_file_path(src, de->d_name, from, sizeof(from)) ||
 		    db_file_path(dst, de->d_name, to, sizeof(to)) || access(to, F_OK) == 0 ||
 		    lstat(from, &st) < 0 || !S_ISREG(st.st_mode))

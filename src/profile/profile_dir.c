@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/kallsyms_file.h"
 #include "core/kernel_id.h"
 #include "core/outfile.h"
 #include "profile/profile_file.h"
@@ -661,16 +662,17 @@ static void strip_temp(const char *name, char *out, size_t len)
 		*t = 0;
 }
 
-/* A file spent writes: meta and kallsyms (and a daemon's kallsyms-HEX, one per kernel) at the
- * top, profile files and the span (and NAME.corrupt set aside by load_existing and
- * write_span) in an epoch directory; their temporaries too. */
+/* A file spent writes: meta and kallsyms.zst (plain kallsyms before it; and a daemon's
+ * kallsyms-HEX, one per kernel) at the top, profile files and the span (and NAME.corrupt set
+ * aside by load_existing and write_span) in an epoch directory; their temporaries too. */
 static bool own_file(const char *name, bool top)
 {
 	char n[NAME_MAX + 1];
 	size_t l;
 	strip_temp(name, n, sizeof(n));
 	if (top)
-		return !strcmp(n, "meta") || !strcmp(n, "kallsyms") || kernel_id_is_kallsyms_name(n);
+		return !strcmp(n, "meta") || !strcmp(n, KALLSYMS_FILE_PLAIN) || !strcmp(n, KALLSYMS_FILE_ZST) ||
+		       kernel_id_is_kallsyms_name(n);
 	l = strlen(n);
 	if (l > 8 && !strcmp(n + l - 8, ".corrupt"))
 		n[l - 8] = 0;

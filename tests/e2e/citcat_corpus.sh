@@ -31,11 +31,10 @@ one() {
 	"$SPENT" citcat replay "$rec" --json --stdout "$rec.replay" > "$rec.json" 2> "$rec.rerr"
 	# how often a signal needed an exact point, and how often the replay came near an
 	# ambiguous choice there (docs/citcat.md: measured on this corpus)
-	local np nn
-	np=$(jfield "$(cat "$rec.json")" signal_points 2>/dev/null)
-	nn=$(jfield "$(cat "$rec.json")" point_near_misses 2>/dev/null)
+	local np="" nn="" ok=""
+	{ read -r ok; read -r np; read -r nn; } < <(jfields "$(cat "$rec.json")" verified signal_points point_near_misses)
 	points=$((points + ${np:-0})) near=$((near + ${nn:-0}))
-	if [ "$(jfield "$(cat "$rec.json")" verified)" = True ] && cmp -s "$rec.real" "$rec.replay" &&
+	if [ "$ok" = True ] && cmp -s "$rec.real" "$rec.replay" &&
 	   [ "$rrc" = "$nrc" ]; then
 		pass "citcat_corpus_${mode}_${name}_replay_verified"
 		verified=$((verified + 1))

@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/e2e/daemon_shortlived.sh - 200 short-lived processes per second for 2 s under the
-# daemon: unknown samples stay below 0.1%, the children's samples land in their image in
-# proportion to the CPU time getrusage reports for them, and the daemon's RSS stays bounded.
+# daemon: the workload's unknown samples stay below 0.1%, the children's samples land in their
+# image in proportion to the CPU time getrusage reports for them, and the daemon's RSS stays
+# bounded.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT
@@ -24,9 +25,29 @@ st=$("$SPENT" db "$DB" status --json)
 unk=$(jfield "$st" unknown_pct)
 samples=$(jfield "$st" placed)
 "$SPENT" db "$DB" dump > "$TMP/dump.tsv"
+"$SPENT" db "$DB" dump --json > "$TMP/dump.json"
 why=$(grep '^\[unknown' "$TMP/dump.tsv" | awk -F'\t' '{ printf "%s=%s ", $1, $4 }')
-check "daemon_shortlived_unknown_below_0.1pct ($unk% of $samples placed; ${why:-none})" \
-	awk -v u="$unk" 'BEGIN { exit !(u < 0.1) }'
+# The daemon samples the whole machine: a process of someone else's that started before it and
+# exits during the run (a compiler, on a busy machine) is "process-gone" or "no-mapping" for
+# reasons this test does not make. The workload's own samples without an image (its pids: the
+# detail rows name every sample's pid) are what the short-lived handling must keep below 0.1%
+# of the samples placed, as the machine-wide unknown_pct does on an idle machine.
+wunk=$(python3 - "$TMP/dump.json" "$TMP/oracle.txt" <<'PY'
+import json, sys
+pids = set()
+for l in open(sys.argv[2]):
+    if l.startswith("pids "):
+        pids = {int(p) for p in l.split()[1:]}
+n = 0
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("kind") == "detail" and r["pid"] in pids and any(f.get("image") is None for f in r["chain"]):
+        n += r["samples"]
+print(n if pids else "no-pids")
+PY
+)
+check "daemon_shortlived_unknown_below_0.1pct (the workload's: $wunk of $samples placed; machine-wide $unk%: ${why:-none})" \
+	awk -v w="$wunk" -v p="$samples" 'BEGIN { exit !(w ~ /^[0-9]+$/ && p > 0 && 100 * w / p < 0.1) }'
 # the children's samples land in their own function: 1 sample per ms of CPU at -F 1000, and
 # each child spins CHILD_MS=2 ms of CPU in child_spin; the cpu-clock timer also ticks through
 # time the host steals from the vCPU, which the children's CPU clock leaves out: allowed above

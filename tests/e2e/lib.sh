@@ -40,9 +40,16 @@ within() {
 	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= m * p / 100.0) }'
 }
 
-# jfield JSONLINE KEY: extract a scalar field from one JSON object line
+# jfield JSONLINE KEY: extract a scalar field from one JSON object line (python3 -S: json is
+# in the standard library, and skipping site's start-up halves each call)
 jfield() {
-	python3 -c 'import json,sys; v=json.loads(sys.argv[1]).get(sys.argv[2]); print("" if v is None else v)' "$1" "$2"
+	python3 -S -c 'import json,sys; v=json.loads(sys.argv[1]).get(sys.argv[2]); print("" if v is None else v)' "$1" "$2"
+}
+# jfields JSONLINE KEY...: several scalar fields in one call, a line each in the order asked
+# ("" for an absent one); prints nothing when the line is not JSON. Read them with
+# { read -r A; read -r B; } < <(jfields ...)
+jfields() {
+	python3 -S -c 'import json,sys; o=json.loads(sys.argv[1]); print("\n".join("" if o.get(k) is None else str(o.get(k)) for k in sys.argv[2:]))' "$@" 2>/dev/null
 }
 
 # steal_ticks: time the host has stolen from this VM's vCPUs so far, summed over CPUs, in

@@ -82,13 +82,29 @@ check diff_shows_func_sixty_gone awk -v d="$d60" 'BEGIN{exit !(d < -55)}'
 pf=$(ls "$TMP"/split/epoch-0000/split603010-*.prof)
 check profile_file_10x_smaller_than_image test $(( $(stat -c %s "$pf") * 10 )) -lt "$(stat -c %s "$split")"
 
-# kernel symbols: saved with the profile (DIR/kallsyms) so reports need not read /proc/kallsyms
+# kernel symbols: saved with the profile (DIR/kallsyms.zst, zstd-compressed) so reports need
+# not read /proc/kallsyms; a profile from before (plain DIR/kallsyms) reads the same
 krows=$($SPENT report -i "$TMP/split" --json | python3 -c 'import json,sys
 print("\n".join(o["symbol"] for o in map(json.loads, sys.stdin) if o["image"]=="[kernel.kallsyms]"))')
 if [ -n "$krows" ]; then
-	check record_saves_kernel_symbols_with_profile test -s "$TMP/split/kallsyms"
+	ks="$TMP/split/kallsyms.zst"
+	check "record_saves_kernel_symbols_compressed ($(ls "$TMP/split" | tr '\n' ' '))" \
+		test -s "$ks" -a ! -e "$TMP/split/kallsyms" -a "$(head -c4 "$ks" | od -An -tx1 | tr -d ' ')" = 28b52ffd
 	first_k=$(head -1 <<<"$krows")
-	check report_kernel_symbol_comes_from_saved_kallsyms grep -q " $first_k\$" "$TMP/split/kallsyms"
+	check report_kernel_symbol_comes_from_saved_kallsyms bash -c "zstd -dc '$ks' | grep -q ' $first_k\$'"
+	# the saved names, not the running kernel's: renamed in the saved copy, renamed in the report
+	cp -a "$TMP/split" "$TMP/split-k"
+	zstd -dc "$ks" | sed "s/ $first_k\$/ ${first_k}_saved/" | zstd -q -o "$TMP/split-k/kallsyms.zst" -f
+	$SPENT report -i "$TMP/split-k" --limit 100000 > "$TMP/k-zst.txt" 2>&1
+	check report_names_kernel_from_compressed_kallsyms grep -q " ${first_k}_saved\$" "$TMP/k-zst.txt"
+	zstd -dcq "$TMP/split-k/kallsyms.zst" > "$TMP/split-k/kallsyms" && rm "$TMP/split-k/kallsyms.zst"
+	$SPENT report -i "$TMP/split-k" --limit 100000 > "$TMP/k-plain.txt" 2>&1
+	check report_of_plain_kallsyms_profile_is_the_same cmp -s "$TMP/k-zst.txt" "$TMP/k-plain.txt"
+	# a hostile kallsyms.zst (a frame claiming more than the cap) is refused, not decompressed
+	head -c 80000000 /dev/zero | zstd -q -1 > "$TMP/split-k/kallsyms.zst" && rm "$TMP/split-k/kallsyms"
+	timeout 20 $SPENT report -i "$TMP/split-k" > /dev/null 2>&1
+	rc=$?
+	check "report_of_oversized_kallsyms_zst_finishes (rc $rc)" test $rc -eq 0
 else
 	fail "record_saves_kernel_symbols_with_profile: no kernel samples in 300M iterations"
 fi

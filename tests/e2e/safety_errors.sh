@@ -79,7 +79,7 @@ rc=$?
 check "image now a FIFO: annotate does not hang, exits 1 (rc $rc)" test $rc -eq 1
 check "image now a FIFO: annotate says the image is not a regular file" grep -q "not a regular file" "$F/ann2.err"
 
-rm "$F/prof-k/kallsyms" && mkfifo "$F/prof-k/kallsyms"
+rm "$F/prof-k/kallsyms.zst" && mkfifo "$F/prof-k/kallsyms.zst"
 timeout 20 "$SPENT" report -i "$F/prof-k" > /dev/null 2>&1
 rc=$?
 check "saved kallsyms now a FIFO: report does not hang (rc $rc)" test $rc -ne 124

@@ -140,7 +140,7 @@ check write_errors_leave_no_temporaries no_temps
 ) >/dev/null 2>&1
 check "profile_directory_is_0700 ($(mode_of mprof))" test "$(mode_of mprof)" = 700
 bad=$(find mprof -mindepth 1 \( -type d ! -perm 700 -o -type f ! -perm 600 \) | head -3)
-check "profile_contents_are_0700_0600 (kallsyms $(mode_of mprof/kallsyms)) $bad" test -z "$bad" -a -f mprof/kallsyms
+check "profile_contents_are_0700_0600 (kallsyms.zst $(mode_of mprof/kallsyms.zst)) $bad" test -z "$bad" -a -f mprof/kallsyms.zst
 for f in m.log m.stat m.shim m.pb.gz m.png; do
 	check "${f}_is_0600 ($(mode_of $f 2>/dev/null))" test "$(mode_of $f 2>/dev/null)" = 600
 done
@@ -247,7 +247,7 @@ interrupt() {
 }
 interrupt INT trace_sigint "$PROGS/trace_bench" 1000000000
 interrupt TERM trace_sigterm "$PROGS/trace_bench" 1000000000
-interrupt TERM trace_sigterm_program_ignoring_it sh -c 'trap "" INT TERM HUP; while :; do :; done'
+interrupt TERM trace_sigterm_program_ignoring_it "$PROGS/stop_ignorer"
 
 # a program killed by a signal is not a complete run
 "$SPENT" trace -o killed.log -- sh -c 'kill -TERM $$' >/dev/null 2>&1

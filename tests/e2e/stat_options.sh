@@ -27,15 +27,26 @@ check stat_bad_cpu_list_refused test "$rc" -eq 2
 "$SPENT" stat -A -- true 2>/dev/null; rc=$?
 check stat_A_without_cpus_refused test "$rc" -eq 2
 
-# -t TID counts that thread alone: a busy thread shows its CPU time
-"$PROGS/threads2" 400 >/dev/null 2>&1 &
+# -t TID counts that thread alone: a busy thread shows its CPU time (a row, an interval's or the
+# closing total's, over 50 ms). threads2 computes until it is killed below (1e11 steps); stat
+# runs until its intervals add up to 50 ms of the thread (20 s at most): 0.3 s on an idle
+# machine, while on one loaded 15-20 deep the thread gets ~30 ms of CPU per 200 ms and stat's
+# own start is slow, so the 0.7 s it was given could total less
+"$PROGS/threads2" 100000 >/dev/null 2>&1 &
 pid=$!
-sleep 0.3
-tid=$(ls /proc/$pid/task | grep -v "^$pid\$" | head -1)
+tid=
+for _ in $(seq 1 100); do
+	tid=$(ls /proc/$pid/task 2>/dev/null | grep -v "^$pid\$" | head -1)
+	[ -n "$tid" ] && break
+	sleep 0.05
+done
 if [ -n "$tid" ]; then
 	"$SPENT" stat -t "$tid" -e task-clock -I 200 --csv 2>"$TMP/t.csv" &
 	sp=$!
-	sleep 0.7
+	for _ in $(seq 1 200); do
+		awk -F, '$1 != "" && $2 == "task-clock" { s += $3 } END { exit !(s > 50) }' "$TMP/t.csv" && break
+		sleep 0.1
+	done
 	kill -INT $sp 2>/dev/null
 	wait $sp
 	check stat_t_counts_the_thread awk -F, '$2 == "task-clock" && $3 > 50 { ok = 1 } END { exit !ok }' "$TMP/t.csv"

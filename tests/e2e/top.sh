@@ -37,6 +37,14 @@ start_pane() {
 		"stty -a > '$TMP/stty.before'; '$SPENT' top $*; echo \"top exited \$?\"; stty -a > '$TMP/stty.after'; sleep 120"
 }
 top_pid() { pgrep -P "$(tm display -p -t top '#{pane_pid}')" -x spent; }
+# wait_until SECONDS CMD...: true as soon as CMD succeeds, polled every 50 ms; false after SECONDS
+wait_until() {
+	local end=$(($(date +%s%N) + ${1%.*} * 1000000000)); shift
+	until "$@"; do
+		[ "$(date +%s%N)" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
 # tty_restored: after spent top, the pane's terminal has its modes back (line 1, the speed and
 # size, left out: a check resizes the pane) and the main screen
 tty_restored() {
@@ -82,8 +90,7 @@ else
 	fail "top_tty_pause_shows_paused: $(pane | head -2 | tr '\n' '|')"
 fi
 tm send-keys -t top Space
-sleep 1.3
-check top_tty_space_resumes bash -c "! tmux -L $SOCK capture-pane -p -t top | grep -q '\[paused\]'"
+check top_tty_space_resumes wait_until 3 bash -c "! tmux -L $SOCK capture-pane -p -t top | grep -q '\[paused\]'"
 
 # Ctrl-Z: stopped with the terminal as it was; continued, the screen comes back
 pid=$(top_pid)
@@ -129,8 +136,9 @@ if wait_pane 'top exited 0' 3; then pass top_tty_sigterm_exits_0; else fail "top
 check top_tty_sigterm_restores_terminal tty_restored
 tm kill-server
 
-# 2. batch: -b -n 3 prints three tables, each with the hot function
-"$SPENT" top -b -n 3 > "$TMP/batch.txt" 2> "$TMP/batch.err"
+# 2. batch: -b -n 3 prints three tables, each with the hot function (half-second intervals: the
+# live view above ran with the default one)
+"$SPENT" top -b -n 3 -d 0.5 > "$TMP/batch.txt" 2> "$TMP/batch.err"
 rc=$?
 tables=$(grep -c '^spent top: functions' "$TMP/batch.txt")
 with_hot=$(awk -v hot="$HOT" '/^spent top:/ { n++ } $3 == hot { seen[n] = 1 } END { c = 0; for (k in seen) c++; print c }' "$TMP/batch.txt")
@@ -144,7 +152,7 @@ else fail "top_batch_hot_function_in_each_table: in $with_hot of $tables: $(head
 check top_pipe_is_batch bash -c "[ \$(grep -c '^spent top:' '$TMP/pipe.txt') = 1 ] && ! grep -q \$'\\033' '$TMP/pipe.txt'"
 
 # JSON lines with --comm: the burner only, its function nearly all of it
-"$SPENT" top --json -n 2 --comm top_burner > "$TMP/top.jsonl"
+"$SPENT" top --json -n 2 -d 0.5 --comm top_burner > "$TMP/top.jsonl"
 if python3 - "$TMP/top.jsonl" "$HOT" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
@@ -157,7 +165,7 @@ assert hot >= 0.9 * last["samples"], (hot, last["samples"])
 PY
 then pass top_json_comm_filter; else fail "top_json_comm_filter: $(head -c 400 "$TMP/top.jsonl")"; fi
 # -p and the processes view: one row, the burner's pid
-"$SPENT" top --json -n 1 -p "$BURNER_PID" -s processes > "$TMP/pid.jsonl"
+"$SPENT" top --json -n 1 -d 0.5 -p "$BURNER_PID" -s processes > "$TMP/pid.jsonl"
 check top_json_pid_filter python3 -c "
 import json, sys
 r = json.loads(open('$TMP/pid.jsonl').readline())['rows']
@@ -166,14 +174,16 @@ sys.exit(not (len(r) == 1 and r[0]['pid'] == $BURNER_PID and r[0]['comm'] == 'to
 # symbols do not pile up: 160 programs, each at a path of its own (hard links to the burner),
 # run one after the other while top runs; top reads each one's symbols, and renews them every
 # 64 new images, so it holds ~64 of those files open at most, a few more when a refresh is
-# late (it held all of them; at least 120 are sampled, so 100 tells the two apart)
+# late (it held all of them; at least 120 are sampled, so 100 tells the two apart). Each runs
+# 20 ms: ~20 samples at top's 1000 Hz, where one is enough to be seen.
 mkdir -p "$TMP/imgs"
 for i in $(seq 160); do ln "$PROGS/top_burner" "$TMP/imgs/b$i" 2>/dev/null || cp "$PROGS/top_burner" "$TMP/imgs/b$i"; done
 "$SPENT" top --json -s images --rows 0 -d 0.5 > "$TMP/imgs.jsonl" 2>/dev/null &
 IMGS_TOP=$!
-sleep 1
-for i in $(seq 160); do "$TMP/imgs/b$i" 0.05 >/dev/null; done
-sleep 1.5
+wait_until 5 test -s "$TMP/imgs.jsonl"	# its first table: it samples
+for i in $(seq 160); do "$TMP/imgs/b$i" 0.02 >/dev/null; done
+# until top has shown the last program (it has read its symbols; 3 s at most)
+wait_until 3 grep -q "\"$TMP/imgs/b160\"" "$TMP/imgs.jsonl"
 open_copies=$(ls -l "/proc/$IMGS_TOP/fd" 2>/dev/null | grep -c "$TMP/imgs/")
 kill "$IMGS_TOP"; wait "$IMGS_TOP" 2>/dev/null
 seen=$(grep -o "\"$TMP/imgs/b[0-9]*\"" "$TMP/imgs.jsonl" | sort -u | wc -l)
@@ -184,16 +194,16 @@ else
 	echo "# top: $seen programs sampled, $open_copies of their files open at the end"
 fi
 
-# short-lived programs are named: a shell loop starting a 30 ms program for 3 s; each one is
+# short-lived programs are named: a shell loop starting a 30 ms program for 1.5 s; each one is
 # gone before the next read of the rings, and /proc no longer has its name: the COMM record's
 # name is used (before, most of their samples were in "[PID]" rows: 28% of a comms view)
 ln "$PROGS/top_burner" "$TMP/shortlived" 2>/dev/null || cp "$PROGS/top_burner" "$TMP/shortlived"
-"$SPENT" top --json -s processes --rows 0 -d 4 -n 1 > "$TMP/short.jsonl" 2>/dev/null &
+"$SPENT" top --json -s processes --rows 0 -d 2.5 -n 1 > "$TMP/short.jsonl" 2>/dev/null &
 SHORT_TOP=$!
 sleep 0.5
 : > "$TMP/short.pids"
-end=$(($(date +%s) + 3))
-while [ "$(date +%s)" -lt "$end" ]; do "$TMP/shortlived" 0.03 >/dev/null & echo $! >> "$TMP/short.pids"; wait $!; done
+end=$(($(date +%s%N) + 1500000000))
+while [ "$(date +%s%N)" -lt "$end" ]; do "$TMP/shortlived" 0.03 >/dev/null & echo $! >> "$TMP/short.pids"; wait $!; done
 wait "$SHORT_TOP"
 named=$(python3 -c '
 import json, sys

@@ -58,17 +58,18 @@ check "dump's instruction count is stats' total" \
 	test "$(grep -c ' I  ' "$TMP/p.dump")" = "$(jfield "$js" instructions)"
 
 # dump --comm / --pid: one program, one pid (its forked shell and the program it exec'd)
-sort_n=$(ours_exec "$TMP/p.log" | awk '$2 == "/usr/bin/sort" { print $1 }')
+sort_n=$(awk '$2 == "/usr/bin/sort" { print $1 }' "$TMP/ours.counts")
 got=$("$SPENT" trace dump --comm sort "$TMP/p.log" | grep -c ' I  ')
 check "dump --comm sort: sort's instructions only ($got)" test -n "$sort_n" -a "$got" = "$sort_n"
-read -r spid both < <("$SPENT" trace stats --json "$TMP/p.log" | python3 -c '
+read -r spid both < <(echo "$js" | python3 -c '
 import json, sys
 ps = json.load(sys.stdin)["processes"]
 pid = [p["pid"] for p in ps if p["cmdline"] == "/usr/bin/sort -r"][0]
 print(pid, sum(p["instructions"] for p in ps if p["pid"] == pid))')
-got=$("$SPENT" trace dump --pid "$spid" "$TMP/p.log" | grep -c ' I  ')
+"$SPENT" trace dump --pid "$spid" "$TMP/p.log" > "$TMP/pid.dump"
+got=$(grep -c ' I  ' "$TMP/pid.dump")
 check "dump --pid: the pid's forked shell and exec'd sort ($got)" test "$got" = "$both" -a "$got" -gt "$sort_n"
-check "dump --pid: only that pid's lines" test "$("$SPENT" trace dump --pid "$spid" "$TMP/p.log" | grep '^# pid' | sort -u)" = "# pid $spid"
+check "dump --pid: only that pid's lines" test "$(grep '^# pid' "$TMP/pid.dump" | sort -u)" = "# pid $spid"
 
 # a subshell: fork without exec; the child's stream is its own (no duplicated startup)
 "${E[@]}" "$SPENT" trace -o "$TMP/s.log" -- /bin/sh -c '(echo a); echo b' > "$TMP/s.out" 2>&1

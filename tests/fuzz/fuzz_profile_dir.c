@@ -1,18 +1,20 @@
 /* tests/fuzz/fuzz_profile_dir.c - libFuzzer target for the walk of a profile directory: the
- * input is a bundle of files (fuzz_util.h: meta, kallsyms, kallsyms-HEX, merged-from,
- * epoch-NNNN/NAME.prof, with every .prof's CRC recomputed so mutations reach the file
- * parser's checks) unpacked into a scratch directory, then read as `spent report` reads it
- * (every epoch; the kernel's samples looked up in the DIR/kallsyms-HEX of their identity, else
- * DIR/kallsyms, and the symbols they fall in saved again as `spent record` does) and merged
- * into itself as `spent db DIR merge` does twice (DIR/merged-from makes the second a no-op),
- * then its usage and gc; detail rows are walked and every epoch's span read as `spent db DIR
- * list` reads it. Images other than the kernel are not looked up: their paths would name files
- * of this machine. Never crash, leak or hang. */
+ * input is a bundle of files (fuzz_util.h: meta, kallsyms.zst or kallsyms, kallsyms-HEX,
+ * merged-from, epoch-NNNN/NAME.prof, with every .prof's CRC recomputed so mutations reach the
+ * file parser's checks) unpacked into a scratch directory, then read as `spent report` reads
+ * it (every epoch; the kernel's samples looked up in the DIR/kallsyms-HEX of their identity,
+ * else DIR/kallsyms.zst or DIR/kallsyms, plain or zstd with its decompressed size capped, and
+ * the symbols they fall in saved again as `spent record` does) and merged into itself as
+ * `spent db DIR merge` does twice (DIR/merged-from makes the second a no-op), then its usage
+ * and gc; detail rows are walked and every epoch's span read as `spent db DIR list` reads it.
+ * Images other than the kernel are not looked up: their paths would name files of this
+ * machine. Never crash, leak or hang. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/kallsyms_file.h"
 #include "core/symbols.h"
 #include "fuzz_util.h"
 #include "profile/db.h"
@@ -34,13 +36,17 @@ static void count_warning(void *ctx, const char *path, const char *why)
 	(void)why;
 }
 
-/* Every kernel sample's symbol from ROOT/kallsyms, then the subset saved to another file. */
+/* Every kernel sample's symbol from ROOT/kallsyms.zst (decompressed, bounded), else
+ * ROOT/kallsyms as `spent report` chooses, then the subset saved to another file (compressed)
+ * and read back. */
 static void kernel_symbols(const struct spent_profile *p, const char *root)
 {
 	char path[4200], saved[4200];
 	struct symbols *sym = NULL;
 	struct stat st;
-	snprintf(path, sizeof(path), "%s/kallsyms", root);
+	snprintf(path, sizeof(path), "%s/" KALLSYMS_FILE_ZST, root);
+	if (stat(path, &st))
+		snprintf(path, sizeof(path), "%s/" KALLSYMS_FILE_PLAIN, root);
 	if (stat(path, &st) || !S_ISREG(st.st_mode) || symbols_new(&sym))
 		return;	/* without the file the real /proc/kallsyms would be read */
 	symbols_set_kallsyms(sym, path);
@@ -62,7 +68,11 @@ static void kernel_symbols(const struct spent_profile *p, const char *root)
 		}
 	}
 	snprintf(saved, sizeof(saved), "%s/kallsyms-saved", root);
-	(void)symbols_save_kernel(sym, p, saved);
+	if (!symbols_save_kernel(sym, p, saved)) {
+		struct kallsyms_file k;
+		if (!kallsyms_file_open(saved, &k))
+			kallsyms_file_close(&k);
+	}
 	symbols_free(sym);
 }
 

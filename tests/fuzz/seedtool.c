@@ -40,7 +40,7 @@ static int add_file(struct binbuf *b, const char *dir, const char *name)
 
 static int bundle_dir(const char *dir, struct binbuf *b)
 {
-	static const char *const top[] = { "meta", "kallsyms", "merged-from" };
+	static const char *const top[] = { "meta", "kallsyms", "kallsyms.zst", "merged-from" };
 	int err = 0;
 	for (size_t i = 0; i < sizeof(top) / sizeof(top[0]) && !err; i++)
 		err = add_file(b, dir, top[i]);

@@ -1,7 +1,9 @@
 /* tests/progs/citcat_busyalarm.c - a busy loop ended by SIGALRM, with no syscall in it: the
  * signal can only be placed by an exact point (pc + complete register state), never at a
  * syscall boundary. Prints how many iterations ran and a value computed in them, so a replay
- * that delivered the signal anywhere else prints something else.
+ * that delivered the signal anywhere else prints something else. Each iteration waits on a
+ * 64-bit division by a value of the iteration: the loop runs its MS of wall time in a few
+ * instructions per microsecond, so a replay (and its --dump, a line per instruction) stays short.
  *   citcat_busyalarm [MS]        loop whose registers change every iteration (unique point)
  *   citcat_busyalarm spin [MS]   loop whose registers repeat while a counter in memory
  *                                changes: an ambiguous point (docs/citcat.md)
@@ -70,6 +72,7 @@ int main(int argc, char **argv)
 	uint64_t x = 1, n = 0;
 	while (!done) {
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		x += x / ((x >> 32) | 1);
 		n++;
 	}
 	printf("iterations %llu value %llx\n", (unsigned long long)n, (unsigned long long)x);

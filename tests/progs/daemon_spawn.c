@@ -1,6 +1,7 @@
 /* tests/progs/daemon_spawn.c - many short-lived processes: RATE fork+exec's per second for
  * SECONDS, each child (this program re-executed) spinning CHILD_MS of CPU before it exits.
- * Prints what it did, as the oracle: "spawned N" and "children_cpu_ms X" (getrusage).
+ * Prints what it did, as the oracle: "spawned N", "children_cpu_ms X" (getrusage) and
+ * "pids P..." (its own pid, then every child's: a test tells the workload's samples apart).
  * Usage: daemon_spawn RATE SECONDS CHILD_MS | daemon_spawn child MS */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +43,11 @@ int main(int argc, char **argv)
 	int rate = atoi(argv[1]);
 	double secs = atof(argv[2]);
 	long total = (long)(rate * secs), spawned = 0;
+	pid_t *pids = calloc(total > 0 ? total : 1, sizeof(*pids));
 	struct timespec next;
+
+	if (!pids)
+		return 1;
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (long i = 0; i < total; i++) {
@@ -52,7 +57,7 @@ int main(int argc, char **argv)
 			_exit(127);
 		}
 		if (p > 0)
-			spawned++;
+			pids[spawned++] = p;
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
 		next.tv_nsec += 1000000000L / rate;
@@ -69,5 +74,10 @@ int main(int argc, char **argv)
 	printf("spawned %ld\nchildren_cpu_ms %.1f\n", spawned,
 	       (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
 	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3);
+	printf("pids %d", (int)getpid());
+	for (long i = 0; i < spawned; i++)
+		printf(" %d", (int)pids[i]);
+	printf("\n");
+	free(pids);
 	return 0;
 }

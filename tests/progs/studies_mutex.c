@@ -4,7 +4,11 @@
  * its trylock, at most 50 times, and all threads start together at a barrier). Before each
  * lock a trylock tells whether the
  * lock was busy; the program prints "contended N" (its own count, the oracle for spent locks)
- * and "acquired N". */
+ * and "acquired N". A waiter that failed its trylock must find the lock still held when its
+ * pthread_mutex_lock starts (spent counts a lock call contended when it needed a second atomic
+ * or a futex wait): so the holder that saw it also waits until the mutex's word says a waiter
+ * is in the slow path (glibc's 2), else a waiter descheduled between the two calls (Valgrind's
+ * time slice ending there, rare) took the lock uncontended and the counts differed. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -33,6 +37,9 @@ static void *run(void *arg)
 			int seen = __atomic_load_n(&waiters_seen, __ATOMIC_SEQ_CST);
 			for (int k = 0; k < 50 && __atomic_load_n(&waiters_seen, __ATOMIC_SEQ_CST) == seen; k++)
 				sched_yield();
+			if (__atomic_load_n(&waiters_seen, __ATOMIC_SEQ_CST) != seen)
+				for (int k = 0; k < 100000 && __atomic_load_n(&mtx.__data.__lock, __ATOMIC_SEQ_CST) != 2; k++)
+					sched_yield();
 		}
 		for (int i = 0; i < WORK; i++)
 			shared += i;

@@ -124,8 +124,8 @@ static char *get(const char *dir, const char *name)
 }
 
 /* merge brings a source's kernel symbols (kallsyms-HEX per identity; an older daemon's
- * kallsyms when the destination has none), keeps the destination's copy of an identity it
- * has, and never copies through a symlink */
+ * kallsyms, or a recorded profile's kallsyms.zst, when the destination has neither), keeps
+ * the destination's copy of an identity it has, and never copies through a symlink */
 static void merge_brings_kernel_symbols(void **state)
 {
 	char src[128], dst[128], secret[160];
@@ -158,6 +158,25 @@ static void merge_brings_kernel_symbols(void **state)
 	assert_string_equal(s, "ffffffff81000000 T older\n");
 	free(s);
 	assert_null(get(dst, "kallsyms-cc03"));
+	/* a profile of spent record keeps its kallsyms compressed: brought to a destination
+	 * without one, never beside the destination's plain one (that one names its epochs) */
+	char rec[128], dst2[128];
+	kernel_db("symrec", 0xcd, 1);
+	snprintf(rec, sizeof(rec), "%s/symrec", tmpdir);
+	snprintf(dst2, sizeof(dst2), "%s/symdst2", tmpdir);
+	put(rec, "kallsyms.zst", "compressed stand-in\n");
+	const char *recs[] = { rec };
+	assert_int_equal(spent_profile_dir_open(dst, &d), 0);
+	assert_int_equal(db_merge(d, recs, 1, NULL, NULL, &skipped), 0);
+	spent_profile_dir_close(d);
+	assert_null(get(dst, "kallsyms.zst"));
+	assert_int_equal(spent_profile_dir_create(dst2, &d), 0);
+	assert_int_equal(db_merge(d, recs, 1, NULL, NULL, &skipped), 0);
+	spent_profile_dir_close(d);
+	assert_non_null(s = get(dst2, "kallsyms.zst"));
+	assert_string_equal(s, "compressed stand-in\n");
+	free(s);
+	assert_null(get(dst2, "kallsyms"));
 }
 
 int main(void)
