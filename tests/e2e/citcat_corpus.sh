@@ -24,6 +24,12 @@ PY=/usr/bin/python3
 one() {
 	local mode=$1 name=$2 det=$3; shift 3
 	local rec=$TMP/$mode.$name rrc nrc
+	# the sanitized build runs every other program (patch mode the even ones, fault mode the
+	# odd ones): it looks for memory errors in the recorder and replayer, whose paths the
+	# half exercises, at 3-4x the plain build's cost; the plain build runs them all
+	idx=$((idx + 1))
+	if [ "$san" = 1 ] && [ $(((idx + half) % 2)) = 1 ]; then return; fi
+	tried=$((tried + 1))
 	"$SPENT" citcat record --cpuid "$mode" -o "$rec" -- "$@" > "$rec.real" 2> "$rec.err"
 	rrc=$?
 	"$@" > "$rec.native" 2>/dev/null
@@ -83,15 +89,18 @@ corpus() { # MODE
 
 fault_ok=0
 grep -qw cpuid_fault /proc/cpuinfo && fault_ok=1
-points=0 near=0
+san=0
+readelf -d "$SPENT" | grep -q 'NEEDED.*libasan' && san=1
+points=0 near=0 half=1
 for mode in patch fault; do
 	if [ $mode = fault ] && [ $fault_ok = 0 ]; then
 		skip "citcat_corpus_fault_mode: this CPU or hypervisor has no CPUID faulting (no cpuid_fault flag in /proc/cpuinfo); the corpus ran in patch mode"
 		continue
 	fi
-	verified=0
+	verified=0 tried=0 idx=0 half=$((1 - half))
 	corpus $mode
-	check "citcat_corpus_${mode}_at_least_25_programs_verified" [ "$verified" -ge 25 ]
+	# all but 5 of the 30 (a sixth: programs that read the clock or the machine may differ)
+	check "citcat_corpus_${mode}_at_least_5_in_6_verified ($verified of $tried)" [ $((verified * 6)) -ge $((tried * 5)) ]
 done
 
 # what cannot be recorded says why in one line, and leaves nothing behind
