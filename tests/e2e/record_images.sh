@@ -40,13 +40,18 @@ top=$($SPENT report -i "$TMP/nd" --json | head -1)
 sym=$(jfield "$top" symbol)
 check stripped_without_debuginfo_falls_back_to_address bash -c "[[ '$sym' == *+0x* && '$sym' != func_* ]]"
 
-# threads (inherit, a ring per CPU): equal work in two threads gets equal samples
-$SPENT record -o "$TMP/thr" -- "$PROGS/threads2" 150 >/dev/null 2>&1
+# threads (inherit, a ring per CPU): each thread's share of the two threads' samples is its
+# share of their CPU time, as each measured its own (equal work is not equal time when the
+# host runs the two vCPUs at different speeds: 55.8/43.6 was seen on an idle guest)
+$SPENT record -o "$TMP/thr" -- "$PROGS/threads2" 150 > "$TMP/thr.out" 2>/dev/null
+read -r ms_a ms_b < <(sed -n 2p "$TMP/thr.out")
 shares=$($SPENT report -i "$TMP/thr" --json | python3 -c 'import json,sys
 p={o["symbol"]:o["percent"] for o in map(json.loads, sys.stdin)}
 print(p.get("thread_a_work",-1), p.get("thread_b_work",-1))')
-check threads_each_get_half_of_samples awk -v a="${shares% *}" -v b="${shares#* }" \
-	'BEGIN{exit !(a >= 44 && a <= 56 && b >= 44 && b <= 56)}'
+check "threads_share_of_samples_is_their_cpu_share ($shares; cpu ms $ms_a $ms_b)" \
+	awk -v a="${shares% *}" -v b="${shares#* }" -v ca="${ms_a:-0}" -v cb="${ms_b:-0}" \
+	'BEGIN{ if (a < 0 || b < 0 || ca + cb <= 0 || a + b < 88) exit 1
+		d = 100 * a / (a + b) - 100 * ca / (ca + cb); exit !(d >= -5 && d <= 5) }'
 
 # spent record exits with the command's status
 $SPENT record -o "$TMP/st3" -- sh -c 'exit 3' >/dev/null 2>&1
