@@ -43,12 +43,15 @@ within() { awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; exit !(d <= p &
 
 # expect_share NAME KEY VALUE CPU_S JSON: the group's share is the program's CPU time over the
 # time the daemon observed in that selection (every sample stands for one period)
+# REL (optional, percent): the tolerance is the larger of 3 points and REL% of the measured
+# share, for real programs whose rusage counts time no cpu-clock timer can sample (below)
 expect_share() {
-	local name=$1 key=$2 val=$3 cpu=$4 json=$5 got total want
+	local name=$1 key=$2 val=$3 cpu=$4 json=$5 rel=${6:-0} got total want tol
 	got=$(share "$key" "$val" "$json")
 	total=$(samples "" "" "$json")
 	want=$(awk -v c="$cpu" -v t="$total" -v r=$RATE 'BEGIN { printf "%.2f", t ? 100 * c * r / t : -1 }')
-	if within "$got" "$want" 3; then
+	tol=$(awk -v w="$want" -v q="$rel" 'BEGIN { t = w * q / 100; printf "%.2f", (t > 3 ? t : 3) }')
+	if within "$got" "$want" "$tol"; then
 		pass "$name (db $got%, measured $want%: $cpu s of CPU in $total samples)"
 	else
 		fail "$name: db says $got%, the program measured $want% ($cpu s of CPU in $total samples)"
@@ -148,8 +151,12 @@ while time.process_time() - t < 1.0: sum(i * i for i in range(10000))'")
 "$SPENT" db "$DB" flush > /dev/null
 "$SPENT" report -i "$DB/epoch-0002" --sort pid,comm --json > "$TMP/real.json"
 spid=$(cat "$TMP/sort.pid"); ppid=$(cat "$TMP/py.pid")
-expect_share daemon_who_sort_share pid "$spid" "$cpu_s" "$TMP/real.json"
-expect_share daemon_who_python3_share pid "$ppid" "$cpu_p" "$TMP/real.json"
+# python3 gets ~5% fewer cpu-clock samples than its rusage CPU time, with perf as with the
+# daemon (perf record -a -F 1000: 1054 samples for 1.114 s): its fresh-page faults cost the vCPU
+# host exits that rusage counts and during which no guest timer fires. At a ~50% share that is
+# 2.5-3.2 points, so real programs get 8% of their share (5% measured, plus noise) when that exceeds 3 points.
+expect_share daemon_who_sort_share pid "$spid" "$cpu_s" "$TMP/real.json" 8
+expect_share daemon_who_python3_share pid "$ppid" "$cpu_p" "$TMP/real.json" 8
 check daemon_who_real_programs_named eval "python3 -c 'import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 names = {(r[\"pid\"], r[\"comm\"]) for r in rows}
