@@ -168,6 +168,7 @@ void cachesim_free(struct cachesim *cs)
 	free(cs->chunks);
 	free(cs->tids);
 	free(cs->imiss);
+	free(cs->xinsns);
 	free(cs);
 }
 
@@ -360,9 +361,206 @@ static int feed_spans(struct cachesim *cs, const struct spent_trace_batch *b, co
 	return cs->oom ? -ENOMEM : 0;
 }
 
+/* One core, a batch of superblock executions: instructions from execution *XI's instruction
+ * *K on, at most BUDGET of them (up to the next chunk boundary); advances *XI and *K and
+ * returns how many were fed. As feed_one_core, with the instructions read from the
+ * superblocks' templates (host-cache resident) instead of a record per instruction. */
+static size_t feed_execs_one_core(struct cachesim *cs, const struct spent_trace_batch *b, size_t *xi,
+				  uint32_t *k, size_t budget)
+{
+	struct hierarchy *h = &cs->cores[0];
+	struct cache *ic = h->ipath, *dc = h->dpath;
+	uint64_t line = 1ull << ic->line_shift, memo_hits = 0;
+	uint64_t memo_at = cs->imemo_at, memo_len = cs->imemo_len;
+	const bool data_reaches_i = cs->data_reaches_i;
+	size_t fed = 0, i = *xi;
+	uint32_t k0 = *k;
+	for (; i < b->n_execs && fed < budget; i++, k0 = 0) {
+		const struct spent_trace_exec *x = &b->execs[i];
+		const struct spent_trace_insn *tm = x->insns;
+		const struct spent_trace_ref *refs = b->refs + x->ref0;
+		uint64_t tag = x->pc_tag;
+		uint32_t n = x->n_insns, kend = n;
+		if (kend - k0 > budget - fed) {
+			kend = k0 + (uint32_t)(budget - fed);
+		}
+		fed += kend - k0;
+		for (uint32_t j = k0; j < kend; j++) {
+			uint64_t pc = tm[j].pc | tag, d = pc - memo_at;
+			uint32_t len = tm[j].len;
+			if (d < memo_len && d + len <= memo_len) {
+				memo_hits++;
+			} else if (cache_fast_hit(ic, pc, len, OP_IFETCH) ||
+				   cache_lru_hit(ic, pc, len, OP_IFETCH)) {
+				memo_at = (pc + (len ? len : 1) - 1) & ~(line - 1);
+				memo_len = line;
+			} else {
+				hierarchy_access(cs, 0, ic, pc, len, OP_IFETCH);
+				memo_len = 0;
+			}
+			uint32_t nrefs = j == n - 1 ? x->last_nrefs : tm[j].nrefs;
+			for (const struct spent_trace_ref *r = refs + tm[j].ref0, *e = r + nrefs; r < e; r++) {
+				enum cache_op op = ref_op[r->kind & 3];
+				if (!cache_fast_hit(dc, r->addr, r->size, op)) {
+					if (!cache_lru_hit(dc, r->addr, r->size, op))
+						hierarchy_access(cs, 0, dc, r->addr, r->size, op);
+					if (data_reaches_i)
+						memo_len = 0;
+				}
+			}
+		}
+		if (kend < n) {	/* the budget ends inside this execution */
+			*xi = i;
+			*k = kend;
+			goto out;
+		}
+	}
+	*xi = i;
+	*k = 0;
+out:
+	ic->st.accesses += memo_hits;
+	ic->st.ifetches += memo_hits;
+	cs->imemo_at = memo_at;
+	cs->imemo_len = memo_len;
+	return fed;
+}
+
+/* The first reference of instruction K of execution X (K = n_insns: after its last). */
+static size_t exec_ref(const struct spent_trace_exec *x, uint32_t k)
+{
+	if (k < x->n_insns)
+		return x->ref0 + x->insns[k].ref0;
+	return x->ref0 + x->insns[k - 1].ref0 + x->last_nrefs;
+}
+
+/* feed_execs_one_core when no data reference can reach the i-stream's first cache: that
+ * cache's hits depend on the fetches alone, so the fetches are walked first, each execution's
+ * in one tight loop, and the data references after them in one flat pass (feed_data); only a
+ * fetch that misses (goes below, where data misses go too) is taken in its place in the
+ * stream, after the data references before it. */
+static size_t feed_execs_split(struct cachesim *cs, const struct spent_trace_batch *b, size_t *xi,
+			       uint32_t *k, size_t budget)
+{
+	struct cache *ic = cs->cores[0].ipath;
+	uint64_t line = 1ull << ic->line_shift, memo_hits = 0;
+	uint64_t memo_at = cs->imemo_at, memo_len = cs->imemo_len;
+	size_t fed = 0, i = *xi, rdone = exec_ref(&b->execs[i], *k);
+	uint32_t k0 = *k, kend = 0;
+	bool inside = false;
+	for (; i < b->n_execs && fed < budget; i++, k0 = 0) {
+		const struct spent_trace_exec *x = &b->execs[i];
+		const struct spent_trace_insn *tm = x->insns;
+		uint64_t tag = x->pc_tag;
+		kend = x->n_insns;
+		if (kend - k0 > budget - fed)
+			kend = k0 + (uint32_t)(budget - fed);
+		fed += kend - k0;
+		for (uint32_t j = k0; j < kend; j++) {
+			uint64_t pc = tm[j].pc | tag, d = pc - memo_at;
+			uint32_t len = tm[j].len;
+			if (d < memo_len && d + len <= memo_len) {
+				memo_hits++;
+			} else if (cache_fast_hit(ic, pc, len, OP_IFETCH) ||
+				   cache_lru_hit(ic, pc, len, OP_IFETCH)) {
+				memo_at = (pc + (len ? len : 1) - 1) & ~(line - 1);
+				memo_len = line;
+			} else {
+				size_t r = exec_ref(x, j);
+				feed_data(cs, b, rdone, r);
+				rdone = r;
+				hierarchy_access(cs, 0, ic, pc, len, OP_IFETCH);
+				memo_len = 0;
+			}
+		}
+		if ((inside = kend < x->n_insns))	/* the budget ends inside this execution */
+			break;
+	}
+	*xi = i;
+	*k = inside ? kend : 0;
+	/* the data references up to where the fetches stopped */
+	size_t rend = *xi < b->n_execs ? exec_ref(&b->execs[*xi], *k) : exec_ref(&b->execs[i - 1], b->execs[i - 1].n_insns);
+	feed_data(cs, b, rdone, rend);
+	ic->st.accesses += memo_hits;
+	ic->st.ifetches += memo_hits;
+	cs->imemo_at = memo_at;
+	cs->imemo_len = memo_len;
+	return fed;
+}
+
+/* Whether B's executions have their references in stream order, each execution's right after
+ * the previous one's (what feed_execs_split's flat pass needs). */
+static bool exec_refs_in_order(const struct spent_trace_batch *b)
+{
+	size_t next = b->n_execs ? b->execs[0].ref0 : 0;
+	bool ok = true;
+	for (size_t i = 0; i < b->n_execs; i++) {
+		const struct spent_trace_exec *x = &b->execs[i];
+		ok &= x->n_insns > 0 && x->ref0 == next;
+		next = x->n_insns ? exec_ref(x, x->n_insns) : next;
+	}
+	return ok && next <= b->n_refs;
+}
+
+/* A batch of executions on one core, in spans that end at chunk boundaries. */
+static int feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b)
+{
+	uint64_t chunk = cs->cfg.chunk;
+	size_t xi = 0;
+	uint32_t k = 0;
+	bool split = !cs->data_reaches_i && exec_refs_in_order(b);
+	while (xi < b->n_execs) {
+		size_t budget = SIZE_MAX;
+		if (chunk) {
+			uint64_t into = cs->insns % chunk;
+			if (into == 0) {
+				cs->cur_chunk = (uint32_t)(cs->insns / chunk);
+				if (chunk_reserve(cs, cs->cur_chunk))
+					return -ENOMEM;
+			}
+			budget = (size_t)(chunk - into);
+		}
+		size_t n = split ? feed_execs_split(cs, b, &xi, &k, budget) :
+				   feed_execs_one_core(cs, b, &xi, &k, budget);
+		if (chunk)
+			cs->chunks[cs->cur_chunk].insns += n;
+		cs->insns += n;
+	}
+	return cs->oom ? -ENOMEM : 0;
+}
+
+/* B's executions as a batch of instructions in CS's scratch array (OUT shares B's refs). */
+static int expand_execs(struct cachesim *cs, const struct spent_trace_batch *b, struct spent_trace_batch *out)
+{
+	if (ALLOC_GROW(cs->xinsns, b->n_insns, cs->cap_xinsns))
+		return -ENOMEM;
+	struct spent_trace_insn *o = cs->xinsns;
+	for (size_t i = 0; i < b->n_execs; i++) {
+		const struct spent_trace_exec *x = &b->execs[i];
+		for (uint32_t k = 0; k < x->n_insns; k++, o++) {
+			*o = x->insns[k];
+			o->pc |= x->pc_tag;
+			o->tid = x->tid;
+			o->pid = x->pid;
+			o->ref0 += x->ref0;
+		}
+		o[-1].nrefs = (uint8_t)x->last_nrefs;
+	}
+	*out = *b;
+	out->insns = cs->xinsns;
+	out->execs = NULL;
+	out->n_execs = 0;
+	return 0;
+}
+
 int cachesim_feed(struct cachesim *cs, const struct spent_trace_batch *b)
 {
-	return feed_spans(cs, b, NULL);
+	if (!b->execs)
+		return feed_spans(cs, b, NULL);
+	if (cs->n_cores == 1)
+		return feed_execs_spans(cs, b);
+	struct spent_trace_batch ib;
+	int rc = expand_execs(cs, b, &ib);
+	return rc ? rc : feed_spans(cs, &ib, NULL);
 }
 
 /* CS's first i-cache behaves as LEAD's: the same configuration, on one core, reached by
@@ -395,6 +593,13 @@ static bool refs_in_order(const struct spent_trace_batch *b)
 
 int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spent_trace_batch *b)
 {
+	struct spent_trace_batch ib;
+	if (b->execs && n > 1) {	/* the shared i-cache walk indexes instructions */
+		int rc = expand_execs(sims[0], b, &ib);
+		if (rc)
+			return rc;
+		b = &ib;
+	}
 	bool share = n > 1 && b->n_insns && same_icache(sims[0], sims[0]) && refs_in_order(b);
 	for (size_t k = 1; share && k < n; k++)
 		share = same_icache(sims[k], sims[0]);

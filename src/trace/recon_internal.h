@@ -109,6 +109,15 @@ struct recon {
 	size_t n_refs, cap_refs;
 	struct spent_trace_event *evs;
 	size_t n_evs, cap_evs;
+	/* batches of executions (want_execs): the executions, and the instructions the slow
+	 * replay writes (insns[0 .. n_slow), pointed to by their executions at the batch's end;
+	 * n_insns then counts every instruction of the batch) */
+	int want_execs;
+	struct spent_trace_exec *execs;
+	size_t n_execs, cap_execs, n_slow, n_slow_execs;
+	/* superblocks replaced during the batch: its executions may point to their templates,
+	 * so they are freed when the next batch starts */
+	struct recon_sb *dead;
 	/* totals */
 	uint64_t emitted, n_refs_total, n_chunks, decode_mismatches, max_insns;
 	int hit_max, finished, err;

@@ -37,7 +37,8 @@ static int sb_insert(struct recon *r, struct recon_sb *sb)
 			struct recon_sb *old = *pp;
 			sb->next = old->next;
 			*pp = sb;
-			free(old);
+			old->next = r->dead;	/* the batch's executions may point to it */
+			r->dead = old;
 			r->p.sb_gen++;
 			r->p.prev_succ = NULL;
 			return 0;

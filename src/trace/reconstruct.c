@@ -102,6 +102,23 @@ static __attribute__((noinline)) void insns_from_templates(struct spent_trace_in
 		insn_from_template(&out[k], &tm[k], tid, pid_rbase);
 }
 
+/* An execution of N instructions of templates TM (NULL: the slow replay's, insns[SLOW0..),
+ * pointed to at the batch's end) whose references start at REF0 (batches of executions). */
+static inline void push_exec(struct recon *r, const struct spent_trace_insn *tm, uint32_t n,
+			     uint32_t ref0, uint32_t tid, uint32_t last_nrefs, size_t slow0)
+{
+	struct spent_trace_exec *x = &r->execs[r->n_execs++];
+	x->insns = tm;
+	x->n_insns = n;
+	x->ref0 = ref0;
+	x->tid = tid;
+	x->pid = r->p.pid;
+	x->pc_tag = 0;
+	x->last_nrefs = last_nrefs;
+	x->reserved = (uint32_t)slow0;
+	r->n_slow_execs += tm == NULL;
+}
+
 /* Run superblock SB up to exit X (whose prefix has no guarded access) for thread T: the
  * instructions are copies of its templates, the references follow from its sites' values. */
 static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb,
@@ -130,12 +147,16 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	}
 	uint32_t rbase = (uint32_t)r->n_refs, tid = t->tid;
 	const struct spent_trace_insn *restrict tm = sb->tmpl;
-	struct spent_trace_insn *restrict in = r->insns + r->n_insns;
+	struct spent_trace_insn *in = r->insns + r->n_insns;
 	n = x->n_insns;
 	uint64_t pid_rbase = (uint64_t)r->p.pid << 32 | rbase;
-	for (uint32_t k = 0; k < n; k++)
-		insn_from_template(&in[k], &tm[k], tid, pid_rbase);
-	in[n - 1].nrefs = x->last_nrefs;
+	if (r->want_execs) {
+		push_exec(r, tm, n, rbase, tid, x->last_nrefs, 0);
+	} else {
+		for (uint32_t k = 0; k < n; k++)
+			insn_from_template(&in[k], &tm[k], tid, pid_rbase);
+		in[n - 1].nrefs = x->last_nrefs;
+	}
 	const struct recon_acc *restrict a = sb->acc;
 	struct spent_trace_ref *restrict rf = r->refs + r->n_refs;
 	n = x->n_refs;
@@ -151,6 +172,9 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	t->pc = target;
 	return 0;
 }
+
+static int slow_replay(struct recon *r, struct recon_thread *t, struct recon_sb *sb, uint8_t e,
+		       size_t *wc, size_t w0, uint32_t rbase);
 
 /* Run one superblock execution of thread T whose exit byte is E. */
 static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
@@ -171,8 +195,12 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 		return recon_fail(r, -EBADMSG, "corrupt log: thread %u enters 0x%llx, which no superblock record "
 			     "describes (chunk in block at byte %llu)", t->tid,
 			     (unsigned long long)t->pc, (unsigned long long)r->d_block);
-	if ((r->n_insns + sb->n_imarks > r->cap_insns &&
-	     ALLOC_GROW(r->insns, r->n_insns + sb->n_imarks, r->cap_insns) < 0) ||
+	/* where the slow replay writes its instructions: after the batch's (a batch of
+	 * executions: after the slow replay's earlier ones, references relative to its own) */
+	size_t *wc = r->want_execs ? &r->n_slow : &r->n_insns, w0 = *wc;
+	uint32_t rbase = r->want_execs ? (uint32_t)r->n_refs : 0;
+	if ((*wc + sb->n_imarks > r->cap_insns &&
+	     ALLOC_GROW(r->insns, *wc + sb->n_imarks, r->cap_insns) < 0) ||
 	    (r->n_refs + sb->n_ops > r->cap_refs &&
 	     ALLOC_GROW(r->refs, r->n_refs + sb->n_ops, r->cap_refs) < 0))
 		return -ENOMEM;
@@ -182,6 +210,17 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 		return run_fast(r, t, sb, &sb->exits[e]);
 	}
 	r->p.prev_succ = &sb->succ;
+	int err = slow_replay(r, t, sb, e, wc, w0, rbase);
+	if (r->want_execs && *wc > w0)
+		push_exec(r, NULL, (uint32_t)(*wc - w0), rbase, t->tid, r->insns[*wc - 1].nrefs, w0);
+	return err;
+}
+
+/* Interpret superblock SB op by op for thread T up to exit E, writing its instructions at
+ * insns[*WC] on (references relative to RBASE). */
+static int slow_replay(struct recon *r, struct recon_thread *t, struct recon_sb *sb, uint8_t e,
+		       size_t *wc, size_t w0, uint32_t rbase)
+{
 	uint32_t site = 0;
 	for (uint32_t i = 0; i < sb->n_ops; i++) {
 		const struct log_op *o = &sb->ops[i];
@@ -190,14 +229,15 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 				r->hit_max = 1;
 				return 0;
 			}
-			struct spent_trace_insn *in = &r->insns[r->n_insns++];
+			struct spent_trace_insn *in = &r->insns[(*wc)++];
 			in->pc = o->val;
-			in->tid = t->tid;
-			in->pid = r->p.pid;
+			in->tid = r->want_execs ? 0 : t->tid;
+			in->pid = r->want_execs ? 0 : r->p.pid;
 			in->len = (uint8_t)o->size;
 			in->nrefs = 0;
 			in->flags = sb->iflags[i];
-			in->ref0 = (uint32_t)r->n_refs;
+			in->ref0 = (uint32_t)r->n_refs - rbase;
+			r->n_insns += r->want_execs;
 			r->emitted++;
 		} else if (o->kind == LOG_OP_ACCESS) {
 			uint64_t addr, guard = 1;
@@ -212,14 +252,14 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 				r->roots[o->arg] = site_value(sb, site++, o, r->vals[r->d_vi++]);
 			}
 			addr = (o->flags & LOG_OPF_CONST) ? o->val : r->roots[o->arg] + o->val;
-			if (!guard || r->n_insns == 0)
+			if (!guard || *wc == w0)
 				continue;
 			struct spent_trace_ref *rf = &r->refs[r->n_refs++];
 			rf->addr = addr;
 			rf->size = o->size;
 			rf->kind = (o->flags & LOG_OPF_READ) && (o->flags & LOG_OPF_WRITE) ? SPENT_TRACE_REF_MODIFY :
 				   (o->flags & LOG_OPF_WRITE) ? SPENT_TRACE_REF_WRITE : SPENT_TRACE_REF_READ;
-			r->insns[r->n_insns - 1].nrefs++;
+			r->insns[*wc - 1].nrefs++;
 			r->n_refs_total++;
 		} else if (o->kind == LOG_OP_EXIT) {
 			if (o->arg == e) {
@@ -264,6 +304,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 	uint64_t vi = r->d_vi, nv = r->d_nvals, pc = t->pc, gen = r->p.sb_gen, ni0 = ni;
 	uint32_t ci = r->d_ci, ci0 = ci, nctl = r->d_nctl, tid = t->tid;
 	const uint64_t pid_hi = (uint64_t)r->p.pid << 32;
+	const int execs = r->want_execs;
 
 	while (ci < nctl && ni < BATCH_INSNS) {
 		struct recon_sb *sb;
@@ -296,9 +337,14 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 				roots[site[s].root] = v;
 		}
 		const struct spent_trace_insn *tm = sb->tmpl;
-		insns_from_templates(insns + ni, tm, x->n_insns, tid, pid_hi | nr);
-		ni += x->n_insns;
-		insns[ni - 1].nrefs = x->last_nrefs;
+		if (execs) {
+			push_exec(r, tm, x->n_insns, (uint32_t)nr, tid, x->last_nrefs, 0);
+			ni += x->n_insns;
+		} else {
+			insns_from_templates(insns + ni, tm, x->n_insns, tid, pid_hi | nr);
+			ni += x->n_insns;
+			insns[ni - 1].nrefs = x->last_nrefs;
+		}
 		const struct recon_acc *a = sb->acc;
 		for (uint32_t k = 0; k < x->n_refs; k++, nr++) {
 			refs[nr].addr = a[k].root == RECON_ROOT_NONE ? a[k].off : roots[a[k].root] + a[k].off;
@@ -327,7 +373,8 @@ static int run_data(struct recon *r)
 		return -ENOMEM;
 	/* room for a whole batch and its last superblock, so the template loop needs no checks */
 	if (ALLOC_GROW(r->insns, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_insns) < 0 ||
-	    ALLOC_GROW(r->refs, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_refs) < 0)
+	    ALLOC_GROW(r->refs, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_refs) < 0 ||
+	    (r->want_execs && ALLOC_GROW(r->execs, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_execs) < 0))
 		return -ENOMEM;
 	while (r->d_ci < r->d_nctl && r->n_insns < BATCH_INSNS && !r->hit_max) {
 		if (!r->max_insns && run_templates(r, t) > 0)
@@ -599,13 +646,23 @@ static int on_record(struct recon *r, const struct log_record *rec)
 	}
 }
 
+static void free_dead(struct recon *r)
+{
+	for (struct recon_sb *s = r->dead, *nx; s; s = nx) {
+		nx = s->next;
+		free(s);
+	}
+	r->dead = NULL;
+}
+
 static int recon_next(void *state, struct spent_trace_batch *out)
 {
 	struct recon *r = state;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	r->n_insns = r->n_refs = r->n_evs = 0;
+	r->n_insns = r->n_refs = r->n_evs = r->n_execs = r->n_slow = r->n_slow_execs = 0;
+	free_dead(r);
 	if (r->finished)
 		return r->err;
 	out->first_index = r->emitted;
@@ -638,6 +695,18 @@ static int recon_next(void *state, struct spent_trace_batch *out)
 	}
 	out->insns = r->insns;
 	out->n_insns = r->n_insns;
+	if (r->want_execs) {
+		/* the slow replay's instructions stay put from here on */
+		for (size_t i = 0; r->n_slow_execs && i < r->n_execs; i++)
+			if (!r->execs[i].insns) {
+				r->execs[i].insns = r->insns + r->execs[i].reserved;
+				r->execs[i].reserved = 0;
+				r->n_slow_execs--;
+			}
+		out->insns = NULL;
+		out->execs = r->execs;
+		out->n_execs = r->n_execs;
+	}
 	out->refs = r->refs;
 	out->n_refs = r->n_refs;
 	out->events = r->evs;
@@ -663,6 +732,8 @@ static void recon_free(void *state)
 		r->p = r->procs[i];
 		proc_release(r);
 	}
+	free_dead(r);
+	free(r->execs);
 	free(r->procs);
 	free(r->vals);
 	free(r->insns);
@@ -681,8 +752,16 @@ static int recon_progress(void *state, uint64_t *done, uint64_t *total)
 	return 0;
 }
 
+static int recon_want_execs(void *state)
+{
+	struct recon *r = state;
+	r->want_execs = 1;
+	return 0;
+}
+
 static const struct spent_trace_source_ops recon_ops = {
 	.name = "patchwrx-log",
+	.want_execs = recon_want_execs,
 	.next = recon_next,
 	.error = recon_error,
 	.free = recon_free,
