@@ -116,7 +116,10 @@ struct spent_trace_exec {
 	/* references of insns[n_insns - 1] here: fewer than its nrefs when the execution left
 	 * the superblock by a side exit inside that instruction */
 	uint32_t last_nrefs;
-	uint32_t reserved;
+	/* the superblock's number: the same for every execution of one superblock (insns the
+	 * same array), never given to another by this source; a sink may keep what it derives
+	 * from insns by it. 0: none (derive nothing). */
+	uint32_t block;
 };
 
 struct spent_trace_batch {

@@ -155,6 +155,78 @@ fail:
 	return rc;
 }
 
+/* Per superblock (spent_trace_exec.block), the instructions of its templates whose fetch
+ * needs a look at the i-stream's first cache: the first, and each one not inside the line of
+ * the previous one's last byte (or crossing into a second line). Every other one is a hit in
+ * the line its predecessor's fetch just left at the front of its set, which changes nothing,
+ * as long as no data reference can reach that cache (feed_execs_split). */
+struct fetch_plan {
+	uint32_t off;		/* its instructions to look up: fetch_plans.pts[off ..] */
+	uint16_t n_insns;	/* instructions covered (0: no plan yet) */
+	uint16_t n_pts;
+};
+/* an instruction to look up, with what the lookup needs: the walk reads no template (the
+ * superblocks' descriptions are spread over the heap; the plans are packed) */
+struct fetch_point {
+	uint64_t pc;
+	uint16_t k;		/* its number in the superblock */
+	uint16_t len;
+};
+struct fetch_plans {
+	struct fetch_plan *plan;	/* by block number */
+	size_t n_plan;
+	struct fetch_point *pts;
+	size_t n_pts, cap_pts;
+};
+#define FETCH_PLAN_MAX_BLOCKS (1u << 24)	/* beyond: no plan (a source numbering sparsely) */
+
+static void fetch_plans_free(struct fetch_plans *fp)
+{
+	if (!fp)
+		return;
+	free(fp->plan);
+	free(fp->pts);
+	free(fp);
+}
+
+/* The plan of execution X's superblock covering its instructions, made when missing or too
+ * short; NULL when there is none (no block number, no memory: fetch one by one). */
+static const struct fetch_plan *fetch_plan_get(struct cachesim *cs, const struct spent_trace_exec *x,
+					       uint32_t line_shift)
+{
+	struct fetch_plans *fp = cs->plans;
+	if (!x->block || x->block >= FETCH_PLAN_MAX_BLOCKS || x->n_insns > UINT16_MAX)
+		return NULL;
+	if (fp && x->block < fp->n_plan && fp->plan[x->block].n_insns >= x->n_insns)
+		return &fp->plan[x->block];
+	if (!fp && !(fp = cs->plans = calloc(1, sizeof(*fp))))
+		return NULL;
+	if (x->block >= fp->n_plan) {
+		size_t old = fp->n_plan;
+		if (ALLOC_GROW(fp->plan, (size_t)x->block + 1, fp->n_plan))
+			return NULL;
+		memset(fp->plan + old, 0, (fp->n_plan - old) * sizeof(*fp->plan));
+	}
+	if (ALLOC_GROW(fp->pts, fp->n_pts + x->n_insns, fp->cap_pts))
+		return NULL;
+	struct fetch_plan *p = &fp->plan[x->block];
+	const struct spent_trace_insn *tm = x->insns;
+	p->off = (uint32_t)fp->n_pts;
+	p->n_pts = 0;
+	uint64_t prev_last = 0;
+	for (uint32_t k = 0; k < x->n_insns; k++) {
+		uint64_t first = tm[k].pc >> line_shift;
+		uint64_t last = (tm[k].pc + (tm[k].len ? tm[k].len : 1) - 1) >> line_shift;
+		if (k == 0 || first != prev_last || last != first)
+			fp->pts[fp->n_pts + p->n_pts++] =
+				(struct fetch_point){ tm[k].pc, (uint16_t)k, tm[k].len };
+		prev_last = last;
+	}
+	fp->n_pts += p->n_pts;
+	p->n_insns = (uint16_t)x->n_insns;
+	return p;
+}
+
 void cachesim_free(struct cachesim *cs)
 {
 	if (!cs)
@@ -169,6 +241,7 @@ void cachesim_free(struct cachesim *cs)
 	free(cs->tids);
 	free(cs->imiss);
 	free(cs->xinsns);
+	fetch_plans_free(cs->plans);
 	free(cs);
 }
 
@@ -455,6 +528,35 @@ static size_t feed_execs_split(struct cachesim *cs, const struct spent_trace_bat
 		if (kend - k0 > budget - fed)
 			kend = k0 + (uint32_t)(budget - fed);
 		fed += kend - k0;
+		const struct fetch_plan *plan = fetch_plan_get(cs, x, ic->line_shift);
+		if (plan) {
+			const struct fetch_point *pt = cs->plans->pts + plan->off, *pt_end = pt + plan->n_pts;
+			while (pt < pt_end && pt->k < k0)
+				pt++;
+			/* the instructions between the looked-up ones hit */
+			memo_hits += kend - k0;
+			for (; pt < pt_end && pt->k < kend; pt++) {
+				uint64_t pc = pt->pc | tag, d = pc - memo_at;
+				uint32_t len = pt->len;
+				if (d < memo_len && d + len <= memo_len)
+					continue;
+				memo_hits--;
+				if (cache_fast_hit(ic, pc, len, OP_IFETCH) ||
+				    cache_lru_hit(ic, pc, len, OP_IFETCH)) {
+					memo_at = (pc + (len ? len : 1) - 1) & ~(line - 1);
+					memo_len = line;
+				} else {
+					size_t r = exec_ref(x, pt->k);
+					feed_data(cs, b, rdone, r);
+					rdone = r;
+					hierarchy_access(cs, 0, ic, pc, len, OP_IFETCH);
+					memo_len = 0;
+				}
+			}
+			if ((inside = kend < x->n_insns))
+				break;
+			continue;
+		}
 		for (uint32_t j = k0; j < kend; j++) {
 			uint64_t pc = tm[j].pc | tag, d = pc - memo_at;
 			uint32_t len = tm[j].len;

@@ -99,6 +99,7 @@ struct cachesim {
 	 * (several cores, cachesim_feed_group) */
 	struct spent_trace_insn *xinsns;
 	size_t cap_xinsns;
+	struct fetch_plans *plans;	/* per superblock: its fetches that need a lookup */
 };
 
 #define MRU_NONE UINT32_MAX

@@ -41,6 +41,7 @@ struct recon_site {		/* a value the superblock logs, in stream order */
 struct recon_sb {
 	struct recon_sb *next;	/* hash chain */
 	uint64_t key;
+	uint32_t id;		/* spent_trace_exec.block: 1, 2, ... in order of description */
 	uint32_t n_ops, n_roots, n_imarks, n_sites;
 	struct log_op *ops;
 	/* fast replay (fast != 0): per exit (side exits 0..n_exits-1, then END) its prefix;
@@ -118,6 +119,7 @@ struct recon {
 	/* superblocks replaced during the batch: its executions may point to their templates,
 	 * so they are freed when the next batch starts */
 	struct recon_sb *dead;
+	uint32_t n_sb_ids;	/* superblock numbers given */
 	/* totals */
 	uint64_t emitted, n_refs_total, n_chunks, decode_mismatches, max_insns;
 	int hit_max, finished, err;

@@ -208,6 +208,7 @@ int recon_on_code(struct recon *r, const struct log_record *rec)
 	if (!sb)
 		return -ENOMEM;
 	sb->key = c.key;
+	sb->id = ++r->n_sb_ids ? r->n_sb_ids : 0;	/* 0 after 2^32 descriptions: none */
 	sb->n_ops = c.n_ops;
 	sb->n_roots = c.n_roots;
 	sb->n_sites = n_sites;

@@ -102,11 +102,13 @@ static __attribute__((noinline)) void insns_from_templates(struct spent_trace_in
 		insn_from_template(&out[k], &tm[k], tid, pid_rbase);
 }
 
-/* An execution of N instructions of templates TM (NULL: the slow replay's, insns[SLOW0..),
- * pointed to at the batch's end) whose references start at REF0 (batches of executions). */
-static inline void push_exec(struct recon *r, const struct spent_trace_insn *tm, uint32_t n,
+/* An execution of N instructions of the templates of SB (NULL: the slow replay's,
+ * insns[SLOW0..), pointed to at the batch's end, .block holding SLOW0 until then) whose
+ * references start at REF0 (batches of executions). */
+static inline void push_exec(struct recon *r, const struct recon_sb *sb, uint32_t n,
 			     uint32_t ref0, uint32_t tid, uint32_t last_nrefs, size_t slow0)
 {
+	const struct spent_trace_insn *tm = sb ? sb->tmpl : NULL;
 	struct spent_trace_exec *x = &r->execs[r->n_execs++];
 	x->insns = tm;
 	x->n_insns = n;
@@ -115,7 +117,7 @@ static inline void push_exec(struct recon *r, const struct spent_trace_insn *tm,
 	x->pid = r->p.pid;
 	x->pc_tag = 0;
 	x->last_nrefs = last_nrefs;
-	x->reserved = (uint32_t)slow0;
+	x->block = sb ? sb->id : (uint32_t)slow0;
 	r->n_slow_execs += tm == NULL;
 }
 
@@ -151,7 +153,7 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	n = x->n_insns;
 	uint64_t pid_rbase = (uint64_t)r->p.pid << 32 | rbase;
 	if (r->want_execs) {
-		push_exec(r, tm, n, rbase, tid, x->last_nrefs, 0);
+		push_exec(r, sb, n, rbase, tid, x->last_nrefs, 0);
 	} else {
 		for (uint32_t k = 0; k < n; k++)
 			insn_from_template(&in[k], &tm[k], tid, pid_rbase);
@@ -338,7 +340,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 		}
 		const struct spent_trace_insn *tm = sb->tmpl;
 		if (execs) {
-			push_exec(r, tm, x->n_insns, (uint32_t)nr, tid, x->last_nrefs, 0);
+			push_exec(r, sb, x->n_insns, (uint32_t)nr, tid, x->last_nrefs, 0);
 			ni += x->n_insns;
 		} else {
 			insns_from_templates(insns + ni, tm, x->n_insns, tid, pid_hi | nr);
@@ -699,8 +701,8 @@ static int recon_next(void *state, struct spent_trace_batch *out)
 		/* the slow replay's instructions stay put from here on */
 		for (size_t i = 0; r->n_slow_execs && i < r->n_execs; i++)
 			if (!r->execs[i].insns) {
-				r->execs[i].insns = r->insns + r->execs[i].reserved;
-				r->execs[i].reserved = 0;
+				r->execs[i].insns = r->insns + r->execs[i].block;
+				r->execs[i].block = 0;
 				r->n_slow_execs--;
 			}
 		out->insns = NULL;
