@@ -26,8 +26,11 @@ struct recon_exit {
 	uint8_t last_nrefs;	/* references of its last instruction before the exit */
 	uint64_t target;	/* where control goes (END with INDIRECT: the last site's value) */
 };
-#define RECON_ROOT_NONE UINT32_MAX	/* recon_acc: constant address; recon_site: the END target */
-struct recon_acc {		/* an unguarded access: address = roots[root] + off, or off */
+#define RECON_ROOT_NONE UINT32_MAX	/* recon_site: the END target */
+/* recon_acc: a constant address, roots[] of the fast replay's one root that is never set (0),
+ * so every address is one add without a branch */
+#define RECON_ROOT_ZERO LOG_CODE_MAX_OPS
+struct recon_acc {		/* an unguarded access: address = roots[root] + off */
 	uint64_t off;
 	uint32_t root;
 	uint16_t size;
@@ -124,7 +127,7 @@ struct recon {
 	uint64_t emitted, n_refs_total, n_chunks, decode_mismatches, max_insns;
 	int hit_max, finished, err;
 	char msg[400];
-	uint64_t roots[LOG_CODE_MAX_OPS];
+	uint64_t roots[LOG_CODE_MAX_OPS + 1];	/* and RECON_ROOT_ZERO */
 };
 
 /* Set r->msg from FMT; returns ERR. */

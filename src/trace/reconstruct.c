@@ -163,7 +163,7 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	struct spent_trace_ref *restrict rf = r->refs + r->n_refs;
 	n = x->n_refs;
 	for (uint32_t k = 0; k < n; k++) {
-		rf[k].addr = a[k].root == RECON_ROOT_NONE ? a[k].off : roots[a[k].root] + a[k].off;
+		rf[k].addr = roots[a[k].root] + a[k].off;
 		rf[k].size = a[k].size;
 		rf[k].kind = a[k].kind;
 	}
@@ -325,6 +325,15 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 		    nv - vi < sb->exits[e].n_sites)
 			break;
 		struct recon_exit *x = &sb->exits[e];
+		/* the superblock that followed this exit last time nearly always follows again: its
+		 * header and hot state (recon_sb.c puts them together) start coming into the
+		 * host's caches while this one is replayed, instead of one dependent miss after
+		 * another along the chain */
+		const char *nsb = (const char *)x->succ.sb;
+		__builtin_prefetch(nsb);
+		__builtin_prefetch(nsb + 64);
+		__builtin_prefetch(nsb + 128);
+		__builtin_prefetch(nsb + 192);
 		const struct recon_site *site = sb->sites;
 		uint64_t *last = sb->last, target = x->target;
 		for (uint32_t s = 0; s < x->n_sites; s++) {
@@ -349,7 +358,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 		}
 		const struct recon_acc *a = sb->acc;
 		for (uint32_t k = 0; k < x->n_refs; k++, nr++) {
-			refs[nr].addr = a[k].root == RECON_ROOT_NONE ? a[k].off : roots[a[k].root] + a[k].off;
+			refs[nr].addr = roots[a[k].root] + a[k].off;
 			refs[nr].size = a[k].size;
 			refs[nr].kind = a[k].kind;
 		}
