@@ -110,16 +110,18 @@ struct spent_trace_exec {
 	 * as the batch's arrays are. */
 	const struct spent_trace_insn *insns;
 	uint32_t n_insns;
-	uint32_t ref0;		/* the first reference of the execution in the batch's refs */
-	uint32_t tid, pid;
-	uint64_t pc_tag;	/* or'ed into every pc (spent_trace_source_select's process tag) */
+	/* its references: refs[ref0 .. ref0 + n_refs) of the batch, right after the previous
+	 * execution's (a batch's executions' references are in stream order) */
+	uint32_t ref0, n_refs;
 	/* references of insns[n_insns - 1] here: fewer than its nrefs when the execution left
 	 * the superblock by a side exit inside that instruction */
 	uint32_t last_nrefs;
+	uint32_t tid, pid;
 	/* the superblock's number: the same for every execution of one superblock (insns the
 	 * same array), never given to another by this source; a sink may keep what it derives
 	 * from insns by it. 0: none (derive nothing). */
 	uint32_t block;
+	uint64_t pc_tag;	/* or'ed into every pc (spent_trace_source_select's process tag) */
 };
 
 struct spent_trace_batch {

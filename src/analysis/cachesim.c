@@ -501,9 +501,7 @@ out:
 /* The first reference of instruction K of execution X (K = n_insns: after its last). */
 static size_t exec_ref(const struct spent_trace_exec *x, uint32_t k)
 {
-	if (k < x->n_insns)
-		return x->ref0 + x->insns[k].ref0;
-	return x->ref0 + x->insns[k - 1].ref0 + x->last_nrefs;
+	return x->ref0 + (k < x->n_insns ? x->insns[k].ref0 : x->n_refs);
 }
 
 /* feed_execs_one_core when no data reference can reach the i-stream's first cache: that
@@ -598,7 +596,7 @@ static bool exec_refs_in_order(const struct spent_trace_batch *b)
 	for (size_t i = 0; i < b->n_execs; i++) {
 		const struct spent_trace_exec *x = &b->execs[i];
 		ok &= x->n_insns > 0 && x->ref0 == next;
-		next = x->n_insns ? exec_ref(x, x->n_insns) : next;
+		next += x->n_refs;
 	}
 	return ok && next <= b->n_refs;
 }

@@ -106,13 +106,14 @@ static __attribute__((noinline)) void insns_from_templates(struct spent_trace_in
  * insns[SLOW0..), pointed to at the batch's end, .block holding SLOW0 until then) whose
  * references start at REF0 (batches of executions). */
 static inline void push_exec(struct recon *r, const struct recon_sb *sb, uint32_t n,
-			     uint32_t ref0, uint32_t tid, uint32_t last_nrefs, size_t slow0)
+			     uint32_t ref0, uint32_t n_refs, uint32_t tid, uint32_t last_nrefs, size_t slow0)
 {
 	const struct spent_trace_insn *tm = sb ? sb->tmpl : NULL;
 	struct spent_trace_exec *x = &r->execs[r->n_execs++];
 	x->insns = tm;
 	x->n_insns = n;
 	x->ref0 = ref0;
+	x->n_refs = n_refs;
 	x->tid = tid;
 	x->pid = r->p.pid;
 	x->pc_tag = 0;
@@ -153,7 +154,7 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	n = x->n_insns;
 	uint64_t pid_rbase = (uint64_t)r->p.pid << 32 | rbase;
 	if (r->want_execs) {
-		push_exec(r, sb, n, rbase, tid, x->last_nrefs, 0);
+		push_exec(r, sb, n, rbase, x->n_refs, tid, x->last_nrefs, 0);
 	} else {
 		for (uint32_t k = 0; k < n; k++)
 			insn_from_template(&in[k], &tm[k], tid, pid_rbase);
@@ -214,7 +215,8 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 	r->p.prev_succ = &sb->succ;
 	int err = slow_replay(r, t, sb, e, wc, w0, rbase);
 	if (r->want_execs && *wc > w0)
-		push_exec(r, NULL, (uint32_t)(*wc - w0), rbase, t->tid, r->insns[*wc - 1].nrefs, w0);
+		push_exec(r, NULL, (uint32_t)(*wc - w0), rbase, (uint32_t)r->n_refs - rbase, t->tid,
+			  r->insns[*wc - 1].nrefs, w0);
 	return err;
 }
 
@@ -349,7 +351,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 		}
 		const struct spent_trace_insn *tm = sb->tmpl;
 		if (execs) {
-			push_exec(r, sb, x->n_insns, (uint32_t)nr, tid, x->last_nrefs, 0);
+			push_exec(r, sb, x->n_insns, (uint32_t)nr, x->n_refs, tid, x->last_nrefs, 0);
 			ni += x->n_insns;
 		} else {
 			insns_from_templates(insns + ni, tm, x->n_insns, tid, pid_hi | nr);

@@ -101,12 +101,6 @@ static int uniform_batch(struct select_state *s, const struct spent_trace_batch 
 	return 1;
 }
 
-/* References of execution X (in order: its last instruction's are the last). */
-static size_t exec_refs(const struct spent_trace_exec *x)
-{
-	return x->insns[x->n_insns - 1].ref0 + x->last_nrefs;
-}
-
 /* uniform_batch for a batch of executions: the tag goes into each execution's pc_tag. */
 static int uniform_execs(struct select_state *s, const struct spent_trace_batch *b,
 			 struct spent_trace_batch *out)
@@ -190,7 +184,7 @@ static int filter_execs(struct select_state *s, const struct spent_trace_batch *
 		if (!p->picked)
 			continue;
 		uint64_t tag = trace_select_tag(s->flags, p->number);
-		size_t n = exec_refs(x);
+		size_t n = x->n_refs;
 		s->execs[nx] = *x;
 		s->execs[nx].pc_tag |= tag;
 		s->execs[nx++].ref0 = (uint32_t)nr;
