@@ -305,6 +305,44 @@ static void record_imiss(struct cachesim *cs, size_t index)
 	cs->imiss[cs->n_imiss++] = (uint32_t)index;
 }
 
+/* A one-core walk's fetch memo: a line known to be the most recent way of its set in the
+ * i-stream's first cache (first byte, size; size 0: none), and the fetches counted as hits in
+ * it without a lookup. Kept in registers by the walks; cs->imemo_* between batches. */
+struct fetch_memo {
+	uint64_t at, len, line, hits;
+};
+
+static inline struct fetch_memo memo_begin(const struct cachesim *cs, const struct cache *ic)
+{
+	return (struct fetch_memo){ cs->imemo_at, cs->imemo_len, 1ull << ic->line_shift, 0 };
+}
+
+static inline void memo_end(struct cachesim *cs, struct cache *ic, const struct fetch_memo *m)
+{
+	ic->st.accesses += m->hits;
+	ic->st.ifetches += m->hits;
+	cs->imemo_at = m->at;
+	cs->imemo_len = m->len;
+}
+
+/* The fetch of [PC, PC+LEN) when it hits: in the memo's line, or inline in the cache (the
+ * memo then moves to the line of its last byte, now the front of its set). false: it must go
+ * down the hierarchy (the caller's walk does that and clears the memo). */
+static inline bool fetch_hit(struct cache *ic, struct fetch_memo *m, uint64_t pc, uint32_t len)
+{
+	uint64_t d = pc - m->at;
+	if (d < m->len && d + len <= m->len) {
+		m->hits++;
+		return true;
+	}
+	if (cache_fast_hit(ic, pc, len, OP_IFETCH) || cache_lru_hit(ic, pc, len, OP_IFETCH)) {
+		m->at = (pc + (len ? len : 1) - 1) & ~(m->line - 1);
+		m->len = m->line;
+		return true;
+	}
+	return false;
+}
+
 /* Instructions [I, I+N) of B on one core. A fetch within the line of the previous fetch is a
  * hit in the most recent way of its set (the memo), unless a miss elsewhere may have reached
  * that cache since: it is counted without a lookup, which spares most fetches (several
@@ -313,23 +351,12 @@ static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b
 {
 	struct hierarchy *h = &cs->cores[0];
 	struct cache *ic = h->ipath, *dc = h->dpath;
-	uint64_t line = 1ull << ic->line_shift, memo_hits = 0;
-	/* a fetch is inside the memo's line when its offset from the line's first byte and its
-	 * end are within memo_len (0: no memo) */
-	uint64_t memo_at = cs->imemo_at, memo_len = cs->imemo_len;
+	struct fetch_memo m = memo_begin(cs, ic);
 	for (const struct spent_trace_insn *in = &b->insns[i], *end = in + n; in < end; in++) {
-		uint64_t d = in->pc - memo_at;
-		if (d < memo_len && d + in->len <= memo_len) {
-			memo_hits++;
-		} else if (cache_fast_hit(ic, in->pc, in->len, OP_IFETCH) ||
-			   cache_lru_hit(ic, in->pc, in->len, OP_IFETCH)) {
-			/* the line of the fetch's last byte is now the front of its set */
-			memo_at = (in->pc + (in->len ? in->len : 1) - 1) & ~(line - 1);
-			memo_len = line;
-		} else {
+		if (!fetch_hit(ic, &m, in->pc, in->len)) {
 			uint64_t misses = ic->st.misses;
 			hierarchy_access(cs, 0, ic, in->pc, in->len, OP_IFETCH);
-			memo_len = 0;
+			m.len = 0;
 			if (cs->rec_imiss && ic->st.misses != misses)
 				record_imiss(cs, (size_t)(in - b->insns));
 		}
@@ -341,14 +368,11 @@ static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b
 				if (!cache_lru_hit(dc, r->addr, r->size, op))
 					hierarchy_access(cs, 0, dc, r->addr, r->size, op);
 				if (cs->data_reaches_i)
-					memo_len = 0;
+					m.len = 0;
 			}
 		}
 	}
-	ic->st.accesses += memo_hits;
-	ic->st.ifetches += memo_hits;
-	cs->imemo_at = memo_at;
-	cs->imemo_len = memo_len;
+	memo_end(cs, ic, &m);
 }
 
 /* Instructions [I, I+N) of B with private hierarchies per core and coherence. */
@@ -443,8 +467,7 @@ static size_t feed_execs_one_core(struct cachesim *cs, const struct spent_trace_
 {
 	struct hierarchy *h = &cs->cores[0];
 	struct cache *ic = h->ipath, *dc = h->dpath;
-	uint64_t line = 1ull << ic->line_shift, memo_hits = 0;
-	uint64_t memo_at = cs->imemo_at, memo_len = cs->imemo_len;
+	struct fetch_memo m = memo_begin(cs, ic);
 	const bool data_reaches_i = cs->data_reaches_i;
 	size_t fed = 0, i = *xi;
 	uint32_t k0 = *k;
@@ -459,17 +482,9 @@ static size_t feed_execs_one_core(struct cachesim *cs, const struct spent_trace_
 		}
 		fed += kend - k0;
 		for (uint32_t j = k0; j < kend; j++) {
-			uint64_t pc = tm[j].pc | tag, d = pc - memo_at;
-			uint32_t len = tm[j].len;
-			if (d < memo_len && d + len <= memo_len) {
-				memo_hits++;
-			} else if (cache_fast_hit(ic, pc, len, OP_IFETCH) ||
-				   cache_lru_hit(ic, pc, len, OP_IFETCH)) {
-				memo_at = (pc + (len ? len : 1) - 1) & ~(line - 1);
-				memo_len = line;
-			} else {
-				hierarchy_access(cs, 0, ic, pc, len, OP_IFETCH);
-				memo_len = 0;
+			if (!fetch_hit(ic, &m, tm[j].pc | tag, tm[j].len)) {
+				hierarchy_access(cs, 0, ic, tm[j].pc | tag, tm[j].len, OP_IFETCH);
+				m.len = 0;
 			}
 			uint32_t nrefs = j == n - 1 ? x->last_nrefs : tm[j].nrefs;
 			for (const struct spent_trace_ref *r = refs + tm[j].ref0, *e = r + nrefs; r < e; r++) {
@@ -478,7 +493,7 @@ static size_t feed_execs_one_core(struct cachesim *cs, const struct spent_trace_
 					if (!cache_lru_hit(dc, r->addr, r->size, op))
 						hierarchy_access(cs, 0, dc, r->addr, r->size, op);
 					if (data_reaches_i)
-						memo_len = 0;
+						m.len = 0;
 				}
 			}
 		}
@@ -491,10 +506,7 @@ static size_t feed_execs_one_core(struct cachesim *cs, const struct spent_trace_
 	*xi = i;
 	*k = 0;
 out:
-	ic->st.accesses += memo_hits;
-	ic->st.ifetches += memo_hits;
-	cs->imemo_at = memo_at;
-	cs->imemo_len = memo_len;
+	memo_end(cs, ic, &m);
 	return fed;
 }
 
@@ -502,6 +514,19 @@ out:
 static size_t exec_ref(const struct spent_trace_exec *x, uint32_t k)
 {
 	return x->ref0 + (k < x->n_insns ? x->insns[k].ref0 : x->n_refs);
+}
+
+/* feed_execs_split: the fetch of instruction J of execution X goes down the hierarchy, after
+ * the data references before it (from *RDONE on). */
+static void split_miss(struct cachesim *cs, const struct spent_trace_batch *b,
+		       const struct spent_trace_exec *x, uint32_t j, size_t *rdone, uint64_t tag,
+		       struct fetch_memo *m)
+{
+	size_t r = exec_ref(x, j);
+	feed_data(cs, b, *rdone, r);
+	*rdone = r;
+	hierarchy_access(cs, 0, cs->cores[0].ipath, x->insns[j].pc | tag, x->insns[j].len, OP_IFETCH);
+	m->len = 0;
 }
 
 /* feed_execs_one_core when no data reference can reach the i-stream's first cache: that
@@ -513,8 +538,7 @@ static size_t feed_execs_split(struct cachesim *cs, const struct spent_trace_bat
 			       uint32_t *k, size_t budget)
 {
 	struct cache *ic = cs->cores[0].ipath;
-	uint64_t line = 1ull << ic->line_shift, memo_hits = 0;
-	uint64_t memo_at = cs->imemo_at, memo_len = cs->imemo_len;
+	struct fetch_memo m = memo_begin(cs, ic);
 	size_t fed = 0, i = *xi, rdone = exec_ref(&b->execs[i], *k);
 	uint32_t k0 = *k, kend = 0;
 	bool inside = false;
@@ -531,46 +555,18 @@ static size_t feed_execs_split(struct cachesim *cs, const struct spent_trace_bat
 			const struct fetch_point *pt = cs->plans->pts + plan->off, *pt_end = pt + plan->n_pts;
 			while (pt < pt_end && pt->k < k0)
 				pt++;
-			/* the instructions between the looked-up ones hit */
-			memo_hits += kend - k0;
+			/* the instructions between the looked-up ones hit (the looked-up ones count
+			 * themselves) */
+			m.hits += kend - k0;
 			for (; pt < pt_end && pt->k < kend; pt++) {
-				uint64_t pc = pt->pc | tag, d = pc - memo_at;
-				uint32_t len = pt->len;
-				if (d < memo_len && d + len <= memo_len)
-					continue;
-				memo_hits--;
-				if (cache_fast_hit(ic, pc, len, OP_IFETCH) ||
-				    cache_lru_hit(ic, pc, len, OP_IFETCH)) {
-					memo_at = (pc + (len ? len : 1) - 1) & ~(line - 1);
-					memo_len = line;
-				} else {
-					size_t r = exec_ref(x, pt->k);
-					feed_data(cs, b, rdone, r);
-					rdone = r;
-					hierarchy_access(cs, 0, ic, pc, len, OP_IFETCH);
-					memo_len = 0;
-				}
+				m.hits--;
+				if (!fetch_hit(ic, &m, pt->pc | tag, pt->len))
+					split_miss(cs, b, x, pt->k, &rdone, tag, &m);
 			}
-			if ((inside = kend < x->n_insns))
-				break;
-			continue;
-		}
-		for (uint32_t j = k0; j < kend; j++) {
-			uint64_t pc = tm[j].pc | tag, d = pc - memo_at;
-			uint32_t len = tm[j].len;
-			if (d < memo_len && d + len <= memo_len) {
-				memo_hits++;
-			} else if (cache_fast_hit(ic, pc, len, OP_IFETCH) ||
-				   cache_lru_hit(ic, pc, len, OP_IFETCH)) {
-				memo_at = (pc + (len ? len : 1) - 1) & ~(line - 1);
-				memo_len = line;
-			} else {
-				size_t r = exec_ref(x, j);
-				feed_data(cs, b, rdone, r);
-				rdone = r;
-				hierarchy_access(cs, 0, ic, pc, len, OP_IFETCH);
-				memo_len = 0;
-			}
+		} else {
+			for (uint32_t j = k0; j < kend; j++)
+				if (!fetch_hit(ic, &m, tm[j].pc | tag, tm[j].len))
+					split_miss(cs, b, x, j, &rdone, tag, &m);
 		}
 		if ((inside = kend < x->n_insns))	/* the budget ends inside this execution */
 			break;
@@ -580,10 +576,7 @@ static size_t feed_execs_split(struct cachesim *cs, const struct spent_trace_bat
 	/* the data references up to where the fetches stopped */
 	size_t rend = *xi < b->n_execs ? exec_ref(&b->execs[*xi], *k) : exec_ref(&b->execs[i - 1], b->execs[i - 1].n_insns);
 	feed_data(cs, b, rdone, rend);
-	ic->st.accesses += memo_hits;
-	ic->st.ifetches += memo_hits;
-	cs->imemo_at = memo_at;
-	cs->imemo_len = memo_len;
+	memo_end(cs, ic, &m);
 	return fed;
 }
 
