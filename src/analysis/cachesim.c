@@ -717,6 +717,11 @@ int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spe
 	return rc;
 }
 
+bool cachesim_group_reads_execs(struct cachesim *const *sims, size_t n)
+{
+	return n == 1 && sims[0]->n_cores == 1;
+}
+
 void cachesim_finish(struct cachesim *cs)
 {
 	cs->imemo_len = 0;	/* flushed write buffers may reach the i-stream's cache */
