@@ -428,25 +428,34 @@ static void feed_follower(struct cachesim *cs, const struct spent_trace_batch *b
 	feed_data(cs, b, r, end);
 }
 
+/* The instructions left in the current chunk (a new one started when the last is full), or
+ * SIZE_MAX without a time series; 0 on ENOMEM. */
+static size_t chunk_room(struct cachesim *cs)
+{
+	uint64_t chunk = cs->cfg.chunk;
+	if (!chunk)
+		return SIZE_MAX;
+	uint64_t into = cs->insns % chunk;
+	if (into == 0) {
+		cs->cur_chunk = (uint32_t)(cs->insns / chunk);
+		if (chunk_reserve(cs, cs->cur_chunk))
+			return 0;
+	}
+	return (size_t)(chunk - into);
+}
+
 /* The batch in spans that end at chunk boundaries, so the time series costs nothing per
  * instruction. LEAD: feed as cachesim_feed_group's follower of LEAD. */
 static int feed_spans(struct cachesim *cs, const struct spent_trace_batch *b, const struct cachesim *lead)
 {
-	uint64_t chunk = cs->cfg.chunk;
 	size_t k = 0;
 	for (size_t i = 0, n; i < b->n_insns; i += n) {
-		n = b->n_insns - i;
-		if (chunk) {
-			uint64_t into = cs->insns % chunk;
-			if (into == 0) {
-				cs->cur_chunk = (uint32_t)(cs->insns / chunk);
-				if (chunk_reserve(cs, cs->cur_chunk))
-					return -ENOMEM;
-			}
-			if (n > chunk - into)
-				n = (size_t)(chunk - into);
+		size_t room = chunk_room(cs);
+		if (!room)
+			return -ENOMEM;
+		n = b->n_insns - i < room ? b->n_insns - i : room;
+		if (cs->cfg.chunk)
 			cs->chunks[cs->cur_chunk].insns += n;
-		}
 		if (lead)
 			feed_follower(cs, b, i, n, lead, &k);
 		else if (cs->n_cores == 1)
@@ -597,24 +606,16 @@ static bool exec_refs_in_order(const struct spent_trace_batch *b)
 /* A batch of executions on one core, in spans that end at chunk boundaries. */
 static int feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b)
 {
-	uint64_t chunk = cs->cfg.chunk;
 	size_t xi = 0;
 	uint32_t k = 0;
 	bool split = !cs->data_reaches_i && exec_refs_in_order(b);
 	while (xi < b->n_execs) {
-		size_t budget = SIZE_MAX;
-		if (chunk) {
-			uint64_t into = cs->insns % chunk;
-			if (into == 0) {
-				cs->cur_chunk = (uint32_t)(cs->insns / chunk);
-				if (chunk_reserve(cs, cs->cur_chunk))
-					return -ENOMEM;
-			}
-			budget = (size_t)(chunk - into);
-		}
+		size_t budget = chunk_room(cs);
+		if (!budget)
+			return -ENOMEM;
 		size_t n = split ? feed_execs_split(cs, b, &xi, &k, budget) :
 				   feed_execs_one_core(cs, b, &xi, &k, budget);
-		if (chunk)
+		if (cs->cfg.chunk)
 			cs->chunks[cs->cur_chunk].insns += n;
 		cs->insns += n;
 	}

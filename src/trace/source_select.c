@@ -56,6 +56,39 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* Whether batch B's events all belong to process PID, none starting a process, and PID is
+ * picked; then *OUT is B and *TAG its process's tag. 1 yes, 0 no, -ENOMEM. */
+static int uniform_picked(struct select_state *s, const struct spent_trace_batch *b, uint32_t pid,
+			  struct spent_trace_batch *out, uint64_t *tag)
+{
+	for (size_t i = 0; i < b->n_events; i++)
+		if (b->events[i].pid != pid || b->events[i].kind == SPENT_TRACE_EV_PROCESS_START)
+			return 0;
+	struct sel_proc *p = proc_find(s, pid);
+	if (!p)
+		return -ENOMEM;
+	if (!p->picked)
+		return 0;
+	*out = *b;
+	*tag = trace_select_tag(s->flags, p->number);
+	return 1;
+}
+
+/* B's references from R0 on (a source may index a larger array), tagged with TAG, as OUT's. */
+static int tagged_refs(struct select_state *s, const struct spent_trace_batch *b, uint32_t r0, uint64_t tag,
+		       struct spent_trace_batch *out)
+{
+	size_t nr = b->n_refs - r0;
+	if (ALLOC_GROW(s->refs, nr, s->cap_refs))
+		return -ENOMEM;
+	memcpy(s->refs, b->refs + r0, nr * sizeof(*s->refs));
+	for (size_t i = 0; i < nr; i++)
+		s->refs[i].addr |= tag;
+	out->refs = s->refs;
+	out->n_refs = nr;
+	return 0;
+}
+
 /* A batch of one process throughout (its instructions and events, no process starting in
  * it: the case of nearly every batch) when that process is picked: passed on as it is when its
  * tag is 0 (the first process, or no tagging), else copied with the tag set in one tight pass.
@@ -66,38 +99,22 @@ static int uniform_batch(struct select_state *s, const struct spent_trace_batch 
 	if (!b->n_insns)
 		return 0;
 	uint32_t pid = b->insns[0].pid;
-	for (size_t i = 0; i < b->n_events; i++)
-		if (b->events[i].pid != pid || b->events[i].kind == SPENT_TRACE_EV_PROCESS_START)
-			return 0;
 	for (size_t i = 1; i < b->n_insns; i++)
 		if (b->insns[i].pid != pid)
 			return 0;
-	struct sel_proc *p = proc_find(s, pid);
-	if (!p)
-		return -ENOMEM;
-	if (!p->picked)
-		return 0;
-	*out = *b;
-	uint64_t tag = trace_select_tag(s->flags, p->number);
-	if (!tag)
-		return 1;
-	if (ALLOC_GROW(s->insns, b->n_insns, s->cap_insns) ||
-	    ALLOC_GROW(s->refs, b->n_refs, s->cap_refs))
-		return -ENOMEM;
-	/* the references from the first instruction's on (a source may index a larger array) */
+	uint64_t tag;
+	int rc = uniform_picked(s, b, pid, out, &tag);
+	if (rc <= 0 || !tag)
+		return rc;
 	uint32_t r0 = b->insns[0].ref0;
-	size_t nr = b->n_refs - r0;
+	if (ALLOC_GROW(s->insns, b->n_insns, s->cap_insns) || tagged_refs(s, b, r0, tag, out))
+		return -ENOMEM;
 	memcpy(s->insns, b->insns, b->n_insns * sizeof(*s->insns));
 	for (size_t i = 0; i < b->n_insns; i++) {
 		s->insns[i].pc |= tag;
 		s->insns[i].ref0 -= r0;
 	}
-	memcpy(s->refs, b->refs + r0, nr * sizeof(*s->refs));
-	for (size_t i = 0; i < nr; i++)
-		s->refs[i].addr |= tag;
 	out->insns = s->insns;
-	out->refs = s->refs;
-	out->n_refs = nr;
 	return 1;
 }
 
@@ -108,37 +125,22 @@ static int uniform_execs(struct select_state *s, const struct spent_trace_batch 
 	if (!b->n_execs)
 		return 0;
 	uint32_t pid = b->execs[0].pid;
-	for (size_t i = 0; i < b->n_events; i++)
-		if (b->events[i].pid != pid || b->events[i].kind == SPENT_TRACE_EV_PROCESS_START)
-			return 0;
 	for (size_t i = 1; i < b->n_execs; i++)
 		if (b->execs[i].pid != pid)
 			return 0;
-	struct sel_proc *p = proc_find(s, pid);
-	if (!p)
-		return -ENOMEM;
-	if (!p->picked)
-		return 0;
-	*out = *b;
-	uint64_t tag = trace_select_tag(s->flags, p->number);
-	if (!tag)
-		return 1;
-	if (ALLOC_GROW(s->execs, b->n_execs, s->cap_execs) ||
-	    ALLOC_GROW(s->refs, b->n_refs, s->cap_refs))
-		return -ENOMEM;
+	uint64_t tag;
+	int rc = uniform_picked(s, b, pid, out, &tag);
+	if (rc <= 0 || !tag)
+		return rc;
 	uint32_t r0 = b->execs[0].ref0;
-	size_t nr = b->n_refs - r0;
+	if (ALLOC_GROW(s->execs, b->n_execs, s->cap_execs) || tagged_refs(s, b, r0, tag, out))
+		return -ENOMEM;
 	memcpy(s->execs, b->execs, b->n_execs * sizeof(*s->execs));
 	for (size_t i = 0; i < b->n_execs; i++) {
 		s->execs[i].pc_tag |= tag;
 		s->execs[i].ref0 -= r0;
 	}
-	memcpy(s->refs, b->refs + r0, nr * sizeof(*s->refs));
-	for (size_t i = 0; i < nr; i++)
-		s->refs[i].addr |= tag;
 	out->execs = s->execs;
-	out->refs = s->refs;
-	out->n_refs = nr;
 	return 1;
 }
 
