@@ -29,6 +29,9 @@ struct cc_tracer {
 	const char *dir;		/* the recording directory being written (DIR.tmp.PID) */
 	int copy_files;			/* keep a copy of every mapped file in dir/files */
 	uint64_t copies, copy_bytes;	/* copies written, their compressed bytes */
+	uint64_t cache_hits;		/* mapped files whose hash and copy came from the cache */
+	char *cache_dir;		/* filecache.h, looked up at the first file: NULL when off */
+	int cache_tried;
 	uint64_t brk_cur;
 	uint64_t syscalls, rdtsc, cpuid, unknown;
 	uint64_t points;		/* signals delivered at an exact point (POINT records) */

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "citcat/filecache.h"
 #include "citcat/recdir.h"
 #include "citcat/record_int.h"
 #include "core/alloc.h"
@@ -154,6 +155,39 @@ static uint64_t mtime_ns(const struct stat *st)
 	return (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
 }
 
+/* The cross-recording cache (filecache.h), found at the first file: NULL when disabled or
+ * unusable (a read-only home: recording works as without it). */
+static const char *file_cache(struct cc_tracer *tr)
+{
+	if (!tr->cache_tried) {
+		char dir[CC_MAX_PATH];
+		tr->cache_tried = 1;
+		if (cc_cache_open(dir, sizeof(dir)) == 0)
+			tr->cache_dir = strdup(dir);
+	}
+	return tr->cache_dir;
+}
+
+/* The copy of a mapped file (identity ST, content hash HASH) into the recording's files/:
+ * linked from the cache (stored there first unless CACHED: the cache had it), else written
+ * here. */
+static int store_copy(struct cc_tracer *tr, const struct stat *st, uint64_t hash,
+		      const uint8_t *content, size_t len, int cached)
+{
+	const char *cache = file_cache(tr);
+	uint64_t bytes = 0;
+	int err = -ENOENT;
+	if (cache && (cached || cc_cache_store(cache, st, hash, content, len) == 0))
+		err = cc_cache_link(cache, tr->dir, hash, &bytes);
+	if (err)	/* no cache, or it failed (full, another file system refusing): as before */
+		err = cc_copy_write(tr->dir, hash, content, len, &bytes);
+	else
+		tr->cache_hits += cached;
+	tr->copies += bytes > 0;
+	tr->copy_bytes += bytes;
+	return err;
+}
+
 static int emit_file(struct cc_tracer *tr, const struct cc_file_ident *f, const char *path,
 		     uint64_t hash)
 {
@@ -203,16 +237,22 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 	uint8_t *content = NULL;
 	size_t clen = (size_t)st.st_size;
 	uint64_t hash = 0;
+	int cached = 0;
 	if (flags) {
+		/* read even when the cache knows its hash: the mapped pages are compared with it */
 		if (binio_read_file(at, (size_t)8 << 30, &content, &clen))
 			return 0;	/* unreadable: not checkable, data still recorded by content */
 		/* written to meanwhile: no stable content to name; recorded by content instead */
 		if (stat(at, &after) != 0 || after.st_size != st.st_size || clen != (size_t)st.st_size ||
-		    mtime_ns(&after) != mtime_ns(&st)) {
+		    mtime_ns(&after) != mtime_ns(&st) || after.st_ctim.tv_sec != st.st_ctim.tv_sec ||
+		    after.st_ctim.tv_nsec != st.st_ctim.tv_nsec) {
 			free(content);
 			return 0;
 		}
-		hash = binio_fnv64(BINIO_FNV64_INIT, content, clen);
+		const char *cache = file_cache(tr);
+		cached = cache && cc_cache_lookup(cache, &st, &hash);
+		if (!cached)
+			hash = binio_fnv64(BINIO_FNV64_INIT, content, clen);
 	}
 	if (ALLOC_GROW(tr->files, tr->nfiles + 1, tr->capfiles)) {
 		free(content);
@@ -225,12 +265,8 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 	f->content = content;
 	f->content_len = content ? clen : 0;
 	int err = 0;
-	if (flags & CC_FILE_COPY) {
-		uint64_t written = 0;
-		err = cc_copy_write(tr->dir, hash, content, clen, &written);
-		tr->copies += written > 0;
-		tr->copy_bytes += written;
-	}
+	if (flags & CC_FILE_COPY)
+		err = store_copy(tr, &st, hash, content, clen, cached);
 	err = err ? err : emit_file(tr, f, real, hash);
 	*id = f->id;
 	return err;
@@ -289,6 +325,8 @@ void cc_files_release(struct cc_tracer *tr)
 	for (size_t i = 0; i < tr->nfiles; i++)
 		free(tr->files[i].content);
 	free(tr->files);
+	free(tr->cache_dir);
+	tr->cache_dir = NULL;
 	tr->files = NULL;
 	tr->nfiles = tr->capfiles = 0;
 }
