@@ -105,7 +105,7 @@ static int by_ctime(const void *a, const void *b)
 	return x->ctime_ns < y->ctime_ns ? -1 : x->ctime_ns > y->ctime_ns;
 }
 
-/* Beyond CC_CACHE_MAX bytes of copies, remove the least recently linked down to 3/4 of it
+/* Beyond CC_CACHE_MAX bytes of copies ($SPENT_CITCAT_CACHE_MAX when set), remove the least recently linked down to 3/4 of it
  * (identity entries naming a removed copy are then misses, and go in the next prune). */
 static void prune(const char *cache)
 {
@@ -133,9 +133,11 @@ static void prune(const char *cache)
 		total += v[n++].bytes;
 	}
 	size_t removed = 0;
-	if (total > CC_CACHE_MAX) {
+	const char *env = getenv("SPENT_CITCAT_CACHE_MAX");
+	uint64_t max = env && env[0] ? strtoull(env, NULL, 10) : CC_CACHE_MAX;
+	if (total > max) {
 		qsort(v, n, sizeof(*v), by_ctime);
-		for (size_t i = 0; i < n && total > CC_CACHE_MAX / 4 * 3; i++)
+		for (size_t i = 0; i < n && total > max / 4 * 3; i++)
 			if (!unlinkat(dfd, v[i].name, 0))
 				total -= v[i].bytes, removed++;
 	}

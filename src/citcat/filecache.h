@@ -13,7 +13,7 @@
  *                               file of that size and mtime (a copy written to since is not
  *                               trusted: the entry is recomputed)
  * The copies' ctime (updated by every link) orders them for pruning: beyond CC_CACHE_MAX
- * bytes the least recently linked go. */
+ * bytes ($SPENT_CITCAT_CACHE_MAX when set) the least recently linked go, down to 3/4 of it. */
 #ifndef SPENT_CITCAT_FILECACHE_H
 #define SPENT_CITCAT_FILECACHE_H
 
