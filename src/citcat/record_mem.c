@@ -297,6 +297,59 @@ int cc_emit_range(struct cc_tracer *tr, enum cc_rec_kind kind, uint64_t start, u
 	return err ? err : cc_writer_emit(&tr->w, kind);
 }
 
+/* /proc/PID/pagemap bits (Documentation/admin-guide/mm/pagemap.rst) */
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
+#define PM_FILE (1ULL << 61)	/* a page-cache (or shared) page: not a private copy */
+
+/* Which of the NPAGES pages from START may differ from the file's bytes, one byte each in
+ * CHANGED: the private copies (written since the mapping was made: relocations, cpuid sites
+ * patched, the kernel zeroing past a segment's end), present or swapped out. A page not
+ * present, or present from the page cache, reads as the file's bytes, which the caller read
+ * and checked unchanged: comparing those would fault every page of every library in. 0, or
+ * -errno when pagemap cannot be read (every page is then compared). */
+static int private_pages(struct cc_tracer *tr, uint64_t start, uint64_t npages, uint8_t *changed)
+{
+	char path[64];
+	uint64_t buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", tr->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = 0;
+	for (uint64_t done = 0; done < npages && !err;) {
+		uint64_t n = npages - done < 512 ? npages - done : 512;
+		ssize_t got = pread(fd, buf, n * 8, (off_t)((start / PAGE + done) * 8));
+		if (got != (ssize_t)(n * 8)) {
+			err = got < 0 ? -errno : -EIO;
+			break;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			changed[done + i] = (buf[i] & PM_SWAPPED) ||
+					    ((buf[i] & PM_PRESENT) && !(buf[i] & PM_FILE));
+		done += n;
+	}
+	close(fd);
+	return err;
+}
+
+/* MEM records for the bytes of [start, start+n) that differ from the file's (BASE, AVAIL
+ * bytes of it), reading the process's memory. */
+static int emit_file_diff(struct cc_tracer *tr, uint64_t start, uint64_t n, const uint8_t *base,
+			  uint64_t avail)
+{
+	uint8_t *buf = malloc(n);
+	if (!buf)
+		return -ENOMEM;
+	int err;
+	if (cc_mem_read(tr, start, buf, n) == 0)
+		err = emit_pages(tr, start, buf, n, base, avail, 1);
+	else
+		err = cc_emit_mem(tr, start, n, 1);	/* unreadable holes: page by page */
+	free(buf);
+	return err;
+}
+
 int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot,
 		     uint64_t id, uint64_t offset)
 {
@@ -309,14 +362,30 @@ int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_
 	uint64_t n = PAGE_UP(avail) < len ? PAGE_UP(avail) : len;
 	if (!n)
 		return 0;
-	uint8_t *buf = malloc(n);
-	if (!buf)
+	const uint8_t *base = f->content + offset;
+	uint64_t npages = n / PAGE;
+	uint8_t *changed = malloc(npages);
+	if (!changed)
 		return -ENOMEM;
-	if (cc_mem_read(tr, start, buf, n) == 0)
-		err = emit_pages(tr, start, buf, n, f->content + offset, avail, 1);
-	else
-		err = cc_emit_mem(tr, start, n, 1);	/* unreadable holes: page by page */
-	free(buf);
+	if (private_pages(tr, start, npages, changed)) {
+		free(changed);
+		return emit_file_diff(tr, start, n, base, avail);
+	}
+	/* runs of private pages only */
+	for (uint64_t p = 0; p < npages && !err;) {
+		if (!changed[p]) {
+			p++;
+			continue;
+		}
+		uint64_t q = p;
+		while (q < npages && changed[q])
+			q++;
+		uint64_t at = p * PAGE;
+		err = emit_file_diff(tr, start + at, (q - p) * PAGE, base + at,
+				     avail > at ? avail - at : 0);
+		p = q;
+	}
+	free(changed);
 	return err;
 }
 

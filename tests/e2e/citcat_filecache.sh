@@ -64,3 +64,14 @@ SPENT_CITCAT_CACHE=off "$SPENT" citcat record -o "$TMP/r5" -- "$PROGS/citcat_lib
 links=$(stat -c %h "$TMP"/r5/files/*.zst | sort -u)
 check "citcat_cache_off_copies_unlinked" [ "$links" = 1 ]
 check "citcat_cache_off_replays_verified" verified "$TMP/r5"
+
+# a mapped library's pages the program never touched are not faulted in by the recorder (it
+# compares only the pages the process has its own copy of): a big library preloaded into awk
+# and never called keeps most of its code non-resident (recorded by reading every page, all)
+big=$(ldd "$SPENT" | awk '/libunicorn/ {print $3}')
+LD_PRELOAD=$big "$SPENT" citcat record -o "$TMP/r6" -- awk -v lib="$(basename "$big")" \
+	'index($0, lib) && / r-xp / {p = 1} p && /^(Size|Rss):/ {print $2} p && /^Rss/ {exit}' \
+	/proc/self/smaps > "$TMP/rss.txt" 2> /dev/null
+size=$(sed -n 1p "$TMP/rss.txt"); rss=$(sed -n 2p "$TMP/rss.txt")
+check "citcat_big_library_mapped" [ "${size:-0}" -gt 2048 ]
+check "citcat_untouched_library_pages_stay_unfaulted" [ "${rss:-999999}" -lt $((${size:-0} / 2)) ]
