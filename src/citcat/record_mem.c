@@ -1,6 +1,7 @@
 /* citcat/record_mem.c - what the recorder captures from memory and the file system: tracee
  * memory reads/writes, MEM/MAP records, file identities with content hashes (and the copies of
- * mapped files, through recdir.c), and the initial memory image at the exec stop
+ * mapped files, through filecache.c and recdir.c), a file mapping's pages that differ from the
+ * file (found through /proc/PID/pagemap), and the initial memory image at the exec stop
  * (/proc/PID/maps). */
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,8 @@
 # (src/citcat/filecache.c): a second recording of a program links the cached copies of its
 # libraries instead of compressing them again, and still replays verified; a library changed
 # between record and replay is named in a one-line error (--no-copy) or does not matter (a
-# copy); a copy damaged in place is not reused; SPENT_CITCAT_CACHE=off writes copies as before.
+# copy); a copy damaged in place is not reused; SPENT_CITCAT_CACHE=off writes copies as before;
+# the recorder does not fault in the pages of a mapped library the program never touched.
 source "$(dirname "$0")/lib.sh"
 has() { grep -q -- "$2" "$1"; }
 lines() { [ "$(wc -l < "$1")" = "$2" ]; }
