@@ -24,6 +24,8 @@
 #define PAGE 4096ULL
 #define PAGE_DOWN(x) ((x) & ~(PAGE - 1))
 #define PAGE_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
+/* files kept open at once (cc_file_ident.fd); beyond, they are read whole as without the cache */
+#define CC_KEPT_FDS_MAX 128
 
 int cc_mem_read(struct cc_tracer *tr, uint64_t addr, void *buf, size_t len)
 {
@@ -156,6 +158,17 @@ static uint64_t mtime_ns(const struct stat *st)
 	return (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
 }
 
+static uint64_t ctime_ns(const struct stat *st)
+{
+	return (uint64_t)st->st_ctim.tv_sec * 1000000000ULL + (uint64_t)st->st_ctim.tv_nsec;
+}
+
+static int same_identity(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       mtime_ns(a) == mtime_ns(b) && ctime_ns(a) == ctime_ns(b);
+}
+
 /* The cross-recording cache (filecache.h), found at the first file: NULL when disabled or
  * unusable (a read-only home: recording works as without it). */
 static const char *file_cache(struct cc_tracer *tr)
@@ -238,33 +251,44 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 	uint8_t *content = NULL;
 	size_t clen = (size_t)st.st_size;
 	uint64_t hash = 0;
-	int cached = 0;
+	int cached = 0, keep = -1;
 	if (flags) {
-		/* read even when the cache knows its hash: the mapped pages are compared with it */
+		const char *cache = file_cache(tr);
+		cached = cache && cc_cache_lookup(cache, &st, &hash);
+		/* hash known: keep the file open and read only the pages compared (few) */
+		if (cached && tr->kept_fds < CC_KEPT_FDS_MAX &&
+		    (keep = open(at, O_RDONLY | O_CLOEXEC)) >= 0 &&
+		    (fstat(keep, &after) || !same_identity(&st, &after))) {
+			close(keep);
+			keep = -1;
+		}
+	}
+	if (flags && keep < 0) {
 		if (binio_read_file(at, (size_t)8 << 30, &content, &clen))
 			return 0;	/* unreadable: not checkable, data still recorded by content */
 		/* written to meanwhile: no stable content to name; recorded by content instead */
-		if (stat(at, &after) != 0 || after.st_size != st.st_size || clen != (size_t)st.st_size ||
-		    mtime_ns(&after) != mtime_ns(&st) || after.st_ctim.tv_sec != st.st_ctim.tv_sec ||
-		    after.st_ctim.tv_nsec != st.st_ctim.tv_nsec) {
+		if (stat(at, &after) != 0 || clen != (size_t)st.st_size || !same_identity(&st, &after)) {
 			free(content);
 			return 0;
 		}
-		const char *cache = file_cache(tr);
-		cached = cache && cc_cache_lookup(cache, &st, &hash);
 		if (!cached)
 			hash = binio_fnv64(BINIO_FNV64_INIT, content, clen);
 	}
 	if (ALLOC_GROW(tr->files, tr->nfiles + 1, tr->capfiles)) {
 		free(content);
+		if (keep >= 0)
+			close(keep);
 		return -ENOMEM;
 	}
 	struct cc_file_ident *f = &tr->files[tr->nfiles++];
 	f->id = tr->nfiles;
 	f->dev = st.st_dev, f->ino = st.st_ino, f->size = clen, f->mtime_ns = mtime_ns(&st);
+	f->ctime_ns = ctime_ns(&st);
 	f->flags = flags;
 	f->content = content;
-	f->content_len = content ? clen : 0;
+	f->content_len = content || keep >= 0 ? clen : 0;
+	f->fd = keep;
+	tr->kept_fds += keep >= 0;
 	int err = 0;
 	if (flags & CC_FILE_COPY)
 		err = store_copy(tr, &st, hash, content, clen, cached);
@@ -351,6 +375,29 @@ static int emit_file_diff(struct cc_tracer *tr, uint64_t start, uint64_t n, cons
 	return err;
 }
 
+/* MEM records for the run of N bytes at START (file offset FOFF, AVAIL file bytes from there)
+ * of F's mapping that differ from the file, read from F's open file. */
+static int emit_file_diff_fd(struct cc_tracer *tr, const struct cc_file_ident *f, uint64_t start,
+			     uint64_t n, uint64_t foff, uint64_t avail)
+{
+	uint64_t m = avail < n ? avail : n;
+	uint8_t *base = malloc(m ? m : 1);
+	if (!base)
+		return -ENOMEM;
+	int err = 0;
+	for (uint64_t done = 0; done < m && !err;) {
+		ssize_t got = pread(f->fd, base + done, m - done, (off_t)(foff + done));
+		if (got <= 0)
+			err = got < 0 ? -errno : -EIO;
+		else
+			done += (uint64_t)got;
+	}
+	/* unreadable now: every byte, whatever the file holds */
+	err = err ? cc_emit_mem(tr, start, n, 0) : emit_file_diff(tr, start, n, base, m);
+	free(base);
+	return err;
+}
+
 int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot,
 		     uint64_t id, uint64_t offset)
 {
@@ -363,15 +410,16 @@ int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_
 	uint64_t n = PAGE_UP(avail) < len ? PAGE_UP(avail) : len;
 	if (!n)
 		return 0;
-	const uint8_t *base = f->content + offset;
+	struct stat now;
+	if (!f->content && (fstat(f->fd, &now) || (uint64_t)now.st_size != f->size ||
+			    mtime_ns(&now) != f->mtime_ns || ctime_ns(&now) != f->ctime_ns))
+		return cc_emit_mem(tr, start, n, 0);	/* changed since: its bytes as they are */
 	uint64_t npages = n / PAGE;
 	uint8_t *changed = malloc(npages);
 	if (!changed)
 		return -ENOMEM;
-	if (private_pages(tr, start, npages, changed)) {
-		free(changed);
-		return emit_file_diff(tr, start, n, base, avail);
-	}
+	if (private_pages(tr, start, npages, changed))
+		memset(changed, 1, npages);	/* no pagemap: every page compared */
 	/* runs of private pages only */
 	for (uint64_t p = 0; p < npages && !err;) {
 		if (!changed[p]) {
@@ -381,9 +429,10 @@ int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_
 		uint64_t q = p;
 		while (q < npages && changed[q])
 			q++;
-		uint64_t at = p * PAGE;
-		err = emit_file_diff(tr, start + at, (q - p) * PAGE, base + at,
-				     avail > at ? avail - at : 0);
+		uint64_t at = p * PAGE, left = avail > at ? avail - at : 0;
+		err = f->content ? emit_file_diff(tr, start + at, (q - p) * PAGE, f->content + offset + at,
+						  left) :
+		      emit_file_diff_fd(tr, f, start + at, (q - p) * PAGE, offset + at, left);
 		p = q;
 	}
 	free(changed);
@@ -392,8 +441,12 @@ int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_
 
 void cc_files_release(struct cc_tracer *tr)
 {
-	for (size_t i = 0; i < tr->nfiles; i++)
+	for (size_t i = 0; i < tr->nfiles; i++) {
 		free(tr->files[i].content);
+		if (tr->files[i].fd >= 0)
+			close(tr->files[i].fd);
+	}
+	tr->kept_fds = 0;
 	free(tr->files);
 	free(tr->cache_dir);
 	tr->cache_dir = NULL;
