@@ -17,6 +17,7 @@
 #include "citcat/recdir.h"
 #include "citcat/recording_format.h"
 #include "core/alloc.h"
+#include "core/buildid_cache.h"
 
 #define IDENT_DIR "ident"
 
@@ -27,35 +28,15 @@ static uint64_t ns_of(const struct timespec *t)
 
 int cc_cache_open(char *buf, size_t len)
 {
-	const char *env = getenv("SPENT_CITCAT_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
 	char sub[CC_MAX_PATH + 16];
-	int n;
-	if (env && !strcmp(env, "off"))
-		return -ECANCELED;
-	if (env && env[0])
-		n = snprintf(buf, len, "%s", env);
-	else if (xdg && xdg[0] == '/')
-		n = snprintf(buf, len, "%s/spent/citcat", xdg);
-	else if (home && home[0])
-		n = snprintf(buf, len, "%s/.cache/spent/citcat", home);
-	else
-		return -ENOENT;
-	if (n < 0 || (size_t)n >= len || (size_t)n + 8 > CC_MAX_PATH)
+	int n = user_cache_dir("SPENT_CITCAT_CACHE", "citcat", buf, len);
+	if (n)
+		return n;
+	if (strlen(buf) + 8 > CC_MAX_PATH)
 		return -ENAMETOOLONG;
-	/* mkdir -p, each 0700: the copies hold the bytes of what users ran */
-	for (char *p = buf + 1;; p++) {
-		if (*p && *p != '/')
-			continue;
-		char c = *p;
-		*p = 0;
-		int r = mkdir(buf, 0700);
-		*p = c;
-		if (r && errno != EEXIST)
-			return -errno;
-		if (!c)
-			break;
-	}
+	/* each 0700: the copies hold the bytes of what users ran */
+	if ((n = user_cache_make_dirs(buf)))
+		return n;
 	static const char *const subs[] = { CC_COPY_DIR, IDENT_DIR };
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(sub, sizeof(sub), "%s/%s", buf, subs[i]);
