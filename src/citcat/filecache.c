@@ -105,10 +105,11 @@ static void prune(const char *cache)
 	}
 	while ((e = readdir(d))) {
 		struct stat st;
-		if (strlen(e->d_name) >= sizeof(v->name) || fstatat(dfd, e->d_name, &st,
-		    AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) || ALLOC_GROW(v, n + 1, cap))
+		size_t len = strlen(e->d_name);
+		if (len >= sizeof(v->name) || fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || ALLOC_GROW(v, n + 1, cap))
 			continue;
-		snprintf(v[n].name, sizeof(v[n].name), "%s", e->d_name);
+		memcpy(v[n].name, e->d_name, len + 1);
 		v[n].bytes = (uint64_t)st.st_size;
 		v[n].ctime_ns = ns_of(&st.st_ctim);
 		total += v[n++].bytes;
