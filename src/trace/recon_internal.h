@@ -1,5 +1,6 @@
 /* trace/recon_internal.h - the reconstructor's state, shared by reconstruct.c (control flow,
- * data references, events) and recon_image.c (recorded images: files, vDSO bytes, build-ids). */
+ * data references, events), recon_sb.c (superblock descriptions), recon_proc.c (process
+ * streams) and recon_image.c (recorded images: files, vDSO bytes, build-ids). */
 #ifndef SPENT_TRACE_RECON_INTERNAL_H
 #define SPENT_TRACE_RECON_INTERNAL_H
 
@@ -153,6 +154,15 @@ static inline struct recon_sb *recon_sb_find(struct recon *r, uint64_t key)
 	return NULL;
 }
 
+
+/* An event of the current stream before the batch's next instruction; NULL on ENOMEM. */
+struct spent_trace_event *recon_event_push(struct recon *r, uint32_t kind, uint32_t tid);
+
+/* Process streams (recon_proc.c): LOG_REC_PROCESS opens one, LOG_REC_STREAM switches to one;
+ * recon_proc_release frees the current one's superblocks, images and threads. */
+int recon_on_process(struct recon *r, const struct log_record *rec);
+int recon_on_stream(struct recon *r, const struct log_record *rec);
+void recon_proc_release(struct recon *r);
 
 /* LOG_REC_IMAGE: map the file (or keep the stored bytes), check its build-id, emit the event. */
 int recon_on_image(struct recon *r, const struct log_record *rec);
