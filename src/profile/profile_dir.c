@@ -296,6 +296,44 @@ static bool is_profile_name(const char *n)
 	return l > 5 && !strcmp(n + l - 5, ".prof") && n[0] != '.';
 }
 
+struct image_key {
+	char name[320];		/* its counts file's name, "" when that has none */
+	const char *path;
+	uint32_t img;
+};
+
+static int image_key_cmp(const void *a, const void *b)
+{
+	const struct image_key *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	c = c ? c : strcmp(x->path, y->path);
+	return c ? c : (x->img > y->img) - (x->img < y->img);
+}
+
+/* T's images interned into INTO in the order of their counts files' names: an image's number
+ * (pprof's mapping ids follow it) is then the same whether its counts came from its own file
+ * or from the samples file's leaf frames (PROFILE_SAMPLES_COUNTS). */
+static int intern_images_sorted(struct spent_profile *into, const struct spent_profile *t)
+{
+	size_t n = spent_profile_nimages(t);
+	struct image_key *k = malloc((n + 1) * sizeof(*k));
+	uint32_t idx;
+	int err = k ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < n && !err; i++) {
+		k[i].img = i;
+		k[i].path = spent_profile_image_get(t, i)->path;
+		if (!spent_profile_nevents(t) ||
+		    profile_file_name_counts(t, i, 0, k[i].name, sizeof(k[i].name)))
+			k[i].name[0] = 0;
+	}
+	if (!err)
+		qsort(k, n, sizeof(*k), image_key_cmp);
+	for (size_t i = 0; i < n && !err; i++)
+		err = spent_profile_image_intern(into, spent_profile_image_get(t, k[i].img), &idx);
+	free(k);
+	return err;
+}
+
 int spent_profile_dir_read_epoch(struct spent_profile_dir *d, uint32_t epoch, struct spent_profile *into,
 			   spent_profile_warn_fn warn, void *ctx, size_t *nskipped)
 {
@@ -304,13 +342,19 @@ int spent_profile_dir_read_epoch(struct spent_profile_dir *d, uint32_t epoch, st
 	int err = profile_dir_epoch_path(d, epoch, dir, sizeof(dir));
 	if (err)
 		return err;
+	/* the epoch is read into T, whose images INTO gets in a fixed order before the rest */
+	struct spent_profile *t = spent_profile_new();
+	if (!t)
+		return -ENOMEM;
 	/* sorted: events and images are interned in the order their files are read, and a
 	 * directory's own order (a hash on most filesystems) would make the report's column
 	 * order change from one machine to another */
 	struct dirent **ents = NULL;
 	int nent = scandir(dir, &ents, NULL, alphasort);
-	if (nent < 0)
+	if (nent < 0) {
+		spent_profile_free(t);
 		return -errno;
+	}
 	for (int k = 0; k < nent && !err; k++) {
 		const struct dirent *de = ents[k];
 		if (!is_profile_name(de->d_name))
@@ -322,7 +366,7 @@ int spent_profile_dir_read_epoch(struct spent_profile_dir *d, uint32_t epoch, st
 			continue;
 		int e = binio_read_file(file, PROFILE_FILE_MAXLEN, &data, &len);
 		if (!e)
-			e = spent_profile_file_parse(data, len, into, &why);
+			e = spent_profile_file_parse(data, len, t, &why);
 		free(data);
 		if (e == -ENOMEM) {
 			err = e;
@@ -335,6 +379,9 @@ int spent_profile_dir_read_epoch(struct spent_profile_dir *d, uint32_t epoch, st
 	for (int k = 0; k < nent; k++)
 		free(ents[k]);
 	free(ents);
+	err = err ? err : intern_images_sorted(into, t);
+	err = err ? err : spent_profile_merge(into, t);
+	spent_profile_free(t);
 	uint64_t s, e;
 	int se = err ? 0 : profile_dir_read_span(dir, &s, &e);
 	if (se == -ENOMEM) {

@@ -155,35 +155,106 @@ out:
 	return err;
 }
 
+/* The path of T's counts file of (IMG, EV) in W's epoch into FILE (LEN bytes). */
+static int counts_path(const struct write_ctx *w, const struct spent_profile *t, uint32_t img,
+		       uint32_t ev, char *file, size_t len)
+{
+	char name[320];
+	int err = profile_file_name_counts(t, img, ev, name, sizeof(name));
+	if (!err && snprintf(file, len, "%s/%s", w->dir, name) >= (int)len)
+		err = -ENAMETOOLONG;
+	return err;
+}
+
+/* *LEAF (T's *NLEAF images, new; the caller frees it) marks each image a leaf frame of T's
+ * rows of TE names; their counts files of TE on disk are read into T. */
+static int load_leaf_counts(struct write_ctx *w, struct spent_profile *t, uint32_t te, bool **leaf,
+			    size_t *nleaf)
+{
+	const struct profile_detail *d = &t->detail;
+	size_t ni = spent_profile_nimages(t);
+	char file[PATH_MAX];
+	int err = 0;
+	if (!(*leaf = calloc(ni + 1, sizeof(**leaf))))
+		return -ENOMEM;
+	*nleaf = ni;
+	for (size_t i = 0; i < d->nrows; i++) {
+		uint32_t img = d->frames[d->chains[d->rows[i].chain].off].image;
+		if (d->rows[i].ev == te && img != SPENT_PROFILE_NO_IMAGE)
+			(*leaf)[img] = true;
+	}
+	for (uint32_t i = 0; i < ni && !err; i++)
+		if ((*leaf)[i] && !(err = counts_path(w, t, i, te, file, sizeof(file))))
+			err = load_existing(file, t, w->warn, w->ctx);
+	return err;
+}
+
+/* T's counts of TE per image LEAF marks (of the first NLEAF): each image's file removed
+ * (GONE), else rewritten. */
+static int put_leaf_counts(struct write_ctx *w, const struct spent_profile *t, uint32_t te,
+			   const bool *leaf, size_t nleaf, bool gone)
+{
+	char file[PATH_MAX];
+	struct binbuf b;
+	int err = 0;
+	binbuf_init(&b);
+	for (uint32_t i = 0; i < nleaf && !err; i++) {
+		if (!leaf[i] || (err = counts_path(w, t, i, te, file, sizeof(file))))
+			continue;
+		if (gone) {
+			if (unlink(file) < 0 && errno != ENOENT)
+				err = -errno;
+		} else if (spent_profile_image_total(t, i, te)) {
+			b.len = 0;
+			err = profile_file_encode_counts(t, i, te, &b);
+			err = err ? err : binio_write_file_atomic(file, b.data, b.len, w->file_mode);
+		}
+	}
+	binbuf_release(&b);
+	return err;
+}
+
 /* Merge P's call stacks and detail rows of EV with the epoch's stacks@ and samples@ files
  * and rewrite them. `spent record` adds every sample both as a stack and as a detail row,
  * so when the merged stacks are exactly the sum of the merged rows' chains the samples file
- * says so (PROFILE_SAMPLES_STACKS) and the stacks file goes: that halves a -g profile. The
- * samples file is written before the stacks file is removed; a crash in between leaves both
- * and the stacks counted twice, never lost. */
+ * says so (PROFILE_SAMPLES_STACKS) and the stacks file goes: that halves a -g profile. It
+ * also adds each sample to its leaf frame's image counts, so when the counts of the images
+ * the leaf frames name (their files, P's already in them, and what an earlier samples file
+ * carried) are exactly the rows' sums by leaf frame, the samples file carries those too
+ * (PROFILE_SAMPLES_COUNTS) and their counts files go. A file that goes is removed after the
+ * samples file is written, and counts the samples file stops carrying are written back
+ * before it is: a crash in between counts samples twice, never loses them. */
 static int write_stacks_samples(struct write_ctx *w, uint32_t ev)
 {
 	char sfile[PATH_MAX], dfile[PATH_MAX];
 	struct spent_profile *t = spent_profile_new();
 	struct binbuf b;
-	bool empty = true, hold = false;
+	bool empty = true, hold = false, *leaf = NULL;
+	size_t nleaf = 0;
 	uint32_t te;
-	int err = t ? 0 : -ENOMEM;
+	int err = t ? 0 : -ENOMEM, counts = 0;
 	binbuf_init(&b);
 	err = err ? err : file_path(w, W_STACKS, 0, ev, sfile, sizeof(sfile));
 	err = err ? err : file_path(w, W_SAMPLES, 0, ev, dfile, sizeof(dfile));
 	err = err ? err : load_existing(dfile, t, w->warn, w->ctx);
+	bool carried = !err && spent_profile_ncells(t);	/* its file held counts */
 	err = err ? err : load_existing(sfile, t, w->warn, w->ctx);
 	const struct spent_profile_event *e = spent_profile_event_get(w->p, ev);
 	err = err ? err : spent_profile_event_intern(t, e->name, e->period, e->flags, &te);
 	err = err ? err : add_detail_slice(t, w->p, ev, te);
 	err = err ? err : add_stack_slice(t, w->p, ev, te);
-	if (!err && (hold = profile_samples_hold_stacks(t, te)))
-		err = profile_file_encode_samples(t, te, true, &b, &empty);
-	else if (!err)
-		err = profile_file_encode_samples(t, te, false, &b, &empty);
+	err = err ? err : load_leaf_counts(w, t, te, &leaf, &nleaf);
+	if (!err && (counts = profile_samples_hold_counts(t, te)) < 0)
+		err = counts;
+	if (!err && !counts && carried)
+		err = put_leaf_counts(w, t, te, leaf, nleaf, false);
+	hold = !err && profile_samples_hold_stacks(t, te);
+	unsigned flags = (hold ? PROFILE_SAMPLES_STACKS : 0) | (counts > 0 ? PROFILE_SAMPLES_COUNTS : 0);
+	err = err ? err : profile_file_encode_samples(t, te, flags, &b, &empty);
 	if (!err && !empty)
 		err = binio_write_file_atomic(dfile, b.data, b.len, w->file_mode);
+	if (!err && counts > 0 && !empty)
+		err = put_leaf_counts(w, t, te, leaf, nleaf, true);
 	binbuf_release(&b);
 	binbuf_init(&b);
 	if (!err && hold && !empty) {
@@ -195,6 +266,7 @@ static int write_stacks_samples(struct write_ctx *w, uint32_t ev)
 			err = binio_write_file_atomic(sfile, b.data, b.len, w->file_mode);
 	}
 	binbuf_release(&b);
+	free(leaf);
 	spent_profile_free(t);
 	return err;
 }

@@ -300,6 +300,64 @@ out:
 	return same;
 }
 
+/* (image, offset) -> count, compared as sorted arrays */
+struct leaf_count {
+	uint32_t img;
+	uint64_t off, count;
+};
+
+static int leaf_cmp(const void *a, const void *b)
+{
+	const struct leaf_count *x = a, *y = b;
+	if (x->img != y->img)
+		return x->img < y->img ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* A sorted, each (image, offset) once with its counts summed: the new length. */
+static size_t leaf_sum(struct leaf_count *a, size_t n)
+{
+	size_t k = 0;
+	qsort(a, n, sizeof(*a), leaf_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (k && !leaf_cmp(&a[k - 1], &a[i]))
+			a[k - 1].count += a[i].count;
+		else
+			a[k++] = a[i];
+	return k;
+}
+
+int profile_samples_hold_counts(const struct spent_profile *p, uint32_t ev)
+{
+	const struct profile_detail *d = &p->detail;
+	size_t nl = 0, nc = 0;
+	struct leaf_count *leaves = malloc((d->nrows + 1) * sizeof(*leaves));
+	struct leaf_count *cells = malloc((p->ncells + 1) * sizeof(*cells));
+	int same = -ENOMEM;
+	if (!leaves || !cells)
+		goto out;
+	for (size_t i = 0; i < d->nrows; i++) {
+		const struct detail_row *r = &d->rows[i];
+		const struct spent_profile_frame *leaf = &d->frames[d->chains[r->chain].off];
+		if (r->ev == ev && leaf->image != SPENT_PROFILE_NO_IMAGE)
+			leaves[nl++] = (struct leaf_count){ leaf->image, leaf->offset, r->count };
+	}
+	for (size_t i = 0; i < p->capcells; i++) {
+		const struct cell *c = &p->cells[i];
+		if (c->count && c->ev == ev)
+			cells[nc++] = (struct leaf_count){ c->img, c->off, c->count };
+	}
+	nl = leaf_sum(leaves, nl);
+	nc = leaf_sum(cells, nc);
+	same = nl && nl == nc;
+	for (size_t i = 0; i < nl && same; i++)
+		same = !leaf_cmp(&leaves[i], &cells[i]) && leaves[i].count == cells[i].count;
+out:
+	free(leaves);
+	free(cells);
+	return same;
+}
+
 /* The reader's bounds for a compressed body: at most SAMPLES_MAX_RATIO times its compressed
  * size (a writer stores a body that would compress better), and the frames its chains hold
  * at most samples_frame_budget() of the body's bytes in the file. A hostile file then costs
@@ -333,7 +391,7 @@ static int put_body(struct binbuf *b, const struct binbuf *body, uint64_t nframe
 	return err;
 }
 
-int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, bool stacks_in_chains,
+int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, unsigned flags,
 				struct binbuf *b, bool *empty)
 {
 	const struct profile_detail *d = &p->detail;
@@ -379,7 +437,7 @@ int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, bool
 		goto out;
 	err = profile_file_put_header(b, PROFILE_FILE_VERSION_SAMPLES, PROFILE_FILE_SAMPLES,
 				      spent_profile_event_get(p, ev));
-	err = err ? err : binbuf_put_uvarint(b, stacks_in_chains ? PROFILE_SAMPLES_STACKS : 0);
+	err = err ? err : binbuf_put_uvarint(b, flags & (PROFILE_SAMPLES_STACKS | PROFILE_SAMPLES_COUNTS));
 	err = err ? err : binbuf_put_uvarint(b, width);
 	err = err ? err : binbuf_put_uvarint(b, origin);
 	err = err ? err : put_body(b, &body, nframes);
@@ -623,7 +681,7 @@ static int dec_body(struct binreader *r, struct spent_profile *t, uint32_t ev, u
 	int err = 0;
 	if ((err = dec_strings_tasks(r, t, x, why)) || (err = dec_images(r, t, x, why)))
 		goto out;
-	if (version >= PROFILE_FILE_VERSION_SAMPLES)
+	if (version >= PROFILE_FILE_VERSION_SAMPLES_V3)
 		err = samples_trie_get(r, &t->detail, x->images, x->nimages, frame_budget, &x->c, why);
 	else
 		err = samples_trie_get_v2(r, &t->detail, x->images, x->nimages, &x->c, why);
@@ -633,7 +691,7 @@ static int dec_body(struct binreader *r, struct spent_profile *t, uint32_t ev, u
 	if (!x->chain_sum)
 		return -ENOMEM;
 	struct rows_in in = { .t = t, .ev = ev, .x = x, .width = width, .origin = origin };
-	err = version >= PROFILE_FILE_VERSION_SAMPLES ? dec_rows_v3(r, &in, why) : dec_rows_v2(r, &in, why);
+	err = version >= PROFILE_FILE_VERSION_SAMPLES_V3 ? dec_rows_v3(r, &in, why) : dec_rows_v2(r, &in, why);
 	if (err)
 		goto out;
 	if (binreader_left(r))
@@ -687,23 +745,31 @@ int profile_file_parse_samples(struct binreader *r, struct spent_profile *t, uin
 	if (binreader_get_uvarint(r, &flags) || binreader_get_uvarint(r, &width) ||
 	    binreader_get_uvarint(r, &origin))
 		BAD("truncated samples header");
-	if (flags & ~(uint64_t)PROFILE_SAMPLES_STACKS)
+	uint64_t known = PROFILE_SAMPLES_STACKS |
+			 (version >= PROFILE_FILE_VERSION_SAMPLES ? PROFILE_SAMPLES_COUNTS : 0);
+	if (flags & ~known)
 		BAD("unknown samples flags");
 	if (width == 0 || origin % width)
 		BAD("bad time bucket or origin");
 	spent_profile_set_time_bucket(t, width);
 	body = *r;
-	if (version >= PROFILE_FILE_VERSION_SAMPLES && (err = get_body(r, &body, &owned, &file_bytes, why)))
+	if (version >= PROFILE_FILE_VERSION_SAMPLES_V3 && (err = get_body(r, &body, &owned, &file_bytes, why)))
 		goto out;
 	if ((err = dec_body(&body, t, ev, version, samples_frame_budget(file_bytes), width, origin, &x, why)))
 		goto out;
-	if (version < PROFILE_FILE_VERSION_SAMPLES)
+	if (version < PROFILE_FILE_VERSION_SAMPLES_V3)
 		*r = body;
 	/* the event's call stacks were not written twice: each chain is one, with its rows' sum */
 	for (uint64_t i = 0; !err && flags & PROFILE_SAMPLES_STACKS && i < x.c.nchains; i++) {
 		const struct detail_chain *c = &t->detail.chains[x.c.chains[i]];
 		if (x.chain_sum[i])
 			err = spent_profile_add_stack(t, ev, t->detail.frames + c->off, c->n, x.chain_sum[i]);
+	}
+	/* nor its per-image counts: each leaf frame with an image is counted there */
+	for (uint64_t i = 0; !err && flags & PROFILE_SAMPLES_COUNTS && i < x.c.nchains; i++) {
+		const struct spent_profile_frame *leaf = &t->detail.frames[t->detail.chains[x.c.chains[i]].off];
+		if (x.chain_sum[i] && leaf->image != SPENT_PROFILE_NO_IMAGE)
+			err = spent_profile_add(t, leaf->image, leaf->offset, ev, x.chain_sum[i]);
 	}
 out:
 	for (uint64_t i = 0; x.strs && i < x.nstrs; i++)

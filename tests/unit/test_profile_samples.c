@@ -219,7 +219,7 @@ static uint8_t *samples_bytes(struct spent_profile *p, size_t *len)
 	struct binbuf b;
 	bool empty = true;
 	binbuf_init(&b);
-	assert_int_equal(profile_file_encode_samples(p, 0, false, &b, &empty), 0);
+	assert_int_equal(profile_file_encode_samples(p, 0, 0, &b, &empty), 0);
 	assert_false(empty);
 	spent_profile_free(p);
 	*len = b.len;
@@ -516,7 +516,7 @@ static void a_record_row_costs_two_to_three_bytes(void **state)
 	}
 	struct binbuf b;
 	binbuf_init(&b);
-	assert_int_equal(profile_file_encode_samples(p, ev, false, &b, NULL), 0);
+	assert_int_equal(profile_file_encode_samples(p, ev, 0, &b, NULL), 0);
 	size_t rows = spent_profile_ndetail(p);
 	double per_row = (double)b.len / (double)rows, per_sample = (double)b.len / (double)samples;
 	print_message("%zu rows, %llu samples: %zu bytes, %.2f bytes/row, %.2f bytes/sample\n",
@@ -549,7 +549,7 @@ static void a_wider_bucket_merges_rows_on_write(void **state)
 	assert_int_equal(spent_profile_set_time_bucket(p, 10 * MS), 0);
 	struct binbuf b;
 	binbuf_init(&b);
-	assert_int_equal(profile_file_encode_samples(p, ev, false, &b, NULL), 0);
+	assert_int_equal(profile_file_encode_samples(p, ev, 0, &b, NULL), 0);
 	struct spent_profile *q = spent_profile_new();
 	assert_int_equal(spent_profile_file_parse(b.data, b.len, q, NULL), 0);
 	assert_int_equal(spent_profile_ndetail(q), 1);
