@@ -170,7 +170,7 @@ static int enc_rows(struct enc *e, uint64_t width, uint64_t origin)
 	return 0;
 }
 
-static int put_tables(struct binbuf *b, const struct enc *e)
+static int put_tables(struct binbuf *b, const struct enc *e, struct samples_cuts *cuts)
 {
 	int err = binbuf_put_uvarint(b, e->nstrs);
 	for (uint32_t i = 0; i < e->nstrs && !err; i++)
@@ -189,7 +189,8 @@ static int put_tables(struct binbuf *b, const struct enc *e)
 	for (uint32_t i = 0; i < e->nimages && !err; i++)
 		err = profile_file_put_image(b, spent_profile_image_get(e->p, e->image_order[i]));
 	struct samples_chains c = { .d = e->d, .used = e->chain_order, .nused = e->nchains,
-				    .image_local = e->image_local, .chain_local = e->chain_local };
+				    .image_local = e->image_local, .chain_local = e->chain_local,
+				    .cuts = cuts };
 	return err ? err : samples_trie_put(b, &c);
 }
 
@@ -211,7 +212,7 @@ static void row_fields(const struct enc *e, size_t i, bool *new_time, uint64_t *
  * alone): a key byte (a chain step's low 5 bits, count code, new time), the rest of the step,
  * time steps, counts above 3. Small steps (flat profiles) stay in the key byte; the large ones
  * of a -g profile's chains seen once get their near-random low bits apart from the rest. */
-static int put_rows(struct binbuf *b, const struct enc *e)
+static int put_rows(struct binbuf *b, const struct enc *e, struct samples_cuts *cuts)
 {
 	size_t ngroups = 0;
 	uint64_t total = 0;
@@ -230,7 +231,8 @@ static int put_rows(struct binbuf *b, const struct enc *e)
 		err = err ? err : binbuf_put_uvarint(b, end - i);
 		i = end;
 	}
-	for (int col = 0; col < 4; col++)
+	for (int col = 0; col < 4; col++) {
+		samples_cut(cuts, b);
 		for (size_t i = 0; i < e->nrows && !err; i++) {
 			bool new_time;
 			uint64_t dt, step, code;
@@ -244,6 +246,7 @@ static int put_rows(struct binbuf *b, const struct enc *e)
 			else if (col == 3 && code == 3)
 				err = binbuf_put_uvarint(b, e->rows[i].count - 4);
 		}
+	}
 	return err;
 }
 
@@ -373,16 +376,41 @@ static uint64_t samples_frame_budget(uint64_t file_bytes)
 	return SAMPLES_MAX_DEPTH * file_bytes + (1u << 20);
 }
 
+/* BODY in one zstd frame into Z (CAP bytes), a new block at each of CUTS: its size, or 0. */
+static size_t compress_cut(uint8_t *z, size_t cap, const struct binbuf *body,
+			   const struct samples_cuts *cuts)
+{
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	ZSTD_outBuffer out = { z, cap, 0 };
+	size_t prev = 0, r = 0;
+	bool ok = cc && !ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel,
+							      SAMPLES_ZSTD_LEVEL(body->len))) &&
+		  !ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cc, body->len));
+	for (unsigned i = 0; ok && i <= cuts->n; i++) {
+		bool last = i == cuts->n;
+		size_t end = last ? body->len : cuts->at[i];
+		ZSTD_inBuffer in = { body->data + prev, end - prev, 0 };
+		do
+			r = ZSTD_compressStream2(cc, &out, &in, last ? ZSTD_e_end : ZSTD_e_flush);
+		while (!ZSTD_isError(r) && r && out.pos < out.size);
+		ok = !ZSTD_isError(r) && !r;
+		prev = end;
+	}
+	ZSTD_freeCCtx(cc);
+	return ok ? out.pos : 0;
+}
+
 /* BODY after the method byte and its length: zstd when that is smaller and within the
  * reader's bounds, else as it is. */
-static int put_body(struct binbuf *b, const struct binbuf *body, uint64_t nframes)
+static int put_body(struct binbuf *b, const struct binbuf *body, uint64_t nframes,
+		    const struct samples_cuts *cuts)
 {
 	size_t cap = ZSTD_compressBound(body->len);
 	uint8_t *z = malloc(cap + 1);
 	if (!z)
 		return -ENOMEM;
-	size_t n = ZSTD_compress(z, cap, body->data, body->len, SAMPLES_ZSTD_LEVEL(body->len));
-	bool zip = !ZSTD_isError(n) && n < body->len && body->len <= SAMPLES_MAX_RATIO * n &&
+	size_t n = compress_cut(z, cap, body, cuts);
+	bool zip = n && n < body->len && body->len <= SAMPLES_MAX_RATIO * n &&
 		   nframes <= samples_frame_budget(n);
 	int err = binbuf_put_u8(b, zip ? SAMPLES_ZSTD : SAMPLES_STORED);
 	err = err ? err : binbuf_put_uvarint(b, body->len);
@@ -397,6 +425,7 @@ int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, unsi
 	const struct profile_detail *d = &p->detail;
 	struct enc e = { .p = p, .d = d, .ev = ev };
 	struct binbuf body;
+	struct samples_cuts cuts = { .n = 0 };
 	uint64_t width = spent_profile_time_bucket(p), origin = 0, nframes = 0;
 	size_t nrows = 0, start = b->len, ni = spent_profile_nimages(p);
 	int err = -ENOMEM;
@@ -432,15 +461,15 @@ int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, unsi
 	for (uint32_t l = 0; l < e.nchains; l++)
 		nframes += d->chains[e.chain_order[l]].n;
 	/* the tables number the chains, which the rows then use */
-	if ((err = put_tables(&body, &e)) || (err = enc_rows(&e, width, origin)) ||
-	    (err = put_rows(&body, &e)))
+	if ((err = put_tables(&body, &e, &cuts)) || (err = enc_rows(&e, width, origin)) ||
+	    (err = put_rows(&body, &e, &cuts)))
 		goto out;
 	err = profile_file_put_header(b, PROFILE_FILE_VERSION_SAMPLES, PROFILE_FILE_SAMPLES,
 				      spent_profile_event_get(p, ev));
 	err = err ? err : binbuf_put_uvarint(b, flags & (PROFILE_SAMPLES_STACKS | PROFILE_SAMPLES_COUNTS));
 	err = err ? err : binbuf_put_uvarint(b, width);
 	err = err ? err : binbuf_put_uvarint(b, origin);
-	err = err ? err : put_body(b, &body, nframes);
+	err = err ? err : put_body(b, &body, nframes, &cuts);
 	err = err ? err : profile_file_put_crc(b, start);
 out:
 	binbuf_release(&body);
