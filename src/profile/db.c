@@ -2,6 +2,7 @@
  * socket client, merging several hosts' databases, epoch garbage collection, disk usage,
  * the status file's members, removing temporaries a killed writer left. */
 #include "profile/db.h"
+#include "profile/profile_dir_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -66,6 +67,7 @@ int db_open(const char *path, bool create, struct spent_profile_dir **out)
 	if (err)
 		return err;
 	spent_profile_dir_set_modes(*out, DB_DIR_MODE, DB_FILE_MODE);
+	(*out)->keep_counts_files = true;
 	return 0;
 }
 

@@ -4,6 +4,7 @@
 #ifndef SPENT_PROFILE_DIR_INT_H
 #define SPENT_PROFILE_DIR_INT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -15,6 +16,10 @@ struct spent_profile_dir {
 	char *path;
 	mode_t dir_mode;	/* for epoch directories (0700 unless spent_profile_dir_set_modes) */
 	mode_t file_mode;	/* for profile files (0600 unless spent_profile_dir_set_modes) */
+	/* a database (db_open) keeps each image's counts file: its daemon writes an image's
+	 * counts at a time, and folding them into the samples file at each flush would read and
+	 * remove them over and over; a recorded profile lets the samples file carry them */
+	bool keep_counts_files;
 };
 
 /* DIR/epoch-NNNN of EPOCH into OUT (LEN bytes): 0 or -ENAMETOOLONG. */

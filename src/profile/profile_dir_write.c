@@ -46,6 +46,7 @@ struct write_ctx {
 	const struct spent_profile *p;
 	char dir[PATH_MAX];
 	mode_t file_mode;
+	bool keep_counts_files;
 	spent_profile_warn_fn warn;
 	void *ctx;
 };
@@ -243,8 +244,10 @@ static int write_stacks_samples(struct write_ctx *w, uint32_t ev)
 	err = err ? err : spent_profile_event_intern(t, e->name, e->period, e->flags, &te);
 	err = err ? err : add_detail_slice(t, w->p, ev, te);
 	err = err ? err : add_stack_slice(t, w->p, ev, te);
-	err = err ? err : load_leaf_counts(w, t, te, &leaf, &nleaf);
-	if (!err && (counts = profile_samples_hold_counts(t, te)) < 0)
+	/* a database's writes only undo what a recorded profile merged in there carried */
+	if (!err && (!w->keep_counts_files || carried))
+		err = load_leaf_counts(w, t, te, &leaf, &nleaf);
+	if (!err && !w->keep_counts_files && (counts = profile_samples_hold_counts(t, te)) < 0)
 		err = counts;
 	if (!err && !counts && carried)
 		err = put_leaf_counts(w, t, te, leaf, nleaf, false);
@@ -336,7 +339,8 @@ static bool has_detail(const struct spent_profile *p, uint32_t ev)
 int spent_profile_dir_write_epoch(struct spent_profile_dir *d, uint32_t epoch, const struct spent_profile *p,
 			    spent_profile_warn_fn warn, void *ctx)
 {
-	struct write_ctx w = { .p = p, .warn = warn, .ctx = ctx, .file_mode = d->file_mode };
+	struct write_ctx w = { .p = p, .warn = warn, .ctx = ctx, .file_mode = d->file_mode,
+			       .keep_counts_files = d->keep_counts_files };
 	int err = profile_dir_epoch_path(d, epoch, w.dir, sizeof(w.dir));
 	if (err)
 		return err;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "profile/db.h"
 #include "profile/profile_file.h"
 #include "profile_test_util.h"
 #include "spent/profile.h"
@@ -194,6 +195,33 @@ static void image_order_does_not_depend_on_the_files(void **state)
 	spent_profile_free(p);
 }
 
+/* A database (db_open) keeps its counts files: a write there folds nothing, and writes back
+ * the counts a recorded profile's samples file carried (as `spent db merge` may bring one). */
+static void a_database_keeps_counts_files(void **state)
+{
+	(void)state;
+	char dir[128];
+	snprintf(dir, sizeof(dir), "%s/db", tmpdir);
+	struct spent_profile *p = recorded();
+	write_to(dir, p);
+	assert_int_equal(files_like(dir, "zapp-"), 0);
+	struct spent_profile_dir *d;
+	int err = db_open(dir, false, &d);
+	if (err == -EPERM)	/* a database must be root's */
+		skip();
+	assert_int_equal(err, 0);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	spent_profile_dir_close(d);
+	assert_int_equal(files_like(dir, "zapp-"), 1);
+	assert_int_equal(files_like(dir, "alib.so-"), 1);
+	struct spent_profile *r = read_back(dir);
+	assert_int_equal(count_at(r, "/usr/bin/zapp", 0x1010), 10);
+	assert_int_equal(count_at(r, "/lib/alib.so", 0x30), 10);
+	assert_int_equal(spent_profile_event_total(r, 0), 22);
+	spent_profile_free(r);
+	spent_profile_free(p);
+}
+
 /* A version-3 file may not say it carries counts; version 4 may. */
 static void counts_flag_is_version_4(void **state)
 {
@@ -225,6 +253,7 @@ int main(void)
 		cmocka_unit_test(samples_file_carries_exact_counts),
 		cmocka_unit_test(counts_that_differ_keep_their_files),
 		cmocka_unit_test(image_order_does_not_depend_on_the_files),
+		cmocka_unit_test(a_database_keeps_counts_files),
 		cmocka_unit_test(counts_flag_is_version_4),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
