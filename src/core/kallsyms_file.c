@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "core/alloc.h"
@@ -48,12 +49,14 @@ static int decompress(const uint8_t *z, size_t zlen, struct kallsyms_file *k, si
 	return err;
 }
 
-static int open_compressed(const char *path, struct kallsyms_file *k)
+/* The compressed file open as FD (closed here) into K. */
+static int open_compressed(int fd, struct kallsyms_file *k)
 {
 	uint8_t *z = NULL;
 	size_t zlen = 0, len = 0;
 	/* a frame of KALLSYMS_FILE_MAX bytes of text is far smaller than that */
-	int err = binio_read_file(path, KALLSYMS_FILE_MAX, &z, &zlen);
+	int err = binio_read_fd(fd, KALLSYMS_FILE_MAX, &z, &zlen);
+	close(fd);
 	if (err)
 		return err;
 	unsigned long long size = ZSTD_getFrameContentSize(z, zlen);
@@ -76,17 +79,22 @@ static int open_compressed(const char *path, struct kallsyms_file *k)
 int kallsyms_file_open(const char *path, struct kallsyms_file *k)
 {
 	uint8_t head[4];
-	k->f = binio_fopen_regular(path);
+	k->f = NULL;
 	k->text = NULL;
-	if (!k->f)
-		return -errno;
-	size_t n = fread(head, 1, sizeof(head), k->f);
-	if (n == sizeof(head) && !memcmp(head, zstd_magic, sizeof(head))) {
-		fclose(k->f);
-		k->f = NULL;
-		return open_compressed(path, k);
+	/* one open for both forms: the file checked is the file read */
+	int fd = binio_open_regular(path);
+	if (fd < 0)
+		return fd;
+	ssize_t n;
+	while ((n = pread(fd, head, sizeof(head), 0)) < 0 && errno == EINTR)
+		;
+	if (n == (ssize_t)sizeof(head) && !memcmp(head, zstd_magic, sizeof(head)))
+		return open_compressed(fd, k);
+	if (!(k->f = fdopen(fd, "re"))) {
+		int err = -errno;
+		close(fd);
+		return err;
 	}
-	rewind(k->f);
 	return 0;
 }
 
