@@ -157,3 +157,12 @@ check "daemon_kernel_epoch_option_uses_its_kernel ($(row e0))" test "$i" = "[ker
 check "daemon_kernel_merged_reports_the_same ($(row db2))" test "$(row all)" = "$(row db2)"
 read -r _ i n b1 b2 o _ x <<< "$(row old)"
 check "daemon_kernel_old_database_reads_as_before ($(row old))" test "$i" = "[kernel.kallsyms]" -a "${n:-0}" -gt 0 -a "$n" = "$o" -a -z "$x"
+
+# gc removes the kallsyms-HEX copies no epoch left has kernel samples of (a copy the epochs'
+# kernels do not name), and keeps those they name and the running kernel's
+cp -r "$DB" "$TMP/gcdb"
+fake=kallsyms-0000${id2#????}
+cp "$TMP/gcdb/kallsyms-$id2" "$TMP/gcdb/$fake"
+"$SPENT" db "$TMP/gcdb" gc --keep 2 > "$TMP/gc.out" 2>&1
+check "daemon_kernel_gc_removes_unused_kallsyms ($(cat "$TMP/gc.out"))" \
+	test ! -e "$TMP/gcdb/$fake" -a -f "$TMP/gcdb/kallsyms-$id2" -a -f "$TMP/gcdb/$want_name"
