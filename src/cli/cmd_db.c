@@ -45,7 +45,8 @@ static const struct parse_usage db_parse_usage = {
 	"prints every count of every epoch (image, event, offset, count) and every detail row "
 	"(event, time, process, call chain, count); "
 	"merge adds the counts of other databases (each once); gc removes all but the newest N "
-	"epochs. See docs/daemon.md.",
+	"epochs, then the kernel symbol copies (kallsyms-HEX) no epoch left uses but the running "
+	"kernel's. See docs/daemon.md.",
 };
 
 /* DIR ACTION [OTHER...] and the options, in any order. 1: help printed; 0; -EINVAL: an error
@@ -292,7 +293,10 @@ static int do_gc(const struct db_opts *o)
 		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
 		return 1;
 	}
+	size_t copies = 0;
 	r = db_gc(d, (unsigned)o->keep, &removed);
+	if (!r)
+		r = db_gc_kallsyms(d, &copies);
 	spent_profile_dir_close(d);
 	if (r) {
 		cli_error("garbage-collecting '%s' failed: %s", o->dir,
@@ -300,7 +304,10 @@ static int do_gc(const struct db_opts *o)
 					  : strerror(-r));
 		return 1;
 	}
-	printf("removed %zu epoch(s), kept the newest %ld\n", removed, o->keep);
+	printf("removed %zu epoch(s), kept the newest %ld", removed, o->keep);
+	if (copies)
+		printf("; removed %zu kallsyms-HEX copies no epoch left uses", copies);
+	printf("\n");
 	return 0;
 }
 

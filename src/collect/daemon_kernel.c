@@ -1,6 +1,7 @@
 /* collect/daemon_kernel.c - the daemon's kernel identity and its copy of the running kernel's
  * text symbols (see daemon_kernel.h): the lines core/symbols reads (types t, T, w, W with an
- * address), so the copy is a fraction of /proc/kallsyms. */
+ * address), so the copy is a fraction of /proc/kallsyms, stored zstd-compressed as a profile's
+ * kallsyms.zst is (core/kallsyms_file.c reads either form). */
 #include "collect/daemon_kernel.h"
 
 #include <errno.h>
@@ -11,8 +12,8 @@
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/kallsyms_file.h"
 #include "core/kernel_id.h"
-#include "core/outfile.h"
 
 /* "ADDR TYPE NAME..." with a non-zero address (zeros: kptr_restrict hides them) and a text type */
 static int text_symbol(const char *line)
@@ -62,7 +63,7 @@ int dkernel_save_identity(const char *db, const char *kallsyms, mode_t mode, str
 		if (n < 0 || (size_t)n >= sizeof(path))
 			err = -ENAMETOOLONG;
 		else if (access(path, F_OK))	/* there: the same identity's symbols */
-			err = outfile_write(path, b.data, b.len, mode);
+			err = kallsyms_file_write_zst(path, b.data, b.len, mode);
 	}
 	binbuf_release(&b);
 	return err;

@@ -239,36 +239,28 @@ FILE *binio_fopen_regular(const char *path)
 	return f;
 }
 
-int binio_read_file(const char *path, size_t maxlen, uint8_t **out, size_t *len)
+int binio_read_fd(int fd, size_t maxlen, uint8_t **out, size_t *len)
 {
 	int err = 0;
 	uint8_t *buf = NULL;
-	int fd = binio_open_regular(path);
-	if (fd < 0)
-		return fd;
 	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		goto out;
-	}
-	if ((uint64_t)st.st_size > maxlen) {
-		err = -EFBIG;
-		goto out;
-	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size > maxlen)
+		return -EFBIG;
 	size_t size = (size_t)st.st_size;
 	buf = malloc(size ? size : 1);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!buf)
+		return -ENOMEM;
 	size_t got = 0;
 	while (got < size) {
-		ssize_t n = read(fd, buf + got, size - got);
+		ssize_t n = pread(fd, buf + got, size - got, (off_t)got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
 			err = -errno;
-			goto out;
+			free(buf);
+			return err;
 		}
 		if (n == 0)
 			break; /* shrank under us: return what is there */
@@ -276,9 +268,15 @@ int binio_read_file(const char *path, size_t maxlen, uint8_t **out, size_t *len)
 	}
 	*out = buf;
 	*len = got;
-	buf = NULL;
-out:
-	free(buf);
+	return 0;
+}
+
+int binio_read_file(const char *path, size_t maxlen, uint8_t **out, size_t *len)
+{
+	int fd = binio_open_regular(path);
+	if (fd < 0)
+		return fd;
+	int err = binio_read_fd(fd, maxlen, out, len);
 	close(fd);
 	return err;
 }

@@ -65,6 +65,8 @@ FILE *binio_fopen_regular(const char *path);
 
 /* Read a whole regular file (at most MAXLEN bytes) into a new buffer the caller frees. */
 int binio_read_file(const char *path, size_t maxlen, uint8_t **out, size_t *len);
+/* The same from the open regular file FD, from its start (pread: FD's offset is kept). */
+int binio_read_fd(int fd, size_t maxlen, uint8_t **out, size_t *len);
 
 /*
  * Write LEN bytes to PATH atomically: outfile_write (core/outfile.h), the one output policy:

@@ -2,6 +2,7 @@
  * socket client, merging several hosts' databases, epoch garbage collection, disk usage,
  * the status file's members, removing temporaries a killed writer left. */
 #include "profile/db.h"
+#include "profile/profile_dir_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,10 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "core/kallsyms_file.h"
 #include "core/kernel_id.h"
 #include "core/outfile.h"
+#include "core/procmaps.h"
+#include "profile/export.h"
 
 int db_file_path(const char *db, const char *name, char *out, size_t outlen)
 {
@@ -66,6 +70,7 @@ int db_open(const char *path, bool create, struct spent_profile_dir **out)
 	if (err)
 		return err;
 	spent_profile_dir_set_modes(*out, DB_DIR_MODE, DB_FILE_MODE);
+	(*out)->keep_counts_files = true;
 	return 0;
 }
 
@@ -309,6 +314,87 @@ int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed)
 	for (size_t i = 0; i + keep < n && !err; i++)
 		if (!(err = spent_profile_dir_remove_epoch(d, ep[i])))
 			(*removed)++;
+	free(ep);
+	return err;
+}
+
+/* The kallsyms-HEX name of the kernel running here into OUT ("" when it has no identity):
+ * its build-id and the _text address /proc/kallsyms shows, as the daemon names its copy. */
+static void running_kernel_name(char *out, size_t len)
+{
+	struct image_info info;
+	uint64_t text = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	out[0] = 0;
+	image_describe_kernel(&info);
+	FILE *f = fopen("/proc/kallsyms", "re");
+	while (f && !text && getline(&line, &cap, f) > 0)
+		text = kernel_id_text_address(line);
+	free(line);
+	if (f)
+		fclose(f);
+	if (!text || kernel_id_add_text(&info.id, text) || kernel_id_kallsyms_name(&info.id, out, len))
+		out[0] = 0;
+}
+
+/* Whether NAME is one of the N names in NAMES (each KALLSYMS_NAME_MAX bytes). */
+#define KALLSYMS_NAME_MAX 128
+static bool name_listed(const char (*names)[KALLSYMS_NAME_MAX], size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+int db_gc_kallsyms(struct spent_profile_dir *d, size_t *removed)
+{
+	char (*used)[KALLSYMS_NAME_MAX] = NULL, path[PATH_MAX];
+	size_t nused = 0, cap = 0, n = 0;
+	uint32_t *ep = NULL;
+	int err = spent_profile_dir_epochs(d, &ep, &n);
+	*removed = 0;
+	/* the kernels the epochs left have samples of, and the one running here (a daemon's
+	 * copy is there before its epoch has kernel samples) */
+	for (size_t i = 0; i <= n && !err; i++) {
+		struct spent_profile *p = i < n ? spent_profile_new() : NULL;
+		if (i < n && !p)
+			err = -ENOMEM;
+		else if (i < n)
+			err = spent_profile_dir_read_epoch(d, ep[i], p, NULL, NULL, NULL);
+		for (uint32_t k = 0; p && !err && k < spent_profile_nimages(p); k++) {
+			const struct spent_profile_image *im = spent_profile_image_get(p, k);
+			if (!profile_image_is_kernel(im))
+				continue;
+			if (ALLOC_GROW(used, nused + 1, cap))
+				err = -ENOMEM;
+			else if (kernel_id_kallsyms_name(im, used[nused], KALLSYMS_NAME_MAX) == 0)
+				nused++;
+		}
+		if (i == n && !err && !ALLOC_GROW(used, nused + 1, cap)) {
+			running_kernel_name(used[nused], KALLSYMS_NAME_MAX);
+			nused += used[nused][0] != 0;
+		} else if (i == n && !err) {
+			err = -ENOMEM;
+		}
+		spent_profile_free(p);
+	}
+	DIR *dh = err ? NULL : opendir(spent_profile_dir_path(d));
+	if (!err && !dh)
+		err = -errno;
+	for (struct dirent *de; dh && !err && (de = readdir(dh));) {
+		if (!kernel_id_is_kallsyms_name(de->d_name) || name_listed(used, nused, de->d_name) ||
+		    db_file_path(spent_profile_dir_path(d), de->d_name, path, sizeof(path)))
+			continue;
+		if (unlink(path) == 0)
+			(*removed)++;
+		else if (errno != ENOENT)
+			err = -errno;
+	}
+	if (dh)
+		closedir(dh);
+	free(used);
 	free(ep);
 	return err;
 }

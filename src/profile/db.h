@@ -52,6 +52,11 @@ int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, s
  * write stops the removal (-ENOTEMPTY). */
 int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed);
 
+/* Remove each kallsyms-HEX copy no epoch of D has kernel samples of, except the running
+ * kernel's (a daemon writes its copy before its epoch has kernel samples); *REMOVED receives
+ * how many. 0 or -errno. */
+int db_gc_kallsyms(struct spent_profile_dir *d, size_t *removed);
+
 /* Remove the temporaries writers that died left in D (its epochs, its pid-* profiles). */
 void db_clean_stale(struct spent_profile_dir *d);
 

@@ -1,7 +1,7 @@
 /* profile/profile_dir.c - the profile directory: DIR/meta, DIR/epoch-NNNN/, one file per
- * image x event (plus unknown, stacks and samples files, and the epoch's span); atomic
- * incremental merge-writes, validating reads that skip corrupt files; recognising and
- * removing a directory of only that. */
+ * image x event (plus unknown, stacks and samples files, and the epoch's span); validating
+ * reads that skip corrupt files; recognising and removing a directory of only that. The
+ * merge-writes of an epoch are profile_dir_write.c's. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,18 +18,12 @@
 #include "core/kallsyms_file.h"
 #include "core/kernel_id.h"
 #include "core/outfile.h"
+#include "profile/profile_dir_int.h"
 #include "profile/profile_file.h"
 #include "profile/profile_int.h"
 
 #define META_MAGIC "spent-profile-dir"
 #define META_VERSION 1
-#define SPAN_NAME "span"
-
-struct spent_profile_dir {
-	char *path;
-	mode_t dir_mode;	/* for epoch directories (0700 unless spent_profile_dir_set_modes) */
-	mode_t file_mode;	/* for profile files (0600 unless spent_profile_dir_set_modes) */
-};
 
 void spent_profile_dir_set_modes(struct spent_profile_dir *d, mode_t dir_mode, mode_t file_mode)
 {
@@ -224,7 +218,7 @@ out:
 	return err;
 }
 
-static int epoch_path(const struct spent_profile_dir *d, uint32_t epoch, char *out, size_t len)
+int profile_dir_epoch_path(const struct spent_profile_dir *d, uint32_t epoch, char *out, size_t len)
 {
 	int n = snprintf(out, len, "%s/epoch-%04u", d->path, epoch);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
@@ -240,7 +234,7 @@ int spent_profile_dir_new_epoch(struct spent_profile_dir *d, uint32_t *epoch)
 		return err;
 	uint32_t next = n ? e[n - 1] + 1 : 0;
 	free(e);
-	if ((err = epoch_path(d, next, path, sizeof(path))))
+	if ((err = profile_dir_epoch_path(d, next, path, sizeof(path))))
 		return err;
 	if (mkdir(path, d->dir_mode) < 0 || chmod(path, d->dir_mode) < 0)
 		return -errno;
@@ -261,193 +255,7 @@ int spent_profile_dir_current_epoch(struct spent_profile_dir *d, uint32_t *epoch
 	return n ? 0 : spent_profile_dir_new_epoch(d, epoch);
 }
 
-/* Read FILE into T when it exists and is valid; a corrupt one is renamed NAME.corrupt. */
-static int load_existing(const char *file, struct spent_profile *t, spent_profile_warn_fn warn, void *ctx)
-{
-	uint8_t *data = NULL;
-	size_t len;
-	const char *why = NULL;
-	int err = binio_read_file(file, PROFILE_FILE_MAXLEN, &data, &len);
-	if (err == -ENOENT)
-		return 0;
-	if (!err)
-		err = spent_profile_file_parse(data, len, t, &why);
-	free(data);
-	if (err == -ENOMEM)
-		return err;
-	if (err) {
-		char bad[PATH_MAX + 16];
-		snprintf(bad, sizeof(bad), "%s.corrupt", file);
-		if (warn)
-			warn(ctx, file, why ? why : strerror(-err));
-		if (rename(file, bad) < 0)
-			return -errno;
-	}
-	return 0;
-}
-
-enum write_kind { W_COUNTS, W_UNKNOWN, W_STACKS, W_SAMPLES };
-
-struct write_ctx {
-	const struct spent_profile *p;
-	char dir[PATH_MAX];
-	mode_t file_mode;
-	spent_profile_warn_fn warn;
-	void *ctx;
-};
-
-/* T gets P's detail rows of event EV as its event TE. */
-static int add_detail_slice(struct spent_profile *t, const struct spent_profile *p, uint32_t ev, uint32_t te)
-{
-	size_t ni = spent_profile_nimages(p);
-	uint32_t *imap = malloc((ni + 1) * sizeof(*imap));
-	uint32_t *emap = calloc(spent_profile_nevents(p) + 1, sizeof(*emap));
-	int err = imap && emap ? 0 : -ENOMEM;
-	for (size_t i = 0; i < ni && !err; i++)
-		err = spent_profile_image_intern(t, spent_profile_image_get(p, (uint32_t)i), &imap[i]);
-	if (!err) {
-		emap[ev] = te;
-		err = profile_detail_merge(t, p, imap, emap, ev);
-	}
-	free(imap);
-	free(emap);
-	return err;
-}
-
-/* T gets P's call stacks of event EV as its event TE. */
-static int add_stack_slice(struct spent_profile *t, const struct spent_profile *p, uint32_t ev, uint32_t te)
-{
-	const struct spent_profile_event *e = spent_profile_event_get(t, te);
-	struct spent_profile *one = spent_profile_new();
-	uint32_t oe;
-	int err = one ? spent_profile_event_intern(one, e->name, e->period, e->flags, &oe) : -ENOMEM;
-	/* copy P's stacks of EV via a merge of a filtered profile */
-	for (size_t i = 0; i < spent_profile_nstacks(p) && !err; i++) {
-		uint32_t sev;
-		const struct spent_profile_frame *f;
-		size_t nf;
-		uint64_t cnt;
-		spent_profile_stack_get(p, i, &sev, &f, &nf, &cnt);
-		if (sev != ev)
-			continue;
-		struct spent_profile_frame fr[1024];
-		for (size_t k = 0; k < nf && !err; k++) {
-			fr[k] = f[k];
-			if (f[k].image != SPENT_PROFILE_NO_IMAGE)
-				err = spent_profile_image_intern(one, spent_profile_image_get(p, f[k].image),
-							   &fr[k].image);
-		}
-		err = err ? err : spent_profile_add_stack(one, oe, fr, nf, cnt);
-	}
-	err = err ? err : spent_profile_merge(t, one);
-	spent_profile_free(one);
-	return err;
-}
-
-static int file_path(const struct write_ctx *w, enum write_kind kind, uint32_t img, uint32_t ev,
-		     char *file, size_t len)
-{
-	char name[320];
-	int err = kind == W_COUNTS ? profile_file_name_counts(w->p, img, ev, name, sizeof(name))
-		: kind == W_UNKNOWN ? profile_file_name_unknown(w->p, ev, name, sizeof(name))
-		: kind == W_STACKS ? profile_file_name_stacks(w->p, ev, name, sizeof(name))
-				   : profile_file_name_samples(w->p, ev, name, sizeof(name));
-	if (!err && snprintf(file, len, "%s/%s", w->dir, name) >= (int)len)
-		err = -ENAMETOOLONG;
-	return err;
-}
-
-/* Merge P's counts of (IMG, EV) or unknown samples of EV with what is on disk and rewrite. */
-static int write_one(struct write_ctx *w, enum write_kind kind, uint32_t img, uint32_t ev)
-{
-	char file[PATH_MAX];
-	struct spent_profile *t = spent_profile_new();
-	struct binbuf b;
-	bool empty = false;
-	uint32_t ti = 0, te = 0;
-	int err;
-	binbuf_init(&b);
-	if (!t) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if ((err = file_path(w, kind, img, ev, file, sizeof(file))))
-		goto out;
-	if ((err = load_existing(file, t, w->warn, w->ctx)))
-		goto out;
-	/* keep only the one event (and image) this file is about: merge P's slice into T */
-	const struct spent_profile_event *e = spent_profile_event_get(w->p, ev);
-	if ((err = spent_profile_event_intern(t, e->name, e->period, e->flags, &te)))
-		goto out;
-	if (kind == W_COUNTS) {
-		struct spent_profile_count *c = NULL;
-		size_t n = 0;
-		err = spent_profile_image_intern(t, spent_profile_image_get(w->p, img), &ti);
-		err = err ? err : spent_profile_counts(w->p, img, ev, &c, &n);
-		for (size_t i = 0; i < n && !err; i++)
-			err = spent_profile_add(t, ti, c[i].offset, te, c[i].count);
-		free(c);
-		err = err ? err : profile_file_encode_counts(t, ti, te, &b);
-	} else {
-		for (int r = 0; r < SPENT_PROFILE_UNK_NR && !err; r++)
-			err = spent_profile_add_unknown(t, r, te, spent_profile_unknown_count(w->p, ev, r));
-		err = err ? err : profile_file_encode_unknown(t, te, &b, &empty);
-	}
-	if (!err && !empty)
-		err = binio_write_file_atomic(file, b.data, b.len, w->file_mode);
-out:
-	binbuf_release(&b);
-	spent_profile_free(t);
-	return err;
-}
-
-/* Merge P's call stacks and detail rows of EV with the epoch's stacks@ and samples@ files
- * and rewrite them. `spent record` adds every sample both as a stack and as a detail row,
- * so when the merged stacks are exactly the sum of the merged rows' chains the samples file
- * says so (PROFILE_SAMPLES_STACKS) and the stacks file goes: that halves a -g profile. The
- * samples file is written before the stacks file is removed; a crash in between leaves both
- * and the stacks counted twice, never lost. */
-static int write_stacks_samples(struct write_ctx *w, uint32_t ev)
-{
-	char sfile[PATH_MAX], dfile[PATH_MAX];
-	struct spent_profile *t = spent_profile_new();
-	struct binbuf b;
-	bool empty = true, hold = false;
-	uint32_t te;
-	int err = t ? 0 : -ENOMEM;
-	binbuf_init(&b);
-	err = err ? err : file_path(w, W_STACKS, 0, ev, sfile, sizeof(sfile));
-	err = err ? err : file_path(w, W_SAMPLES, 0, ev, dfile, sizeof(dfile));
-	err = err ? err : load_existing(dfile, t, w->warn, w->ctx);
-	err = err ? err : load_existing(sfile, t, w->warn, w->ctx);
-	const struct spent_profile_event *e = spent_profile_event_get(w->p, ev);
-	err = err ? err : spent_profile_event_intern(t, e->name, e->period, e->flags, &te);
-	err = err ? err : add_detail_slice(t, w->p, ev, te);
-	err = err ? err : add_stack_slice(t, w->p, ev, te);
-	if (!err && (hold = profile_samples_hold_stacks(t, te)))
-		err = profile_file_encode_samples(t, te, true, &b, &empty);
-	else if (!err)
-		err = profile_file_encode_samples(t, te, false, &b, &empty);
-	if (!err && !empty)
-		err = binio_write_file_atomic(dfile, b.data, b.len, w->file_mode);
-	binbuf_release(&b);
-	binbuf_init(&b);
-	if (!err && hold && !empty) {
-		if (unlink(sfile) < 0 && errno != ENOENT)
-			err = -errno;
-	} else if (!err) {
-		err = profile_file_encode_stacks(t, te, &b, &empty);
-		if (!err && !empty)
-			err = binio_write_file_atomic(sfile, b.data, b.len, w->file_mode);
-	}
-	binbuf_release(&b);
-	spent_profile_free(t);
-	return err;
-}
-
-/* The span file of the epoch directory DIR into *START, *END (both 0 when there is none):
- * 0, -EBADMSG (not a span file), or -errno. */
-static int read_span(const char *dir, uint64_t *start, uint64_t *end)
+int profile_dir_read_span(const char *dir, uint64_t *start, uint64_t *end)
 {
 	char file[PATH_MAX];
 	uint8_t *data = NULL;
@@ -466,109 +274,20 @@ static int read_span(const char *dir, uint64_t *start, uint64_t *end)
 	return err;
 }
 
-/* The epoch's span becomes the union of what is there and P's (nothing when P has none); a
- * span file that does not parse is set aside as span.corrupt, as profile files are. */
-static int write_span(struct write_ctx *w)
-{
-	char file[PATH_MAX], text[PROFILE_SPAN_TEXT_MAX];
-	uint64_t s, e, os, oe;
-	spent_profile_span(w->p, &s, &e);
-	if (!s)
-		return 0;
-	if (snprintf(file, sizeof(file), "%s/" SPAN_NAME, w->dir) >= (int)sizeof(file))
-		return -ENAMETOOLONG;
-	int err = read_span(w->dir, &os, &oe);
-	if (err == -ENOMEM)
-		return err;
-	if (err) {
-		char bad[PATH_MAX + 16];
-		snprintf(bad, sizeof(bad), "%s.corrupt", file);
-		if (w->warn)
-			w->warn(w->ctx, file, err == -EBADMSG ? "bad span file" : strerror(-err));
-		if (rename(file, bad) < 0)
-			return -errno;
-	}
-	if (!err && os && os <= s && oe >= e)
-		return 0;	/* already covered: nothing to rewrite */
-	if (os && os < s)
-		s = os;
-	if (oe > e)
-		e = oe;
-	size_t n = profile_span_encode(s, e, text);
-	return binio_write_file_atomic(file, text, n, w->file_mode);
-}
-
 int spent_profile_dir_epoch_span(struct spent_profile_dir *d, uint32_t epoch, uint64_t *start_ns,
 			   uint64_t *end_ns)
 {
 	char dir[PATH_MAX];
 	struct stat st;
 	*start_ns = *end_ns = 0;
-	int err = epoch_path(d, epoch, dir, sizeof(dir));
+	int err = profile_dir_epoch_path(d, epoch, dir, sizeof(dir));
 	if (err)
 		return err;
 	if (stat(dir, &st) < 0)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOENT;
-	return read_span(dir, start_ns, end_ns);
-}
-
-static int write_pair(void *ctx, uint32_t img, uint32_t ev)
-{
-	return write_one(ctx, W_COUNTS, img, ev);
-}
-
-static bool has_unknown(const struct spent_profile *p, uint32_t ev)
-{
-	for (int r = 0; r < SPENT_PROFILE_UNK_NR; r++)
-		if (spent_profile_unknown_count(p, ev, r))
-			return true;
-	return false;
-}
-
-static bool has_stacks(const struct spent_profile *p, uint32_t ev)
-{
-	size_t i = 0, n;
-	const struct spent_profile_frame *f;
-	uint64_t count;
-	return spent_profile_stack_next(p, ev, &i, &f, &n, &count) == 1;
-}
-
-static bool has_detail(const struct spent_profile *p, uint32_t ev)
-{
-	struct spent_profile_detail_row row;
-	for (size_t i = 0; i < spent_profile_ndetail(p); i++)
-		if (!spent_profile_detail_get(p, i, &row) && row.event == ev)
-			return true;
-	return false;
-}
-
-int spent_profile_dir_write_epoch(struct spent_profile_dir *d, uint32_t epoch, const struct spent_profile *p,
-			    spent_profile_warn_fn warn, void *ctx)
-{
-	struct write_ctx w = { .p = p, .warn = warn, .ctx = ctx, .file_mode = d->file_mode };
-	int err = epoch_path(d, epoch, w.dir, sizeof(w.dir));
-	if (err)
-		return err;
-	if (mkdir(w.dir, d->dir_mode) < 0) {
-		if (errno != EEXIST)
-			return -errno;
-	} else if (chmod(w.dir, d->dir_mode) < 0) {
-		return -errno;
-	}
-	if ((err = spent_profile_foreach_pair(p, write_pair, &w)))
-		return err;
-	/* a kind P holds nothing of is not rewritten: the daemon writes one (image, event) pair
-	 * at a time, and re-reading and rewriting the epoch's whole samples file with each of
-	 * them took most of a CPU on a busy machine */
-	for (uint32_t ev = 0; ev < spent_profile_nevents(p) && !err; ev++) {
-		if (has_unknown(p, ev))
-			err = write_one(&w, W_UNKNOWN, 0, ev);
-		if (!err && (has_stacks(p, ev) || has_detail(p, ev)))
-			err = write_stacks_samples(&w, ev);
-	}
-	return err ? err : write_span(&w);
+	return profile_dir_read_span(dir, start_ns, end_ns);
 }
 
 static bool is_profile_name(const char *n)
@@ -577,21 +296,65 @@ static bool is_profile_name(const char *n)
 	return l > 5 && !strcmp(n + l - 5, ".prof") && n[0] != '.';
 }
 
+struct image_key {
+	char name[320];		/* its counts file's name, "" when that has none */
+	const char *path;
+	uint32_t img;
+};
+
+static int image_key_cmp(const void *a, const void *b)
+{
+	const struct image_key *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	c = c ? c : strcmp(x->path, y->path);
+	return c ? c : (x->img > y->img) - (x->img < y->img);
+}
+
+/* T's images interned into INTO in the order of their counts files' names: an image's number
+ * (pprof's mapping ids follow it) is then the same whether its counts came from its own file
+ * or from the samples file's leaf frames (PROFILE_SAMPLES_COUNTS). */
+static int intern_images_sorted(struct spent_profile *into, const struct spent_profile *t)
+{
+	size_t n = spent_profile_nimages(t);
+	struct image_key *k = malloc((n + 1) * sizeof(*k));
+	uint32_t idx;
+	int err = k ? 0 : -ENOMEM;
+	for (uint32_t i = 0; i < n && !err; i++) {
+		k[i].img = i;
+		k[i].path = spent_profile_image_get(t, i)->path;
+		if (!spent_profile_nevents(t) ||
+		    profile_file_name_counts(t, i, 0, k[i].name, sizeof(k[i].name)))
+			k[i].name[0] = 0;
+	}
+	if (!err)
+		qsort(k, n, sizeof(*k), image_key_cmp);
+	for (size_t i = 0; i < n && !err; i++)
+		err = spent_profile_image_intern(into, spent_profile_image_get(t, k[i].img), &idx);
+	free(k);
+	return err;
+}
+
 int spent_profile_dir_read_epoch(struct spent_profile_dir *d, uint32_t epoch, struct spent_profile *into,
 			   spent_profile_warn_fn warn, void *ctx, size_t *nskipped)
 {
 	char dir[PATH_MAX], file[PATH_MAX];
 	size_t skipped = 0;
-	int err = epoch_path(d, epoch, dir, sizeof(dir));
+	int err = profile_dir_epoch_path(d, epoch, dir, sizeof(dir));
 	if (err)
 		return err;
+	/* the epoch is read into T, whose images INTO gets in a fixed order before the rest */
+	struct spent_profile *t = spent_profile_new();
+	if (!t)
+		return -ENOMEM;
 	/* sorted: events and images are interned in the order their files are read, and a
 	 * directory's own order (a hash on most filesystems) would make the report's column
 	 * order change from one machine to another */
 	struct dirent **ents = NULL;
 	int nent = scandir(dir, &ents, NULL, alphasort);
-	if (nent < 0)
+	if (nent < 0) {
+		spent_profile_free(t);
 		return -errno;
+	}
 	for (int k = 0; k < nent && !err; k++) {
 		const struct dirent *de = ents[k];
 		if (!is_profile_name(de->d_name))
@@ -603,7 +366,7 @@ int spent_profile_dir_read_epoch(struct spent_profile_dir *d, uint32_t epoch, st
 			continue;
 		int e = binio_read_file(file, PROFILE_FILE_MAXLEN, &data, &len);
 		if (!e)
-			e = spent_profile_file_parse(data, len, into, &why);
+			e = spent_profile_file_parse(data, len, t, &why);
 		free(data);
 		if (e == -ENOMEM) {
 			err = e;
@@ -616,8 +379,11 @@ int spent_profile_dir_read_epoch(struct spent_profile_dir *d, uint32_t epoch, st
 	for (int k = 0; k < nent; k++)
 		free(ents[k]);
 	free(ents);
+	err = err ? err : intern_images_sorted(into, t);
+	err = err ? err : spent_profile_merge(into, t);
+	spent_profile_free(t);
 	uint64_t s, e;
-	int se = err ? 0 : read_span(dir, &s, &e);
+	int se = err ? 0 : profile_dir_read_span(dir, &s, &e);
 	if (se == -ENOMEM) {
 		err = se;
 	} else if (se) {

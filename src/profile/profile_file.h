@@ -3,8 +3,8 @@
  * and of an epoch's span file. docs/profile.md has the prose.
  *
  *   offset 0   4 bytes  magic "SPPF"
- *          4   le32     version: 1 for kinds 1-3, 3 for kind 4 (readers accept 1 to 3;
- *                       kind 4 in 2 and 3, so a reader older than samples files skips
+ *          4   le32     version: 1 for kinds 1-3, 4 for kind 4 (readers accept 1 to 4;
+ *                       kind 4 in 2 to 4, so a reader older than samples files skips
  *                       them as "unsupported profile file version")
  *          8   u8       kind: 1 counts, 2 unknown, 3 stacks, 4 samples
  *          9   ...      body (all integers LEB128 uvarints, svarint = zigzag, strings uvarint
@@ -21,10 +21,15 @@
  *     kind 4:  detail rows (event, task, time bucket, call chain) -> count:
  *              uvarint flags: bit 0 (PROFILE_SAMPLES_STACKS) = the chains are the event's
  *                             call stacks: each chain with the sum of its rows' counts is
- *                             one stack, and there is no stacks file of the event; other
+ *                             one stack, and there is no stacks file of the event
+ *                     bit 1 (PROFILE_SAMPLES_COUNTS, version 4 only) = the chains' leaf
+ *                             frames are the event's per-image counts too: each chain whose
+ *                             leaf frame has an image adds the sum of its rows' counts at
+ *                             (that image, that offset), as a kind-1 file would, and the
+ *                             images so counted have no counts file of the event; other
  *                             bits must be 0
  *              uvarint bucket_ns >= 1, uvarint origin_ns (the time of time index 1)
- *              version 3: u8 method (0 stored, 1 zstd), uvarint body length L, then to the
+ *              version 3 and 4: u8 method (0 stored, 1 zstd), uvarint body length L, then to the
  *                         CRC the body: L bytes (stored) or one zstd frame of exactly L
  *                         bytes, L <= 64 x its compressed size (samples_int.h's bounds)
  *              the body (version 2: the rest of the file):
@@ -32,7 +37,7 @@
  *              uvarint ntasks, ntasks x (uvarint comm string, uvarint pid, uvarint tid,
  *                                        uvarint cgroup string + 1 (0 = none))
  *              uvarint nimages, nimages x image
- *              version 3, the chains as a trie rooted at the leaf frame, nodes breadth-first,
+ *              version 3 and 4, the chains as a trie rooted at the leaf frame, nodes breadth-first,
  *              siblings strictly increasing by (image, offset), in columns:
  *                uvarint nnodes; nnodes + 1 x uvarint child count (the root's first, then
  *                each node's: the root's children are the leaf frames, a node's its callers)
@@ -63,7 +68,7 @@
  *                [new time: uvarint time index - the previous row's - 1 (the first row of a
  *                 group from 0)]
  *                [count code 3: uvarint count - 4; else the count is code + 1]
- *              version 3, after all group headers, the rows' fields in columns, rows in
+ *              version 3 and 4, after all group headers, the rows' fields in columns, rows in
  *              group order: nrows x u8 key = (chain step & 31) << 3 | count code << 1 |
  *              new time; nrows x uvarint chain step >> 5; the time steps of the new-time
  *              rows; the counts - 4 of the code-3 rows
@@ -84,7 +89,8 @@
 #define PROFILE_FILE_MAGIC "SPPF"
 #define PROFILE_FILE_VERSION 1		/* kinds 1-3 */
 #define PROFILE_FILE_VERSION_SAMPLES_V2 2	/* kind 4 as first written: still read */
-#define PROFILE_FILE_VERSION_SAMPLES 3	/* kind 4 (and readers of kinds 1-3 too) */
+#define PROFILE_FILE_VERSION_SAMPLES_V3 3	/* kind 4 without PROFILE_SAMPLES_COUNTS: still read */
+#define PROFILE_FILE_VERSION_SAMPLES 4	/* kind 4 (and readers of kinds 1-3 too) */
 #define PROFILE_FILE_MAXLEN (1u << 30)
 
 enum profile_file_kind {
@@ -102,14 +108,21 @@ int profile_file_encode_unknown(const struct spent_profile *p, uint32_t ev, stru
 				bool *empty);
 int profile_file_encode_stacks(const struct spent_profile *p, uint32_t ev, struct binbuf *b,
 			       bool *empty);
-/* The detail rows of EV (profile_samples.c). STACKS_IN_CHAINS sets PROFILE_SAMPLES_STACKS:
- * only when profile_samples_hold_stacks(P, EV), and then no stacks file is written for EV. */
+/* The detail rows of EV (profile_samples.c) with FLAGS: PROFILE_SAMPLES_STACKS only when
+ * profile_samples_hold_stacks(P, EV), and then no stacks file is written for EV;
+ * PROFILE_SAMPLES_COUNTS only when profile_samples_hold_counts(P, EV), and then no counts
+ * file of EV is left for the images the leaf frames name. */
 #define PROFILE_SAMPLES_STACKS 1u	/* kind-4 flag: the chains are the event's call stacks */
-int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, bool stacks_in_chains,
+#define PROFILE_SAMPLES_COUNTS 2u	/* kind-4 flag (version 4): the leaves are its counts */
+int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, unsigned flags,
 				struct binbuf *b, bool *empty);
 /* Whether P's call stacks of EV are exactly the sum of its detail rows' chains of EV (a chain
  * that is a stack of the same count), so the samples file can carry both. */
 bool profile_samples_hold_stacks(const struct spent_profile *p, uint32_t ev);
+/* Whether P's per-image counts of EV are exactly the sums of its detail rows of EV by leaf
+ * frame (rows whose leaf frame has no image aside), with at least one row: then the samples
+ * file can carry the counts. 0 (no), 1 (yes) or -ENOMEM. */
+int profile_samples_hold_counts(const struct spent_profile *p, uint32_t ev);
 
 /* File names (into OUT of OUTLEN bytes) for each kind; -ENAMETOOLONG when they do not fit. */
 int profile_file_name_counts(const struct spent_profile *p, uint32_t img, uint32_t ev, char *out,
@@ -126,7 +139,7 @@ int profile_file_put_image(struct binbuf *b, const struct spent_profile_image *i
 int profile_file_put_crc(struct binbuf *b, size_t start);
 /* An image into IMG (IMG->path new, the caller frees it, also on error); -EBADMSG + *WHY. */
 int profile_file_get_image(struct binreader *r, struct spent_profile_image *img, const char **why);
-/* The body of a samples file of VERSION (2 or 3) after its event header into T (event EV):
+/* The body of a samples file of VERSION (2 to 4) after its event header into T (event EV):
  * 0 or -EBADMSG with *WHY, or -ENOMEM. */
 int profile_file_parse_samples(struct binreader *r, struct spent_profile *t, uint32_t ev,
 			       uint32_t version, const char **why);

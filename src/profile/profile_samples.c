@@ -1,9 +1,9 @@
 /* profile/profile_samples.c - the samples file (kind 4, layout in profile_file.h): one
  * event's detail rows with local string, task, image, call-chain (a trie of frames,
  * samples_trie.c) and row tables, rows delta-coded so that a row of `spent record` costs two
- * or three bytes, the whole body zstd-compressed (version 3) within bounds a reader checks;
- * the encoder and the validate-everything parser of versions 2 and 3, and the test of whether
- * the file can carry the event's call stacks too (PROFILE_SAMPLES_STACKS). */
+ * or three bytes, the whole body zstd-compressed (versions 3 and 4) within bounds a reader
+ * checks; the encoder and the validate-everything parser of versions 2 to 4. Whether the file
+ * can carry the event's call stacks and counts too is samples_hold.c's. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,7 +170,7 @@ static int enc_rows(struct enc *e, uint64_t width, uint64_t origin)
 	return 0;
 }
 
-static int put_tables(struct binbuf *b, const struct enc *e)
+static int put_tables(struct binbuf *b, const struct enc *e, struct samples_cuts *cuts)
 {
 	int err = binbuf_put_uvarint(b, e->nstrs);
 	for (uint32_t i = 0; i < e->nstrs && !err; i++)
@@ -189,7 +189,8 @@ static int put_tables(struct binbuf *b, const struct enc *e)
 	for (uint32_t i = 0; i < e->nimages && !err; i++)
 		err = profile_file_put_image(b, spent_profile_image_get(e->p, e->image_order[i]));
 	struct samples_chains c = { .d = e->d, .used = e->chain_order, .nused = e->nchains,
-				    .image_local = e->image_local, .chain_local = e->chain_local };
+				    .image_local = e->image_local, .chain_local = e->chain_local,
+				    .cuts = cuts };
 	return err ? err : samples_trie_put(b, &c);
 }
 
@@ -211,7 +212,7 @@ static void row_fields(const struct enc *e, size_t i, bool *new_time, uint64_t *
  * alone): a key byte (a chain step's low 5 bits, count code, new time), the rest of the step,
  * time steps, counts above 3. Small steps (flat profiles) stay in the key byte; the large ones
  * of a -g profile's chains seen once get their near-random low bits apart from the rest. */
-static int put_rows(struct binbuf *b, const struct enc *e)
+static int put_rows(struct binbuf *b, const struct enc *e, struct samples_cuts *cuts)
 {
 	size_t ngroups = 0;
 	uint64_t total = 0;
@@ -230,7 +231,8 @@ static int put_rows(struct binbuf *b, const struct enc *e)
 		err = err ? err : binbuf_put_uvarint(b, end - i);
 		i = end;
 	}
-	for (int col = 0; col < 4; col++)
+	for (int col = 0; col < 4; col++) {
+		samples_cut(cuts, b);
 		for (size_t i = 0; i < e->nrows && !err; i++) {
 			bool new_time;
 			uint64_t dt, step, code;
@@ -244,60 +246,8 @@ static int put_rows(struct binbuf *b, const struct enc *e)
 			else if (col == 3 && code == 3)
 				err = binbuf_put_uvarint(b, e->rows[i].count - 4);
 		}
+	}
 	return err;
-}
-
-bool profile_samples_hold_stacks(const struct spent_profile *p, uint32_t ev)
-{
-	/* Q gets every detail chain of EV as a stack (same image indices as P), then P's stacks
-	 * of EV: they are equal when no stack is new and every count exactly doubles */
-	const struct profile_detail *d = &p->detail;
-	const struct spent_profile_event *e = spent_profile_event_get(p, ev);
-	struct spent_profile *q = spent_profile_new();
-	uint64_t *once = NULL;
-	size_t nq = 0, np = 0;
-	uint32_t qe, qi;
-	bool same = false;
-	/* cheap test first: the daemon writes rows without stacks at every flush */
-	uint64_t rows_total = 0, stacks_total = 0, cnt;
-	const struct spent_profile_frame *f;
-	size_t nf;
-	for (size_t i = 0; i < d->nrows; i++)
-		if (d->rows[i].ev == ev)
-			rows_total += d->rows[i].count;
-	for (size_t i = 0; spent_profile_stack_next(p, ev, &i, &f, &nf, &cnt);)
-		stacks_total += cnt;
-	if (!rows_total || rows_total != stacks_total)
-		goto out;
-	int err = q ? spent_profile_event_intern(q, e->name, e->period, e->flags, &qe) : -ENOMEM;
-	for (size_t i = 0; i < spent_profile_nimages(p) && !err; i++)
-		err = spent_profile_image_intern(q, spent_profile_image_get(p, (uint32_t)i), &qi);
-	for (size_t i = 0; i < d->nrows && !err; i++) {
-		const struct detail_row *r = &d->rows[i];
-		if (r->ev == ev)
-			err = spent_profile_add_stack(q, qe, d->frames + d->chains[r->chain].off,
-						d->chains[r->chain].n, r->count);
-	}
-	nq = err ? 0 : spent_profile_nstacks(q);
-	once = nq ? malloc(nq * sizeof(*once)) : NULL;
-	if (!once)
-		goto out;
-	uint32_t sev;
-	for (size_t i = 0; i < nq; i++)
-		spent_profile_stack_get(q, i, &sev, &f, &nf, &once[i]);
-	for (size_t i = 0; !err && spent_profile_stack_next(p, ev, &i, &f, &nf, &cnt);) {
-		np++;
-		err = spent_profile_add_stack(q, qe, f, nf, cnt);
-	}
-	same = !err && np == nq && spent_profile_nstacks(q) == nq;
-	for (size_t i = 0; i < nq && same; i++) {
-		spent_profile_stack_get(q, i, &sev, &f, &nf, &cnt);
-		same = cnt == 2 * once[i];
-	}
-out:
-	free(once);
-	spent_profile_free(q);
-	return same;
 }
 
 /* The reader's bounds for a compressed body: at most SAMPLES_MAX_RATIO times its compressed
@@ -315,16 +265,41 @@ static uint64_t samples_frame_budget(uint64_t file_bytes)
 	return SAMPLES_MAX_DEPTH * file_bytes + (1u << 20);
 }
 
+/* BODY in one zstd frame into Z (CAP bytes), a new block at each of CUTS: its size, or 0. */
+static size_t compress_cut(uint8_t *z, size_t cap, const struct binbuf *body,
+			   const struct samples_cuts *cuts)
+{
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+	ZSTD_outBuffer out = { z, cap, 0 };
+	size_t prev = 0, r = 0;
+	bool ok = cc && !ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel,
+							      SAMPLES_ZSTD_LEVEL(body->len))) &&
+		  !ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cc, body->len));
+	for (unsigned i = 0; ok && i <= cuts->n; i++) {
+		bool last = i == cuts->n;
+		size_t end = last ? body->len : cuts->at[i];
+		ZSTD_inBuffer in = { body->data + prev, end - prev, 0 };
+		do
+			r = ZSTD_compressStream2(cc, &out, &in, last ? ZSTD_e_end : ZSTD_e_flush);
+		while (!ZSTD_isError(r) && r && out.pos < out.size);
+		ok = !ZSTD_isError(r) && !r;
+		prev = end;
+	}
+	ZSTD_freeCCtx(cc);
+	return ok ? out.pos : 0;
+}
+
 /* BODY after the method byte and its length: zstd when that is smaller and within the
  * reader's bounds, else as it is. */
-static int put_body(struct binbuf *b, const struct binbuf *body, uint64_t nframes)
+static int put_body(struct binbuf *b, const struct binbuf *body, uint64_t nframes,
+		    const struct samples_cuts *cuts)
 {
 	size_t cap = ZSTD_compressBound(body->len);
 	uint8_t *z = malloc(cap + 1);
 	if (!z)
 		return -ENOMEM;
-	size_t n = ZSTD_compress(z, cap, body->data, body->len, SAMPLES_ZSTD_LEVEL(body->len));
-	bool zip = !ZSTD_isError(n) && n < body->len && body->len <= SAMPLES_MAX_RATIO * n &&
+	size_t n = compress_cut(z, cap, body, cuts);
+	bool zip = n && n < body->len && body->len <= SAMPLES_MAX_RATIO * n &&
 		   nframes <= samples_frame_budget(n);
 	int err = binbuf_put_u8(b, zip ? SAMPLES_ZSTD : SAMPLES_STORED);
 	err = err ? err : binbuf_put_uvarint(b, body->len);
@@ -333,12 +308,13 @@ static int put_body(struct binbuf *b, const struct binbuf *body, uint64_t nframe
 	return err;
 }
 
-int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, bool stacks_in_chains,
+int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, unsigned flags,
 				struct binbuf *b, bool *empty)
 {
 	const struct profile_detail *d = &p->detail;
 	struct enc e = { .p = p, .d = d, .ev = ev };
 	struct binbuf body;
+	struct samples_cuts cuts = { .n = 0 };
 	uint64_t width = spent_profile_time_bucket(p), origin = 0, nframes = 0;
 	size_t nrows = 0, start = b->len, ni = spent_profile_nimages(p);
 	int err = -ENOMEM;
@@ -374,15 +350,15 @@ int profile_file_encode_samples(const struct spent_profile *p, uint32_t ev, bool
 	for (uint32_t l = 0; l < e.nchains; l++)
 		nframes += d->chains[e.chain_order[l]].n;
 	/* the tables number the chains, which the rows then use */
-	if ((err = put_tables(&body, &e)) || (err = enc_rows(&e, width, origin)) ||
-	    (err = put_rows(&body, &e)))
+	if ((err = put_tables(&body, &e, &cuts)) || (err = enc_rows(&e, width, origin)) ||
+	    (err = put_rows(&body, &e, &cuts)))
 		goto out;
 	err = profile_file_put_header(b, PROFILE_FILE_VERSION_SAMPLES, PROFILE_FILE_SAMPLES,
 				      spent_profile_event_get(p, ev));
-	err = err ? err : binbuf_put_uvarint(b, stacks_in_chains ? PROFILE_SAMPLES_STACKS : 0);
+	err = err ? err : binbuf_put_uvarint(b, flags & (PROFILE_SAMPLES_STACKS | PROFILE_SAMPLES_COUNTS));
 	err = err ? err : binbuf_put_uvarint(b, width);
 	err = err ? err : binbuf_put_uvarint(b, origin);
-	err = err ? err : put_body(b, &body, nframes);
+	err = err ? err : put_body(b, &body, nframes, &cuts);
 	err = err ? err : profile_file_put_crc(b, start);
 out:
 	binbuf_release(&body);
@@ -623,7 +599,7 @@ static int dec_body(struct binreader *r, struct spent_profile *t, uint32_t ev, u
 	int err = 0;
 	if ((err = dec_strings_tasks(r, t, x, why)) || (err = dec_images(r, t, x, why)))
 		goto out;
-	if (version >= PROFILE_FILE_VERSION_SAMPLES)
+	if (version >= PROFILE_FILE_VERSION_SAMPLES_V3)
 		err = samples_trie_get(r, &t->detail, x->images, x->nimages, frame_budget, &x->c, why);
 	else
 		err = samples_trie_get_v2(r, &t->detail, x->images, x->nimages, &x->c, why);
@@ -633,7 +609,7 @@ static int dec_body(struct binreader *r, struct spent_profile *t, uint32_t ev, u
 	if (!x->chain_sum)
 		return -ENOMEM;
 	struct rows_in in = { .t = t, .ev = ev, .x = x, .width = width, .origin = origin };
-	err = version >= PROFILE_FILE_VERSION_SAMPLES ? dec_rows_v3(r, &in, why) : dec_rows_v2(r, &in, why);
+	err = version >= PROFILE_FILE_VERSION_SAMPLES_V3 ? dec_rows_v3(r, &in, why) : dec_rows_v2(r, &in, why);
 	if (err)
 		goto out;
 	if (binreader_left(r))
@@ -687,23 +663,31 @@ int profile_file_parse_samples(struct binreader *r, struct spent_profile *t, uin
 	if (binreader_get_uvarint(r, &flags) || binreader_get_uvarint(r, &width) ||
 	    binreader_get_uvarint(r, &origin))
 		BAD("truncated samples header");
-	if (flags & ~(uint64_t)PROFILE_SAMPLES_STACKS)
+	uint64_t known = PROFILE_SAMPLES_STACKS |
+			 (version >= PROFILE_FILE_VERSION_SAMPLES ? PROFILE_SAMPLES_COUNTS : 0);
+	if (flags & ~known)
 		BAD("unknown samples flags");
 	if (width == 0 || origin % width)
 		BAD("bad time bucket or origin");
 	spent_profile_set_time_bucket(t, width);
 	body = *r;
-	if (version >= PROFILE_FILE_VERSION_SAMPLES && (err = get_body(r, &body, &owned, &file_bytes, why)))
+	if (version >= PROFILE_FILE_VERSION_SAMPLES_V3 && (err = get_body(r, &body, &owned, &file_bytes, why)))
 		goto out;
 	if ((err = dec_body(&body, t, ev, version, samples_frame_budget(file_bytes), width, origin, &x, why)))
 		goto out;
-	if (version < PROFILE_FILE_VERSION_SAMPLES)
+	if (version < PROFILE_FILE_VERSION_SAMPLES_V3)
 		*r = body;
 	/* the event's call stacks were not written twice: each chain is one, with its rows' sum */
 	for (uint64_t i = 0; !err && flags & PROFILE_SAMPLES_STACKS && i < x.c.nchains; i++) {
 		const struct detail_chain *c = &t->detail.chains[x.c.chains[i]];
 		if (x.chain_sum[i])
 			err = spent_profile_add_stack(t, ev, t->detail.frames + c->off, c->n, x.chain_sum[i]);
+	}
+	/* nor its per-image counts: each leaf frame with an image is counted there */
+	for (uint64_t i = 0; !err && flags & PROFILE_SAMPLES_COUNTS && i < x.c.nchains; i++) {
+		const struct spent_profile_frame *leaf = &t->detail.frames[t->detail.chains[x.c.chains[i]].off];
+		if (x.chain_sum[i] && leaf->image != SPENT_PROFILE_NO_IMAGE)
+			err = spent_profile_add(t, leaf->image, leaf->offset, ev, x.chain_sum[i]);
 	}
 out:
 	for (uint64_t i = 0; x.strs && i < x.nstrs; i++)

@@ -10,6 +10,22 @@
 #define SAMPLES_MAX_DEPTH 1024
 #define SAMPLES_NONE UINT32_MAX
 
+/* Where the body's columns end (byte offsets into it), so its compression starts a new zstd
+ * block at each: a block's entropy tables then fit one column (~2.5% smaller on the g++ -g
+ * profile's body); the frame and what it decompresses to are the same. */
+#define SAMPLES_MAX_CUTS 16
+struct samples_cuts {
+	size_t at[SAMPLES_MAX_CUTS];
+	unsigned n;
+};
+
+/* A column of B ends here (nothing once AT is full: the body is still right). */
+static inline void samples_cut(struct samples_cuts *c, const struct binbuf *b)
+{
+	if (c && c->n < SAMPLES_MAX_CUTS && (!c->n || c->at[c->n - 1] < b->len))
+		c->at[c->n++] = b->len;
+}
+
 /* The chains of one event's rows, as the encoder sees them. */
 struct samples_chains {
 	const struct profile_detail *d;
@@ -17,6 +33,7 @@ struct samples_chains {
 	uint32_t nused;
 	const uint32_t *image_local;	/* profile image -> local image (all used ones set) */
 	uint32_t *chain_local;		/* out: profile chain -> the file's chain number */
+	struct samples_cuts *cuts;	/* out (may be NULL): where its columns end */
 };
 
 /* The version-3 frame trie of C into B: 0, -ENOMEM or -ENOSPC. */

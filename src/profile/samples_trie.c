@@ -87,22 +87,27 @@ static void trie_order(struct trie *t, uint32_t *order, uint32_t *level_start, u
 	}
 }
 
-static int trie_write(struct binbuf *b, const struct trie *t, const uint32_t *order)
+static int trie_write(struct binbuf *b, const struct trie *t, const uint32_t *order,
+		      struct samples_cuts *cuts)
 {
 	uint32_t *kids = calloc(t->len + 1, sizeof(*kids));
 	if (!kids)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->len; i++)
 		kids[t->n[i].parent == SAMPLES_NONE ? 0 : t->n[t->n[i].parent].id + 1]++;
+	samples_cut(cuts, b);
 	int err = binbuf_put_uvarint(b, t->len);
 	for (size_t i = 0; i <= t->len && !err; i++)
 		err = binbuf_put_uvarint(b, kids[i]);
+	samples_cut(cuts, b);
 	for (size_t i = 0; i < t->len && !err; i++)
 		err = binbuf_put_uvarint(b, t->n[order[i]].image);
+	samples_cut(cuts, b);
 	/* a node without children always ends a chain: only the others say */
 	for (size_t i = 0; i < t->len && !err; i++)
 		if (kids[t->n[order[i]].id + 1])
 			err = binbuf_put_u8(b, t->n[order[i]].chain != SAMPLES_NONE);
+	samples_cut(cuts, b);
 	/* offsets in two columns (each compresses better alone): first the nodes that do not
 	 * follow a sibling of their image, then the steps of those that do */
 	for (int pass = 0; pass < 2; pass++)
@@ -113,6 +118,8 @@ static int trie_write(struct binbuf *b, const struct trie *t, const uint32_t *or
 				err = binbuf_put_uvarint(b, nd->offset - pv->offset - 1);
 			else if (!step && pass == 0)
 				err = binbuf_put_svarint(b, (int64_t)nd->offset);
+			if (i + 1 == t->len)
+				samples_cut(cuts, b);
 		}
 	free(kids);
 	return err;
@@ -163,7 +170,7 @@ int samples_trie_put(struct binbuf *b, const struct samples_chains *c)
 			t.n[order[i]].chain = nchains++;
 	for (uint32_t l = 0; l < c->nused; l++)
 		c->chain_local[c->used[l]] = t.n[end[l]].chain;
-	err = trie_write(b, &t, order);
+	err = trie_write(b, &t, order, c->cuts);
 out:
 	free(t.n);
 	free(t.slot);

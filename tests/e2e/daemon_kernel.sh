@@ -1,9 +1,9 @@
 #!/bin/bash
 # tests/e2e/daemon_kernel.sh - the daemon keeps each kernel's identity and symbols with its
 # database: [kernel.kallsyms] is identified by the build-id plus the boot's _text address,
-# DB/kallsyms-HEX (the text symbols of /proc/kallsyms, mode 0640) is written once per
-# identity, and `spent report -i DB` names each epoch's kernel samples from its own kernel's
-# copy: a second epoch made from the first as another boot would be (KASLR: every address and
+# DB/kallsyms-HEX (the text symbols of /proc/kallsyms, zstd-compressed, mode 0640) is written
+# once per identity, and `spent report -i DB` names each epoch's kernel samples from its own
+# kernel's copy: a second epoch made from the first as another boot would be (KASLR: every address and
 # _text shifted, its own kallsyms) is reported as a separate kernel, never added into the
 # first's rows; `spent db merge` brings both copies along; a database written before
 # identities (plain build-id, one DB/kallsyms) still reads as before.
@@ -35,11 +35,14 @@ KS=$DB/$want_name
 check "daemon_kernel_names_copy_by_identity ($(cd "$DB" && ls -d kallsyms* | tr '\n' ' '))" \
 	test -f "$KS" -a "$(cd "$DB" && ls -d kallsyms* | wc -l)" = 1
 want=$(awk '$1 !~ /^0+$/ && $2 ~ /^[tTwW]$/' /proc/kallsyms | wc -l)
-got=$(wc -l < "$KS" 2>/dev/null || echo 0)
+# stored as one zstd frame (a fifth of the text or less): read through the zstd tool here
+check daemon_kernel_kallsyms_compressed bash -c "head -c 4 '$KS' | od -An -tx1 | grep -q '28 b5 2f fd' && test \$(stat -c %s '$KS') -lt \$((\$(zstd -dc '$KS' | wc -c) / 4))"
+zstd -dc "$KS" > "$TMP/ks.txt" 2>/dev/null
+got=$(wc -l < "$TMP/ks.txt" 2>/dev/null || echo 0)
 check "daemon_kernel_saves_text_symbols ($got lines, /proc/kallsyms has $want)" \
 	test "$got" -gt 1000 -a "$got" -le "$want" -a "$got" -ge $((want * 99 / 100))
 check daemon_kernel_kallsyms_mode_0640 test "$(stat -c %a "$KS" 2>/dev/null)" = 640
-check daemon_kernel_only_text_symbols bash -c "! awk '\$2 !~ /^[tTwW]\$/' '$KS' | grep -q ."
+check daemon_kernel_only_text_symbols bash -c "! awk '\$2 !~ /^[tTwW]\$/' '$TMP/ks.txt' | grep -q ."
 
 # kernel work (a read/write loop through the kernel), sized by time
 timeout 1 dd if=/dev/zero of=/dev/null bs=64 2>/dev/null
@@ -57,9 +60,9 @@ KF=$(ls "$DB"/epoch-0000/_kernel.kallsyms_-*@*.prof 2>/dev/null | head -1)
 find "$DB/epoch-0000" -name '*-*@*.prof' ! -name '_kernel.kallsyms_-*' -delete
 OLD=$TMP/old
 mkdir -p "$DB/epoch-0001" "$OLD/epoch-0000" && cp "$DB/epoch-0000/span" "$DB/epoch-0001/" && cp "$DB/meta" "$OLD/"
-id2=$(python3 - "$KF" "$KS" "$DB" "$OLD" <<'PY'
+id2=$(python3 - "$KF" "$KS" "$DB" "$OLD" "$TMP/ks.txt" <<'PY'
 import os, struct, sys, zlib
-kf, ks, db, old = sys.argv[1:5]
+kf, ks, db, old, ks_text = sys.argv[1:6]
 SHIFT = 0x2000000
 d = open(kf, "rb").read()
 def uv(p):
@@ -88,16 +91,18 @@ def write(path, new_id, shift):
 id2 = ident[:-8] + (int.from_bytes(ident[-8:], "big") + SHIFT).to_bytes(8, "big")
 write(os.path.join(db, "epoch-0001", os.path.basename(kf)), id2, SHIFT)
 write(os.path.join(old, "epoch-0000", os.path.basename(kf)), ident[:-8], 0)
-lines = [l.split(" ", 2) for l in open(ks)]
+lines = [l.split(" ", 2) for l in open(ks_text)]
 with open(os.path.join(db, "kallsyms-" + id2.hex()), "w") as f:
     f.writelines("%016x %s b2_%s" % (int(a, 16) + SHIFT, t, nm) for a, t, nm in lines)
 with open(os.path.join(old, "kallsyms"), "w") as f:
     f.writelines("%s %s old_%s" % (a, t, nm) for a, t, nm in lines)
-with open(ks, "w") as f:
+with open(ks_text, "w") as f:
     f.writelines("%s %s b1_%s" % (a, t, nm) for a, t, nm in lines)
 print(id2.hex())
 PY
 )
+# boot 1's copy, renamed b1_, compressed again as the daemon stores it
+zstd -q -f "$TMP/ks.txt" -o "$KS"
 check "daemon_kernel_second_boot_made (id $id2)" test -s "$DB/kallsyms-$id2" -a "kallsyms-$id2" != "$want_name"
 
 # db list: each epoch's kernel identity
@@ -152,3 +157,12 @@ check "daemon_kernel_epoch_option_uses_its_kernel ($(row e0))" test "$i" = "[ker
 check "daemon_kernel_merged_reports_the_same ($(row db2))" test "$(row all)" = "$(row db2)"
 read -r _ i n b1 b2 o _ x <<< "$(row old)"
 check "daemon_kernel_old_database_reads_as_before ($(row old))" test "$i" = "[kernel.kallsyms]" -a "${n:-0}" -gt 0 -a "$n" = "$o" -a -z "$x"
+
+# gc removes the kallsyms-HEX copies no epoch left has kernel samples of (a copy the epochs'
+# kernels do not name), and keeps those they name and the running kernel's
+cp -r "$DB" "$TMP/gcdb"
+fake=kallsyms-0000${id2#????}
+cp "$TMP/gcdb/kallsyms-$id2" "$TMP/gcdb/$fake"
+"$SPENT" db "$TMP/gcdb" gc --keep 2 > "$TMP/gc.out" 2>&1
+check "daemon_kernel_gc_removes_unused_kallsyms ($(cat "$TMP/gc.out"))" \
+	test ! -e "$TMP/gcdb/$fake" -a -f "$TMP/gcdb/kallsyms-$id2" -a -f "$TMP/gcdb/$want_name"

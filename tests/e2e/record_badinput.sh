@@ -30,13 +30,15 @@ $SPENT record -e cpu-clock -o "$TMP/p" -- "$PROGS/hotline" 50 >/dev/null 2>&1
 check record_replaces_its_profile_output bash -c "$SPENT report -i '$TMP/p' --json | grep -q hot_function && ! $SPENT report -i '$TMP/p' --json | grep -q func_sixty"
 check record_replace_leaves_no_temporaries bash -c "! ls -d '$TMP'/p.* 2>/dev/null | grep -q ."
 
-# a truncated and a corrupt file: each skipped with one warning line, exit non-zero
-cp -r "$TMP/p" "$TMP/trunc"
-f=$(ls "$TMP"/trunc/epoch-0000/hotline-*.prof)
+# a truncated and a corrupt file: each skipped with one warning line, exit non-zero. The
+# profile's one file is its samples file (it carries the counts too): a second epoch, a copy
+# of the first, keeps samples to report once that file is skipped
+cp -r "$TMP/p" "$TMP/trunc" && cp -r "$TMP/trunc/epoch-0000" "$TMP/trunc/epoch-0001"
+f=$(ls "$TMP"/trunc/epoch-0000/samples@*.prof)
 truncate -s -5 "$f"
 one_line report_truncated_file_one_line "skipping corrupt profile file" $SPENT report -i "$TMP/trunc"
-cp -r "$TMP/p" "$TMP/corrupt"
-f=$(ls "$TMP"/corrupt/epoch-0000/hotline-*.prof)
+cp -r "$TMP/p" "$TMP/corrupt" && cp -r "$TMP/corrupt/epoch-0000" "$TMP/corrupt/epoch-0001"
+f=$(ls "$TMP"/corrupt/epoch-0000/samples@*.prof)
 printf '\xff\xff\xff\xff' | dd of="$f" bs=1 seek=16 conv=notrunc 2>/dev/null
 one_line report_corrupt_file_one_line "checksum mismatch" $SPENT report -i "$TMP/corrupt"
 one_line report_bad_magic_file_one_line "bad magic" bash -c "echo junk > '$TMP/corrupt/epoch-0000/zz.prof' && rm -f '$f' && $SPENT report -i '$TMP/corrupt'"

@@ -23,6 +23,10 @@ check callgraph_dwarf_unwinds_past_frameless_leaf awk -v r="$rec" 'BEGIN{exit !(
 deep=$($SPENT report -i "$TMP/fp" --folded | awk -F';' '{ if (NF > m) m = NF } END { print m }')
 check folded_stacks_show_recursion_depth test "$deep" -ge 10
 $SPENT report -i "$TMP/fp" --pprof "$TMP/cg.pb.gz" 2>/dev/null
+# the samples file carries the per-image counts (its leaf frames): no image's histogram file,
+# and the flat report still counts the leaf functions
+check record_g_writes_no_histogram_files bash -c "! ls '$TMP/fp/epoch-0000' | grep -v -e '^samples@' -e '^unknown@' -e '^span$' | grep -q ."
+check record_g_flat_report_from_samples_file bash -c "$SPENT report -i '$TMP/fp' --csv | grep -q ',burn,'"
 check pprof_with_stacks_gives_root_cumulative bash -c "go tool pprof -top -cum '$TMP/cg.pb.gz' 2>/dev/null | grep -E ' root$' | grep -qE '(9[5-9]|100)(\.[0-9]+)?%'"
 
 # a frame whose return address is 0 ends the walk: nothing is credited to address 0 (0 - 1 was

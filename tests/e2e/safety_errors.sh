@@ -100,13 +100,14 @@ check "meta now a FIFO: not a spent profile directory" grep -q "not a spent prof
 # ---- corrupt profile files: exit 1 with a message everywhere --------------------------------
 "$SPENT" record -o "$TMP/good" -- "$PROGS/demo" 0.2 > /dev/null 2>&1
 cp -r "$TMP/good" "$TMP/bad"
-f=$(ls "$TMP"/bad/epoch-0000/demo-*.prof | head -1)
+# its one profile file: the samples file carries demo's counts too
+f=$(ls "$TMP"/bad/epoch-0000/samples@*.prof | head -1)
 printf 'X' | dd of="$f" bs=1 seek=20 conv=notrunc 2> /dev/null
 corrupt_case() { # NAME CMD...: exit 1 and one warning naming the corrupt file
 	local name=$1; shift
 	"$@" > /dev/null 2> "$TMP/c.err"
 	local rc=$?
-	if [ $rc -eq 1 ] && grep -q "skipping corrupt profile file '.*demo-.*\.prof'" "$TMP/c.err"; then
+	if [ $rc -eq 1 ] && grep -q "skipping corrupt profile file '.*samples@.*\.prof'" "$TMP/c.err"; then
 		pass "corrupt input: $name exits 1 naming the file"
 	else
 		fail "corrupt input: $name exits 1 naming the file: rc $rc, '$(head -c 300 "$TMP/c.err")'"

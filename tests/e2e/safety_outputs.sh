@@ -162,7 +162,7 @@ check db_merge_of_a_copy_of_itself_refused bash -c "cp -a m mcopy && ! '$SPENT' 
 "$SPENT" db m dump > m2.tsv
 check db_merge_into_itself_counts_unchanged cmp -s m1.tsv m2.tsv
 cp -r prof bad
-f=$(ls bad/epoch-0000/hotline-*.prof)
+f=$(ls bad/epoch-0000/samples@*.prof)	# it carries hotline's counts too
 printf '\xff\xff\xff\xff' | dd of="$f" bs=1 seek=16 conv=notrunc 2>/dev/null
 check db_merge_corrupt_source_fails refused_db n merge bad
 check db_merge_corrupt_source_not_marked_merged bash -c "! grep -qs . n/merged-from"

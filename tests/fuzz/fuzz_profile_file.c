@@ -38,11 +38,15 @@ static void detail_roundtrip(const struct spent_profile *p)
 		binbuf_init(&b);
 		struct spent_profile *q = spent_profile_new();
 		bool hold = profile_samples_hold_stacks(p, e);
-		if (q && !profile_file_encode_samples(p, e, hold, &b, &empty) && !empty) {
+		int counts = profile_samples_hold_counts(p, e);
+		unsigned flags = (hold ? PROFILE_SAMPLES_STACKS : 0) | (counts > 0 ? PROFILE_SAMPLES_COUNTS : 0);
+		if (q && !profile_file_encode_samples(p, e, flags, &b, &empty) && !empty) {
 			const char *why = NULL;
+			/* the counts a file carries come back as the same cells */
 			if (spent_profile_file_parse(b.data, b.len, q, &why) ||
 			    spent_profile_ndetail(q) != spent_profile_ndetail(p) ||
-			    (hold && spent_profile_nstacks(q) != spent_profile_nstacks(p)))
+			    (hold && spent_profile_nstacks(q) != spent_profile_nstacks(p)) ||
+			    (counts > 0 && spent_profile_ncells(q) != spent_profile_ncells(p)))
 				abort();
 		}
 		spent_profile_free(q);
@@ -65,15 +69,16 @@ static void parse(const uint8_t *data, size_t len)
 	spent_profile_free(p);
 }
 
-/* The samples file DATA (version 3) with its body in the other form, CRC fixed; NULL when
- * DATA is not one. */
+/* The samples file DATA (version 3 or 4) with its body in the other form, CRC fixed; NULL
+ * when DATA is not one. */
 static uint8_t *other_form(const uint8_t *data, size_t len, size_t *outlen)
 {
 	struct binreader r;
 	uint64_t v, blen;
 	uint8_t kind, method;
 	char *name = NULL;
-	if (len < 13 || memcmp(data, "SPPF\3\0\0\0", 8))
+	if (len < 13 || memcmp(data, "SPPF", 4) || (data[4] != 3 && data[4] != 4) ||
+	    memcmp(data + 5, "\0\0\0", 3))
 		return NULL;
 	binreader_init(&r, data + 8, len - 12);
 	int bad = binreader_get_u8(&r, &kind) || kind != PROFILE_FILE_SAMPLES ||

@@ -64,9 +64,10 @@ else
 fi
 
 # detail rows and an epoch span (samples@ files, DIR/epoch-NNNN/span), made by seedtool
-# through the library whatever `spent record` of this build writes. These are version 3
+# through the library whatever `spent record` of this build writes. These are version 4
 # (its small body stored, record's compressed: the target parses each in the other form
-# too); the committed corpus keeps version-2 samples files for the older reader.
+# too; the page-faults one carries its counts, flag bit 1); the committed corpus keeps
+# version-2 and version-3 samples files for the older readers.
 if "$tool" detail "$tmp/detail" 2>"$tmp/err"; then
 	"$tool" bundle "$tmp/detail" "$tmp/detail.bundle" && put fuzz_profile_dir "$tmp/detail.bundle"
 	for f in "$tmp"/detail/epoch-0000/samples@*.prof; do

@@ -164,8 +164,9 @@ static int two_boots(struct spent_profile *p, const char *dir, uint32_t ev)
 
 /* Three tasks (one with a cgroup), rows without task or time, chains with no-image and
  * kernel frames, counts above 3, two events with different bucket widths merged; a span.
- * The second event also has its chains as stacks, as `spent record -g` adds them: its
- * samples file holds them (flag bit 0), the first's does not. Two boots' kernels. */
+ * The second event also has its chains as stacks and its leaf frames as counts, as `spent
+ * record -g` adds them: its samples file holds both (flag bits 0 and 1, version 4), the
+ * first's holds neither (a kernel leaf frame has no count). Two boots' kernels. */
 static int detail_dir(const char *dir)
 {
 	struct spent_profile *p = spent_profile_new();
@@ -195,6 +196,7 @@ static int detail_dir(const char *dir)
 	err = err ?: spent_profile_add_detail(p, e1, t[2], t0 + 1500 * ms, f + 3, 1, 1);
 	err = err ?: spent_profile_add_detail(p, e1, t[2], t0, f, 4, 9);
 	err = err ?: spent_profile_add_stack(p, e1, f + 3, 1, 1) ?: spent_profile_add_stack(p, e1, f, 4, 9);
+	err = err ?: spent_profile_add(p, ia, f[0].offset, e1, 9);
 	spent_profile_extend_span(p, t0 - ms, t0 + 2000 * ms);
 	err = err ?: spent_profile_dir_create(dir, &d) ?: two_boots(p, dir, e0) ?:
 	      spent_profile_dir_write_epoch(d, 0, p, NULL, NULL);

@@ -107,6 +107,28 @@ static void read_file_refuses_oversize(void **state)
 	assert_int_equal(binio_read_file("/nonexistent/x", 1, &data, &len), -ENOENT);
 }
 
+/* An open file is read whole from its start whatever its offset (pread), which it keeps, and
+ * bounded as binio_read_file is: the caller that looked at its head reads the same file. */
+static void read_fd_reads_from_the_start_and_keeps_the_offset(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/spent-binio-fd.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "0123456789", 10), 10);
+	assert_int_equal(lseek(fd, 4, SEEK_SET), 4);
+	uint8_t *data = NULL;
+	size_t len = 0;
+	assert_int_equal(binio_read_fd(fd, 10, &data, &len), 0);
+	assert_int_equal(len, 10);
+	assert_memory_equal(data, "0123456789", 10);
+	free(data);
+	assert_int_equal(lseek(fd, 0, SEEK_CUR), 4);
+	assert_int_equal(binio_read_fd(fd, 9, &data, &len), -EFBIG);
+	close(fd);
+	unlink(path);
+}
+
 /* A FIFO (no writer) must be refused at once, never waited on; a regular file opens
  * blocking again. */
 static void open_regular_refuses_fifo_without_blocking(void **state)
@@ -146,6 +168,7 @@ int main(void)
 		cmocka_unit_test(reader_rejects_truncated_and_overlong),
 		cmocka_unit_test(atomic_write_replaces_and_keeps_mode),
 		cmocka_unit_test(read_file_refuses_oversize),
+		cmocka_unit_test(read_fd_reads_from_the_start_and_keeps_the_offset),
 		cmocka_unit_test(open_regular_refuses_fifo_without_blocking),
 		cmocka_unit_test(crc_and_fnv_known_values),
 	};

@@ -219,7 +219,7 @@ static uint8_t *samples_bytes(struct spent_profile *p, size_t *len)
 	struct binbuf b;
 	bool empty = true;
 	binbuf_init(&b);
-	assert_int_equal(profile_file_encode_samples(p, 0, false, &b, &empty), 0);
+	assert_int_equal(profile_file_encode_samples(p, 0, 0, &b, &empty), 0);
 	assert_false(empty);
 	spent_profile_free(p);
 	*len = b.len;
@@ -270,6 +270,59 @@ static uint8_t *stored_form(const uint8_t *d, size_t len, size_t *outlen)
 	assert_int_equal(profile_file_put_crc(&b, 0), 0);
 	*outlen = b.len;
 	return b.data;
+}
+
+/* The blocks of the zstd frame Z (N bytes): 0 when it is not one frame of them. */
+static unsigned zstd_blocks(const uint8_t *z, size_t n)
+{
+	static const size_t fcs_len[4] = { 0, 2, 4, 8 }, dict_len[4] = { 0, 1, 2, 4 };
+	if (n < 6 || z[0] != 0x28 || z[1] != 0xb5 || z[2] != 0x2f || z[3] != 0xfd)
+		return 0;
+	uint8_t fhd = z[4];
+	bool single = fhd >> 5 & 1;
+	size_t at = 5 + !single + dict_len[fhd & 3] + (fhd >> 6 ? fcs_len[fhd >> 6] : single);
+	unsigned blocks = 0;
+	for (bool last = false; !last && at + 3 <= n; blocks++) {
+		uint32_t h = z[at] | (uint32_t)z[at + 1] << 8 | (uint32_t)z[at + 2] << 16;
+		last = h & 1;
+		at += 3 + ((h >> 1 & 3) == 1 ? 1 : h >> 3);
+	}
+	return at == n ? blocks : 0;
+}
+
+/* The compressed body is one zstd frame with a block per column (each block's entropy tables
+ * fit its column), and reads back the same. */
+static void compressed_body_has_a_block_per_column(void **state)
+{
+	(void)state;
+	struct spent_profile *p = spent_profile_new();
+	uint32_t a = add_image(p, "/usr/bin/app"), ev = add_event(p, "cpu-clock", 1000000);
+	uint32_t t = add_task(p, "app", 1, 1, NULL);
+	uint64_t x = 88172645463325252ull;
+	for (int i = 0; i < 4000; i++) {
+		struct spent_profile_frame f[3];
+		for (int k = 0; k < 3; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			f[k] = (struct spent_profile_frame){ k == 2 ? SPENT_PROFILE_NO_IMAGE : a,
+							     k == 2 ? x : 0x1000 + x % 50000 };
+		}
+		assert_int_equal(spent_profile_add_detail(p, ev, t, 1700000000000000000ull +
+							  (uint64_t)i * 1000000, f, 3, 1 + i % 5), 0);
+	}
+	size_t len;
+	uint8_t *d = samples_bytes(p, &len), method;
+	uint64_t blen;
+	size_t at = body_start(d, len, &method, &blen);
+	assert_int_equal(method, 1);
+	/* tables, child counts, images, ends, two offset columns, group headers, four row
+	 * columns (the counts column included) */
+	assert_true(zstd_blocks(d + at, len - 4 - at) >= 9);
+	struct spent_profile *q = spent_profile_new();
+	const char *why = NULL;
+	assert_int_equal(spent_profile_file_parse(d, len, q, &why), 0);
+	assert_int_equal(spent_profile_ndetail(q), 4000);
+	spent_profile_free(q);
+	free(d);
 }
 
 /* Every truncation of DATA is refused; COUNT changes of one byte (each byte from START with
@@ -516,7 +569,7 @@ static void a_record_row_costs_two_to_three_bytes(void **state)
 	}
 	struct binbuf b;
 	binbuf_init(&b);
-	assert_int_equal(profile_file_encode_samples(p, ev, false, &b, NULL), 0);
+	assert_int_equal(profile_file_encode_samples(p, ev, 0, &b, NULL), 0);
 	size_t rows = spent_profile_ndetail(p);
 	double per_row = (double)b.len / (double)rows, per_sample = (double)b.len / (double)samples;
 	print_message("%zu rows, %llu samples: %zu bytes, %.2f bytes/row, %.2f bytes/sample\n",
@@ -549,7 +602,7 @@ static void a_wider_bucket_merges_rows_on_write(void **state)
 	assert_int_equal(spent_profile_set_time_bucket(p, 10 * MS), 0);
 	struct binbuf b;
 	binbuf_init(&b);
-	assert_int_equal(profile_file_encode_samples(p, ev, false, &b, NULL), 0);
+	assert_int_equal(profile_file_encode_samples(p, ev, 0, &b, NULL), 0);
 	struct spent_profile *q = spent_profile_new();
 	assert_int_equal(spent_profile_file_parse(b.data, b.len, q, NULL), 0);
 	assert_int_equal(spent_profile_ndetail(q), 1);
@@ -666,6 +719,7 @@ int main(void)
 		cmocka_unit_test(a_wider_bucket_merges_rows_on_write),
 		cmocka_unit_test(span_files_are_checked_replaced_and_owned),
 		cmocka_unit_test(db_merge_carries_rows_and_spans),
+		cmocka_unit_test(compressed_body_has_a_block_per_column),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
