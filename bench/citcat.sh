@@ -11,6 +11,8 @@
 #                     over the replayed instruction count (goal <= 0.01)
 #   replay speed      instructions per CPU second of the fast replay, no sinks (goal >= 100 M/s)
 #   sink replay speed the same with per-instruction and data-reference hooks (--dump)
+# Recordings use citcat's cache of mapped files' copies (docs/citcat.md; SPENT_CITCAT_CACHE):
+# warm after the first of the best-of-3 runs, as for any program recorded before.
 # Usage: bench/citcat.sh [ROUNDS]   (default 1000: about 0.26 G instructions replayed; the
 # record slowdown uses 20x more rounds so the recorder's fixed start-up cost is amortised)
 set -u

@@ -20,7 +20,7 @@
 #define COPY_MAX ((uint64_t)8 << 30)	/* the largest file the replay loads */
 #define HASH_DIGITS 16
 
-static void copy_path(char *buf, size_t len, const char *dir, uint64_t hash)
+void cc_copy_path(char *buf, size_t len, const char *dir, uint64_t hash)
 {
 	snprintf(buf, len, "%s/%s/%016" PRIx64 "%s", dir, CC_COPY_DIR, hash, CC_COPY_SUFFIX);
 }
@@ -50,18 +50,12 @@ static int compress_to(FILE *f, const uint8_t *data, size_t len, uint64_t *writt
 	return err;
 }
 
-int cc_copy_write(const char *dir, uint64_t hash, const uint8_t *data, size_t len,
-		  uint64_t *written)
+int cc_copy_create(const char *path, const uint8_t *data, size_t len, uint64_t *written)
 {
-	char path[CC_MAX_PATH + 64];
 	*written = 0;
-	snprintf(path, sizeof(path), "%s/%s", dir, CC_COPY_DIR);
-	if (mkdir(path, 0700) && errno != EEXIST)
-		return -errno;
-	copy_path(path, sizeof(path), dir, hash);
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return errno == EEXIST ? 0 : -errno;	/* equal content, stored already */
+		return -errno;
 	FILE *f = fdopen(fd, "w");
 	if (!f) {
 		int e = -errno;
@@ -81,6 +75,19 @@ int cc_copy_write(const char *dir, uint64_t hash, const uint8_t *data, size_t le
 	return err;
 }
 
+int cc_copy_write(const char *dir, uint64_t hash, const uint8_t *data, size_t len,
+		  uint64_t *written)
+{
+	char path[CC_MAX_PATH + 64];
+	*written = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, CC_COPY_DIR);
+	if (mkdir(path, 0700) && errno != EEXIST)
+		return -errno;
+	cc_copy_path(path, sizeof(path), dir, hash);
+	int err = cc_copy_create(path, data, len, written);
+	return err == -EEXIST ? 0 : err;	/* equal content, stored already */
+}
+
 int cc_copy_read(const char *dir, uint64_t hash, uint64_t size, uint8_t **out, size_t *stored)
 {
 	char path[CC_MAX_PATH + 64];
@@ -90,7 +97,7 @@ int cc_copy_read(const char *dir, uint64_t hash, uint64_t size, uint8_t **out, s
 	*stored = 0;
 	if (size > COPY_MAX)
 		return -EFBIG;
-	copy_path(path, sizeof(path), dir, hash);
+	cc_copy_path(path, sizeof(path), dir, hash);
 	int err = binio_read_file(path, COPY_MAX, &z, &zlen);
 	if (err)
 		return err;

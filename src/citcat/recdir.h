@@ -12,6 +12,11 @@
  * written (0 for an existing copy). 0 or -errno; a failed write leaves no partial copy. */
 int cc_copy_write(const char *dir, uint64_t hash, const uint8_t *data, size_t len,
 		  uint64_t *written);
+/* Write DATA (LEN bytes) compressed as a new file PATH (O_EXCL: -EEXIST when it exists; mode
+ * 0600, fsync'd); *WRITTEN its bytes. 0 or -errno, no partial file left. */
+int cc_copy_create(const char *path, const uint8_t *data, size_t len, uint64_t *written);
+/* DIR/files/<hash>.zst into BUF. */
+void cc_copy_path(char *buf, size_t len, const char *dir, uint64_t hash);
 /* Read DIR/files/<hash>.zst, decompress it and check that it is SIZE bytes whose content hash
  * is HASH. 0 with *OUT (the caller frees it) and *STORED (the copy's compressed bytes);
  * -ENOENT when the copy is missing, -EBADMSG when it is corrupt, else -errno. */

@@ -16,8 +16,11 @@ struct cc_cpu_model;
 struct cc_file_ident {
 	uint64_t id, dev, ino, size, mtime_ns;
 	uint64_t flags;		/* CC_FILE_COPY / CC_FILE_CHECK of its FILE record */
-	uint8_t *content;	/* cached bytes for mapped files (NULL until needed) */
-	size_t content_len;
+	uint8_t *content;	/* the file's bytes, read to hash it (NULL: see fd) */
+	size_t content_len;	/* its size when content or fd is there, else 0 */
+	int fd;			/* the cache knew its hash: the file open instead, read only where
+				 * the program has its own copy of a mapped page (else -1) */
+	uint64_t ctime_ns;	/* with the rest, the identity it must still have when read */
 };
 
 struct cc_tracer {
@@ -29,6 +32,10 @@ struct cc_tracer {
 	const char *dir;		/* the recording directory being written (DIR.tmp.PID) */
 	int copy_files;			/* keep a copy of every mapped file in dir/files */
 	uint64_t copies, copy_bytes;	/* copies written, their compressed bytes */
+	uint64_t cache_hits;		/* mapped files whose hash and copy came from the cache */
+	char *cache_dir;		/* filecache.h, looked up at the first file: NULL when off */
+	int cache_tried;
+	size_t kept_fds;		/* files kept open (cc_file_ident.fd) */
 	uint64_t brk_cur;
 	uint64_t syscalls, rdtsc, cpuid, unknown;
 	uint64_t points;		/* signals delivered at an exact point (POINT records) */

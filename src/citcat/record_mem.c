@@ -1,6 +1,7 @@
 /* citcat/record_mem.c - what the recorder captures from memory and the file system: tracee
  * memory reads/writes, MEM/MAP records, file identities with content hashes (and the copies of
- * mapped files, through recdir.c), and the initial memory image at the exec stop
+ * mapped files, through filecache.c and recdir.c), a file mapping's pages that differ from the
+ * file (found through /proc/PID/pagemap), and the initial memory image at the exec stop
  * (/proc/PID/maps). */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "citcat/filecache.h"
 #include "citcat/recdir.h"
 #include "citcat/record_int.h"
 #include "core/alloc.h"
@@ -22,6 +24,8 @@
 #define PAGE 4096ULL
 #define PAGE_DOWN(x) ((x) & ~(PAGE - 1))
 #define PAGE_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
+/* files kept open at once (cc_file_ident.fd); beyond, they are read whole as without the cache */
+#define CC_KEPT_FDS_MAX 128
 
 int cc_mem_read(struct cc_tracer *tr, uint64_t addr, void *buf, size_t len)
 {
@@ -154,6 +158,50 @@ static uint64_t mtime_ns(const struct stat *st)
 	return (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
 }
 
+static uint64_t ctime_ns(const struct stat *st)
+{
+	return (uint64_t)st->st_ctim.tv_sec * 1000000000ULL + (uint64_t)st->st_ctim.tv_nsec;
+}
+
+static int same_identity(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       mtime_ns(a) == mtime_ns(b) && ctime_ns(a) == ctime_ns(b);
+}
+
+/* The cross-recording cache (filecache.h), found at the first file: NULL when disabled or
+ * unusable (a read-only home: recording works as without it). */
+static const char *file_cache(struct cc_tracer *tr)
+{
+	if (!tr->cache_tried) {
+		char dir[CC_MAX_PATH];
+		tr->cache_tried = 1;
+		if (cc_cache_open(dir, sizeof(dir)) == 0)
+			tr->cache_dir = strdup(dir);
+	}
+	return tr->cache_dir;
+}
+
+/* The copy of a mapped file (identity ST, content hash HASH) into the recording's files/:
+ * linked from the cache (stored there first unless CACHED: the cache had it), else written
+ * here. */
+static int store_copy(struct cc_tracer *tr, const struct stat *st, uint64_t hash,
+		      const uint8_t *content, size_t len, int cached)
+{
+	const char *cache = file_cache(tr);
+	uint64_t bytes = 0;
+	int err = -ENOENT;
+	if (cache && (cached || cc_cache_store(cache, st, hash, content, len) == 0))
+		err = cc_cache_link(cache, tr->dir, hash, &bytes);
+	if (err)	/* no cache, or it failed (full, another file system refusing): as before */
+		err = cc_copy_write(tr->dir, hash, content, len, &bytes);
+	else
+		tr->cache_hits += cached;
+	tr->copies += bytes > 0;
+	tr->copy_bytes += bytes;
+	return err;
+}
+
 static int emit_file(struct cc_tracer *tr, const struct cc_file_ident *f, const char *path,
 		     uint64_t hash)
 {
@@ -203,34 +251,47 @@ int cc_file_register(struct cc_tracer *tr, int fd, const char *path, int mapped,
 	uint8_t *content = NULL;
 	size_t clen = (size_t)st.st_size;
 	uint64_t hash = 0;
+	int cached = 0, keep = -1;
 	if (flags) {
+		const char *cache = file_cache(tr);
+		cached = cache && cc_cache_lookup(cache, &st, &hash);
+		/* hash known: keep the file open and read only the pages compared (few) */
+		if (cached && tr->kept_fds < CC_KEPT_FDS_MAX &&
+		    (keep = open(at, O_RDONLY | O_CLOEXEC)) >= 0 &&
+		    (fstat(keep, &after) || !same_identity(&st, &after))) {
+			close(keep);
+			keep = -1;
+		}
+	}
+	if (flags && keep < 0) {
 		if (binio_read_file(at, (size_t)8 << 30, &content, &clen))
 			return 0;	/* unreadable: not checkable, data still recorded by content */
 		/* written to meanwhile: no stable content to name; recorded by content instead */
-		if (stat(at, &after) != 0 || after.st_size != st.st_size || clen != (size_t)st.st_size ||
-		    mtime_ns(&after) != mtime_ns(&st)) {
+		if (stat(at, &after) != 0 || clen != (size_t)st.st_size || !same_identity(&st, &after)) {
 			free(content);
 			return 0;
 		}
-		hash = binio_fnv64(BINIO_FNV64_INIT, content, clen);
+		if (!cached)
+			hash = binio_fnv64(BINIO_FNV64_INIT, content, clen);
 	}
 	if (ALLOC_GROW(tr->files, tr->nfiles + 1, tr->capfiles)) {
 		free(content);
+		if (keep >= 0)
+			close(keep);
 		return -ENOMEM;
 	}
 	struct cc_file_ident *f = &tr->files[tr->nfiles++];
 	f->id = tr->nfiles;
 	f->dev = st.st_dev, f->ino = st.st_ino, f->size = clen, f->mtime_ns = mtime_ns(&st);
+	f->ctime_ns = ctime_ns(&st);
 	f->flags = flags;
 	f->content = content;
-	f->content_len = content ? clen : 0;
+	f->content_len = content || keep >= 0 ? clen : 0;
+	f->fd = keep;
+	tr->kept_fds += keep >= 0;
 	int err = 0;
-	if (flags & CC_FILE_COPY) {
-		uint64_t written = 0;
-		err = cc_copy_write(tr->dir, hash, content, clen, &written);
-		tr->copies += written > 0;
-		tr->copy_bytes += written;
-	}
+	if (flags & CC_FILE_COPY)
+		err = store_copy(tr, &st, hash, content, clen, cached);
 	err = err ? err : emit_file(tr, f, real, hash);
 	*id = f->id;
 	return err;
@@ -261,6 +322,82 @@ int cc_emit_range(struct cc_tracer *tr, enum cc_rec_kind kind, uint64_t start, u
 	return err ? err : cc_writer_emit(&tr->w, kind);
 }
 
+/* /proc/PID/pagemap bits (Documentation/admin-guide/mm/pagemap.rst) */
+#define PM_PRESENT (1ULL << 63)
+#define PM_SWAPPED (1ULL << 62)
+#define PM_FILE (1ULL << 61)	/* a page-cache (or shared) page: not a private copy */
+
+/* Which of the NPAGES pages from START may differ from the file's bytes, one byte each in
+ * CHANGED: the private copies (written since the mapping was made: relocations, cpuid sites
+ * patched, the kernel zeroing past a segment's end), present or swapped out. A page not
+ * present, or present from the page cache, reads as the file's bytes, which the caller read
+ * and checked unchanged: comparing those would fault every page of every library in. 0, or
+ * -errno when pagemap cannot be read (every page is then compared). */
+static int private_pages(struct cc_tracer *tr, uint64_t start, uint64_t npages, uint8_t *changed)
+{
+	char path[64];
+	uint64_t buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", tr->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = 0;
+	for (uint64_t done = 0; done < npages && !err;) {
+		uint64_t n = npages - done < 512 ? npages - done : 512;
+		ssize_t got = pread(fd, buf, n * 8, (off_t)((start / PAGE + done) * 8));
+		if (got != (ssize_t)(n * 8)) {
+			err = got < 0 ? -errno : -EIO;
+			break;
+		}
+		for (uint64_t i = 0; i < n; i++)
+			changed[done + i] = (buf[i] & PM_SWAPPED) ||
+					    ((buf[i] & PM_PRESENT) && !(buf[i] & PM_FILE));
+		done += n;
+	}
+	close(fd);
+	return err;
+}
+
+/* MEM records for the bytes of [start, start+n) that differ from the file's (BASE, AVAIL
+ * bytes of it), reading the process's memory. */
+static int emit_file_diff(struct cc_tracer *tr, uint64_t start, uint64_t n, const uint8_t *base,
+			  uint64_t avail)
+{
+	uint8_t *buf = malloc(n);
+	if (!buf)
+		return -ENOMEM;
+	int err;
+	if (cc_mem_read(tr, start, buf, n) == 0)
+		err = emit_pages(tr, start, buf, n, base, avail, 1);
+	else
+		err = cc_emit_mem(tr, start, n, 1);	/* unreadable holes: page by page */
+	free(buf);
+	return err;
+}
+
+/* MEM records for the run of N bytes at START (file offset FOFF, AVAIL file bytes from there)
+ * of F's mapping that differ from the file, read from F's open file. */
+static int emit_file_diff_fd(struct cc_tracer *tr, const struct cc_file_ident *f, uint64_t start,
+			     uint64_t n, uint64_t foff, uint64_t avail)
+{
+	uint64_t m = avail < n ? avail : n;
+	uint8_t *base = malloc(m ? m : 1);
+	if (!base)
+		return -ENOMEM;
+	int err = 0;
+	for (uint64_t done = 0; done < m && !err;) {
+		ssize_t got = pread(f->fd, base + done, m - done, (off_t)(foff + done));
+		if (got <= 0)
+			err = got < 0 ? -errno : -EIO;
+		else
+			done += (uint64_t)got;
+	}
+	/* unreadable now: every byte, whatever the file holds */
+	err = err ? cc_emit_mem(tr, start, n, 0) : emit_file_diff(tr, start, n, base, m);
+	free(base);
+	return err;
+}
+
 int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_t prot,
 		     uint64_t id, uint64_t offset)
 {
@@ -273,22 +410,46 @@ int cc_emit_file_map(struct cc_tracer *tr, uint64_t start, uint64_t len, uint64_
 	uint64_t n = PAGE_UP(avail) < len ? PAGE_UP(avail) : len;
 	if (!n)
 		return 0;
-	uint8_t *buf = malloc(n);
-	if (!buf)
+	struct stat now;
+	if (!f->content && (fstat(f->fd, &now) || (uint64_t)now.st_size != f->size ||
+			    mtime_ns(&now) != f->mtime_ns || ctime_ns(&now) != f->ctime_ns))
+		return cc_emit_mem(tr, start, n, 0);	/* changed since: its bytes as they are */
+	uint64_t npages = n / PAGE;
+	uint8_t *changed = malloc(npages);
+	if (!changed)
 		return -ENOMEM;
-	if (cc_mem_read(tr, start, buf, n) == 0)
-		err = emit_pages(tr, start, buf, n, f->content + offset, avail, 1);
-	else
-		err = cc_emit_mem(tr, start, n, 1);	/* unreadable holes: page by page */
-	free(buf);
+	if (private_pages(tr, start, npages, changed))
+		memset(changed, 1, npages);	/* no pagemap: every page compared */
+	/* runs of private pages only */
+	for (uint64_t p = 0; p < npages && !err;) {
+		if (!changed[p]) {
+			p++;
+			continue;
+		}
+		uint64_t q = p;
+		while (q < npages && changed[q])
+			q++;
+		uint64_t at = p * PAGE, left = avail > at ? avail - at : 0;
+		err = f->content ? emit_file_diff(tr, start + at, (q - p) * PAGE, f->content + offset + at,
+						  left) :
+		      emit_file_diff_fd(tr, f, start + at, (q - p) * PAGE, offset + at, left);
+		p = q;
+	}
+	free(changed);
 	return err;
 }
 
 void cc_files_release(struct cc_tracer *tr)
 {
-	for (size_t i = 0; i < tr->nfiles; i++)
+	for (size_t i = 0; i < tr->nfiles; i++) {
 		free(tr->files[i].content);
+		if (tr->files[i].fd >= 0)
+			close(tr->files[i].fd);
+	}
+	tr->kept_fds = 0;
 	free(tr->files);
+	free(tr->cache_dir);
+	tr->cache_dir = NULL;
 	tr->files = NULL;
 	tr->nfiles = tr->capfiles = 0;
 }

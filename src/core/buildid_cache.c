@@ -17,9 +17,9 @@
 #include "core/buildid_cache.h"
 #include "core/outfile.h"
 
-int buildid_cache_dir(char *buf, size_t len)
+int user_cache_dir(const char *env_var, const char *name, char *buf, size_t len)
 {
-	const char *env = getenv("SPENT_BUILDID_DIR"), *xdg = getenv("XDG_CACHE_HOME");
+	const char *env = getenv(env_var), *xdg = getenv("XDG_CACHE_HOME");
 	const char *home = getenv("HOME");
 	int n;
 	if (env && !strcmp(env, "off"))
@@ -27,12 +27,17 @@ int buildid_cache_dir(char *buf, size_t len)
 	if (env && env[0])
 		n = snprintf(buf, len, "%s", env);
 	else if (xdg && xdg[0] == '/')
-		n = snprintf(buf, len, "%s/spent/buildid", xdg);
+		n = snprintf(buf, len, "%s/spent/%s", xdg, name);
 	else if (home && home[0])
-		n = snprintf(buf, len, "%s/.cache/spent/buildid", home);
+		n = snprintf(buf, len, "%s/.cache/spent/%s", home, name);
 	else
 		return -ENOENT;
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int buildid_cache_dir(char *buf, size_t len)
+{
+	return user_cache_dir("SPENT_BUILDID_DIR", "buildid", buf, len);
 }
 
 int buildid_cache_key(const struct spent_profile_image *img, char *buf, size_t len)
@@ -46,8 +51,7 @@ int buildid_cache_key(const struct spent_profile_image *img, char *buf, size_t l
 	return 0;
 }
 
-/* mkdir -p PATH (each made 0700) */
-static int make_dirs(char *path)
+int user_cache_make_dirs(char *path)
 {
 	for (char *p = path + 1;; p++) {
 		if (*p && *p != '/')
@@ -73,7 +77,7 @@ int buildid_cache_symtab_path(const struct spent_profile_image *img, int make, c
 	int n = snprintf(buf + l, len - l, "/%s", key);
 	if (n < 0 || (size_t)n >= len - l)
 		return -ENAMETOOLONG;
-	if (make && (err = make_dirs(buf)))
+	if (make && (err = user_cache_make_dirs(buf)))
 		return err;
 	l = strlen(buf);
 	n = snprintf(buf + l, len - l, "/symtab");

@@ -11,6 +11,11 @@
 
 #include "spent/profile.h"
 
+/* A cache directory of spent's into BUF: $ENV_VAR, else $XDG_CACHE_HOME/spent/NAME, else
+ * ~/.cache/spent/NAME. 0, -ENOENT (no HOME), -ECANCELED (ENV_VAR is "off"), -ENAMETOOLONG. */
+int user_cache_dir(const char *env_var, const char *name, char *buf, size_t len);
+/* mkdir -p PATH, each directory made 0700 (PATH is modified and restored). 0 or -errno. */
+int user_cache_make_dirs(char *path);
 /* The cache directory into BUF. 0, -ENOENT (no HOME to put it in), -ECANCELED (disabled),
  * -ENAMETOOLONG. */
 int buildid_cache_dir(char *buf, size_t len);

@@ -12,6 +12,8 @@ TMP=$(mktemp -d /tmp/spent-e2e.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 # every record saves symbols in the build-id cache: a test's own, not the user's ~/.cache
 export SPENT_BUILDID_DIR=$TMP/buildid
+# and citcat record keeps its copies of mapped files in a cache of the test's own
+export SPENT_CITCAT_CACHE=$TMP/citcat-cache
 
 pass() { echo "PASS $*"; }
 fail() { echo "FAIL $*"; }
