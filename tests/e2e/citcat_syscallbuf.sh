@@ -49,17 +49,23 @@ check "citcat_sbuf_signals_replayed_stdout_equals_real" cmp -s "$TMP/sig.real" "
 waits=$(sed -n 's/.* buffered, \([0-9]*\) signals waited.*/\1/p' "$TMP/sig.err")
 echo "# citcat_sbuf signals: $(sed -n 's/^rounds [0-9]* signals \([0-9]*\).*/\1/p' "$TMP/sig.real") signals, ${waits:-?} arrived inside a buffered call"
 
-# find stops once per directory (its openat), not three times: fdopendir's F_GETFL and fts's
-# F_SETFD go through a local fcntl function the library patches too
+# find and ls -laR make no traced call per directory: the directory's openat (fts's openat,
+# opendir's __open64_nocancel, O_DIRECTORY), fdopendir's F_GETFL and fts's F_SETFD (glibc's
+# local __fcntl64_nocancel) are buffered; before, find stopped 3 times per directory, ls once
 traced() { sed -n 's/.* \([0-9]*\) syscalls (\([0-9]*\) buffered.*/\1 \2/p' "$1" | awk '{ print $1 - $2 }'; }
 for n in 10 30; do
 	for i in $(seq 1 $n); do mkdir -p "$TMP/dirs$n/d$i"; : > "$TMP/dirs$n/d$i/f"; done
 	"$SPENT" citcat record -o "$TMP/find$n" -- find "$TMP/dirs$n" > /dev/null 2> "$TMP/find$n.err"
+	"$SPENT" citcat record -o "$TMP/ls$n" -- ls -laR "$TMP/dirs$n" > /dev/null 2> "$TMP/ls$n.err"
 done
-t10=$(traced "$TMP/find10.err"); t30=$(traced "$TMP/find30.err")
-echo "# find: $t10 calls stopped for 10 directories, $t30 for 30"
-check "citcat_sbuf_find_stops_once_per_directory" [ -n "$t10" ] && [ -n "$t30" ] && \
-	[ $((t30 - t10)) -ge 0 ] && [ $((t30 - t10)) -le 30 ]
+for p in find ls; do
+	t10=$(traced "$TMP/${p}10.err"); t30=$(traced "$TMP/${p}30.err")
+	echo "# $p: $t10 calls stopped for 10 directories, $t30 for 30"
+	check "citcat_sbuf_${p}_directories_make_no_traced_calls" [ -n "$t10" ] && [ -n "$t30" ] && \
+		[ $((t30 - t10)) -ge -10 ] && [ $((t30 - t10)) -le 10 ]
+done
+j=$("$SPENT" citcat replay "$TMP/find30" --json 2>/dev/null)
+check "citcat_sbuf_find_buffered_directories_replay_verified" [ "$(jfield "$j" verified)" = True ]
 
 # real programs through the buffer, each replayed with its real output
 mkdir -p "$TMP/tree/a/b" "$TMP/tree/c"

@@ -284,10 +284,11 @@ static void patch_libc(void)
 	static const char *const names[] = {
 		"read", "write", "close", "pread64", "lseek64", "fcntl64", "statx", "fstatat64",
 		"getdents64", "readlink", "readlinkat", "getxattr", "lgetxattr", "fgetxattr",
-		"listxattr", "llistxattr", "fdopendir",
+		"listxattr", "llistxattr", "fdopendir", "openat64",
 		"__read_nocancel", "__close_nocancel", "__pread64_nocancel",	/* GLIBC_PRIVATE */
+		"__open64_nocancel",	/* opendir's */
 	};
-	enum { N = sizeof(names) / sizeof(names[0]), FIRST_PRIVATE = N - 3 };
+	enum { N = sizeof(names) / sizeof(names[0]), FIRST_PRIVATE = N - 4 };
 	void *fn[N];
 	size_t size[N];
 	struct link_map *lm = NULL;
