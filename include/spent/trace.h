@@ -6,6 +6,11 @@
  * of instructions of possibly several threads in global order, their data references in one
  * flat array, and the events that happen between them. Arrays are owned by the source and stay
  * valid until the next spent_trace_source_next() or spent_trace_source_free().
+ *
+ * A sink that asks for it (spent_trace_source_want_execs) may instead get the instructions as
+ * superblock executions: per execution a pointer to the superblock's instruction templates
+ * (the same for every execution, never copied) and the execution's data references, the only
+ * dynamic part. That spares the source writing, and the sink reading, 24 bytes per instruction.
  */
 #ifndef SPENT_TRACE_H
 #define SPENT_TRACE_H
@@ -98,7 +103,29 @@ struct spent_trace_event {
 	} u;
 };
 
+/* One execution of a superblock (a batch of executions: see spent_trace_source_want_execs). */
+struct spent_trace_exec {
+	/* N_INSNS instructions: pc, len, flags and nrefs as in the stream; ref0 relative to this
+	 * execution's REF0; tid and pid 0 (they are the execution's). Owned by the source, valid
+	 * as the batch's arrays are. */
+	const struct spent_trace_insn *insns;
+	uint32_t n_insns;
+	/* its references: refs[ref0 .. ref0 + n_refs) of the batch, right after the previous
+	 * execution's (a batch's executions' references are in stream order) */
+	uint32_t ref0, n_refs;
+	/* references of insns[n_insns - 1] here: fewer than its nrefs when the execution left
+	 * the superblock by a side exit inside that instruction */
+	uint32_t last_nrefs;
+	uint32_t tid, pid;
+	/* the superblock's number: the same for every execution of one superblock (insns the
+	 * same array), never given to another by this source; a sink may keep what it derives
+	 * from insns by it. 0: none (derive nothing). */
+	uint32_t block;
+	uint64_t pc_tag;	/* or'ed into every pc (spent_trace_source_select's process tag) */
+};
+
 struct spent_trace_batch {
+	/* NULL in a batch of executions (execs), whose n_insns still counts the instructions */
 	const struct spent_trace_insn *insns;
 	size_t n_insns;
 	const struct spent_trace_ref *refs;
@@ -107,6 +134,10 @@ struct spent_trace_batch {
 	size_t n_events;
 	uint64_t first_index;	/* stream position of insns[0] (instructions before it) */
 	uint64_t time_ns;	/* timestamp of the chunk the batch starts in, 0 when unknown */
+	/* a batch of executions: the instructions in stream order, events' `before` counting
+	 * instructions as with insns (NULL and 0 otherwise) */
+	const struct spent_trace_exec *execs;
+	size_t n_execs;
 };
 
 struct spent_trace_source;
@@ -121,6 +152,8 @@ struct spent_trace_source_ops {
 	void (*free)(void *state);
 	/* optional: bytes of its input consumed so far and in all (see spent_trace_source_progress) */
 	int (*progress)(void *state, uint64_t *done, uint64_t *total);
+	/* optional: deliver batches of executions from the next batch on; 0, or -ENOTSUP */
+	int (*want_execs)(void *state);
 };
 
 /* Wrap STATE with OPS into a source; the source owns STATE. NULL on ENOMEM (STATE freed). */
@@ -156,6 +189,10 @@ SPENT_API const char *spent_trace_source_name(const struct spent_trace_source *s
 /* How far SRC has read its input: bytes consumed so far (*DONE) of *TOTAL, for a progress
  * display. 0, or -ENOTSUP when the source cannot tell. */
 SPENT_API int spent_trace_source_progress(struct spent_trace_source *src, uint64_t *done, uint64_t *total);
+/* Ask SRC for batches of superblock executions (spent_trace_batch.execs) from the next batch
+ * on, for a sink that reads both kinds. 0 when it will deliver them, -ENOTSUP when it cannot
+ * (its batches keep insns). */
+SPENT_API int spent_trace_source_want_execs(struct spent_trace_source *src);
 SPENT_API void spent_trace_source_free(struct spent_trace_source *src);
 
 #ifdef __cplusplus

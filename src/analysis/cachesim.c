@@ -155,6 +155,78 @@ fail:
 	return rc;
 }
 
+/* Per superblock (spent_trace_exec.block), the instructions of its templates whose fetch
+ * needs a look at the i-stream's first cache: the first, and each one not inside the line of
+ * the previous one's last byte (or crossing into a second line). Every other one is a hit in
+ * the line its predecessor's fetch just left at the front of its set, which changes nothing,
+ * as long as no data reference can reach that cache (feed_execs_split). */
+struct fetch_plan {
+	uint32_t off;		/* its instructions to look up: fetch_plans.pts[off ..] */
+	uint16_t n_insns;	/* instructions covered (0: no plan yet) */
+	uint16_t n_pts;
+};
+/* an instruction to look up, with what the lookup needs: the walk reads no template (the
+ * superblocks' descriptions are spread over the heap; the plans are packed) */
+struct fetch_point {
+	uint64_t pc;
+	uint16_t k;		/* its number in the superblock */
+	uint16_t len;
+};
+struct fetch_plans {
+	struct fetch_plan *plan;	/* by block number */
+	size_t n_plan;
+	struct fetch_point *pts;
+	size_t n_pts, cap_pts;
+};
+#define FETCH_PLAN_MAX_BLOCKS (1u << 24)	/* beyond: no plan (a source numbering sparsely) */
+
+static void fetch_plans_free(struct fetch_plans *fp)
+{
+	if (!fp)
+		return;
+	free(fp->plan);
+	free(fp->pts);
+	free(fp);
+}
+
+/* The plan of execution X's superblock covering its instructions, made when missing or too
+ * short; NULL when there is none (no block number, no memory: fetch one by one). */
+static const struct fetch_plan *fetch_plan_get(struct cachesim *cs, const struct spent_trace_exec *x,
+					       uint32_t line_shift)
+{
+	struct fetch_plans *fp = cs->plans;
+	if (!x->block || x->block >= FETCH_PLAN_MAX_BLOCKS || x->n_insns > UINT16_MAX)
+		return NULL;
+	if (fp && x->block < fp->n_plan && fp->plan[x->block].n_insns >= x->n_insns)
+		return &fp->plan[x->block];
+	if (!fp && !(fp = cs->plans = calloc(1, sizeof(*fp))))
+		return NULL;
+	if (x->block >= fp->n_plan) {
+		size_t old = fp->n_plan;
+		if (ALLOC_GROW(fp->plan, (size_t)x->block + 1, fp->n_plan))
+			return NULL;
+		memset(fp->plan + old, 0, (fp->n_plan - old) * sizeof(*fp->plan));
+	}
+	if (ALLOC_GROW(fp->pts, fp->n_pts + x->n_insns, fp->cap_pts))
+		return NULL;
+	struct fetch_plan *p = &fp->plan[x->block];
+	const struct spent_trace_insn *tm = x->insns;
+	p->off = (uint32_t)fp->n_pts;
+	p->n_pts = 0;
+	uint64_t prev_last = 0;
+	for (uint32_t k = 0; k < x->n_insns; k++) {
+		uint64_t first = tm[k].pc >> line_shift;
+		uint64_t last = (tm[k].pc + (tm[k].len ? tm[k].len : 1) - 1) >> line_shift;
+		if (k == 0 || first != prev_last || last != first)
+			fp->pts[fp->n_pts + p->n_pts++] =
+				(struct fetch_point){ tm[k].pc, (uint16_t)k, tm[k].len };
+		prev_last = last;
+	}
+	fp->n_pts += p->n_pts;
+	p->n_insns = (uint16_t)x->n_insns;
+	return p;
+}
+
 void cachesim_free(struct cachesim *cs)
 {
 	if (!cs)
@@ -168,6 +240,8 @@ void cachesim_free(struct cachesim *cs)
 	free(cs->chunks);
 	free(cs->tids);
 	free(cs->imiss);
+	free(cs->xinsns);
+	fetch_plans_free(cs->plans);
 	free(cs);
 }
 
@@ -231,6 +305,44 @@ static void record_imiss(struct cachesim *cs, size_t index)
 	cs->imiss[cs->n_imiss++] = (uint32_t)index;
 }
 
+/* A one-core walk's fetch memo: a line known to be the most recent way of its set in the
+ * i-stream's first cache (first byte, size; size 0: none), and the fetches counted as hits in
+ * it without a lookup. Kept in registers by the walks; cs->imemo_* between batches. */
+struct fetch_memo {
+	uint64_t at, len, line, hits;
+};
+
+static inline struct fetch_memo memo_begin(const struct cachesim *cs, const struct cache *ic)
+{
+	return (struct fetch_memo){ cs->imemo_at, cs->imemo_len, 1ull << ic->line_shift, 0 };
+}
+
+static inline void memo_end(struct cachesim *cs, struct cache *ic, const struct fetch_memo *m)
+{
+	ic->st.accesses += m->hits;
+	ic->st.ifetches += m->hits;
+	cs->imemo_at = m->at;
+	cs->imemo_len = m->len;
+}
+
+/* The fetch of [PC, PC+LEN) when it hits: in the memo's line, or inline in the cache (the
+ * memo then moves to the line of its last byte, now the front of its set). false: it must go
+ * down the hierarchy (the caller's walk does that and clears the memo). */
+static inline bool fetch_hit(struct cache *ic, struct fetch_memo *m, uint64_t pc, uint32_t len)
+{
+	uint64_t d = pc - m->at;
+	if (d < m->len && d + len <= m->len) {
+		m->hits++;
+		return true;
+	}
+	if (cache_fast_hit(ic, pc, len, OP_IFETCH) || cache_lru_hit(ic, pc, len, OP_IFETCH)) {
+		m->at = (pc + (len ? len : 1) - 1) & ~(m->line - 1);
+		m->len = m->line;
+		return true;
+	}
+	return false;
+}
+
 /* Instructions [I, I+N) of B on one core. A fetch within the line of the previous fetch is a
  * hit in the most recent way of its set (the memo), unless a miss elsewhere may have reached
  * that cache since: it is counted without a lookup, which spares most fetches (several
@@ -239,23 +351,12 @@ static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b
 {
 	struct hierarchy *h = &cs->cores[0];
 	struct cache *ic = h->ipath, *dc = h->dpath;
-	uint64_t line = 1ull << ic->line_shift, memo_hits = 0;
-	/* a fetch is inside the memo's line when its offset from the line's first byte and its
-	 * end are within memo_len (0: no memo) */
-	uint64_t memo_at = cs->imemo_at, memo_len = cs->imemo_len;
+	struct fetch_memo m = memo_begin(cs, ic);
 	for (const struct spent_trace_insn *in = &b->insns[i], *end = in + n; in < end; in++) {
-		uint64_t d = in->pc - memo_at;
-		if (d < memo_len && d + in->len <= memo_len) {
-			memo_hits++;
-		} else if (cache_fast_hit(ic, in->pc, in->len, OP_IFETCH) ||
-			   cache_lru_hit(ic, in->pc, in->len, OP_IFETCH)) {
-			/* the line of the fetch's last byte is now the front of its set */
-			memo_at = (in->pc + (in->len ? in->len : 1) - 1) & ~(line - 1);
-			memo_len = line;
-		} else {
+		if (!fetch_hit(ic, &m, in->pc, in->len)) {
 			uint64_t misses = ic->st.misses;
 			hierarchy_access(cs, 0, ic, in->pc, in->len, OP_IFETCH);
-			memo_len = 0;
+			m.len = 0;
 			if (cs->rec_imiss && ic->st.misses != misses)
 				record_imiss(cs, (size_t)(in - b->insns));
 		}
@@ -267,14 +368,11 @@ static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b
 				if (!cache_lru_hit(dc, r->addr, r->size, op))
 					hierarchy_access(cs, 0, dc, r->addr, r->size, op);
 				if (cs->data_reaches_i)
-					memo_len = 0;
+					m.len = 0;
 			}
 		}
 	}
-	ic->st.accesses += memo_hits;
-	ic->st.ifetches += memo_hits;
-	cs->imemo_at = memo_at;
-	cs->imemo_len = memo_len;
+	memo_end(cs, ic, &m);
 }
 
 /* Instructions [I, I+N) of B with private hierarchies per core and coherence. */
@@ -330,25 +428,34 @@ static void feed_follower(struct cachesim *cs, const struct spent_trace_batch *b
 	feed_data(cs, b, r, end);
 }
 
+/* The instructions left in the current chunk (a new one started when the last is full), or
+ * SIZE_MAX without a time series; 0 on ENOMEM. */
+static size_t chunk_room(struct cachesim *cs)
+{
+	uint64_t chunk = cs->cfg.chunk;
+	if (!chunk)
+		return SIZE_MAX;
+	uint64_t into = cs->insns % chunk;
+	if (into == 0) {
+		cs->cur_chunk = (uint32_t)(cs->insns / chunk);
+		if (chunk_reserve(cs, cs->cur_chunk))
+			return 0;
+	}
+	return (size_t)(chunk - into);
+}
+
 /* The batch in spans that end at chunk boundaries, so the time series costs nothing per
  * instruction. LEAD: feed as cachesim_feed_group's follower of LEAD. */
 static int feed_spans(struct cachesim *cs, const struct spent_trace_batch *b, const struct cachesim *lead)
 {
-	uint64_t chunk = cs->cfg.chunk;
 	size_t k = 0;
 	for (size_t i = 0, n; i < b->n_insns; i += n) {
-		n = b->n_insns - i;
-		if (chunk) {
-			uint64_t into = cs->insns % chunk;
-			if (into == 0) {
-				cs->cur_chunk = (uint32_t)(cs->insns / chunk);
-				if (chunk_reserve(cs, cs->cur_chunk))
-					return -ENOMEM;
-			}
-			if (n > chunk - into)
-				n = (size_t)(chunk - into);
+		size_t room = chunk_room(cs);
+		if (!room)
+			return -ENOMEM;
+		n = b->n_insns - i < room ? b->n_insns - i : room;
+		if (cs->cfg.chunk)
 			cs->chunks[cs->cur_chunk].insns += n;
-		}
 		if (lead)
 			feed_follower(cs, b, i, n, lead, &k);
 		else if (cs->n_cores == 1)
@@ -360,9 +467,194 @@ static int feed_spans(struct cachesim *cs, const struct spent_trace_batch *b, co
 	return cs->oom ? -ENOMEM : 0;
 }
 
+/* One core, a batch of superblock executions: instructions from execution *XI's instruction
+ * *K on, at most BUDGET of them (up to the next chunk boundary); advances *XI and *K and
+ * returns how many were fed. As feed_one_core, with the instructions read from the
+ * superblocks' templates (host-cache resident) instead of a record per instruction. */
+static size_t feed_execs_one_core(struct cachesim *cs, const struct spent_trace_batch *b, size_t *xi,
+				  uint32_t *k, size_t budget)
+{
+	struct hierarchy *h = &cs->cores[0];
+	struct cache *ic = h->ipath, *dc = h->dpath;
+	struct fetch_memo m = memo_begin(cs, ic);
+	const bool data_reaches_i = cs->data_reaches_i;
+	size_t fed = 0, i = *xi;
+	uint32_t k0 = *k;
+	for (; i < b->n_execs && fed < budget; i++, k0 = 0) {
+		const struct spent_trace_exec *x = &b->execs[i];
+		const struct spent_trace_insn *tm = x->insns;
+		const struct spent_trace_ref *refs = b->refs + x->ref0;
+		uint64_t tag = x->pc_tag;
+		uint32_t n = x->n_insns, kend = n;
+		if (kend - k0 > budget - fed) {
+			kend = k0 + (uint32_t)(budget - fed);
+		}
+		fed += kend - k0;
+		for (uint32_t j = k0; j < kend; j++) {
+			if (!fetch_hit(ic, &m, tm[j].pc | tag, tm[j].len)) {
+				hierarchy_access(cs, 0, ic, tm[j].pc | tag, tm[j].len, OP_IFETCH);
+				m.len = 0;
+			}
+			uint32_t nrefs = j == n - 1 ? x->last_nrefs : tm[j].nrefs;
+			for (const struct spent_trace_ref *r = refs + tm[j].ref0, *e = r + nrefs; r < e; r++) {
+				enum cache_op op = ref_op[r->kind & 3];
+				if (!cache_fast_hit(dc, r->addr, r->size, op)) {
+					if (!cache_lru_hit(dc, r->addr, r->size, op))
+						hierarchy_access(cs, 0, dc, r->addr, r->size, op);
+					if (data_reaches_i)
+						m.len = 0;
+				}
+			}
+		}
+		if (kend < n) {	/* the budget ends inside this execution */
+			*xi = i;
+			*k = kend;
+			goto out;
+		}
+	}
+	*xi = i;
+	*k = 0;
+out:
+	memo_end(cs, ic, &m);
+	return fed;
+}
+
+/* The first reference of instruction K of execution X (K = n_insns: after its last). */
+static size_t exec_ref(const struct spent_trace_exec *x, uint32_t k)
+{
+	return x->ref0 + (k < x->n_insns ? x->insns[k].ref0 : x->n_refs);
+}
+
+/* feed_execs_split: the fetch of instruction J of execution X goes down the hierarchy, after
+ * the data references before it (from *RDONE on). */
+static void split_miss(struct cachesim *cs, const struct spent_trace_batch *b,
+		       const struct spent_trace_exec *x, uint32_t j, size_t *rdone, uint64_t tag,
+		       struct fetch_memo *m)
+{
+	size_t r = exec_ref(x, j);
+	feed_data(cs, b, *rdone, r);
+	*rdone = r;
+	hierarchy_access(cs, 0, cs->cores[0].ipath, x->insns[j].pc | tag, x->insns[j].len, OP_IFETCH);
+	m->len = 0;
+}
+
+/* feed_execs_one_core when no data reference can reach the i-stream's first cache: that
+ * cache's hits depend on the fetches alone, so the fetches are walked first, each execution's
+ * in one tight loop, and the data references after them in one flat pass (feed_data); only a
+ * fetch that misses (goes below, where data misses go too) is taken in its place in the
+ * stream, after the data references before it. */
+static size_t feed_execs_split(struct cachesim *cs, const struct spent_trace_batch *b, size_t *xi,
+			       uint32_t *k, size_t budget)
+{
+	struct cache *ic = cs->cores[0].ipath;
+	struct fetch_memo m = memo_begin(cs, ic);
+	size_t fed = 0, i = *xi, rdone = exec_ref(&b->execs[i], *k);
+	uint32_t k0 = *k, kend = 0;
+	bool inside = false;
+	for (; i < b->n_execs && fed < budget; i++, k0 = 0) {
+		const struct spent_trace_exec *x = &b->execs[i];
+		const struct spent_trace_insn *tm = x->insns;
+		uint64_t tag = x->pc_tag;
+		kend = x->n_insns;
+		if (kend - k0 > budget - fed)
+			kend = k0 + (uint32_t)(budget - fed);
+		fed += kend - k0;
+		const struct fetch_plan *plan = fetch_plan_get(cs, x, ic->line_shift);
+		if (plan) {
+			const struct fetch_point *pt = cs->plans->pts + plan->off, *pt_end = pt + plan->n_pts;
+			while (pt < pt_end && pt->k < k0)
+				pt++;
+			/* the instructions between the looked-up ones hit (the looked-up ones count
+			 * themselves) */
+			m.hits += kend - k0;
+			for (; pt < pt_end && pt->k < kend; pt++) {
+				m.hits--;
+				if (!fetch_hit(ic, &m, pt->pc | tag, pt->len))
+					split_miss(cs, b, x, pt->k, &rdone, tag, &m);
+			}
+		} else {
+			for (uint32_t j = k0; j < kend; j++)
+				if (!fetch_hit(ic, &m, tm[j].pc | tag, tm[j].len))
+					split_miss(cs, b, x, j, &rdone, tag, &m);
+		}
+		if ((inside = kend < x->n_insns))	/* the budget ends inside this execution */
+			break;
+	}
+	*xi = i;
+	*k = inside ? kend : 0;
+	/* the data references up to where the fetches stopped */
+	size_t rend = *xi < b->n_execs ? exec_ref(&b->execs[*xi], *k) : exec_ref(&b->execs[i - 1], b->execs[i - 1].n_insns);
+	feed_data(cs, b, rdone, rend);
+	memo_end(cs, ic, &m);
+	return fed;
+}
+
+/* Whether B's executions have their references in stream order, each execution's right after
+ * the previous one's (what feed_execs_split's flat pass needs). */
+static bool exec_refs_in_order(const struct spent_trace_batch *b)
+{
+	size_t next = b->n_execs ? b->execs[0].ref0 : 0;
+	bool ok = true;
+	for (size_t i = 0; i < b->n_execs; i++) {
+		const struct spent_trace_exec *x = &b->execs[i];
+		ok &= x->n_insns > 0 && x->ref0 == next;
+		next += x->n_refs;
+	}
+	return ok && next <= b->n_refs;
+}
+
+/* A batch of executions on one core, in spans that end at chunk boundaries. */
+static int feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b)
+{
+	size_t xi = 0;
+	uint32_t k = 0;
+	bool split = !cs->data_reaches_i && exec_refs_in_order(b);
+	while (xi < b->n_execs) {
+		size_t budget = chunk_room(cs);
+		if (!budget)
+			return -ENOMEM;
+		size_t n = split ? feed_execs_split(cs, b, &xi, &k, budget) :
+				   feed_execs_one_core(cs, b, &xi, &k, budget);
+		if (cs->cfg.chunk)
+			cs->chunks[cs->cur_chunk].insns += n;
+		cs->insns += n;
+	}
+	return cs->oom ? -ENOMEM : 0;
+}
+
+/* B's executions as a batch of instructions in CS's scratch array (OUT shares B's refs). */
+static int expand_execs(struct cachesim *cs, const struct spent_trace_batch *b, struct spent_trace_batch *out)
+{
+	if (ALLOC_GROW(cs->xinsns, b->n_insns, cs->cap_xinsns))
+		return -ENOMEM;
+	struct spent_trace_insn *o = cs->xinsns;
+	for (size_t i = 0; i < b->n_execs; i++) {
+		const struct spent_trace_exec *x = &b->execs[i];
+		for (uint32_t k = 0; k < x->n_insns; k++, o++) {
+			*o = x->insns[k];
+			o->pc |= x->pc_tag;
+			o->tid = x->tid;
+			o->pid = x->pid;
+			o->ref0 += x->ref0;
+		}
+		o[-1].nrefs = (uint8_t)x->last_nrefs;
+	}
+	*out = *b;
+	out->insns = cs->xinsns;
+	out->execs = NULL;
+	out->n_execs = 0;
+	return 0;
+}
+
 int cachesim_feed(struct cachesim *cs, const struct spent_trace_batch *b)
 {
-	return feed_spans(cs, b, NULL);
+	if (!b->execs)
+		return feed_spans(cs, b, NULL);
+	if (cs->n_cores == 1)
+		return feed_execs_spans(cs, b);
+	struct spent_trace_batch ib;
+	int rc = expand_execs(cs, b, &ib);
+	return rc ? rc : feed_spans(cs, &ib, NULL);
 }
 
 /* CS's first i-cache behaves as LEAD's: the same configuration, on one core, reached by
@@ -395,6 +687,13 @@ static bool refs_in_order(const struct spent_trace_batch *b)
 
 int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spent_trace_batch *b)
 {
+	struct spent_trace_batch ib;
+	if (b->execs && n > 1) {	/* the shared i-cache walk indexes instructions */
+		int rc = expand_execs(sims[0], b, &ib);
+		if (rc)
+			return rc;
+		b = &ib;
+	}
 	bool share = n > 1 && b->n_insns && same_icache(sims[0], sims[0]) && refs_in_order(b);
 	for (size_t k = 1; share && k < n; k++)
 		share = same_icache(sims[k], sims[0]);
@@ -417,6 +716,11 @@ int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spe
 		sims[k]->cores[0].ipath->st = lead->cores[0].ipath->st;
 	}
 	return rc;
+}
+
+bool cachesim_group_reads_execs(struct cachesim *const *sims, size_t n)
+{
+	return n == 1 && sims[0]->n_cores == 1;
 }
 
 void cachesim_finish(struct cachesim *cs)

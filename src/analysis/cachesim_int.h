@@ -95,6 +95,11 @@ struct cachesim {
 	uint32_t *imiss;
 	size_t n_imiss, cap_imiss;
 	bool rec_imiss;
+	/* a batch of superblock executions as instructions, for the feeds that need them
+	 * (several cores, cachesim_feed_group) */
+	struct spent_trace_insn *xinsns;
+	size_t cap_xinsns;
+	struct fetch_plans *plans;	/* per superblock: its fetches that need a lookup */
 };
 
 #define MRU_NONE UINT32_MAX

@@ -397,6 +397,7 @@ int cmd_cachesim(int argc, char **argv)
 	char cut[640];
 	ret = 1;
 	studies_filter.tag = 1;	/* processes' equal addresses are different memory */
+	studies_filter.execs = cachesim_group_reads_execs(r.css, r.n);
 	if (studies_run("cachesim", o.trace, feed, &r, cut, sizeof(cut)))
 		goto out;
 	for (size_t i = 0; i < r.n; i++) {

@@ -68,6 +68,8 @@ int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx
 		cli_error("%s: cannot read trace '%s': %s", cmd, path, strerror(-rc));
 		return 1;
 	}
+	if (f->execs)	/* -ENOTSUP: the source keeps instruction batches, which the sink reads too */
+		(void)spent_trace_source_want_execs(src);
 	struct studies_progress prog;
 	studies_progress_begin(&prog, cmd, path, f->progress);
 	uint64_t insns = 0;

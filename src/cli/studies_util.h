@@ -23,6 +23,7 @@ struct studies_filter {
 	const char *comm;	/* NULL: every program */
 	int tag;		/* SPENT_TRACE_SELECT_TAG the addresses by process */
 	int progress;		/* --progress: show it even when stderr is no terminal */
+	int execs;		/* the sink reads batches of superblock executions too */
 };
 extern struct studies_filter studies_filter;
 /* (with --progress, which every study has too) */

@@ -1,5 +1,6 @@
-/* trace/memsource.c - the in-memory trace, its batch-replaying source, and the synthetic
- * workload generator used by unit tests and benches. */
+/* trace/memsource.c - the in-memory trace, its batch-replaying source (batches of instructions,
+ * or of superblock-like executions on request), and the synthetic workload generator used by
+ * unit tests and benches. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,123 @@ struct memsrc {
 	int done;
 	struct spent_trace_event *evs;
 	size_t cap_evs;
+	/* batches of executions (want_execs): each a straight-line run of one thread's
+	 * instructions (up to a taken branch, an event, MEMSRC_RUN_MAX), pointing to the
+	 * template made where a run first started at its pc; a later run from that pc that
+	 * matches a prefix of it shares it and its block number, else gets its own */
+	int want_execs;
+	struct spent_trace_exec *execs;
+	size_t cap_execs;
+	struct memsrc_tmpl **tab;	/* open addressing by first pc */
+	size_t tab_cap, n_tmpl;
 };
+#define MEMSRC_RUN_MAX 8u
+
+struct memsrc_tmpl {
+	uint32_t block, n;
+	struct spent_trace_insn insns[];	/* ref0 relative to the first's, tid and pid 0 */
+};
+
+/* Instructions from trace index I that may form one execution: a straight line of one
+ * thread and process, at most MEMSRC_RUN_MAX, within [I, END). */
+static uint32_t run_length(const struct memtrace *t, size_t i, size_t end)
+{
+	uint32_t n = 1;
+	for (; n < MEMSRC_RUN_MAX && i + n < end; n++) {
+		const struct spent_trace_insn *a = &t->insns[i + n - 1], *b = a + 1;
+		if (b->pc != a->pc + a->len || b->tid != a->tid || b->pid != a->pid)
+			break;
+	}
+	return n;
+}
+
+/* Whether instructions I.. (N of them) are a prefix of template M. */
+static int tmpl_matches(const struct memtrace *t, const struct memsrc_tmpl *m, size_t i, uint32_t n)
+{
+	if (n > m->n)
+		return 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct spent_trace_insn *a = &t->insns[i + k], *b = &m->insns[k];
+		if (a->pc != b->pc || a->len != b->len || a->flags != b->flags || a->nrefs != b->nrefs ||
+		    a->ref0 - t->insns[i].ref0 != b->ref0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The template for the N instructions from trace index I (made from the longest run there). */
+static struct memsrc_tmpl *tmpl_get(struct memsrc *s, size_t i, uint32_t n)
+{
+	const struct memtrace *t = s->t;
+	uint64_t pc = t->insns[i].pc;
+	if (s->n_tmpl * 2 >= s->tab_cap) {	/* grow (templates of one pc follow each other) */
+		size_t cap = s->tab_cap ? 2 * s->tab_cap : 1024;
+		struct memsrc_tmpl **nt = calloc(cap, sizeof(*nt));
+		if (!nt)
+			return NULL;
+		for (size_t k = 0; k < s->tab_cap; k++) {
+			if (!s->tab[k])
+				continue;
+			size_t h = (s->tab[k]->insns[0].pc * 0x9E3779B97F4A7C15ull) >> 40 & (cap - 1);
+			while (nt[h])
+				h = (h + 1) & (cap - 1);
+			nt[h] = s->tab[k];
+		}
+		free(s->tab);
+		s->tab = nt;
+		s->tab_cap = cap;
+	}
+	size_t h = (pc * 0x9E3779B97F4A7C15ull) >> 40 & (s->tab_cap - 1);
+	for (; s->tab[h]; h = (h + 1) & (s->tab_cap - 1))
+		if (s->tab[h]->insns[0].pc == pc && tmpl_matches(t, s->tab[h], i, n))
+			return s->tab[h];
+	uint32_t len = run_length(t, i, t->n_insns);
+	struct memsrc_tmpl *m = malloc(sizeof(*m) + len * sizeof(m->insns[0]));
+	if (!m)
+		return NULL;
+	m->block = (uint32_t)++s->n_tmpl;
+	m->n = len;
+	for (uint32_t k = 0; k < len; k++) {
+		m->insns[k] = t->insns[i + k];
+		m->insns[k].ref0 -= t->insns[i].ref0;
+		m->insns[k].tid = m->insns[k].pid = 0;
+	}
+	s->tab[h] = m;
+	return m;
+}
+
+/* The batch's instructions [POS, END) as executions; the batch's events (before rebased)
+ * fall between them. */
+static int make_execs(struct memsrc *s, size_t pos, size_t end, struct spent_trace_batch *out)
+{
+	const struct memtrace *t = s->t;
+	size_t nx = 0, ev = 0;
+	for (size_t i = pos; i < end;) {
+		/* a run stops before the next event */
+		while (ev < out->n_events && out->events[ev].before <= i - pos)
+			ev++;
+		size_t stop = ev < out->n_events ? pos + out->events[ev].before : end;
+		uint32_t n = run_length(t, i, stop < end ? stop : end);
+		struct memsrc_tmpl *m = tmpl_get(s, i, n);
+		if (!m || ALLOC_GROW(s->execs, nx + 1, s->cap_execs))
+			return -ENOMEM;
+		struct spent_trace_exec *x = &s->execs[nx++];
+		memset(x, 0, sizeof(*x));
+		x->insns = m->insns;
+		x->n_insns = n;
+		x->ref0 = t->insns[i].ref0;
+		x->n_refs = t->insns[i + n - 1].ref0 + t->insns[i + n - 1].nrefs - x->ref0;
+		x->last_nrefs = t->insns[i + n - 1].nrefs;
+		x->tid = t->insns[i].tid;
+		x->pid = t->insns[i].pid;
+		x->block = m->block;
+		i += n;
+	}
+	out->insns = NULL;
+	out->execs = s->execs;
+	out->n_execs = nx;
+	return 0;
+}
 
 static int memsrc_next(void *state, struct spent_trace_batch *out)
 {
@@ -100,6 +217,8 @@ static int memsrc_next(void *state, struct spent_trace_batch *out)
 	out->events = s->evs;
 	out->n_events = ne;
 	out->first_index = s->pos;
+	if (s->want_execs && make_execs(s, s->pos, end, out))
+		return -ENOMEM;
 	s->pos = end;
 	if (last)
 		s->done = 1;
@@ -112,7 +231,18 @@ static void memsrc_free(void *state)
 	if (!s)
 		return;
 	free(s->evs);
+	free(s->execs);
+	for (size_t i = 0; i < s->tab_cap; i++)
+		free(s->tab[i]);
+	free(s->tab);
 	free(s);
+}
+
+static int memsrc_want_execs(void *state)
+{
+	struct memsrc *s = state;
+	s->want_execs = 1;
+	return 0;
 }
 
 static const struct spent_trace_source_ops memsrc_ops = {
@@ -120,6 +250,7 @@ static const struct spent_trace_source_ops memsrc_ops = {
 	.next = memsrc_next,
 	.error = NULL,
 	.free = memsrc_free,
+	.want_execs = memsrc_want_execs,
 };
 
 int memtrace_source_new(const struct memtrace *t, size_t batch, struct spent_trace_source **out)

@@ -1,5 +1,6 @@
 /* trace/recon_internal.h - the reconstructor's state, shared by reconstruct.c (control flow,
- * data references, events) and recon_image.c (recorded images: files, vDSO bytes, build-ids). */
+ * data references, events), recon_sb.c (superblock descriptions), recon_proc.c (process
+ * streams) and recon_image.c (recorded images: files, vDSO bytes, build-ids). */
 #ifndef SPENT_TRACE_RECON_INTERNAL_H
 #define SPENT_TRACE_RECON_INTERNAL_H
 
@@ -26,8 +27,11 @@ struct recon_exit {
 	uint8_t last_nrefs;	/* references of its last instruction before the exit */
 	uint64_t target;	/* where control goes (END with INDIRECT: the last site's value) */
 };
-#define RECON_ROOT_NONE UINT32_MAX	/* recon_acc: constant address; recon_site: the END target */
-struct recon_acc {		/* an unguarded access: address = roots[root] + off, or off */
+#define RECON_ROOT_NONE UINT32_MAX	/* recon_site: the END target */
+/* recon_acc: a constant address, roots[] of the fast replay's one root that is never set (0),
+ * so every address is one add without a branch */
+#define RECON_ROOT_ZERO LOG_CODE_MAX_OPS
+struct recon_acc {		/* an unguarded access: address = roots[root] + off */
 	uint64_t off;
 	uint32_t root;
 	uint16_t size;
@@ -41,6 +45,7 @@ struct recon_site {		/* a value the superblock logs, in stream order */
 struct recon_sb {
 	struct recon_sb *next;	/* hash chain */
 	uint64_t key;
+	uint32_t id;		/* spent_trace_exec.block: 1, 2, ... in order of description */
 	uint32_t n_ops, n_roots, n_imarks, n_sites;
 	struct log_op *ops;
 	/* fast replay (fast != 0): per exit (side exits 0..n_exits-1, then END) its prefix;
@@ -109,11 +114,21 @@ struct recon {
 	size_t n_refs, cap_refs;
 	struct spent_trace_event *evs;
 	size_t n_evs, cap_evs;
+	/* batches of executions (want_execs): the executions, and the instructions the slow
+	 * replay writes (insns[0 .. n_slow), pointed to by their executions at the batch's end;
+	 * n_insns then counts every instruction of the batch) */
+	int want_execs;
+	struct spent_trace_exec *execs;
+	size_t n_execs, cap_execs, n_slow, n_slow_execs;
+	/* superblocks replaced during the batch: its executions may point to their templates,
+	 * so they are freed when the next batch starts */
+	struct recon_sb *dead;
+	uint32_t n_sb_ids;	/* superblock numbers given */
 	/* totals */
 	uint64_t emitted, n_refs_total, n_chunks, decode_mismatches, max_insns;
 	int hit_max, finished, err;
 	char msg[400];
-	uint64_t roots[LOG_CODE_MAX_OPS];
+	uint64_t roots[LOG_CODE_MAX_OPS + 1];	/* and RECON_ROOT_ZERO */
 };
 
 /* Set r->msg from FMT; returns ERR. */
@@ -139,6 +154,15 @@ static inline struct recon_sb *recon_sb_find(struct recon *r, uint64_t key)
 	return NULL;
 }
 
+
+/* An event of the current stream before the batch's next instruction; NULL on ENOMEM. */
+struct spent_trace_event *recon_event_push(struct recon *r, uint32_t kind, uint32_t tid);
+
+/* Process streams (recon_proc.c): LOG_REC_PROCESS opens one, LOG_REC_STREAM switches to one;
+ * recon_proc_release frees the current one's superblocks, images and threads. */
+int recon_on_process(struct recon *r, const struct log_record *rec);
+int recon_on_stream(struct recon *r, const struct log_record *rec);
+void recon_proc_release(struct recon *r);
 
 /* LOG_REC_IMAGE: map the file (or keep the stored bytes), check its build-id, emit the event. */
 int recon_on_image(struct recon *r, const struct log_record *rec);

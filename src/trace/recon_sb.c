@@ -37,7 +37,8 @@ static int sb_insert(struct recon *r, struct recon_sb *sb)
 			struct recon_sb *old = *pp;
 			sb->next = old->next;
 			*pp = sb;
-			free(old);
+			old->next = r->dead;	/* the batch's executions may point to it */
+			r->dead = old;
 			r->p.sb_gen++;
 			r->p.prev_succ = NULL;
 			return 0;
@@ -145,7 +146,7 @@ static void sb_compile(struct recon_sb *sb)
 			struct recon_acc *a = &sb->acc[nacc++];
 			int cst = (o->flags & LOG_OPF_CONST) != 0;
 			a->off = o->val;
-			a->root = cst ? RECON_ROOT_NONE : o->arg;
+			a->root = cst ? RECON_ROOT_ZERO : o->arg;
 			a->size = o->size;
 			a->kind = ref_kind(o);
 			if ((o->flags & LOG_OPF_FIRST) && !cst)
@@ -198,25 +199,31 @@ int recon_on_code(struct recon *r, const struct log_record *rec)
 		n_acc += o.kind == LOG_OP_ACCESS;
 		n_exits += o.kind == LOG_OP_EXIT || o.kind == LOG_OP_END;
 	}
-	/* one allocation, 8-byte aligned parts first */
-	struct recon_sb *sb = malloc(sizeof(*sb) + c.n_ops * sizeof(struct log_op) +
-				     n_sites * (sizeof(uint64_t) + sizeof(struct recon_site)) +
-				     n_exits * sizeof(struct recon_exit) +
-				     n_imarks * sizeof(struct spent_trace_insn) +
-				     n_acc * sizeof(struct recon_acc) + c.n_ops * sizeof(uint16_t));
+	/* one allocation; what the fast replay reads on every execution (values, exits,
+	 * accesses, sites) right after the header, so a superblock's hot state spans few host
+	 * cache lines; the ops, templates and flags (read when it is described, on the slow path,
+	 * or once per sink) after it. Parts 8-byte aligned. */
+	size_t sz_last = n_sites * sizeof(uint64_t), sz_exits = n_exits * sizeof(struct recon_exit);
+	size_t sz_acc = n_acc * sizeof(struct recon_acc);
+	size_t sz_sites = (n_sites * sizeof(struct recon_site) + 7) & ~(size_t)7;
+	size_t sz_ops = c.n_ops * sizeof(struct log_op), sz_tmpl = n_imarks * sizeof(struct spent_trace_insn);
+	struct recon_sb *sb = malloc(sizeof(*sb) + sz_last + sz_exits + sz_acc + sz_sites + sz_ops + sz_tmpl +
+				     c.n_ops * sizeof(uint16_t));
 	if (!sb)
 		return -ENOMEM;
 	sb->key = c.key;
+	sb->id = ++r->n_sb_ids ? r->n_sb_ids : 0;	/* 0 after 2^32 descriptions: none */
 	sb->n_ops = c.n_ops;
 	sb->n_roots = c.n_roots;
 	sb->n_sites = n_sites;
-	sb->ops = (struct log_op *)(sb + 1);
-	sb->last = (uint64_t *)(sb->ops + c.n_ops);
-	sb->exits = (struct recon_exit *)(sb->last + n_sites);
-	sb->tmpl = (struct spent_trace_insn *)(sb->exits + n_exits);
-	sb->acc = (struct recon_acc *)(sb->tmpl + n_imarks);
-	sb->sites = (struct recon_site *)(sb->acc + n_acc);
-	sb->iflags = (uint16_t *)(sb->sites + n_sites);
+	char *part = (char *)(sb + 1);
+	sb->last = (uint64_t *)part;
+	sb->exits = (struct recon_exit *)(part += sz_last);
+	sb->acc = (struct recon_acc *)(part += sz_exits);
+	sb->sites = (struct recon_site *)(part += sz_acc);
+	sb->ops = (struct log_op *)(part += sz_sites);
+	sb->tmpl = (struct spent_trace_insn *)(part += sz_ops);
+	sb->iflags = (uint16_t *)(part + sz_tmpl);
 	memset(sb->last, 0, n_sites * sizeof(uint64_t));
 	memcpy(sb->ops, src_ops, c.n_ops * sizeof(struct log_op));
 	if (check_ops(sb->ops, sb->n_ops, sb->n_roots) < 0) {

@@ -47,7 +47,7 @@ static struct recon_thread *thread_get(struct recon *r, uint32_t tid)
 	return t;
 }
 
-static struct spent_trace_event *event_push(struct recon *r, uint32_t kind, uint32_t tid)
+struct spent_trace_event *recon_event_push(struct recon *r, uint32_t kind, uint32_t tid)
 {
 	if (ALLOC_GROW(r->evs, r->n_evs + 1, r->cap_evs) < 0)
 		return NULL;
@@ -102,6 +102,26 @@ static __attribute__((noinline)) void insns_from_templates(struct spent_trace_in
 		insn_from_template(&out[k], &tm[k], tid, pid_rbase);
 }
 
+/* An execution of N instructions of the templates of SB (NULL: the slow replay's,
+ * insns[SLOW0..), pointed to at the batch's end, .block holding SLOW0 until then) whose
+ * references start at REF0 (batches of executions). */
+static inline void push_exec(struct recon *r, const struct recon_sb *sb, uint32_t n,
+			     uint32_t ref0, uint32_t n_refs, uint32_t tid, uint32_t last_nrefs, size_t slow0)
+{
+	const struct spent_trace_insn *tm = sb ? sb->tmpl : NULL;
+	struct spent_trace_exec *x = &r->execs[r->n_execs++];
+	x->insns = tm;
+	x->n_insns = n;
+	x->ref0 = ref0;
+	x->n_refs = n_refs;
+	x->tid = tid;
+	x->pid = r->p.pid;
+	x->pc_tag = 0;
+	x->last_nrefs = last_nrefs;
+	x->block = sb ? sb->id : (uint32_t)slow0;
+	r->n_slow_execs += tm == NULL;
+}
+
 /* Run superblock SB up to exit X (whose prefix has no guarded access) for thread T: the
  * instructions are copies of its templates, the references follow from its sites' values. */
 static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb,
@@ -130,17 +150,21 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	}
 	uint32_t rbase = (uint32_t)r->n_refs, tid = t->tid;
 	const struct spent_trace_insn *restrict tm = sb->tmpl;
-	struct spent_trace_insn *restrict in = r->insns + r->n_insns;
+	struct spent_trace_insn *in = r->insns + r->n_insns;
 	n = x->n_insns;
 	uint64_t pid_rbase = (uint64_t)r->p.pid << 32 | rbase;
-	for (uint32_t k = 0; k < n; k++)
-		insn_from_template(&in[k], &tm[k], tid, pid_rbase);
-	in[n - 1].nrefs = x->last_nrefs;
+	if (r->want_execs) {
+		push_exec(r, sb, n, rbase, x->n_refs, tid, x->last_nrefs, 0);
+	} else {
+		for (uint32_t k = 0; k < n; k++)
+			insn_from_template(&in[k], &tm[k], tid, pid_rbase);
+		in[n - 1].nrefs = x->last_nrefs;
+	}
 	const struct recon_acc *restrict a = sb->acc;
 	struct spent_trace_ref *restrict rf = r->refs + r->n_refs;
 	n = x->n_refs;
 	for (uint32_t k = 0; k < n; k++) {
-		rf[k].addr = a[k].root == RECON_ROOT_NONE ? a[k].off : roots[a[k].root] + a[k].off;
+		rf[k].addr = roots[a[k].root] + a[k].off;
 		rf[k].size = a[k].size;
 		rf[k].kind = a[k].kind;
 	}
@@ -151,6 +175,9 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	t->pc = target;
 	return 0;
 }
+
+static int slow_replay(struct recon *r, struct recon_thread *t, struct recon_sb *sb, uint8_t e,
+		       size_t *wc, size_t w0, uint32_t rbase);
 
 /* Run one superblock execution of thread T whose exit byte is E. */
 static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
@@ -171,8 +198,12 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 		return recon_fail(r, -EBADMSG, "corrupt log: thread %u enters 0x%llx, which no superblock record "
 			     "describes (chunk in block at byte %llu)", t->tid,
 			     (unsigned long long)t->pc, (unsigned long long)r->d_block);
-	if ((r->n_insns + sb->n_imarks > r->cap_insns &&
-	     ALLOC_GROW(r->insns, r->n_insns + sb->n_imarks, r->cap_insns) < 0) ||
+	/* where the slow replay writes its instructions: after the batch's (a batch of
+	 * executions: after the slow replay's earlier ones, references relative to its own) */
+	size_t *wc = r->want_execs ? &r->n_slow : &r->n_insns, w0 = *wc;
+	uint32_t rbase = r->want_execs ? (uint32_t)r->n_refs : 0;
+	if ((*wc + sb->n_imarks > r->cap_insns &&
+	     ALLOC_GROW(r->insns, *wc + sb->n_imarks, r->cap_insns) < 0) ||
 	    (r->n_refs + sb->n_ops > r->cap_refs &&
 	     ALLOC_GROW(r->refs, r->n_refs + sb->n_ops, r->cap_refs) < 0))
 		return -ENOMEM;
@@ -182,6 +213,18 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 		return run_fast(r, t, sb, &sb->exits[e]);
 	}
 	r->p.prev_succ = &sb->succ;
+	int err = slow_replay(r, t, sb, e, wc, w0, rbase);
+	if (r->want_execs && *wc > w0)
+		push_exec(r, NULL, (uint32_t)(*wc - w0), rbase, (uint32_t)r->n_refs - rbase, t->tid,
+			  r->insns[*wc - 1].nrefs, w0);
+	return err;
+}
+
+/* Interpret superblock SB op by op for thread T up to exit E, writing its instructions at
+ * insns[*WC] on (references relative to RBASE). */
+static int slow_replay(struct recon *r, struct recon_thread *t, struct recon_sb *sb, uint8_t e,
+		       size_t *wc, size_t w0, uint32_t rbase)
+{
 	uint32_t site = 0;
 	for (uint32_t i = 0; i < sb->n_ops; i++) {
 		const struct log_op *o = &sb->ops[i];
@@ -190,14 +233,15 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 				r->hit_max = 1;
 				return 0;
 			}
-			struct spent_trace_insn *in = &r->insns[r->n_insns++];
+			struct spent_trace_insn *in = &r->insns[(*wc)++];
 			in->pc = o->val;
-			in->tid = t->tid;
-			in->pid = r->p.pid;
+			in->tid = r->want_execs ? 0 : t->tid;
+			in->pid = r->want_execs ? 0 : r->p.pid;
 			in->len = (uint8_t)o->size;
 			in->nrefs = 0;
 			in->flags = sb->iflags[i];
-			in->ref0 = (uint32_t)r->n_refs;
+			in->ref0 = (uint32_t)r->n_refs - rbase;
+			r->n_insns += r->want_execs;
 			r->emitted++;
 		} else if (o->kind == LOG_OP_ACCESS) {
 			uint64_t addr, guard = 1;
@@ -212,14 +256,14 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 				r->roots[o->arg] = site_value(sb, site++, o, r->vals[r->d_vi++]);
 			}
 			addr = (o->flags & LOG_OPF_CONST) ? o->val : r->roots[o->arg] + o->val;
-			if (!guard || r->n_insns == 0)
+			if (!guard || *wc == w0)
 				continue;
 			struct spent_trace_ref *rf = &r->refs[r->n_refs++];
 			rf->addr = addr;
 			rf->size = o->size;
 			rf->kind = (o->flags & LOG_OPF_READ) && (o->flags & LOG_OPF_WRITE) ? SPENT_TRACE_REF_MODIFY :
 				   (o->flags & LOG_OPF_WRITE) ? SPENT_TRACE_REF_WRITE : SPENT_TRACE_REF_READ;
-			r->insns[r->n_insns - 1].nrefs++;
+			r->insns[*wc - 1].nrefs++;
 			r->n_refs_total++;
 		} else if (o->kind == LOG_OP_EXIT) {
 			if (o->arg == e) {
@@ -264,6 +308,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 	uint64_t vi = r->d_vi, nv = r->d_nvals, pc = t->pc, gen = r->p.sb_gen, ni0 = ni;
 	uint32_t ci = r->d_ci, ci0 = ci, nctl = r->d_nctl, tid = t->tid;
 	const uint64_t pid_hi = (uint64_t)r->p.pid << 32;
+	const int execs = r->want_execs;
 
 	while (ci < nctl && ni < BATCH_INSNS) {
 		struct recon_sb *sb;
@@ -282,6 +327,15 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 		    nv - vi < sb->exits[e].n_sites)
 			break;
 		struct recon_exit *x = &sb->exits[e];
+		/* the superblock that followed this exit last time nearly always follows again: its
+		 * header and hot state (recon_sb.c puts them together) start coming into the
+		 * host's caches while this one is replayed, instead of one dependent miss after
+		 * another along the chain */
+		const char *nsb = (const char *)x->succ.sb;
+		__builtin_prefetch(nsb);
+		__builtin_prefetch(nsb + 64);
+		__builtin_prefetch(nsb + 128);
+		__builtin_prefetch(nsb + 192);
 		const struct recon_site *site = sb->sites;
 		uint64_t *last = sb->last, target = x->target;
 		for (uint32_t s = 0; s < x->n_sites; s++) {
@@ -296,12 +350,17 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 				roots[site[s].root] = v;
 		}
 		const struct spent_trace_insn *tm = sb->tmpl;
-		insns_from_templates(insns + ni, tm, x->n_insns, tid, pid_hi | nr);
-		ni += x->n_insns;
-		insns[ni - 1].nrefs = x->last_nrefs;
+		if (execs) {
+			push_exec(r, sb, x->n_insns, (uint32_t)nr, x->n_refs, tid, x->last_nrefs, 0);
+			ni += x->n_insns;
+		} else {
+			insns_from_templates(insns + ni, tm, x->n_insns, tid, pid_hi | nr);
+			ni += x->n_insns;
+			insns[ni - 1].nrefs = x->last_nrefs;
+		}
 		const struct recon_acc *a = sb->acc;
 		for (uint32_t k = 0; k < x->n_refs; k++, nr++) {
-			refs[nr].addr = a[k].root == RECON_ROOT_NONE ? a[k].off : roots[a[k].root] + a[k].off;
+			refs[nr].addr = roots[a[k].root] + a[k].off;
 			refs[nr].size = a[k].size;
 			refs[nr].kind = a[k].kind;
 		}
@@ -327,7 +386,8 @@ static int run_data(struct recon *r)
 		return -ENOMEM;
 	/* room for a whole batch and its last superblock, so the template loop needs no checks */
 	if (ALLOC_GROW(r->insns, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_insns) < 0 ||
-	    ALLOC_GROW(r->refs, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_refs) < 0)
+	    ALLOC_GROW(r->refs, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_refs) < 0 ||
+	    (r->want_execs && ALLOC_GROW(r->execs, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_execs) < 0))
 		return -ENOMEM;
 	while (r->d_ci < r->d_nctl && r->n_insns < BATCH_INSNS && !r->hit_max) {
 		if (!r->max_insns && run_templates(r, t) > 0)
@@ -378,7 +438,7 @@ static int on_data(struct recon *r, const struct log_record *rec)
 		goto bad;
 	r->p.cur_time = d.time_ns;
 	if (r->p.last_tid && r->p.last_tid != d.tid) {
-		struct spent_trace_event *e = event_push(r, SPENT_TRACE_EV_THREAD_SWITCH, d.tid);
+		struct spent_trace_event *e = recon_event_push(r, SPENT_TRACE_EV_THREAD_SWITCH, d.tid);
 		if (!e)
 			return -ENOMEM;
 		e->u.thread_switch.from_tid = r->p.last_tid;
@@ -424,7 +484,7 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		if (rec->len != sizeof(x))
 			break;
 		memcpy(&x, rec->payload, sizeof(x));
-		if (!(e = event_push(r, SPENT_TRACE_EV_SYSCALL, x.tid)))
+		if (!(e = recon_event_push(r, SPENT_TRACE_EV_SYSCALL, x.tid)))
 			return -ENOMEM;
 		e->u.syscall.nr = x.nr;
 		memcpy(e->u.syscall.args, x.args, sizeof(x.args));
@@ -436,7 +496,7 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		if (rec->len != sizeof(x))
 			break;
 		memcpy(&x, rec->payload, sizeof(x));
-		if (!(e = event_push(r, SPENT_TRACE_EV_SIGNAL, x.tid)))
+		if (!(e = recon_event_push(r, SPENT_TRACE_EV_SIGNAL, x.tid)))
 			return -ENOMEM;
 		e->u.signal.signo = x.signo;
 		e->u.signal.handler = x.handler;
@@ -451,7 +511,7 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		memcpy(&x, rec->payload, sizeof(x));
 		if (x.time_ns)
 			r->p.cur_time = x.time_ns;
-		e = event_push(r, rec->type == LOG_REC_THREAD_START ? SPENT_TRACE_EV_THREAD_START :
+		e = recon_event_push(r, rec->type == LOG_REC_THREAD_START ? SPENT_TRACE_EV_THREAD_START :
 				  SPENT_TRACE_EV_THREAD_EXIT, x.tid);
 		if (!e)
 			return -ENOMEM;
@@ -464,7 +524,7 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		memcpy(&x, rec->payload, sizeof(x));
 		if (x.time_ns)
 			r->p.cur_time = x.time_ns;
-		if (!(e = event_push(r, SPENT_TRACE_EV_EXIT, r->p.last_tid)))
+		if (!(e = recon_event_push(r, SPENT_TRACE_EV_EXIT, r->p.last_tid)))
 			return -ENOMEM;
 		e->u.exit.status = x.status;
 		return 0;
@@ -476,118 +536,13 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		     rec->type, rec->len, (unsigned long long)rec->block_offset);
 }
 
-/* Free one stream's superblocks and images (the one in r->p). */
-static void proc_release(struct recon *r)
-{
-	for (size_t i = 0; i < r->p.tab_cap; i++) {
-		struct recon_sb *s = r->p.tab[i], *nx;
-		for (; s; s = nx) {
-			nx = s->next;
-			free(s);
-		}
-	}
-	free(r->p.tab);
-	recon_images_release(r);
-	free(r->p.th);
-	free(r->p.path);
-	free(r->p.argv);
-	memset(&r->p, 0, sizeof(r->p));
-}
-
-/* Park the current stream in r->procs[its number] (its slot grows as needed). */
-static int proc_park(struct recon *r)
-{
-	uint32_t s = r->p.stream;
-	size_t old = r->n_procs;	/* the room: every slot, used or not */
-	if (ALLOC_GROW(r->procs, (size_t)s + 1, r->n_procs))
-		return -ENOMEM;
-	memset(r->procs + old, 0, (r->n_procs - old) * sizeof(*r->procs));
-	r->procs[s] = r->p;
-	r->procs[s].flags |= 1u << 31;	/* the slot is in use */
-	memset(&r->p, 0, sizeof(r->p));
-	return 0;
-}
-
-static int on_stream(struct recon *r, const struct log_record *rec)
-{
-	struct log_stream x;
-	if (rec->len != sizeof(x))
-		return recon_fail(r, -EBADMSG, "corrupt log: stream record of %u bytes (block at byte %llu)",
-				  rec->len, (unsigned long long)rec->block_offset);
-	memcpy(&x, rec->payload, sizeof(x));
-	if (x.stream == r->p.stream)
-		return 0;
-	if (x.stream >= r->n_procs || !(r->procs[x.stream].flags & (1u << 31)))
-		return recon_fail(r, -EBADMSG, "corrupt log: records of process stream %u, which no "
-				  "process record opened (block at byte %llu)", x.stream,
-				  (unsigned long long)rec->block_offset);
-	int err = proc_park(r);
-	if (err < 0)
-		return err;
-	r->p = r->procs[x.stream];
-	r->p.flags &= ~(1u << 31);
-	memset(&r->procs[x.stream], 0, sizeof(r->procs[x.stream]));
-	return 0;
-}
-
-static int on_process(struct recon *r, const struct log_record *rec)
-{
-	struct log_process x;
-	if (rec->len < sizeof(x))
-		goto bad;
-	memcpy(&x, rec->payload, sizeof(x));
-	size_t ppad = ((size_t)x.path_len + 7u) & ~(size_t)7u;
-	if (x.path_len > 4095 || rec->len != sizeof(x) + ppad + x.argv_len || x.stream == 0 ||
-	    x.stream > LOG_REC_MAX || x.stream == r->p.stream ||
-	    (x.stream < r->n_procs && (r->procs[x.stream].flags & (1u << 31))))
-		goto bad;
-	const uint8_t *a = rec->payload + sizeof(x) + ppad;
-	uint32_t argc = 0;
-	for (uint32_t i = 0; i < x.argv_len; i++)
-		argc += a[i] == 0;
-	if (argc != x.argc || (x.argv_len && a[x.argv_len - 1] != 0))
-		goto bad;
-	int err = proc_park(r);
-	if (err < 0)
-		return err;
-	r->p.stream = x.stream;
-	r->p.pid = x.pid;
-	r->p.ppid = x.ppid;
-	r->p.parent_stream = x.parent_stream;
-	r->p.flags = x.flags & ~(1u << 31);
-	r->p.argc = x.argc;
-	r->p.argv_len = x.argv_len;
-	r->p.path = strndup((const char *)rec->payload + sizeof(x), x.path_len);
-	r->p.argv = malloc(x.argv_len + 1);
-	if (!r->p.path || !r->p.argv)
-		return -ENOMEM;
-	memcpy(r->p.argv, a, x.argv_len);
-	r->p.argv[x.argv_len] = 0;
-	if (x.time_ns)
-		r->p.cur_time = x.time_ns;
-	struct spent_trace_event *e = event_push(r, SPENT_TRACE_EV_PROCESS_START, 0);
-	if (!e)
-		return -ENOMEM;
-	e->u.process.ppid = x.ppid;
-	e->u.process.stream = x.stream;
-	e->u.process.parent_stream = x.parent_stream;
-	e->u.process.forked = (x.flags & LOG_PROC_FORK) != 0;
-	e->u.process.path = r->p.path;
-	e->u.process.argv = r->p.argv;
-	e->u.process.argc = x.argc;
-	return 0;
-bad:
-	return recon_fail(r, -EBADMSG, "corrupt log: bad process record in block at byte %llu",
-			  (unsigned long long)rec->block_offset);
-}
-
 static int on_record(struct recon *r, const struct log_record *rec)
 {
 	switch (rec->type) {
 	case LOG_REC_PROCESS:
-		return on_process(r, rec);
+		return recon_on_process(r, rec);
 	case LOG_REC_STREAM:
-		return on_stream(r, rec);
+		return recon_on_stream(r, rec);
 	case LOG_REC_CODE:
 		return recon_on_code(r, rec);
 	case LOG_REC_DATA:
@@ -599,13 +554,23 @@ static int on_record(struct recon *r, const struct log_record *rec)
 	}
 }
 
+static void free_dead(struct recon *r)
+{
+	for (struct recon_sb *s = r->dead, *nx; s; s = nx) {
+		nx = s->next;
+		free(s);
+	}
+	r->dead = NULL;
+}
+
 static int recon_next(void *state, struct spent_trace_batch *out)
 {
 	struct recon *r = state;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	r->n_insns = r->n_refs = r->n_evs = 0;
+	r->n_insns = r->n_refs = r->n_evs = r->n_execs = r->n_slow = r->n_slow_execs = 0;
+	free_dead(r);
 	if (r->finished)
 		return r->err;
 	out->first_index = r->emitted;
@@ -638,6 +603,18 @@ static int recon_next(void *state, struct spent_trace_batch *out)
 	}
 	out->insns = r->insns;
 	out->n_insns = r->n_insns;
+	if (r->want_execs) {
+		/* the slow replay's instructions stay put from here on */
+		for (size_t i = 0; r->n_slow_execs && i < r->n_execs; i++)
+			if (!r->execs[i].insns) {
+				r->execs[i].insns = r->insns + r->execs[i].block;
+				r->execs[i].block = 0;
+				r->n_slow_execs--;
+			}
+		out->insns = NULL;
+		out->execs = r->execs;
+		out->n_execs = r->n_execs;
+	}
 	out->refs = r->refs;
 	out->n_refs = r->n_refs;
 	out->events = r->evs;
@@ -658,11 +635,13 @@ static void recon_free(void *state)
 	struct recon *r = state;
 	if (!r)
 		return;
-	proc_release(r);
+	recon_proc_release(r);
 	for (size_t i = 0; i < r->n_procs; i++) {
 		r->p = r->procs[i];
-		proc_release(r);
+		recon_proc_release(r);
 	}
+	free_dead(r);
+	free(r->execs);
 	free(r->procs);
 	free(r->vals);
 	free(r->insns);
@@ -681,8 +660,16 @@ static int recon_progress(void *state, uint64_t *done, uint64_t *total)
 	return 0;
 }
 
+static int recon_want_execs(void *state)
+{
+	struct recon *r = state;
+	r->want_execs = 1;
+	return 0;
+}
+
 static const struct spent_trace_source_ops recon_ops = {
 	.name = "patchwrx-log",
+	.want_execs = recon_want_execs,
 	.next = recon_next,
 	.error = recon_error,
 	.free = recon_free,

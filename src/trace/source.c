@@ -47,6 +47,11 @@ int spent_trace_source_progress(struct spent_trace_source *src, uint64_t *done, 
 	return src->ops->progress ? src->ops->progress(src->state, done, total) : -ENOTSUP;
 }
 
+int spent_trace_source_want_execs(struct spent_trace_source *src)
+{
+	return src->ops->want_execs ? src->ops->want_execs(src->state) : -ENOTSUP;
+}
+
 void spent_trace_source_free(struct spent_trace_source *src)
 {
 	if (!src)

@@ -3,7 +3,9 @@
  * here) is reconstructed and every batch goes to the cache simulator, the hit curves, the
  * memory map and the lock finder, then each computes its results as its command does. Bytes
  * 16-17 of the log header (its creation time, which nothing checks) pick the cache
- * configuration (shrunk to 32 KB per cache) and the number of cores. Never crash, leak or
+ * configuration (shrunk to 32 KB per cache) and the number of cores; with bit 7 of byte 17
+ * the log is read as batches of superblock executions through the tagging process selection
+ * (what `spent cachesim` reads) and only the cache simulator takes them. Never crash, leak or
  * hang. */
 #include <stddef.h>
 #include <stdint.h>
@@ -110,16 +112,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	binbuf_init(&log);
 	if (fuzz_trace_log_encode(data, size, &log) == 0 && sinks_new(&s, data) == 0 &&
 	    trace_log_open_mem(log.data, log.len, &src, err, sizeof(err)) == 0) {
+		int execs = data[17] & 0x80;
+		if (execs && (spent_trace_source_select(src, 0, NULL, SPENT_TRACE_SELECT_TAG, &src) ||
+			      spent_trace_source_want_execs(src)))
+			goto out;
 		while (n < 1000000 && spent_trace_source_next(src, &b) > 0) {
 			symtab_add_batch_images(s.syms, &b);
 			cachesim_feed(s.cs, &b);
-			hitcurve_feed(s.hc, &b);
-			memmap_feed(s.mm, &b);
-			locks_feed(s.lk, &b);
+			if (!execs) {	/* the other sinks read instruction batches */
+				hitcurve_feed(s.hc, &b);
+				memmap_feed(s.mm, &b);
+				locks_feed(s.lk, &b);
+			}
 			n += b.n_insns + b.n_events;
 		}
 		sinks_results(&s);
 	}
+out:
 	spent_trace_source_free(src);
 	sinks_free(&s);
 	binbuf_release(&log);

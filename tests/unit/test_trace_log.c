@@ -1,6 +1,6 @@
 /* tests/unit/test_trace_log.c - the trace log writer, reader and reconstructor on a synthetic
- * log built with log_writer (a loop of two superblocks over stored code bytes), plus the
- * decoder's flags and cache. */
+ * log built with log_writer (a loop of two superblocks over stored code bytes), its batches
+ * of instructions and of superblock executions, plus the decoder's flags and cache. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -200,6 +200,139 @@ static void test_guarded_and_template_paths_agree(void **state)
 	unlink(path);
 }
 
+/* Every batch of PATH read with batches of executions (EXECS) or of instructions, as
+ * instructions (tid, pid, pc, len, nrefs, flags, ref0) and references into INS / REFS;
+ * *BLOCKS gets each execution's block number (EXECS only). Returns the instructions. */
+static size_t read_stream(const char *path, int execs, struct spent_trace_insn *ins, size_t max,
+			  struct spent_trace_ref *refs, size_t *n_refs, uint32_t *blocks)
+{
+	struct spent_trace_source *src;
+	struct spent_trace_batch bt;
+	char err[256];
+	size_t n = 0, nr = 0, nx = 0;
+	assert_int_equal(spent_trace_source_open(path, &src, err, sizeof(err)), 0);
+	if (execs)
+		assert_int_equal(spent_trace_source_want_execs(src), 0);
+	while (spent_trace_source_next(src, &bt) > 0) {
+		assert_true(execs ? bt.insns == NULL : bt.execs == NULL);
+		size_t first = n, ref = 0;
+		for (size_t i = 0; i < bt.n_execs; i++) {
+			const struct spent_trace_exec *x = &bt.execs[i];
+			assert_int_equal(x->ref0, ref);	/* in stream order */
+			for (uint32_t k = 0; k < x->n_insns; k++) {
+				assert_true(n < max);
+				ins[n] = x->insns[k];
+				assert_int_equal(ins[n].tid, 0);
+				ins[n].pc |= x->pc_tag;
+				ins[n].tid = x->tid;
+				ins[n].pid = x->pid;
+				ins[n].ref0 += x->ref0;
+				if (k == x->n_insns - 1)
+					ins[n].nrefs = (uint8_t)x->last_nrefs;
+				n++;
+			}
+			assert_int_equal(ins[n - 1].ref0 + ins[n - 1].nrefs, x->ref0 + x->n_refs);
+			ref += x->n_refs;
+			blocks[nx++] = x->block;
+		}
+		for (size_t i = 0; i < bt.n_insns && !execs; i++) {
+			assert_true(n < max);
+			ins[n++] = bt.insns[i];
+		}
+		assert_int_equal(n - first, bt.n_insns);
+		for (size_t i = first; i < n; i++)
+			ins[i].ref0 += (uint32_t)nr;
+		for (size_t i = 0; i < bt.n_refs; i++)
+			refs[nr++] = bt.refs[i];
+	}
+	spent_trace_source_free(src);
+	*n_refs = nr;
+	return n;
+}
+
+/* Batches of executions carry the stream the instruction batches do, from both paths of the
+ * reconstructor (write_log_paths): the guarded superblock's executions (slow path) have their
+ * own instructions and no block number; the template superblock's share one template array and
+ * one number; side exits inside an instruction show in last_nrefs. */
+static void test_executions_carry_the_same_stream(void **state)
+{
+	char path[] = "/tmp/spent-test-trace-XXXXXX";
+	int fd = mkstemp(path);
+	struct spent_trace_insn a[16], b[16];
+	struct spent_trace_ref ra[32], rb[32];
+	uint32_t blocks[16];
+	size_t nra, nrb;
+	close(fd);
+	write_log_paths(path);
+	size_t na = read_stream(path, 0, a, 16, ra, &nra, blocks);
+	size_t nb = read_stream(path, 1, b, 16, rb, &nrb, blocks);
+	assert_int_equal(na, 8);
+	assert_int_equal(nb, na);
+	assert_int_equal(nrb, nra);
+	assert_memory_equal(a, b, na * sizeof(*a));
+	assert_memory_equal(ra, rb, nra * sizeof(*ra));
+	/* executions: 0x1000 (slow), 0x1000 (slow, exit 0), 0x2000, 0x1000, 0x1000 (exit 0),
+	 * 0x2000 (exit 0) */
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(blocks[i], i == 2 ? blocks[5] : 0);
+	assert_int_not_equal(blocks[5], 0);
+	unlink(path);
+}
+
+/* A superblock described again (retranslated) in the middle of a batch: the batch's earlier
+ * executions still point to the old description's templates (kept until the next batch; a
+ * use after free under ASan otherwise), the new one gets another block number. */
+static void test_retranslation_keeps_the_batch_templates(void **state)
+{
+	char path[] = "/tmp/spent-test-trace-XXXXXX";
+	int fd = mkstemp(path);
+	struct log_writer *w;
+	struct binbuf b, d;
+	close(fd);
+	assert_int_equal(log_writer_new(path, LOG_F_DATA, 0, &w), 0);
+	binbuf_init(&b);
+	binbuf_init(&d);
+	struct log_resume rs = { .tid = 1, .pc = 0x1000, .time_ns = 5 };
+	assert_int_equal(log_writer_add(w, LOG_REC_RESUME, &rs, sizeof(rs)), 0);
+	for (int version = 0; version < 2; version++) {
+		add_op(&b, LOG_OP_IMARK, 0, version ? 2 : 4, 0, 0x1000);
+		if (version)
+			add_op(&b, LOG_OP_IMARK, 0, 2, 0, 0x1002);
+		add_op(&b, LOG_OP_END, 0, 0, 0, 0x1000);
+		add_code(w, 0x1000, &b, 0);
+		/* two executions of it, no values */
+		uint8_t ctl8[8] = { 0 };
+		struct log_data dd = { .tid = 1, .n_ctl = 2, .time_ns = 7 };
+		d.len = 0;
+		binbuf_put(&d, &dd, sizeof(dd));
+		binbuf_put(&d, ctl8, sizeof(ctl8));
+		assert_int_equal(log_writer_add(w, LOG_REC_DATA, d.data, (uint32_t)d.len), 0);
+	}
+	binbuf_release(&b);
+	binbuf_release(&d);
+	assert_int_equal(log_writer_commit(w), 0);
+	log_writer_free(w);
+
+	struct spent_trace_source *src;
+	struct spent_trace_batch bt;
+	char err[256];
+	assert_int_equal(spent_trace_source_open(path, &src, err, sizeof(err)), 0);
+	assert_int_equal(spent_trace_source_want_execs(src), 0);
+	assert_int_equal(spent_trace_source_next(src, &bt), 1);
+	assert_int_equal(bt.n_execs, 4);
+	assert_int_equal(bt.n_insns, 6);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(bt.execs[i].n_insns, i < 2 ? 1 : 2);
+		assert_int_equal(bt.execs[i].insns[0].len, i < 2 ? 4 : 2);
+		assert_int_equal(bt.execs[i].insns[0].pc, 0x1000);
+		assert_int_equal(bt.execs[i].block, bt.execs[i & 2].block);
+	}
+	assert_int_not_equal(bt.execs[0].block, bt.execs[2].block);
+	assert_int_equal(spent_trace_source_next(src, &bt), 0);
+	spent_trace_source_free(src);
+	unlink(path);
+}
+
 static void test_corrupt_block_is_reported(void **state)
 {
 	char path[] = "/tmp/spent-test-trace-XXXXXX";
@@ -327,6 +460,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reconstructs_synthetic_log),
 		cmocka_unit_test(test_guarded_and_template_paths_agree),
+		cmocka_unit_test(test_executions_carry_the_same_stream),
+		cmocka_unit_test(test_retranslation_keeps_the_batch_templates),
 		cmocka_unit_test(test_corrupt_block_is_reported),
 		cmocka_unit_test(test_header_checksum_and_versions),
 		cmocka_unit_test(test_data_after_end_is_corrupt),

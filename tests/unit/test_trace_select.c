@@ -1,6 +1,6 @@
 /* test_trace_select.c - spent_trace_source_select: one process of a process-tree trace by pid or by
  * program name (an exec changes it), references and events kept with their instructions, and
- * the process tag that keeps address spaces apart. */
+ * the process tag that keeps address spaces apart; batches of executions alike. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,12 +118,100 @@ static void test_tag(void **state)
 	assert_int_equal(s.first_pc, 0x1000);	/* the first process keeps its addresses */
 }
 
+/* The stream SRC yields as instructions (executions expanded: pc with its tag, tid, pid,
+ * references by absolute index) and references, events with their absolute position. */
+struct flat {
+	struct spent_trace_insn insns[64];
+	struct spent_trace_ref refs[64];
+	size_t ev_at[16];
+	uint32_t ev_kind[16];
+	size_t n_insns, n_refs, n_evs, n_execs;
+};
+
+static void flatten(struct spent_trace_source *src, struct flat *f)
+{
+	struct spent_trace_batch b;
+	int rc;
+	memset(f, 0, sizeof(*f));
+	while ((rc = spent_trace_source_next(src, &b)) > 0) {
+		size_t base = f->n_insns;
+		for (size_t i = 0; i < b.n_events; i++) {
+			assert_true(f->n_evs < 16);
+			f->ev_at[f->n_evs] = base + b.events[i].before;
+			f->ev_kind[f->n_evs++] = b.events[i].kind;
+		}
+		for (size_t i = 0; i < b.n_insns && !b.execs; i++) {
+			struct spent_trace_insn in = b.insns[i];
+			for (uint32_t k = 0; k < in.nrefs; k++)
+				f->refs[f->n_refs++] = b.refs[in.ref0 + k];
+			in.ref0 = (uint32_t)(f->n_refs - in.nrefs);
+			f->insns[f->n_insns++] = in;
+		}
+		for (size_t i = 0; i < b.n_execs; i++) {
+			const struct spent_trace_exec *x = &b.execs[i];
+			f->n_execs++;
+			for (uint32_t k = 0; k < x->n_insns; k++) {
+				struct spent_trace_insn in = x->insns[k];
+				in.pc |= x->pc_tag;
+				in.tid = x->tid;
+				in.pid = x->pid;
+				if (k == x->n_insns - 1)
+					in.nrefs = (uint8_t)x->last_nrefs;
+				for (uint32_t r = 0; r < in.nrefs; r++)
+					f->refs[f->n_refs++] = b.refs[x->ref0 + in.ref0 + r];
+				in.ref0 = (uint32_t)(f->n_refs - in.nrefs);
+				f->insns[f->n_insns++] = in;
+			}
+		}
+		assert_int_equal(f->n_insns - base, b.n_insns);
+	}
+	assert_int_equal(rc, 0);
+}
+
+/* Batches of superblock executions pass through the selection as instruction batches do:
+ * the same instructions, references (tagged alike: pc_tag) and events at the same places,
+ * for a whole batch of one process and for batches it has to filter. */
+static void test_executions_select_alike(void **state)
+{
+	static const struct { uint32_t pid; const char *comm; int flags; } cases[] = {
+		{ 0, NULL, SPENT_TRACE_SELECT_TAG }, { 11, NULL, SPENT_TRACE_SELECT_TAG },
+		{ 0, "sort", SPENT_TRACE_SELECT_TAG }, { 0, "sh", 0 }, { 10, NULL, 0 },
+	};
+	static const size_t batch[] = { 2, 3, 100 };
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (size_t bs = 0; bs < 3; bs++) {
+			struct memtrace *t = tree();
+			struct flat a, x;
+			for (int execs = 0; execs < 2; execs++) {
+				struct spent_trace_source *in, *src;
+				assert_int_equal(memtrace_source_new(t, batch[bs], &in), 0);
+				assert_int_equal(spent_trace_source_select(in, cases[c].pid, cases[c].comm,
+									   cases[c].flags, &src), 0);
+				if (execs)
+					assert_int_equal(spent_trace_source_want_execs(src), 0);
+				flatten(src, execs ? &x : &a);
+				spent_trace_source_free(src);
+			}
+			assert_true(x.n_execs > 0 || a.n_insns == 0);
+			assert_int_equal(x.n_insns, a.n_insns);
+			assert_int_equal(x.n_refs, a.n_refs);
+			assert_int_equal(x.n_evs, a.n_evs);
+			assert_memory_equal(x.insns, a.insns, a.n_insns * sizeof(a.insns[0]));
+			assert_memory_equal(x.refs, a.refs, a.n_refs * sizeof(a.refs[0]));
+			assert_memory_equal(x.ev_at, a.ev_at, a.n_evs * sizeof(a.ev_at[0]));
+			assert_memory_equal(x.ev_kind, a.ev_kind, a.n_evs * sizeof(a.ev_kind[0]));
+			memtrace_free(t);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_by_pid),
 		cmocka_unit_test(test_by_program),
 		cmocka_unit_test(test_tag),
+		cmocka_unit_test(test_executions_select_alike),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

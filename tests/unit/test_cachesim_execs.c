@@ -1,0 +1,136 @@
+/* tests/unit/test_cachesim_execs.c - the cache simulator fed batches of superblock executions
+ * (spent_trace_batch.execs) counts exactly what it counts fed the same stream as instructions:
+ * the split walk with fetch plans (one core, split i-cache), the interleaved walk (a unified
+ * first level), the expansion (several cores, feed groups), chunk boundaries inside executions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analysis/cachesim.h"
+#include "trace/memsource.h"
+
+/* Feed T to the N simulators CS (a feed group when N > 1), as executions or instructions. */
+static void feed_all(struct cachesim **cs, size_t n, const struct memtrace *t, int execs)
+{
+	struct spent_trace_source *src;
+	struct spent_trace_batch b;
+	int rc;
+	assert_int_equal(memtrace_source_new(t, 777, &src), 0);	/* batches end inside runs */
+	if (execs)
+		assert_int_equal(spent_trace_source_want_execs(src), 0);
+	while ((rc = spent_trace_source_next(src, &b)) > 0) {
+		assert_true(execs ? b.execs != NULL : b.execs == NULL);
+		assert_int_equal(n > 1 ? cachesim_feed_group(cs, n, &b) : cachesim_feed(cs[0], &b), 0);
+	}
+	assert_int_equal(rc, 0);
+	spent_trace_source_free(src);
+	for (size_t i = 0; i < n; i++)
+		cachesim_finish(cs[i]);
+}
+
+static void assert_same(const struct cachesim *a, const struct cachesim *z, uint32_t n_levels)
+{
+	for (uint32_t l = 0; l < n_levels; l++) {
+		struct cache_stats x, y;
+		cachesim_stats(a, l, &x);
+		cachesim_stats(z, l, &y);
+		assert_memory_equal(&x, &y, sizeof(x));
+		assert_true(x.misses > 20);	/* not trivial */
+	}
+	for (int k = 0; k < TRAFFIC_NKINDS; k++)
+		assert_int_equal(cachesim_traffic(a, (enum cache_traffic)k), cachesim_traffic(z, (enum cache_traffic)k));
+	assert_int_equal(cachesim_instructions(a), cachesim_instructions(z));
+	assert_int_equal(cachesim_n_chunks(a), cachesim_n_chunks(z));
+	for (size_t c = 0; c < cachesim_n_chunks(a); c++) {
+		assert_int_equal(cachesim_chunk_instructions(a, c), cachesim_chunk_instructions(z, c));
+		for (int k = 0; k < TRAFFIC_NKINDS; k++)
+			assert_int_equal(cachesim_chunk_traffic(a, c, (enum cache_traffic)k),
+					 cachesim_chunk_traffic(z, c, (enum cache_traffic)k));
+	}
+}
+
+static void executions_count_as_instructions(void **state)
+{
+	(void)state;
+	static const char *const cfgs[] = {
+		"I1 size=2K line=64 assoc=2 kind=insn level=1\n"
+		"D1 size=2K line=64 assoc=4 kind=data subblock=16 level=1\n"
+		"L2 size=16K line=64 assoc=8 level=2\n",
+		"I1 size=1K line=32 assoc=2 kind=insn repl=fifo level=1\n"
+		"D1 size=2K line=32 assoc=2 kind=data level=1\n"
+		"L2 size=8K line=64 assoc=4 repl=random level=2\n",
+		"L1 size=4K line=64 assoc=4 kind=unified subblock=16\n"
+		"L2 size=32K line=64 assoc=4 level=2\n",
+		"alpha21164", "alpha21064", "cachegrind",
+	};
+	struct memtrace *t = memtrace_new();
+	struct memgen_config g = { .seed = 7, .n_insns = 200000, .threads = 2,
+				   .code_bytes = 24 << 10, .data_bytes = 160 << 10,
+				   .array_bytes = 48 << 10, .data_pct = 60 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	for (size_t c = 0; c < sizeof(cfgs) / sizeof(cfgs[0]); c++) {
+		for (uint32_t cores = 1; cores <= 2; cores++) {
+			struct cachesim_config cfg;
+			char err[256];
+			if (strchr(cfgs[c], ' '))
+				assert_int_equal(cachesim_config_parse(cfgs[c], &cfg, err, sizeof(err)), 0);
+			else
+				assert_int_equal(cachesim_config_preset(cfgs[c], &cfg, err, sizeof(err)), 0);
+			cfg.chunk = 1000 + 37 * c;	/* boundaries inside executions */
+			cfg.cores = cores;
+			struct cachesim *a, *z;
+			assert_int_equal(cachesim_new(&cfg, &a, err, sizeof(err)), 0);
+			assert_int_equal(cachesim_new(&cfg, &z, err, sizeof(err)), 0);
+			feed_all(&a, 1, t, 0);
+			feed_all(&z, 1, t, 1);
+			assert_same(a, z, cfg.n_levels);
+			cachesim_free(a);
+			cachesim_free(z);
+		}
+	}
+	memtrace_free(t);
+}
+
+/* A feed group (configurations sharing their i-cache) fed executions counts as fed instructions. */
+static void groups_count_executions_as_instructions(void **state)
+{
+	(void)state;
+	struct memtrace *t = memtrace_new();
+	struct memgen_config g = { .seed = 3, .n_insns = 100000, .threads = 1,
+				   .code_bytes = 24 << 10, .data_bytes = 128 << 10,
+				   .array_bytes = 32 << 10, .data_pct = 60 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	struct cachesim *sims[2][3];
+	for (int execs = 0; execs < 2; execs++) {
+		for (int k = 0; k < 3; k++) {
+			char text[300], err[256];
+			struct cachesim_config cfg;
+			snprintf(text, sizeof(text),
+				 "I1 size=2K line=64 assoc=2 kind=insn level=1\n"
+				 "D1 size=%dK line=64 assoc=2 kind=data level=1\n"
+				 "L2 size=16K line=64 assoc=4 level=2\n", 1 << k);
+			assert_int_equal(cachesim_config_parse(text, &cfg, err, sizeof(err)), 0);
+			assert_int_equal(cachesim_new(&cfg, &sims[execs][k], err, sizeof(err)), 0);
+		}
+		feed_all(sims[execs], 3, t, execs);
+	}
+	for (int k = 0; k < 3; k++) {
+		assert_same(sims[0][k], sims[1][k], 3);
+		cachesim_free(sims[0][k]);
+		cachesim_free(sims[1][k]);
+	}
+	memtrace_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(executions_count_as_instructions),
+		cmocka_unit_test(groups_count_executions_as_instructions),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
