@@ -60,11 +60,11 @@ for i in $(seq 1 300); do sql="$sql insert into t(v) values('row $i');"; done
 sql="$sql select count(*), sum(length(v)) from t;"
 # five runs each: one ls of 4000 files takes a few ms, under the clock's 10 ms resolution
 ls_native=$(cpu_of bash -c 'for i in 1 2 3 4 5; do ls -laR "$1" > /dev/null; done' - "$tmp/tree")
-ls_rec=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --syscallbuf --cpuid "$2" -o "$3" -- ls -laR "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/ls" "$tmp/tree")
+ls_rec=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --cpuid "$2" -o "$3" -- ls -laR "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/ls" "$tmp/tree")
 # before the syscall buffer: every syscall stops the program twice
 ls_rec_traced=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --no-syscallbuf --cpuid "$2" -o "$3" -- ls -laR "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/ls" "$tmp/tree")
 find_native=$(cpu_of bash -c 'for i in 1 2 3 4 5; do find "$1" > /dev/null; done' - "$tmp/tree")
-find_rec=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --syscallbuf --cpuid "$2" -o "$3" -- find "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/find" "$tmp/tree")
+find_rec=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --cpuid "$2" -o "$3" -- find "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/find" "$tmp/tree")
 find_rec_traced=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --no-syscallbuf --cpuid "$2" -o "$3" -- find "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/find" "$tmp/tree")
 ls_json=$("$SPENT" citcat replay "$tmp/ls" --json 2>/dev/null)
 sq_native=$(cpu_of sqlite3 "$tmp/native.db" "$sql")

@@ -54,6 +54,7 @@
 #define CC_SB_LISTXATTR 194
 #define CC_SB_LLISTXATTR 195
 #define CC_SB_GETDENTS64 217
+#define CC_SB_OPENAT 257
 #define CC_SB_NEWFSTATAT 262
 #define CC_SB_READLINKAT 267
 #define CC_SB_STATX 332
@@ -83,6 +84,10 @@ static inline int cc_sb_output(uint64_t nr, const uint64_t *a, int64_t ret, uint
 	case CC_SB_FCNTL:	/* the commands without memory outputs: F_DUPFD, F_GETFD, F_SETFD,
 				 * F_GETFL, F_SETFL, F_DUPFD_CLOEXEC (locks and owners stay traced) */
 		return a[1] <= 4 || a[1] == 1030 ? CC_SB_DATA_NONE : -1;
+	case CC_SB_OPENAT:	/* directories only (O_DIRECTORY, neither O_CREAT nor O_TMPFILE): the
+				 * recorder names a regular file opened read-only (FILE + OPEN) from
+				 * its descriptor at the call, which may be gone by the drain */
+		return (a[2] & 020200100) == 0200000 ? CC_SB_DATA_NONE : -1;
 	case CC_SB_WRITE:
 		kind = CC_SB_DATA_SENT;
 		/* fall through */

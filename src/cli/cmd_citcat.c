@@ -30,7 +30,7 @@ struct citcat_replay_opts {
 	int json;
 };
 
-static struct citcat_record_cli_opts rec_opts = { .out = "citcat.rec", .copy = 1, .syscallbuf = 0 };
+static struct citcat_record_cli_opts rec_opts = { .out = "citcat.rec", .copy = 1, .syscallbuf = 1 };
 static struct citcat_replay_opts rep_opts;
 
 #define CITCAT_RECORD_OPTIONS \
@@ -41,7 +41,8 @@ static struct citcat_replay_opts rep_opts;
 	OPT_BOOL(0, "copy", &rec_opts.copy, "keep a copy of every mapped file (default); " \
 		 "--no-copy names them by path and identity instead (replayable only while they stay unchanged)"), \
 	OPT_BOOL(0, "syscallbuf", &rec_opts.syscallbuf, "run the common syscalls of a single-threaded " \
-		 "program without a ptrace stop, through a preloaded buffer (off by default for now: see docs/citcat.md)")
+		 "program without a ptrace stop, through a preloaded buffer (default); --no-syscallbuf stops " \
+		 "the program at every syscall")
 #define CITCAT_REPLAY_OPTIONS \
 	OPT_BOOL(0, "dump", &rep_opts.dump, "print every instruction (pc, length), data " \
 		 "reference, syscall, signal, image load"), \
@@ -97,7 +98,7 @@ static int status_code(int st)
 
 static int citcat_record_main(int argc, char **argv)
 {
-	rec_opts = (struct citcat_record_cli_opts){ .out = "citcat.rec", .copy = 1, .syscallbuf = 0 };
+	rec_opts = (struct citcat_record_cli_opts){ .out = "citcat.rec", .copy = 1, .syscallbuf = 1 };
 	int n = parse_options(argc, argv, record_options, &record_u, PARSE_STOP_AT_NON_OPTION);
 	if (n < 0)
 		return parse_result_code(n);

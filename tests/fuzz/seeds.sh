@@ -81,7 +81,7 @@ fi
 # sbuf-inline.rec serve where recording fails)
 # citcat_seed NAME STATUS PROG [ARGS]: PROG recorded (exiting STATUS), inlined as NAME-here.rec
 citcat_seed() {
-	"$spent" citcat record --syscallbuf -o "$tmp/$1" -- "${@:3}" >/dev/null 2>"$tmp/err"
+	"$spent" citcat record -o "$tmp/$1" -- "${@:3}" >/dev/null 2>"$tmp/err"
 	if [ $? = "$2" ] && [ -d "$tmp/$1" ]; then
 		"$tool" inline "$tmp/$1" "$tmp/$1-here.rec" &&
 			put fuzz_citcat_replay fuzz_citcat_recording "$tmp/$1-here.rec"

@@ -165,6 +165,11 @@ static void find_sites(uint8_t *fn, size_t size)
 			cl = 5;
 		if (!cl)
 			continue;
+		int known = 0;
+		for (size_t i = 0; i < nsites; i++)
+			known |= sites[i].site == site;
+		if (known)	/* reached from two functions: patched once */
+			continue;
 		uint8_t *stub = cc_sb_stubs + nsites * STUB_SIZE, *back = site + 2 + cl;
 		int64_t to_stub = stub - (site + 5), to_entry = (uint8_t *)cc_sb_entry - (stub + 10);
 		int64_t to_back = back - (stub + 18 + cl + 5);
@@ -210,11 +215,12 @@ static void patch_sites(void)
 	mprotect((void *)lo, hi - lo, PROT_READ | PROT_EXEC);
 }
 
-/* fcntl's common commands are made by a local function it calls (glibc 2.36:
- * __fcntl64_nocancel_adjusted, not in the symbol table): the first direct call in FN's SIZE
- * bytes to a nearby target is searched too, up to its first ret and a little past it (its
- * F_GETLK branch). */
-static void find_callee_sites(uint8_t *fn, size_t size)
+/* fcntl's common commands are made by local functions (glibc 2.36, not in the symbol table):
+ * fcntl64 calls __fcntl64_nocancel_adjusted (its first direct call), fdopendir calls
+ * __fcntl64_nocancel (its second: F_GETFL, and fts's F_SETFD, per directory find opens). The
+ * NTH direct call in FN's SIZE bytes to a nearby target is searched too, up to its first ret
+ * and a little past it (its F_GETLK branch); a site must still be `syscall; cmp`. */
+static void find_callee_sites(uint8_t *fn, size_t size, int nth)
 {
 	for (size_t off = 0; off + 5 <= size; off++) {
 		int32_t rel;
@@ -223,6 +229,10 @@ static void find_callee_sites(uint8_t *fn, size_t size)
 		memcpy(&rel, fn + off + 1, 4);
 		if (rel < -(1 << 24) || rel > (1 << 24))
 			continue;	/* not a call into the same library */
+		if (--nth > 0) {
+			off += 4;
+			continue;
+		}
 		uint8_t *target = fn + off + 5 + rel;
 		size_t len = 0;
 		while (len < 128 && target[len] != 0xc3)
@@ -274,10 +284,11 @@ static void patch_libc(void)
 	static const char *const names[] = {
 		"read", "write", "close", "pread64", "lseek64", "fcntl64", "statx", "fstatat64",
 		"getdents64", "readlink", "readlinkat", "getxattr", "lgetxattr", "fgetxattr",
-		"listxattr", "llistxattr",
+		"listxattr", "llistxattr", "fdopendir", "openat64",
 		"__read_nocancel", "__close_nocancel", "__pread64_nocancel",	/* GLIBC_PRIVATE */
+		"__open64_nocancel",	/* opendir's */
 	};
-	enum { N = sizeof(names) / sizeof(names[0]), FIRST_PRIVATE = N - 3 };
+	enum { N = sizeof(names) / sizeof(names[0]), FIRST_PRIVATE = N - 4 };
 	void *fn[N];
 	size_t size[N];
 	struct link_map *lm = NULL;
@@ -296,7 +307,9 @@ static void patch_libc(void)
 				continue;
 			find_sites(fn[i], size[i]);
 			if (!strcmp(names[i], "fcntl64"))
-				find_callee_sites(fn[i], size[i]);
+				find_callee_sites(fn[i], size[i], 1);
+			else if (!strcmp(names[i], "fdopendir"))
+				find_callee_sites(fn[i], size[i], 2);
 		}
 		mprotect((void *)lo, STUB_BYTES, PROT_READ | PROT_EXEC);
 		patch_sites();
@@ -323,7 +336,21 @@ static void hide_from_environment(void)
 		unsetenv("LD_PRELOAD");
 }
 
-__attribute__((constructor)) static void syscallbuf_init(void)
+/* Zeros the stack below the constructor's frame, where its work left dead values (dlopen's,
+ * function_sizes' filter). main's frame later lies there, and a lazily bound call before main
+ * runs ld.so's resolver, whose xsave writes the x87 slots at that depth: the CPU zeroes each
+ * slot's 6 reserved bytes, the replay's simulator leaves what was there. A signal point hashes
+ * main's dead slots, so a nonzero byte left there made the replay never match the point
+ * (citcat_busyalarm, one stack alignment in four); a fresh stack is zero, as without us. */
+static __attribute__((noinline)) void scrub_stack(void)
+{
+	uint8_t area[32768];
+	void *p = area;
+	uint64_t n = sizeof(area);
+	__asm__ volatile("rep stosb" : "+D"(p), "+c"(n) : "a"(0) : "memory");
+}
+
+static __attribute__((noinline)) void syscallbuf_start(void)
 {
 	hide_from_environment();
 	void *page = mmap((void *)CC_SB_PAGE, 4096, PROT_READ | PROT_WRITE,
@@ -343,4 +370,10 @@ __attribute__((constructor)) static void syscallbuf_init(void)
 	}
 	sb_on = 1;
 	patch_libc();
+}
+
+__attribute__((constructor)) static void syscallbuf_init(void)
+{
+	syscallbuf_start();
+	scrub_stack();
 }
