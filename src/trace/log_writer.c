@@ -26,6 +26,7 @@ struct log_writer {
 	size_t comp_cap;
 	uint64_t n_records, bytes;
 	ZSTD_CCtx *cctx;
+	int level;		/* zstd level of the next block (log_block_level) */
 };
 
 static int write_all(int fd, const void *p, size_t n)
@@ -62,6 +63,7 @@ int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct 
 		return -ENOMEM;
 	w->fd = -1;
 	w->flags = w->commit_flags = flags;
+	w->level = LOG_ZSTD_LEVEL;
 	binbuf_init(&w->raw);
 	w->comp_cap = ZSTD_compressBound(LOG_BLOCK_MAX);
 	w->comp = malloc(w->comp_cap);
@@ -92,20 +94,33 @@ out:
 	return err;
 }
 
-/* zstd's fast level -3: on the records of real programs (gzip, bzip2: data addresses that
- * compress ~2x) it takes 28% less CPU than level 1 for a 20% larger log, on trace_bench's very
- * repetitive ones about the same time for 8% more; the log stays far under 1 byte per
- * instruction. Any level reads back the same (the reader does not care). */
-#define LOG_ZSTD_LEVEL (-3)
+/* The zstd level of each block follows how well the one before it compressed (all levels
+ * read back the same). Measured on whole `spent trace` runs (CPU of the tree, 3 alternated
+ * rounds, session 6): records of hard-to-predict data addresses (gzip, bzip2: ~2x at -3) cost
+ * 5-11% less CPU at -10 than at -3 for 9-18% larger logs, since zstd gives up sooner on
+ * what it cannot match; control bytes alone (--no-data: 6-9x at -3) cost the same at level 1
+ * as at -3 and shrink 17-56%; python3's mixed records (~3-4x) gained nothing at -10 and grew
+ * 53%, so the middle keeps -3. */
+int log_block_level(size_t raw_len, size_t comp_len)
+{
+	if (comp_len == 0 || raw_len < LOG_BLOCK_MAX / 2)
+		return LOG_ZSTD_LEVEL;	/* a short block (the last, a quiet spell) says little */
+	if (raw_len * 10 < comp_len * LOG_LEVEL_POOR_TENTHS)
+		return LOG_ZSTD_LEVEL_POOR;
+	if (raw_len * 10 >= comp_len * LOG_LEVEL_GOOD_TENTHS)
+		return LOG_ZSTD_LEVEL_GOOD;
+	return LOG_ZSTD_LEVEL;
+}
 
 static int flush_block(struct log_writer *w)
 {
 	uint32_t h[4];
 	if (w->raw.len == 0)
 		return 0;
-	size_t n = ZSTD_compressCCtx(w->cctx, w->comp, w->comp_cap, w->raw.data, w->raw.len, LOG_ZSTD_LEVEL);
+	size_t n = ZSTD_compressCCtx(w->cctx, w->comp, w->comp_cap, w->raw.data, w->raw.len, w->level);
 	if (ZSTD_isError(n))
 		return -EIO;
+	w->level = log_block_level(w->raw.len, n);
 	h[0] = LOG_BLOCK_MAGIC;
 	h[1] = (uint32_t)w->raw.len;
 	h[2] = (uint32_t)n;

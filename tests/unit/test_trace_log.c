@@ -455,6 +455,23 @@ static void test_decode_flags_and_cache(void **state)
 	decode_cache_free(c);
 }
 
+/* Each block's zstd level follows the ratio of the block before it (log_writer.c). */
+static void test_block_level_follows_ratio(void **state)
+{
+	(void)state;
+	size_t full = LOG_BLOCK_MAX;
+	assert_int_equal(log_block_level(full, full / 2), LOG_ZSTD_LEVEL_POOR);	/* 2x */
+	assert_int_equal(log_block_level(full, full * 10 / 24), LOG_ZSTD_LEVEL_POOR);	/* 2.4x */
+	assert_int_equal(log_block_level(full, full / 3), LOG_ZSTD_LEVEL);	/* 3x */
+	assert_int_equal(log_block_level(full, full / 5), LOG_ZSTD_LEVEL_GOOD);	/* 5x */
+	assert_int_equal(log_block_level(full, full / 8), LOG_ZSTD_LEVEL_GOOD);
+	/* a short block, or nothing compressed, keeps the default */
+	assert_int_equal(log_block_level(full / 4, full / 8), LOG_ZSTD_LEVEL);
+	assert_int_equal(log_block_level(full / 4, full / 40), LOG_ZSTD_LEVEL);
+	assert_int_equal(log_block_level(full, 0), LOG_ZSTD_LEVEL);
+	assert_true(LOG_ZSTD_LEVEL_POOR < LOG_ZSTD_LEVEL && LOG_ZSTD_LEVEL < LOG_ZSTD_LEVEL_GOOD);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -466,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_header_checksum_and_versions),
 		cmocka_unit_test(test_data_after_end_is_corrupt),
 		cmocka_unit_test(test_decode_flags_and_cache),
+		cmocka_unit_test(test_block_level_follows_ratio),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
