@@ -424,6 +424,8 @@ int cc_on_syscall_exit(struct cc_tracer *tr, struct loop_state *ls)
 	}
 	err = cc_syscall_record(tr, ls->nr, ls->args, ret, ls->sc_flags);
 	err = err ? err : clone_effects(tr, ls, ret);
+	if (!err && ls->nr == CC_SB_NR_FLUSH)
+		err = cc_sb_flush_effects(tr);
 	if (!err && ls->nr == SYS_rt_sigreturn)	/* the state the kernel restored */
 		err = cc_emit_regs(tr, &r);
 	if (!err && ls->nr == SYS_rt_sigreturn)

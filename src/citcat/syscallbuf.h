@@ -18,8 +18,11 @@ int cc_sb_register(struct cc_tracer *tr, const uint64_t *a, int64_t *ret);
  * CC_SC_BUFFERED, MEM of their outputs). A malformed buffer is -EBADMSG with the message in
  * tr->err. */
 int cc_sb_drain(struct cc_tracer *tr);
-/* The library's CC_SB_NR_FLUSH: drain; the library empties the buffer after the call. */
+/* The library's CC_SB_NR_FLUSH, at its entry stop: drain, then set the buffer's used to 0 in
+ * the program. */
 int cc_sb_flush(struct cc_tracer *tr);
+/* At the FLUSH's exit, after its SYSCALL record: the MEM record of that store. */
+int cc_sb_flush_effects(struct cc_tracer *tr);
 /* At a signal stop of thread PID: while the library is between its untraced syscall and the
  * entry's commit, single-step (signals arriving meanwhile are raised again afterwards), so the
  * entry is complete before the signal's records. *EXITED: the wait status if the program

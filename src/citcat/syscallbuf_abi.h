@@ -7,7 +7,7 @@
  * The buffer (memory of the recorded program, CC_SB_SIZE bytes, 8-byte aligned):
  *   le64 magic   CC_SB_MAGIC
  *   le64 used    bytes of entries committed after the header (the library advances it after an
- *                entry is complete, and resets it to 0 after a CC_SB_NR_FLUSH call)
+ *                entry is complete; the recorder sets it to 0 at a CC_SB_NR_FLUSH call)
  *   le64 busy    1 while the library is between its untraced syscall and the commit
  *   le64 spare
  *   entries from offset CC_SB_HDR, each 8-byte aligned:
@@ -28,8 +28,9 @@
 
 /* Calls to the recorder (numbers no kernel uses; the recorder answers them, the kernel says
  * -ENOSYS when the program runs without the recorder). REGISTER(buffer, size, CC_SB_VERSION):
- * 0 when the recorder drains that buffer. FLUSH(): the recorder drained the buffer; the
- * library then sets used to 0. */
+ * 0 when the recorder drains that buffer. FLUSH(): the recorder drains the buffer and sets
+ * its used to 0 before the call returns (a memory record of the recording, so the replay sees
+ * the same store). */
 #define CC_SB_NR_REGISTER 0x5bc0
 #define CC_SB_NR_FLUSH 0x5bc1
 #define CC_SB_VERSION 1

@@ -103,11 +103,15 @@ static void copy_bytes(void *dst, const void *src, uint64_t n)
 	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
 }
 
+/* The recorder drains the buffer and sets used to 0 while the program is stopped at this
+ * call: a signal whose handler buffers a call right after the flush returns (the timer that
+ * fired during the drain is delivered exactly there) then appends at 0, where the recorder
+ * expects it. Storing 0 here afterwards would drop that entry and leave the recorder's drained
+ * offset beyond the new used. */
 static void flush(void)
 {
 	static const uint64_t none[6];
 	traced(CC_SB_NR_FLUSH, none);
-	SB->used = 0;
 }
 
 __attribute__((used, visibility("hidden"))) int64_t cc_sb_hook(const uint64_t *r);
@@ -120,10 +124,18 @@ int64_t cc_sb_hook(const uint64_t *r)
 	    cc_sb_output(nr, a, 0, &max, &addr, &len) < 0 || max > CC_SB_MAX_DATA)
 		return traced(nr, a);
 	uint64_t need = CC_SB_ENTRY_HDR + ((max + 7) & ~7ULL);
-	if (CC_SB_HDR + SB->used + need > CC_SB_SIZE)
-		flush();
-	SB->busy = 1;
-	__asm__ volatile("" ::: "memory");
+	for (;;) {
+		if (CC_SB_HDR + SB->used + need > CC_SB_SIZE)
+			flush();
+		SB->busy = 1;
+		__asm__ volatile("" ::: "memory");
+		/* a handler may have buffered calls between the check and busy; once busy is
+		 * set none can, so the room seen now stays */
+		if (CC_SB_HDR + SB->used + need <= CC_SB_SIZE)
+			break;
+		SB->busy = 0;
+		__asm__ volatile("" ::: "memory");
+	}
 	int64_t ret = untraced(nr, a);
 	cc_sb_output(nr, a, ret, &max, &addr, &len);
 	uint64_t *e = (uint64_t *)(sb_buf + CC_SB_HDR + SB->used);
