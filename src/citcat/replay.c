@@ -648,6 +648,7 @@ void citcat_replay_free(struct citcat_replay *rp)
 	free(rp->file_len);
 	free(rp->bc);
 	free(rp->deep_buf);
+	free(rp->fx_sites);
 	cc_recording_free(rp->rec);
 	free(rp);
 }

@@ -77,6 +77,8 @@ struct citcat_replay {
 	uint64_t insns_mark;		/* rp->insns when the current thread started running */
 	uint64_t switches;
 	uint64_t preempt_points;	/* switches at an exact point (a preemption) */
+	uint64_t *fx_sites;		/* fxsave instructions with a hook (replay_fxsave.c) */
+	size_t fx_n, fx_cap;
 };
 
 /* Install the per-instruction and data-reference hooks for HOOKS (replacing the fast block
@@ -92,6 +94,10 @@ void cc_replay_deliver_signal(struct citcat_replay *rp, uint64_t resume_pc, int 
 /* replay_point.c: hooks on the pcs of POINT records; the FPREGS effect. */
 int cc_replay_add_point_hooks(struct citcat_replay *rp);
 void cc_replay_apply_fpregs(struct citcat_replay *rp, const uint8_t *words);
+/* replay_fxsave.c: hook the fxsave instructions in the LEN bytes of CODE mapped at START
+ * (executable), so they leave the x87 slots' upper bytes zero as the CPU does. 0 or -ENOMEM. */
+int cc_replay_fxsave_scan(struct citcat_replay *rp, uint64_t start, const uint8_t *code,
+			  uint64_t len);
 /* replay.c: the syscall at PC of the current thread with the next record (its SYSCALL):
  * checked, its effects applied. IN_HOOK: from the syscall hook (Unicorn then still advances
  * rip past the instruction); 0: completing a syscall the thread blocked in. */

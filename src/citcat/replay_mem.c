@@ -165,7 +165,9 @@ static int apply_map(struct citcat_replay *rp, const struct cc_rec *m, int initi
 	if (off >= rp->file_len[id])
 		return 0;
 	uint64_t n = rp->file_len[id] - off < len ? rp->file_len[id] - off : len;
-	return uc_mem_write(uc, s, rp->file_data[id] + off, n) == UC_ERR_OK ? 0 : -EFAULT;
+	if (uc_mem_write(uc, s, rp->file_data[id] + off, n) != UC_ERR_OK)
+		return -EFAULT;
+	return (m->u.map.prot & 4) ? cc_replay_fxsave_scan(rp, s, rp->file_data[id] + off, n) : 0;
 }
 
 /* The mapped parts of [s, s+len) read as zeros again; unmapped pages stay unmapped. Each part

@@ -1,0 +1,136 @@
+/* citcat/replay_fxsave.c - the simulator's fxsave made to store what the CPU stores.
+ *
+ * The CPU writes each x87 register into a 16-byte slot of the fxsave area and zeroes the
+ * slot's 6 upper bytes; Unicorn 2.0.1 (QEMU 5.0's helper) writes the 10 bytes and leaves the
+ * other 6 as they were, and leaves the last-opcode field (bytes 6-7) too, which the CPU
+ * stores as 0 (Intel Xeon, AMD EPYC: it is only kept with an x87 exception pending). Under the CITCAT CPU model (no XSAVE) ld.so's lazy-binding trampoline
+ * saves the argument registers with fxsave in its frame, so those bytes end up in the stack a
+ * signal's POINT hashes: a timer signal inside a lazily bound call's resolution never matched
+ * its point (citcat_sbuf with a 1 ms timer, about one recording in 30 on an Intel Xeon: the
+ * three slots' bytes 0 on the CPU, a stale pointer's halves in the simulator).
+ *
+ * Every executable file mapping is scanned for byte sequences that decode as fxsave at some
+ * start; each such address gets a code hook (Unicorn runs it before the instruction, and only
+ * for instructions at that address), which decodes the instruction actually there, computes
+ * its memory operand and zeroes those bytes before the instruction writes the rest. Code
+ * written at run time (JIT) is not scanned. Still different: the last x87 instruction and
+ * data pointers (bytes 8-23), which the simulator stores as 0 and an Intel CPU as the
+ * addresses of the last x87 instruction. */
+#include <errno.h>
+#include <string.h>
+
+#include "citcat/replay_int.h"
+#include "citcat/replay_mem.h"
+
+#define FX_FOP_OFF 6		/* last x87 opcode: the simulator leaves it, the CPU stores 0
+				 * unless an x87 exception is pending */
+#define FX_SLOTS_OFF 32		/* st0/mm0 slot in the fxsave area */
+#define FX_SLOT_SIZE 16
+#define FX_SLOT_VALUE 10	/* bytes of the 80-bit register; the rest the CPU zeroes */
+
+/* Unicorn's register for a 64-bit general register's Zydis id (encoding order). */
+static const int gpr_by_id[16] = {
+	UC_X86_REG_RAX, UC_X86_REG_RCX, UC_X86_REG_RDX, UC_X86_REG_RBX,
+	UC_X86_REG_RSP, UC_X86_REG_RBP, UC_X86_REG_RSI, UC_X86_REG_RDI,
+	UC_X86_REG_R8, UC_X86_REG_R9, UC_X86_REG_R10, UC_X86_REG_R11,
+	UC_X86_REG_R12, UC_X86_REG_R13, UC_X86_REG_R14, UC_X86_REG_R15,
+};
+
+/* The value of address register REG (any width) as the instruction at PC of LEN bytes sees
+ * it; 0 for none. *OK = 0 for a register this code does not know. */
+static uint64_t addr_reg(uc_engine *uc, ZydisRegister reg, uint64_t pc, uint32_t len, int *ok)
+{
+	uint64_t v = 0;
+	if (reg == ZYDIS_REGISTER_NONE)
+		return 0;
+	if (reg == ZYDIS_REGISTER_RIP || reg == ZYDIS_REGISTER_EIP)
+		return pc + len;
+	ZydisRegister big = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, reg);
+	if (ZydisRegisterGetClass(big) != ZYDIS_REGCLASS_GPR64) {
+		*ok = 0;
+		return 0;
+	}
+	uc_reg_read(uc, gpr_by_id[ZydisRegisterGetId(big) & 15], &v);
+	return v;
+}
+
+static void on_fxsave_site(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
+{
+	struct citcat_replay *rp = user;
+	uint8_t code[ZYDIS_MAX_INSTRUCTION_LENGTH];
+	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	if (uc_mem_read(uc, pc, code, sizeof(code)) != UC_ERR_OK ||
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&rp->dec, code, sizeof(code), &in, ops)) ||
+	    (in.mnemonic != ZYDIS_MNEMONIC_FXSAVE && in.mnemonic != ZYDIS_MNEMONIC_FXSAVE64))
+		return;	/* the bytes changed since the scan */
+	const ZydisDecodedOperand *m = NULL;
+	for (int i = 0; i < in.operand_count && !m; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY)
+			m = &ops[i];
+	if (!m)
+		return;
+	int ok = 1;
+	uint64_t ea = addr_reg(uc, m->mem.base, pc, in.length, &ok) +
+		      addr_reg(uc, m->mem.index, pc, in.length, &ok) * (m->mem.scale ? m->mem.scale : 1) +
+		      (uint64_t)m->mem.disp.value;
+	if (m->mem.segment == ZYDIS_REGISTER_FS || m->mem.segment == ZYDIS_REGISTER_GS) {
+		uint64_t base = 0;
+		uc_reg_read(uc, m->mem.segment == ZYDIS_REGISTER_FS ? UC_X86_REG_FS_BASE :
+			    UC_X86_REG_GS_BASE, &base);
+		ea += base;
+	}
+	if (in.address_width == 32)
+		ea &= 0xffffffffULL;
+	if (!ok)
+		return;
+	static const uint8_t zero[FX_SLOT_SIZE - FX_SLOT_VALUE];
+	/* unwritable: the instruction faults as on the CPU */
+	uc_mem_write(uc, ea + FX_FOP_OFF, zero, 2);
+	for (int i = 0; i < 8; i++)
+		uc_mem_write(uc, ea + FX_SLOTS_OFF + (uint64_t)i * FX_SLOT_SIZE + FX_SLOT_VALUE, zero,
+			     sizeof(zero));
+}
+
+static int site_known(const struct citcat_replay *rp, uint64_t pc)
+{
+	for (size_t i = 0; i < rp->fx_n; i++)
+		if (rp->fx_sites[i] == pc)
+			return 1;
+	return 0;
+}
+
+int cc_replay_fxsave_scan(struct citcat_replay *rp, uint64_t start, const uint8_t *code,
+			  uint64_t len)
+{
+	/* fxsave is [prefixes] [REX] 0f ae /0 with a memory operand: find the 0f ae, then try
+	 * the starts a few prefix bytes before it */
+	for (uint64_t p = 0; p + 2 < len; p++) {
+		if (code[p] != 0x0f || code[p + 1] != 0xae || (code[p + 2] & 0x38) ||
+		    (code[p + 2] & 0xc0) == 0xc0)
+			continue;
+		for (uint64_t back = 0; back <= 4 && back <= p; back++) {
+			uint64_t s = p - back;
+			ZydisDecodedInstruction in;
+			if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&rp->dec, NULL, code + s,
+									len - s, &in)) ||
+			    (in.mnemonic != ZYDIS_MNEMONIC_FXSAVE &&
+			     in.mnemonic != ZYDIS_MNEMONIC_FXSAVE64) || site_known(rp, start + s))
+				continue;
+			if (rp->fx_n == rp->fx_cap) {
+				size_t ncap = rp->fx_cap ? rp->fx_cap * 2 : 16;
+				uint64_t *n = realloc(rp->fx_sites, ncap * sizeof(*n));
+				if (!n)
+					return -ENOMEM;
+				rp->fx_sites = n;
+				rp->fx_cap = ncap;
+			}
+			rp->fx_sites[rp->fx_n++] = start + s;
+			uc_hook h;
+			if (uc_hook_add(rp->uc, &h, UC_HOOK_CODE, (void *)on_fxsave_site, rp, start + s,
+					start + s) != UC_ERR_OK)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
