@@ -17,13 +17,18 @@ for l in open(sys.argv[1]):
     if o["symbol"]==sys.argv[2]: print(o["percent"]); break
 else: print(-1)' "$TMP/fn.json" "$1"
 }
+# the oracle: each function's share of the CPU time the program measured itself (60/30/10 by
+# construction, moved a few points by a noisy host: 57.8-62.4 for func_sixty in six runs)
 for f in func_sixty:60 func_thirty:30 func_ten:10; do
 	name=${f%:*} want=${f#*:}
 	got=$(pct_of "$name")
-	if awk -v g="$got" -v w="$want" 'BEGIN{d=g-w; if(d<0)d=-d; exit !(d<=3)}'; then
+	own=$(sed -n "s/^split603010 cpu share:.* $name \([0-9.]*\).*/\1/p" "$TMP/rec.err")
+	check "split603010_measures_near_${want}_percent_in_$name" \
+		awk -v o="${own:--100}" -v w="$want" 'BEGIN{d=o-w; if(d<0)d=-d; exit !(d<=8)}'
+	if awk -v g="$got" -v w="${own:--100}" 'BEGIN{d=g-w; if(d<0)d=-d; exit !(d<=3)}'; then
 		pass "report_function_split_${name}_within_3_points"
 	else
-		fail "report_function_split_${name}_within_3_points: got $got% want $want%"
+		fail "report_function_split_${name}_within_3_points: got $got% want $own% (measured by the program)"
 	fi
 done
 first=$(head -1 "$TMP/fn.json")
