@@ -67,6 +67,22 @@ find_native=$(cpu_of bash -c 'for i in 1 2 3 4 5; do find "$1" > /dev/null; done
 find_rec=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --cpuid "$2" -o "$3" -- find "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/find" "$tmp/tree")
 find_rec_traced=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --no-syscallbuf --cpuid "$2" -o "$3" -- find "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/find" "$tmp/tree")
 ls_json=$("$SPENT" citcat replay "$tmp/ls" --json 2>/dev/null)
+# the same split into a fixed cost per recording and a marginal ratio per file: a tree 10x
+# larger (40000 files in 1000 directories) beside the one above
+mkdir -p "$tmp/big_tree"
+for i in $(seq 1 1000); do mkdir -p "$tmp/big_tree/d$i"; (cd "$tmp/big_tree/d$i" && touch f{1..40}); done
+fixed_marginal() {	# NAME ARGS...: "fixed_ms marginal_ratio small_ratio big_ratio"
+	local name=$1; shift
+	local n1 n2 r1 r2
+	n1=$(cpu_of "$@" "$tmp/tree"); n2=$(cpu_of "$@" "$tmp/big_tree")
+	r1=$(cpu_of "$SPENT" citcat record --cpuid "$mode" -o "$tmp/fm_$name" -- "$@" "$tmp/tree")
+	r2=$(cpu_of "$SPENT" citcat record --cpuid "$mode" -o "$tmp/fm_$name" -- "$@" "$tmp/big_tree")
+	awk -v n1="$n1" -v n2="$n2" -v r1="$r1" -v r2="$r2" 'BEGIN {
+		m = (n2 > n1) ? (r2 - r1) / (n2 - n1) : 0; f = r1 - m * n1
+		printf "%.0f %.2f %.1f %.1f %.3f %.3f %.3f %.3f\n", f * 1000, m, r1 / (n1 > 0.01 ? n1 : 0.01), r2 / n2, n1, r1, n2, r2 }'
+}
+ls_fm=$(fixed_marginal ls ls -laR)
+find_fm=$(fixed_marginal find find)
 sq_native=$(cpu_of sqlite3 "$tmp/native.db" "$sql")
 sq_rec=$(cpu_of "$SPENT" citcat record --cpuid "$mode" -o "$tmp/sq" -- sqlite3 "$tmp/rec.db" "$sql")
 THREADS=$top/build/progs/citcat_threads
@@ -81,6 +97,9 @@ awk -v n="$native" -v r="$recorded" 'BEGIN { printf "record slowdown:    %.3fx  
 # native times below the clock's resolution count as 10 ms (5 runs each)
 awk -v n="$ls_native" -v r="$ls_rec" -v t="$ls_rec_traced" 'BEGIN { if (n < 0.01) n = 0.01; printf "record ls -laR:     %.1fx with the syscall buffer, %.1fx without  (native %.3f s cpu, recorded %.3f s / %.3f s; 4000 files in 100 directories; goal <= 2x)\n", r / n, t / n, n, r, t }'
 awk -v n="$find_native" -v r="$find_rec" -v t="$find_rec_traced" 'BEGIN { if (n < 0.01) n = 0.01; printf "record find:        %.1fx with the syscall buffer, %.1fx without  (native %.3f s cpu, recorded %.3f s / %.3f s; goal <= 2x)\n", r / n, t / n, n, r, t }'
+for fm in "ls -laR:$ls_fm" "find:$find_fm"; do
+	echo "${fm#*:}" | awk -v p="${fm%%:*}" '{ printf "  %-8s split:    %d ms fixed per recording + %.2fx per file  (one run: %.1fx on 4000 files, %.1fx on 40000; native %.3f/%.3f s, recorded %.3f/%.3f s)\n", p, $1, $2, $3, $4, $5, $7, $6, $8 }'
+done
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("  ls -laR replay:   %d syscalls, %d of them buffered, verified %s" % (d["syscalls"], d["buffered_syscalls"], d["verified"]))' "$ls_json"
 awk -v n="$sq_native" -v r="$sq_rec" 'BEGIN { printf "record sqlite3:     %.1fx  (native %.3f s cpu, recorded %.3f s; 300 inserts into a file database)\n", r / n, n, r }'
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); n,r=float(sys.argv[2]),float(sys.argv[3]); print("record 2 threads:   %.2fx  (native %.3f s cpu, recorded %.3f s incl. recorder; goal <= 2.2x; citcat_threads par %s: %d switches, %d at exact points, replay verified %s)" % (r/n, n, r, sys.argv[4], d["switches"], d["preemption_points"], d["verified"]))' "$par_json" "$par_native" "$par_rec" "$par_work"
