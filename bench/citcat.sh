@@ -23,15 +23,19 @@ rounds=${1:-1000}
 tmp=$(mktemp -d /tmp/spent-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# CPU seconds (user+sys) of a command and its children, best of 3 runs
+# CPU seconds (user+sys) of a command and its children, best of 3 runs, from getrusage in
+# microseconds (/usr/bin/time prints hundredths: a find of 4000 files read as 0.00 s)
 cpu_of() {
-	local best=
-	for _ in 1 2 3; do
-		local t
-		t=$(/usr/bin/time -f '%U %S' "$@" 2>&1 >/dev/null | tail -1 | awk '{print $1 + $2}')
-		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a < b)}'; then best=$t; fi
-	done
-	echo "$best"
+	python3 -c '
+import resource, subprocess, sys
+best = None
+for _ in range(3):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    best = t if best is None or t < best else best
+print("%.6f" % best)' "$@"
 }
 
 mode=${SPENT_CITCAT_CPUID:-auto}
@@ -58,14 +62,14 @@ for i in $(seq 1 100); do mkdir -p "$tmp/tree/d$i"; for j in $(seq 1 40); do : >
 sql="create table if not exists t(k integer primary key, v text);"
 for i in $(seq 1 300); do sql="$sql insert into t(v) values('row $i');"; done
 sql="$sql select count(*), sum(length(v)) from t;"
-# five runs each: one ls of 4000 files takes a few ms, under the clock's 10 ms resolution
+# five runs each (one ls of 4000 files takes a few ms)
 ls_native=$(cpu_of bash -c 'for i in 1 2 3 4 5; do ls -laR "$1" > /dev/null; done' - "$tmp/tree")
 ls_rec=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --cpuid "$2" -o "$3" -- ls -laR "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/ls" "$tmp/tree")
 # before the syscall buffer: every syscall stops the program twice
-ls_rec_traced=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --no-syscallbuf --cpuid "$2" -o "$3" -- ls -laR "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/ls" "$tmp/tree")
+ls_rec_traced=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --no-syscallbuf --cpuid "$2" -o "$3" -- ls -laR "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/ls_traced" "$tmp/tree")
 find_native=$(cpu_of bash -c 'for i in 1 2 3 4 5; do find "$1" > /dev/null; done' - "$tmp/tree")
 find_rec=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --cpuid "$2" -o "$3" -- find "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/find" "$tmp/tree")
-find_rec_traced=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --no-syscallbuf --cpuid "$2" -o "$3" -- find "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/find" "$tmp/tree")
+find_rec_traced=$(cpu_of bash -c 'for i in 1 2 3 4 5; do "$1" citcat record --no-syscallbuf --cpuid "$2" -o "$3" -- find "$4" > /dev/null 2>&1; done' - "$SPENT" "$mode" "$tmp/find_traced" "$tmp/tree")
 ls_json=$("$SPENT" citcat replay "$tmp/ls" --json 2>/dev/null)
 # the same split into a fixed cost per recording and a marginal ratio per file: a tree 10x
 # larger (40000 files in 1000 directories) beside the one above
@@ -79,7 +83,7 @@ fixed_marginal() {	# NAME ARGS...: "fixed_ms marginal_ratio small_ratio big_rati
 	r2=$(cpu_of "$SPENT" citcat record --cpuid "$mode" -o "$tmp/fm_$name" -- "$@" "$tmp/big_tree")
 	awk -v n1="$n1" -v n2="$n2" -v r1="$r1" -v r2="$r2" 'BEGIN {
 		m = (n2 > n1) ? (r2 - r1) / (n2 - n1) : 0; f = r1 - m * n1
-		printf "%.0f %.2f %.1f %.1f %.3f %.3f %.3f %.3f\n", f * 1000, m, r1 / (n1 > 0.01 ? n1 : 0.01), r2 / n2, n1, r1, n2, r2 }'
+		printf "%.1f %.2f %.1f %.1f %.4f %.4f %.4f %.4f\n", f * 1000, m, r1 / n1, r2 / n2, n1, r1, n2, r2 }'
 }
 ls_fm=$(fixed_marginal ls ls -laR)
 find_fm=$(fixed_marginal find find)
@@ -94,11 +98,10 @@ par_json=$("$SPENT" citcat replay "$tmp/par" --json 2>/dev/null)
 echo "cpuid mode:         $cpuid_mode (SPENT_CITCAT_CPUID=auto|fault|patch chooses)"
 echo "program:            citcat_compute $rounds ($insns instructions, replay verified: $verified); slowdown on $((rounds * 20)) rounds"
 awk -v n="$native" -v r="$recorded" 'BEGIN { printf "record slowdown:    %.3fx  (native %.3f s cpu, recorded %.3f s cpu incl. recorder; goal <= 1.1x)\n", r / n, n, r }'
-# native times below the clock's resolution count as 10 ms (5 runs each)
-awk -v n="$ls_native" -v r="$ls_rec" -v t="$ls_rec_traced" 'BEGIN { if (n < 0.01) n = 0.01; printf "record ls -laR:     %.1fx with the syscall buffer, %.1fx without  (native %.3f s cpu, recorded %.3f s / %.3f s; 4000 files in 100 directories; goal <= 2x)\n", r / n, t / n, n, r, t }'
-awk -v n="$find_native" -v r="$find_rec" -v t="$find_rec_traced" 'BEGIN { if (n < 0.01) n = 0.01; printf "record find:        %.1fx with the syscall buffer, %.1fx without  (native %.3f s cpu, recorded %.3f s / %.3f s; goal <= 2x)\n", r / n, t / n, n, r, t }'
+awk -v n="$ls_native" -v r="$ls_rec" -v t="$ls_rec_traced" 'BEGIN { printf "record ls -laR:     %.1fx with the syscall buffer, %.1fx without  (native %.3f s cpu, recorded %.3f s / %.3f s; 4000 files in 100 directories; goal <= 2x)\n", r / n, t / n, n, r, t }'
+awk -v n="$find_native" -v r="$find_rec" -v t="$find_rec_traced" 'BEGIN { printf "record find:        %.1fx with the syscall buffer, %.1fx without  (native %.3f s cpu, recorded %.3f s / %.3f s; goal <= 2x)\n", r / n, t / n, n, r, t }'
 for fm in "ls -laR:$ls_fm" "find:$find_fm"; do
-	echo "${fm#*:}" | awk -v p="${fm%%:*}" '{ printf "  %-8s split:    %d ms fixed per recording + %.2fx per file  (one run: %.1fx on 4000 files, %.1fx on 40000; native %.3f/%.3f s, recorded %.3f/%.3f s)\n", p, $1, $2, $3, $4, $5, $7, $6, $8 }'
+	echo "${fm#*:}" | awk -v p="${fm%%:*}" '{ printf "  %-8s split:    %.1f ms fixed per recording + %.2fx per file  (one run: %.1fx on 4000 files, %.1fx on 40000; native %.4f/%.4f s, recorded %.4f/%.4f s)\n", p, $1, $2, $3, $4, $5, $7, $6, $8 }'
 done
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("  ls -laR replay:   %d syscalls, %d of them buffered, verified %s" % (d["syscalls"], d["buffered_syscalls"], d["verified"]))' "$ls_json"
 awk -v n="$sq_native" -v r="$sq_rec" 'BEGIN { printf "record sqlite3:     %.1fx  (native %.3f s cpu, recorded %.3f s; 300 inserts into a file database)\n", r / n, n, r }'
