@@ -25,8 +25,15 @@ const struct cc_cpu_feature *cc_cpu_model_features(size_t *n);
 
 struct cc_cpu_model;
 
-/* The model; identification leaves come from the simulator's own CPU (Unicorn). 0 or -ENOMEM. */
+/* The model; identification leaves come from the simulator's own CPU (Unicorn), through a
+ * table of its answers. 0 or -ENOMEM. */
 int cc_cpu_model_open(struct cc_cpu_model **out);
+/* Unicorn's own answer to cpuid LEAF.SUB, asked of a simulator (what the table must equal). */
+void cc_cpu_model_simulator_cpuid(struct cc_cpu_model *m, uint32_t leaf, uint32_t sub,
+				  uint64_t out[4]);
+/* The table's entry I: its leaf, subleaf (0xffffffff: any) and the answer it holds for
+ * Unicorn (before the model's feature edits). Returns the entry count. */
+size_t cc_cpu_model_table(size_t i, uint32_t *leaf, uint32_t *sub, uint64_t out[4]);
 /* What cpuid LEAF.SUB answers on the model: eax, ebx, ecx, edx in OUT (32-bit values). */
 void cc_cpu_model_answer(struct cc_cpu_model *m, uint32_t leaf, uint32_t sub, uint64_t out[4]);
 void cc_cpu_model_close(struct cc_cpu_model *m);

@@ -629,6 +629,36 @@ static void model_identification_is_the_simulators(void **state)
 	cc_cpu_model_close(m);
 }
 
+/* The table of Unicorn's identification answers equals Unicorn: every entry against a live
+ * simulator (any-subleaf entries at three subleaves), and a leaf beyond the table is asked of
+ * the simulator (the recorder then opens one). */
+static void model_table_equals_the_simulator(void **state)
+{
+	struct cc_cpu_model *m;
+	assert_int_equal(cc_cpu_model_open(&m), 0);
+	uint32_t leaf, sub;
+	uint64_t held[4];
+	size_t n = cc_cpu_model_table(0, &leaf, &sub, held);
+	assert_true(n >= 20);
+	for (size_t i = 0; i < n; i++) {
+		static const uint32_t any[] = { 0, 1, 0xdeadbeef };
+		cc_cpu_model_table(i, &leaf, &sub, held);
+		for (size_t k = 0; k < (sub == 0xffffffffu ? 3 : 1); k++) {
+			uint32_t s = sub == 0xffffffffu ? any[k] : sub;
+			uint64_t live[4];
+			cc_cpu_model_simulator_cpuid(m, leaf, s, live);
+			for (int r = 0; r < 4; r++)
+				assert_int_equal(held[r], live[r]);
+		}
+	}
+	uint64_t beyond[4], live[4];
+	cc_cpu_model_answer(m, 4, 9, beyond);	/* a subleaf the table lacks */
+	cc_cpu_model_simulator_cpuid(m, 4, 9, live);
+	for (int r = 0; r < 4; r++)
+		assert_int_equal(beyond[r], live[r]);
+	cc_cpu_model_close(m);
+}
+
 /* The simulator starts as a real execve leaves a process (PTRACE_GETFPREGS at the exec stop:
  * FCW 0x37f, MXCSR 0x1f80, x87 registers empty), and fxsave/fxrstor then carry the xmm
  * registers: the save/restore glibc's lazy binding wraps around the resolver. Without the
@@ -711,6 +741,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(model_claims_only_tested_features),
 		cmocka_unit_test(model_claims_nothing_known_broken),
 		cmocka_unit_test(model_identification_is_the_simulators),
+		cmocka_unit_test(model_table_equals_the_simulator),
 		cmocka_unit_test(execve_state_lazy_binding_keeps_xmm),
 	};
 	static char names[NFEAT][48];
