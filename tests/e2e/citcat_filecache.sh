@@ -69,8 +69,9 @@ check "citcat_cache_off_replays_verified" verified "$TMP/r5"
 # a mapped library's pages the program never touched are not faulted in by the recorder (it
 # compares only the pages the process has its own copy of): a big library preloaded into awk
 # and never called keeps most of its code non-resident (recorded by reading every page, all)
-big=$(ldd "$SPENT" | awk '/libunicorn/ {print $3}')
-# (spent gets the preload too: it links that library anyway; ASan need not come first there)
+# (libunicorn, as libspent.so links it: the spent binary has Unicorn linked in statically;
+# spent gets the preload too, harmlessly; ASan need not come first there)
+big=$(ldd "$SPENT_BUILD/libspent.so" | awk '/libunicorn/ {print $3}')
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" LD_PRELOAD=$big "$SPENT" citcat record -o "$TMP/r6" -- awk -v lib="$(basename "$big")" \
 	'index($0, lib) && / r-xp / {p = 1} p && /^(Size|Rss):/ {print $2} p && /^Rss/ {exit}' \
 	/proc/self/smaps > "$TMP/rss.txt" 2> /dev/null
