@@ -3,8 +3,9 @@
  * The CPU writes each x87 register into a 16-byte slot of the fxsave area and zeroes the
  * slot's 6 upper bytes; Unicorn 2.0.1 (QEMU 5.0's helper) writes the 10 bytes and leaves the
  * other 6 as they were, and leaves the last-opcode field (bytes 6-7) too, which the CPU
- * stores as 0 (Intel Xeon, AMD EPYC: it is only kept with an x87 exception pending). Under the CITCAT CPU model (no XSAVE) ld.so's lazy-binding trampoline
- * saves the argument registers with fxsave in its frame, so those bytes end up in the stack a
+ * stores as 0 (measured on an Intel Xeon; AMD keeps it only with an x87 exception pending).
+ * Under the CITCAT CPU model (no XSAVE) ld.so's lazy-binding trampoline saves the argument
+ * registers with fxsave in its frame, so those bytes end up in the stack a
  * signal's POINT hashes: a timer signal inside a lazily bound call's resolution never matched
  * its point (citcat_sbuf with a 1 ms timer, about one recording in 30 on an Intel Xeon: the
  * three slots' bytes 0 on the CPU, a stale pointer's halves in the simulator).
@@ -17,10 +18,9 @@
  * data pointers (bytes 8-23), which the simulator stores as 0 and an Intel CPU as the
  * addresses of the last x87 instruction. */
 #include <errno.h>
-#include <string.h>
 
 #include "citcat/replay_int.h"
-#include "citcat/replay_mem.h"
+#include "core/alloc.h"
 
 #define FX_FOP_OFF 6		/* last x87 opcode: the simulator leaves it, the CPU stores 0
 				 * unless an x87 exception is pending */
@@ -117,14 +117,8 @@ int cc_replay_fxsave_scan(struct citcat_replay *rp, uint64_t start, const uint8_
 			    (in.mnemonic != ZYDIS_MNEMONIC_FXSAVE &&
 			     in.mnemonic != ZYDIS_MNEMONIC_FXSAVE64) || site_known(rp, start + s))
 				continue;
-			if (rp->fx_n == rp->fx_cap) {
-				size_t ncap = rp->fx_cap ? rp->fx_cap * 2 : 16;
-				uint64_t *n = realloc(rp->fx_sites, ncap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				rp->fx_sites = n;
-				rp->fx_cap = ncap;
-			}
+			if (ALLOC_GROW(rp->fx_sites, rp->fx_n + 1, rp->fx_cap))
+				return -ENOMEM;
 			rp->fx_sites[rp->fx_n++] = start + s;
 			uc_hook h;
 			if (uc_hook_add(rp->uc, &h, UC_HOOK_CODE, (void *)on_fxsave_site, rp, start + s,

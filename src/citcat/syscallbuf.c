@@ -165,7 +165,7 @@ int cc_sb_flush(struct cc_tracer *tr)
 	static const uint64_t zero;
 	int err = cc_sb_drain(tr);
 	/* emptied here, while the program is stopped: see flush() in preload/syscallbuf.c */
-	err = err ? err : cc_mem_write(tr, tr->sb_addr + 8, &zero, sizeof(zero));
+	err = err ? err : cc_mem_write(tr, tr->sb_addr + CC_SB_USED_OFF, &zero, sizeof(zero));
 	if (!err)
 		tr->sb_drained = 0;
 	return err;
@@ -173,7 +173,9 @@ int cc_sb_flush(struct cc_tracer *tr)
 
 int cc_sb_flush_effects(struct cc_tracer *tr)
 {
-	return tr->sb_addr ? cc_emit_mem(tr, tr->sb_addr + 8, 8, 0) : 0;
+	if (!tr->sb_addr)
+		return 0;
+	return cc_emit_mem(tr, tr->sb_addr + CC_SB_USED_OFF, sizeof(uint64_t), 0);
 }
 
 int cc_sb_leave_busy(struct cc_tracer *tr, pid_t pid, int *exited)

@@ -38,6 +38,7 @@
 #define CC_SB_MAGIC 0x3142535443544943ULL	/* "CITCTSB1" little-endian */
 #define CC_SB_SIZE (1u << 20)
 #define CC_SB_HDR 32
+#define CC_SB_USED_OFF 8	/* the header's used word */
 #define CC_SB_ENTRY_HDR 72			/* nr, 6 args, ret, data_len: 9 words */
 #define CC_SB_MAX_DATA (256u << 10)	/* larger transfers take the traced path */
 
