@@ -90,7 +90,7 @@ corpus() { # MODE
 fault_ok=0
 grep -qw cpuid_fault /proc/cpuinfo && fault_ok=1
 san=0
-readelf -d "$SPENT" | grep -q 'NEEDED.*libasan' && san=1
+spent_sanitized && san=1
 points=0 near=0 half=1
 for mode in patch fault; do
 	if [ $mode = fault ] && [ $fault_ok = 0 ]; then

@@ -90,7 +90,7 @@ check "citcat_threads_spin_wait_stdout_equals_real" cmp -s "$TMP/spin.real" "$TM
 # (a third of the steps under the sanitized build, whose replay of python runs at 11 M
 # instructions/s: Unicorn 2.0.1 allocates in its store slow path, and ASan's malloc is slow)
 steps=100000
-readelf -d "$SPENT" | grep -q 'NEEDED.*libasan' && steps=30000
+spent_sanitized && steps=30000
 "${E[@]}" "$SPENT" citcat record -o "$TMP/py4" -- python3 "$SPENT_TOP/tests/e2e/citcat_threads_py4.py" $steps > "$TMP/py4.real" 2> /dev/null
 check "citcat_threads_python_4_threads_records" [ $? = 0 ]
 yj=$("$SPENT" citcat replay "$TMP/py4" --json --stdout "$TMP/py4.rep" 2>/dev/null)

@@ -13,7 +13,7 @@ unset SPENT_LIB_DIR SPENT_VALGRIND_LIB SPENT_SHIM_LIB
 # The build is copied (timestamps kept) so installing with other paths relinks the copy, never
 # the binary under test; SAN matches it, so nothing is rebuilt with other flags.
 san=0
-readelf -d "$SPENT_BUILD/spent" | grep -q 'NEEDED.*libasan' && san=1
+spent_sanitized && san=1
 B=$TMP/build R=$TMP/root
 mkdir -p "$B"
 # pax format keeps sub-second mtimes: an object written in the same second as its source

@@ -66,6 +66,12 @@ stolen_slack_ms() {
 	if [ "$d" -gt 0 ]; then echo $(((d + $(nproc)) * 10)); else echo 0; fi
 }
 
+# spent_sanitized: true when $SPENT is the ASan/UBSan build (scripts size slow work down there)
+spent_sanitized() { readelf -d "$SPENT" | grep -q 'NEEDED.*libasan'; }
+# split_share ERRFILE FUNCTION: FUNCTION's share of CPU time that tests/progs/split603010
+# measured itself and printed on stderr (captured in ERRFILE); empty when it printed none
+split_share() { sed -n "s/^split603010 cpu share:.* $2 \([0-9.]*\).*/\1/p" "$1"; }
+
 # cc_libspent OUT SRC: build the C program SRC against the build's libspent.so, as a user
 # program links it (a sanitized library needs the sanitizer runtimes in the program; the build
 # tree has libspent.so only, the program asks for its soname: $TMP/lib holds that name).

@@ -22,7 +22,7 @@ else: print(-1)' "$TMP/fn.json" "$1"
 for f in func_sixty:60 func_thirty:30 func_ten:10; do
 	name=${f%:*} want=${f#*:}
 	got=$(pct_of "$name")
-	own=$(sed -n "s/^split603010 cpu share:.* $name \([0-9.]*\).*/\1/p" "$TMP/rec.err")
+	own=$(split_share "$TMP/rec.err" "$name")
 	check "split603010_measures_near_${want}_percent_in_$name" \
 		awk -v o="${own:--100}" -v w="$want" 'BEGIN{d=o-w; if(d<0)d=-d; exit !(d<=8)}'
 	if awk -v g="$got" -v w="${own:--100}" 'BEGIN{d=g-w; if(d<0)d=-d; exit !(d<=3)}'; then
