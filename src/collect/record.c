@@ -240,9 +240,12 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 /* Poll the rings until the command (reaped here) or the pid ends, or a stop is asked for. */
 static int read_until_end(struct spent_record *r)
 {
-	int err;
+	/* per-thread events are not inherited (the kernel refuses mmap of inherited any-CPU
+	 * events): a new thread is sampled once its FORK record is read and its events opened,
+	 * so that mode polls often enough to lose at most a couple of ms of each thread */
+	int err, poll_ms = r->o.per_thread ? 2 : 50;
 	for (;;) {
-		if ((err = sampling_poll(r->s, 50)))
+		if ((err = sampling_poll(r->s, poll_ms)))
 			return err;
 		if (r->wl.pid > 0) {
 			if (workload_wait(r->wl.pid, &r->status, WNOHANG) == r->wl.pid) {
