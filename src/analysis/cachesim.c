@@ -240,6 +240,8 @@ void cachesim_free(struct cachesim *cs)
 	free(cs->chunks);
 	free(cs->tids);
 	free(cs->imiss);
+	free(cs->xmiss);
+	free(cs->spans);
 	free(cs->xinsns);
 	fetch_plans_free(cs->plans);
 	free(cs);
@@ -410,27 +412,14 @@ static void feed_data(struct cachesim *cs, const struct spent_trace_batch *b, si
 	}
 }
 
-/* A follower of cachesim_feed_group: instructions [I, I+N) of B whose first i-cache the leader
- * simulated (its misses are LEAD's imiss[*K..]): only the data references and, in their place
- * in the stream, the missed fetches from the level below that cache. */
-static void feed_follower(struct cachesim *cs, const struct spent_trace_batch *b, size_t i, size_t n,
-			  const struct cachesim *lead, size_t *k)
+void cachesim_feed_data(struct cachesim *cs, const struct spent_trace_batch *b, size_t r, size_t e)
 {
-	struct cache *below = cs->cores[0].ipath->next;
-	const struct spent_trace_insn *last = &b->insns[i + n - 1];
-	size_t r = b->insns[i].ref0, end = last->ref0 + last->nrefs;
-	for (; *k < lead->n_imiss && lead->imiss[*k] < i + n; ++*k) {
-		const struct spent_trace_insn *in = &b->insns[lead->imiss[*k]];
-		feed_data(cs, b, r, in->ref0);
-		r = in->ref0;
-		hierarchy_access(cs, 0, below, in->pc, in->len, OP_IFETCH);
-	}
-	feed_data(cs, b, r, end);
+	feed_data(cs, b, r, e);
 }
 
 /* The instructions left in the current chunk (a new one started when the last is full), or
  * SIZE_MAX without a time series; 0 on ENOMEM. */
-static size_t chunk_room(struct cachesim *cs)
+size_t cachesim_chunk_room(struct cachesim *cs)
 {
 	uint64_t chunk = cs->cfg.chunk;
 	if (!chunk)
@@ -446,18 +435,18 @@ static size_t chunk_room(struct cachesim *cs)
 
 /* The batch in spans that end at chunk boundaries, so the time series costs nothing per
  * instruction. LEAD: feed as cachesim_feed_group's follower of LEAD. */
-static int feed_spans(struct cachesim *cs, const struct spent_trace_batch *b, const struct cachesim *lead)
+int cachesim_feed_spans(struct cachesim *cs, const struct spent_trace_batch *b, const struct cachesim *lead)
 {
 	size_t k = 0;
 	for (size_t i = 0, n; i < b->n_insns; i += n) {
-		size_t room = chunk_room(cs);
+		size_t room = cachesim_chunk_room(cs);
 		if (!room)
 			return -ENOMEM;
 		n = b->n_insns - i < room ? b->n_insns - i : room;
 		if (cs->cfg.chunk)
 			cs->chunks[cs->cur_chunk].insns += n;
 		if (lead)
-			feed_follower(cs, b, i, n, lead, &k);
+			cachesim_feed_follower(cs, b, i, n, lead, &k);
 		else if (cs->n_cores == 1)
 			feed_one_core(cs, b, i, n);
 		else
@@ -520,7 +509,7 @@ out:
 }
 
 /* The first reference of instruction K of execution X (K = n_insns: after its last). */
-static size_t exec_ref(const struct spent_trace_exec *x, uint32_t k)
+size_t cachesim_exec_ref(const struct spent_trace_exec *x, uint32_t k)
 {
 	return x->ref0 + (k < x->n_insns ? x->insns[k].ref0 : x->n_refs);
 }
@@ -531,11 +520,20 @@ static void split_miss(struct cachesim *cs, const struct spent_trace_batch *b,
 		       const struct spent_trace_exec *x, uint32_t j, size_t *rdone, uint64_t tag,
 		       struct fetch_memo *m)
 {
-	size_t r = exec_ref(x, j);
+	size_t r = cachesim_exec_ref(x, j);
+	struct cache *ic = cs->cores[0].ipath;
+	uint64_t misses = ic->st.misses;
 	feed_data(cs, b, *rdone, r);
 	*rdone = r;
-	hierarchy_access(cs, 0, cs->cores[0].ipath, x->insns[j].pc | tag, x->insns[j].len, OP_IFETCH);
+	hierarchy_access(cs, 0, ic, x->insns[j].pc | tag, x->insns[j].len, OP_IFETCH);
 	m->len = 0;
+	if (cs->rec_imiss && ic->st.misses != misses) {
+		if (ALLOC_GROW(cs->xmiss, cs->n_xmiss + 1, cs->cap_xmiss)) {
+			cs->oom = 1;
+			return;
+		}
+		cs->xmiss[cs->n_xmiss++] = (struct group_miss){ r, x->insns[j].pc | tag, x->insns[j].len };
+	}
 }
 
 /* feed_execs_one_core when no data reference can reach the i-stream's first cache: that
@@ -548,7 +546,7 @@ static size_t feed_execs_split(struct cachesim *cs, const struct spent_trace_bat
 {
 	struct cache *ic = cs->cores[0].ipath;
 	struct fetch_memo m = memo_begin(cs, ic);
-	size_t fed = 0, i = *xi, rdone = exec_ref(&b->execs[i], *k);
+	size_t fed = 0, i = *xi, rdone = cachesim_exec_ref(&b->execs[i], *k);
 	uint32_t k0 = *k, kend = 0;
 	bool inside = false;
 	for (; i < b->n_execs && fed < budget; i++, k0 = 0) {
@@ -583,15 +581,21 @@ static size_t feed_execs_split(struct cachesim *cs, const struct spent_trace_bat
 	*xi = i;
 	*k = inside ? kend : 0;
 	/* the data references up to where the fetches stopped */
-	size_t rend = *xi < b->n_execs ? exec_ref(&b->execs[*xi], *k) : exec_ref(&b->execs[i - 1], b->execs[i - 1].n_insns);
+	size_t rend = *xi < b->n_execs ? cachesim_exec_ref(&b->execs[*xi], *k) : cachesim_exec_ref(&b->execs[i - 1], b->execs[i - 1].n_insns);
 	feed_data(cs, b, rdone, rend);
 	memo_end(cs, ic, &m);
+	if (cs->rec_imiss) {
+		if (ALLOC_GROW(cs->spans, cs->n_spans + 1, cs->cap_spans))
+			cs->oom = 1;
+		else
+			cs->spans[cs->n_spans++] = (struct group_span){ fed, rend, cs->n_xmiss };
+	}
 	return fed;
 }
 
 /* Whether B's executions have their references in stream order, each execution's right after
  * the previous one's (what feed_execs_split's flat pass needs). */
-static bool exec_refs_in_order(const struct spent_trace_batch *b)
+bool cachesim_exec_refs_in_order(const struct spent_trace_batch *b)
 {
 	size_t next = b->n_execs ? b->execs[0].ref0 : 0;
 	bool ok = true;
@@ -604,13 +608,13 @@ static bool exec_refs_in_order(const struct spent_trace_batch *b)
 }
 
 /* A batch of executions on one core, in spans that end at chunk boundaries. */
-static int feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b)
+int cachesim_feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b)
 {
 	size_t xi = 0;
 	uint32_t k = 0;
-	bool split = !cs->data_reaches_i && exec_refs_in_order(b);
+	bool split = !cs->data_reaches_i && cachesim_exec_refs_in_order(b);
 	while (xi < b->n_execs) {
-		size_t budget = chunk_room(cs);
+		size_t budget = cachesim_chunk_room(cs);
 		if (!budget)
 			return -ENOMEM;
 		size_t n = split ? feed_execs_split(cs, b, &xi, &k, budget) :
@@ -623,7 +627,7 @@ static int feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch 
 }
 
 /* B's executions as a batch of instructions in CS's scratch array (OUT shares B's refs). */
-static int expand_execs(struct cachesim *cs, const struct spent_trace_batch *b, struct spent_trace_batch *out)
+int cachesim_expand_execs(struct cachesim *cs, const struct spent_trace_batch *b, struct spent_trace_batch *out)
 {
 	if (ALLOC_GROW(cs->xinsns, b->n_insns, cs->cap_xinsns))
 		return -ENOMEM;
@@ -649,78 +653,12 @@ static int expand_execs(struct cachesim *cs, const struct spent_trace_batch *b, 
 int cachesim_feed(struct cachesim *cs, const struct spent_trace_batch *b)
 {
 	if (!b->execs)
-		return feed_spans(cs, b, NULL);
+		return cachesim_feed_spans(cs, b, NULL);
 	if (cs->n_cores == 1)
-		return feed_execs_spans(cs, b);
+		return cachesim_feed_execs_spans(cs, b);
 	struct spent_trace_batch ib;
-	int rc = expand_execs(cs, b, &ib);
-	return rc ? rc : feed_spans(cs, &ib, NULL);
-}
-
-/* CS's first i-cache behaves as LEAD's: the same configuration, on one core, reached by
- * nothing but the instruction fetches (split from the data, which never reach it), its
- * replacement using no random numbers, a level below it taking its misses. */
-static bool same_icache(const struct cachesim *cs, const struct cachesim *lead)
-{
-	const struct cache *c = cs->cores[0].ipath;
-	const struct cache_level_config *a = c->cfg, *l = lead->cores[0].ipath->cfg;
-	return cs->n_cores == 1 && !cs->data_reaches_i && a->kind == CACHE_INSN && c->next &&
-	       a->repl != CACHE_RANDOM && a->level == l->level && a->kind == l->kind &&
-	       a->size == l->size && a->line == l->line && a->assoc == l->assoc &&
-	       a->repl == l->repl && a->write_through == l->write_through &&
-	       a->write_allocate == l->write_allocate && a->write_buffers == l->write_buffers &&
-	       a->subblock == l->subblock;
-}
-
-/* Whether the data references of B are in instruction order, each instruction's right after
- * the previous one's (what a follower's walk over the references needs). */
-static bool refs_in_order(const struct spent_trace_batch *b)
-{
-	size_t next = b->n_insns ? b->insns[0].ref0 : 0;
-	bool ok = true;
-	for (size_t i = 0; i < b->n_insns; i++) {
-		ok &= b->insns[i].ref0 == next;
-		next += b->insns[i].nrefs;
-	}
-	return ok && next <= b->n_refs;
-}
-
-int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spent_trace_batch *b)
-{
-	struct spent_trace_batch ib;
-	if (b->execs && n > 1) {	/* the shared i-cache walk indexes instructions */
-		int rc = expand_execs(sims[0], b, &ib);
-		if (rc)
-			return rc;
-		b = &ib;
-	}
-	bool share = n > 1 && b->n_insns && same_icache(sims[0], sims[0]) && refs_in_order(b);
-	for (size_t k = 1; share && k < n; k++)
-		share = same_icache(sims[k], sims[0]);
-	if (!share) {
-		for (size_t k = 0; k < n; k++) {
-			int rc = cachesim_feed(sims[k], b);
-			if (rc)
-				return rc;
-		}
-		return 0;
-	}
-	struct cachesim *lead = sims[0];
-	lead->n_imiss = 0;
-	lead->rec_imiss = true;
-	int rc = feed_spans(lead, b, NULL);
-	lead->rec_imiss = false;
-	for (size_t k = 1; !rc && k < n; k++) {
-		rc = feed_spans(sims[k], b, lead);
-		/* the shared cache's counters are the leader's */
-		sims[k]->cores[0].ipath->st = lead->cores[0].ipath->st;
-	}
-	return rc;
-}
-
-bool cachesim_group_reads_execs(struct cachesim *const *sims, size_t n)
-{
-	return n == 1 && sims[0]->n_cores == 1;
+	int rc = cachesim_expand_execs(cs, b, &ib);
+	return rc ? rc : cachesim_feed_spans(cs, &ib, NULL);
 }
 
 void cachesim_finish(struct cachesim *cs)

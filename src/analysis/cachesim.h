@@ -90,8 +90,9 @@ int cachesim_feed(struct cachesim *cs, const struct spent_trace_batch *batch);
  * group always together; 0 or -ENOMEM. */
 int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spent_trace_batch *b);
 /* Whether cachesim_feed_group(SIMS, N) is faster fed batches of superblock executions
- * (spent_trace_source_want_execs): one simulator of one core; the others expand them to
- * instructions, which costs more than the source's own instruction batches. */
+ * (spent_trace_source_want_execs): one simulator of one core, or a group sharing its first
+ * i-cache (with the same time-series chunk); the others expand them to instructions, which
+ * costs more than the source's own instruction batches. */
 bool cachesim_group_reads_execs(struct cachesim *const *sims, size_t n);
 /* Flush write buffers and resolve pending write-miss fills; call once at the end. */
 void cachesim_finish(struct cachesim *cs);

@@ -95,6 +95,13 @@ struct cachesim {
 	uint32_t *imiss;
 	size_t n_imiss, cap_imiss;
 	bool rec_imiss;
+	/* the same for a batch of executions: each missed fetch by the data reference it
+	 * precedes, and the leader's spans (instructions, end reference, misses so far), so the
+	 * others need neither the instructions nor the executions */
+	struct group_miss { size_t ref; uint64_t pc; uint32_t len; } *xmiss;
+	size_t n_xmiss, cap_xmiss;
+	struct group_span { size_t insns, ref_end, miss_end; } *spans;
+	size_t n_spans, cap_spans;
 	/* a batch of superblock executions as instructions, for the feeds that need them
 	 * (several cores, cachesim_feed_group) */
 	struct spent_trace_insn *xinsns;
@@ -240,6 +247,27 @@ static inline int cache_lru_hit(struct cache *c, uint64_t addr, uint32_t size, i
 
 void cachesim_add_traffic(struct cachesim *cs, enum cache_traffic kind, uint64_t bytes,
 			  uint32_t chunk);
+
+/* The walks cachesim.c and cachesim_group.c share (one core unless said). */
+/* Data references [R, E) of B. */
+void cachesim_feed_data(struct cachesim *cs, const struct spent_trace_batch *b, size_t r, size_t e);
+/* The instructions left in the current chunk (a new one started when the last is full), or
+ * SIZE_MAX without a time series; 0 on ENOMEM. */
+size_t cachesim_chunk_room(struct cachesim *cs);
+/* A batch of instructions in spans ending at chunk boundaries; LEAD: as its group follower. */
+int cachesim_feed_spans(struct cachesim *cs, const struct spent_trace_batch *b, const struct cachesim *lead);
+/* Instructions [I, I+N) of B as a group follower of LEAD (*K: LEAD's next missed fetch). */
+void cachesim_feed_follower(struct cachesim *cs, const struct spent_trace_batch *b, size_t i, size_t n,
+			    const struct cachesim *lead, size_t *k);
+/* A batch of executions in spans ending at chunk boundaries (the leader records its spans and
+ * missed fetches while rec_imiss is set). */
+int cachesim_feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b);
+/* The first reference of instruction K of execution X (K = n_insns: after its last). */
+size_t cachesim_exec_ref(const struct spent_trace_exec *x, uint32_t k);
+/* Whether B's executions have their references in stream order. */
+bool cachesim_exec_refs_in_order(const struct spent_trace_batch *b);
+/* B's executions as a batch of instructions in CS's scratch array (OUT shares B's refs). */
+int cachesim_expand_execs(struct cachesim *cs, const struct spent_trace_batch *b, struct spent_trace_batch *out);
 /* Walk core CORE's hierarchy for one reference. */
 void hierarchy_access(struct cachesim *cs, uint32_t core, struct cache *first, uint64_t addr,
 		      uint32_t size, enum cache_op op);

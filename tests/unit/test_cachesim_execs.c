@@ -95,17 +95,19 @@ static void executions_count_as_instructions(void **state)
 	memtrace_free(t);
 }
 
-/* A feed group (configurations sharing their i-cache) fed executions counts as fed instructions. */
-static void groups_count_executions_as_instructions(void **state)
+/* A feed group (configurations sharing their i-cache) fed executions counts as fed instructions
+ * and as each configuration fed alone, time series included (chunks end inside executions).
+ * CHUNK_STEP != 0 gives each configuration its own chunk (the group then expands the
+ * executions: the followers cannot take the leader's spans). */
+static void group_matches_alone(uint64_t chunk_step)
 {
-	(void)state;
 	struct memtrace *t = memtrace_new();
 	struct memgen_config g = { .seed = 3, .n_insns = 100000, .threads = 1,
 				   .code_bytes = 24 << 10, .data_bytes = 128 << 10,
 				   .array_bytes = 32 << 10, .data_pct = 60 };
 	assert_int_equal(memgen_mixed(t, &g), 0);
-	struct cachesim *sims[2][3];
-	for (int execs = 0; execs < 2; execs++) {
+	struct cachesim *sims[3][3];	/* instructions, executions, alone */
+	for (int way = 0; way < 3; way++) {
 		for (int k = 0; k < 3; k++) {
 			char text[300], err[256];
 			struct cachesim_config cfg;
@@ -114,16 +116,35 @@ static void groups_count_executions_as_instructions(void **state)
 				 "D1 size=%dK line=64 assoc=2 kind=data level=1\n"
 				 "L2 size=16K line=64 assoc=4 level=2\n", 1 << k);
 			assert_int_equal(cachesim_config_parse(text, &cfg, err, sizeof(err)), 0);
-			assert_int_equal(cachesim_new(&cfg, &sims[execs][k], err, sizeof(err)), 0);
+			cfg.chunk = 997 + chunk_step * (uint64_t)k;
+			assert_int_equal(cachesim_new(&cfg, &sims[way][k], err, sizeof(err)), 0);
 		}
-		feed_all(sims[execs], 3, t, execs);
+		if (way < 2)
+			feed_all(sims[way], 3, t, way);
+		else
+			for (int k = 0; k < 3; k++)
+				feed_all(&sims[way][k], 1, t, 1);
 	}
+	assert_true(cachesim_group_reads_execs(sims[1], 3) == (chunk_step == 0));
 	for (int k = 0; k < 3; k++) {
 		assert_same(sims[0][k], sims[1][k], 3);
-		cachesim_free(sims[0][k]);
-		cachesim_free(sims[1][k]);
+		assert_same(sims[2][k], sims[1][k], 3);
+		for (int way = 0; way < 3; way++)
+			cachesim_free(sims[way][k]);
 	}
 	memtrace_free(t);
+}
+
+static void groups_count_executions_as_instructions(void **state)
+{
+	(void)state;
+	group_matches_alone(0);
+}
+
+static void groups_with_different_chunks_count_alike(void **state)
+{
+	(void)state;
+	group_matches_alone(131);
 }
 
 int main(void)
@@ -131,6 +152,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(executions_count_as_instructions),
 		cmocka_unit_test(groups_count_executions_as_instructions),
+		cmocka_unit_test(groups_with_different_chunks_count_alike),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
