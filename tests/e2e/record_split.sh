@@ -116,7 +116,7 @@ else
 fi
 
 # attach to a running process with -p: recording ends when it exits, the split still holds
-"$split" 900 >/dev/null &
+"$split" 900 >/dev/null 2>"$TMP/attach.err" &
 target=$!
 sleep 0.3
 $SPENT record -p "$target" -o "$TMP/attach" >/dev/null 2>&1
@@ -125,4 +125,7 @@ got=$($SPENT report -i "$TMP/attach" --json | python3 -c 'import json,sys
 for o in map(json.loads, sys.stdin):
     if o["symbol"]=="func_sixty": print(o["percent"]); break
 else: print(-1)')
-check record_attach_pid_split_within_3_points awk -v g="$got" 'BEGIN{d=g-60; if(d<0)d=-d; exit !(d<=3)}'
+# against the program's own measured share (its split moves a few points on a busy host)
+want=$(split_share "$TMP/attach.err" func_sixty)
+check "record_attach_pid_split_within_3_points ($got vs ${want:-none} measured)" \
+	awk -v g="$got" -v w="${want:--100}" 'BEGIN{d=g-w; if(d<0)d=-d; exit !(d<=3)}'
