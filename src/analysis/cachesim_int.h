@@ -192,7 +192,11 @@ static inline int cache_fast_hit(struct cache *c, uint64_t addr, uint32_t size, 
 		uint32_t off = (uint32_t)(addr & ((1ull << c->line_shift) - 1));
 		uint32_t g0 = off >> c->sub_shift, n = ((off + size - 1) >> c->sub_shift) - g0 + 1;
 		way_meta(c, b, b)->dirty |= (n >= 64 ? ~0ull : (1ull << n) - 1) << g0;
-		c->st.writes++;
+		/* as count(): a read-modify-write is a read */
+		if (op == OP_WRITE)
+			c->st.writes++;
+		else
+			c->st.reads++;
 	} else if (op == OP_IFETCH) {
 		c->st.ifetches++;
 	} else {
