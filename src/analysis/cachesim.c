@@ -522,9 +522,9 @@ static void split_miss(struct cachesim *cs, const struct spent_trace_batch *b,
 {
 	size_t r = cachesim_exec_ref(x, j);
 	struct cache *ic = cs->cores[0].ipath;
-	uint64_t misses = ic->st.misses;
 	feed_data(cs, b, *rdone, r);
 	*rdone = r;
+	uint64_t misses = ic->st.misses;
 	hierarchy_access(cs, 0, ic, x->insns[j].pc | tag, x->insns[j].len, OP_IFETCH);
 	m->len = 0;
 	if (cs->rec_imiss && ic->st.misses != misses) {
@@ -608,11 +608,11 @@ bool cachesim_exec_refs_in_order(const struct spent_trace_batch *b)
 }
 
 /* A batch of executions on one core, in spans that end at chunk boundaries. */
-int cachesim_feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b)
+int cachesim_feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b, bool refs_in_order)
 {
 	size_t xi = 0;
 	uint32_t k = 0;
-	bool split = !cs->data_reaches_i && cachesim_exec_refs_in_order(b);
+	bool split = !cs->data_reaches_i && refs_in_order;
 	while (xi < b->n_execs) {
 		size_t budget = cachesim_chunk_room(cs);
 		if (!budget)
@@ -655,7 +655,7 @@ int cachesim_feed(struct cachesim *cs, const struct spent_trace_batch *b)
 	if (!b->execs)
 		return cachesim_feed_spans(cs, b, NULL);
 	if (cs->n_cores == 1)
-		return cachesim_feed_execs_spans(cs, b);
+		return cachesim_feed_execs_spans(cs, b, cachesim_exec_refs_in_order(b));
 	struct spent_trace_batch ib;
 	int rc = cachesim_expand_execs(cs, b, &ib);
 	return rc ? rc : cachesim_feed_spans(cs, &ib, NULL);

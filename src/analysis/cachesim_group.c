@@ -95,7 +95,7 @@ static int feed_group_execs(struct cachesim *const *sims, size_t n, const struct
 	struct cachesim *lead = sims[0];
 	lead->n_xmiss = lead->n_spans = 0;
 	lead->rec_imiss = true;
-	int rc = cachesim_feed_execs_spans(lead, b);
+	int rc = cachesim_feed_execs_spans(lead, b, true);	/* checked by the caller */
 	lead->rec_imiss = false;
 	for (size_t k = 1; !rc && k < n; k++) {
 		rc = feed_follower_execs(sims[k], b, lead);

@@ -264,8 +264,8 @@ int cachesim_feed_spans(struct cachesim *cs, const struct spent_trace_batch *b, 
 void cachesim_feed_follower(struct cachesim *cs, const struct spent_trace_batch *b, size_t i, size_t n,
 			    const struct cachesim *lead, size_t *k);
 /* A batch of executions in spans ending at chunk boundaries (the leader records its spans and
- * missed fetches while rec_imiss is set). */
-int cachesim_feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b);
+ * missed fetches while rec_imiss is set); REFS_IN_ORDER: cachesim_exec_refs_in_order(B). */
+int cachesim_feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b, bool refs_in_order);
 /* The first reference of instruction K of execution X (K = n_insns: after its last). */
 size_t cachesim_exec_ref(const struct spent_trace_exec *x, uint32_t k);
 /* Whether B's executions have their references in stream order. */
