@@ -18,6 +18,8 @@ enum citcat_cpuid_mode {
 	CITCAT_CPUID_PATCH = 2,		/* cpuid sites in mapped code overwritten with ud2 */
 };
 
+#define CITCAT_TIME_SLICE_MS 20
+
 struct citcat_record_opts {
 	const char *out_dir;		/* the recording directory to create (replaces an old one) */
 	char *const *argv;		/* the command, argv[0] looked up in PATH */
@@ -26,6 +28,9 @@ struct citcat_record_opts {
 	/* the syscall buffer's preload library (libspent-citcat-syscallbuf.so): the common calls
 	 * then run without a ptrace stop; NULL: every syscall stops (docs/citcat.md) */
 	const char *syscallbuf_lib;
+	/* how long a thread runs while another is ready before the recorder switches (ns);
+	 * 0: CITCAT_TIME_SLICE_MS */
+	int64_t time_slice_ns;
 };
 
 struct citcat_record_result {

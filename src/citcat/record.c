@@ -32,7 +32,6 @@
 #define ARCH_SET_CPUID 0x1012
 #define AT_SYSINFO_EHDR_ 33
 #define AT_IGNORE_ 1
-#define CLONE_THREAD_ 0x00010000ULL
 #define CLONE_PARENT_SETTID_ 0x00100000ULL
 
 static int fail(struct cc_tracer *tr, int err, const char *msg)
@@ -718,6 +717,7 @@ static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o,
 	if (!err && ptrace(PTRACE_CONT, tr->pid, NULL, NULL))
 		err = fail(tr, -errno, "cannot resume the program");
 	cc_threads_init(ls, tr->pid);
+	ls->slice_ns = o->time_slice_ns > 0 ? o->time_slice_ns : CITCAT_TIME_SLICE_MS * 1000000LL;
 	/* the time slices wait for SIGCHLD with a timeout (blocked after the fork: the program
 	 * does not inherit the mask) */
 	sigset_t chld, old;

@@ -56,6 +56,7 @@ struct cc_tracer {
 };
 
 #define CC_MAX_THREADS 256
+#define CLONE_THREAD_ 0x00010000ULL	/* linux/sched.h's, without its other definitions */
 
 enum cc_thr_state {
 	CC_THR_NEW,		/* created (clone event seen), its first stop not yet */
@@ -110,6 +111,7 @@ struct loop_state {
 	int group_exit;		/* exit_group was called: no thread runs again */
 	int timed_wait;		/* SIGCHLD is blocked: the loop waits with a time slice */
 	int64_t slice_start_ns;	/* CLOCK_MONOTONIC when the running thread was resumed */
+	int64_t slice_ns;	/* how long it runs while another thread is ready */
 	uint64_t preemptions;	/* switches at an exact point (POINT) or a boundary */
 	uint64_t switches;	/* SWITCH records */
 	uint64_t nthr_total;	/* threads the process had, the first one included */

@@ -18,7 +18,6 @@
 #include "citcat/record_int.h"
 
 #define FUTEX_CMD_MASK 0x7f
-#define SLICE_NS (20 * 1000000LL)	/* a thread's time slice while another is ready */
 #define CLONE_CHILD_CLEARTID_ 0x00200000ULL
 #define CLONE_CHILD_SETTID_ 0x01000000ULL
 /* linux/futex.h's, for the robust list the kernel cleans at a thread's exit */
@@ -133,6 +132,14 @@ int cc_schedule(struct cc_tracer *tr, struct loop_state *ls)
 {
 	size_t n = ls->nthr, from = ls->cur >= 0 ? (size_t)ls->cur + 1 : 0;
 	struct cc_thr *t = NULL;
+	/* a thread that called exit is reaped before another runs: the kernel clears its tid word
+	 * only on the way out, and the recording has it zero at the exit call (a pthread_join
+	 * that read it still set would wait in the real run and not in the replay) */
+	for (size_t k = 0; k < n; k++)
+		if (ls->thr[k].state == CC_THR_EXITING && ls->thr[k].tid != ls->tgid) {
+			ls->cur = -1;
+			return 0;
+		}
 	for (size_t k = 0; k < n && !t; k++) {
 		struct cc_thr *c = &ls->thr[(from + k) % n];
 		if (c->state == CC_THR_READY || c->state == CC_THR_SC_DONE ||
@@ -176,7 +183,13 @@ int cc_schedule(struct cc_tracer *tr, struct loop_state *ls)
 
 int cc_slice_over(const struct loop_state *ls)
 {
-	if (ls->cur < 0 || now_ns() - ls->slice_start_ns < SLICE_NS)
+	if (ls->cur < 0 || now_ns() - ls->slice_start_ns < ls->slice_ns)
+		return 0;
+	/* never inside a thread-creating clone: it returns at once, and a switch there could run
+	 * the new thread (its first stop makes it ready) before the clone that creates it is
+	 * recorded; the replay creates it only at that clone's return */
+	if (ls->in_sc && (ls->nr == SYS_clone || ls->nr == SYS_clone3) &&
+	    (ls->clone_flags & CLONE_THREAD_))
 		return 0;
 	for (size_t i = 0; i < ls->nthr; i++)
 		if (ls->thr[i].state == CC_THR_READY || ls->thr[i].state == CC_THR_SC_DONE ||
@@ -197,7 +210,7 @@ int cc_wait(struct cc_tracer *tr, struct loop_state *ls, pid_t *pid, int *st)
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	int64_t left = ls->cur >= 0 ? SLICE_NS - (now_ns() - ls->slice_start_ns) : SLICE_NS;
+	int64_t left = ls->cur >= 0 ? ls->slice_ns - (now_ns() - ls->slice_start_ns) : ls->slice_ns;
 	struct timespec ts = { 0, left > 1000000 ? left : 1000000 };
 	if (sigtimedwait(&chld, NULL, &ts) >= 0 || !cc_slice_over(ls))
 		return 0;	/* a stop is waiting (or the slice is not over): collect it */

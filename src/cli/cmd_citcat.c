@@ -3,6 +3,7 @@
  * parse_options table (help, man page, errors from it), the summary and the --dump printer. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -22,6 +23,7 @@ struct citcat_record_cli_opts {
 	int cpuid;	/* enum citcat_cpuid_mode: the CHOICE index follows the enum's order */
 	int copy;	/* --no-copy clears it */
 	int syscallbuf;	/* --no-syscallbuf clears it */
+	double time_slice_ms;
 };
 
 struct citcat_replay_opts {
@@ -30,7 +32,8 @@ struct citcat_replay_opts {
 	int json;
 };
 
-static struct citcat_record_cli_opts rec_opts = { .out = "citcat.rec", .copy = 1, .syscallbuf = 1 };
+static struct citcat_record_cli_opts rec_opts = { .out = "citcat.rec", .copy = 1, .syscallbuf = 1,
+						    .time_slice_ms = CITCAT_TIME_SLICE_MS };
 static struct citcat_replay_opts rep_opts;
 
 #define CITCAT_RECORD_OPTIONS \
@@ -42,7 +45,10 @@ static struct citcat_replay_opts rep_opts;
 		 "--no-copy names them by path and identity instead (replayable only while they stay unchanged)"), \
 	OPT_BOOL(0, "syscallbuf", &rec_opts.syscallbuf, "run the common syscalls of a single-threaded " \
 		 "program without a ptrace stop, through a preloaded buffer (default); --no-syscallbuf stops " \
-		 "the program at every syscall")
+		 "the program at every syscall"), \
+	OPT_DOUBLE(0, "time-slice", &rec_opts.time_slice_ms, "MS", "how long a thread of a " \
+		   "threaded program runs while another is ready before the recorder switches " \
+		   "(default 20, 0.001 to 1000); shorter slices interleave the threads more finely")
 #define CITCAT_REPLAY_OPTIONS \
 	OPT_BOOL(0, "dump", &rep_opts.dump, "print every instruction (pc, length), data " \
 		 "reference, syscall, signal, image load"), \
@@ -51,13 +57,13 @@ static struct citcat_replay_opts rep_opts;
 		   "wrote to its stdout into FILE (mode 0600, only when the replay completes)")
 
 static const char *const record_usage[] = {
-	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] -- CMD [ARGS...]", NULL
+	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] [--time-slice MS] -- CMD [ARGS...]", NULL
 };
 static const char *const replay_usage[] = {
 	"spent citcat replay DIR [--dump] [--json] [--stdout FILE]", NULL
 };
 static const char *const citcat_usage[] = {
-	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] -- CMD [ARGS...]",
+	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] [--time-slice MS] -- CMD [ARGS...]",
 	"spent citcat replay DIR [--dump] [--json] [--stdout FILE]", NULL
 };
 static const struct parse_usage record_u = {
@@ -98,7 +104,8 @@ static int status_code(int st)
 
 static int citcat_record_main(int argc, char **argv)
 {
-	rec_opts = (struct citcat_record_cli_opts){ .out = "citcat.rec", .copy = 1, .syscallbuf = 1 };
+	rec_opts = (struct citcat_record_cli_opts){ .out = "citcat.rec", .copy = 1, .syscallbuf = 1,
+						    .time_slice_ms = CITCAT_TIME_SLICE_MS };
 	int n = parse_options(argc, argv, record_options, &record_u, PARSE_STOP_AT_NON_OPTION);
 	if (n < 0)
 		return parse_result_code(n);
@@ -108,9 +115,13 @@ static int citcat_record_main(int argc, char **argv)
 		return 2;
 	}
 	struct citcat_record_cli_opts o = rec_opts;
+	if (!(o.time_slice_ms >= 0.001 && o.time_slice_ms <= 1000)) {
+		parse_options_error(&record_u, "--time-slice %g: give 0.001 to 1000 ms", o.time_slice_ms);
+		return 2;
+	}
 	char **cmd_argv = argv;
 	struct citcat_record_opts ro = { .out_dir = o.out, .argv = cmd_argv, .cpuid = o.cpuid,
-					  .no_copy = !o.copy };
+					  .no_copy = !o.copy, .time_slice_ns = (int64_t)llround(o.time_slice_ms * 1e6) };
 	char sb_lib[4096];
 	static const char *const sb_names[] = { "libspent-citcat-syscallbuf.so", NULL };
 	if (o.syscallbuf && helper_find(sb_names, R_OK, sb_lib, sizeof(sb_lib)) == 0)

@@ -5,7 +5,10 @@
  *        citcat_threads par WORK    both threads compute WORK steps at once, no lock
  *                                   (CPU-bound: the recorder must preempt them)
  *        citcat_threads spin WORK   the worker computes, main spins on a flag it sets,
- *                                   without a syscall (only a preemption lets it end) */
+ *                                   without a syscall (only a preemption lets it end)
+ *        citcat_threads spawn N WORK  main starts N threads one after another, each
+ *                                   computes WORK steps and prints; main joins them all
+ *                                   (thread creation while other threads are ready) */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -62,6 +65,28 @@ static void *par_worker(void *arg)
 	return arg;
 }
 
+static void *spawned(void *arg)
+{
+	long i = (long)(intptr_t)arg;
+	printf("thread %ld: %016llx\n", i, (unsigned long long)compute((uint64_t)i, work));
+	fflush(stdout);
+	return arg;
+}
+
+static int spawn(long n)
+{
+	pthread_t t[64];
+	if (n < 1 || n > 64)
+		return 2;
+	for (long i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, spawned, (void *)(intptr_t)i))
+			return 1;
+	for (long i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	printf("main: joined %ld\n", n);
+	return 0;
+}
+
 /* The CPU-bound modes: "par" (main computes too) and "spin" (main waits for the worker). */
 static int cpu_bound(int spin)
 {
@@ -85,6 +110,10 @@ int main(int argc, char **argv)
 	if (argc > 2 && (!strcmp(argv[1], "par") || !strcmp(argv[1], "spin"))) {
 		work = atol(argv[2]);
 		return cpu_bound(argv[1][0] == 's');
+	}
+	if (argc > 3 && !strcmp(argv[1], "spawn")) {
+		work = atol(argv[3]);
+		return spawn(atol(argv[2]));
 	}
 	if (argc > 1)
 		rounds = atol(argv[1]);
