@@ -37,6 +37,10 @@ start_pane() {
 		"stty -a > '$TMP/stty.before'; '$SPENT' top $*; echo \"top exited \$?\"; stty -a > '$TMP/stty.after'; sleep 120"
 }
 top_pid() { pgrep -P "$(tm display -p -t top '#{pane_pid}')" -x spent; }
+# why_not_exited PID: what the pane and the process show when top did not exit as asked
+why_not_exited() {
+	echo "pid '$1' state '$(ps -o stat=,wchan= -p "$1" 2>/dev/null)', screen: $(pane | grep -v '^ *$' | tail -4 | tr '\n' '|')"
+}
 # wait_until SECONDS CMD...: true as soon as CMD succeeds, polled every 50 ms; false after SECONDS
 wait_until() {
 	local end=$(($(date +%s%N) + ${1%.*} * 1000000000)); shift
@@ -119,20 +123,23 @@ check top_tty_40_columns_function_whole bash -c "[ \$(tmux -L $SOCK capture-pane
 # q: exits 0, the process is gone, the terminal restored
 pid=$(top_pid)
 tm send-keys -t top q
-if wait_pane 'top exited 0' 3; then pass top_tty_q_exits_0; else fail "top_tty_q_exits_0: $(pane | tail -3 | tr '\n' '|')"; fi
+if wait_pane 'top exited 0' 3; then pass top_tty_q_exits_0; else fail "top_tty_q_exits_0: $(why_not_exited "$pid")"; fi
 check top_tty_q_process_gone bash -c "[ -n '$pid' ] && ! kill -0 '$pid' 2>/dev/null"
 check top_tty_q_restores_terminal tty_restored
 
 # Ctrl-C and SIGTERM: the same clean exit
+# (the hot function on screen first: the handlers are set by then)
 start_pane
-wait_pane "$HOT" 5
+wait_pane "$HOT" 10 || fail "top_tty_ctrl_c_started: $(why_not_exited "$(top_pid)")"
+pid=$(top_pid)
 tm send-keys -t top C-c
-if wait_pane 'top exited 0' 3; then pass top_tty_ctrl_c_exits_0; else fail "top_tty_ctrl_c_exits_0: $(pane | tail -3 | tr '\n' '|')"; fi
+if wait_pane 'top exited 0' 5; then pass top_tty_ctrl_c_exits_0; else fail "top_tty_ctrl_c_exits_0: $(why_not_exited "$pid")"; fi
 check top_tty_ctrl_c_restores_terminal tty_restored
 start_pane
-wait_pane "$HOT" 5
-kill -TERM "$(top_pid)"
-if wait_pane 'top exited 0' 3; then pass top_tty_sigterm_exits_0; else fail "top_tty_sigterm_exits_0: $(pane | tail -3 | tr '\n' '|')"; fi
+wait_pane "$HOT" 10 || fail "top_tty_sigterm_started: $(why_not_exited "$(top_pid)")"
+pid=$(top_pid)
+kill -TERM "$pid" || fail "top_tty_sigterm_sent: no spent top under the pane ('$pid')"
+if wait_pane 'top exited 0' 5; then pass top_tty_sigterm_exits_0; else fail "top_tty_sigterm_exits_0: $(why_not_exited "$pid")"; fi
 check top_tty_sigterm_restores_terminal tty_restored
 tm kill-server
 
