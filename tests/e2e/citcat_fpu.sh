@@ -35,7 +35,9 @@ else
 fi
 
 # 2. python3 seeding random (getrandom, then floating-point arithmetic)
-py=$(python3 -c 'import sys; print(sys.executable)')
+# Debian's python3 (the package): a python3 earlier in PATH may be another build entirely (a
+# pyenv one here ran 141 M instructions for this line against Debian's 38 M)
+py=/usr/bin/python3
 if recorded py "$py" -c 'import random; print(random.random() < 2)'; then
 	check "citcat_python_random_recorded_prints_true" grep -qx True "$TMP/py.real"
 	j=$("$SPENT" citcat replay "$TMP/py" --json --stdout "$TMP/py.replay" 2> "$TMP/py.rerr")
