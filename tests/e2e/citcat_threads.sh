@@ -51,7 +51,10 @@ check "citcat_threads_dump_shows_switches" [ "$(grep -c '^# thread ' "$TMP/small
 check "citcat_threads_locks_sees_both_threads_hold_the_mutex" grep -Eq '^0x[0-9a-f]+ +([0-9]+ +)?lock +pthread_mutex .* [0-9]+,[0-9]+ ' "$TMP/locks.txt"
 
 # a real program: zstd with a worker thread per core
-seq 1 150000 > "$TMP/nums.txt"
+# (fewer lines under the sanitized build: its replay is 4x slower; still two workers' jobs)
+lines=150000
+spent_sanitized && lines=60000
+seq 1 $lines > "$TMP/nums.txt"
 "$SPENT" citcat record -o "$TMP/zst" -- zstd -T2 -q -c "$TMP/nums.txt" > "$TMP/zst.real" 2> "$TMP/zst.err"
 check "citcat_threads_zstd_records" [ $? = 0 ]
 zj=$("$SPENT" citcat replay "$TMP/zst" --json --stdout "$TMP/zst.rep" 2>/dev/null)
@@ -107,10 +110,12 @@ check "citcat_threads_spin_wait_stdout_equals_real" cmp -s "$TMP/spin.real" "$TM
 # python3 with 4 threads (the GIL hands over with futex waits and 5 ms timeouts; preemptions
 # land in the interpreter loop, where MXCSR's inexact flag is set: a point compares MXCSR's
 # control bits only, since the simulator never sets its exception flags)
-# (a third of the steps under the sanitized build, whose replay of python runs at 11 M
-# instructions/s: Unicorn 2.0.1 allocates in its store slow path, and ASan's malloc is slow)
+# (a sixth of the steps under the sanitized build, whose replay of python runs at 11 M
+# instructions/s: Unicorn 2.0.1 allocates a tree at every guest store (its notdirty path), and
+# ASan's malloc records a stack for each; the preemptions, futex waits and switches the check
+# is about still happen at that size)
 steps=100000
-spent_sanitized && steps=30000
+spent_sanitized && steps=15000
 "${E[@]}" "$SPENT" citcat record -o "$TMP/py4" -- python3 "$SPENT_TOP/tests/e2e/citcat_threads_py4.py" $steps > "$TMP/py4.real" 2> /dev/null
 check "citcat_threads_python_4_threads_records" [ $? = 0 ]
 yj=$("$SPENT" citcat replay "$TMP/py4" --json --stdout "$TMP/py4.rep" 2>/dev/null)
