@@ -32,7 +32,6 @@
 #define ARCH_SET_CPUID 0x1012
 #define AT_SYSINFO_EHDR_ 33
 #define AT_IGNORE_ 1
-#define CLONE_PARENT_SETTID_ 0x00100000ULL
 
 static int fail(struct cc_tracer *tr, int err, const char *msg)
 {
@@ -357,8 +356,7 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 		if (cc_mem_read(tr, a[0], ca, sizeof(ca)) == 0)
 			ls->clone_flags = ca[0], ls->clone_ctid = ca[2], ls->clone_ptid = ca[3];
 	}
-	if ((ls->nr == SYS_clone || ls->nr == SYS_clone3) && (ls->clone_flags & CLONE_THREAD_) &&
-	    ls->nthr >= CC_MAX_THREADS)
+	if (cc_call_creates_thread(ls) && ls->nthr >= CC_MAX_THREADS)
 		return fail(tr, -ENOTSUP, "the program creates more threads than citcat records");
 	if (ls->nr == SYS_set_tid_address && ls->cur >= 0)
 		ls->thr[ls->cur].clear_tid = a[0];
@@ -396,8 +394,7 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
  * parent_tid (CLONE_PARENT_SETTID) before returning. */
 static int clone_effects(struct cc_tracer *tr, struct loop_state *ls, int64_t ret)
 {
-	if ((ls->nr != SYS_clone && ls->nr != SYS_clone3) || ret <= 0 ||
-	    !(ls->clone_flags & CLONE_THREAD_) || !(ls->clone_flags & CLONE_PARENT_SETTID_) ||
+	if (!cc_call_creates_thread(ls) || ret <= 0 || !(ls->clone_flags & CLONE_PARENT_SETTID) ||
 	    !ls->clone_ptid)
 		return 0;
 	return cc_emit_mem(tr, ls->clone_ptid, 4, 0);
@@ -466,7 +463,7 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 	if (sig == (SIGTRAP | 0x80) && ls->in_sc)
 		return cc_on_syscall_exit(tr, ls);
 	int req = ls->in_sc ? PTRACE_SYSCALL : PTRACE_CONT;
-	if (ev == PTRACE_EVENT_CLONE && (ls->clone_flags & CLONE_THREAD_)) {
+	if (ev == PTRACE_EVENT_CLONE && (ls->clone_flags & CLONE_THREAD)) {
 		unsigned long tid = 0;
 		if (ptrace(PTRACE_GETEVENTMSG, pid, NULL, &tid))
 			return -errno;

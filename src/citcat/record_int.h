@@ -3,8 +3,10 @@
 #ifndef SPENT_CITCAT_RECORD_INT_H
 #define SPENT_CITCAT_RECORD_INT_H
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/user.h>
 
@@ -56,7 +58,6 @@ struct cc_tracer {
 };
 
 #define CC_MAX_THREADS 256
-#define CLONE_THREAD_ 0x00010000ULL	/* linux/sched.h's, without its other definitions */
 
 enum cc_thr_state {
 	CC_THR_NEW,		/* created (clone event seen), its first stop not yet */
@@ -116,6 +117,13 @@ struct loop_state {
 	uint64_t switches;	/* SWITCH records */
 	uint64_t nthr_total;	/* threads the process had, the first one included */
 };
+
+/* Whether the syscall being recorded is a clone or clone3 that creates a thread (clone_flags
+ * are zero for any other call). */
+static inline int cc_call_creates_thread(const struct loop_state *ls)
+{
+	return (ls->nr == SYS_clone || ls->nr == SYS_clone3) && (ls->clone_flags & CLONE_THREAD);
+}
 
 /* record_mem.c */
 int cc_mem_read(struct cc_tracer *tr, uint64_t addr, void *buf, size_t len);

@@ -18,8 +18,6 @@
 #include "citcat/record_int.h"
 
 #define FUTEX_CMD_MASK 0x7f
-#define CLONE_CHILD_CLEARTID_ 0x00200000ULL
-#define CLONE_CHILD_SETTID_ 0x01000000ULL
 /* linux/futex.h's, for the robust list the kernel cleans at a thread's exit */
 #define FUTEX_WAITERS_ 0x80000000U
 #define FUTEX_OWNER_DIED_ 0x40000000U
@@ -188,8 +186,7 @@ int cc_slice_over(const struct loop_state *ls)
 	/* never inside a thread-creating clone: it returns at once, and a switch there could run
 	 * the new thread (its first stop makes it ready) before the clone that creates it is
 	 * recorded; the replay creates it only at that clone's return */
-	if (ls->in_sc && (ls->nr == SYS_clone || ls->nr == SYS_clone3) &&
-	    (ls->clone_flags & CLONE_THREAD_))
+	if (ls->in_sc && cc_call_creates_thread(ls))
 		return 0;
 	for (size_t i = 0; i < ls->nthr; i++)
 		if (ls->thr[i].state == CC_THR_READY || ls->thr[i].state == CC_THR_SC_DONE ||
@@ -397,9 +394,9 @@ int cc_thread_cloned(struct loop_state *ls, pid_t tid)
 	struct cc_thr *t = cc_thread_find(ls, tid);
 	if (!t && !(t = thread_add(ls, tid)))	/* its first stop is still to come */
 		return -ENOTSUP;	/* not reached: clone entry checks the room */
-	if (ls->clone_flags & CLONE_CHILD_CLEARTID_)
+	if (ls->clone_flags & CLONE_CHILD_CLEARTID)
 		t->clear_tid = ls->clone_ctid;
-	if (ls->clone_flags & CLONE_CHILD_SETTID_)
+	if (ls->clone_flags & CLONE_CHILD_SETTID)
 		t->set_tid = ls->clone_ctid;
 	return 0;
 }

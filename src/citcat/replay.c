@@ -4,6 +4,7 @@
  * block in the fast path, or handed one by one to a sink. */
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,8 +292,6 @@ void cc_replay_image_event(struct citcat_replay *rp, const struct cc_rec *m)
 	rp->sink.event(rp->sink.ctx, &ev);
 }
 
-#define CLONE_THREAD_ 0x00010000ULL
-
 /* A thread-creating clone returned RET (the new tid) in the real run. */
 static void clone_thread(struct citcat_replay *rp, uint64_t nr, const uint64_t *a, int64_t ret)
 {
@@ -301,7 +300,7 @@ static void clone_thread(struct citcat_replay *rp, uint64_t nr, const uint64_t *
 		return;
 	if (nr == SYS_clone3 && uc_mem_read(rp->uc, a[0], &flags, 8) != UC_ERR_OK)
 		flags = 0;
-	if ((flags & CLONE_THREAD_) && cc_replay_thread_clone(rp, (uint32_t)ret))
+	if ((flags & CLONE_THREAD) && cc_replay_thread_clone(rp, (uint32_t)ret))
 		cc_replay_fail(rp, -ENOMEM, "out of memory");
 }
 

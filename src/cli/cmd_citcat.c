@@ -32,8 +32,10 @@ struct citcat_replay_opts {
 	int json;
 };
 
-static struct citcat_record_cli_opts rec_opts = { .out = "citcat.rec", .copy = 1, .syscallbuf = 1,
-						    .time_slice_ms = CITCAT_TIME_SLICE_MS };
+/* the defaults: the table's help shows them, and each `citcat record` starts from them */
+#define REC_DEFAULTS { .out = "citcat.rec", .copy = 1, .syscallbuf = 1, \
+		       .time_slice_ms = CITCAT_TIME_SLICE_MS }
+static struct citcat_record_cli_opts rec_opts = REC_DEFAULTS;
 static struct citcat_replay_opts rep_opts;
 
 #define CITCAT_RECORD_OPTIONS \
@@ -104,8 +106,7 @@ static int status_code(int st)
 
 static int citcat_record_main(int argc, char **argv)
 {
-	rec_opts = (struct citcat_record_cli_opts){ .out = "citcat.rec", .copy = 1, .syscallbuf = 1,
-						    .time_slice_ms = CITCAT_TIME_SLICE_MS };
+	rec_opts = (struct citcat_record_cli_opts)REC_DEFAULTS;
 	int n = parse_options(argc, argv, record_options, &record_u, PARSE_STOP_AT_NON_OPTION);
 	if (n < 0)
 		return parse_result_code(n);
