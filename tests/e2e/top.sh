@@ -4,10 +4,13 @@
 # SIGTERM leave the terminal as it was; batch and JSON output give one table per interval;
 # filters keep only the process asked for; bad options are refused.
 source "$(dirname "$0")/lib.sh"
-SOCK=spent-top-$$
+# each pane gets its own tmux server: a new session on the socket of a server that is still
+# shutting down after kill-server lands in that server and dies with it (9 in 100 here)
+PANES=0
+SOCK=spent-top-$$-$PANES
 BURNER_PID=
 cleanup() {
-	tmux -L "$SOCK" kill-server 2>/dev/null
+	for n in $(seq 0 "$PANES"); do tmux -L "spent-top-$$-$n" kill-server 2>/dev/null; done
 	[ -n "$BURNER_PID" ] && kill "$BURNER_PID" 2>/dev/null
 	rm -rf "$TMP"
 }
@@ -32,6 +35,7 @@ wait_pane() {
 # start_pane: spent top in an 80x24 pane; after it exits the shell records how, and the tty
 start_pane() {
 	tm kill-server 2>/dev/null
+	PANES=$((PANES + 1)); SOCK=spent-top-$$-$PANES
 	rm -f "$TMP/stty.after"
 	tm new-session -d -s top -x 80 -y 24 \
 		"stty -a > '$TMP/stty.before'; '$SPENT' top $*; echo \"top exited \$?\"; stty -a > '$TMP/stty.after'; sleep 120"
