@@ -83,6 +83,29 @@ uint64_t cc_state_hash(uint64_t pc, uint64_t rsp, uint64_t rbp, uint64_t rbx, ui
 	return binio_fnv64(BINIO_FNV64_INIT, v, sizeof(v));
 }
 
+/* An fxsave image is 16-byte aligned with MXCSR at offset 24 and MXCSR_MASK beside it: so
+ * the 8 bytes at an address = 8 mod 16 whose upper half is a plausible mask (bits 0-15 set
+ * but DAZ, which old CPUs lack, nothing above bit 17) and whose lower half fits in that mask.
+ * Where only ld.so's lazy-binding trampoline saves such an image (its fxsave of the argument
+ * registers), a timer signal inside the resolution never matched its point once the program
+ * had an inexact SSE result: MXCSR 0x1fa0 on the CPU, 0x1f80 in the simulator (citcat_sbuf
+ * with a 1 ms timer, 4 replays in 400). Random stack data that matches loses 6 bits of hash. */
+#define MXCSR_MASK_REQUIRED 0xffbfu
+
+void cc_point_mask_mxcsr_flags(uint8_t *p, size_t len, uint64_t addr)
+{
+	for (size_t i = (size_t)((8 - addr) & 15); i + 8 <= len; i += 16) {
+		uint32_t mxcsr, mask;
+		memcpy(&mxcsr, p + i, 4);
+		memcpy(&mask, p + i + 4, 4);
+		if ((mask & MXCSR_MASK_REQUIRED) != MXCSR_MASK_REQUIRED || mask >> 18 ||
+		    (mxcsr & ~mask) || !(mxcsr & CC_MXCSR_EXCEPTION_FLAGS))
+			continue;
+		mxcsr &= ~CC_MXCSR_EXCEPTION_FLAGS;
+		memcpy(p + i, &mxcsr, 4);
+	}
+}
+
 uint64_t cc_point_deep_hash(const uint8_t *p, size_t len)
 {
 	/* fnv-1a over words, not bytes: the replay computes it at every candidate execution of a

@@ -32,11 +32,6 @@ static const int point_regs[][2] = {
 };
 #define N_POINT_REGS ARRAY_SIZE(point_regs)
 #define REG_RSP_INDEX 19
-/* MXCSR's sticky exception flags (IE DE ZE OE UE PE): the simulator never sets them (a known
- * gap, docs/citcat.md), so a point recorded after an inexact SSE result (PE, 0x1fa0, in
- * python3's interpreter) would never match; the control bits (masks, rounding, FZ, DAZ) are
- * compared */
-#define MXCSR_EXCEPTION_FLAGS 0x3fULL
 
 static uint64_t word(const uint8_t *w, size_t i)
 {
@@ -84,6 +79,8 @@ static int deep_stack_matches(struct citcat_replay *rp, uint64_t from, uint64_t 
 	}
 	if (len && uc_mem_read(rp->uc, from, rp->deep_buf, len) != UC_ERR_OK)
 		return 0;
+	if (rp->rec->version >= 7)
+		cc_point_mask_mxcsr_flags(rp->deep_buf, len, from);
 	return cc_point_deep_hash(rp->deep_buf, len) == hash;
 }
 
@@ -94,7 +91,10 @@ static int rest_matches(struct citcat_replay *rp, const uint8_t *w, int deep)
 	size_t k = 1 + CC_NREGS;
 	uint64_t mxcsr = 0;
 	uc_reg_read(rp->uc, UC_X86_REG_MXCSR, &mxcsr);
-	if ((mxcsr ^ word(w, k++)) & ~MXCSR_EXCEPTION_FLAGS)
+	/* without the flags: a point recorded after an inexact SSE result (PE, 0x1fa0, in
+	 * python3's interpreter) would never match; the control bits (masks, rounding, FZ, DAZ)
+	 * are compared */
+	if ((mxcsr ^ word(w, k++)) & ~(uint64_t)CC_MXCSR_EXCEPTION_FLAGS)
 		return 0;
 	for (int i = 0; i < 16; i++, k += 2) {
 		uint64_t x[2] = { 0, 0 };
@@ -106,6 +106,8 @@ static int rest_matches(struct citcat_replay *rp, const uint8_t *w, int deep)
 	uint64_t rsp = word(w, 1 + REG_RSP_INDEX);
 	if (uc_mem_read(rp->uc, rsp - CC_POINT_STACK_BELOW, stack, sizeof(stack)) != UC_ERR_OK)
 		memset(stack, 0, sizeof(stack));	/* as the recorder counts it */
+	if (rp->rec->version >= 7)
+		cc_point_mask_mxcsr_flags(stack, sizeof(stack), rsp - CC_POINT_STACK_BELOW);
 	if (binio_fnv64(BINIO_FNV64_INIT, stack, sizeof(stack)) != word(w, k++))
 		return 0;
 	return !deep || deep_stack_matches(rp, rsp + CC_POINT_STACK_ABOVE, word(w, k),

@@ -10,7 +10,12 @@
  *   citcat_busyalarm deep [MS]   loop calling a function that computes the same thing each
  *                                call, with the count in the caller's frame, more than 256
  *                                bytes up the stack (openssl speed's shape): only the POINT's
- *                                deep stack hash tells the calls apart */
+ *                                deep stack hash tells the calls apart
+ *   citcat_busyalarm fxsave [MS] after an inexact division (MXCSR's PE flag set on the CPU,
+ *                                never in the simulator) a loop that fxsaves into its frame,
+ *                                within the 256 stack bytes a POINT hashes, as ld.so's
+ *                                lazy-binding trampoline does: the flag must not tell the
+ *                                replay's stack from the recorded one (format version 7) */
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +42,25 @@ static __attribute__((noinline)) uint64_t same_work(void)
 	return s;
 }
 
+static __attribute__((noinline)) uint64_t first_byte(const uint8_t *p)
+{
+	return p[0] & 0;
+}
+
+/* fxsave into a frame-local area each iteration; the count stays in a register. The call
+ * after the loop keeps the area above rsp (a leaf function would put it in the red zone,
+ * which a POINT does not hash). */
+static __attribute__((noinline)) uint64_t fxsave_loop(void)
+{
+	uint8_t area[512] __attribute__((aligned(16)));
+	uint64_t n = 0;
+	while (!done) {
+		__asm__ volatile("fxsave64 %0" : "=m"(area));
+		n++;
+	}
+	return n + first_byte(area);
+}
+
 static void on_alarm(int sig)
 {
 	done = 1;
@@ -46,7 +70,12 @@ int main(int argc, char **argv)
 {
 	int spin = argc > 1 && !strcmp(argv[1], "spin");
 	int deep = argc > 1 && !strcmp(argv[1], "deep");
-	long ms = argc > 1 + spin + deep ? atol(argv[1 + spin + deep]) : 30;
+	int fx = argc > 1 && !strcmp(argv[1], "fxsave");
+	int mode = spin + deep + fx;
+	long ms = argc > 1 + mode ? atol(argv[1 + mode]) : 30;
+	volatile double third = 1.0;
+	if (fx)
+		third /= 3.0;	/* inexact: sets MXCSR.PE on the CPU */
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
@@ -67,6 +96,10 @@ int main(int argc, char **argv)
 		}
 		printf("calls %llu result %llx\n", (unsigned long long)calls,
 		       (unsigned long long)result);
+		return 0;
+	}
+	if (fx) {
+		printf("fxsave iterations %llu\n", (unsigned long long)fxsave_loop());
 		return 0;
 	}
 	uint64_t x = 1, n = 0;

@@ -389,6 +389,51 @@ static void point_deep_hash_covers_every_byte(void **state)
 	}
 }
 
+/* Version 7 hashes a POINT's stack with the MXCSR exception flags of fxsave images cleared:
+ * only in an 8-byte word at an address = 8 mod 16 (fxsave's MXCSR, MXCSR_MASK) whose mask is
+ * one a CPU stores and whose MXCSR fits in it. */
+static uint32_t le32_at(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static void put_mxcsr_pair(uint8_t *p, uint32_t mxcsr, uint32_t mask)
+{
+	memcpy(p, &mxcsr, 4);
+	memcpy(p + 4, &mask, 4);
+}
+
+static void point_stack_masks_only_fxsave_mxcsr_flags(void **state)
+{
+	(void)state;
+	uint8_t s[92];
+	const uint64_t addr = 0x7ffc1004;	/* s[4] is at 0x...1008: 8 mod 16 */
+	memset(s, 0, sizeof(s));
+	put_mxcsr_pair(s + 4, 0x1fa0, 0xffff);		/* PE, the mask of a CPU with DAZ */
+	put_mxcsr_pair(s + 20, 0x1fbf, 0xffbf);		/* every flag, a CPU without DAZ */
+	put_mxcsr_pair(s + 36, 0x9fa1, 0x2ffff);	/* FZ set, a mask with bit 17 */
+	put_mxcsr_pair(s + 12, 0x1fa0, 0xffff);		/* 0 mod 16: not an fxsave MXCSR */
+	put_mxcsr_pair(s + 52, 0x1fa0, 0x12345678);	/* not a mask */
+	put_mxcsr_pair(s + 68, 0x11fa0, 0xffff);	/* bits the mask does not allow */
+	put_mxcsr_pair(s + 84, 0x1fa0, 0xffff);		/* the last word whole: masked */
+	cc_point_mask_mxcsr_flags(s, 92, addr);
+	assert_int_equal(le32_at(s + 4), 0x1f80);
+	assert_int_equal(le32_at(s + 8), 0xffff);	/* the mask itself stays */
+	assert_int_equal(le32_at(s + 20), 0x1f80);
+	assert_int_equal(le32_at(s + 36), 0x9f80);
+	assert_int_equal(le32_at(s + 12), 0x1fa0);
+	assert_int_equal(le32_at(s + 52), 0x1fa0);
+	assert_int_equal(le32_at(s + 68), 0x11fa0);
+	assert_int_equal(le32_at(s + 84), 0x1f80);
+	/* a word cut by the end of the bytes is left as it is */
+	put_mxcsr_pair(s + 84, 0x1fa0, 0xffff);
+	cc_point_mask_mxcsr_flags(s, 91, addr);
+	assert_int_equal(le32_at(s + 84), 0x1fa0);
+	/* so the hashes of the CPU's and the simulator's bytes agree */
+	uint8_t cpu[64] = { 0 }, sim[64] = { 0 };
+	put_mxcsr_pair(cpu + 24, 0x1fa0, 0xffff);
+	put_mxcsr_pair(sim + 24, 0x1f80, 0xffff);
+	cc_point_mask_mxcsr_flags(cpu, sizeof(cpu), 0x1000);
+	cc_point_mask_mxcsr_flags(sim, sizeof(sim), 0x1000);
+	assert_int_equal(cc_point_deep_hash(cpu, sizeof(cpu)), cc_point_deep_hash(sim, sizeof(sim)));
+}
+
 /* SWITCH (version 4): a thread id (1 .. 2^31-1) and a reason the format knows. */
 static void switch_reads_tid_and_reason(void **state)
 {
@@ -454,6 +499,7 @@ int main(void)
 		cmocka_unit_test(wrong_magic_and_version_rejected),
 		cmocka_unit_test(point_of_version_4_still_reads),
 		cmocka_unit_test(point_deep_hash_covers_every_byte),
+		cmocka_unit_test(point_stack_masks_only_fxsave_mxcsr_flags),
 		cmocka_unit_test(event_before_start_rejected),
 		cmocka_unit_test(copied_file_can_be_mapped),
 		cmocka_unit_test(map_of_file_without_content_rejected),
