@@ -89,7 +89,7 @@ uint64_t cc_state_hash(uint64_t pc, uint64_t rsp, uint64_t rbp, uint64_t rbx, ui
  * Where only ld.so's lazy-binding trampoline saves such an image (its fxsave of the argument
  * registers), a timer signal inside the resolution never matched its point once the program
  * had an inexact SSE result: MXCSR 0x1fa0 on the CPU, 0x1f80 in the simulator (citcat_sbuf
- * with a 1 ms timer, 4 replays in 400). Random stack data that matches loses 6 bits of hash. */
+ * with a 1 ms timer, 3 replays in 150). Random stack data that matches loses 6 bits of hash. */
 #define MXCSR_MASK_REQUIRED 0xffbfu
 
 void cc_point_mask_mxcsr_flags(uint8_t *p, size_t len, uint64_t addr)

@@ -55,7 +55,7 @@ check "citcat_deep_stack_point_had_candidates" [ "$(jfield "$dj" point_near_miss
 # MXCSR's PE flag is set in the CPU's image and never in the simulator's, so until format
 # version 7 cleared those flags from the hashed bytes the point never matched (the replay ran
 # the loop on, waiting for the signal); ld.so's lazy-binding trampoline is such an fxsave, and
-# 4 in 400 recordings of citcat_sbuf with a 1 ms timer stopped there
+# 3 in 150 recordings of citcat_sbuf with a 1 ms timer stopped there
 "$SPENT" citcat record -o "$TMP/fx" -- "$PROGS/citcat_busyalarm" fxsave 20 > "$TMP/fx.real" 2>/dev/null
 fj=$(timeout 60 "$SPENT" citcat replay "$TMP/fx" --json --stdout "$TMP/fx.rep" 2>/dev/null)
 check "citcat_fxsave_mxcsr_flags_point_replay_verified" [ "$(jfield "$fj" verified)" = True ]
