@@ -1,7 +1,8 @@
 #!/bin/bash
 # tests/e2e/report_who.sh - who and when in record profiles: `spent report --sort` by tid
-# matches a 3-thread program's measured 1:2:3 CPU split (+-3 points), comms from exec and
-# thread renames, the --comm/--pid/--tid/--image filters agree with the grouped sums, --time
+# matches a 3-thread program's measured 1:2:3 CPU split (+-3 points and what the host stole),
+# comms from exec and thread renames, the --comm/--pid/--tid/--image filters agree with the
+# grouped sums, --time
 # windows add up to the whole, a shell pipeline and real threaded programs (xz -T2,
 # sort --parallel=2, python3 threads) show their processes and threads, and profiles without
 # detail rows are refused with one line.
@@ -13,18 +14,25 @@ csv_sum() { awk -F, -v c="$2" 'NR > 1 { s += $c } END { print s + 0 }' "$1"; }
 samples() { "$SPENT" report "$@" --sort comm --csv | awk -F, 'NR > 1 { s += $3 } END { print s + 0 }'; }
 
 # --- the 1:2:3 split by thread
+st0=$(steal_ticks)
 "$SPENT" record -e cpu-clock -o "$TMP/split" -- "$PROGS/who_split" 300 >"$TMP/split.out" 2>"$TMP/split.err"
 check who_record_exit_zero test $? -eq 0
+stolen=$(stolen_slack_ms "$st0" "$(steal_ticks)")
 "$SPENT" report -i "$TMP/split" --sort tid --csv >"$TMP/tid.csv"
 check who_sort_tid_header test "$(head -1 "$TMP/tid.csv")" = "tid,event,samples,percent"
 measured_total=$(awk '{ s += $8 } END { print s }' "$TMP/split.out")
+# 3 points, plus what the host stole from the vCPUs during the run as a share of the threads'
+# CPU time: the threads' own clocks and the cpu-clock timer disagree over stolen time (a CI
+# run had one thread 105 ms of samples short of its clock, 3.9 points; quiet runs are within
+# 0.1 point)
+tol=$(awk -v s="$stolen" -v t="$measured_total" 'BEGIN { printf "%.2f", 3 + 100 * s / t }')
 while read -r _ k _ tid _ comm _ ms; do
 	want=$(awk -v m="$ms" -v t="$measured_total" 'BEGIN { printf "%.2f", 100 * m / t }')
 	got=$(awk -F, -v t="$tid" '$1 == t { print $4 }' "$TMP/tid.csv")
-	if [ -n "$got" ] && awk -v g="$got" -v w="$want" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 3) }'; then
+	if [ -n "$got" ] && awk -v g="$got" -v w="$want" -v tol="$tol" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= tol) }'; then
 		pass "who_sort_tid_thread_${k}_within_3_points"
 	else
-		fail "who_sort_tid_thread_${k}_within_3_points: tid $tid got ${got:-none}% want $want% (measured $ms ms)"
+		fail "who_sort_tid_thread_${k}_within_3_points: tid $tid got ${got:-none}% want $want% +- $tol (measured $ms ms, host stole $stolen ms; $(tail -1 "$TMP/split.err"))"
 	fi
 	# the thread renamed itself (prctl): most of its samples carry the new name, and --tid
 	# agrees with its row
