@@ -2,10 +2,9 @@
 # tests/e2e/report_who.sh - who and when in record profiles: `spent report --sort` by tid
 # matches a 3-thread program's measured 1:2:3 CPU split (+-3 points and what the host stole),
 # comms from exec and thread renames, the --comm/--pid/--tid/--image filters agree with the
-# grouped sums, --time
-# windows add up to the whole, a shell pipeline and real threaded programs (xz -T2,
-# sort --parallel=2, python3 threads) show their processes and threads, and profiles without
-# detail rows are refused with one line.
+# grouped sums, --time windows add up to the whole, a shell pipeline and real threaded programs
+# (xz -T2, sort --parallel=2, python3 threads) show their processes and threads, and profiles
+# without detail rows are refused with one line.
 source "$(dirname "$0")/lib.sh"
 
 # csv_sum FILE COLUMN: the sum of a CSV column (header skipped)
