@@ -125,6 +125,21 @@ static inline int cc_call_creates_thread(const struct loop_state *ls)
 	return (ls->nr == SYS_clone || ls->nr == SYS_clone3) && (ls->clone_flags & CLONE_THREAD);
 }
 
+/* Whether the syscall being recorded changes the address space. The replay applies each
+ * change at the call's recorded exit, so no other thread may run while the kernel makes it:
+ * thread A's munmap of its arena's excess, still in the kernel when a slice switched to
+ * thread B, let B's stack mmap land in the freed range before the munmap was recorded, and
+ * the replay found B's stack unmapped (12 threads at --time-slice 0.01: 7 replays in 60). */
+static inline int cc_call_changes_mappings(const struct loop_state *ls)
+{
+	switch (ls->nr) {
+	case SYS_mmap: case SYS_munmap: case SYS_mremap: case SYS_mprotect: case SYS_brk:
+	case SYS_madvise:
+		return 1;
+	}
+	return 0;
+}
+
 /* record_mem.c */
 int cc_mem_read(struct cc_tracer *tr, uint64_t addr, void *buf, size_t len);
 int cc_mem_write(struct cc_tracer *tr, uint64_t addr, const void *buf, size_t len);

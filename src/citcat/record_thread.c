@@ -188,6 +188,9 @@ int cc_slice_over(const struct loop_state *ls)
 	 * recorded; the replay creates it only at that clone's return */
 	if (ls->in_sc && cc_call_creates_thread(ls))
 		return 0;
+	/* nor inside a call that maps or unmaps: see cc_call_changes_mappings */
+	if (ls->in_sc && cc_call_changes_mappings(ls))
+		return 0;
 	for (size_t i = 0; i < ls->nthr; i++)
 		if (ls->thr[i].state == CC_THR_READY || ls->thr[i].state == CC_THR_SC_DONE ||
 		    ls->thr[i].state == CC_THR_SIGNALED)
