@@ -56,7 +56,7 @@ check "citcat_deep_stack_point_had_candidates" [ "$(jfield "$dj" point_near_miss
 # version 7 cleared those flags from the hashed bytes the point never matched (the replay ran
 # the loop on, waiting for the signal); ld.so's lazy-binding trampoline is such an fxsave, and
 # 3 in 150 recordings of citcat_sbuf with a 1 ms timer stopped there
-"$SPENT" citcat record -o "$TMP/fx" -- "$PROGS/citcat_busyalarm" fxsave 20 > "$TMP/fx.real" 2>/dev/null
+"$SPENT" citcat record -o "$TMP/fx" -- "$PROGS/citcat_busyalarm" fxsave 5 > "$TMP/fx.real" 2>/dev/null
 fj=$(timeout 60 "$SPENT" citcat replay "$TMP/fx" --json --stdout "$TMP/fx.rep" 2>/dev/null)
 check "citcat_fxsave_mxcsr_flags_point_replay_verified" [ "$(jfield "$fj" verified)" = True ]
 check "citcat_fxsave_mxcsr_flags_point_stdout_equals_real" cmp -s "$TMP/fx.real" "$TMP/fx.rep"

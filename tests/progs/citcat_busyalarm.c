@@ -49,15 +49,21 @@ static __attribute__((noinline)) uint64_t first_byte(const uint8_t *p)
 
 /* fxsave into a frame-local area each iteration; the count stays in a register. The call
  * after the loop keeps the area above rsp (a leaf function would put it in the red zone,
- * which a POINT does not hash). */
+ * which a POINT does not hash). 16 divisions between two fxsaves: the replay hooks each
+ * fxsave (replay_fxsave.c, several microseconds), so the loop runs few of them. */
 static __attribute__((noinline)) uint64_t fxsave_loop(void)
 {
 	uint8_t area[512] __attribute__((aligned(16)));
-	uint64_t n = 0;
+	uint64_t n = 0, x = 1;
 	while (!done) {
 		__asm__ volatile("fxsave64 %0" : "=m"(area));
+		for (int i = 0; i < 16; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			x += x / ((x >> 32) | 1);
+		}
 		n++;
 	}
+	result = x;
 	return n + first_byte(area);
 }
 
