@@ -117,9 +117,9 @@ enum cc_rec_kind {
 	 * stack's mapping, at most CC_POINT_DEEP_MAX), which tells apart the iterations of a loop
 	 * whose progress lives in a caller's frame (openssl speed); a preemption's POINT hashes
 	 * no bytes there (LEN 0); from version 7 both hashes are over the bytes with the MXCSR
-	 * exception flags of fxsave images cleared (cc_point_mask_mxcsr_flags). The event (SIGNAL, REGS,
-	 * FPREGS, MEM) follows; the replay delivers it at the first execution of pc whose state
-	 * equals this one (docs/citcat.md: ambiguity) */
+	 * exception flags of fxsave images cleared (cc_point_mask_mxcsr_flags). The event
+	 * (SIGNAL, REGS, FPREGS, MEM) follows; the replay delivers it at the first execution of
+	 * pc whose state equals this one (docs/citcat.md: ambiguity) */
 	CC_REC_POINT = 15,
 	/* CC_FPREGS_WORDS le64: mxcsr, fcw, xmm0-15 (two words each, low first): the vector
 	 * state after a signal delivery (the handler's) or an rt_sigreturn (the one it restored);
