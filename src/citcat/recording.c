@@ -86,9 +86,9 @@ uint64_t cc_state_hash(uint64_t pc, uint64_t rsp, uint64_t rbp, uint64_t rbx, ui
 /* An fxsave image is 16-byte aligned with MXCSR at offset 24 and MXCSR_MASK beside it: so
  * the 8 bytes at an address = 8 mod 16 whose upper half is a plausible mask (bits 0-15 set
  * but DAZ, which old CPUs lack, nothing above bit 17) and whose lower half fits in that mask.
- * Where only ld.so's lazy-binding trampoline saves such an image (its fxsave of the argument
- * registers), a timer signal inside the resolution never matched its point once the program
- * had an inexact SSE result: MXCSR 0x1fa0 on the CPU, 0x1f80 in the simulator (citcat_sbuf
+ * ld.so's lazy-binding trampoline saves such an image (its fxsave of the argument registers)
+ * in every lazily bound call's first resolution, so a timer signal there never matched its
+ * point once the program had had an inexact SSE result: MXCSR 0x1fa0 on the CPU, 0x1f80 in the simulator (citcat_sbuf
  * with a 1 ms timer, 3 replays in 150). Random stack data that matches loses 6 bits of hash. */
 #define MXCSR_MASK_REQUIRED 0xffbfu
 
