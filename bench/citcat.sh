@@ -11,6 +11,8 @@
 #                     over the replayed instruction count (goal <= 0.01)
 #   replay speed      instructions per CPU second of the fast replay, no sinks (goal >= 100 M/s)
 #   sink replay speed the same with per-instruction and data-reference hooks (--dump)
+#   replay 2 threads  the replay speed of the 2-thread program recorded at 1 ms slices (many
+#                     preemption points in its hot loop) against its 20 ms recording's
 # Recordings use citcat's cache of mapped files' copies (docs/citcat.md; SPENT_CITCAT_CACHE):
 # warm after the first of the best-of-3 runs, as for any program recorded before.
 # Usage: bench/citcat.sh [ROUNDS]   (default 1000: about 0.26 G instructions replayed; the
@@ -94,6 +96,9 @@ par_work=$((rounds * 100000))
 par_native=$(cpu_of "$THREADS" par "$par_work")
 par_rec=$(cpu_of "$SPENT" citcat record --cpuid "$mode" -o "$tmp/par" -- "$THREADS" par "$par_work")
 par_json=$("$SPENT" citcat replay "$tmp/par" --json 2>/dev/null)
+# the same at 1 ms slices: many preemption points in the hot loops, each hooked only while next
+"$SPENT" citcat record --cpuid "$mode" --time-slice 1 -o "$tmp/par1" -- "$THREADS" par "$par_work" > /dev/null 2>&1
+par1_json=$("$SPENT" citcat replay "$tmp/par1" --json 2>/dev/null)
 
 echo "cpuid mode:         $cpuid_mode (SPENT_CITCAT_CPUID=auto|fault|patch chooses)"
 echo "program:            citcat_compute $rounds ($insns instructions, replay verified: $verified); slowdown on $((rounds * 20)) rounds"
@@ -107,6 +112,7 @@ python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("  ls -laR replay:
 awk -v n="$sq_native" -v r="$sq_rec" 'BEGIN { printf "record sqlite3:     %.1fx  (native %.3f s cpu, recorded %.3f s; 300 inserts into a file database)\n", r / n, n, r }'
 python3 -c 'import json,sys; d=json.loads(sys.argv[1]); n,r=float(sys.argv[2]),float(sys.argv[3]); print("record 2 threads:   %.2fx  (native %.3f s cpu, recorded %.3f s incl. recorder; goal <= 2.2x; citcat_threads par %s: %d switches, %d at exact points, replay verified %s)" % (r/n, n, r, sys.argv[4], d["switches"], d["preemption_points"], d["verified"]))' "$par_json" "$par_native" "$par_rec" "$par_work"
 awk -v b="$bytes" -v i="$insns" 'BEGIN { printf "bytes/instruction:  %.7f  (%d bytes; goal <= 0.01; a stored trace needs ~8-16)\n", b / i, b }'
+python3 -c 'import json,sys; a,b=json.loads(sys.argv[1]),json.loads(sys.argv[2]); sa,sb=a["instructions"]/a["cpu_seconds"],b["instructions"]/b["cpu_seconds"]; print("replay 2 threads:   %.0f M instructions/cpu-s at 1 ms slices (%d points, verified %s) vs %.0f M at 20 ms (%d points): %.2fx" % (sb/1e6, b["preemption_points"], b["verified"], sa/1e6, a["preemption_points"], sb/sa))' "$par_json" "$par1_json"
 awk -v i="$insns" -v c="$cpu" -v w="$wall" 'BEGIN { printf "replay speed:       %.1f M instructions/cpu-s  (%.1f M/s wall on this shared machine; goal >= 100)\n", i / c / 1e6, i / w / 1e6 }'
 awk -v i="$small_insns" -v c="$sink_cpu" 'BEGIN { printf "sink replay speed:  %.1f M instructions/cpu-s with every instruction and data reference dumped\n", i / c / 1e6 }'
 # a timer-ended loop without syscalls (signals at their exact point, #17): openssl speed

@@ -591,8 +591,7 @@ static int replay_setup(struct citcat_replay *rp)
 	    uc_hook_add(rp->uc, &h, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, rp, 1, 0) ||
 	    uc_hook_add(rp->uc, &rp->h_code, UC_HOOK_BLOCK, (void *)on_block, rp, 1, 0))
 		return -ENOMEM;
-	int err = cc_replay_add_point_hooks(rp);
-	err = err ? err : cc_replay_threads_init(rp);
+	int err = cc_replay_threads_init(rp);
 	return err ? err : add_tsc_hooks(rp);
 }
 
@@ -675,6 +674,10 @@ int cc_replay_step(struct citcat_replay *rp, uint64_t count)
 			cc_replay_do_switch(rp);
 		if (rp->failed || rp->done)
 			break;
+		if (cc_replay_arm_point(rp)) {
+			cc_replay_fail(rp, -ENOMEM, "out of memory");
+			break;
+		}
 		uint64_t pc = reg(rp->uc, UC_X86_REG_RIP);
 		/* UNTIL is an address no program reaches (nothing maps above 2^47): with 0, a pc
 		 * of 0 would return at once, run nothing, and a caller stepping in batches spun */
@@ -742,6 +745,10 @@ int citcat_replay_run(struct citcat_replay *rp, struct citcat_summary *sum, char
 static void on_code(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
 {
 	struct citcat_replay *rp = user;
+	/* the point hook's work, here: a hook added after this one would see the instruction
+	 * only after the sink did */
+	if (pc == rp->point_pc && cc_replay_point_at(rp, pc))
+		return;
 	rp->insns++;
 	rp->sink.insn(rp->sink.ctx, pc, size);
 }

@@ -64,6 +64,10 @@ struct citcat_replay {
 	uint64_t blk_pc;		/* the translated block the fast path counted last */
 	uint32_t blk_size;
 	uint64_t points, point_near_misses;	/* replay_point.c */
+	/* the one pc hooked for points: the next POINT record's (0: none) */
+	size_t point_next;		/* index of that record (>= cur while it is ahead) */
+	uint64_t point_pc;
+	uc_hook h_point;		/* 0 while no hook is on point_pc (a sink's hook checks) */
 	uint8_t *deep_buf;		/* a POINT's deep stack, read at a candidate execution */
 	size_t deep_cap;
 	uint64_t tsc_armed;		/* pc of an rdtsc about to retire, 0 when none */
@@ -91,8 +95,12 @@ uint32_t cc_replay_count_insns(struct citcat_replay *rp, uint64_t pc, uint32_t s
 /* Deliver the SIGNAL (+ REGS, FPREGS, MEM) at the next record, if there is one. AT_SYSCALL:
  * from a syscall hook, where Unicorn still advances rip past the instruction. */
 void cc_replay_deliver_signal(struct citcat_replay *rp, uint64_t resume_pc, int at_syscall);
-/* replay_point.c: hooks on the pcs of POINT records; the FPREGS effect. */
-int cc_replay_add_point_hooks(struct citcat_replay *rp);
+/* replay_point.c: the hook on the pc of the next POINT record, moved there before the
+ * simulator runs again (0 or -ENOMEM); the check at a pc, for a sink's per-instruction hook
+ * (1: the point's event was made there and the simulator stopped before PC); the FPREGS
+ * effect. */
+int cc_replay_arm_point(struct citcat_replay *rp);
+int cc_replay_point_at(struct citcat_replay *rp, uint64_t pc);
 void cc_replay_apply_fpregs(struct citcat_replay *rp, const uint8_t *words);
 /* replay_fxsave.c: hook the fxsave instructions in the LEN bytes of CODE mapped at START
  * (executable), so they leave the x87 slots' upper bytes zero as the CPU does. 0 or -ENOMEM. */
