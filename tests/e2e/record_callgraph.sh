@@ -16,7 +16,13 @@ for mode in fp dwarf; do
 	r=$(child_pct "$TMP/$mode" root)
 	check "callgraph_${mode}_root_inclusive_near_100_percent" awk -v r="$r" 'BEGIN{exit !(r >= 95 && r <= 100)}'
 	rec=$(child_pct "$TMP/$mode" rec)
-	check "callgraph_${mode}_recursion_counted_once_per_stack" awk -v r="$rec" -v t="$r" 'BEGIN{exit !(r > 0 && r <= t + 0.01)}'
+	# counted once per stack: never above root with frame pointers; with DWARF one unwind in
+	# a run can stop above root (one sample of ~2150 in a sanitized CI pass: rec 99.81%, root
+	# 99.77%; not seen again in 6 recordings), so there only never above 100% (counted once
+	# per frame, the defect this checks for, gives several hundred percent)
+	limit=$r
+	[ "$mode" = dwarf ] && limit=100
+	check "callgraph_${mode}_recursion_counted_once_per_stack" awk -v r="$rec" -v t="$limit" 'BEGIN{exit !(r > 0 && r <= t + 0.01)}'
 done
 rec=$(child_pct "$TMP/dwarf" rec)
 check callgraph_dwarf_unwinds_past_frameless_leaf awk -v r="$rec" 'BEGIN{exit !(r >= 95)}'
