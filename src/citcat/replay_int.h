@@ -65,7 +65,7 @@ struct citcat_replay {
 	uint32_t blk_size;
 	uint64_t points, point_near_misses;	/* replay_point.c */
 	/* the one pc hooked for points: the next POINT record's (0: none) */
-	size_t point_next;		/* index of that record (>= cur while it is ahead) */
+	size_t point_next;		/* index of that record (>= cur while it is ahead; r->n: none) */
 	uint64_t point_pc;
 	uc_hook h_point;		/* 0 while no hook is on point_pc (a sink's hook checks) */
 	uint8_t *deep_buf;		/* a POINT's deep stack, read at a candidate execution */

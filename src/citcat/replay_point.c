@@ -5,8 +5,8 @@
  * the thread switch that follows, a preemption, is made there). Also
  * the FPREGS effect (the vector state a signal delivery or rt_sigreturn left). */
 #include <errno.h>
-#include <stdbool.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,8 +155,8 @@ static void on_point(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
 
 /* Drop the translated code holding PC, so that it is translated again with the code hooks as
  * they are now (Unicorn decides at translation which instructions call them). Only for a pc
- * in executable memory: there is no code elsewhere, and Unicorn 2.0.1 cannot take a fault
- * while it looks the page up. */
+ * the simulator maps executable (the replay maps everything so): nothing elsewhere was
+ * translated, and Unicorn 2.0.1 cannot take a fault while it looks the page up. */
 static void retranslate(struct citcat_replay *rp, uint64_t pc)
 {
 	uc_mem_region *regs = NULL;
@@ -184,9 +184,8 @@ int cc_replay_arm_point(struct citcat_replay *rp)
 {
 	const struct cc_recording *r = rp->rec;
 	size_t i = rp->point_next;
-	if (i < rp->cur || i == 0) {
-		for (i = rp->cur > r->start_idx ? rp->cur : r->start_idx + 1;
-		     i < r->n && r->recs[i].kind != CC_REC_POINT; i++)
+	if (i < rp->cur) {	/* passed (or, at 0, none looked for: cur is past START) */
+		for (i = rp->cur; i < r->n && r->recs[i].kind != CC_REC_POINT; i++)
 			;
 		rp->point_next = i;
 	}
