@@ -358,6 +358,9 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 	}
 	if (cc_call_creates_thread(ls) && ls->nthr >= CC_MAX_THREADS)
 		return fail(tr, -ENOTSUP, "the program creates more threads than citcat records");
+	int err = cc_call_shares_memory(ls) ? cc_vfork_enter(tr) : 0;
+	if (err)
+		return err;
 	if (ls->nr == SYS_set_tid_address && ls->cur >= 0)
 		ls->thr[ls->cur].clear_tid = a[0];
 	if (ls->nr == SYS_set_robust_list && ls->cur >= 0)
@@ -366,7 +369,6 @@ static int on_syscall_entry(struct cc_tracer *tr, struct loop_state *ls, struct 
 		return fail(tr, -ENOTSUP, "the program calls execve: a citcat recording covers one "
 			    "program image; record the new program directly");
 	int64_t answer = -ENOSYS;
-	int err = 0;
 	if (ls->nr == CC_SB_NR_REGISTER)	/* the syscall buffer library (syscallbuf.c) */
 		err = ls->nthr > 1 ? 0 : cc_sb_register(tr, ls->args, &answer);
 	else if (ls->nr == CC_SB_NR_FLUSH)
@@ -420,6 +422,7 @@ int cc_on_syscall_exit(struct cc_tracer *tr, struct loop_state *ls)
 	}
 	err = cc_syscall_record(tr, ls->nr, ls->args, ret, ls->sc_flags);
 	err = err ? err : clone_effects(tr, ls, ret);
+	err = err ? err : cc_vfork_effects(tr);
 	if (!err && ls->nr == CC_SB_NR_FLUSH)
 		err = cc_sb_flush_effects(tr);
 	if (!err && ls->nr == SYS_rt_sigreturn)	/* the state the kernel restored */
@@ -799,5 +802,6 @@ out:
 	cc_cpu_model_close(tr.cpu_model);
 	cc_writer_release(&tr.w);
 	cc_files_release(&tr);
+	cc_vfork_release(&tr);
 	return err;
 }

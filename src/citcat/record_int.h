@@ -53,6 +53,10 @@ struct cc_tracer {
 	uint64_t sb_drained;		/* bytes of entries already in the recording */
 	uint64_t sb_buffered;		/* SYSCALL records that came through it */
 	uint64_t sb_signal_waits;	/* signals held until a buffered call's entry was complete */
+	/* the parent's writable pages at the entry of a call making a child that shares its
+	 * memory (record_vfork.c), and the thread making it */
+	struct cc_vfork_snap *vfork;
+	pid_t vfork_tid;
 	char *err;
 	size_t errlen;
 };
@@ -163,6 +167,22 @@ int cc_emit_range(struct cc_tracer *tr, enum cc_rec_kind kind, uint64_t start, u
 /* The initial image at the exec stop: META, REGS, every mapping; then START. */
 int cc_capture_initial(struct cc_tracer *tr, const struct user_regs_struct *regs, char *const *argv);
 void cc_files_release(struct cc_tracer *tr);
+
+/* Whether the syscall being recorded makes a child process that runs in the caller's memory
+ * (vfork, or clone/clone3 with CLONE_VM and without CLONE_THREAD). */
+static inline int cc_call_shares_memory(const struct loop_state *ls)
+{
+	return ls->nr == SYS_vfork || ((ls->nr == SYS_clone || ls->nr == SYS_clone3) &&
+				       (ls->clone_flags & CLONE_VM) && !(ls->clone_flags & CLONE_THREAD));
+}
+
+/* record_vfork.c */
+/* At the entry of such a call: keep a copy of the caller's writable pages. */
+int cc_vfork_enter(struct cc_tracer *tr);
+/* At its exit in the thread that made it (nothing otherwise): MEM records for the pages the
+ * child changed; its buffered calls are skipped. */
+int cc_vfork_effects(struct cc_tracer *tr);
+void cc_vfork_release(struct cc_tracer *tr);
 
 /* record_syscall.c */
 /* The SYSCALL record alone: FLAGS with OUT_HASH takes HASH, with CC_SC_STATE tr->state_hash. */
