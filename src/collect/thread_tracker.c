@@ -175,7 +175,7 @@ int thread_tracker_handle(struct thread_tracker *t, pid_t tid, int status, int *
 		if (th)
 			finish(th); /* killed without an exit stop (SIGKILL): best effort */
 		if (tid == t->root) {
-			*root_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+			*root_status = status;	/* a wait status, as waitpid gives it */
 			return 1;
 		}
 		return 0;

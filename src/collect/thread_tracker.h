@@ -37,7 +37,8 @@ int thread_tracker_attach(struct thread_tracker *t, pid_t root, size_t *bad_even
 
 /*
  * Handle one waitpid(-1, &status, __WALL) result. Returns 1 when ROOT has exited, with its
- * shell-style exit status (128+signal when killed) in *ROOT_STATUS; 0 otherwise; -errno when
+ * wait status in *ROOT_STATUS (spent_stat_wait's callers and workload_exit_code() decode it,
+ * once: decoding it here too made exit 3 read as 131); 0 otherwise; -errno when
  * a new thread's counters could not be opened (the thread still runs, uncounted).
  */
 int thread_tracker_handle(struct thread_tracker *t, pid_t tid, int status, int *root_status);

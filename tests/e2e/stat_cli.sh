@@ -11,6 +11,18 @@ check "a command that does not exist exits 127" test "$rc" -eq 127
 check "a command that does not exist is reported like perf" grep -q "workload failed: cannot run '/nonexistent/spent-cmd': No such file or directory" "$TMP/err"
 "$SPENT" stat -- sh -c 'exit 3' 2>/dev/null; rc=$?
 check "exit status is the command's" test "$rc" -eq 3
+# the per-thread modes follow the command's threads with ptrace: its wait status was decoded
+# twice there (exit 3 came back as 131, exit 128 as 0)
+for mode in --per-thread --per-process; do
+	codes=
+	for c in 1 3 128 200; do
+		"$SPENT" stat $mode -e task-clock -- sh -c "exit $c" > /dev/null 2>&1
+		codes="$codes $?"
+	done
+	"$SPENT" stat $mode -e task-clock -- sh -c 'kill -TERM $$' > /dev/null 2>&1
+	codes="$codes $?"
+	check "$mode exit statuses are the command's (1 3 128 200 143: got$codes)" test "$codes" = " 1 3 128 200 143"
+done
 "$SPENT" stat -r 0 -- true 2>/dev/null; rc=$?
 check "-r 0 is refused with exit 2" test "$rc" -eq 2
 "$SPENT" stat --bogus -- true 2>/dev/null; rc=$?
