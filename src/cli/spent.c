@@ -2,6 +2,7 @@
  * the spent(1) man page (`spent --man`). A command's own usage, `-h` and `--man` come from
  * its option table (cli/parse_options.h); commands.def holds a usage line only for a command
  * not moved onto the table yet. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -107,7 +108,21 @@ static int cmd_help_dispatch(int argc, char **argv)
 	return command_help(c);
 }
 
-int main(int argc, char **argv)
+/* What a command printed on stdout must have reached it: a table written to a full disk or a
+ * closed descriptor exits non-zero with one line, as git's commands do. A reader that went
+ * away (EPIPE: `spent report | head`) is not an error of ours. */
+static int stdout_written(int rc)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	if (errno == EPIPE)
+		return rc;
+	cli_error("cannot write to stdout%s%s", errno ? ": " : "", errno ? strerror(errno) : "");
+	return rc ? rc : 1;
+}
+
+static int run_command(int argc, char **argv)
 {
 	if (argc < 2) {
 		print_overview(stderr);
@@ -137,4 +152,9 @@ int main(int argc, char **argv)
 			return command_help(c);
 	/* a command sees itself as argv[0], as git's builtins do */
 	return c->fn(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	return stdout_written(run_command(argc, argv));
 }

@@ -128,6 +128,23 @@ check "record_write_error_fails (exit $?)" test $? -ne 0
 check record_write_error_leaves_nothing test ! -e fullprof
 check write_errors_leave_no_temporaries no_temps
 
+# ---- stdout that cannot be written: one line and a non-zero exit, for every command ----
+# (only report --folded checked its writes: the tables, annotate, trace stats, the studies'
+# tables and --version exited 0 on a full disk or a closed stdout)
+fn=$("$SPENT" report -i prof 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && $NF != "" { print $NF; exit }')
+stdout_failed() { [ "$1" -ne 0 ] && [ "$(wc -l < "$TMP/so.err")" = 1 ] && grep -q "^spent: cannot write to stdout" "$TMP/so.err"; }
+for args in "report -i prof" "report -i prof --by line --json" "annotate -i prof $fn" \
+	    "trace stats small.log" "cachesim small.log" "locks small.log" "--version"; do
+	"$SPENT" $args > /dev/full 2> "$TMP/so.err"
+	rc=$?
+	check "stdout_full_fails: spent $args (exit $rc: $(head -c 160 "$TMP/so.err"))" stdout_failed $rc
+done
+"$SPENT" report -i prof >&- 2> "$TMP/so.err"
+rc=$?
+check "stdout_closed_fails: report (exit $rc: $(head -c 160 "$TMP/so.err"))" stdout_failed $rc
+"$SPENT" report -i prof | head -1 > /dev/null
+check "stdout_reader_gone_is_not_an_error: report | head -1 (${PIPESTATUS[0]})" [ "${PIPESTATUS[0]}" = 0 ]
+
 # ---- user outputs are 0600 / 0700 whatever the umask ----
 (
 	umask 0
