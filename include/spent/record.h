@@ -88,6 +88,11 @@ SPENT_API int spent_record_wait(struct spent_record *r, int *status);
  * Async-signal-safe. */
 SPENT_API void spent_record_stop(struct spent_record *r);
 
+/* Send SIG to the recorded command, which spent_record_wait() then waits for as for any end;
+ * without a running command (a pid recorded, or before the start), spent_record_stop().
+ * Async-signal-safe: what a CLI's SIGTERM handler calls. */
+SPENT_API void spent_record_signal(struct spent_record *r, int sig);
+
 /* The profile recorded so far (owned by R: valid until spent_record_free()). */
 SPENT_API struct spent_profile *spent_record_profile(struct spent_record *r);
 SPENT_API void spent_record_get_stats(const struct spent_record *r, struct spent_record_stats *st);

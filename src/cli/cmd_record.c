@@ -132,11 +132,21 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-static struct spent_record *recording;	/* for the signal handler */
+static struct spent_record *volatile recording;	/* for the signal handlers */
 static void on_stop(int sig)
 {
 	(void)sig;
 	spent_record_stop(recording);
+}
+
+/* SIGTERM or SIGHUP to spent (timeout, a service manager, a closed terminal): passed on to the
+ * command, whose end is then recorded and the profile written, as perf record does; a second
+ * one kills it. Before, spent died of it and the whole recording was lost. */
+static volatile sig_atomic_t terms;
+static void on_term(int sig)
+{
+	if (recording)
+		spent_record_signal(recording, terms++ ? SIGKILL : sig);
 }
 
 static void warn_user(void *arg, const char *msg)
@@ -181,6 +191,8 @@ static int record(const struct record_opts *o)
 	recording = r;
 	signal(SIGINT, o->pid ? on_stop : SIG_IGN);
 	signal(SIGQUIT, o->pid ? on_stop : SIG_IGN);
+	signal(SIGTERM, on_term);
+	signal(SIGHUP, on_term);
 	if (spent_record_start(r, o->pid ? NULL : o->argv, (pid_t)o->pid) ||
 	    spent_record_wait(r, &status) || spent_record_write(r, o->output)) {
 		cli_error("%s", spent_record_error(r));

@@ -35,6 +35,7 @@ struct spent_record {
 	int exit_code;
 	bool waited, user_fallback_said;
 	volatile sig_atomic_t stop;
+	volatile sig_atomic_t reaped;	/* the command was waited for: its pid is no longer ours */
 	char err[512];
 };
 
@@ -249,6 +250,7 @@ static int read_until_end(struct spent_record *r)
 			return err;
 		if (r->wl.pid > 0) {
 			if (workload_wait(r->wl.pid, &r->status, WNOHANG) == r->wl.pid) {
+				r->reaped = 1;
 				r->exit_code = workload_exit_code(r->status);
 				return 0;
 			}
@@ -276,6 +278,13 @@ int spent_record_wait(struct spent_record *r, int *status)
 
 void spent_record_stop(struct spent_record *r)
 {
+	r->stop = 1;
+}
+
+void spent_record_signal(struct spent_record *r, int sig)
+{
+	if (r->wl.pid > 0 && !r->reaped && kill(r->wl.pid, sig) == 0)
+		return;
 	r->stop = 1;
 }
 

@@ -81,3 +81,23 @@ fi
 check folded_user_frames_not_marked grep -q '^demo;heavy [0-9]' "$TMP/demo.folded"
 "$SPENT" report -i "$TMP/demo" --folded > "$TMP/plain.folded"
 check folded_plain_has_no_marks test "$(grep -c '_\[k\]\|^demo;' "$TMP/plain.folded")" -eq 0
+
+# SIGTERM / SIGHUP to spent (timeout, a service manager): passed on to the command, whose end is
+# recorded and the profile written (spent died of it before, and the recording was lost); a
+# command that ignores the first one is killed by the second
+timeout --preserve-status -s TERM 1 "$SPENT" record -o "$TMP/term" -- "$PROGS/hotline" 5000 \
+	> /dev/null 2> "$TMP/term.err"
+rc=$?
+check "record_sigterm_exits_as_the_command (143: $rc)" [ "$rc" = 143 ]
+check "record_sigterm_writes_the_profile" grep -q "^spent: [1-9][0-9]* samples" "$TMP/term.err"
+check "record_sigterm_profile_reads" "$SPENT" report -i "$TMP/term" --by image --csv
+"$SPENT" record -o "$TMP/hup" -- perl -e '$SIG{HUP} = "IGNORE"; 1 while 1' > /dev/null 2> "$TMP/hup.err" &
+pid=$!
+sleep 1
+kill -HUP $pid
+sleep 0.5
+kill -HUP $pid
+wait $pid
+rc=$?
+check "record_second_sighup_kills_a_command_ignoring_the_first (137: $rc)" [ "$rc" = 137 ]
+check "record_sighup_profile_written" test -f "$TMP/hup/meta"
