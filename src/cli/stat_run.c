@@ -300,9 +300,21 @@ out:
 	return status;
 }
 
-static void print_repeat(struct run_ctx *rc, double *const *runs, int nruns, const struct count_value *last)
+/* The rows of -r N: each event's mean and spread over the runs; its raw counter, enabled and
+ * running times are the runs' means too (SUMS over NRUNS), so --json's fields all describe
+ * the same thing (they were the last run's beside the mean). */
+static void print_repeat(struct run_ctx *rc, double *const *runs, int nruns, const struct count_value *sums)
 {
-	fill_rows(rc->se, &rc->os, last, rc->rows, &rc->nrows);
+	struct count_value *mean_raw = calloc(rc->os.n, sizeof(*mean_raw));
+	if (!mean_raw)
+		return;
+	for (size_t i = 0; i < rc->os.n; i++) {
+		mean_raw[i].value = sums[i].value / (uint64_t)nruns;
+		mean_raw[i].enabled = sums[i].enabled / (uint64_t)nruns;
+		mean_raw[i].running = sums[i].running / (uint64_t)nruns;
+	}
+	fill_rows(rc->se, &rc->os, mean_raw, rc->rows, &rc->nrows);
+	free(mean_raw);
 	for (size_t k = 0; k < rc->nrows; k++) {
 		struct stat_row *r = &rc->rows[k];
 		if (!r->supported)
@@ -327,8 +339,8 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 	struct run_ctx rc = { .opts = opts, .se = se };
 	struct stat_out out = { .f = stderr, .opts = opts, .format = opts->format };
 	int status = 2;
-	double **runs = NULL, *elapsed = NULL;
-	struct count_value *totals = NULL;
+	double **runs = NULL, *elapsed = NULL, mean_elapsed = 0;
+	struct count_value *totals = NULL, *sums = NULL;
 	struct outfile *of = NULL;
 	bool printed = false;
 	if (opts->output) {	/* a temporary now, put at -o only once the counts are in it */
@@ -346,7 +358,8 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 	if (open_set_build(se, &rc.os) || !(rc.rows = calloc(se->n, sizeof(*rc.rows))) ||
 	    !(totals = calloc(se->n, sizeof(*totals))) ||
 	    !(runs = calloc((size_t)opts->repeat, sizeof(*runs))) ||
-	    !(elapsed = calloc((size_t)opts->repeat, sizeof(*elapsed)))) {
+	    !(elapsed = calloc((size_t)opts->repeat, sizeof(*elapsed))) ||
+	    !(sums = calloc(se->n, sizeof(*sums)))) {
 		cli_error("out of memory");
 		goto out;
 	}
@@ -362,18 +375,29 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 		status = run_once(&rc, totals, opts->repeat == 1);
 		if (!(runs[nruns] = calloc(rc.os.n, sizeof(double))))
 			break;
-		for (size_t i = 0; i < rc.os.n; i++)
+		for (size_t i = 0; i < rc.os.n; i++) {
 			runs[nruns][i] = count_value_scaled(&totals[i]);
+			sums[i].value += totals[i].value;
+			sums[i].enabled += totals[i].enabled;
+			sums[i].running += totals[i].running;
+		}
 		elapsed[nruns++] = rc.elapsed_ns;
 		if (status == 2 || status == 126 || status == 127)
 			goto out; /* the command never ran: there is nothing to print */
 	}
+	/* with -r, a rate (CPUs utilized: task-clock per elapsed second) is the mean count over
+	 * the mean elapsed time, as perf stat prints it; the last run's time made a
+	 * single-threaded gzip read 1.10 CPUs */
+	for (int i = 0; i < nruns; i++)
+		mean_elapsed += elapsed[i] / nruns;
 	if (nruns > 1)
-		print_repeat(&rc, runs, nruns, totals);
-	stat_print_rows(&out, rc.rows, rc.nrows, rc.elapsed_ns, -1);
+		print_repeat(&rc, runs, nruns, sums);
+	else
+		mean_elapsed = rc.elapsed_ns;
+	stat_print_rows(&out, rc.rows, rc.nrows, mean_elapsed, -1);
 	if (opts->costs && spent_pmu_present())
 		stat_print_costs(&out, rc.rows, rc.nrows);
-	stat_print_footer(&out, rc.elapsed_ns, elapsed, nruns);
+	stat_print_footer(&out, mean_elapsed, elapsed, nruns);
 	printed = true;
 out:
 	if (runs)
@@ -381,6 +405,7 @@ out:
 			free(runs[r]);
 	free(runs);
 	free(elapsed);
+	free(sums);
 	free(totals);
 	free(rc.rows);
 	open_set_release(&rc.os);
