@@ -129,7 +129,7 @@ static int parse_opts(int argc, char **argv, struct top_opts *o)
 				    "--no-daemon are for its own sampling");
 		return -EINVAL;
 	}
-	if (o->window == 0)
+	if (o->window == -1)	/* not given (an explicit 0 is refused below: it was taken as 5) */
 		o->window = 5 * o->interval;
 	if (o->window < o->interval || o->window / o->interval > 3600) {
 		parse_options_error(&top_usage, "--window %g: give 1 to 3600 intervals of %g s",
@@ -399,7 +399,7 @@ static int open_source(const struct top_opts *o, struct top_run *run)
 
 int cmd_top(int argc, char **argv)
 {
-	struct top_opts o = { .interval = 1.0, .rows = 20 };
+	struct top_opts o = { .interval = 1.0, .window = -1, .rows = 20 };
 	struct top_run run = { .o = &o, .renew_at = TOP_SYMBOLS_RENEW };
 	int r = parse_opts(argc, argv, &o), status = 1;
 

@@ -227,7 +227,7 @@ print("ok" if named > 0 and named >= 9 * other else "named %d, otherwise %d" % (
 check top_short_lived_programs_named test "$named" = ok
 
 # bad options: refused with one line, exit 2
-for bad in "-d 0.01" "--window 0.5" "-s nosuch" "-e nosuch-event" "extra"; do
+for bad in "-d 0.01" "--window 0.5" "--window 0" "-s nosuch" "-e nosuch-event" "extra"; do
 	# shellcheck disable=SC2086
 	"$SPENT" top -b -n 1 $bad > "$TMP/bad.out" 2> "$TMP/bad.err"
 	rc=$?
