@@ -233,6 +233,9 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 		return start_command(r, argv);
 	size_t failed = 0;
 	r->target = pid;
+	/* a pid that is gone reads as ENOENT from its /proc task list: say so, as stat -p does */
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return fail(r, -ESRCH, "process '%ld' not found", (long)pid);
 	if ((err = sampling_attach(r->s, pid, false, &failed)))
 		return fail(r, err, "cannot open event '%s': %s", r->evs[failed].ev.spec, strerror(-err));
 	return 0;

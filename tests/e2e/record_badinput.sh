@@ -43,6 +43,13 @@ printf '\xff\xff\xff\xff' | dd of="$f" bs=1 seek=16 conv=notrunc 2>/dev/null
 one_line report_corrupt_file_one_line "checksum mismatch" $SPENT report -i "$TMP/corrupt"
 one_line report_bad_magic_file_one_line "bad magic" bash -c "echo junk > '$TMP/corrupt/epoch-0000/zz.prof' && rm -f '$f' && $SPENT report -i '$TMP/corrupt'"
 
+# a pid that is gone: named, as stat -p names it (was: "cannot open event 'cpu-clock': No such
+# file or directory")
+true & gone=$!
+wait $gone
+one_line record_gone_pid_one_line "process '$gone' not found" $SPENT record -e cpu-clock -p $gone -o "$TMP/gone"
+check record_gone_pid_writes_nothing test ! -e "$TMP/gone"
+
 mkdir -p "$TMP/plain" && echo hi > "$TMP/plain/file"
 one_line report_non_profile_dir_one_line "is not a spent profile directory" $SPENT report -i "$TMP/plain"
 one_line report_missing_dir_one_line "not found" $SPENT report -i "$TMP/nowhere"
