@@ -14,6 +14,7 @@
 #include "core/json.h"
 #include "core/number.h"
 #include "core/outfile.h"
+#include "core/workload.h"
 #include "shim/shim.h"
 #include "shim/shim_format.h"
 #include "spent/events.h"
@@ -515,6 +516,18 @@ int cmd_shim(int argc, char **argv)
 	o.cfg.argv = argv;
 	if (find_preload(&o))
 		return 2;
+	/* a command that cannot run exits as the shell's would (and stat's, record's): 127 when
+	 * there is none by that name, 126 when it is not runnable; it was 2, a usage error */
+	char exe[PATH_MAX];
+	int ferr = workload_find(argv[0], exe, sizeof(exe));
+	if (ferr == -EACCES) {
+		cli_error("cannot run '%s': %s", argv[0], strerror(EACCES));
+		return 126;
+	}
+	if (ferr == -ENOENT) {
+		cli_error("command '%s' not found: check the name and PATH", argv[0]);
+		return 127;
+	}
 	rc = shim_run(&o.cfg, &r, err, sizeof(err));
 	if (rc) {
 		cli_error("%s", err[0] ? err : strerror(-rc));

@@ -215,7 +215,11 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 		return fail(r, -EBUSY, "already recording");
 	if ((!argv || !argv[0]) == !(pid > 0))
 		return fail(r, -EINVAL, "give a command or a pid to record");
-	if (argv && workload_find(argv[0], exe, sizeof(exe))) {
+	if (argv && (err = workload_find(argv[0], exe, sizeof(exe))) == -EACCES) {
+		r->exit_code = 126;
+		return fail(r, err, "cannot run '%s': %s", argv[0], strerror(EACCES));
+	}
+	if (argv && err) {
 		r->exit_code = 127;
 		return fail(r, -ENOENT, "cannot run '%s': no such executable (check the name and PATH)",
 			    argv[0]);

@@ -150,7 +150,8 @@ int workload_find(const char *cmd, char *out, size_t outlen)
 	if (strchr(cmd, '/')) {
 		if ((size_t)snprintf(out, outlen, "%s", cmd) >= outlen)
 			return -ENAMETOOLONG;
-		return access(cmd, X_OK) == 0 ? 0 : -ENOENT;
+		/* there but not runnable (a data file, a directory): the shell's 126, not 127 */
+		return access(cmd, X_OK) == 0 ? 0 : access(cmd, F_OK) == 0 ? -EACCES : -ENOENT;
 	}
 	const char *path = getenv("PATH");
 	int err = -ENOENT;

@@ -58,7 +58,8 @@ int workload_exec_exit_code(int err);
 
 /* Find CMD as execvp would: CMD itself when it holds a '/', else the first executable PATH
  * entry (an empty entry is the current directory; no PATH: /usr/bin:/bin). 0 with the path in
- * OUT, -ENOENT when none is executable, -ENAMETOOLONG when OUT is too small. */
+ * OUT, -ENOENT when none is executable (-EACCES for a CMD with a '/' that exists but cannot be
+ * run), -ENAMETOOLONG when OUT is too small. */
 int workload_find(const char *cmd, char *out, size_t outlen);
 
 /* PREFIX (N strings) then CMD (NULL-terminated), as one NULL-terminated array to free(); the

@@ -508,7 +508,10 @@ int shim_run(const struct shim_config *cfg, struct shim_result **out, char *err,
 		return -EINVAL;
 	}
 	if ((rc = workload_find(cfg->argv[0], exe, sizeof(exe)))) {
-		snprintf(err, errlen, "command '%s' not found: check the name and PATH", cfg->argv[0]);
+		if (rc == -EACCES)
+			snprintf(err, errlen, "cannot run '%s': %s", cfg->argv[0], strerror(EACCES));
+		else
+			snprintf(err, errlen, "command '%s' not found: check the name and PATH", cfg->argv[0]);
 		goto out;
 	}
 	if ((rc = images_load(&im, exe))) {

@@ -35,6 +35,16 @@ expect shim_error_static "^spent: '.*shim_demo-static' is statically linked, so 
 	shim --tag phase=phase -o "$TMP/out.shim" -- "$PROGS/shim_demo-static" 0.1
 expect shim_error_no_command "^spent: command 'no-such-command-xyz' not found" \
 	shim --tag phase=phase -- no-such-command-xyz
+# exit statuses as the shell's, stat's and record's (it was 2 for both)
+"$SPENT" shim --tag phase=phase -- no-such-command-xyz 2> /dev/null
+check "shim_missing_command_exits_127 ($?)" [ $? = 127 ]
+printf 'data\n' > "$TMP/notexec"
+expect shim_error_not_runnable "^spent: cannot run '.*notexec': Permission denied" \
+	shim --tag phase=phase -- "$TMP/notexec"
+"$SPENT" shim --tag phase=phase -- "$TMP/notexec" 2> /dev/null
+check "shim_not_runnable_exits_126 ($?)" [ $? = 126 ]
+"$SPENT" record -e cpu-clock -o "$TMP/nr" -- "$TMP/notexec" 2> /dev/null
+check "record_not_runnable_exits_126 ($?)" [ $? = 126 ]
 expect shim_error_bad_signal_spec "^spent: invalid signal '=phase': expected NAME=SYMBOL" \
 	shim --tag =phase -- "$PROGS/shim_phases" 0.1
 expect shim_error_nothing "^spent: nothing to observe" shim -- "$PROGS/shim_phases" 0.1

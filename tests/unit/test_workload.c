@@ -184,6 +184,9 @@ static void find_looks_up_path_like_execvp(void **state)
 	assert_int_equal(workload_find("myprog", out, 4), -ENAMETOOLONG);
 	assert_int_equal(workload_find(prog, out, sizeof(out)), 0);	/* a path: itself */
 	assert_int_equal(workload_find("/nonexistent/prog", out, sizeof(out)), -ENOENT);
+	/* a path that is there but not runnable: the shell's 126, not "not found" */
+	assert_int_equal(chmod(prog, 0644), 0);
+	assert_int_equal(workload_find(prog, out, sizeof(out)), -EACCES);
 	if (saved)
 		setenv("PATH", saved, 1);
 	else
