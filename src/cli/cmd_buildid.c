@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "cli/parse_options.h"
@@ -73,6 +74,16 @@ int cmd_buildid(int argc, char **argv)
 		parse_options_error(&buildid_usage, n > 0 ? "unexpected argument '%s'" :
 				    "give one of --list or --prune%s", n > 0 ? argv[0] : "");
 		return 2;
+	}
+	/* the default cache not made yet is an empty cache; a --dir that is not a directory is
+	 * a typo, which "0 entries" would hide */
+	struct stat st;
+	if (dir) {
+		int e = stat(dir, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+		if (e) {
+			cli_error("no build-id cache at '%s': %s", dir, strerror(e));
+			return 1;
+		}
 	}
 	if (dir && setenv("SPENT_BUILDID_DIR", dir, 1)) {
 		cli_error("out of memory");

@@ -81,7 +81,11 @@ static int parse_event_groups(const char *list, struct stat_events *se)
 		}
 		if (*p == 0)
 			return 0;
-		if (*p != ',' || p[1] == 0) {
+		if (*p == ',' && p[1] == 0) {
+			cli_error("invalid event list '%s': empty event name after the last ','", list);
+			return -EINVAL;
+		}
+		if (*p != ',') {
 			cli_error("invalid event list '%s': expected ',' between events", list);
 			return -EINVAL;
 		}
@@ -226,6 +230,35 @@ bad:
 	return -EINVAL;
 }
 
+/* Every CPU of -C is online (the kernel's own list, in parse_cpu_list's format): a CPU that is
+ * not made perf_event_open say only "Invalid argument". 0, or -EINVAL after one error line. */
+static int check_cpus_online(const int *cpus, size_t n)
+{
+	char list[256] = "";
+	int *online = NULL;
+	size_t n_online = 0;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	bool known = f && fgets(list, sizeof(list), f);
+	if (f)
+		fclose(f);
+	list[strcspn(list, "\n")] = 0;
+	if (!known || parse_cpu_list(list, &online, &n_online))
+		return 0;	/* cannot tell: perf_event_open will */
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		bool on = false;
+		for (size_t k = 0; k < n_online; k++)
+			on |= online[k] == cpus[i];
+		if (!on) {
+			cli_error("cpu %d for -C does not exist or is offline: this machine has cpus %s",
+				  cpus[i], list);
+			err = -EINVAL;
+		}
+	}
+	free(online);
+	return err;
+}
+
 static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 {
 	struct opt_string_list events = { 0 };
@@ -291,6 +324,8 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 			parse_options_error(&stat_pu, "bad CPU list '%s': give CPUs as 0-3,5", cpu_list);
 			goto out;
 		}
+		if (check_cpus_online(o->cpus, o->n_cpus))
+			goto out;
 		o->system_wide = 1;
 	}
 	o->per_cpu |= no_aggr;

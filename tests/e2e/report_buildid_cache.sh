@@ -58,8 +58,12 @@ $SPENT buildid --prune --max-size "$newbytes" > "$TMP/prune.txt"
 check prune_says_what_went grep -q "^removed $((entries - 1)) entries" "$TMP/prune.txt"
 check prune_keeps_the_most_recent test -d "$TMP/cache/$newest"
 check prune_left_one test "$(ls "$TMP/cache" | wc -l)" = 1
+mkdir -p "$TMP/other"
 $SPENT buildid --list --dir "$TMP/other" > "$TMP/other.txt"
 check dir_option_used grep -q '^0 entries' "$TMP/other.txt"
+# a --dir that is not there is a typo, not an empty cache
+$SPENT buildid --list --dir "$TMP/no-such-dir" > "$TMP/nodir.txt" 2> "$TMP/nodir.err"; rc=$?
+check dir_option_missing_refused bash -c "test $rc = 1 && grep -q \"no build-id cache at '.*no-such-dir': No such file or directory\" '$TMP/nodir.err' && test ! -s '$TMP/nodir.txt'"
 $SPENT buildid 2>"$TMP/noarg.err"; rc=$?
 check no_action_is_usage_error bash -c "test $rc = 2 && grep -q 'one of --list or --prune' '$TMP/noarg.err'"
 

@@ -29,6 +29,12 @@ check "-r 0 is refused with exit 2" test "$rc" -eq 2
 check "an unknown option exits 2" test "$rc" -eq 2
 "$SPENT" stat -e 'task-clock,,page-faults' -- true 2>/dev/null; rc=$?
 check "an empty event name exits 2" test "$rc" -eq 2
+"$SPENT" stat -e 'task-clock,' -- true 2> "$TMP/err"; rc=$?
+check "a trailing ',' is an empty event name (exit $rc)" grep -q "empty event name after the last ','" "$TMP/err"
+ncpu=$(getconf _NPROCESSORS_CONF)
+"$SPENT" stat -C $((ncpu + 3)) -- true 2> "$TMP/err"; rc=$?
+check "-C of a cpu that is not there names it (exit $rc)" \
+	bash -c "[ $rc = 2 ] && grep -q '^spent: cpu $((ncpu + 3)) for -C does not exist or is offline: this machine has cpus ' '$TMP/err'"
 # numbers are digits only: strtol took ' 2' and '-r ' -1' became huge elsewhere
 for bad in ' 2' '2 ' '+2' '-1' '2x' '99999999999999999999'; do
 	"$SPENT" stat -r "$bad" -- true 2>"$TMP/err"; rc=$?
