@@ -142,7 +142,25 @@ static int select_events(const struct spent_profile *p, const char *list, uint32
 	} else {
 		char *dup = strdup(list), *save = NULL;
 		for (char *t = dup ? strtok_r(dup, ",", &save) : NULL; t; t = strtok_r(NULL, ",", &save)) {
-			int e = spent_profile_event_find(p, t);
+			/* NAME selects every event of that name (a database sampled at two rates
+			 * holds it twice, labelled NAME@PERIOD), NAME@PERIOD the one */
+			char *at = strchr(t, '@'), *end = NULL;
+			unsigned long long period = at ? strtoull(at + 1, &end, 10) : 0;
+			if (at)
+				*at = 0;
+			int e = -1;
+			for (uint32_t i = 0; i < spent_profile_nevents(p) && k < 64; i++) {
+				const struct spent_profile_event *pe = spent_profile_event_get(p, i);
+				if (strcmp(pe->name, t) != 0 || (at && pe->period != period))
+					continue;
+				ev[k++] = i;
+				e = (int)i;
+			}
+			if (at) {
+				*at = '@';
+				if (end == at + 1 || (*end && strcmp(end, "Hz") != 0))
+					e = -1;
+			}
 			if (e < 0 || k == 64) {
 				cli_error("event '%s' is not in this profile: it holds %s%s", t,
 					  spent_profile_nevents(p) ? spent_profile_event_get(p, 0)->name : "no events",
@@ -151,7 +169,6 @@ static int select_events(const struct spent_profile *p, const char *list, uint32
 				free(ev);
 				return -ENOENT;
 			}
-			ev[k++] = (uint32_t)e;
 		}
 		free(dup);
 	}
@@ -176,6 +193,23 @@ static const char *base(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+/* Event E's label in the columns: its name, or NAME@PERIOD when another selected event has the
+ * same name (a daemon database sampled at two rates holds cpu-clock twice: the columns and the
+ * ratio between them read "cpu-clock % cpu-clock %" and "cpu-clock/cpu-clock"). */
+static const char *event_label(const struct spent_profile *p, const struct report *r, size_t e,
+			       char *buf, size_t len)
+{
+	const struct spent_profile_event *ev = spent_profile_event_get(p, r->events[e]);
+	for (size_t k = 0; k < r->cfg.nevents; k++) {
+		if (k == e || strcmp(spent_profile_event_get(p, r->events[k])->name, ev->name) != 0)
+			continue;
+		snprintf(buf, len, "%s@%llu%s", ev->name, (unsigned long long)ev->period,
+			 ev->flags & SPENT_PROFILE_EV_FREQ ? "Hz" : "");
+		return buf;
+	}
+	return ev->name;
+}
+
 static void print_table(const struct spent_profile *p, const struct report *r, long limit)
 {
 	size_t nev = r->cfg.nevents;
@@ -194,17 +228,17 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 	/* with several events each column is labelled with its event (and each ratio with its two
 	 * events), as wide as the label */
 	int w[64], rw[64];
-	char rl[64][96];
+	char rl[64][200], lab[64][96];
 	for (size_t e = 0; e < nev; e++) {
-		const char *name = spent_profile_event_get(p, r->events[e])->name;
+		const char *name = event_label(p, r, e, lab[e], sizeof(lab[e]));
 		w[e] = nev > 1 && (int)strlen(name) > 9 ? (int)strlen(name) : 9;
-		snprintf(rl[e], sizeof(rl[e]), "%s/%s", name, spent_profile_event_get(p, r->events[0])->name);
+		snprintf(rl[e], sizeof(rl[e]), "%s/%s", name, event_label(p, r, 0, lab[0], sizeof(lab[0])));
 		rw[e] = (int)strlen(rl[e]) > 10 ? (int)strlen(rl[e]) : 10;
 	}
 	if (r->cfg.children)
 		printf("%9s ", "children");
 	for (size_t e = 0; e < nev; e++)
-		printf("%*s %8s ", w[e], nev > 1 ? spent_profile_event_get(p, r->events[e])->name
+		printf("%*s %8s ", w[e], nev > 1 ? event_label(p, r, e, lab[e], sizeof(lab[e]))
 				   : r->cfg.children ? "self" : "samples", "%");
 	for (size_t e = 1; e < nev; e++)
 		printf("%*s ", rw[e], rl[e]);
@@ -242,7 +276,8 @@ static void print_rows_machine(const struct spent_profile *p, const struct repor
 	for (size_t i = 0; i < r->nrows && (limit < 0 || (long)i < limit); i++) {
 		const struct report_row *row = &r->rows[i];
 		for (size_t e = 0; e < r->cfg.nevents; e++) {
-			const char *evn = spent_profile_event_get(p, r->events[e])->name;
+			char lab[96];
+			const char *evn = event_label(p, r, e, lab, sizeof(lab));
 			uint64_t inc = r->have_stacks ? row->incl[e] : row->self[e];
 			char off[32];
 			snprintf(off, sizeof(off), "0x%llx", (unsigned long long)row->offset);

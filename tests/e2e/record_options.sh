@@ -101,3 +101,15 @@ wait $pid
 rc=$?
 check "record_second_sighup_kills_a_command_ignoring_the_first (137: $rc)" [ "$rc" = 137 ]
 check "record_sighup_profile_written" test -f "$TMP/hup/meta"
+
+# one event at two periods (a daemon database sampled at two rates holds that too): the columns
+# and the ratio name the periods, -e NAME selects both, -e NAME@PERIOD one (the columns read
+# "cpu-clock % cpu-clock %" and -e picked the first silently)
+"$SPENT" record -e cpu-clock:1000000 -e cpu-clock:250000 -o "$TMP/twop" -- "$PROGS/hotline" 100 > /dev/null 2>&1
+"$SPENT" report -i "$TMP/twop" > "$TMP/twop.txt"
+check report_same_event_two_periods_labelled grep -q 'cpu-clock@1000000 .*cpu-clock@250000 .*cpu-clock@250000/cpu-clock@1000000' "$TMP/twop.txt"
+check report_same_event_name_selects_both test "$("$SPENT" report -i "$TMP/twop" -e cpu-clock | grep -c '^# .* samples of')" = 2
+"$SPENT" report -i "$TMP/twop" -e cpu-clock@250000 > "$TMP/twop1.txt"
+check report_same_event_name_at_period_selects_one bash -c "grep -c '^# .* samples of' '$TMP/twop1.txt' | grep -qx 1 && grep -q '(period 250000)' '$TMP/twop1.txt'"
+"$SPENT" report -i "$TMP/twop" -e cpu-clock@7 > /dev/null 2> "$TMP/twop.err"
+check "report_unknown_period_refused ($?)" grep -q "event 'cpu-clock@7' is not in this profile" "$TMP/twop.err"
