@@ -207,10 +207,18 @@ int cmd_annotate(int argc, char **argv)
 		cli_error("cannot annotate '%s': %s", o.symbol, why ? why : strerror(-err));
 		goto out;
 	}
+	/* the function found, by its own name: a query ns::twice matches ns::twice(int), which the
+	 * header showed as the query when the mangled name gave the full one */
+	struct sym_info si = { 0 };
+	const char *found = o.symbol;
+	if (symbols_lookup_name(sym, spent_profile_image_get(p, a->image), a->start, &si) == 0 &&
+	    si.name && si.exact && si.start == a->start)
+		found = si.name;
+	found = demangle_name(found, shown, sizeof(shown));
 	if (o.json)
-		print_json(p, a, evs, demangle_name(o.symbol, shown, sizeof(shown)));
+		print_json(p, a, evs, found);
 	else
-		print_text(p, a, evs, demangle_name(o.symbol, shown, sizeof(shown)));
+		print_text(p, a, evs, found);
 	rc = skipped ? 1 : 0;
 out:
 	annotate_free(a);
