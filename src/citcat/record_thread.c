@@ -191,6 +191,10 @@ int cc_slice_over(const struct loop_state *ls)
 	/* nor inside a call that maps or unmaps: see cc_call_changes_mappings */
 	if (ls->in_sc && cc_call_changes_mappings(ls))
 		return 0;
+	/* nor inside a vfork: every page that changes until it returns is the child's
+	 * (record_vfork.c) */
+	if (ls->in_sc && cc_call_shares_memory(ls))
+		return 0;
 	for (size_t i = 0; i < ls->nthr; i++)
 		if (ls->thr[i].state == CC_THR_READY || ls->thr[i].state == CC_THR_SC_DONE ||
 		    ls->thr[i].state == CC_THR_SIGNALED)

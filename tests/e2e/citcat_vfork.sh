@@ -47,3 +47,23 @@ one python3_subprocess 1 -- python3 -c 'import subprocess; r = subprocess.run(["
 # make's recipes write to the shared stdout from its children: the recorded output is checked
 one make 0 -- make -s -f /dev/null -E 'all:; @echo $$((6 * 7)); ls t.cc'
 check "citcat_vfork_make_ran_the_recipe" grep -qx 42 "$TMP/make.real"
+
+# threads that each run a subprocess, at 1 ms slices: the recorder never switches threads inside
+# a vfork, so the pages that change until it returns are the child's (another thread running
+# meanwhile made the recorded pages wrong: 3 replays in 3 stopped on a garbage pointer)
+cat > "$TMP/work/thsub.py" <<'PY'
+import subprocess, threading
+out = []
+def work(i):
+    r = subprocess.run(["echo", "t%d" % i], capture_output=True)
+    out.append(r.stdout.decode().strip())
+    s = 0
+    for k in range(100000):
+        s += k
+ts = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+print(sorted(out))
+PY
+one threads_subprocess 1 --time-slice 1 -- python3 thsub.py
+check "citcat_vfork_threads_subprocess_ran" grep -q "^\['t0', 't1', 't2'\]$" "$TMP/threads_subprocess.real"
