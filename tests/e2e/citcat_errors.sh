@@ -140,6 +140,20 @@ mkdir -p "$TMP/notrec" && echo hi > "$TMP/notrec/file"
 "$SPENT" citcat record -o "$TMP/notrec" -- "$PROGS/citcat_tiny" > /dev/null 2> "$TMP/err8.txt"
 check "citcat_record_refuses_to_overwrite_other_directory" has "$TMP/err8.txt" "not a citcat recording"
 check "citcat_other_directory_untouched" [ -f "$TMP/notrec/file" ]
+# refused before the program runs (it ran to the end and the recording was thrown away), and
+# a symlink or a file at -o named as such
+for out in notrec crec_moved link devnull; do
+	rm -f "$TMP/ran"
+	case $out in
+	link) ln -sfn "$TMP/crec_moved" "$TMP/link"; o=$TMP/link; want="it is a symlink" ;;
+	devnull) o=/dev/null; want="exists and is not a directory" ;;
+	*) o=$TMP/$out; want="citcat recording" ;;
+	esac
+	"$SPENT" citcat record -o "$o" -- sh -c "touch '$TMP/ran'" 2> "$TMP/err12.txt"
+	rc=$?
+	check "citcat_record_refuses_-o_${out}_before_the_run (exit $rc: $(head -c 150 "$TMP/err12.txt"))" \
+		bash -c "[ $rc = 1 ] && [ ! -e '$TMP/ran' ] && grep -q '$want' '$TMP/err12.txt'"
+done
 "$SPENT" citcat replay "$TMP/notrec" 2> "$TMP/err9.txt"
 check "citcat_replay_of_non_recording_fails" [ $? != 0 ]
 "$SPENT" citcat bogus 2> "$TMP/err10.txt"
