@@ -90,6 +90,7 @@ struct spent_trace_event {
 			uint8_t build_id[20];
 			uint32_t build_id_len;
 		} image;
+		/* exit_group's status, or -1: killed by a signal (the log does not say which) */
 		struct { int32_t status; } exit;
 		struct {
 			uint32_t ppid;

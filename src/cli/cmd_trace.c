@@ -248,7 +248,10 @@ static void print_event(const struct spent_trace_event *e)
 		       (unsigned long long)e->u.image.base);
 		break;
 	case SPENT_TRACE_EV_EXIT:
-		printf("exit %d\n", e->u.exit.status);
+		if (e->u.exit.status < 0)
+			printf("exit killed by a signal\n");
+		else
+			printf("exit %d\n", e->u.exit.status);
 		break;
 	case SPENT_TRACE_EV_PROCESS_START: {
 		printf("process %u pid %u ppid %u parent %u %s %s:", e->u.process.stream, e->pid,

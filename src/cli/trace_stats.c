@@ -189,10 +189,11 @@ static void print_json(const struct trace_totals *t, uint64_t log_bytes, int dat
 		json_kstr(&w, "cmdline", p->cmdline);
 		json_ku64(&w, "instructions", p->insns);
 		json_ku64(&w, "data_refs", p->refs);
-		if (p->exited)
+		if (p->exited && p->status >= 0)
 			json_ki64(&w, "exit_status", p->status);
 		else
 			json_knull(&w, "exit_status");
+		json_kbool(&w, "killed", p->exited && p->status < 0);
 		json_object_end(&w);
 	}
 	json_array_end(&w);
@@ -219,7 +220,10 @@ static void print_text(const struct trace_totals *t, uint64_t log_bytes, int dat
 	for (size_t i = 0; i < t->n_procs; i++) {
 		const struct proc_stat *p = &t->procs[i];
 		char ex[16];
-		snprintf(ex, sizeof(ex), p->exited ? "%d" : "-", p->status);
+		if (p->exited && p->status >= 0)
+			snprintf(ex, sizeof(ex), "%d", p->status);
+		else
+			snprintf(ex, sizeof(ex), "%s", p->exited ? "killed" : "-");
 		printf("%-7u %-8u %-8u %-7u %-5s %14llu %14llu %-6s %s\n", p->stream, p->pid, p->ppid,
 		       p->parent_stream, p->forked ? "fork" : "exec", (unsigned long long)p->insns,
 		       (unsigned long long)p->refs, ex, p->cmdline);

@@ -192,8 +192,12 @@ struct log_thread {
 	uint64_t time_ns;
 };
 
+/* A process that ended without exit_group (a fatal signal: Valgrind gives the tool's fini 0
+ * then, and no tool hook names the signal) has status LOG_EXIT_KILLED. */
+#define LOG_EXIT_KILLED (-1)
+
 struct log_exit {
-	int32_t status;
+	int32_t status;		/* exit_group's status (0-255), or LOG_EXIT_KILLED */
 	uint32_t reserved;
 	uint64_t time_ns;
 };

@@ -753,7 +753,9 @@ static void sp_fini(Int exitcode)
 {
 	flush_data();
 	struct log_exit *e = (struct log_exit *)sp_rec_begin(LOG_REC_EXIT, sizeof(*e));
-	e->status = exit_status >= 0 ? exit_status : exitcode;
+	/* no exit_group: a fatal signal ended the process (fini's 0 said it exited 0) */
+	(void)exitcode;
+	e->status = exit_status >= 0 ? exit_status : LOG_EXIT_KILLED;
 	e->time_ns = sp_now_ns();
 	sp_out_write();
 	sp_out_close();
