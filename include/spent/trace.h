@@ -155,6 +155,8 @@ struct spent_trace_source_ops {
 	int (*progress)(void *state, uint64_t *done, uint64_t *total);
 	/* optional: deliver batches of executions from the next batch on; 0, or -ENOTSUP */
 	int (*want_execs)(void *state);
+	/* optional: 1 when the stream has data references, 0 when it was made without them */
+	int (*data_addresses)(void *state);
 };
 
 /* Wrap STATE with OPS into a source; the source owns STATE. NULL on ENOMEM (STATE freed). */
@@ -194,6 +196,10 @@ SPENT_API int spent_trace_source_progress(struct spent_trace_source *src, uint64
  * on, for a sink that reads both kinds. 0 when it will deliver them, -ENOTSUP when it cannot
  * (its batches keep insns). */
 SPENT_API int spent_trace_source_want_execs(struct spent_trace_source *src);
+/* 1 when SRC delivers data references, 0 when its input was made without them (`spent trace
+ * --no-data`: a data-cache or lock study on it would read as empty), -ENOTSUP when it cannot
+ * tell. */
+SPENT_API int spent_trace_source_data_addresses(struct spent_trace_source *src);
 SPENT_API void spent_trace_source_free(struct spent_trace_source *src);
 
 #ifdef __cplusplus

@@ -122,6 +122,7 @@ int cmd_locks(int argc, char **argv)
 		cli_error("locks: out of memory");
 		goto out;
 	}
+	studies_filter.need_data = 1;	/* lock words are data addresses */
 	if (studies_run("locks", o.trace, feed, lk, cut, sizeof(cut)))
 		goto out;
 	locks_finish(lk);

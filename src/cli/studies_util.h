@@ -24,6 +24,7 @@ struct studies_filter {
 	int tag;		/* SPENT_TRACE_SELECT_TAG the addresses by process */
 	int progress;		/* --progress: show it even when stderr is no terminal */
 	int execs;		/* the sink reads batches of superblock executions too */
+	int need_data;		/* refuse a log traced with --no-data (else: a warning) */
 };
 extern struct studies_filter studies_filter;
 /* (with --progress, which every study has too) */

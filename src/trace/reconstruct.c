@@ -667,8 +667,15 @@ static int recon_want_execs(void *state)
 	return 0;
 }
 
+static int recon_data_addresses(void *state)
+{
+	const struct recon *r = state;
+	return (log_reader_flags(r->rd) & LOG_F_DATA) != 0;
+}
+
 static const struct spent_trace_source_ops recon_ops = {
 	.name = "patchwrx-log",
+	.data_addresses = recon_data_addresses,
 	.want_execs = recon_want_execs,
 	.next = recon_next,
 	.error = recon_error,

@@ -52,6 +52,11 @@ int spent_trace_source_want_execs(struct spent_trace_source *src)
 	return src->ops->want_execs ? src->ops->want_execs(src->state) : -ENOTSUP;
 }
 
+int spent_trace_source_data_addresses(struct spent_trace_source *src)
+{
+	return src->ops->data_addresses ? src->ops->data_addresses(src->state) : -ENOTSUP;
+}
+
 void spent_trace_source_free(struct spent_trace_source *src)
 {
 	if (!src)

@@ -304,6 +304,12 @@ static int select_progress(void *state, uint64_t *done, uint64_t *total)
 	return spent_trace_source_progress(s->in, done, total);
 }
 
+static int select_data_addresses(void *state)
+{
+	struct select_state *s = state;
+	return spent_trace_source_data_addresses(s->in);
+}
+
 static const struct spent_trace_source_ops select_ops = {
 	.name = "select",
 	.next = select_next,
@@ -311,6 +317,7 @@ static const struct spent_trace_source_ops select_ops = {
 	.free = select_free,
 	.progress = select_progress,
 	.want_execs = select_want_execs,
+	.data_addresses = select_data_addresses,
 };
 
 uint64_t spent_trace_select_untag(uint64_t addr)

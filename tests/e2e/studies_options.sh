@@ -40,3 +40,20 @@ check "cachesim --cores 0 is refused (exit 2)" test $? -eq 2
 check "memmap --mod 0 is refused, no PNG" test $? -eq 2 -a ! -e "$TMP/z.png"
 "$SPENT" hitcurve "$TMP/s.log" --max=-1 > /dev/null 2> "$TMP/e"
 check "hitcurve --max=-1 is refused (exit 2)" test $? -eq 2
+
+# a log traced with --no-data: locks (lock words are data addresses) refuses it; the cache and
+# memory studies say only instruction fetches were studied (locks counted 4 acquisitions of
+# the program's 180, the D1 0 misses, with nothing said)
+"$SPENT" trace --no-data -o "$TMP/nd.log" -- "$PROGS/studies_mutex" > /dev/null 2>&1
+"$SPENT" locks "$TMP/nd.log" > "$TMP/nd.out" 2> "$TMP/nd.err"
+rc=$?
+check "locks_refuses_a_no_data_log (exit $rc: $(cat "$TMP/nd.err"))" \
+	bash -c "[ $rc = 1 ] && grep -q 'traced with --no-data: this study needs its data addresses' '$TMP/nd.err' && [ ! -s '$TMP/nd.out' ]"
+for study in cachesim hitcurve; do
+	"$SPENT" $study "$TMP/nd.log" > /dev/null 2> "$TMP/nd.err"
+	rc=$?
+	check "${study}_warns_on_a_no_data_log (exit $rc)" \
+		bash -c "[ $rc = 0 ] && grep -q \"warning: $study: '.*nd.log' was traced with --no-data: only its instruction fetches\" '$TMP/nd.err'"
+done
+"$SPENT" cachesim "$TMP/s.log" > /dev/null 2> "$TMP/d.err"
+check "cachesim_says_nothing_of_a_log_with_data" test ! -s "$TMP/d.err"
