@@ -1,9 +1,12 @@
 /* cli/cli.c - helpers shared by the command files: error lines, option numbers (through the
  * strict parser of core/number.h), CSV quoting, the check of an output path before a run. */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "cli/parse_options.h"
@@ -122,5 +125,40 @@ int cli_check_output(const char *path)
 	int err = outfile_check(path);
 	if (err)
 		cli_error("cannot write '%s': %s", path, outfile_strerror(err));
+	return err;
+}
+
+/* Whether writing OUT replaces IN, or a file inside IN when IN is a directory. */
+static bool output_hits_input(const char *out, const char *in)
+{
+	struct stat so, si;
+	if (stat(in, &si) < 0)
+		return false;
+	if (stat(out, &so) == 0 && so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+		return true;
+	if (!S_ISDIR(si.st_mode))
+		return false;
+	char dir[PATH_MAX], rdir[PATH_MAX], rin[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", out);
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	if (!realpath(dir, rdir) || !realpath(in, rin))
+		return false;
+	size_t n = strlen(rin);
+	return !strncmp(rdir, rin, n) && (rdir[n] == 0 || rdir[n] == '/' || !strcmp(rin, "/"));
+}
+
+int cli_check_output_from(const char *path, const char *input)
+{
+	int err = cli_check_output(path);
+	if (!err && input && output_hits_input(path, input)) {
+		cli_error("cannot write '%s': it is the input '%s' (or inside it)", path, input);
+		err = -EEXIST;
+	}
 	return err;
 }

@@ -34,6 +34,10 @@ bool cli_user_space_fallback(struct spent_event *ev);
 /* Before the run: can PATH take a file output (core/outfile.h's rules)? 0, or prints
  * "spent: cannot write 'PATH': why" and returns -errno. */
 int cli_check_output(const char *path);
+/* The same, and PATH must not be INPUT (the same file) or a file inside it (a directory: a
+ * recording, a profile): "spent: cannot write 'PATH': it is the input 'INPUT'" (a study's SVG
+ * given the log's name replaced the log). */
+int cli_check_output_from(const char *path, const char *input);
 
 /* Write S as one CSV field, quoted when it holds a comma, quote or newline. */
 void cli_csv_field(FILE *out, const char *s);

@@ -213,7 +213,7 @@ static int load_configs(const struct cachesim_opts *o, struct sim *sims, size_t 
 		else
 			snprintf(sims[i].svg, sizeof(sims[i].svg), "%.*s-%zu%s",
 				 (int)(len - (ext ? 4 : 0)), o->svg, i + 1, ext ? ".svg" : "");
-		if (cli_check_output(sims[i].svg))
+		if (cli_check_output_from(sims[i].svg, o->trace))
 			return -1;
 	}
 	return 0;

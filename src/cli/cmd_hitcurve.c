@@ -218,7 +218,7 @@ int cmd_hitcurve(int argc, char **argv)
 	int prc = parse_opts(argc, argv, &o);
 	if (prc == PARSE_OPT_HELP)
 		return 0;
-	if (prc || (o.svg && cli_check_output(o.svg)))
+	if (prc || (o.svg && cli_check_output_from(o.svg, o.trace)))
 		return 2;
 	struct hitcurve_config cfg = { (uint32_t)o.line, o.min, o.max };
 	struct hitcurve *hc = NULL;

@@ -112,7 +112,7 @@ int cmd_locks(int argc, char **argv)
 	int prc = parse_opts(argc, argv, &o);
 	if (prc == PARSE_OPT_HELP)
 		return 0;
-	if (prc || (o.svg && cli_check_output(o.svg)))
+	if (prc || (o.svg && cli_check_output_from(o.svg, o.trace)))
 		return 2;
 	struct symtab *syms = symtab_new();
 	struct locks *lk = NULL;

@@ -54,7 +54,7 @@ int cmd_memmap(int argc, char **argv)
 	int prc = parse_opts(argc, argv, &o);
 	if (prc == PARSE_OPT_HELP)
 		return 0;
-	if (prc || cli_check_output(o.png))
+	if (prc || cli_check_output_from(o.png, o.trace))
 		return 2;
 	struct memmap_config cfg = { o.mod, (uint32_t)o.width, (uint32_t)o.height };
 	struct memmap *mm = NULL;

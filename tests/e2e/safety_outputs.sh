@@ -128,6 +128,20 @@ check "record_write_error_fails (exit $?)" test $? -ne 0
 check record_write_error_leaves_nothing test ! -e fullprof
 check write_errors_leave_no_temporaries no_temps
 
+# ---- an output that is the input (or inside it) is refused, the input untouched ----
+cp small.log victim.log
+sum=$(md5sum < victim.log)
+for args in "cachesim victim.log --svg victim.log" "hitcurve victim.log --svg ./victim.log" \
+	    "memmap victim.log --png victim.log" "locks victim.log --svg victim.log" \
+	    "citcat replay rec --stdout rec/recording" "citcat replay rec --stdout rec/new.txt"; do
+	"$SPENT" $args > /dev/null 2> "$TMP/same.err"
+	rc=$?
+	check "output_is_input_refused: spent $args (exit $rc: $(head -c 120 "$TMP/same.err"))" \
+		bash -c "[ $rc != 0 ] && grep -q 'it is the input' '$TMP/same.err'"
+done
+check output_is_input_log_untouched test "$(md5sum < victim.log)" = "$sum"
+check output_is_input_recording_untouched "$SPENT" citcat replay rec
+
 # ---- stdout that cannot be written: one line and a non-zero exit, for every command ----
 # (only report --folded checked its writes: the tables, annotate, trace stats, the studies'
 # tables and --version exited 0 on a full disk or a closed stdout)
