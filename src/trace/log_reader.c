@@ -69,6 +69,19 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 		return -EINVAL;
 	}
 	memcpy(&version, data + 8, 4);
+	/* a version far past this one whose header fails this layout's checksum is a damaged
+	 * version field, not a newer spent (which would count up from here): say corrupt */
+	uint32_t hcrc = 0;
+	if (len >= LOG_HEADER_SIZE)
+		memcpy(&hcrc, data + LOG_HEADER_CRC_OFF, 4);
+	if (version != LOG_VERSION && (version > LOG_VERSION + 64 || version == 0) &&
+	    (len < LOG_HEADER_SIZE || binio_crc32(0, data, LOG_HEADER_CRC_OFF) != hcrc)) {
+		if (err)
+			snprintf(err, errlen, "corrupt log: header checksum mismatch (bytes 0-%u; its "
+				 "version field reads %u)", LOG_HEADER_CRC_OFF - 1, version);
+		log_reader_free(r);
+		return -EBADMSG;
+	}
 	if (version != LOG_VERSION) {
 		if (err)
 			snprintf(err, errlen, "trace log format version %u is not supported: this spent "

@@ -110,6 +110,12 @@ PY
 rc=$?
 check "a version 1 log is refused with exit 1" test $rc -eq 1
 check "a version 1 log is refused naming both versions" grep -q "trace log format version 1 is not supported: this spent reads version 3" "$TMP/v1.err"
+# a damaged version field (one byte flipped) is corruption, not "written by a newer spent"
+cp "$TMP/v1.log" "$TMP/vx.log"
+printf '\xaa' | dd of="$TMP/vx.log" bs=1 seek=10 conv=notrunc 2> /dev/null
+"$SPENT" trace stats "$TMP/vx.log" > /dev/null 2> "$TMP/vx.err"
+check "a flipped version byte is a header checksum mismatch ($(cat "$TMP/vx.err"))" \
+	grep -q "corrupt log: header checksum mismatch (bytes 0-35; its version field reads" "$TMP/vx.err"
 
 # anything after the end record is corruption, not ignored
 cp "$TMP/h.log" "$TMP/tail.log"
