@@ -338,6 +338,15 @@ static int trace_dump(const struct trace_opts *o, const char *path)
 	if (rc < 0) {
 		cli_error("'%s': %s", path, spent_trace_source_error(src));
 		ret = 1;
+	} else if (rc == 0 && !printed && (o->pid || o->comm)) {
+		/* empty is the answer, but a typo'd selection read as one with nothing said */
+		char sel[160];
+		if (o->comm)
+			snprintf(sel, sizeof(sel), "--comm %s", o->comm);
+		else
+			snprintf(sel, sizeof(sel), "--pid %ld", o->pid);
+		cli_warn("'%s': no process matches %s (its processes: spent trace stats %s)", path,
+			 sel, path);
 	}
 	spent_trace_source_free(src);
 	return ret;

@@ -97,6 +97,17 @@ int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx
 		}
 		studies_progress_update(&prog, src);
 	}
+	if (rc == 0 && !insns && (f->pid || f->comm)) {
+		/* an empty study is the right answer (a script sweeping programs gets its zeros),
+		 * but a typo'd selection read as one with nothing said */
+		char sel[160];
+		if (f->comm)
+			snprintf(sel, sizeof(sel), "--comm %s", f->comm);
+		else
+			snprintf(sel, sizeof(sel), "--pid %ld", f->pid);
+		cli_warn("%s: no process of '%s' matches %s (its processes: spent trace stats %s)",
+			 cmd, path, sel, path);
+	}
 	if (rc < 0)	/* the caller reports on what was read, then says why it stopped */
 		snprintf(cut, cut_len, "%s: reading trace '%s' failed after %llu instructions: %s",
 			 cmd, path, (unsigned long long)insns,

@@ -23,7 +23,16 @@ read -r a_acc a_miss <<< "$(i1)"
 check "studies_tree_cachesim_whole_tree" [ "$a_acc" = "$all_insns" ]
 read -r s_acc s_miss <<< "$(i1 --comm seq)"
 check "studies_tree_address_spaces_apart ($a_miss >= $c_miss + $s_miss)" [ "$a_miss" -ge $((c_miss + s_miss)) ]
-"$SPENT" hitcurve "$TMP/t.log" --comm nosuchprogram > "$TMP/h.out" 2>&1
+"$SPENT" hitcurve "$TMP/t.log" --comm nosuchprogram > "$TMP/h.out" 2> "$TMP/h.err"
 check "studies_tree_comm_matching_nothing_is_empty_not_an_error" [ $? = 0 ]
+check "studies_tree_comm_matching_nothing_says_so" \
+	grep -q "warning: hitcurve: no process of '.*t.log' matches --comm nosuchprogram" "$TMP/h.err"
+"$SPENT" cachesim "$TMP/t.log" --pid 1 > /dev/null 2> "$TMP/c.err"
+check "studies_tree_pid_matching_nothing_says_so ($?)" grep -q "matches --pid 1 " "$TMP/c.err"
+"$SPENT" trace dump --comm nosuchprogram "$TMP/t.log" > "$TMP/d.out" 2> "$TMP/d.err"
+check "studies_tree_dump_comm_matching_nothing_says_so ($?)" \
+	bash -c "grep -q 'no process matches --comm nosuchprogram' '$TMP/d.err' && [ ! -s '$TMP/d.out' ]"
+"$SPENT" hitcurve "$TMP/t.log" --comm sort > /dev/null 2> "$TMP/h2.err"
+check "studies_tree_comm_matching_says_nothing" test ! -s "$TMP/h2.err"
 "$SPENT" memmap "$TMP/t.log" --pid -3 --png "$TMP/m.png" > /dev/null 2> "$TMP/m.err"
 check "studies_tree_bad_pid_exit_2" [ $? = 2 ]
