@@ -92,6 +92,10 @@ struct recon_proc {
 	size_t n_th, cap_th;
 	uint32_t last_tid;
 	uint64_t cur_time;	/* the stream's clock: its last chunk or event */
+	/* instructions of this process so far: --max-instructions is each process's limit (its
+	 * tool instance counts its own), and a process past it replays nothing more */
+	uint64_t emitted;
+	int hit_max;
 };
 
 struct recon {
@@ -126,7 +130,7 @@ struct recon {
 	uint32_t n_sb_ids;	/* superblock numbers given */
 	/* totals */
 	uint64_t emitted, n_refs_total, n_chunks, decode_mismatches, max_insns;
-	int hit_max, finished, err;
+	int finished, err;
 	char msg[400];
 	uint64_t roots[LOG_CODE_MAX_OPS + 1];	/* and RECON_ROOT_ZERO */
 };

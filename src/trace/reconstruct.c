@@ -172,6 +172,7 @@ static int run_fast(struct recon *r, struct recon_thread *t, struct recon_sb *sb
 	r->n_refs += n;
 	r->n_refs_total += n;
 	r->emitted += x->n_insns;
+	r->p.emitted += x->n_insns;
 	t->pc = target;
 	return 0;
 }
@@ -208,7 +209,7 @@ static int run_sb(struct recon *r, struct recon_thread *t, uint8_t e)
 	     ALLOC_GROW(r->refs, r->n_refs + sb->n_ops, r->cap_refs) < 0))
 		return -ENOMEM;
 	if (sb->fast && e <= sb->n_exits &&
-	    (!r->max_insns || r->emitted + sb->exits[e].n_insns <= r->max_insns)) {
+	    (!r->max_insns || r->p.emitted + sb->exits[e].n_insns <= r->max_insns)) {
 		r->p.prev_succ = &sb->exits[e].succ;
 		return run_fast(r, t, sb, &sb->exits[e]);
 	}
@@ -229,8 +230,8 @@ static int slow_replay(struct recon *r, struct recon_thread *t, struct recon_sb 
 	for (uint32_t i = 0; i < sb->n_ops; i++) {
 		const struct log_op *o = &sb->ops[i];
 		if (o->kind == LOG_OP_IMARK) {
-			if (r->max_insns && r->emitted == r->max_insns) {
-				r->hit_max = 1;
+			if (r->max_insns && r->p.emitted == r->max_insns) {
+				r->p.hit_max = 1;
 				return 0;
 			}
 			struct spent_trace_insn *in = &r->insns[(*wc)++];
@@ -243,6 +244,7 @@ static int slow_replay(struct recon *r, struct recon_thread *t, struct recon_sb 
 			in->ref0 = (uint32_t)r->n_refs - rbase;
 			r->n_insns += r->want_execs;
 			r->emitted++;
+			r->p.emitted++;
 		} else if (o->kind == LOG_OP_ACCESS) {
 			uint64_t addr, guard = 1;
 			if (o->flags & LOG_OPF_GUARDED) {
@@ -369,6 +371,7 @@ static uint32_t run_templates(struct recon *r, struct recon_thread *t)
 		ci++;
 	}
 	r->emitted += ni - ni0;
+	r->p.emitted += ni - ni0;
 	r->n_refs_total += nr - nr0;
 	r->n_insns = ni;
 	r->n_refs = nr;
@@ -389,7 +392,7 @@ static int run_data(struct recon *r)
 	    ALLOC_GROW(r->refs, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_refs) < 0 ||
 	    (r->want_execs && ALLOC_GROW(r->execs, BATCH_INSNS + LOG_CODE_MAX_OPS, r->cap_execs) < 0))
 		return -ENOMEM;
-	while (r->d_ci < r->d_nctl && r->n_insns < BATCH_INSNS && !r->hit_max) {
+	while (r->d_ci < r->d_nctl && r->n_insns < BATCH_INSNS && !r->p.hit_max) {
 		if (!r->max_insns && run_templates(r, t) > 0)
 			continue;
 		int err = run_sb(r, t, r->d_ctl[r->d_ci]);
@@ -397,7 +400,7 @@ static int run_data(struct recon *r)
 			return err;
 		r->d_ci++;
 	}
-	if (r->d_ci == r->d_nctl || r->hit_max)
+	if (r->d_ci == r->d_nctl || r->p.hit_max)
 		r->in_data = 0;
 	return 0;
 }
@@ -446,7 +449,7 @@ static int on_data(struct recon *r, const struct log_record *rec)
 	}
 	r->p.last_tid = d.tid;
 	r->p.cur_time = d.time_ns;
-	r->in_data = 1;
+	r->in_data = !r->p.hit_max;	/* a process past --max-instructions replays no more */
 	r->p.prev_succ = NULL;
 	r->d_tid = d.tid;
 	r->d_ctl = rec->payload + sizeof(d);
@@ -575,7 +578,7 @@ static int recon_next(void *state, struct spent_trace_batch *out)
 		return r->err;
 	out->first_index = r->emitted;
 	out->time_ns = r->p.cur_time;
-	while (r->n_insns < BATCH_INSNS && r->n_evs < BATCH_EVENTS && !r->hit_max) {
+	while (r->n_insns < BATCH_INSNS && r->n_evs < BATCH_EVENTS) {
 		struct log_record rec;
 		if (r->in_data) {
 			err = run_data(r);
@@ -595,8 +598,6 @@ static int recon_next(void *state, struct spent_trace_batch *out)
 		if (err < 0)
 			break;
 	}
-	if (r->hit_max)
-		r->finished = 1;
 	if (err < 0) {
 		r->finished = 1;
 		r->err = err;

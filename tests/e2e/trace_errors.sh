@@ -87,6 +87,12 @@ check "no command is refused" grep -q "no command to trace" "$TMP/nocmd.err"
 "$SPENT" trace --max-instructions 5000 -o "$TMP/m.log" -- "$PROGS/trace_small" > /dev/null 2>&1
 js=$("$SPENT" trace stats --json "$TMP/m.log")
 check "--max-instructions 5000 yields exactly 5000 instructions" test "$(jfield "$js" instructions)" = 5000
+# on a tree the limit is each process's (each tool instance counts its own): every exec'd
+# program shows its first N (the reader stopped after N of the whole tree, hiding processes the
+# log holds)
+"$SPENT" trace --max-instructions 20000 -o "$TMP/mt.log" -- sh -c "'$PROGS/trace_small' | cat" > /dev/null 2>&1
+mt=$("$SPENT" trace stats --json "$TMP/mt.log" | python3 -c 'import json,sys; p=json.load(sys.stdin)["processes"]; print(" ".join(str(q["instructions"]) for q in p if q["start"] == "exec"))')
+check "--max-instructions on a tree: each exec'd process has 20000 ($mt)" test "$mt" = "20000 20000 20000"
 check "dump --limit=N (the --opt=value form) prints N instructions" \
 	test "$("$SPENT" trace dump --limit=7 "$TMP/m.log" | grep -c ' I  ')" = 7
 
