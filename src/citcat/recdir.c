@@ -12,7 +12,9 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "citcat/citcat.h"
 #include "core/binio.h"
+#include "core/outfile.h"
 #include "citcat/recdir.h"
 #include "citcat/recording_format.h"
 
@@ -201,4 +203,27 @@ int cc_recdir_remove(const char *dir)
 	if (own < 0)
 		return own;
 	return rmdir(dir) ? -errno : 0;
+}
+
+/* An existing -o may be replaced only when it is a recording holding nothing but its own
+ * files (outdir_check's IS_OWN). */
+static int recording_replaceable(const char *path)
+{
+	if (citcat_probe(path) != 1)
+		return -EBADMSG;
+	int own = cc_recdir_only_own(path);
+	return own < 0 ? own : own ? 0 : -ENOTEMPTY;
+}
+
+int cc_recdir_check_out(const char *out, char *err, size_t errlen)
+{
+	int e = outdir_check(out, recording_replaceable, NULL);
+	if (e)
+		snprintf(err, errlen, "%s",
+			 e == -EBADMSG ? "output exists and is not a citcat recording: choose another -o" :
+			 e == -ENOTEMPTY ? "output is a citcat recording but holds other files too: "
+					   "move them or choose another -o" :
+			 e == -EEXIST ? "output exists and is not a directory: choose another -o" :
+			 outfile_strerror(e));
+	return e;
 }

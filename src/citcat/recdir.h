@@ -27,5 +27,8 @@ int cc_recdir_only_own(const char *dir);
 /* Remove the recording directory DIR: its own files, then DIR itself. -ENOTEMPTY, with nothing
  * removed, when DIR holds anything else. 0 or -errno. */
 int cc_recdir_remove(const char *dir);
+/* Before a recording: can OUT take one (absent, or a recording holding only its own files)?
+ * 0, or -errno with one line for the user in ERR. */
+int cc_recdir_check_out(const char *out, char *err, size_t errlen);
 
 #endif

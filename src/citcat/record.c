@@ -27,7 +27,6 @@
 #include "citcat/syscallbuf.h"
 #include "citcat/syscallbuf_abi.h"
 #include "core/alloc.h"
-#include "core/outfile.h"
 #include "core/workload.h"
 
 #define ARCH_SET_CPUID 0x1012
@@ -703,31 +702,6 @@ static void remove_tmp(const char *tmp)
 	cc_recdir_remove(tmp);
 }
 
-/* An existing -o may be replaced only when it is a recording holding nothing but its own
- * files (outdir_check's IS_OWN). */
-static int recording_replaceable(const char *path)
-{
-	if (citcat_probe(path) != 1)
-		return -EBADMSG;
-	int own = cc_recdir_only_own(path);
-	return own < 0 ? own : own ? 0 : -ENOTEMPTY;
-}
-
-/* Before the program runs: what publish_dir would refuse at the end, so a long run is not
- * recorded for nothing (it was checked only after the run: the run was lost). */
-static int check_out_dir(struct cc_tracer *tr, const char *out)
-{
-	int err = outdir_check(out, recording_replaceable, NULL);
-	if (!err)
-		return 0;
-	snprintf(tr->err, tr->errlen, "%s",
-		 err == -EBADMSG ? "output exists and is not a citcat recording: choose another -o" :
-		 err == -ENOTEMPTY ? "output is a citcat recording but holds other files too: move "
-				     "them or choose another -o" :
-		 err == -EEXIST ? "output exists and is not a directory: choose another -o" :
-		 outfile_strerror(err));
-	return err;
-}
 
 static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o, int fd,
 		       struct loop_state *ls)
@@ -782,7 +756,9 @@ int citcat_record(const struct citcat_record_opts *o, struct citcat_record_resul
 	tr.dir = tmp;
 	tr.copy_files = !o->no_copy;
 	snprintf(file, sizeof(file), "%s/%s", tmp, CC_FILE_NAME);
-	if ((err = check_out_dir(&tr, o->out_dir)))
+	/* before the program runs: what publish_dir would refuse at the end (it was checked only
+	 * after the run, which was then lost) */
+	if ((err = cc_recdir_check_out(o->out_dir, errbuf, errlen)))
 		goto out;
 	if (mkdir(tmp, 0700)) {
 		err = -errno;
