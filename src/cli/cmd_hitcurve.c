@@ -155,16 +155,25 @@ static void print_result(const struct hitcurve_result *r, const struct hitcurve_
 				     o->mem_cycles);
 	double cpi_lru = hitcurve_cpi(r, 1, o->level_sizes, o->level_cycles, o->n_levels,
 				      o->mem_cycles);
+	/* no instructions, no estimate (it read 0.000, below the formula's own floor of 1) */
 	if (o->json) {
 		json_object_begin(&w);
 		json_ku64(&w, "instructions", r->instructions);
-		json_kdouble(&w, "cpi_direct_mapped", cpi_dm, 4);
-		json_kdouble(&w, "cpi_lru", cpi_lru, 4);
+		if (r->instructions) {
+			json_kdouble(&w, "cpi_direct_mapped", cpi_dm, 4);
+			json_kdouble(&w, "cpi_lru", cpi_lru, 4);
+		} else {
+			json_knull(&w, "cpi_direct_mapped");
+			json_knull(&w, "cpi_lru");
+		}
 		json_object_end(&w);
 		json_newline(&w);
-	} else
+	} else if (r->instructions) {
 		printf("\nCPI estimate (1 + incremental hits x service time): direct-mapped %.3f, "
 		       "LRU %.3f\n", cpi_dm, cpi_lru);
+	} else {
+		printf("\nCPI estimate: none (no instructions)\n");
+	}
 }
 
 static int write_svg(const struct hitcurve_result *r, const struct hitcurve_opts *o)

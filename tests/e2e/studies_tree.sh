@@ -25,6 +25,7 @@ read -r s_acc s_miss <<< "$(i1 --comm seq)"
 check "studies_tree_address_spaces_apart ($a_miss >= $c_miss + $s_miss)" [ "$a_miss" -ge $((c_miss + s_miss)) ]
 "$SPENT" hitcurve "$TMP/t.log" --comm nosuchprogram > "$TMP/h.out" 2> "$TMP/h.err"
 check "studies_tree_comm_matching_nothing_is_empty_not_an_error" [ $? = 0 ]
+check "studies_tree_no_instructions_no_cpi_estimate" grep -q "^CPI estimate: none (no instructions)$" "$TMP/h.out"
 check "studies_tree_comm_matching_nothing_says_so" \
 	grep -q "warning: hitcurve: no process of '.*t.log' matches --comm nosuchprogram" "$TMP/h.err"
 "$SPENT" cachesim "$TMP/t.log" --pid 1 > /dev/null 2> "$TMP/c.err"
