@@ -9,6 +9,15 @@
 #include "trace/log_format.h"
 #include "trace/valgrind/sp_tool.h"
 
+/* Whether SEG maps this tool's own executable: Valgrind hands the client the page of its
+ * trampolines (sigreturn, the vDSO redirections), which lies in the tool binary's text. */
+static Bool is_tool_binary(NSegment const *seg)
+{
+	NSegment const *own = VG_(am_find_nsegment)((Addr)&is_tool_binary);
+	return own && own->kind == SkFileV && seg->kind == SkFileC && own->dev == seg->dev &&
+	       own->ino == seg->ino;
+}
+
 static void emit_image(Addr a, SizeT len, Bool startup)
 {
 	NSegment const *seg = sp_is_stopped() ? NULL : VG_(am_find_nsegment)(a);
@@ -20,6 +29,11 @@ static void emit_image(Addr a, SizeT len, Bool startup)
 	if (seg && seg->kind == SkFileC) {
 		path = VG_(am_get_filename)(seg);
 		off = (ULong)seg->offset + (a - seg->start);
+		/* the trampoline page goes with its bytes, as the vDSO does: read from the tool
+		 * binary on disk, every log became unreadable once spent was rebuilt or upgraded
+		 * ("image '.../spent-amd64-linux' changed since it was traced") */
+		if (path && len <= (64u << 10) && is_tool_binary(seg))
+			n_bytes = (UInt)len;
 	}
 	if (!path) {
 		if (!startup || len > (64u << 10))
