@@ -1,9 +1,11 @@
 /* cli/trace_stats.c - `spent trace stats LOG`: a trace log's totals, and per process of the
  * traced tree (each fork child and each exec'd program is one process stream): its pid,
  * parent, command line, instructions, data references and exit. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "core/alloc.h"
@@ -236,14 +238,23 @@ int trace_stats(const char *path, int json, int progress)
 	struct spent_trace_batch b;
 	struct trace_totals t = { 0 };
 	struct log_reader *rd;
-	char err[512];
-	int rc, ret = 0;
-	if (log_reader_new_file(path, &rd, err, sizeof(err)) < 0)
-		return cli_error("%s", err), 1;
-	uint64_t log_bytes = log_reader_size(rd);
-	int data = (log_reader_flags(rd) & LOG_F_DATA) != 0;
-	int cut_short = (log_reader_flags(rd) & LOG_F_INCOMPLETE) != 0;
-	log_reader_free(rd);
+	struct stat st;
+	char err[512], rec[PATH_MAX];
+	int rc, ret = 0, data = 1, cut_short = 0;
+	uint64_t log_bytes = 0;
+	/* a citcat recording (a directory) is a trace source too, as dump and the studies take
+	 * it: its recording file's size stands for the log's, it always has data addresses */
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(rec, sizeof(rec), "%s/recording", path);
+		log_bytes = stat(rec, &st) == 0 ? (uint64_t)st.st_size : 0;
+	} else {
+		if (log_reader_new_file(path, &rd, err, sizeof(err)) < 0)
+			return cli_error("%s", err), 1;
+		log_bytes = log_reader_size(rd);
+		data = (log_reader_flags(rd) & LOG_F_DATA) != 0;
+		cut_short = (log_reader_flags(rd) & LOG_F_INCOMPLETE) != 0;
+		log_reader_free(rd);
+	}
 	if (spent_trace_source_open(path, &src, err, sizeof(err)) < 0)
 		return cli_error("%s", err), 1;
 	struct studies_progress prog;
