@@ -14,7 +14,6 @@
 #include "core/json.h"
 #include "core/number.h"
 #include "core/outfile.h"
-#include "core/workload.h"
 #include "shim/shim.h"
 #include "shim/shim_format.h"
 #include "spent/events.h"
@@ -519,14 +518,10 @@ int cmd_shim(int argc, char **argv)
 	/* a command that cannot run exits as the shell's would (and stat's, record's): 127 when
 	 * there is none by that name, 126 when it is not runnable; it was 2, a usage error */
 	char exe[PATH_MAX];
-	int ferr = workload_find(argv[0], exe, sizeof(exe));
-	if (ferr == -EACCES) {
-		cli_error("cannot run '%s': %s", argv[0], strerror(EACCES));
-		return 126;
-	}
-	if (ferr == -ENOENT) {
-		cli_error("command '%s' not found: check the name and PATH", argv[0]);
-		return 127;
+	int ferr = shim_find_command(argv[0], exe, sizeof(exe), err, sizeof(err));
+	if (ferr == -EACCES || ferr == -ENOENT) {
+		cli_error("%s", err);
+		return ferr == -EACCES ? 126 : 127;
 	}
 	rc = shim_run(&o.cfg, &r, err, sizeof(err));
 	if (rc) {

@@ -492,6 +492,16 @@ static int observer_status(const struct shim_shm *shm, const char *exe, char *er
 	return 0;
 }
 
+int shim_find_command(const char *cmd, char *exe, size_t exelen, char *err, size_t errlen)
+{
+	int rc = workload_find(cmd, exe, exelen);
+	if (rc == -EACCES)
+		snprintf(err, errlen, "cannot run '%s': %s", cmd, strerror(EACCES));
+	else if (rc)
+		snprintf(err, errlen, "command '%s' not found: check the name and PATH", cmd);
+	return rc;
+}
+
 int shim_run(const struct shim_config *cfg, struct shim_result **out, char *err, size_t errlen)
 {
 	struct images im = { .n = 0 };
@@ -507,13 +517,8 @@ int shim_run(const struct shim_config *cfg, struct shim_result **out, char *err,
 		snprintf(err, errlen, "no command to run: give one after '--'");
 		return -EINVAL;
 	}
-	if ((rc = workload_find(cfg->argv[0], exe, sizeof(exe)))) {
-		if (rc == -EACCES)
-			snprintf(err, errlen, "cannot run '%s': %s", cfg->argv[0], strerror(EACCES));
-		else
-			snprintf(err, errlen, "command '%s' not found: check the name and PATH", cfg->argv[0]);
+	if ((rc = shim_find_command(cfg->argv[0], exe, sizeof(exe), err, errlen)))
 		goto out;
-	}
 	if ((rc = images_load(&im, exe))) {
 		snprintf(err, errlen, "cannot read '%s' as an ELF program: %s", exe, strerror(-rc));
 		goto out;

@@ -102,9 +102,15 @@ double shim_result_period_ns(const struct shim_result *r);
 /* Percent of the tag's histogram samples in ROW. */
 double shim_hist_percent(const struct shim_signal_result *s, const struct shim_hist_row *row);
 
+/* Find the command CMD as exec would (its path into EXE): 0, or -ENOENT (none by that name) /
+ * -EACCES (there but not runnable) with one line in ERR. shim_run starts with it; a caller
+ * that maps those to the shell's 127/126 calls it first. */
+int shim_find_command(const char *cmd, char *exe, size_t exelen, char *err, size_t errlen);
+
 /*
  * Run CFG->argv under the observer and collect the results into *OUT (caller frees with
- * shim_result_free). Errors: -ENOENT unknown command or symbol, -EINVAL bad CPU or
+ * shim_result_free). Errors: -ENOENT unknown command (shim_find_command) or symbol, -EACCES a
+ * command that cannot be run, -EINVAL bad CPU or
  * configuration, -ENOEXEC a static program without libspent-shim.a or an observer that never
  * started; ERR holds one line saying what and what to do.
  */
