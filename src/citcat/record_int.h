@@ -150,6 +150,8 @@ int cc_mem_write(struct cc_tracer *tr, uint64_t addr, const void *buf, size_t le
 /* Emit MEM records for the bytes [addr, addr+len) of the tracee (skipping zero pages when
  * SKIP_ZERO). Unreadable pages are skipped. */
 int cc_emit_mem(struct cc_tracer *tr, uint64_t addr, uint64_t len, int skip_zero);
+/* A MEM record of the LEN bytes P, already read from the tracee at ADDR. */
+int cc_emit_mem_bytes(struct cc_tracer *tr, uint64_t addr, const uint8_t *p, size_t len);
 /* Register the file open as /proc/PID/fd/FD (or at PATH when FD < 0), MAPPED or only opened:
  * a FILE record the first time (with a copy in dir/files when mapped and tr->copy_files); its
  * id in *ID, 0 when it is not a regular file with stable content (a pipe, a device, /proc or

@@ -45,7 +45,7 @@ int cc_mem_write(struct cc_tracer *tr, uint64_t addr, const void *buf, size_t le
 	return n == (ssize_t)len ? 0 : (n < 0 ? -errno : -EIO);
 }
 
-static int emit_mem_bytes(struct cc_tracer *tr, uint64_t addr, const uint8_t *p, size_t len)
+int cc_emit_mem_bytes(struct cc_tracer *tr, uint64_t addr, const uint8_t *p, size_t len)
 {
 	struct binbuf *b = &tr->w.payload;
 	int err = binbuf_put_uvarint(b, addr);
@@ -97,7 +97,7 @@ static int emit_pages(struct cc_tracer *tr, uint64_t addr, const uint8_t *buf, s
 		}
 		if (nrun) {
 			size_t end = run + nrun * PAGE > len ? len : run + nrun * PAGE;
-			int err = emit_mem_bytes(tr, addr + run, buf + run, end - run);
+			int err = cc_emit_mem_bytes(tr, addr + run, buf + run, end - run);
 			if (err)
 				return err;
 			nrun = 0;

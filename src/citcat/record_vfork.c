@@ -154,7 +154,7 @@ static int emit_if_changed(struct cc_tracer *tr, void *ctx, const struct wmap *m
 		if (!v)
 			return 0;
 	}
-	return cc_emit_mem(tr, addr, PAGE, 0);
+	return cc_emit_mem_bytes(tr, addr, page, PAGE);	/* the bytes just read */
 }
 
 int cc_vfork_effects(struct cc_tracer *tr)

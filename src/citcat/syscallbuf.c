@@ -115,13 +115,8 @@ static int emit_entry(struct cc_tracer *tr, const uint8_t *p, uint64_t avail, ui
 		flags |= CC_SC_OUT_HASH;
 	}
 	int err = cc_emit_syscall(tr, h[0], h + 1, (int64_t)h[7], flags, hash);
-	if (!err && kind == CC_SB_DATA_OUT && len) {
-		struct binbuf *b = &tr->w.payload;
-		err = binbuf_put_uvarint(b, addr);
-		err = err ? err : binbuf_put_uvarint(b, len);
-		err = err ? err : binbuf_put(b, data, len);
-		err = err ? err : cc_writer_emit(&tr->w, CC_REC_MEM);
-	}
+	if (!err && kind == CC_SB_DATA_OUT && len)
+		err = cc_emit_mem_bytes(tr, addr, data, len);
 	tr->sb_buffered++;
 	*size = CC_SB_ENTRY_HDR + padded;
 	return err;
