@@ -702,7 +702,6 @@ static void remove_tmp(const char *tmp)
 	cc_recdir_remove(tmp);
 }
 
-
 static int record_into(struct cc_tracer *tr, const struct citcat_record_opts *o, int fd,
 		       struct loop_state *ls)
 {

@@ -287,8 +287,7 @@ static int citcat_replay_main(int argc, char **argv)
 	if (o.stdout_file) {	/* refused before the replay, put in place after it */
 		if (cli_check_output_from(o.stdout_file, dir))
 			return 1;
-		e = outfile_check(o.stdout_file);
-		e = e ? e : outfile_open(o.stdout_file, OUTFILE_MODE, &of);
+		e = outfile_open(o.stdout_file, OUTFILE_MODE, &of);
 		if (!e && !(pout = outfile_stream(of)))
 			e = -ENOMEM;
 		if (e) {
