@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/helper_path.h"
 #include "cli/parse_options.h"
+#include "cli/studies_util.h"
 #include "cli/trace_cli.h"
 #include "core/alloc.h"
 #include "core/binio.h"
@@ -341,10 +342,7 @@ static int trace_dump(const struct trace_opts *o, const char *path)
 	} else if (rc == 0 && !printed && (o->pid || o->comm)) {
 		/* empty is the answer, but a typo'd selection read as one with nothing said */
 		char sel[160];
-		if (o->comm)
-			snprintf(sel, sizeof(sel), "--comm %s", o->comm);
-		else
-			snprintf(sel, sizeof(sel), "--pid %ld", o->pid);
+		studies_selection_text(sel, sizeof(sel), o->pid, o->comm);
 		cli_warn("'%s': no process matches %s (its processes: spent trace stats %s)", path,
 			 sel, path);
 	}

@@ -50,6 +50,14 @@ void studies_progress_end(struct studies_progress *p)
 	p->shown = 0;
 }
 
+void studies_selection_text(char *buf, size_t len, long pid, const char *comm)
+{
+	if (comm)
+		snprintf(buf, len, "--comm %s", comm);
+	else
+		snprintf(buf, len, "--pid %ld", pid);
+}
+
 int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx, char *cut,
 		size_t cut_len)
 {
@@ -101,10 +109,7 @@ int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx
 		/* an empty study is the right answer (a script sweeping programs gets its zeros),
 		 * but a typo'd selection read as one with nothing said */
 		char sel[160];
-		if (f->comm)
-			snprintf(sel, sizeof(sel), "--comm %s", f->comm);
-		else
-			snprintf(sel, sizeof(sel), "--pid %ld", f->pid);
+		studies_selection_text(sel, sizeof(sel), f->pid, f->comm);
 		cli_warn("%s: no process of '%s' matches %s (its processes: spent trace stats %s)",
 			 cmd, path, sel, path);
 	}

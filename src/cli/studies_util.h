@@ -27,6 +27,8 @@ struct studies_filter {
 	int need_data;		/* refuse a log traced with --no-data (else: a warning) */
 };
 extern struct studies_filter studies_filter;
+/* "--comm NAME" or "--pid PID": a selection as the user gave it, for a message. */
+void studies_selection_text(char *buf, size_t len, long pid, const char *comm);
 /* (with --progress, which every study has too) */
 #define STUDIES_FILTER_OPTIONS \
 	OPT_BOOL(0, "progress", &studies_filter.progress, \

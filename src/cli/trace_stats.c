@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "cli/studies_util.h"
 #include "cli/trace_cli.h"
+#include "citcat/recording_format.h"
 #include "core/json.h"
 #include "spent/trace.h"
 #include "trace/log_io.h"
@@ -245,7 +246,7 @@ int trace_stats(const char *path, int json, int progress)
 	/* a citcat recording (a directory) is a trace source too, as dump and the studies take
 	 * it: its recording file's size stands for the log's, it always has data addresses */
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(rec, sizeof(rec), "%s/recording", path);
+		snprintf(rec, sizeof(rec), "%s/%s", path, CC_FILE_NAME);
 		log_bytes = stat(rec, &st) == 0 ? (uint64_t)st.st_size : 0;
 	} else {
 		if (log_reader_new_file(path, &rd, err, sizeof(err)) < 0)
