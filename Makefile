@@ -41,7 +41,7 @@ WARN = -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 ALL_CPPFLAGS = -Iinclude -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -DSPENT_VERSION='"$(VERSION)"' $(CPPFLAGS)
 ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -MMD -MP $(SANFLAGS) $(CFLAGS)
 # zlib first: libunicorn exports its own crc32, and the first library named wins at run time
-LDLIBS += -lz -lpfm -liberty -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl
+LDLIBS += -lz -lpfm -liberty -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -llz4 -lpng16 -lpthread -lm -ldl
 
 LIB_SRCS := $(shell find src -name '*.c' ! -name '*.bpf.c' ! -path 'src/cli/*' \
               ! -path '*/valgrind/*' ! -path '*/preload/*' | sort)

@@ -9,5 +9,5 @@ lib=${SPENT:-$top/build/spent}
 tmp=$(mktemp -d /tmp/spent-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -I"$top/include" -I"$top/src" -D_GNU_SOURCE -o "$tmp/pd" "$top/bench/profile_detail.c" \
-	"$(dirname "$lib")/libspent.a" -lz -lpfm -ldw -lelf -lbpf -lZydis -lzstd -lpthread -lm -ldl || exit 1
+	"$(dirname "$lib")/libspent.a" -lz -lpfm -ldw -lelf -lbpf -lZydis -lzstd -llz4 -lpthread -lm -ldl || exit 1
 "$tmp/pd" "$tmp/prof" "${1:-1000}" "${2:-1}"

@@ -123,7 +123,7 @@ fi
 
 # --- a daemon-like database: 120k distinct offsets over big images
 cc -O2 -I"$top/include" -I"$top/src" -D_GNU_SOURCE -o "$tmp/synth" "$top/bench/synth_profile.c" \
-	"$(dirname "$SPENT")/libspent.a" -lz -lpfm -ldw -lelf -lbpf -lZydis -lzstd -lpthread -lm -ldl
+	"$(dirname "$SPENT")/libspent.a" -lz -lpfm -ldw -lelf -lbpf -lZydis -lzstd -llz4 -lpthread -lm -ldl
 imgs=()
 for f in /usr/lib/gcc/x86_64-linux-gnu/*/cc1plus /lib/x86_64-linux-gnu/libc.so.6 \
 	 /usr/lib/x86_64-linux-gnu/libstdc++.so.6 "$SPENT"; do

@@ -25,7 +25,7 @@ tmp=$(mktemp -d /tmp/spent-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 cc -std=gnu11 -O2 -I"$top/include" -I"$top/src" -D_GNU_SOURCE -o "$tmp/speed" \
 	"$top/bench/studies_speed.c" "$B/libspent.a" \
-	-lz -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -lpng16 -lpthread -lm -ldl || exit 1
+	-lz -lpfm -ldw -lelf -lbpf -lZydis -lunicorn -lzstd -llz4 -lpng16 -lpthread -lm -ldl || exit 1
 env -i PATH=/usr/bin:/bin "$B/spent" trace -o "$tmp/mix.log" -- "$P" > /dev/null 2>&1
 cpu() { # command... -> least user+sys seconds of 3 runs
 	for _ in 1 2 3; do

@@ -7,7 +7,7 @@ set -eu
 # chromium (headless) loads the page of report --html (e2e/report_html.sh)
 PKGS="make gcc g++ clang llvm lld pkg-config
 libpfm4-dev libdw-dev libelf-dev elfutils libbpf-dev bpftool libzydis-dev libunicorn-dev
-libzstd-dev zlib1g-dev libpng-dev libcmocka-dev libclang-rt-14-dev libiberty-dev
+libzstd-dev liblz4-dev zlib1g-dev libpng-dev libcmocka-dev libclang-rt-14-dev libiberty-dev
 linux-perf valgrind binutils file procps python3 golang-go bc
 sqlite3 zstd xz-utils bzip2 gzip openssl diffutils findutils tar perl
 man-db systemd tmux chromium"

@@ -23,15 +23,13 @@ void log_writer_mark_incomplete(struct log_writer *w);
 /* Append the END record, flush, fsync and rename into place. 0 or -errno; either way the
  * writer is still freed with log_writer_free. */
 int log_writer_commit(struct log_writer *w);
-/* The zstd level for the block after one of RAW_LEN bytes that compressed to COMP_LEN:
- * LOG_ZSTD_LEVEL_POOR below a ratio of LOG_LEVEL_POOR_TENTHS / 10, LOG_ZSTD_LEVEL_GOOD from
- * LOG_LEVEL_GOOD_TENTHS / 10, LOG_ZSTD_LEVEL otherwise and after blocks under half full. */
-#define LOG_ZSTD_LEVEL (-3)
-#define LOG_ZSTD_LEVEL_POOR (-10)
-#define LOG_ZSTD_LEVEL_GOOD 1
-#define LOG_LEVEL_POOR_TENTHS 25
-#define LOG_LEVEL_GOOD_TENTHS 50
-int log_block_level(size_t raw_len, size_t comp_len);
+/* The LZ4 acceleration for the block after one of RAW_LEN bytes that compressed to COMP_LEN:
+ * LOG_LZ4_ACCEL_POOR below a ratio of LOG_LZ4_POOR_TENTHS / 10 (data addresses: LZ4 finds
+ * little to match there and its faster setting gives up sooner), 1 otherwise and after
+ * blocks under half full. */
+#define LOG_LZ4_ACCEL_POOR 64
+#define LOG_LZ4_POOR_TENTHS 25
+int log_block_accel(size_t raw_len, size_t comp_len);
 /* Bytes written to the file so far. */
 uint64_t log_writer_bytes(const struct log_writer *w);
 /* Free; removes the temporary file unless committed. Accepts NULL. */

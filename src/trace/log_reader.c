@@ -1,5 +1,5 @@
 /* trace/log_reader.c - validating reader of `spent trace` logs: header, blocks (length, CRC,
- * zstd) and records; a truncated or corrupt log yields every complete block first, then one
+ * LZ4, or zstd in version 3 logs) and records; a truncated or corrupt log yields every complete block first, then one
  * error naming the byte offset. Also the ELF build-id helper used to detect changed images. */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <lz4.h>
 #include <zstd.h>
 
 #include "core/binio.h"
@@ -30,7 +31,8 @@ struct log_reader {
 	uint64_t n_records;
 	int done;		/* 1 after END, <0 after an error */
 	char err[256];
-	ZSTD_DCtx *dctx;
+	bool zstd;		/* a version 3 log: zstd blocks */
+	ZSTD_DCtx *dctx;	/* zstd blocks only */
 };
 
 static int fail(struct log_reader *r, int err, const char *fmt, ...)
@@ -56,9 +58,8 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 		return -ENOMEM;
 	r->data = data;
 	r->len = len;
-	r->dctx = ZSTD_createDCtx();
 	r->raw = malloc(LOG_BLOCK_MAX);
-	if (!r->dctx || !r->raw) {
+	if (!r->raw) {
 		log_reader_free(r);
 		return -ENOMEM;
 	}
@@ -74,7 +75,8 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 	uint32_t hcrc = 0;
 	if (len >= LOG_HEADER_SIZE)
 		memcpy(&hcrc, data + LOG_HEADER_CRC_OFF, 4);
-	if (version != LOG_VERSION && (version > LOG_VERSION + 64 || version == 0) &&
+	bool known = version == LOG_VERSION || version == LOG_VERSION_ZSTD;
+	if (!known && (version > LOG_VERSION + 64 || version == 0) &&
 	    (len < LOG_HEADER_SIZE || binio_crc32(0, data, LOG_HEADER_CRC_OFF) != hcrc)) {
 		if (err)
 			snprintf(err, errlen, "corrupt log: header checksum mismatch (bytes 0-%u; its "
@@ -82,10 +84,11 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 		log_reader_free(r);
 		return -EBADMSG;
 	}
-	if (version != LOG_VERSION) {
+	if (!known) {
 		if (err)
 			snprintf(err, errlen, "trace log format version %u is not supported: this spent "
-				 "reads version %u only%s", version, LOG_VERSION, version < LOG_VERSION ?
+				 "reads versions %u and %u only%s", version, LOG_VERSION_ZSTD, LOG_VERSION,
+				 version < LOG_VERSION ?
 				 " (record the trace again)" : " (written by a newer spent)");
 		log_reader_free(r);
 		return -EPROTONOSUPPORT;
@@ -105,6 +108,11 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 				 LOG_HEADER_CRC_OFF - 1);
 		log_reader_free(r);
 		return -EBADMSG;
+	}
+	r->zstd = version == LOG_VERSION_ZSTD;
+	if (r->zstd && !(r->dctx = ZSTD_createDCtx())) {
+		log_reader_free(r);
+		return -ENOMEM;
 	}
 	memcpy(&r->flags, data + 12, 4);
 	memcpy(&r->max_insns, data + 24, 8);
@@ -164,7 +172,7 @@ static int load_block(struct log_reader *r)
 	if (r->len - r->pos < LOG_BLOCK_HDR_SIZE)
 		return fail(r, -EBADMSG, "log truncated at byte %zu: incomplete block header", r->pos);
 	memcpy(h, r->data + r->pos, sizeof(h));
-	if (h[0] != LOG_BLOCK_MAGIC)
+	if (h[0] != (r->zstd ? LOG_BLOCK_MAGIC_ZSTD : LOG_BLOCK_MAGIC))
 		return fail(r, -EBADMSG, "corrupt log: no block magic at byte %zu", r->pos);
 	if (h[1] == 0 || h[1] > LOG_BLOCK_MAX || h[2] == 0 || h[2] > LOG_BLOCK_MAX + 4096)
 		return fail(r, -EBADMSG, "corrupt log: impossible block lengths at byte %zu", r->pos);
@@ -174,8 +182,17 @@ static int load_block(struct log_reader *r)
 	const uint8_t *frame = r->data + r->pos + LOG_BLOCK_HDR_SIZE;
 	if (binio_crc32(0, frame, h[2]) != h[3])
 		return fail(r, -EBADMSG, "corrupt log: checksum mismatch in block at byte %zu", r->pos);
-	size_t n = ZSTD_decompressDCtx(r->dctx, r->raw, LOG_BLOCK_MAX, frame, h[2]);
-	if (ZSTD_isError(n) || n != h[1])
+	size_t n;
+	if (r->zstd) {
+		n = ZSTD_decompressDCtx(r->dctx, r->raw, LOG_BLOCK_MAX, frame, h[2]);
+		if (ZSTD_isError(n))
+			n = 0;
+	} else {
+		/* the safe decoder: a hostile block is refused, never read or written past */
+		int d = LZ4_decompress_safe((const char *)frame, (char *)r->raw, (int)h[2], (int)LOG_BLOCK_MAX);
+		n = d > 0 ? (size_t)d : 0;
+	}
+	if (n == 0 || n != h[1])
 		return fail(r, -EBADMSG, "corrupt log: block at byte %zu does not decompress", r->pos);
 	r->block_off = r->pos;
 	r->pos += LOG_BLOCK_HDR_SIZE + h[2];

@@ -10,12 +10,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <lz4.h>
 #include <zstd.h>
 
 #include "citcat/recording_format.h"
@@ -78,18 +80,28 @@ static inline int fuzz_log_put_header(struct binbuf *out, const uint8_t *raw)
 	return binbuf_put(out, raw, LOG_HEADER_SIZE);
 }
 
-static inline int fuzz_log_put_block(struct binbuf *out, const uint8_t *raw, size_t n)
+/* One block of RAW (N bytes): LZ4, or zstd when the header says version 3 (ZSTD), so both
+ * decoders see the fuzzer's records. */
+static inline int fuzz_log_put_block(struct binbuf *out, const uint8_t *raw, size_t n, bool zstd)
 {
-	size_t cap = ZSTD_compressBound(n);
+	size_t cap = zstd ? ZSTD_compressBound(n) : (size_t)LZ4_compressBound((int)n);
 	int err = binbuf_reserve(out, LOG_BLOCK_HDR_SIZE + cap);
 	if (err)
 		return err;
 	uint8_t *frame = out->data + out->len + LOG_BLOCK_HDR_SIZE;
-	size_t c = ZSTD_compress(frame, cap, raw, n, 1);
-	if (ZSTD_isError(c))
-		return -EIO;
-	uint32_t h[4] = { htole32(LOG_BLOCK_MAGIC), htole32((uint32_t)n), htole32((uint32_t)c),
-			  htole32(binio_crc32(0, frame, c)) };
+	size_t c;
+	if (zstd) {
+		c = ZSTD_compress(frame, cap, raw, n, 1);
+		if (ZSTD_isError(c))
+			return -EIO;
+	} else {
+		int k = LZ4_compress_default((const char *)raw, (char *)frame, (int)n, (int)cap);
+		if (k <= 0)
+			return -EIO;
+		c = (size_t)k;
+	}
+	uint32_t h[4] = { htole32(zstd ? LOG_BLOCK_MAGIC_ZSTD : LOG_BLOCK_MAGIC), htole32((uint32_t)n),
+			  htole32((uint32_t)c), htole32(binio_crc32(0, frame, c)) };
 	memcpy(out->data + out->len, h, sizeof(h));
 	out->len += LOG_BLOCK_HDR_SIZE + c;
 	return 0;
@@ -101,6 +113,8 @@ static inline int fuzz_trace_log_encode(const uint8_t *raw, size_t len, struct b
 		return binbuf_put(out, raw, len);
 	int err = fuzz_log_put_header(out, raw);
 	size_t pos = LOG_HEADER_SIZE;
+	uint32_t version;
+	memcpy(&version, raw + 8, 4);
 	while (!err && pos < len) {
 		size_t start = pos;
 		while (pos < len) {
@@ -121,7 +135,7 @@ static inline int fuzz_trace_log_encode(const uint8_t *raw, size_t len, struct b
 		}
 		if (pos - start > LOG_BLOCK_MAX)
 			pos = start + LOG_BLOCK_MAX;
-		err = fuzz_log_put_block(out, raw + start, pos - start);
+		err = fuzz_log_put_block(out, raw + start, pos - start, le32toh(version) == LOG_VERSION_ZSTD);
 	}
 	return err;
 }

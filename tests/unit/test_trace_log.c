@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <lz4.h>
+#include <zstd.h>
 
 #include "core/binio.h"
 #include "core/decode.h"
@@ -345,7 +347,7 @@ static void test_corrupt_block_is_reported(void **state)
 	close(fd);
 	write_log(path);
 	assert_int_equal(binio_read_file(path, 1 << 20, &data, &len), 0);
-	data[len - 3] ^= 0x55;	/* inside the only block's zstd frame */
+	data[len - 3] ^= 0x55;	/* inside the only block's LZ4 block */
 	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), 0);
 	assert_true(spent_trace_source_next(src, &bt) < 0);
 	assert_non_null(strstr(spent_trace_source_error(src), "checksum mismatch in block at byte 40"));
@@ -383,6 +385,7 @@ static void test_header_checksum_and_versions(void **state)
 	data[8] = 2;	/* a single-process log of the version before process trees */
 	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), -EPROTONOSUPPORT);
 	assert_non_null(strstr(err, "version 2 is not supported"));
+	assert_non_null(strstr(err, "versions 3 and 4"));
 	data[8] = LOG_VERSION + 1;
 	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), -EPROTONOSUPPORT);
 	assert_non_null(strstr(err, "newer spent"));
@@ -455,21 +458,106 @@ static void test_decode_flags_and_cache(void **state)
 	decode_cache_free(c);
 }
 
-/* Each block's zstd level follows the ratio of the block before it (log_writer.c). */
-static void test_block_level_follows_ratio(void **state)
+/* Each block's LZ4 acceleration follows the ratio of the block before it (log_writer.c). */
+static void test_block_accel_follows_ratio(void **state)
 {
 	(void)state;
 	size_t full = LOG_BLOCK_MAX;
-	assert_int_equal(log_block_level(full, full / 2), LOG_ZSTD_LEVEL_POOR);	/* 2x */
-	assert_int_equal(log_block_level(full, full * 10 / 24), LOG_ZSTD_LEVEL_POOR);	/* 2.4x */
-	assert_int_equal(log_block_level(full, full / 3), LOG_ZSTD_LEVEL);	/* 3x */
-	assert_int_equal(log_block_level(full, full / 5), LOG_ZSTD_LEVEL_GOOD);	/* 5x */
-	assert_int_equal(log_block_level(full, full / 8), LOG_ZSTD_LEVEL_GOOD);
+	assert_int_equal(log_block_accel(full, full / 2), LOG_LZ4_ACCEL_POOR);	/* 2x */
+	assert_int_equal(log_block_accel(full, full * 10 / 24), LOG_LZ4_ACCEL_POOR);	/* 2.4x */
+	assert_int_equal(log_block_accel(full, full), LOG_LZ4_ACCEL_POOR);
+	assert_int_equal(log_block_accel(full, full / 3), 1);	/* 3x */
+	assert_int_equal(log_block_accel(full, full / 8), 1);
 	/* a short block, or nothing compressed, keeps the default */
-	assert_int_equal(log_block_level(full / 4, full / 8), LOG_ZSTD_LEVEL);
-	assert_int_equal(log_block_level(full / 4, full / 40), LOG_ZSTD_LEVEL);
-	assert_int_equal(log_block_level(full, 0), LOG_ZSTD_LEVEL);
-	assert_true(LOG_ZSTD_LEVEL_POOR < LOG_ZSTD_LEVEL && LOG_ZSTD_LEVEL < LOG_ZSTD_LEVEL_GOOD);
+	assert_int_equal(log_block_accel(full / 4, full / 2), 1);
+	assert_int_equal(log_block_accel(full, 0), 1);
+	assert_true(LOG_LZ4_ACCEL_POOR > 1);
+}
+
+/* The log at DATA (LEN bytes, as log_writer writes it) rewritten as version VERSION with
+ * every block recompressed by zstd under block magic MAGIC; *OUT_LEN its length. */
+static uint8_t *recompress_zstd(const uint8_t *data, size_t len, uint32_t version, uint32_t magic,
+				size_t *out_len)
+{
+	uint8_t *out = malloc(len * 4 + 4096), *raw = malloc(LOG_BLOCK_MAX);
+	size_t pos = LOG_HEADER_SIZE, o = LOG_HEADER_SIZE;
+	assert_non_null(out);
+	assert_non_null(raw);
+	memcpy(out, data, LOG_HEADER_SIZE);
+	memcpy(out + 8, &version, 4);
+	uint32_t crc = binio_crc32(0, out, LOG_HEADER_CRC_OFF);
+	memcpy(out + LOG_HEADER_CRC_OFF, &crc, 4);
+	while (pos < len) {
+		uint32_t h[4];
+		memcpy(h, data + pos, sizeof(h));
+		assert_int_equal(h[0], LOG_BLOCK_MAGIC);
+		int n = LZ4_decompress_safe((const char *)data + pos + LOG_BLOCK_HDR_SIZE, (char *)raw,
+					    (int)h[2], LOG_BLOCK_MAX);
+		assert_int_equal(n, h[1]);
+		size_t c = ZSTD_compress(out + o + LOG_BLOCK_HDR_SIZE, len * 4 + 4096 - o - LOG_BLOCK_HDR_SIZE,
+					 raw, (size_t)n, 1);
+		assert_false(ZSTD_isError(c));
+		uint32_t nh[4] = { magic, h[1], (uint32_t)c, binio_crc32(0, out + o + LOG_BLOCK_HDR_SIZE, c) };
+		memcpy(out + o, nh, sizeof(nh));
+		o += LOG_BLOCK_HDR_SIZE + c;
+		pos += LOG_BLOCK_HDR_SIZE + h[2];
+	}
+	free(raw);
+	*out_len = o;
+	return out;
+}
+
+/* Instructions in the stream of the log at DATA; -1 when it fails to open or read. */
+static long stream_insns(const uint8_t *data, size_t len)
+{
+	struct spent_trace_source *src;
+	struct spent_trace_batch bt;
+	char err[256];
+	long n = 0;
+	int r;
+	if (trace_log_open_mem(data, len, &src, err, sizeof(err)) < 0)
+		return -1;
+	while ((r = spent_trace_source_next(src, &bt)) > 0)
+		n += (long)bt.n_insns;
+	spent_trace_source_free(src);
+	return r < 0 ? -1 : n;
+}
+
+/* Version 3 logs (zstd blocks, before LZ4) still read, to the same stream; a block of the
+ * other compressor than its header's version says is corrupt. */
+static void test_version3_zstd_logs_still_read(void **state)
+{
+	char path[] = "/tmp/spent-test-trace-XXXXXX";
+	int fd = mkstemp(path);
+	uint8_t *data, *v3;
+	size_t len, v3_len;
+	struct spent_trace_source *src;
+	struct spent_trace_batch bt;
+	char err[256];
+	(void)state;
+	close(fd);
+	write_log(path);
+	assert_int_equal(binio_read_file(path, 1 << 20, &data, &len), 0);
+	assert_int_equal(stream_insns(data, len), 7);
+	v3 = recompress_zstd(data, len, LOG_VERSION_ZSTD, LOG_BLOCK_MAGIC_ZSTD, &v3_len);
+	assert_int_equal(stream_insns(v3, v3_len), 7);
+	free(v3);
+	/* zstd blocks in a version 4 log, LZ4 blocks in a version 3 one */
+	v3 = recompress_zstd(data, len, LOG_VERSION, LOG_BLOCK_MAGIC_ZSTD, &v3_len);
+	assert_int_equal(trace_log_open_mem(v3, v3_len, &src, err, sizeof(err)), 0);
+	assert_true(spent_trace_source_next(src, &bt) < 0);
+	assert_non_null(strstr(spent_trace_source_error(src), "no block magic at byte 40"));
+	spent_trace_source_free(src);
+	free(v3);
+	data[8] = LOG_VERSION_ZSTD;
+	uint32_t crc = binio_crc32(0, data, LOG_HEADER_CRC_OFF);
+	memcpy(data + LOG_HEADER_CRC_OFF, &crc, 4);
+	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), 0);
+	assert_true(spent_trace_source_next(src, &bt) < 0);
+	assert_non_null(strstr(spent_trace_source_error(src), "no block magic at byte 40"));
+	spent_trace_source_free(src);
+	free(data);
+	unlink(path);
 }
 
 int main(void)
@@ -483,7 +571,8 @@ int main(void)
 		cmocka_unit_test(test_header_checksum_and_versions),
 		cmocka_unit_test(test_data_after_end_is_corrupt),
 		cmocka_unit_test(test_decode_flags_and_cache),
-		cmocka_unit_test(test_block_level_follows_ratio),
+		cmocka_unit_test(test_block_accel_follows_ratio),
+		cmocka_unit_test(test_version3_zstd_logs_still_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
