@@ -22,7 +22,8 @@
  *   A block holds whole records only, so a truncated file loses at most its last block.
  *   Version 4 changed only the compressor: the recorder's CPU is what `spent trace` costs
  *   above Valgrind, and LZ4 took a third to two thirds less of it than zstd's fastest
- *   levels on real programs' records, for logs 10-20% larger (docs/trace.md).
+ *   levels on real programs' records, for logs 10-20% larger where data addresses dominate
+ *   and 2-4x larger where zstd found long matches (docs/trace.md).
  *   A complete log ends with a block whose last record is LOG_REC_END; anything after that
  *   record (in its block or after it) makes the log corrupt.
  *

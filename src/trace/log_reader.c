@@ -1,6 +1,7 @@
 /* trace/log_reader.c - validating reader of `spent trace` logs: header, blocks (length, CRC,
- * LZ4, or zstd in version 3 logs) and records; a truncated or corrupt log yields every complete block first, then one
- * error naming the byte offset. Also the ELF build-id helper used to detect changed images. */
+ * LZ4, or zstd in version 3 logs) and records; a truncated or corrupt log yields every
+ * complete block first, then one error naming the byte offset. Also the ELF build-id helper
+ * used to detect changed images. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
