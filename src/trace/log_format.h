@@ -16,7 +16,7 @@
  *   then blocks until end of file:
  *     0  u32 magic         LOG_BLOCK_MAGIC (version 3: LOG_BLOCK_MAGIC_ZSTD)
  *     4  u32 raw_len       bytes of records once decompressed (1..LOG_BLOCK_MAX)
- *     8  u32 comp_len      bytes of the compressed block that follows (1..LOG_BLOCK_MAX + 4096)
+ *     8  u32 comp_len      bytes of the compressed block that follows (1..LOG_BLOCK_COMP_MAX)
  *    12  u32 crc32         binio_crc32 of the compressed block
  *    16  u8 frame[comp_len]  one LZ4 block (version 3: one zstd frame)
  *   A block holds whole records only, so a truncated file loses at most its last block.
@@ -69,6 +69,9 @@
 #define LOG_BLOCK_HDR_SIZE 16u
 #define LOG_BLOCK_MAX (1u << 20)	/* raw bytes per block */
 #define LOG_REC_MAX (LOG_BLOCK_MAX - 64)	/* largest record */
+/* The largest compressed block: LZ4's bound for a full block of incompressible bytes
+ * (LZ4_COMPRESSBOUND), which is above zstd's (LOG_BLOCK_MAX + 4096, version 3). */
+#define LOG_BLOCK_COMP_MAX (LOG_BLOCK_MAX + LOG_BLOCK_MAX / 255u + 16u)
 
 enum log_file_flag {
 	LOG_F_DATA = 1u << 0,		/* data addresses were recorded */

@@ -175,7 +175,7 @@ static int load_block(struct log_reader *r)
 	memcpy(h, r->data + r->pos, sizeof(h));
 	if (h[0] != (r->zstd ? LOG_BLOCK_MAGIC_ZSTD : LOG_BLOCK_MAGIC))
 		return fail(r, -EBADMSG, "corrupt log: no block magic at byte %zu", r->pos);
-	if (h[1] == 0 || h[1] > LOG_BLOCK_MAX || h[2] == 0 || h[2] > LOG_BLOCK_MAX + 4096)
+	if (h[1] == 0 || h[1] > LOG_BLOCK_MAX || h[2] == 0 || h[2] > LOG_BLOCK_COMP_MAX)
 		return fail(r, -EBADMSG, "corrupt log: impossible block lengths at byte %zu", r->pos);
 	if (r->len - r->pos - LOG_BLOCK_HDR_SIZE < h[2])
 		return fail(r, -EBADMSG, "log truncated at byte %zu: block of %u bytes at byte %zu is "

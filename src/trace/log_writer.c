@@ -16,6 +16,9 @@
 #include "core/outfile.h"
 #include "trace/log_io.h"
 
+/* every block this writer can make passes the reader's length check */
+_Static_assert(LZ4_COMPRESSBOUND(LOG_BLOCK_MAX) == LOG_BLOCK_COMP_MAX, "LZ4's bound is the format's");
+
 struct log_writer {
 	struct outfile *out;
 	int fd;
@@ -65,7 +68,7 @@ int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct 
 	w->flags = w->commit_flags = flags;
 	w->accel = 1;
 	binbuf_init(&w->raw);
-	w->comp_cap = (size_t)LZ4_compressBound(LOG_BLOCK_MAX);
+	w->comp_cap = LOG_BLOCK_COMP_MAX;
 	w->comp = malloc(w->comp_cap);
 	w->lz4_state = malloc((size_t)LZ4_sizeofState());
 	if (!w->comp || !w->lz4_state || binbuf_reserve(&w->raw, LOG_BLOCK_MAX) < 0)

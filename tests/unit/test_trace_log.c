@@ -560,6 +560,49 @@ static void test_version3_zstd_logs_still_read(void **state)
 	unlink(path);
 }
 
+/* A full block of bytes LZ4 cannot shrink compresses to more than the block: the reader takes
+ * every such block the writer makes (the bound was zstd's, 32 bytes short, before). */
+static void test_incompressible_block_reads_back(void **state)
+{
+	char path[] = "/tmp/spent-test-trace-XXXXXX";
+	int fd = mkstemp(path);
+	struct log_writer *w;
+	struct log_reader *rd;
+	struct log_record rec;
+	uint8_t *data, *noise = malloc(LOG_REC_MAX);
+	size_t len;
+	char err[256];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	(void)state;
+	close(fd);
+	assert_non_null(noise);
+	for (size_t i = 0; i < LOG_REC_MAX; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		noise[i] = (uint8_t)(x >> 32);
+	}
+	assert_int_equal(log_writer_new(path, 0, 0, &w), 0);
+	/* with the next record the block is all but full (the END record starts another) */
+	assert_int_equal(log_writer_add(w, LOG_REC_IMAGE, noise, LOG_REC_MAX - 8), 0);
+	assert_int_equal(log_writer_add(w, LOG_REC_IMAGE, noise, 32), 0);
+	assert_int_equal(log_writer_commit(w), 0);
+	log_writer_free(w);
+	assert_int_equal(binio_read_file(path, 4 << 20, &data, &len), 0);
+	uint32_t h[4];
+	memcpy(h, data + LOG_HEADER_SIZE, sizeof(h));
+	assert_int_equal(h[1], LOG_BLOCK_MAX - 8);
+	assert_true(h[2] > LOG_BLOCK_MAX + 4096);	/* past the old bound */
+	assert_int_equal(log_reader_new_mem(data, len, &rd, err, sizeof(err)), 0);
+	assert_int_equal(log_reader_next(rd, &rec), 1);
+	assert_int_equal(rec.len, LOG_REC_MAX - 8);
+	assert_memory_equal(rec.payload, noise, LOG_REC_MAX - 8);
+	assert_int_equal(log_reader_next(rd, &rec), 1);
+	assert_int_equal(log_reader_next(rd, &rec), 0);	/* END */
+	log_reader_free(rd);
+	free(data);
+	free(noise);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -573,6 +616,7 @@ int main(void)
 		cmocka_unit_test(test_decode_flags_and_cache),
 		cmocka_unit_test(test_block_accel_follows_ratio),
 		cmocka_unit_test(test_version3_zstd_logs_still_read),
+		cmocka_unit_test(test_incompressible_block_reads_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
