@@ -200,6 +200,7 @@ const char *outfile_strerror(int err)
 	case EINVAL: return "it is neither a regular file nor a character device or FIFO";
 	case EEXIST: return "it exists and is not a directory";
 	case ENOENT: return "its directory does not exist";
+	case EOPNOTSUPP: return "its directory takes no new files (a /proc or /sys directory?)";
 	case ENOTDIR: return "a component of its directory is not a directory";
 	case EACCES: return "its directory is not writable";
 	case EROFS: return "its directory is on a read-only file system";
@@ -245,6 +246,9 @@ int outfile_open(const char *path, mode_t mode, struct outfile **out)
 				break;
 			f->fd = openat(f->dfd, f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 			err = f->fd < 0 && errno != EEXIST ? -errno : 0;
+			/* the directory is open, so it exists: /proc and /sys say ENOENT to a new name */
+			if (err == -ENOENT)
+				err = -EOPNOTSUPP;
 		}
 		if (!err && f->fd < 0)
 			err = -EEXIST;
@@ -381,6 +385,8 @@ int outdir_make_temp(const char *path, mode_t mode, char *tmp, size_t tmplen)
 			return -ENAMETOOLONG;
 		if (mkdir(tmp, mode) == 0)
 			return chmod(tmp, mode) < 0 ? -errno : 0;
+		if (errno == ENOENT && dir_writable(dir) == 0)
+			return -EOPNOTSUPP;	/* as in outfile_open: /proc, /sys */
 		if (errno != EEXIST)
 			return -errno;
 	}

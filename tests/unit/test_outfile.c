@@ -119,6 +119,12 @@ static void symlink_and_directory_are_refused(void **state)
 	assert_int_equal(outfile_check(at("missing/f")), -ENOENT);
 	assert_int_equal(outfile_check(at("target/f")), -ENOTDIR);
 	assert_string_equal(outfile_strerror(-ENOENT), "its directory does not exist");
+	/* /proc exists, and takes no new file: not "does not exist" */
+	struct outfile *pf;
+	assert_int_equal(outfile_open("/proc/spent-test-output", 0600, &pf), -EOPNOTSUPP);
+	assert_non_null(strstr(outfile_strerror(-EOPNOTSUPP), "takes no new files"));
+	char ptmp[4096];
+	assert_int_equal(outdir_make_temp("/proc/spent-test-dir", 0700, ptmp, sizeof(ptmp)), -EOPNOTSUPP);
 }
 
 static void abort_leaves_the_old_file(void **state)
