@@ -206,6 +206,24 @@ static int emit_mapping_effects(struct cc_tracer *tr, uint64_t nr, const uint64_
 	return 0;
 }
 
+/* select and pselect6: the fd sets the kernel rewrote (on success: nfds bits each, in whole
+ * 8-byte words) and the timeout it updates with the time left, also when a signal cut the
+ * wait short (make -j waits for its jobs in pselect6 and is woken by SIGCHLD). */
+static int emit_select(struct cc_tracer *tr, const uint64_t *a, int64_t ret)
+{
+	int64_t nfds = (int64_t)a[0];
+	int err = 0;
+	if (ret >= 0 && nfds > 0 && nfds <= (1 << 20)) {
+		uint64_t len = (uint64_t)(nfds + 63) / 64 * 8;
+		for (int i = 1; i <= 3 && !err; i++)
+			if (a[i])
+				err = cc_emit_mem(tr, a[i], len, 0);
+	}
+	if (!err && a[4] && (ret >= 0 || ret == -EINTR))
+		err = cc_emit_mem(tr, a[4], 16, 0);	/* struct timeval / timespec */
+	return err;
+}
+
 /* The ioctls libc itself issues (isatty, terminal size, bytes ready). */
 static int emit_ioctl(struct cc_tracer *tr, const uint64_t *a, int64_t ret)
 {
@@ -291,6 +309,8 @@ int cc_syscall_record(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int6
 		err = emit_readv(tr, a, ret);
 	else if (nr == SYS_ioctl)
 		err = emit_ioctl(tr, a, ret);
+	else if (nr == SYS_select || nr == SYS_pselect6)
+		err = emit_select(tr, a, ret);
 	else
 		err = emit_effects_table(tr, nr, a, ret);
 	err = err ? err : emit_mapping_effects(tr, nr, a, ret);

@@ -103,6 +103,20 @@ for mode in patch fault; do
 	check "citcat_corpus_${mode}_at_least_5_in_6_verified ($verified of $tried)" [ $((verified * 6)) -ge $((tried * 5)) ]
 done
 
+# select rewrites its fd sets: a set whose fd is not ready comes back empty, and the replay
+# must see that (it diverged at the next write before citcat recorded those bytes)
+"$SPENT" citcat record -o "$TMP/sel" -- "$PY" -c 'import select, os
+r, w = os.pipe()
+for i in range(3):
+    rl, wl, xl = select.select([r], [w], [], 1.5)
+    print(i, rl, wl == [w])' > "$TMP/sel.real" 2> "$TMP/sel.err"
+check "citcat_corpus_select_recorded" grep -q '^2 \[\] True$' "$TMP/sel.real"
+check "citcat_corpus_select_outputs_known ($(grep -o 'first: [0-9]*' "$TMP/sel.err"))" \
+	bash -c "! grep -q 'does not know' '$TMP/sel.err'"
+"$SPENT" citcat replay "$TMP/sel" --json --stdout "$TMP/sel.replay" > "$TMP/sel.json" 2>&1
+check "citcat_corpus_select_replay_verified" grep -q '"verified":true' "$TMP/sel.json"
+check "citcat_corpus_select_replay_output" cmp -s "$TMP/sel.real" "$TMP/sel.replay"
+
 # what cannot be recorded says why in one line, and leaves nothing behind
 # gunzip is a shell script that execs gzip
 "$SPENT" citcat record -o "$TMP/ex" -- gunzip -c nums.gz > /dev/null 2> "$TMP/ex.err"
