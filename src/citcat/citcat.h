@@ -4,6 +4,7 @@
 #ifndef SPENT_CITCAT_CITCAT_H
 #define SPENT_CITCAT_CITCAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,6 +54,8 @@ struct citcat_record_result {
 	uint64_t cpuid_patched;		/* PATCH: cpuid sites replaced in mapped code */
 	uint64_t cpuid_unconfirmed;	/* PATCH: 0f a2 matches in mapped code left unpatched */
 	char cpuid_unconfirmed_file[256];	/* the first file holding such a match */
+	bool not_run;			/* failed: the command could not be executed (-ENOENT: not
+					 * found, else found but not runnable) */
 };
 
 /* Run OPTS->argv under the recorder into OPTS->out_dir. 0 when the recording is complete

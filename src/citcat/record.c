@@ -660,6 +660,7 @@ static int start_program(struct cc_tracer *tr, char *const *argv, const char *sb
 	if (!(e = workload_start(&w)))
 		e = -ECHILD;
 	snprintf(tr->err, tr->errlen, "cannot run '%s': %s", argv[0], strerror(-e));
+	tr->not_run = true;
 	return e;
 }
 
@@ -771,6 +772,7 @@ int citcat_record(const struct citcat_record_opts *o, struct citcat_record_resul
 		goto out;
 	}
 	err = record_into(&tr, o, fd, &ls);
+	res->not_run = tr.not_run;
 	if (!err)
 		err = publish_dir(&tr, tmp, o->out_dir);
 out:

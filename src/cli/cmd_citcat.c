@@ -15,6 +15,7 @@
 #include "citcat/citcat.h"
 #include "core/json.h"
 #include "core/outfile.h"
+#include "core/workload.h"
 
 /* Each subcommand parses into its own table; the top-level table (for `spent citcat --man`
  * and `-h`) lists both under headings and points at the same fields. */
@@ -135,7 +136,8 @@ static int citcat_record_main(int argc, char **argv)
 	int e = citcat_record(&ro, &res, err, sizeof(err));
 	if (e) {
 		cli_error("cannot record '%s' into '%s': %s", cmd_argv[0], o.out, err);
-		return 1;
+		/* as the shell, stat and record: 127 not found, 126 not runnable */
+		return res.not_run ? workload_exec_exit_code(e) : 1;
 	}
 	if (res.unknown_syscalls)
 		cli_warn("'%s' made %" PRIu64 " syscalls whose memory outputs citcat does not know "

@@ -185,3 +185,16 @@ check "citcat_man_page_lists_record_and_replay_options" \
 	bash -c "grep -q '^.TH SPENT-CITCAT 1' '$TMP/man.roff' && grep -q 'cpuid=auto|fault|patch' '$TMP/man.roff' && grep -q 'stdout=FILE' '$TMP/man.roff' && grep -q 'default: citcat.rec' '$TMP/man.roff'"
 "$SPENT" citcat record --man | grep -q '^.TH SPENT-CITCAT-RECORD 1'
 check "citcat_record_man_page" [ $? = 0 ]
+
+# a command that cannot run exits as the shell, stat and record do: 127 not found, 126 not
+# runnable; one line, nothing left behind
+"$SPENT" citcat record -o "$TMP/nf" -- spent-no-such-command-here > /dev/null 2> "$TMP/nf.err"
+rc=$?
+check "citcat_record_missing_command_exits_127 (rc $rc)" [ $rc = 127 ]
+check "citcat_record_missing_command_one_line" lines "$TMP/nf.err" 1
+printf 'not a program\n' > "$TMP/data.txt"
+chmod 644 "$TMP/data.txt"
+"$SPENT" citcat record -o "$TMP/nx" -- "$TMP/data.txt" > /dev/null 2> "$TMP/nx.err"
+rc=$?
+check "citcat_record_unrunnable_command_exits_126 (rc $rc)" [ $rc = 126 ]
+check "citcat_record_unrunnable_leaves_nothing" [ -z "$(ls -d "$TMP"/nf* "$TMP"/nx* 2>/dev/null | grep -v '\.err$')" ]
