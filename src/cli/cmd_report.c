@@ -500,8 +500,9 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (report_who_select(&o.who, o.input, &p)) {
-		rc = 1;
+	int sel = report_who_select(&o.who, o.input, &p);
+	if (sel) {
+		rc = sel == -EINVAL ? 2 : 1;	/* a malformed --time, as other bad options */
 		goto out;
 	}
 	if (select_events(p, o.events_joined, &evs, &nev) || symbols_new(&sym) || profile_input_kallsyms(sym, o.input)) {

@@ -155,7 +155,7 @@ int report_who_select(struct report_who *w, const char *input, struct spent_prof
 			cli_error("invalid value '%s' for --time: expected START,END in seconds from the "
 				  "profile's start (either may be empty, START < END), A%%-B%% or N%%/K",
 				  w->time);
-			return err;
+			return -EINVAL;	/* a usage error: the caller exits 2 */
 		}
 	}
 	if (!detail_filter_active(&w->filter))
@@ -164,7 +164,7 @@ int report_who_select(struct report_who *w, const char *input, struct spent_prof
 	int err = detail_filter_profile(*p, &w->filter, &q);
 	if (err) {
 		cli_error("cannot select samples: %s", strerror(-err));
-		return err;
+		return err == -EINVAL ? -EIO : err;
 	}
 	warn_if_nothing_selected(w, *p, q);
 	spent_profile_free(*p);

@@ -45,7 +45,7 @@ bool report_who_active(const struct report_who *w);
 /*
  * After loading *P from INPUT: fail with one error line when P has no detail rows, resolve
  * --time against P's span, and replace *P by the selected samples when a filter is active.
- * 0 or -errno (printed).
+ * 0 or -errno (printed); -EINVAL only for a malformed --time (a usage error: exit 2).
  */
 int report_who_select(struct report_who *w, const char *input, struct spent_profile **p);
 /* Print the --sort table of each of the NEV events EVS in FMT (LIMIT rows each, < 0 = all):

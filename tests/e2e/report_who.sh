@@ -94,7 +94,8 @@ check who_attach_names_threads_from_proc test "$(grep -c '^who-[123],' "$TMP/att
 check who_bad_sort_key_exit_2 test $rc = 2 -a "$(wc -l <"$TMP/e1")" = 1
 check who_bad_sort_key_named grep -q "'cpu'" "$TMP/e1"
 "$SPENT" report -i "$TMP/split" --time 3,1 >/dev/null 2>"$TMP/e2"; rc=$?
-check who_bad_time_exit_1_one_line test $rc = 1 -a "$(wc -l <"$TMP/e2")" = 1
+# a malformed window is a usage error, as a bad --sort key (it exited 1)
+check who_bad_time_exit_2_one_line test $rc = 2 -a "$(wc -l <"$TMP/e2")" = 1
 "$SPENT" report -i "$TMP/split" --pid 12x >/dev/null 2>"$TMP/e3"; rc=$?
 check who_bad_pid_exit_2 test $rc = 2 -a "$(wc -l <"$TMP/e3")" = 1
 "$SPENT" report -i "$TMP/split" --sort tid --flamegraph "$TMP/f.svg" >/dev/null 2>&1
