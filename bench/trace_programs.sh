@@ -16,21 +16,7 @@ VGLIB=${VGLIB:-$top/build/valgrind/lib}
 tmp=$(mktemp -d /tmp/spent-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# the interpreter itself: a shim (pyenv) would be a shell script tracing a tree of processes
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(python3 -c 'import sys; print(sys.executable)')
-python3 "$top/bench/words_text.py" "$tmp/text" 2
-PYPROG='import json
-d = [{"k": i, "v": str(i) * 3, "l": [i, i + 1]} for i in range(60000)]
-s = json.dumps(d)
-assert len(json.loads(s)) == len(d)'
-declare -A cmd=(
-	[gzip]="gzip -c -6 $tmp/text"
-	[bzip2]="bzip2 -c $tmp/text"
-	[python3]="$PY -c \"\$PYPROG\""
-	[trace_bench]="$top/build/progs/trace_bench ${TRACE_BENCH_N:-300}"
-)
-PROGRAMS=${TRACE_PROGRAMS:-gzip bzip2 python3 trace_bench}
+source "$top/bench/trace_workloads.sh"
 
 declare -A cpu_all wall_all
 run() { # KEY CMD...: run it, keep every CPU (user+sys incl. children) and wall figure
@@ -52,7 +38,6 @@ configs() { # PROGRAM: every configuration of it, once
 	VALGRIND_LIB=$VGLIB run "$p tool_data" valgrind --tool=spent -q --spent-fd=3 "${prog[@]}"
 	VALGRIND_LIB=$VGLIB run "$p tool_nodata" valgrind --tool=spent -q --spent-fd=3 --spent-data=no "${prog[@]}"
 }
-export PYPROG
 # the tool alone writes to fd 3 (the tool moves its fd out of the program's way: fd 1 would
 # leave the program without a stdout)
 exec 3> /dev/null

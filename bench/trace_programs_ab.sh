@@ -13,21 +13,10 @@ B=${2:-$top/build}
 R=${ROUNDS:-5}
 tmp=$(mktemp -d /tmp/spent-ab.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=$(python3 -c 'import sys; print(sys.executable)')
-python3 "$top/bench/words_text.py" "$tmp/text" 2
-PYPROG='import json
-d = [{"k": i, "v": str(i) * 3, "l": [i, i + 1]} for i in range(60000)]
-s = json.dumps(d)
-assert len(json.loads(s)) == len(d)'
-for p in ${TRACE_PROGRAMS:-gzip bzip2 python3 trace_bench}; do
-	case $p in
-	gzip) prog=(gzip -c -6 "$tmp/text") ;;
-	bzip2) prog=(bzip2 -c "$tmp/text") ;;
-	python3) prog=("$PY" -c "$PYPROG") ;;
-	trace_bench) prog=("$top/build/progs/trace_bench" "${TRACE_BENCH_N:-300}") ;;
-	*) echo "unknown program $p" >&2; exit 2 ;;
-	esac
+source "$top/bench/trace_workloads.sh"
+for p in $PROGRAMS; do
+	[ -n "${cmd[$p]:-}" ] || { echo "unknown program $p" >&2; exit 2; }
+	eval "prog=(${cmd[$p]})"
 	for ((i = 0; i < R; i++)); do
 		for v in before after; do
 			b=$A
