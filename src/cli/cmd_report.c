@@ -418,7 +418,7 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 	if (o->fmt == OUT_TABLE)
 		printf("# '%s': %s %llu samples, other %llu samples\n%8s %8s %8s  %-22s %s\n", evn,
 		       o->input, (unsigned long long)ra->totals[0], (unsigned long long)rb->totals[0],
-		       "this%", "other%", "delta", "image", "symbol");
+		       "this%", "other%", "delta", "image", ra->cfg.by == REPORT_BY_IMAGE ? "" : "symbol");
 	else if (o->fmt == OUT_CSV)
 		printf("image,symbol,event,samples,percent,other_samples,other_percent,delta\n");
 	for (size_t i = 0; i < n && (o->limit < 0 || (long)i < o->limit); i++) {

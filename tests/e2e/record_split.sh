@@ -82,6 +82,10 @@ for l in sys.stdin:
     o=json.loads(l)
     if o["symbol"]=="func_sixty": print(o["delta"])')
 check diff_shows_func_sixty_gone awk -v d="$d60" 'BEGIN{exit !(d < -55)}'
+# by image the table has no symbol column, as the plain report by image
+$SPENT report -i "$TMP/split" --diff "$TMP/hot" --by image > "$TMP/diff_img.txt" 2>&1
+check diff_by_image_header_has_no_symbol_column \
+	awk 'NR == 2 { exit !($4 == "image" && NF == 4) }' "$TMP/diff_img.txt"
 
 # compactness: the profile's file (its samples file, which carries the program's counts) is
 # far smaller than the program

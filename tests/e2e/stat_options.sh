@@ -22,6 +22,9 @@ check stat_x_and_json_refused test "$rc" -eq 2
 check stat_C_runs test "$rc" -eq 0
 check stat_C_A_one_row_for_cpu0 test "$(awk -F, '$2 == "cpu-clock" && $12 == "0"' "$TMP/c.csv" | wc -l)" -eq 1
 check stat_C_A_no_other_cpu test "$(awk -F, '$2 == "cpu-clock" && $12 != "" && $12 != "0"' "$TMP/c.csv" | wc -l)" -eq 0
+# the table's header names the CPUs, as perf's does ('system wide' is -a)
+"$SPENT" stat -C 0 -e cpu-clock -- sleep 0.05 2>"$TMP/c.txt"
+check stat_C_header_names_cpus grep -q "Performance counter stats for 'CPU(s) 0':" "$TMP/c.txt"
 "$SPENT" stat -C 0-x -- true 2>/dev/null; rc=$?
 check stat_bad_cpu_list_refused test "$rc" -eq 2
 "$SPENT" stat -A -- true 2>/dev/null; rc=$?
