@@ -105,9 +105,8 @@ static void stat_print_header(struct stat_out *o)
 			i = j;
 		}
 		fputc('\'', o->f);
-	} else if (opts->system_wide) {
+	} else if (opts->system_wide)
 		fprintf(o->f, "'system wide'");
-	}
 	else if (opts->pid > 0)
 		fprintf(o->f, "process id '%ld'", opts->pid);
 	else if (opts->tid > 0)
