@@ -418,6 +418,7 @@ int cc_on_syscall_exit(struct cc_tracer *tr, struct loop_state *ls)
 		ls->restart = 1;
 		ls->restart_nr = ls->nr;
 		memcpy(ls->restart_args, ls->args, sizeof(ls->args));
+		ls->restart_regs = r;
 		return ptrace(PTRACE_CONT, pid, NULL, NULL) ? -errno : 0;
 	}
 	err = cc_syscall_record(tr, ls->nr, ls->args, ret, ls->sc_flags);
@@ -508,6 +509,18 @@ static int on_main_stop(struct cc_tracer *tr, struct loop_state *ls, int st)
 	if (caught && !blocked && sig < SIGRTMIN && ptrace(PTRACE_GETREGS, pid, NULL, &r) == 0) {
 		/* held back (a standard signal already held merges, as the kernel's would) */
 		ls->pending |= 1ULL << (sig - 1);
+		/* the stop of the signal that just interrupted a wait (select, poll, pselect6,
+		 * nanosleep...: -ERESTARTNOHAND or -ERESTART_RESTARTBLOCK, which a handler turns
+		 * into -EINTR; make -j is woken from pselect6 by SIGCHLD): nothing ran since, so
+		 * the call ends here with EINTR and the signal is delivered at its boundary. It
+		 * was taken for an exact point after the syscall, which the replay, still at the
+		 * syscall, never reaches. */
+		if (ls->restart && !memcmp(&r, &ls->restart_regs, sizeof(r)) &&
+		    ((int64_t)r.rax == -514 || (int64_t)r.rax == -516)) {
+			ls->restart = 0;
+			err = cc_syscall_record(tr, ls->restart_nr, ls->restart_args, -EINTR, ls->sc_flags);
+			return err ? err : deliver_now(tr, ls, sig, r.rsp);
+		}
 		/* no instruction ran since the last syscall returned: this is a boundary */
 		if (ls->exit_valid && !memcmp(&r, &ls->at_exit, sizeof(r)))
 			return deliver_now(tr, ls, sig, ls->at_exit.rsp);

@@ -96,6 +96,7 @@ struct loop_state {
 	int in_sc;		/* between a syscall's entry and exit stops */
 	int restart;		/* the last syscall was interrupted and will be restarted */
 	uint64_t restart_nr, restart_args[6];
+	struct user_regs_struct restart_regs;	/* at that -ERESTART* exit */
 	uint64_t pending;	/* caught signals held back until a syscall boundary (bit sig-1) */
 	int delivering;		/* the signal sent (tgkill) to deliver at this boundary */
 	struct user_regs_struct at_exit;	/* registers at the last syscall-exit stop */
