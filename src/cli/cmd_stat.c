@@ -327,6 +327,7 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		if (check_cpus_online(o->cpus, o->n_cpus))
 			goto out;
 		o->system_wide = 1;
+		o->cpu_list = cpu_list;
 	}
 	o->per_cpu |= no_aggr;
 	n = 0;

@@ -19,6 +19,7 @@ struct stat_opts {
 	long tid;		/* -t: that one thread only */
 	int *cpus;		/* -C: the CPUs counted; NULL = all online */
 	size_t n_cpus;
+	const char *cpu_list;	/* -C as given (argv), for the header as perf prints it */
 	long repeat;		/* -r */
 	long interval_ms;	/* -I */
 	int costs;

@@ -92,20 +92,9 @@ static void stat_print_header(struct stat_out *o)
 	if (o->format != STAT_TABLE)
 		return;
 	fprintf(o->f, "\n Performance counter stats for ");
-	if (opts->system_wide && opts->cpus) {
-		/* as perf: the CPUs given to -C, consecutive ones as a range */
-		fprintf(o->f, "'CPU(s) ");
-		for (size_t i = 0; i < opts->n_cpus; i++) {
-			size_t j = i;
-			while (j + 1 < opts->n_cpus && opts->cpus[j + 1] == opts->cpus[j] + 1)
-				j++;
-			fprintf(o->f, "%s%d", i ? "," : "", opts->cpus[i]);
-			if (j > i)
-				fprintf(o->f, "-%d", opts->cpus[j]);
-			i = j;
-		}
-		fputc('\'', o->f);
-	} else if (opts->system_wide)
+	if (opts->cpu_list)	/* as perf: the CPUs as given to -C */
+		fprintf(o->f, "'CPU(s) %s'", opts->cpu_list);
+	else if (opts->system_wide)
 		fprintf(o->f, "'system wide'");
 	else if (opts->pid > 0)
 		fprintf(o->f, "process id '%ld'", opts->pid);
