@@ -25,8 +25,7 @@ struct log_writer {
 	uint32_t flags, commit_flags;	/* in the header now; to be there after commit */
 	uint8_t hdr[LOG_HEADER_SIZE];	/* as written: rewritten whole (CRC too) when flags change */
 	struct binbuf raw;
-	uint8_t *comp;
-	size_t comp_cap;
+	uint8_t *comp;		/* LOG_BLOCK_COMP_MAX bytes: a compressed block */
 	uint64_t n_records, bytes;
 	void *lz4_state;	/* LZ4_compress_fast_extState's scratch */
 	int accel;		/* LZ4 acceleration of the next block (log_block_accel) */
@@ -68,8 +67,7 @@ int log_writer_new(const char *path, uint32_t flags, uint64_t max_insns, struct 
 	w->flags = w->commit_flags = flags;
 	w->accel = 1;
 	binbuf_init(&w->raw);
-	w->comp_cap = LOG_BLOCK_COMP_MAX;
-	w->comp = malloc(w->comp_cap);
+	w->comp = malloc(LOG_BLOCK_COMP_MAX);
 	w->lz4_state = malloc((size_t)LZ4_sizeofState());
 	if (!w->comp || !w->lz4_state || binbuf_reserve(&w->raw, LOG_BLOCK_MAX) < 0)
 		goto out;
@@ -117,7 +115,7 @@ static int flush_block(struct log_writer *w)
 	if (w->raw.len == 0)
 		return 0;
 	int c = LZ4_compress_fast_extState(w->lz4_state, (const char *)w->raw.data, (char *)w->comp,
-					   (int)w->raw.len, (int)w->comp_cap, w->accel);
+					   (int)w->raw.len, (int)LOG_BLOCK_COMP_MAX, w->accel);
 	if (c <= 0)
 		return -EIO;
 	size_t n = (size_t)c;
