@@ -61,17 +61,16 @@ static uint32_t image_hash(const char *path, uint64_t dev, uint64_t ino)
 	return (uint32_t)(h % IMAGE_BUCKETS);
 }
 
-/* Identify an image's file (build-id, else content hash) and read its load segments, through
- * PID's root so files inside containers are the ones opened. */
-static void dimage_identify(struct dmaps *m, struct dimage *im, pid_t pid)
+/* Open image IM's file as PID sees it (through its root, so files inside containers are the
+ * ones opened; the daemon's own view when PID has gone and shares our root). -errno. */
+static int dimage_open(struct dmaps *m, struct dimage *im, pid_t pid)
 {
-	struct image_info info = { 0 };
 	char p[4200];
-	struct stat st, root;
+	struct stat root;
 	int fd;
 
 	if (im->path[0] != '/')
-		return;
+		return -ENOENT;
 	snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
 	if (pid > 0 && stat(p, &root) == 0 &&
 	    (root.st_dev != m->self_root.st_dev || root.st_ino != m->self_root.st_ino))
@@ -83,6 +82,16 @@ static void dimage_identify(struct dmaps *m, struct dimage *im, pid_t pid)
 	fd = open(p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 && pid > 0 && !im->foreign_root)
 		fd = open(im->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Identify an image's file (build-id, else content hash) and read its load segments. */
+static void dimage_identify(struct dmaps *m, struct dimage *im, pid_t pid)
+{
+	struct image_info info = { 0 };
+	struct stat st;
+	int fd = dimage_open(m, im, pid);
+
 	if (fd < 0)
 		return;
 	/* only trust the file if it is the one that was mapped */
@@ -96,11 +105,35 @@ static void dimage_identify(struct dmaps *m, struct dimage *im, pid_t pid)
 		for (unsigned i = 0; i < info.nloads; i++)
 			im->loads[i] = (struct dimage_load){ .off = info.loads[i].off,
 				.filesz = info.loads[i].filesz, .vaddr = info.loads[i].vaddr };
+		im->stat_known = true;
+		im->size = (uint64_t)st.st_size;
+		im->mtime = st.st_mtim;
+		im->ctime = st.st_ctim;
 	}
 	close(fd);
 }
 
-/* The id of the image (PATH, DEV, INO), interned on first sight; -ENOMEM. */
+/* Whether identified image IM's file, mapped again by PID, is no longer the file it was
+ * identified from (same path, device and inode, other size or times). A file that cannot be
+ * looked at now says nothing: the image stays. */
+static bool dimage_rebuilt(struct dmaps *m, struct dimage *im, pid_t pid)
+{
+	struct stat st;
+	if (!im->stat_known)
+		return false;
+	int fd = dimage_open(m, im, pid);
+	if (fd < 0)
+		return false;
+	bool changed = fstat(fd, &st) == 0 && st.st_ino == im->ino && st.st_dev == im->dev &&
+		       ((uint64_t)st.st_size != im->size ||
+			st.st_mtim.tv_sec != im->mtime.tv_sec || st.st_mtim.tv_nsec != im->mtime.tv_nsec ||
+			st.st_ctim.tv_sec != im->ctime.tv_sec || st.st_ctim.tv_nsec != im->ctime.tv_nsec);
+	close(fd);
+	return changed;
+}
+
+/* The id of the image (PATH, DEV, INO) PID maps now, interned on first sight and again
+ * when the file was rebuilt in place since its image was identified; -ENOMEM. */
 static int image_intern(struct dmaps *m, const char *path, uint64_t dev, uint64_t ino,
 			pid_t pid, uint32_t *id)
 {
@@ -110,10 +143,15 @@ static int image_intern(struct dmaps *m, const char *path, uint64_t dev, uint64_
 
 	for (s = m->ihash[h]; s; s = s->next) {
 		im = m->images[s->id];
-		if (im->dev == dev && im->ino == ino && strcmp(im->path, path) == 0) {
-			*id = s->id;
-			return 0;
+		if (im->superseded || im->dev != dev || im->ino != ino || strcmp(im->path, path) != 0)
+			continue;
+		if (im->identified && dimage_rebuilt(m, im, pid)) {
+			/* maps made before keep it; new ones get a new image, identified anew */
+			im->superseded = true;
+			break;
 		}
+		*id = s->id;
+		return 0;
 	}
 	if (ALLOC_GROW(m->images, m->nimages + 1, m->capimages))
 		return -ENOMEM;

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "core/procmaps.h"
 
@@ -30,6 +31,12 @@ struct dimage {
 	uint8_t ident[32];
 	bool foreign_root;	/* mapped by a process whose root is not ours (container) */
 	bool identified;	/* id and loads read (on the first sample placed in it) */
+	/* the file as it was identified: a later mapping of the same path, device and inode
+	 * whose file has another size or times is a rebuild in place (cp over it, or the inode
+	 * reused) and gets an image of its own; this one is then superseded (never matched) */
+	bool stat_known, superseded;
+	uint64_t size;
+	struct timespec mtime, ctime;
 	uint8_t nloads;		/* PT_LOAD segments read from the file (0: offsets stay file offsets) */
 	struct dimage_load loads[DIMAGE_MAX_LOADS];
 };
