@@ -255,8 +255,9 @@ static void print_details(struct run_ctx *rc, struct spent_stat *s)
 }
 
 /* One run through the library's counting session (spent/stat.h): returns the exit status to
- * report; TOTALS gets the readings. */
-static int run_once(struct run_ctx *rc, struct count_value *totals, bool details)
+ * report; TOTALS gets the readings; *STARTED says whether counting started (a command that
+ * could not be run has nothing to print, one that ran and exited 2, 126 or 127 has). */
+static int run_once(struct run_ctx *rc, struct count_value *totals, bool details, bool *started)
 {
 	const struct stat_opts *o = rc->opts;
 	struct spent_stat_opts so = {
@@ -283,6 +284,7 @@ static int run_once(struct run_ctx *rc, struct count_value *totals, bool details
 		status = spent_stat_exit_code(s) ? spent_stat_exit_code(s) : 2;
 		goto out;
 	}
+	*started = true;
 	spent_stat_wait(s, NULL);
 	status = spent_stat_exit_code(s);
 	rc->elapsed_ns = (double)spent_stat_elapsed_ns(s);
@@ -372,7 +374,10 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 	sigaction(SIGTERM, &sa, NULL);
 	int nruns = 0;
 	for (long r = 0; r < opts->repeat && !interrupted; r++) {
-		status = run_once(&rc, totals, opts->repeat == 1);
+		bool started = false;
+		status = run_once(&rc, totals, opts->repeat == 1, &started);
+		if (!started)
+			goto out; /* the command never ran: there is nothing to print */
 		if (!(runs[nruns] = calloc(rc.os.n, sizeof(double))))
 			break;
 		for (size_t i = 0; i < rc.os.n; i++) {
@@ -382,8 +387,6 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 			sums[i].running += totals[i].running;
 		}
 		elapsed[nruns++] = rc.elapsed_ns;
-		if (status == 2 || status == 126 || status == 127)
-			goto out; /* the command never ran: there is nothing to print */
 	}
 	/* with -r, a rate (CPUs utilized: task-clock per elapsed second) is the mean count over
 	 * the mean elapsed time, as perf stat prints it; the last run's time made a
@@ -417,8 +420,10 @@ out:
 			cli_error("cannot write '%s': %s", opts->output, outfile_strerror(err));
 			status = status ? status : 2;
 		}
-	} else {
-		fflush(stderr);
+	} else if ((fflush(stderr) != 0 || ferror(stderr)) && printed) {
+		/* the table is stat's output (on stderr, as perf's): nowhere to say so, but the
+		 * exit status does (2 when the command's was 0, as for -o) */
+		status = status ? status : 2;
 	}
 	return status;
 }

@@ -11,6 +11,20 @@ check "a command that does not exist exits 127" test "$rc" -eq 127
 check "a command that does not exist is reported like perf" grep -q "workload failed: cannot run '/nonexistent/spent-cmd': No such file or directory" "$TMP/err"
 "$SPENT" stat -- sh -c 'exit 3' 2>/dev/null; rc=$?
 check "exit status is the command's" test "$rc" -eq 3
+"$SPENT" stat -e task-clock -- true 2> /dev/full; rc=$?
+check "a table that cannot be written to stderr exits 2 (exit $rc)" test "$rc" -eq 2
+"$SPENT" stat -e task-clock -- sh -c 'exit 5' 2> /dev/full; rc=$?
+check "a table that cannot be written keeps the command's own status (exit $rc)" test "$rc" -eq 5
+# a command that ran and exited 2, 126 or 127 (grep's "no such file", a shell's "not found")
+# still gets its counts, as perf prints them: those statuses used to mean "never ran"
+for c in 2 126 127; do
+	"$SPENT" stat -e task-clock -- sh -c "exit $c" 2> "$TMP/err"; rc=$?
+	check "a command that exits $c gets its table and exit $c (exit $rc)" \
+		bash -c "[ $rc = $c ] && grep -q 'task-clock' '$TMP/err'"
+done
+"$SPENT" stat -e task-clock -r 2 -- grep x /nonexistent/spent-file 2> "$TMP/err"; rc=$?
+check "grep's exit 2 under -r 2 gets the table of both runs (exit $rc)" \
+	bash -c "[ $rc = 2 ] && grep -q '(2 runs)' '$TMP/err'"
 # the per-thread modes follow the command's threads with ptrace: its wait status was decoded
 # twice there (exit 3 came back as 131, exit 128 as 0)
 for mode in --per-thread --per-process; do
