@@ -203,11 +203,20 @@ static void csv_field(FILE *f, char sep, const char *s)
 	cli_csv_field_sep(f, s, sep);
 }
 
+/* A number field: quoted like any field when SEP is a character numbers hold (-x .) */
 static void csv_num(FILE *f, char sep, const char *fmt, double v, bool present)
 {
-	fputc(sep, f);
+	char b[64] = "";
 	if (present)
-		fprintf(f, fmt, v);
+		snprintf(b, sizeof(b), fmt, v);
+	csv_field(f, sep, b);
+}
+
+static void csv_u64(FILE *f, char sep, uint64_t v)
+{
+	char b[24];
+	snprintf(b, sizeof(b), "%llu", (unsigned long long)v);
+	csv_field(f, sep, b);
 }
 
 static void print_csv_row(struct stat_out *o, const struct stat_row *rows, size_t n,
@@ -215,14 +224,18 @@ static void print_csv_row(struct stat_out *o, const struct stat_row *rows, size_
 {
 	FILE *f = o->f;
 	char sep = o->opts->sep;
-	if (ts >= 0)
-		fprintf(f, "%.6f", ts);
+	if (ts >= 0) {
+		char b[64];
+		snprintf(b, sizeof(b), "%.6f", ts);
+		cli_csv_field_sep(f, b, sep);
+	}
 	csv_field(f, sep, r->ev->spec);
 	csv_num(f, sep, "%.6f", r->supported ? shown_value(r) : 0, r->supported);
 	csv_field(f, sep, r->supported ? r->ev->unit : "<not supported>");
 	csv_num(f, sep, "%.2f", count_value_running_pct(&r->v), r->supported);
-	fprintf(f, "%c%llu%c%llu%c%llu", sep, (unsigned long long)r->v.value, sep,
-		(unsigned long long)r->v.enabled, sep, (unsigned long long)r->v.running);
+	csv_u64(f, sep, r->v.value);
+	csv_u64(f, sep, r->v.enabled);
+	csv_u64(f, sep, r->v.running);
 	csv_num(f, sep, "%.0f", r->tid, r->tid >= 0);
 	csv_num(f, sep, "%.0f", r->pid, r->pid >= 0);
 	csv_field(f, sep, (r->tid >= 0 || r->pid >= 0) && r->comm ? r->comm : "");

@@ -12,6 +12,21 @@ check stat_repeated_e_counts_the_second grep -q '^,page-faults,' "$TMP/two.csv"
 "$SPENT" stat -x ';' -e task-clock -- true 2>"$TMP/x.csv"
 check stat_x_header_uses_sep grep -q '^interval;event;value;unit;' "$TMP/x.csv"
 check stat_x_row_uses_sep grep -q '^;task-clock;[0-9.]*;msec;' "$TMP/x.csv"
+# a separator numbers hold: number fields are quoted too, so the rows parse back (the value
+# is the counter in msec)
+for sep in . 5; do
+	"$SPENT" stat -x "$sep" -e task-clock -I 100 -- sleep 0.25 2>"$TMP/xd.csv"
+	check "stat_x_${sep}_numbers_parse_back" /usr/bin/python3 -c '
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1]), delimiter=sys.argv[2]))
+assert rows[0][:3] == ["interval", "event", "value"], rows[0]
+body = [r for r in rows[1:] if r]
+assert len(body) >= 3, body
+for r in body:
+    assert len(r) == len(rows[0]), r
+    float(r[0] or 0)
+    assert abs(float(r[2]) - int(r[5]) / 1e6) < 1e-5, r' "$TMP/xd.csv" "$sep"
+done
 "$SPENT" stat -x ab -- true 2>"$TMP/err"; rc=$?
 check stat_x_needs_one_character test "$rc" -eq 2 -a "$(wc -l < "$TMP/err")" -eq 1
 "$SPENT" stat -x ';' --json -- true 2>/dev/null; rc=$?
