@@ -90,8 +90,11 @@ $(LIB_FLAGS_STAMP): FORCE
 $(LIB_OBJS): $(LIB_FLAGS_STAMP)
 .PHONY: FORCE
 
+# the soname beside it, so a program linked against the build tree runs with
+# LD_LIBRARY_PATH=build (only make install made that name before)
 $(LIBSO): $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libspent.so.0 -Wl,--exclude-libs,ALL $(SANLDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	ln -sfn libspent.so $(BUILD)/libspent.so.0
 
 # The spent binary links Unicorn statically when the static library is there: resolving the
 # shared libunicorn's ~20,000 symbol relocations took 3 ms of every command's start-up, half

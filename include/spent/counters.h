@@ -36,7 +36,8 @@ struct spent_counters;
 /*
  * Open EVENTS (comma-separated names as spent stat -e takes them) on the calling thread,
  * stopped. Returns 0, -ENOENT (unknown event or no PMU for a hardware event: see
- * spent_counters_error), -EACCES/-EPERM (perf_event_paranoid), -ENOMEM.
+ * spent_counters_error), -EINVAL (an empty name in EVENTS, or FLAGS other than the
+ * SPENT_COUNTERS_* above), -EACCES/-EPERM (perf_event_paranoid), -ENOMEM.
  */
 SPENT_API int spent_counters_open(const char *events, int flags, struct spent_counters **out);
 SPENT_API void spent_counters_free(struct spent_counters *c);

@@ -69,7 +69,7 @@ static int add_events(struct shim_opts *o, const char *list)
 	}
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (spent_event_needs_pmu(&evs[i]) && !spent_pmu_present()) {
-			cli_warn("no hardware PMU on this machine: '%s' cannot be read by rdpmc; "
+			cli_warn("no hardware PMU on this machine: '%s' cannot be counted; "
 				 "observing software signals only", evs[i].spec);
 			continue;
 		}
@@ -190,8 +190,9 @@ static int parse_args(struct shim_opts *o, int argc, char **argv, bool dump)
 			     "a counter variable: its rate over time (repeatable)", on_signal_opt),
 		OPT_CALLBACK(0, "rate", o, "NAME=SYMBOL",
 			     "a rate variable: its rate, kept within --ratio (repeatable)", on_signal_opt),
-		OPT_CALLBACK('e', "event", o, "HW_EVENT,...",
-			     "hardware counters read with rdpmc (needs a PMU)", on_event),
+		OPT_CALLBACK('e', "event", o, "EVENT,...",
+			     "counters of the app CPU, read with read(2) each sample (software events; hardware ones need a PMU)",
+			     on_event),
 		OPT_GROUP("How to observe"),
 		{ .type = OPTION_INT, .long_name = "observer-cpu", .value = &observer_cpu, .argh = "N",
 		  .help = "the observer thread's cpu", .min = 0, .max = 1 << 20,

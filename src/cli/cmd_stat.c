@@ -31,13 +31,22 @@ void stat_events_release(struct stat_events *se)
 	memset(se, 0, sizeof(*se));
 }
 
+/* The messages quote the list up to LIST_QUOTE characters, then "...": a generated list of
+ * 100 KB made a 100 KB error line. */
+#define LIST_QUOTE 200
+static const char *list_more(const char *list)
+{
+	return strlen(list) > LIST_QUOTE ? "..." : "";
+}
+
 /* Parse one event name ending at ',', '}' or the end of the string; advances *P. */
 static int parse_one(const char **p, const char *list, struct stat_events *se, int group)
 {
 	char name[160], err[512];
 	size_t n = strcspn(*p, ",}");
 	if (n == 0 || n >= sizeof(name)) {
-		cli_error("invalid event list '%s': %s event name", list, n ? "overlong" : "empty");
+		cli_error("invalid event list '%.*s%s': %s event name", LIST_QUOTE, list,
+			  list_more(list), n ? "overlong" : "empty");
 		return -EINVAL;
 	}
 	memcpy(name, *p, n);
@@ -69,11 +78,13 @@ static int parse_event_groups(const char *list, struct stat_events *se)
 				continue;
 			}
 			if (brace && *p != '}') {
-				cli_error("invalid event list '%s': '{' without '}'", list);
+				cli_error("invalid event list '%.*s%s': '{' without '}'", LIST_QUOTE, list,
+				  list_more(list));
 				return -EINVAL;
 			}
 			if (!brace && *p == '}') {
-				cli_error("invalid event list '%s': '}' without '{'", list);
+				cli_error("invalid event list '%.*s%s': '}' without '{'", LIST_QUOTE, list,
+				  list_more(list));
 				return -EINVAL;
 			}
 			p += brace;
@@ -82,11 +93,13 @@ static int parse_event_groups(const char *list, struct stat_events *se)
 		if (*p == 0)
 			return 0;
 		if (*p == ',' && p[1] == 0) {
-			cli_error("invalid event list '%s': empty event name after the last ','", list);
+			cli_error("invalid event list '%.*s%s': empty event name after the last ','", LIST_QUOTE, list,
+				  list_more(list));
 			return -EINVAL;
 		}
 		if (*p != ',') {
-			cli_error("invalid event list '%s': expected ',' between events", list);
+			cli_error("invalid event list '%.*s%s': expected ',' between events", LIST_QUOTE, list,
+				  list_more(list));
 			return -EINVAL;
 		}
 		p++;

@@ -77,6 +77,10 @@ int spent_counters_open(const char *events, int flags, struct spent_counters **o
 {
 	int err;
 	open_error[0] = 0;
+	if (flags & ~SPENT_COUNTERS_INHERIT) {	/* a flag of a later spent: not ignored */
+		snprintf(open_error, sizeof(open_error), "unknown flags 0x%x", (unsigned)flags);
+		return -EINVAL;
+	}
 	struct spent_counters *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;

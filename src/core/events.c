@@ -312,8 +312,15 @@ int spent_event_parse_list(const char *list, struct spent_event **evs, size_t *n
 		rc = -ENOMEM;
 		goto out;
 	}
-	char *save = NULL;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* an empty name (",,", a leading or trailing ',') is refused, as spent stat -e does:
+	 * skipping it would take a list the command line refuses */
+	char *rest = copy;
+	for (char *tok; (tok = strsep(&rest, ",")) != NULL;) {
+		if (!*tok) {
+			set_err(err, errlen, "empty event name in the list '%.200s'", list);
+			rc = -EINVAL;
+			goto out;
+		}
 		rc = spent_event_parse(tok, &out[count], err, errlen);
 		if (rc)
 			goto out;

@@ -80,13 +80,13 @@ spent_sanitized() { readelf -d "$SPENT" | grep -q 'NEEDED.*libasan'; }
 split_share() { sed -n "s/^split603010 cpu share:.* $2 \([0-9.]*\).*/\1/p" "$1"; }
 
 # cc_libspent OUT SRC: build the C program SRC against the build's libspent.so, as a user
-# program links it (a sanitized library needs the sanitizer runtimes in the program; the build
-# tree has libspent.so only, the program asks for its soname: $TMP/lib holds that name).
+# program links it (a sanitized library needs the sanitizer runtimes in the program; the program
+# asks for the soname, which the build tree has beside libspent.so, $TMP/lib links to it).
 # Run it with LD_LIBRARY_PATH=$TMP/lib. Compiler errors go to OUT.err.
 cc_libspent() {
 	local san=""
 	nm -D --undefined-only "$SPENT_BUILD/libspent.so" | grep -q __asan_ && san="-fsanitize=address,undefined"
-	mkdir -p "$TMP/lib" && ln -sf "$SPENT_BUILD/libspent.so" "$TMP/lib/libspent.so.0"
+	mkdir -p "$TMP/lib" && ln -sf "$SPENT_BUILD/libspent.so.0" "$TMP/lib/libspent.so.0"
 	cc $san -I"$SPENT_TOP/include" -o "$1" "$2" -L"$SPENT_BUILD" -lspent 2> "$1.err"
 }
 # cc_example NAME: build docs/examples/NAME.c into $TMP/NAME with cc_libspent, say PASS/FAIL,

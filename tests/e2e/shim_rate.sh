@@ -51,5 +51,5 @@ if have_pmu; then
 		grep -q '"name":"cycles"' "$TMP/ev.out"
 else
 	check "shim_event_no_pmu -e cycles without a PMU says so in one warning line and still runs" \
-		grep -qx "spent: warning: no hardware PMU on this machine: 'cycles' cannot be read by rdpmc; observing software signals only" "$TMP/ev.err"
+		grep -qx "spent: warning: no hardware PMU on this machine: 'cycles' cannot be counted; observing software signals only" "$TMP/ev.err"
 fi

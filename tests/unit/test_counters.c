@@ -61,6 +61,13 @@ static void unknown_events_explain_themselves(void **state)
 	assert_int_equal(spent_counters_open("task-clokc", 0, &c), -ENOENT);
 	assert_null(c);
 	assert_non_null(strstr(spent_counters_error(), "task-clock"));
+	/* what spent stat -e refuses, and a flag this library does not know, are refused */
+	assert_int_equal(spent_counters_open("task-clock,", 0, &c), -EINVAL);
+	assert_null(c);
+	assert_non_null(strstr(spent_counters_error(), "empty event name"));
+	assert_int_equal(spent_counters_open("task-clock", 0x80, &c), -EINVAL);
+	assert_null(c);
+	assert_non_null(strstr(spent_counters_error(), "unknown flags 0x80"));
 }
 
 static void overflow(struct spent_counters *c, size_t event, uint64_t count, void *arg)

@@ -87,6 +87,13 @@ static void lists_split_on_commas_and_fail_whole(void **state)
 	assert_int_equal(spent_event_parse_list("task-clock,nope-event", &evs, &n, err, sizeof(err)), -ENOENT);
 	assert_null(evs);
 	assert_int_equal(spent_event_parse_list(",,", &evs, &n, err, sizeof(err)), -EINVAL);
+	/* an empty name anywhere is refused, as spent stat -e refuses it (it was skipped) */
+	static const char *const empty[] = { "task-clock,", ",task-clock", "task-clock,,page-faults" };
+	for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
+		assert_int_equal(spent_event_parse_list(empty[i], &evs, &n, err, sizeof(err)), -EINVAL);
+		assert_null(evs);
+		assert_non_null(strstr(err, "empty event name"));
+	}
 }
 
 static void cycles_falls_back_to_clocks(void **state)
