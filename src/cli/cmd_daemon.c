@@ -1,5 +1,6 @@
 /* cli/cmd_daemon.c - `spent daemon`: options, default events and rate, signals, logging,
  * detaching into the background; the loop itself is collect/daemon.c. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -40,23 +41,62 @@ struct daemon_opts {
 	const char *log_file;
 };
 
-static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_flag, reopen_flag;
 
 static void on_signal(int sig)
 {
 	stop_flag = 1;
 }
 
+/* SIGHUP with --log: the file is opened again before the next line (log rotation) */
+static void on_hangup(int sig)
+{
+	reopen_flag = 1;
+}
+
+/* The --log file: appended to, never replaced; a root daemon never writes through a
+ * symlink. NULL with errno. */
+static FILE *log_open(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, DB_FILE_MODE);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "a");
+	if (!f) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return NULL;
+	}
+	fchmod(fd, DB_FILE_MODE);
+	return f;
+}
+
+struct daemon_log {
+	FILE *f;
+	const char *path;	/* --log, or NULL (stderr in the foreground) */
+	bool stderr_to_log;	/* detached: fd 2 is the log too (what libraries print) */
+};
+
 static void log_line(void *arg, const char *msg)
 {
-	FILE *f = arg;
+	struct daemon_log *l = arg;
 	char ts[32];
 	time_t t = time(NULL);
 	struct tm tm;
 
+	if (reopen_flag && l->path) {
+		reopen_flag = 0;
+		FILE *nf = log_open(l->path);
+		if (nf) {	/* else the old file goes on: better than losing the lines */
+			if (l->stderr_to_log)
+				dup2(fileno(nf), 2);
+			fclose(l->f);
+			l->f = nf;
+		}
+	}
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", localtime_r(&t, &tm));
-	fprintf(f, "spent daemon: %s %s\n", ts, msg);
-	fflush(f);
+	fprintf(l->f, "spent daemon: %s %s\n", ts, msg);
+	fflush(l->f);
 }
 
 static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
@@ -248,6 +288,24 @@ static void on_ready(void *arg, int err, const char *msg)
 	}
 }
 
+/* Close every descriptor above stderr but KEEP1 and KEEP2: a detached daemon holding the
+ * caller's pipe kept its reader waiting for an EOF until the daemon stopped. */
+static void close_inherited_fds(int keep1, int keep2)
+{
+	int fds[1024], n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d)) != NULL && n < (int)(sizeof(fds) / sizeof(fds[0]));) {
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] != '.' && fd > 2 && fd != keep1 && fd != keep2 && fd != dirfd(d))
+			fds[n++] = fd;
+	}
+	closedir(d);
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+}
+
 /* Detach: the parent exits with the child's set-up result. Returns in the child only. */
 static int detach(struct ready_pipe *rp, FILE **log)
 {
@@ -288,6 +346,25 @@ static int detach(struct ready_pipe *rp, FILE **log)
 	}
 	if (*log == stderr)
 		*log = NULL;
+	close_inherited_fds(p[1], *log ? fileno(*log) : -1);
+	/* nor its working directory (a file system it keeps busy): --db was made absolute */
+	if (chdir("/") < 0)
+		return -errno;
+	return 0;
+}
+
+/* *PATH made absolute from the working directory when it is not (*BUF holds it, to free).
+ * 0, or -1 with errno. */
+static int absolute_path(const char **path, char **buf)
+{
+	char cwd[4096];
+	if ((*path)[0] == '/')
+		return 0;
+	if (!getcwd(cwd, sizeof(cwd)) || asprintf(buf, "%s/%s", cwd, *path) < 0) {
+		*buf = NULL;
+		return -1;
+	}
+	*path = *buf;
 	return 0;
 }
 
@@ -300,6 +377,7 @@ static int daemon_main(struct daemon_opts *po)
 	char note[200], err[600];
 	FILE *log = stderr;
 	size_t nev = 0;
+	char *db_abs = NULL, *log_abs = NULL;
 	int r;
 
 	if (geteuid() != 0 && !o.bare) {
@@ -309,29 +387,32 @@ static int daemon_main(struct daemon_opts *po)
 	if (resolve_events(&o, &evs, &nev))
 		return 2;
 	default_rate(&o, evs, nev, note, sizeof(note));
-	if (o.log_file) {
-		/* appended to, never replaced; a root daemon never writes through a symlink */
-		int fd = open(o.log_file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-			      DB_FILE_MODE);
-		log = fd < 0 ? NULL : fdopen(fd, "a");
-		if (!log) {
-			cli_error("cannot open log file '%s': %s", o.log_file,
-				  errno == ELOOP ? "it is a symlink" : strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			free(evs);
-			return 1;
-		}
-		fchmod(fd, DB_FILE_MODE);
-	}
-	if (!o.foreground && !o.bare && (r = detach(&rp, &log))) {
-		cli_error("cannot detach into the background: %s: try --foreground", strerror(-r));
+	if (o.log_file && !(log = log_open(o.log_file))) {
+		cli_error("cannot open log file '%s': %s", o.log_file,
+			  errno == ELOOP ? "it is a symlink" : strerror(errno));
 		free(evs);
 		return 1;
 	}
-	struct sigaction sa = { .sa_handler = on_signal };
+	bool detaching = !o.foreground && !o.bare;
+	/* the detached daemon works from /: --db, and --log opened again on SIGHUP, absolute */
+	if (detaching && (absolute_path(&o.db, &db_abs) ||
+			  (o.log_file && absolute_path(&o.log_file, &log_abs)))) {
+		cli_error("cannot make the paths of --db and --log absolute: %s", strerror(errno));
+		r = 1;
+		goto out;
+	}
+	if (detaching && (r = detach(&rp, &log))) {
+		cli_error("cannot detach into the background: %s: try --foreground", strerror(-r));
+		r = 1;
+		goto out;
+	}
+	struct daemon_log dl = { .f = log, .path = o.log_file, .stderr_to_log = detaching && log };
+	struct sigaction sa = { .sa_handler = on_signal }, hup = { .sa_handler = on_hangup };
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	/* SIGHUP opens --log again (logrotate's postrotate); without --log it stops the daemon
+	 * as SIGTERM does, drained (its default killed it with up to a drain of samples) */
+	sigaction(SIGHUP, o.log_file ? &hup : &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct daemon_config cfg = {
 		.db = o.db, .evs = evs, .nev = nev, .freq = (uint64_t)o.freq, .period = o.period,
@@ -339,16 +420,20 @@ static int daemon_main(struct daemon_opts *po)
 		.per_process = o.per_process.items, .nper = (size_t)o.per_process.n, .tick_ms = 100,
 		.drain_ms = (unsigned)o.drain_ms, .merge_ms = (unsigned)o.merge_ms, .slice_files = 8,
 		.map_entries = (uint32_t)o.map_entries,
-		.rate_note = note, .log = log ? log_line : NULL, .log_arg = log,
+		.rate_note = note, .log = log ? log_line : NULL, .log_arg = &dl,
 		.ready = rp.fd >= 0 ? on_ready : NULL, .ready_arg = &rp,
 	};
 	r = daemon_run(&cfg, &stop_flag, err, sizeof(err));
 	if (r && o.foreground)
 		cli_error("%s", err[0] ? err : strerror(-r));
-	if (log && log != stderr)
-		fclose(log);
+	if (dl.f && dl.f != stderr)
+		fclose(dl.f);
+	r = r ? 1 : 0;
+out:
+	free(db_abs);
+	free(log_abs);
 	free(evs);
-	return r ? 1 : 0;
+	return r;
 }
 
 int cmd_daemon(int argc, char **argv)

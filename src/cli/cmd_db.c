@@ -90,14 +90,20 @@ static const char *open_error(int r)
 	       r == -EACCES ? "permission denied: a database is readable by root only" : strerror(-r);
 }
 
-/* 1 when a daemon holds DIR's lock, 0 when not. */
+/* 1 when a daemon holds DIR's lock (the directory's flock, or its lock file's: a daemon of
+ * before), 0 when not. */
 static int daemon_holds(const char *dir)
 {
 	char path[4096];
 	int fd, held = 0;
 
-	if (db_file_path(dir, DB_LOCK_NAME, path, sizeof(path)))
-		return 0;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		held = flock(fd, LOCK_SH | LOCK_NB) < 0;
+		close(fd);
+	}
+	if (held || db_file_path(dir, DB_LOCK_NAME, path, sizeof(path)))
+		return held;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);	/* a FIFO: no wait */
 	if (fd < 0)
 		return 0;
@@ -294,14 +300,20 @@ static int do_gc(const struct db_opts *o)
 		return 1;
 	}
 	size_t copies = 0;
-	r = db_gc(d, (unsigned)o->keep, &removed);
-	if (!r)
-		r = db_gc_kallsyms(d, &copies);
+	uint32_t kept;
+	r = db_gc(d, (unsigned)o->keep, &removed, &kept);
+	if (!r || r == -ENOTEMPTY) {
+		int rk = db_gc_kallsyms(d, &copies);
+		r = r ? r : rk;
+	}
 	spent_profile_dir_close(d);
+	if (r == -ENOTEMPTY) {
+		cli_error("garbage-collecting '%s': epoch %u holds files spent did not write: it was "
+			  "kept (%zu other old epoch(s) removed)", o->dir, kept, removed);
+		return 1;
+	}
 	if (r) {
-		cli_error("garbage-collecting '%s' failed: %s", o->dir,
-			  r == -ENOTEMPTY ? "an old epoch holds files spent did not write: it was kept"
-					  : strerror(-r));
+		cli_error("garbage-collecting '%s' failed: %s", o->dir, strerror(-r));
 		return 1;
 	}
 	printf("removed %zu epoch(s), kept the newest %ld", removed, o->keep);
@@ -518,6 +530,11 @@ static int epoch_info_read(struct spent_profile_dir *d, uint32_t ep, struct epoc
 	memset(e, 0, sizeof(*e));
 	e->epoch = ep;
 	r = r ? r : spent_profile_dir_epoch_span(d, ep, &e->start_ns, &e->end_ns);
+	if (r == -EBADMSG) {	/* a damaged span: its times are not known, its counts are */
+		snprintf(path, sizeof(path), "%s/epoch-%04u/span", spent_profile_dir_path(d), ep);
+		warn_file(&e->skipped, path, "not a span file: its times are not shown");
+		r = 0;
+	}
 	r = r ? r : spent_profile_dir_read_epoch(d, ep, p, warn_file, NULL, &e->skipped);
 	if (!r)
 		epoch_totals(p, e);
@@ -609,18 +626,20 @@ static int do_list(const struct db_opts *o)
 	if (!o->json)
 		printf("%5s  %-19s  %-19s  %9s  %10s  %9s  %10s  %s\n", "epoch", "start", "end", "duration",
 		       "samples", "processes", "bytes", "kernel");
+	int failed = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct epoch_info e;
-		if ((r = epoch_info_read(d, eps[i], &e))) {
+		if ((r = epoch_info_read(d, eps[i], &e))) {	/* the others are still listed */
 			cli_error("cannot read epoch %u of '%s': %s", eps[i], o->dir, strerror(-r));
-			break;
+			failed = 1;
+			continue;
 		}
 		skipped += e.skipped;
 		print_epoch(&e, o->json ? &w : NULL);
 	}
 	free(eps);
 	spent_profile_dir_close(d);
-	return r || skipped ? 1 : 0;
+	return failed || skipped ? 1 : 0;
 }
 
 int cmd_db(int argc, char **argv)

@@ -329,6 +329,8 @@ static void teardown(struct daemon *d)
 	spent_profile_dir_close(d->db);
 	if (d->lock_fd >= 0)
 		close(d->lock_fd);
+	if (d->dir_lock_fd >= 0)
+		close(d->dir_lock_fd);
 }
 
 /* ---- the loop ------------------------------------------------------------------------------- */
@@ -427,7 +429,7 @@ static void loop(struct daemon *d, volatile sig_atomic_t *stop)
 int daemon_run(const struct daemon_config *cfg, volatile sig_atomic_t *stop, char *err,
 	       size_t errlen)
 {
-	struct daemon d = { .cfg = cfg, .lock_fd = -1, .sock_fd = -1 };
+	struct daemon d = { .cfg = cfg, .lock_fd = -1, .sock_fd = -1, .dir_lock_fd = -1 };
 	char dummy[8];
 	int r;
 

@@ -19,6 +19,10 @@
 #include "core/json.h"
 #include "profile/db.h"
 
+/* The lock is the database directory's flock: a file can be removed ("a stale lock") while
+ * its daemon runs, which let a second daemon start on the same database, every sample then
+ * merged twice. DB_LOCK_NAME holds the pid for the messages and is flocked too (the lock of
+ * daemons before the directory's). */
 int daemon_lock(struct daemon *d, char *err, size_t errlen)
 {
 	char path[4096], buf[32];
@@ -26,13 +30,19 @@ int daemon_lock(struct daemon *d, char *err, size_t errlen)
 
 	if ((r = db_file_path(d->cfg->db, DB_LOCK_NAME, path, sizeof(path))))
 		return r;
+	d->dir_lock_fd = open(d->cfg->db, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (d->dir_lock_fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "cannot open the database '%s': %s", d->cfg->db, strerror(errno));
+		return r;
+	}
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, DB_FILE_MODE);
 	if (fd < 0) {
 		r = -errno;
 		snprintf(err, errlen, "cannot open the lock file '%s': %s", path, strerror(errno));
 		return r;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (flock(d->dir_lock_fd, LOCK_EX | LOCK_NB) < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
 		buf[n > 0 ? n : 0] = '\0';
 		buf[strcspn(buf, "\n")] = '\0';

@@ -19,6 +19,7 @@ struct daemon {
 	const struct daemon_config *cfg;
 	struct spent_profile_dir *db;
 	int lock_fd, sock_fd;
+	int dir_lock_fd;	/* the database directory itself, flocked (daemon_lock) */
 	struct dmaps *maps;
 	struct dperf *perf;
 	struct dbpf *bpf;	/* NULL in the fallback */

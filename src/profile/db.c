@@ -300,22 +300,31 @@ int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, s
 	return err;
 }
 
-int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed)
+int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed, uint32_t *kept_foreign)
 {
 	uint32_t *ep = NULL;
 	size_t n = 0;
-	int err;
+	int err, foreign = 0;
 
 	*removed = 0;
+	*kept_foreign = UINT32_MAX;
 	if (keep < 1)
 		return -EINVAL;
 	if ((err = spent_profile_dir_epochs(d, &ep, &n)))
 		return err;
-	for (size_t i = 0; i + keep < n && !err; i++)
-		if (!(err = spent_profile_dir_remove_epoch(d, ep[i])))
+	for (size_t i = 0; i + keep < n && !err; i++) {
+		err = spent_profile_dir_remove_epoch(d, ep[i]);
+		if (err == -ENOTEMPTY) {	/* kept; the others still go (a cron gc would
+						 * otherwise never free anything again) */
+			if (!foreign++)
+				*kept_foreign = ep[i];
+			err = 0;
+		} else if (!err) {
 			(*removed)++;
+		}
+	}
 	free(ep);
-	return err;
+	return err ? err : foreign ? -ENOTEMPTY : 0;
 }
 
 /* The kallsyms-HEX name of the kernel running here into OUT ("" when it has no identity):

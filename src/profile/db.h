@@ -49,8 +49,9 @@ int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, s
 
 /* Remove every epoch but the newest KEEP (KEEP >= 1); *REMOVED receives how many. Nothing is
  * followed: an epoch that is a symlink loses its link only; one holding files spent did not
- * write stops the removal (-ENOTEMPTY). */
-int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed);
+ * write is kept, the others removed, and -ENOTEMPTY returned with the first such epoch in
+ * *KEPT_FOREIGN (UINT32_MAX when none). Another error stops the removal. */
+int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed, uint32_t *kept_foreign);
 
 /* Remove each kallsyms-HEX copy no epoch of D has kernel samples of, except the running
  * kernel's (a daemon writes its copy before its epoch has kernel samples); *REMOVED receives

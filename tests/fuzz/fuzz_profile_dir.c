@@ -119,7 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)db_usage(d, &u);
 	(void)db_merge(d, src, 1, count_warning, &warnings, &skipped);
 	(void)db_merge(d, src, 1, count_warning, &warnings, &skipped);
-	(void)db_gc(d, 1, &skipped);
+	uint32_t kept;
+	(void)db_gc(d, 1, &skipped, &kept);
 	spent_profile_dir_close(d);
 	return 0;
 }

@@ -1,0 +1,88 @@
+#!/bin/bash
+# tests/e2e/daemon_lifecycle.sh - the daemon as an operator handles it: SIGHUP reopens --log
+# (rotation) and, without --log, drains and stops like SIGTERM; detached, it keeps none of its
+# caller's descriptors and works from /; removing daemon.lock does not let a second daemon onto
+# the database; `db list` goes past an epoch with a damaged span; `db gc` removes the other old
+# epochs when one holds a foreign file.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon.inc"
+trap 'stop_daemon; [ -n "${BG:-}" ] && kill "$BG" 2>/dev/null; rm -rf "$TMP"' EXIT
+
+# ---- detached: descriptors, working directory, SIGHUP reopens --log ----
+mkdir -p "$TMP/cwd"
+cd "$TMP/cwd" || exit 1
+# a caller's pipe: the reader must see its end once the daemon detached
+/usr/bin/python3 - "$SPENT" <<'PY' > "$TMP/pipe.out" 2>&1
+import os, select, subprocess, sys
+r, w = os.pipe()
+rc = subprocess.run([sys.argv[1], "daemon", "--db", "db", "--log", "d.log"], pass_fds=[w]).returncode
+os.close(w)
+ready = select.select([r], [], [], 5)[0]
+print("rc", rc, "eof" if ready and os.read(r, 1) == b"" else "blocked")
+PY
+check "daemon_detached_lets_go_of_the_callers_pipe ($(cat "$TMP/pipe.out"))" grep -qx "rc 0 eof" "$TMP/pipe.out"
+BG=$(cat "$TMP/cwd/db/daemon.lock" 2>/dev/null)
+check "daemon_detached_works_from_root ($(readlink /proc/"$BG"/cwd))" test "$(readlink /proc/"$BG"/cwd)" = /
+cd "$TMP" || exit 1
+"$SPENT" db "$TMP/cwd/db" epoch > /dev/null
+mv "$TMP/cwd/d.log" "$TMP/cwd/d.log.1"
+kill -HUP "$BG"
+sleep 0.2
+"$SPENT" db "$TMP/cwd/db" epoch > /dev/null
+check "daemon_sighup_with_log_keeps_running" kill -0 "$BG"
+check "daemon_sighup_reopens_the_log (new: $(tr '\n' '|' < "$TMP/cwd/d.log" 2>/dev/null))" \
+	grep -q 'epoch 2 started' "$TMP/cwd/d.log"
+check "daemon_sighup_earlier_lines_stay_in_the_rotated_log" grep -q 'epoch 1 started' "$TMP/cwd/d.log.1"
+
+# ---- the lock: daemon.lock removed while the daemon runs ----
+rm -f "$TMP/cwd/db/daemon.lock"
+"$SPENT" daemon --db "$TMP/cwd/db" --foreground > "$TMP/second.out" 2>&1 &
+second=$!
+for _ in $(seq 1 50); do kill -0 $second 2>/dev/null || break; sleep 0.1; done
+if kill -0 $second 2>/dev/null; then
+	kill -TERM $second
+	fail "daemon_second_refused_after_lock_file_removed: a second daemon runs on the database"
+else
+	wait $second
+	rc=$?
+	check "daemon_second_refused_after_lock_file_removed (exit $rc: $(head -1 "$TMP/second.out"))" \
+		bash -c "[ $rc != 0 ] && grep -q 'another daemon' '$TMP/second.out'"
+fi
+"$SPENT" db "$TMP/cwd/db" stop > /dev/null
+for _ in $(seq 1 100); do kill -0 "$BG" 2>/dev/null || break; sleep 0.1; done
+check "daemon_stops_after_the_lock_file_went" bash -c "! kill -0 $BG 2>/dev/null"
+BG=
+
+# ---- SIGHUP without --log: drained and stopped ----
+DB=$TMP/hup
+if start_daemon "$DB" "$TMP/hup.log" -F 1000; then
+	"$PROGS/daemon_split" 0.5 > /dev/null
+	kill -HUP "$DAEMON_PID"
+	wait "$DAEMON_PID"
+	rc=$?
+	DAEMON_PID=
+	check "daemon_sighup_without_log_stops_cleanly (exit $rc)" test "$rc" = 0
+	n=$("$SPENT" report -i "$DB" --comm daemon_split --json 2>/dev/null | python3 -c '
+import json, sys
+print(sum(json.loads(l).get("samples", 0) for l in sys.stdin if l.strip()))')
+	check "daemon_sighup_without_log_kept_the_samples ($n)" test "${n:-0}" -gt 50
+else
+	fail "daemon_hup_starts: $(tail -3 "$TMP/hup.log")"
+fi
+
+# ---- db list past a damaged span; gc past an epoch with a foreign file ----
+for _ in 1 2 3; do "$SPENT" db "$DB" epoch > /dev/null 2>&1; done
+mkdir -p "$DB/epoch-0001" "$DB/epoch-0002" "$DB/epoch-0003"
+echo 'spent-span 1 0 0' > "$DB/epoch-0001/span"
+"$SPENT" db "$DB" list > "$TMP/list.out" 2> "$TMP/list.err"
+rc=$?
+check "db_list_goes_past_a_damaged_span (exit $rc; epochs listed: $(awk 'NR > 1 { printf "%s ", $1 }' "$TMP/list.out"))" \
+	bash -c "[ $rc = 1 ] && grep -q '^ *3 ' '$TMP/list.out' && grep -q '^ *1 ' '$TMP/list.out'"
+check "db_list_names_the_damaged_span" grep -q "epoch-0001/span" "$TMP/list.err"
+echo note > "$DB/epoch-0000/notes.txt"
+"$SPENT" db "$DB" gc --keep 1 > "$TMP/gc.out" 2> "$TMP/gc.err"
+rc=$?
+left=$(cd "$DB" && ls -d epoch-* | tr '\n' ' ')
+check "db_gc_keeps_the_foreign_epoch_and_removes_the_others (exit $rc; left: $left)" \
+	test "$rc" = 1 -a "$left" = "epoch-0000 epoch-0003 "
+check "db_gc_names_the_kept_epoch ($(cat "$TMP/gc.err"))" grep -q "epoch 0 holds files spent did not write" "$TMP/gc.err"
