@@ -94,9 +94,12 @@ static void fill_rows(const struct stat_events *se, const struct open_set *os,
 				sum += count_value_scaled(&vals[o]);
 				copies++;
 			}
-		if (copies > 1) {
+		if (copies > 1) {	/* the raw fields are the copies' means too (--json, -x) */
 			r->use_mean = true;
 			r->mean = sum / copies;
+			r->v.value /= (uint64_t)copies;
+			r->v.enabled /= (uint64_t)copies;
+			r->v.running /= (uint64_t)copies;
 		}
 	}
 	*nrows = k;

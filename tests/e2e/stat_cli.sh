@@ -37,6 +37,18 @@ for mode in --per-thread --per-process; do
 	codes="$codes $?"
 	check "$mode exit statuses are the command's (1 3 128 200 143: got$codes)" test "$codes" = " 1 3 128 200 143"
 done
+# an event named twice is one row, the mean of its copies, raw fields included (they were
+# the sums: counter_value 2x value)
+"$SPENT" stat -e task-clock,page-faults,page-faults --json -- true 2> "$TMP/dup.json"
+check "a repeated event's raw fields are the copies' mean" /usr/bin/python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+pf = [r for r in rows if r.get("event") == "page-faults"]
+assert len(pf) == 1, pf
+r = pf[0]
+assert abs(r["counter_value"] - r["value"]) <= 1, r
+tc = [r for r in rows if r.get("event") == "task-clock"][0]
+assert r["enabled_ns"] <= 1.5 * tc["enabled_ns"], (r, tc)' "$TMP/dup.json"
 "$SPENT" stat -r 0 -- true 2>/dev/null; rc=$?
 check "-r 0 is refused with exit 2" test "$rc" -eq 2
 "$SPENT" stat --bogus -- true 2>/dev/null; rc=$?
