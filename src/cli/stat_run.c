@@ -125,6 +125,8 @@ struct run_ctx {
 	double elapsed_ns;
 	struct count_value *totals;	/* the last reading */
 	struct count_value *prev;	/* -I: the reading at the last interval row */
+	char (*attach_comm)[16];	/* -p with a breakdown: each slot's name at attach */
+	size_t n_attach;
 };
 
 static void print_breakdown(struct run_ctx *rc, const struct thread_counts *th, size_t nth)
@@ -175,7 +177,11 @@ static void print_slot_breakdown(struct run_ctx *rc, struct counting *c)
 			th[s].tid = counting_slot_id(c, s);
 			th[s].pid = rc->opts->pid;
 			th[s].values = &vals[s * rc->os.n];
+			/* a thread that ended before the run did has no name now: its name at
+			 * attach (every row read '?' when the process had exited) */
 			thread_comm(th[s].pid, th[s].tid, th[s].comm);
+			if (!th[s].comm[0] && s < rc->n_attach)
+				memcpy(th[s].comm, rc->attach_comm[s], sizeof(th[s].comm));
 			counting_read_slot(c, s, th[s].values);
 		}
 		print_breakdown(rc, th, n);
@@ -288,6 +294,17 @@ static int run_once(struct run_ctx *rc, struct count_value *totals, bool details
 		goto out;
 	}
 	*started = true;
+	if (o->pid && (o->per_thread || o->per_process)) {
+		struct counting *c = stat_session_counting(s);
+		size_t n = counting_n_slots(c);
+		free(rc->attach_comm);
+		rc->n_attach = 0;
+		if ((rc->attach_comm = calloc(n ? n : 1, sizeof(*rc->attach_comm))) != NULL) {
+			for (size_t k = 0; k < n; k++)
+				thread_comm((pid_t)o->pid, (pid_t)counting_slot_id(c, k), rc->attach_comm[k]);
+			rc->n_attach = n;
+		}
+	}
 	spent_stat_wait(s, NULL);
 	status = spent_stat_exit_code(s);
 	rc->elapsed_ns = (double)spent_stat_elapsed_ns(s);
@@ -415,6 +432,7 @@ out:
 	free(totals);
 	free(rc.rows);
 	open_set_release(&rc.os);
+	free(rc.attach_comm);
 	if (of && !printed) {
 		outfile_abort(of);	/* the command never ran: an existing -o stays as it was */
 	} else if (of) {

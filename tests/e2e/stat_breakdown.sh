@@ -58,3 +58,7 @@ sleep 0.1
 wait "$tpid"
 n=$(grep -c '"thread"' "$TMP/pp.json")
 check "-p PID --per-thread shows the running threads ($n rows)" test "$n" -ge 2
+# the threads had ended when the counts were printed: they are named as at attach (they read
+# '?' then)
+bad=$(grep '"thread"' "$TMP/pp.json" | grep -vc '"comm":"threads3"')
+check "-p PID --per-thread names threads that ended ($bad rows without the name)" test "$bad" -eq 0
