@@ -65,3 +65,16 @@ check "shim_json_fields summary has samples/period_ns/kept/dropped, rows tag/val
 secs=$(jfield "$summary" seconds); n=$(jfield "$summary" samples); per=$(jfield "$summary" period_ns)
 check "shim_period_consistent period_ns equals seconds/samples" \
 	within "$per" "$(awk -v s="$secs" -v n="$n" 'BEGIN { print s * 1e9 / (n - 1) }')" 1
+
+# a period longer than the run: the observer's wait for its next sample ends with the app,
+# whose exit it held for up to the destructor's bounded wait, after which the last counts were
+# never published (summary "samples":0 beside a histogram of 1)
+t0=$(date +%s.%N)
+"$SPENT" shim --tag phase=phase --period-ns 100000000000 --json -- "$PROGS/shim_phases" 0.05 \
+	> "$TMP/long.jl" 2> "$TMP/long.err"
+secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+n=$(jfield "$(grep '"type":"summary"' "$TMP/long.jl")" samples)
+h=$(grep '"type":"histogram"' "$TMP/long.jl" | python3 -c 'import json, sys
+print(sum(json.loads(l)["samples"] for l in sys.stdin))')
+check "shim_long_period_publishes_its_last_counts (summary ${n:-none}, histogram $h samples; ${secs} s for a 0.05 s program)" \
+	test "${n:-0}" -ge 1 -a "${n:-0}" -ge "${h:-0}"

@@ -232,12 +232,14 @@ static inline void rate_sample(struct loop_state *ls, int i, uint64_t v, uint64_
 		obs.resv[i][j] = rate;
 }
 
-/* --period-ns: spin until the next deadline; after a long stall restart from now. */
+/* --period-ns: spin until the next deadline, or the stop (a long period held the app's exit
+ * for up to a period, and past the destructor's wait the last counts were never published);
+ * after a long stall restart from now. */
 static inline uint64_t pace(uint64_t next, uint64_t period)
 {
 	uint64_t now;
 	next += period;
-	while ((now = __rdtsc()) < next)
+	while ((now = __rdtsc()) < next && !__atomic_load_n(&obs_stop, __ATOMIC_RELAXED))
 		_mm_pause();
 	return now - next > period ? now : next;
 }
