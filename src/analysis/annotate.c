@@ -95,7 +95,8 @@ static void place_counts(struct annotate *a, const struct spent_profile *p, cons
 }
 
 int annotate_function(const struct spent_profile *p, struct symbols *sym, const char *name,
-		      const uint32_t *evs, size_t nev, struct annotate **out, const char **why)
+		      const uint32_t *evs, size_t nev, struct annotate **out, const char **why,
+		      long *unreadable)
 {
 	struct annotate *a = NULL;
 	uint8_t *code = NULL;
@@ -103,6 +104,7 @@ int annotate_function(const struct spent_profile *p, struct symbols *sym, const 
 	long bimg = -1;
 	int err;
 	*why = NULL;
+	*unreadable = -1;
 	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
 		uint64_t s, z;
 		const struct spent_profile_image *img = spent_profile_image_get(p, i);
@@ -119,11 +121,14 @@ int annotate_function(const struct spent_profile *p, struct symbols *sym, const 
 		}
 	}
 	if (bimg < 0) {
-		/* the name may be in an image we cannot open: say why */
+		/* the name may be in an image we cannot open: say which, beside "not found" (a
+		 * machine-wide database nearly always has one, and its error alone read as if it
+		 * were the function's) */
 		for (uint32_t i = 0; i < spent_profile_nimages(p) && !*why; i++)
-			if (spent_profile_image_total(p, i, evs[0]))
-				*why = symbols_image_error(sym, spent_profile_image_get(p, i));
-		return *why ? -ENODATA : -ENOENT;
+			if (spent_profile_image_total(p, i, evs[0]) &&
+			    (*why = symbols_image_error(sym, spent_profile_image_get(p, i))) != NULL)
+				*unreadable = i;
+		return -ENOENT;
 	}
 	const struct spent_profile_image *img = spent_profile_image_get(p, (uint32_t)bimg);
 	if (bsize > (1u << 20) || !(code = malloc(bsize)) || !(a = calloc(1, sizeof(*a))) ||

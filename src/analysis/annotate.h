@@ -30,11 +30,14 @@ struct annotate {
 
 /*
  * Annotate function NAME: looked up in every image of P (the one with the most samples in
- * it wins). 0; -ENOENT (no image has NAME); -ENODATA (*WHY: the image cannot be read, e.g.
+ * it wins). 0; -ENOENT (no image that could be read has NAME: *WHY is then why the first
+ * image with samples that could not be read could not, and *UNREADABLE its index, or NULL and
+ * -1 when every image was read); -ENODATA (*WHY: the function's image cannot be read, e.g.
  * "image file not found"). *OUT freed with annotate_free.
  */
 int annotate_function(const struct spent_profile *p, struct symbols *sym, const char *name,
-		      const uint32_t *evs, size_t nev, struct annotate **out, const char **why);
+		      const uint32_t *evs, size_t nev, struct annotate **out, const char **why,
+		      long *unreadable);
 void annotate_free(struct annotate *a);
 
 #endif

@@ -198,8 +198,14 @@ int cmd_annotate(int argc, char **argv)
 		cli_error("no readable samples in profile '%s'", o.input);
 		goto out;
 	}
-	err = annotate_function(p, sym, o.symbol, evs, nev, &a, &why);
-	if (err == -ENOENT) {
+	long unreadable;
+	err = annotate_function(p, sym, o.symbol, evs, nev, &a, &why, &unreadable);
+	if (err == -ENOENT && unreadable >= 0) {
+		cli_error("function '%s' not found in the images of profile '%s' that could be read "
+			  "('%s' could not: %s): see 'spent report -i %s'", o.symbol, o.input,
+			  spent_profile_image_get(p, (uint32_t)unreadable)->path, why, o.input);
+		goto out;
+	} else if (err == -ENOENT) {
 		cli_error("function '%s' not found in any image of profile '%s': see 'spent report -i %s'",
 			  o.symbol, o.input, o.input);
 		goto out;

@@ -66,5 +66,10 @@ mkdir -p "$TMP/gone" && cp "$PROGS/hotline" "$TMP/gone/hotline"
 $SPENT record -o "$TMP/g" -- "$TMP/gone/hotline" 50 >/dev/null 2>&1
 rm "$TMP/gone/hotline"
 one_line annotate_deleted_binary_one_line "image file not found" $SPENT annotate -i "$TMP/g" hot_function
+# a name no image has, beside an image that cannot be read: "not found", naming that image
+# (the image's error alone read as if it were the function's)
+one_line annotate_unknown_beside_unreadable_image \
+	"function 'no_such_fn' not found in the images of profile '$TMP/g' that could be read ('$TMP/gone/hotline' could not: image file not found)" \
+	$SPENT annotate -i "$TMP/g" no_such_fn
 one_line record_bad_event_one_line "no-such-event" $SPENT record -e no-such-event -o "$TMP/e" -- true
 check record_bad_event_writes_nothing test ! -e "$TMP/e"
