@@ -33,10 +33,13 @@ static bool derived_metric(const struct stat_row *rows, size_t n, const struct s
 			   double elapsed_ns, double *value, const char **unit)
 {
 	const char *name = r->ev->name;
+	/* the CPU time rates are per: task-clock, else cpu-clock (-a), as perf takes them */
 	const struct stat_row *tc = row_named(rows, n, "task-clock");
 	const struct stat_row *other;
 	double v = row_value(r);
-	if (strcmp(name, "task-clock") == 0 && elapsed_ns > 0) {
+	if (!tc)
+		tc = row_named(rows, n, "cpu-clock");
+	if ((strcmp(name, "task-clock") == 0 || strcmp(name, "cpu-clock") == 0) && elapsed_ns > 0) {
 		*value = v / elapsed_ns;
 		*unit = "CPUs utilized";
 		return true;

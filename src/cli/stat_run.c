@@ -125,6 +125,7 @@ struct run_ctx {
 	double elapsed_ns;
 	struct count_value *totals;	/* the last reading */
 	struct count_value *prev;	/* -I: the reading at the last interval row */
+	double prev_seconds;	/* -I: its time (the next interval's rates are over the gap) */
 	char (*attach_comm)[16];	/* -p with a breakdown: each slot's name at attach */
 	size_t n_attach;
 };
@@ -236,8 +237,10 @@ static int read_into_rows(struct run_ctx *rc, struct counting *c, struct count_v
 static void print_interval(void *arg, struct spent_stat *s, double seconds)
 {
 	struct run_ctx *rc = arg;
+	double len_ns = (seconds - rc->prev_seconds) * 1e9;
+	rc->prev_seconds = seconds;
 	if (read_into_rows(rc, stat_session_counting(s), rc->totals, rc->prev) == 0)
-		stat_print_rows(rc->out, rc->rows, rc->nrows, 0, seconds);
+		stat_print_rows(rc->out, rc->rows, rc->nrows, len_ns > 0 ? len_ns : 0, seconds);
 }
 
 static void warn_user(void *arg, const char *msg)
@@ -281,6 +284,7 @@ static int run_once(struct run_ctx *rc, struct count_value *totals, bool details
 	int status = 2;
 	rc->totals = totals;
 	rc->prev = o->interval_ms ? calloc(rc->os.n, sizeof(*rc->prev)) : NULL;
+	rc->prev_seconds = 0;
 	if ((o->interval_ms && !rc->prev) || spent_stat_new(&so, &s)) {
 		cli_error("out of memory");
 		goto out;

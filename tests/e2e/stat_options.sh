@@ -79,3 +79,25 @@ wait $pid 2>/dev/null
 "$SPENT" stat --man > "$TMP/stat.man"
 check stat_man_page_from_table grep -q '^.TH SPENT-STAT 1' "$TMP/stat.man"
 check stat_man_lists_x grep -q 'field\\-separator' "$TMP/stat.man"
+
+# rates as perf prints them: cpu-clock (no task-clock: -a) is CPUs utilized and the base of
+# the /sec rates; each -I row has its CPUs utilized over its own interval (they had none)
+"$SPENT" stat -a -e cpu-clock,context-switches --json -- sleep 0.2 2> "$TMP/rate.json"
+check "stat_cpu_clock_rates_like_perf" /usr/bin/python3 -c '
+import json, sys
+rows = {r["event"]: r for r in (json.loads(l) for l in open(sys.argv[1])) if "event" in r}
+cc, cs = rows["cpu-clock"], rows["context-switches"]
+assert cc["metric_unit"] == "CPUs utilized", cc
+ncpu = int(sys.argv[2])
+assert 0.5 * ncpu <= cc["metric_value"] <= 1.1 * ncpu, cc
+assert cs["metric_unit"] == "/sec", cs
+assert abs(cs["metric_value"] - cs["value"] / (cc["value"] / 1e3)) <= 0.01 * cs["metric_value"] + 0.01, (cs, cc)' \
+	"$TMP/rate.json" "$(nproc)"
+"$SPENT" stat -e task-clock -I 100 --json -- "$PROGS/daemon_split" 0.35 > /dev/null 2> "$TMP/irate.json"
+check "stat_interval_rows_have_cpus_utilized" /usr/bin/python3 -c '
+import json, sys
+rows = [r for r in (json.loads(l) for l in open(sys.argv[1])) if r.get("interval") is not None]
+assert len(rows) >= 3, rows
+for r in rows[:-1]:  # the last, partial interval may be the exit path alone
+    assert r.get("metric_unit") == "CPUs utilized" and 0.5 <= r["metric_value"] <= 1.1, r
+assert rows[-1].get("metric_unit") == "CPUs utilized", rows[-1]' "$TMP/irate.json"
