@@ -197,7 +197,7 @@ static int do_status(const struct db_opts *o)
 	char path[4096], *st = calloc(1, STATUS_MAX);
 	struct spent_profile_dir *d;
 	struct db_usage u;
-	bool live = false;
+	bool live = false, damaged = false;
 	int r = st ? db_open(o->dir, false, &d) : -ENOMEM;
 
 	if (r) {
@@ -219,9 +219,18 @@ static int do_status(const struct db_opts *o)
 		size_t len = 0;
 		st[0] = '\0';
 		if (db_file_path(o->dir, DB_STATUS_NAME, path, sizeof(path)) == 0 &&
-		    binio_read_file(path, STATUS_MAX - 1, &data, &len) == 0 && len && data[0] == '{') {
-			memcpy(st, data, len);
-			st[len] = '\0';
+		    binio_read_file(path, STATUS_MAX - 1, &data, &len) == 0) {
+			/* the daemon writes it whole (atomic rename): one object, '{' to '}' */
+			size_t end = len;
+			while (end && (data[end - 1] == '\n' || data[end - 1] == ' '))
+				end--;
+			if (len && data[0] == '{' && end && data[end - 1] == '}') {
+				memcpy(st, data, len);
+				st[len] = '\0';
+			} else {
+				cli_warn("'%s' is not a status the daemon wrote: ignored", path);
+				damaged = true;
+			}
 		}
 		free(data);
 	}
@@ -235,7 +244,7 @@ static int do_status(const struct db_opts *o)
 	}
 	print_status(st, live, o->json, &u);
 	free(st);
-	return 0;
+	return damaged ? 1 : 0;
 }
 
 /* CTX, when given, counts the corrupt files met. */
@@ -265,15 +274,23 @@ static int do_merge(const struct db_opts *o)
 		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
 		return 1;
 	}
-	r = db_merge(d, (const char *const *)o->others, (size_t)o->nothers, warn_file, &corrupt,
-		     &skipped);
+	/* one source at a time, so the error names the one that failed */
+	int failed = -1;
+	for (int i = 0; i < o->nothers && !r; i++) {
+		size_t sk = 0;
+		r = db_merge(d, (const char *const *)&o->others[i], 1, warn_file, &corrupt, &sk);
+		skipped += sk;
+		if (r)
+			failed = i;
+	}
 	spent_profile_dir_close(d);
 	if (r) {
-		cli_error("merging into '%s' failed: %s: sources before it stay merged", o->dir,
-			  r == -EBADMSG ? "a source is not a spent profile database" :
-			  r == -EINVAL ? "a source is this database itself or a copy of it (counts would double)" :
-			  r == -EUCLEAN ? "a source has corrupt files (named above): none of it was merged, "
-					  "move them away and merge it again" : strerror(-r));
+		cli_error("merging '%s' into '%s' failed: %s%s", o->others[failed], o->dir,
+			  r == -EBADMSG ? "it is not a spent profile database" :
+			  r == -EINVAL ? "it is this database itself or a copy of it (counts would double)" :
+			  r == -EUCLEAN ? "it has corrupt files (named above): none of it was merged, "
+					  "move them away and merge it again" : strerror(-r),
+			  failed > 0 ? ": the sources before it stay merged" : "");
 		return 1;
 	}
 	printf("merged %d database(s) into '%s'", o->nothers - (int)skipped, o->dir);

@@ -86,3 +86,17 @@ left=$(cd "$DB" && ls -d epoch-* | tr '\n' ' ')
 check "db_gc_keeps_the_foreign_epoch_and_removes_the_others (exit $rc; left: $left)" \
 	test "$rc" = 1 -a "$left" = "epoch-0000 epoch-0003 "
 check "db_gc_names_the_kept_epoch ($(cat "$TMP/gc.err"))" grep -q "epoch 0 holds files spent did not write" "$TMP/gc.err"
+
+# ---- a damaged status.json is said to be one, not shown as the daemon's last status ----
+echo '{"running":tru' > "$DB/status.json"
+"$SPENT" db "$DB" status > "$TMP/st.out" 2> "$TMP/st.err"
+rc=$?
+check "db_status_refuses_a_damaged_status_file (exit $rc: $(cat "$TMP/st.err"))" \
+	bash -c "[ $rc = 1 ] && grep -q 'not a status the daemon wrote' '$TMP/st.err' && grep -q 'no status recorded' '$TMP/st.out'"
+
+# ---- db merge names the source that failed ----
+mkdir -m 750 "$TMP/into"
+"$SPENT" db "$TMP/into" merge "$TMP/no-such-db" > /dev/null 2> "$TMP/merge.err"
+rc=$?
+check "db_merge_error_names_the_source (exit $rc: $(cat "$TMP/merge.err"))" \
+	bash -c "[ $rc = 1 ] && grep -q \"merging '$TMP/no-such-db' into '$TMP/into' failed\" '$TMP/merge.err'"
