@@ -111,6 +111,10 @@ int profile_selection_check(struct profile_selection *sel, const struct parse_us
 		return parse_options_error(pu, "--since '%s': %s", sel->since, why);
 	if (sel->until && time_point_parse(sel->until, now, &sel->until_ns, &why))
 		return parse_options_error(pu, "--until '%s': %s", sel->until, why);
+	/* 0 means "no bound" below: --until the Unix epoch itself selects nothing, as 1 ns does
+	 * (it selected everything); --since 0 is no bound and means just that */
+	if (sel->until && sel->until_ns == 0)
+		sel->until_ns = 1;
 	if (sel->since_ns && sel->until_ns && sel->until_ns < sel->since_ns)
 		return parse_options_error(pu, "--until '%s' is before --since '%s'", sel->until,
 					   sel->since);

@@ -106,6 +106,9 @@ check daemon_who_since_10m_has_both \
 	[ "$(samples comm who_alpha "$TMP/10m.json")" -gt 0 -a "$(samples comm who_beta "$TMP/10m.json")" -gt 0 ]
 check daemon_who_window_after_everything_refused \
 	eval "! \"$SPENT\" report -i \"$DB\" --since 0s 2> '$TMP/err' && grep -q 'no epoch' '$TMP/err'"
+# the Unix epoch itself is a bound like any other (0 was taken for "none": all selected)
+check daemon_who_until_1970_selects_nothing \
+	eval "! TZ=UTC \"$SPENT\" report -i \"$DB\" --until '1970-01-01 00:00' 2> '$TMP/err' && grep -q 'no epoch' '$TMP/err'"
 check daemon_who_bad_since_refused \
 	eval "\"$SPENT\" report -i \"$DB\" --since 10 2> '$TMP/err'; [ \$? -eq 2 ] && grep -q 'unit' '$TMP/err'"
 
