@@ -301,6 +301,8 @@ collectors:
 		snprintf(err, errlen, "cannot open the current epoch of '%s': %s", c->db, strerror(-r));
 		return r;
 	}
+	if (c->log)
+		dmerge_set_log(d->merge, c->log, c->log_arg);
 	if ((r = daemon_socket_open(d))) {
 		snprintf(err, errlen, "cannot create the control socket in '%s': %s", c->db, strerror(-r));
 		return r;

@@ -46,6 +46,8 @@ struct dmerge {
 	size_t npairs, cap_pairs, next;
 	int rest_done;		/* after the pairs: 1 unknown, 2 detail rows, 3 span written */
 	struct dbuildid *bid;	/* images written get their symbols saved in the build-id cache */
+	void (*log)(void *arg, const char *msg);	/* dmerge_set_log, or NULL */
+	void *log_arg;
 	bool finishing;		/* in dmerge_finish: a flush waits for it, symbols wait for ticks */
 	struct dmerge_stats st;
 };
@@ -302,11 +304,25 @@ static int collect_pair(void *ctx, uint32_t img, uint32_t ev)
 	return 0;
 }
 
+void dmerge_set_log(struct dmerge *g, void (*log)(void *arg, const char *msg), void *arg)
+{
+	g->log = log;
+	g->log_arg = arg;
+}
+
+/* A corrupt file was set aside as NAME.corrupt: its counts leave the epoch's history, which
+ * the log says (it was counted as a write error only) */
 static void on_corrupt(void *ctx, const char *path, const char *why)
 {
 	struct dmerge *g = ctx;
+	char msg[PATH_MAX + 300];
 
-	g->st.write_errors++;	/* a corrupt file was set aside as NAME.corrupt */
+	g->st.write_errors++;
+	if (g->log) {
+		snprintf(msg, sizeof(msg), "set aside '%s' as '%s.corrupt' (%s): the counts it held are "
+			 "not in the epoch", path, path, why);
+		g->log(g->log_arg, msg);
+	}
 }
 
 int dmerge_start(struct dmerge *g)

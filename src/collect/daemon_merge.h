@@ -49,6 +49,8 @@ int dmerge_new(struct spent_profile_dir *d, struct dmaps *maps, const struct dme
 	       size_t nev, const char *const *per_process, size_t nper, uint64_t bucket_ns,
 	       struct dmerge **out);
 void dmerge_free(struct dmerge *g);
+/* Lines for the daemon's log (a corrupt file set aside), through LOG(ARG, MESSAGE). */
+void dmerge_set_log(struct dmerge *g, void (*log)(void *arg, const char *msg), void *arg);
 
 /* Attribute COUNT samples of (PID, PC, EVENT). */
 void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64_t count);

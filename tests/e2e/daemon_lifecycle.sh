@@ -100,3 +100,24 @@ mkdir -m 750 "$TMP/into"
 rc=$?
 check "db_merge_error_names_the_source (exit $rc: $(cat "$TMP/merge.err"))" \
 	bash -c "[ $rc = 1 ] && grep -q \"merging '$TMP/no-such-db' into '$TMP/into' failed\" '$TMP/merge.err'"
+
+# ---- a corrupt counts file set aside is said so in the log (it was only counted) ----
+DB3=$TMP/corrupt
+if start_daemon "$DB3" "$TMP/c.log" -F 1000; then
+	"$PROGS/daemon_split" 0.3 > /dev/null
+	"$SPENT" db "$DB3" flush > /dev/null
+	f=$(cd "$DB3/epoch-0000" && ls | grep '^daemon_split-.*\.prof$' | head -1)
+	if [ -n "$f" ]; then
+		echo garbage > "$DB3/epoch-0000/$f"
+		"$PROGS/daemon_split" 0.3 > /dev/null
+		"$SPENT" db "$DB3" flush > /dev/null
+		check "daemon_logs_a_corrupt_file_set_aside ($(grep -c 'set aside' "$TMP/c.log") lines)" \
+			grep -q "set aside '.*$f' as '.*$f.corrupt'" "$TMP/c.log"
+		check daemon_corrupt_file_is_set_aside test -e "$DB3/epoch-0000/$f.corrupt"
+	else
+		fail "daemon_corrupt_counts_file_written: none for daemon_split in $(ls "$DB3/epoch-0000" | tr '\n' ' ')"
+	fi
+	check daemon_corrupt_stops_on_sigterm stop_daemon
+else
+	fail "daemon_corrupt_starts: $(tail -3 "$TMP/c.log")"
+fi
