@@ -129,6 +129,12 @@ static int parse_opts(int argc, char **argv, struct top_opts *o)
 				    "--no-daemon are for its own sampling");
 		return -EINVAL;
 	}
+	/* a filter on a process that is not there shows nothing forever: say so (perf top -p too);
+	 * a process that exits later keeps its samples in the window */
+	if (o->pid && kill((pid_t)o->pid, 0) < 0 && errno == ESRCH) {
+		parse_options_error(&top_usage, "-p %ld: no such process", o->pid);
+		return -EINVAL;
+	}
 	if (o->window == -1)	/* not given (an explicit 0 is refused below: it was taken as 5) */
 		o->window = 5 * o->interval;
 	if (o->window < o->interval || o->window / o->interval > 3600) {

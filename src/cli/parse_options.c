@@ -119,8 +119,12 @@ static int set_value(const struct option *o, const char *arg, int unset, int as_
 		return 0;
 	case OPTION_DOUBLE: {
 		double v;
-		if (parse_strict_double(arg, &v) || (o->max > o->min && (v < o->min || v > o->max)))
-			return parse_options_error(u, "%s takes a number, not '%s'", nm, arg);
+		/* a number out of range is said to be one ('--window 100000' read "not a number") */
+		if (parse_strict_double(arg, &v))
+			return parse_options_error(u, "%s takes a decimal number (like 0.5), not '%s'", nm, arg);
+		if (o->max > o->min && (v < o->min || v > o->max))
+			return parse_options_error(u, "%s takes a number from %g to %g, not '%s'", nm,
+						   (double)o->min, (double)o->max, arg);
 		*(double *)o->value = v;
 		return 0;
 	}

@@ -233,3 +233,13 @@ for bad in "-d 0.01" "--window 0.5" "--window 0" "-s nosuch" "-e nosuch-event" "
 	rc=$?
 	check "top_refuses_${bad// /_}" bash -c "[ $rc = 2 ] && [ \$(wc -l < '$TMP/bad.err') -ge 1 ] && grep -q '^spent top: \|^spent: ' '$TMP/bad.err' && [ ! -s '$TMP/bad.out' ]"
 done
+# an out-of-range number is said to be one (it read "takes a number, not '100000'"); a pid that
+# is not there is refused rather than shown empty forever
+for c in "--window 100000|--window takes a number from 0 to 86400, not '100000'" \
+	"-d 1e9|-d takes a number from 0 to 3600, not '1e9'" "-d abc|-d takes a decimal number" \
+	"-p 2147483646|-p 2147483646: no such process"; do
+	# shellcheck disable=SC2086
+	"$SPENT" top -b -n 1 ${c%%|*} > /dev/null 2> "$TMP/bad.err"
+	rc=$?
+	check "top_says_why_${c%%|*} ($(cat "$TMP/bad.err"))" bash -c "[ $rc = 2 ] && grep -qF -- \"${c#*|}\" '$TMP/bad.err'"
+done
