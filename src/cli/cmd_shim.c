@@ -191,8 +191,8 @@ static int parse_args(struct shim_opts *o, int argc, char **argv, bool dump)
 		OPT_CALLBACK(0, "rate", o, "NAME=SYMBOL",
 			     "a rate variable: its rate, kept within --ratio (repeatable)", on_signal_opt),
 		OPT_CALLBACK('e', "event", o, "EVENT,...",
-			     "counters of the app CPU, read with read(2) each sample (software events; hardware ones need a PMU)",
-			     on_event),
+			     "counters of the app CPU, read with read(2) each sample (software "
+			     "events; hardware ones need a PMU)", on_event),
 		OPT_GROUP("How to observe"),
 		{ .type = OPTION_INT, .long_name = "observer-cpu", .value = &observer_cpu, .argh = "N",
 		  .help = "the observer thread's cpu", .min = 0, .max = 1 << 20,

@@ -78,13 +78,13 @@ static int parse_event_groups(const char *list, struct stat_events *se)
 				continue;
 			}
 			if (brace && *p != '}') {
-				cli_error("invalid event list '%.*s%s': '{' without '}'", LIST_QUOTE, list,
-				  list_more(list));
+				cli_error("invalid event list '%.*s%s': '{' without '}'", LIST_QUOTE,
+					  list, list_more(list));
 				return -EINVAL;
 			}
 			if (!brace && *p == '}') {
-				cli_error("invalid event list '%.*s%s': '}' without '{'", LIST_QUOTE, list,
-				  list_more(list));
+				cli_error("invalid event list '%.*s%s': '}' without '{'", LIST_QUOTE,
+					  list, list_more(list));
 				return -EINVAL;
 			}
 			p += brace;
@@ -93,13 +93,13 @@ static int parse_event_groups(const char *list, struct stat_events *se)
 		if (*p == 0)
 			return 0;
 		if (*p == ',' && p[1] == 0) {
-			cli_error("invalid event list '%.*s%s': empty event name after the last ','", LIST_QUOTE, list,
-				  list_more(list));
+			cli_error("invalid event list '%.*s%s': empty event name after the last ','",
+				  LIST_QUOTE, list, list_more(list));
 			return -EINVAL;
 		}
 		if (*p != ',') {
-			cli_error("invalid event list '%.*s%s': expected ',' between events", LIST_QUOTE, list,
-				  list_more(list));
+			cli_error("invalid event list '%.*s%s': expected ',' between events",
+				  LIST_QUOTE, list, list_more(list));
 			return -EINVAL;
 		}
 		p++;

@@ -114,22 +114,22 @@ static void dimage_identify(struct dmaps *m, struct dimage *im, pid_t pid)
 }
 
 /* Whether identified image IM's file, mapped again by PID, is no longer the file it was
- * identified from (same path, device and inode, other size or times). A file that cannot be
- * looked at now says nothing: the image stays. */
-static bool dimage_rebuilt(struct dmaps *m, struct dimage *im, pid_t pid)
+ * identified from (same path, device and inode, other size or times). A stat, not an open:
+ * every exec mapping of a sampled image comes here (a shell loop maps a few per process). A
+ * file that cannot be looked at now says nothing: the image stays. */
+static bool dimage_rebuilt(const struct dimage *im, pid_t pid)
 {
+	char p[4200];
 	struct stat st;
-	if (!im->stat_known)
+	if (!im->stat_known || im->path[0] != '/')
 		return false;
-	int fd = dimage_open(m, im, pid);
-	if (fd < 0)
+	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, im->path);
+	if ((pid <= 0 || stat(p, &st) < 0) && (im->foreign_root || stat(im->path, &st) < 0))
 		return false;
-	bool changed = fstat(fd, &st) == 0 && st.st_ino == im->ino && st.st_dev == im->dev &&
-		       ((uint64_t)st.st_size != im->size ||
-			st.st_mtim.tv_sec != im->mtime.tv_sec || st.st_mtim.tv_nsec != im->mtime.tv_nsec ||
-			st.st_ctim.tv_sec != im->ctime.tv_sec || st.st_ctim.tv_nsec != im->ctime.tv_nsec);
-	close(fd);
-	return changed;
+	return st.st_ino == im->ino && st.st_dev == im->dev &&
+	       ((uint64_t)st.st_size != im->size ||
+		st.st_mtim.tv_sec != im->mtime.tv_sec || st.st_mtim.tv_nsec != im->mtime.tv_nsec ||
+		st.st_ctim.tv_sec != im->ctime.tv_sec || st.st_ctim.tv_nsec != im->ctime.tv_nsec);
 }
 
 /* The id of the image (PATH, DEV, INO) PID maps now, interned on first sight and again
@@ -145,7 +145,7 @@ static int image_intern(struct dmaps *m, const char *path, uint64_t dev, uint64_
 		im = m->images[s->id];
 		if (im->superseded || im->dev != dev || im->ino != ino || strcmp(im->path, path) != 0)
 			continue;
-		if (im->identified && dimage_rebuilt(m, im, pid)) {
+		if (im->identified && dimage_rebuilt(im, pid)) {
 			/* maps made before keep it; new ones get a new image, identified anew */
 			im->superseded = true;
 			break;
