@@ -34,6 +34,7 @@ struct dproc {
 	struct maprange_list cur;	/* tag: dimage id */
 	struct maprange_list old;	/* the maps before exec: samples taken before it still use them */
 	char comm[DMAPS_COMM_LEN];	/* "" until known */
+	char old_comm[DMAPS_COMM_LEN];	/* the name before the last exec ("" unknown) */
 	char *cgroup;		/* cgroup v2 path, NULL until read (or when there is none) */
 	bool cgroup_read;	/* /proc/PID/cgroup was read (or inherited at fork) */
 };
@@ -377,6 +378,7 @@ int dmaps_exec(struct dmaps *m, pid_t pid)
 	m->st.regions -= p->cur.n;
 	p->cur.n = 0;
 	p->has_old = true;
+	memcpy(p->old_comm, p->comm, sizeof(p->old_comm));	/* the COMM record comes next */
 	p->exec_gen = m->gen;
 	return 0;
 }
@@ -545,6 +547,17 @@ int dmaps_task(struct dmaps *m, pid_t pid, const char **comm, const char **cgrou
 	*comm = p->comm[0] ? p->comm : "[unknown]";
 	*cgroup = p->cgroup;
 	return 0;
+}
+
+int dmaps_task_at(struct dmaps *m, pid_t pid, uint64_t pc, const char **comm, const char **cgroup)
+{
+	int r = dmaps_task(m, pid, comm, cgroup);
+	struct dproc *p = r == 0 && pid > 0 ? proc_find(m, pid) : NULL;
+
+	if (p && p->has_old && p->old_comm[0] && pc < KERNEL_START && !maprange_find(&p->cur, pc) &&
+	    regions_find_linear(&p->old, pc))
+		*comm = p->old_comm;
+	return r;
 }
 
 const struct dimage *dmaps_image(const struct dmaps *m, uint32_t id)

@@ -82,6 +82,10 @@ void dmaps_comm(struct dmaps *m, pid_t pid, const char *comm, bool exec);
  * dmaps call. Read from /proc on first use while the process lives; kept after it exited
  * until reaped. 0, or -ESRCH when PID is not known at all. */
 int dmaps_task(struct dmaps *m, pid_t pid, const char **comm, const char **cgroup);
+/* As dmaps_task, for a sample at PC: a pc that only the maps before PID's last exec hold was
+ * sampled before it, under the name it had then (a shell's forked child runs the shell until
+ * it execs: those samples are the shell's, as perf names them; they were the new program's). */
+int dmaps_task_at(struct dmaps *m, pid_t pid, uint64_t pc, const char **comm, const char **cgroup);
 /* Forget processes that exited in generations <= GEN and maps replaced by exec before it. */
 void dmaps_reap(struct dmaps *m, uint64_t gen);
 

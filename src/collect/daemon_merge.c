@@ -188,15 +188,15 @@ void dmerge_set_interval(struct dmerge *g, uint64_t start_ns, uint64_t end_ns)
 	spent_profile_extend_span(g->pending, start_ns, end_ns);
 }
 
-/* The detail row of COUNT samples of PID at FRAME (best effort: a task or row that cannot be
- * kept for want of memory loses the who and when, never the histogram's count). */
-static void detail_add(struct dmerge *g, pid_t pid, struct spent_profile_frame frame, uint32_t event,
-		       uint64_t count)
+/* The detail row of COUNT samples of PID at PC (FRAME) (best effort: a task or row that cannot
+ * be kept for want of memory loses the who and when, never the histogram's count). */
+static void detail_add(struct dmerge *g, pid_t pid, uint64_t pc, struct spent_profile_frame frame,
+		       uint32_t event, uint64_t count)
 {
 	const char *comm, *cgroup;
 	uint32_t task;
 
-	dmaps_task(g->maps, pid, &comm, &cgroup);
+	dmaps_task_at(g->maps, pid, pc, &comm, &cgroup);
 	struct spent_profile_task t = { .comm = (char *)comm, .pid = (uint32_t)pid, .cgroup = (char *)cgroup };
 	if (spent_profile_task_intern(g->pending, &t, &task) == 0)
 		spent_profile_add_detail(g->pending, g->pev[event], task, g->row_time, &frame, 1, count);
@@ -249,7 +249,7 @@ static int jit_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uin
 	    !(err = spent_profile_add(g->pending, idx, pc, g->pev[event], count))) {
 		g->st.placed += count;
 		if (!g->nper)	/* no --per-process: every placed sample has its detail row */
-			detail_add(g, pid, (struct spent_profile_frame){ idx, pc }, event, count);
+			detail_add(g, pid, pc, (struct spent_profile_frame){ idx, pc }, event, count);
 	}
 	return err;
 }
@@ -278,14 +278,15 @@ void dmerge_add(struct dmerge *g, pid_t pid, uint64_t pc, uint32_t event, uint64
 		}
 		/* the process is still known when only its image is not: its share counts them */
 		if (!g->nper)
-			detail_add(g, pid, (struct spent_profile_frame){ SPENT_PROFILE_NO_IMAGE, pc }, event, count);
+			detail_add(g, pid, pc, (struct spent_profile_frame){ SPENT_PROFILE_NO_IMAGE, pc },
+				   event, count);
 		return;
 	}
 	image_stat_add(g, id, count);
 	if (pending_image(g, id, &idx) == 0 && spent_profile_add(g->pending, idx, off, g->pev[event], count) == 0) {
 		g->st.placed += count;
 		if (detail_image(g, id))
-			detail_add(g, pid, (struct spent_profile_frame){ idx, off }, event, count);
+			detail_add(g, pid, pc, (struct spent_profile_frame){ idx, off }, event, count);
 	}
 }
 
