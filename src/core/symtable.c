@@ -305,11 +305,20 @@ int symtable_lookup(const struct symtable *t, uint64_t offset, struct symtable_h
 
 int symtable_find(const struct symtable *t, const char *name, uint64_t *start, uint64_t *size)
 {
+	/* the best match (the function before its .cold part, an exact name before a template
+	 * instance), then the first in the file */
 	const struct tsym *best = NULL;
-	for (size_t i = 0; i < t->n; i++)
-		if ((t->syms[i].flags & SYMTABLE_FUNC) && demangle_matches(t->syms[i].name, name) &&
-		    (!best || t->syms[i].order < best->order))
+	enum demangle_match best_rank = DEMANGLE_NO_MATCH;
+	for (size_t i = 0; i < t->n; i++) {
+		if (!(t->syms[i].flags & SYMTABLE_FUNC))
+			continue;
+		enum demangle_match m = demangle_match_rank(t->syms[i].name, name);
+		if (m != DEMANGLE_NO_MATCH &&
+		    (m > best_rank || (m == best_rank && t->syms[i].order < best->order))) {
 			best = &t->syms[i];
+			best_rank = m;
+		}
+	}
 	if (!best)
 		return -ENOENT;
 	*start = best->start;

@@ -20,6 +20,7 @@
 
 #include "core/binio.h"
 #include "core/inline_table.h"
+#include "core/demangle.h"
 #include "core/symtable.h"
 
 int __attribute__((noinline)) symtable_marker_function(int x) { return x * 5 + 3; }
@@ -260,9 +261,47 @@ static void inlines_match_getscopes(void **state)
 	dwfl_end(dwfl);
 }
 
+/* What a typed name finds among the symbols that match it: the function before its .cold
+ * part and other compiler copies, a template instance without its return type. */
+static void names_rank_functions_before_their_parts(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *sym, *wanted;
+		enum demangle_match want;
+	} cases[] = {
+		{ "main", "main", DEMANGLE_MATCH_EXACT },
+		{ "_ZN2ns7throwerEi", "ns::thrower", DEMANGLE_MATCH_PARAMS },
+		{ "_ZN2ns7throwerEi", "ns::thrower(int)", DEMANGLE_MATCH_PARAMS },
+		/* ns::thrower(int) [clone .cold]: annotate picked it over the function */
+		{ "_ZN2ns7throwerEi.cold", "ns::thrower", DEMANGLE_MATCH_CLONE },
+		{ "_ZN2ns7throwerEi.cold", "ns::thrower(int) [clone .cold]", DEMANGLE_MATCH_PARAMS },
+		{ "hot.constprop.0", "hot", DEMANGLE_MATCH_CLONE },
+		{ "hot.constprop.0", "ho", DEMANGLE_NO_MATCH },
+		{ "hotter", "hot", DEMANGLE_NO_MATCH },
+		/* double ns::apply<int>(int): was found only with "double " before it */
+		{ "_ZN2ns5applyIiEEdT_", "ns::apply", DEMANGLE_MATCH_TEMPLATE },
+		{ "_ZN2ns5applyIiEEdT_", "ns::apply<int>", DEMANGLE_MATCH_TEMPLATE },
+		{ "_ZN2ns5applyIiEEdT_", "double ns::apply<int>", DEMANGLE_MATCH_PARAMS },
+		{ "_ZN2ns5applyIiEEdT_", "apply", DEMANGLE_NO_MATCH },
+		{ "_ZSt16__introsort_loopIPdlN9__gnu_cxx5__ops15_Iter_less_iterEEvT_S4_T0_T1_",
+		  "std::__introsort_loop", DEMANGLE_MATCH_TEMPLATE },
+		{ "_ZSt16__introsort_loopIPdlN9__gnu_cxx5__ops15_Iter_less_iterEEvT_S4_T0_T1_",
+		  "__gnu_cxx::__ops::_Iter_less_iter", DEMANGLE_NO_MATCH },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum demangle_match got = demangle_match_rank(cases[i].sym, cases[i].wanted);
+		if (got != cases[i].want)
+			fail_msg("%s for '%s': %d, want %d", cases[i].sym, cases[i].wanted, got, cases[i].want);
+	}
+	assert_true(DEMANGLE_MATCH_CLONE < DEMANGLE_MATCH_TEMPLATE &&
+		    DEMANGLE_MATCH_TEMPLATE < DEMANGLE_MATCH_PARAMS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(names_rank_functions_before_their_parts),
 		cmocka_unit_test(own_binary_matches_libdwfl),
 		cmocka_unit_test(libc_matches_libdwfl),
 		cmocka_unit_test(find_by_name_and_corrupt_file),
