@@ -415,24 +415,42 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 		if (report_find(ra, rb->rows[j].key) < 0)
 			rows[n++] = (struct diff_row){ NULL, &rb->rows[j], 0, pct(rb->rows[j].self[0], rb->totals[0]) };
 	qsort(rows, n, sizeof(*rows), diff_cmp);
+	bool lines = o->by == REPORT_BY_LINE || o->by == REPORT_BY_INSTRUCTION;
+	bool instr = o->by == REPORT_BY_INSTRUCTION;
 	if (o->fmt == OUT_TABLE)
 		printf("# '%s': %s %llu samples, other %llu samples\n%8s %8s %8s  %-22s %s\n", evn,
 		       o->input, (unsigned long long)ra->totals[0], (unsigned long long)rb->totals[0],
 		       "this%", "other%", "delta", "image", ra->cfg.by == REPORT_BY_IMAGE ? "" : "symbol");
 	else if (o->fmt == OUT_CSV)
-		printf("image,symbol,event,samples,percent,other_samples,other_percent,delta\n");
+		printf("image,symbol,%s%sevent,samples,percent,other_samples,other_percent,delta\n",
+		       lines ? "file,line," : "", instr ? "offset," : "");
 	for (size_t i = 0; i < n && (o->limit < 0 || (long)i < o->limit); i++) {
 		const struct report_row *r = rows[i].a ? rows[i].a : rows[i].b;
 		uint64_t sa = rows[i].a ? rows[i].a->self[0] : 0, sb = rows[i].b ? rows[i].b->self[0] : 0;
 		double d = rows[i].pb - rows[i].pa;
+		char off[32];
+		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)r->offset);
 		if (o->fmt == OUT_TABLE) {
-			printf("%7.2f%% %7.2f%% %+7.2f  %-22s %s\n", rows[i].pa, rows[i].pb, d, base(r->image), r->symbol);
+			/* the line and instruction views tell their rows apart as the plain report does */
+			printf("%7.2f%% %7.2f%% %+7.2f  %-22s %s", rows[i].pa, rows[i].pb, d, base(r->image),
+			       r->symbol);
+			if (instr)
+				printf(" @%s", off);
+			if (lines && r->file)
+				printf("  (%s:%d)", base(r->file), r->line);
+			printf("\n");
 		} else if (o->fmt == OUT_JSON) {
 			struct json_writer w;
 			json_init(&w, stdout);
 			json_object_begin(&w);
 			json_kstr(&w, "image", r->image);
 			json_kstr(&w, "symbol", r->symbol);
+			if (lines) {
+				json_kstr(&w, "file", r->file ? r->file : "");
+				json_ki64(&w, "line", r->line);
+			}
+			if (instr)
+				json_kstr(&w, "offset", off);
 			json_kstr(&w, "event", evn);
 			json_ku64(&w, "samples", sa);
 			json_kdouble(&w, "percent", rows[i].pa, 4);
@@ -445,6 +463,13 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 			cli_csv_field(stdout, r->image);
 			putchar(',');
 			cli_csv_field(stdout, r->symbol);
+			if (lines) {
+				putchar(',');
+				cli_csv_field(stdout, r->file ? r->file : "");
+				printf(",%d", r->line);
+			}
+			if (instr)
+				printf(",%s", off);
 			putchar(',');
 			cli_csv_field(stdout, evn);
 			printf(",%llu,%.4f,%llu,%.4f,%.4f\n", (unsigned long long)sa, rows[i].pa,

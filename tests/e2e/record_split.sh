@@ -87,6 +87,23 @@ $SPENT report -i "$TMP/split" --diff "$TMP/hot" --by image > "$TMP/diff_img.txt"
 check diff_by_image_header_has_no_symbol_column \
 	awk 'NR == 2 { exit !($4 == "image" && NF == 4) }' "$TMP/diff_img.txt"
 
+# by line and by instruction the rows carry their line and offset, as the plain report's do
+# (rows of one function differed in nothing the diff printed)
+for by in line instruction; do
+	$SPENT report -i "$TMP/split" --diff "$TMP/split" --by $by --json > "$TMP/diff_$by.json"
+	check "diff_by_${by}_rows_are_told_apart" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+key = ("file", "line", "offset") if sys.argv[2] == "instruction" else ("file", "line")
+assert rows and all(k in r for r in rows for k in key), rows[:2]
+ids = [(r["image"], r["symbol"]) + tuple(r[k] for k in key) for r in rows]
+assert len(ids) == len(set(ids)), "rows not told apart"
+assert len({(r["image"], r["symbol"]) for r in rows}) < len(rows), "one row per function"' 		"$TMP/diff_$by.json" $by
+done
+$SPENT report -i "$TMP/split" --diff "$TMP/split" --by line --csv > "$TMP/diff_line.csv"
+check diff_by_line_csv_has_file_and_line \
+	bash -c "head -1 '$TMP/diff_line.csv' | grep -q '^image,symbol,file,line,event,'"
+
 # compactness: the profile's file (its samples file, which carries the program's counts) is
 # far smaller than the program
 pf=$(ls "$TMP"/split/epoch-0000/samples@*.prof)
