@@ -60,13 +60,15 @@ static struct citcat_replay_opts rep_opts;
 		   "wrote to its stdout into FILE (mode 0600, only when the replay completes)")
 
 static const char *const record_usage[] = {
-	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] [--time-slice MS] -- CMD [ARGS...]", NULL
+	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] [--no-syscallbuf] "
+	"[--time-slice MS] -- CMD [ARGS...]", NULL
 };
 static const char *const replay_usage[] = {
 	"spent citcat replay DIR [--dump] [--json] [--stdout FILE]", NULL
 };
 static const char *const citcat_usage[] = {
-	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] [--time-slice MS] -- CMD [ARGS...]",
+	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] [--no-syscallbuf] "
+	"[--time-slice MS] -- CMD [ARGS...]",
 	"spent citcat replay DIR [--dump] [--json] [--stdout FILE]", NULL
 };
 static const struct parse_usage record_u = {

@@ -100,6 +100,10 @@ static int cmd_help_dispatch(int argc, char **argv)
 		print_man(stdout);
 		return 0;
 	}
+	if (strcmp(argv[1], "help") == 0) {	/* help on help: the overview says it all */
+		print_overview(stdout);
+		return 0;
+	}
 	const struct command *c = command_find(argv[1]);
 	if (!c) {
 		cli_error("unknown command '%s': see 'spent help'", argv[1]);
