@@ -87,12 +87,32 @@ check "no command is refused" grep -q "no command to trace" "$TMP/nocmd.err"
 "$SPENT" trace --max-instructions 5000 -o "$TMP/m.log" -- "$PROGS/trace_small" > /dev/null 2>&1
 js=$("$SPENT" trace stats --json "$TMP/m.log")
 check "--max-instructions 5000 yields exactly 5000 instructions" test "$(jfield "$js" instructions)" = 5000
-# on a tree the limit is each process's (each tool instance counts its own): every exec'd
-# program shows its first N (the reader stopped after N of the whole tree, hiding processes the
-# log holds)
+# on a tree the limit is each process's (each tool instance counts its own, a forked child
+# from 0): every exec'd program shows its first N (the reader stopped after N of the whole
+# tree, hiding processes the log holds)
 "$SPENT" trace --max-instructions 20000 -o "$TMP/mt.log" -- sh -c "'$PROGS/trace_small' | cat" > /dev/null 2>&1
 mt=$("$SPENT" trace stats --json "$TMP/mt.log" | python3 -c 'import json,sys; p=json.load(sys.stdin)["processes"]; print(" ".join(str(q["instructions"]) for q in p if q["start"] == "exec"))')
 check "--max-instructions on a tree: each exec'd process has 20000 ($mt)" test "$mt" = "20000 20000 20000"
+# the tool stops logging soon after N, not 3-4x later: a small loop is one superblock with a
+# side exit per unrolled copy, whose fall-through used to count only the first copy (the log's
+# own count is read with the header's limit cleared)
+cat > "$TMP/loop.c" <<'C'
+#include <stdio.h>
+volatile long s;
+int main(void) { for (long i = 0; i < 3000000; i++) s += i; printf("%ld\n", s); return 0; }
+C
+cc -O1 -o "$TMP/loop" "$TMP/loop.c"
+"$SPENT" trace --max-instructions 1000000 -o "$TMP/ml.log" -- "$TMP/loop" > /dev/null 2>&1
+python3 - "$TMP/ml.log" "$TMP/ml-nomax.log" <<'PY'
+import struct, sys, zlib
+d = bytearray(open(sys.argv[1], "rb").read())
+d[24:32] = bytes(8)
+d[36:40] = struct.pack("<I", zlib.crc32(bytes(d[0:36])))
+open(sys.argv[2], "wb").write(d)
+PY
+logged=$(jfield "$("$SPENT" trace stats --json "$TMP/ml-nomax.log")" instructions)
+check "--max-instructions 1000000 stops logging soon after (logged ${logged:-none}, 18 M in the run)" \
+	test "${logged:-0}" -ge 1000000 -a "${logged:-0}" -le 1050000
 check "dump --limit=N (the --opt=value form) prints N instructions" \
 	test "$("$SPENT" trace dump --limit=7 "$TMP/m.log" | grep -c ' I  ')" = 7
 
