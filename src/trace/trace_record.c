@@ -218,22 +218,30 @@ static int pump(struct spent_trace *t)
 	int fd = t->rfd, *hold = &t->hold;
 	pid_t pid = t->pid;
 	struct log_collector *c = t->c;
-	int err = 0, stop_waits = 0;
+	int err = 0;
+	uint64_t deadline_ms = 0;
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
 		report_progress(t);
 		/* stopped: processes the command left running (they got no signal from us) must
-		 * not keep the recording open; what they sent so far stays */
+		 * not keep the recording open past the grace period from the stop, whether they
+		 * send or not (counting quiet spells only, an orphan that kept sending kept it
+		 * open until it ended); what they sent so far stays */
 		if (t->stop_signal && *hold < 0) {
-			struct pollfd pfd = { .fd = fd, .events = POLLIN };
-			if (poll(&pfd, 1, 200) <= 0) {
-				if (++stop_waits >= TRACE_STOP_GRACE_S * 5) {
-					err = -ETIMEDOUT;
-					break;
-				}
-				continue;
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			uint64_t now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+			if (!deadline_ms)
+				deadline_ms = now + TRACE_STOP_GRACE_S * 1000u;
+			if (now >= deadline_ms) {
+				err = -ETIMEDOUT;
+				break;
 			}
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+			uint64_t left = deadline_ms - now;
+			if (poll(&pfd, 1, left < 200 ? (int)left : 200) <= 0)
+				continue;
 		}
 		if (*hold >= 0) {
 			siginfo_t si = { 0 };

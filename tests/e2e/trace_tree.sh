@@ -135,6 +135,41 @@ for p in $(echo "$jt" | python3 -c 'import json,sys; print(" ".join(str(p["pid"]
 	kill -KILL "$p" 2> /dev/null
 done
 
+# ... nor does a child that keeps computing (and sending): the grace period counted only quiet
+# spells, so a busy orphan held the recording open until it ended
+cat > "$TMP/busy.c" <<'C'
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+volatile unsigned long s;
+int main(void)
+{
+	if (fork() == 0) {	/* computes for 60 s unless stopped */
+		for (time_t end = time(NULL) + 60; time(NULL) < end;)
+			for (int i = 0; i < 1000000; i++)
+				s += (unsigned long)i;
+		return 0;
+	}
+	wait(NULL);
+	return 0;
+}
+C
+cc -O1 -o "$TMP/busy" "$TMP/busy.c"
+"$SPENT" trace -o "$TMP/b.log" -- "$TMP/busy" > /dev/null 2> "$TMP/b.err" &
+tp=$!
+sleep 2
+t0=$SECONDS
+kill -INT $tp
+wait $tp
+rc=$?
+check "SIGINT with a busy child left running: exits 130 within the grace period ($((SECONDS - t0)) s)" \
+	test $rc -eq 130 -a $((SECONDS - t0)) -lt 10
+jb=$("$SPENT" trace stats --json "$TMP/b.log" 2> /dev/null)
+check "... its log holds the child's stream" test "$(echo "$jb" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["processes"]))' 2> /dev/null)" = 2
+for p in $(echo "$jb" | python3 -c 'import json,sys; print(" ".join(str(p["pid"]) for p in json.load(sys.stdin)["processes"]))' 2> /dev/null); do
+	kill -KILL "$p" 2> /dev/null
+done
+
 # a process a signal killed (no exit_group: Valgrind's fini says 0) is "killed", not "exit 0":
 # the stats table, --json (exit_status null, killed true) and the dump
 "$SPENT" trace -o "$TMP/k.log" -- sh -c '/bin/sh -c "kill -KILL \$\$"; exit 4' > /dev/null 2>&1
