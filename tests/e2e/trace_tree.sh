@@ -157,7 +157,7 @@ C
 cc -O1 -o "$TMP/busy" "$TMP/busy.c"
 "$SPENT" trace -o "$TMP/b.log" -- "$TMP/busy" > /dev/null 2> "$TMP/b.err" &
 tp=$!
-sleep 2
+sleep 1
 t0=$SECONDS
 kill -INT $tp
 wait $tp
