@@ -193,6 +193,53 @@ static const char *base(const char *path)
 	return s && s[1] ? s + 1 : path;
 }
 
+/* Where ROW is: its image and symbol, then its offset in the instruction view (INSTR) and its
+ * file and line in the line and instruction views (LINES). One spelling for the report and
+ * --diff, whose rows must be told apart the same way. In a table, what follows the symbol: */
+static void table_row_place(const struct report_row *row, bool lines, bool instr)
+{
+	if (instr)
+		printf(" @0x%llx", (unsigned long long)row->offset);
+	if (lines && row->file)
+		printf("  (%s:%d)", base(row->file), row->line);
+}
+
+static void json_row_place(struct json_writer *w, const struct report_row *row, bool lines,
+			   bool instr)
+{
+	json_kstr(w, "image", row->image);
+	json_kstr(w, "symbol", row->symbol);
+	if (lines) {
+		json_kstr(w, "file", row->file ? row->file : "");
+		json_ki64(w, "line", row->line);
+	}
+	if (instr) {
+		char off[32];
+		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)row->offset);
+		json_kstr(w, "offset", off);
+	}
+}
+
+/* The same as CSV fields; their header is "image,symbol," then csv_place_header() */
+static void csv_row_place(const struct report_row *row, bool lines, bool instr)
+{
+	cli_csv_field(stdout, row->image);
+	putchar(',');
+	cli_csv_field(stdout, row->symbol);
+	if (lines) {
+		putchar(',');
+		cli_csv_field(stdout, row->file ? row->file : "");
+		printf(",%d", row->line);
+	}
+	if (instr)
+		printf(",0x%llx", (unsigned long long)row->offset);
+}
+
+static const char *csv_place_header(bool lines, bool instr)
+{
+	return instr ? "file,line,offset," : lines ? "file,line," : "";
+}
+
 /* Event E's label in the columns: its name, or NAME@PERIOD when another selected event has the
  * same name (a daemon database sampled at two rates holds cpu-clock twice: the columns and the
  * ratio between them read "cpu-clock % cpu-clock %" and "cpu-clock/cpu-clock"). */
@@ -257,10 +304,7 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 			else
 				printf("%*s ", rw[e], "-");
 		printf(" %-22s %s", base(row->image), row->symbol);
-		if (r->cfg.by == REPORT_BY_INSTRUCTION)
-			printf(" @0x%llx", (unsigned long long)row->offset);
-		if (lines && row->file)
-			printf("  (%s:%d)", base(row->file), row->line);
+		table_row_place(row, lines, r->cfg.by == REPORT_BY_INSTRUCTION);
 		printf("\n");
 	}
 }
@@ -271,28 +315,19 @@ static void print_rows_machine(const struct spent_profile *p, const struct repor
 	bool lines = r->cfg.by == REPORT_BY_LINE || r->cfg.by == REPORT_BY_INSTRUCTION;
 	bool instr = r->cfg.by == REPORT_BY_INSTRUCTION, ch = r->cfg.children;
 	if (fmt == OUT_CSV)
-		printf("image,symbol,%s%sevent,samples,percent%s\n", lines ? "file,line," : "",
-		       instr ? "offset," : "", ch ? ",children,children_percent" : "");
+		printf("image,symbol,%sevent,samples,percent%s\n", csv_place_header(lines, instr),
+		       ch ? ",children,children_percent" : "");
 	for (size_t i = 0; i < r->nrows && (limit < 0 || (long)i < limit); i++) {
 		const struct report_row *row = &r->rows[i];
 		for (size_t e = 0; e < r->cfg.nevents; e++) {
 			char lab[96];
 			const char *evn = event_label(p, r, e, lab, sizeof(lab));
 			uint64_t inc = r->have_stacks ? row->incl[e] : row->self[e];
-			char off[32];
-			snprintf(off, sizeof(off), "0x%llx", (unsigned long long)row->offset);
 			if (fmt == OUT_JSON) {
 				struct json_writer w;
 				json_init(&w, stdout);
 				json_object_begin(&w);
-				json_kstr(&w, "image", row->image);
-				json_kstr(&w, "symbol", row->symbol);
-				if (lines) {
-					json_kstr(&w, "file", row->file ? row->file : "");
-					json_ki64(&w, "line", row->line);
-				}
-				if (instr)
-					json_kstr(&w, "offset", off);
+				json_row_place(&w, row, lines, instr);
 				json_kstr(&w, "event", evn);
 				json_ku64(&w, "samples", row->self[e]);
 				json_kdouble(&w, "percent", pct(row->self[e], r->totals[e]), 4);
@@ -303,16 +338,7 @@ static void print_rows_machine(const struct spent_profile *p, const struct repor
 				json_object_end(&w);
 				json_newline(&w);
 			} else {
-				cli_csv_field(stdout, row->image);
-				putchar(',');
-				cli_csv_field(stdout, row->symbol);
-				if (lines) {
-					putchar(',');
-					cli_csv_field(stdout, row->file ? row->file : "");
-					printf(",%d", row->line);
-				}
-				if (instr)
-					printf(",%s", off);
+				csv_row_place(row, lines, instr);
 				putchar(',');
 				cli_csv_field(stdout, evn);
 				printf(",%llu,%.4f", (unsigned long long)row->self[e], pct(row->self[e], r->totals[e]));
@@ -422,35 +448,22 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 		       o->input, (unsigned long long)ra->totals[0], (unsigned long long)rb->totals[0],
 		       "this%", "other%", "delta", "image", ra->cfg.by == REPORT_BY_IMAGE ? "" : "symbol");
 	else if (o->fmt == OUT_CSV)
-		printf("image,symbol,%s%sevent,samples,percent,other_samples,other_percent,delta\n",
-		       lines ? "file,line," : "", instr ? "offset," : "");
+		printf("image,symbol,%sevent,samples,percent,other_samples,other_percent,delta\n",
+		       csv_place_header(lines, instr));
 	for (size_t i = 0; i < n && (o->limit < 0 || (long)i < o->limit); i++) {
 		const struct report_row *r = rows[i].a ? rows[i].a : rows[i].b;
 		uint64_t sa = rows[i].a ? rows[i].a->self[0] : 0, sb = rows[i].b ? rows[i].b->self[0] : 0;
 		double d = rows[i].pb - rows[i].pa;
-		char off[32];
-		snprintf(off, sizeof(off), "0x%llx", (unsigned long long)r->offset);
 		if (o->fmt == OUT_TABLE) {
-			/* the line and instruction views tell their rows apart as the plain report does */
 			printf("%7.2f%% %7.2f%% %+7.2f  %-22s %s", rows[i].pa, rows[i].pb, d, base(r->image),
 			       r->symbol);
-			if (instr)
-				printf(" @%s", off);
-			if (lines && r->file)
-				printf("  (%s:%d)", base(r->file), r->line);
+			table_row_place(r, lines, instr);
 			printf("\n");
 		} else if (o->fmt == OUT_JSON) {
 			struct json_writer w;
 			json_init(&w, stdout);
 			json_object_begin(&w);
-			json_kstr(&w, "image", r->image);
-			json_kstr(&w, "symbol", r->symbol);
-			if (lines) {
-				json_kstr(&w, "file", r->file ? r->file : "");
-				json_ki64(&w, "line", r->line);
-			}
-			if (instr)
-				json_kstr(&w, "offset", off);
+			json_row_place(&w, r, lines, instr);
 			json_kstr(&w, "event", evn);
 			json_ku64(&w, "samples", sa);
 			json_kdouble(&w, "percent", rows[i].pa, 4);
@@ -460,16 +473,7 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 			json_object_end(&w);
 			json_newline(&w);
 		} else {
-			cli_csv_field(stdout, r->image);
-			putchar(',');
-			cli_csv_field(stdout, r->symbol);
-			if (lines) {
-				putchar(',');
-				cli_csv_field(stdout, r->file ? r->file : "");
-				printf(",%d", r->line);
-			}
-			if (instr)
-				printf(",%s", off);
+			csv_row_place(r, lines, instr);
 			putchar(',');
 			cli_csv_field(stdout, evn);
 			printf(",%llu,%.4f,%llu,%.4f,%.4f\n", (unsigned long long)sa, rows[i].pa,
