@@ -113,6 +113,15 @@ n=$("$SPENT" trace stats --json "$TMP/n.log" | python3 -c 'import json,sys; prin
 check "--no-children: one process stream ($n)" test "$n" = 1
 check "--no-children: no FIFO directory is left behind" test -z "$(ls "$TMP/fifo" | grep '^spent-trace\.' | head -1)"
 
+# stop_and_time SIG: send SIG to the spent trace at $tp and wait for it; sets rc and secs
+stop_and_time() {
+	local t0=$SECONDS
+	kill -"$1" "$tp"
+	wait "$tp"
+	rc=$?
+	secs=$((SECONDS - t0))
+}
+
 # SIGTERM to spent trace: children the command left running (the signal goes to the command
 # only) do not hold the recording open past the grace period
 "$SPENT" trace -o "$TMP/t.log" -- /bin/sh -c 'sleep 60 & sleep 60' > /dev/null 2> "$TMP/t.err" &
@@ -122,12 +131,9 @@ for _ in $(seq 1 100); do	# until both sleeps run under the tool
 	sleep 0.1
 done
 sleep 1
-t0=$SECONDS
-kill -TERM $tp
-wait $tp
-rc=$?
-check "SIGTERM with children left running: exits 143 within the grace period ($((SECONDS - t0)) s)" \
-	test $rc -eq 143 -a $((SECONDS - t0)) -lt 15
+stop_and_time TERM
+check "SIGTERM with children left running: exits 143 within the grace period ($secs s)" \
+	test $rc -eq 143 -a $secs -lt 15
 jt=$("$SPENT" trace stats --json "$TMP/t.log" 2> /dev/null)
 check "... the log is written and marked incomplete" test "$(jfield "$jt" complete)" = False
 # the sleeps the test started (by the pids the log names) go now
@@ -158,12 +164,9 @@ cc -O1 -o "$TMP/busy" "$TMP/busy.c"
 "$SPENT" trace -o "$TMP/b.log" -- "$TMP/busy" > /dev/null 2> "$TMP/b.err" &
 tp=$!
 sleep 1
-t0=$SECONDS
-kill -INT $tp
-wait $tp
-rc=$?
-check "SIGINT with a busy child left running: exits 130 within the grace period ($((SECONDS - t0)) s)" \
-	test $rc -eq 130 -a $((SECONDS - t0)) -lt 10
+stop_and_time INT
+check "SIGINT with a busy child left running: exits 130 within the grace period ($secs s)" \
+	test $rc -eq 130 -a $secs -lt 10
 # (its log is written; not read here: the busy child logged a few G instructions, minutes of
 # reconstruction in the sanitized pass)
 check "... its log is written" grep -q "wrote '$TMP/b.log'" "$TMP/b.err"
