@@ -112,12 +112,12 @@ check "citcat_threads_spin_wait_stdout_equals_real" cmp -s "$TMP/spin.real" "$TM
 # python3 with 4 threads (the GIL hands over with futex waits and 5 ms timeouts; preemptions
 # land in the interpreter loop, where MXCSR's inexact flag is set: a point compares MXCSR's
 # control bits only, since the simulator never sets its exception flags)
-# (a sixth of the steps under the sanitized build, whose replay of python runs at 11 M
+# (a twentieth of the steps under the sanitized build, whose replay of python runs at 11 M
 # instructions/s: Unicorn 2.0.1 allocates a tree at every guest store (its notdirty path), and
-# ASan's malloc records a stack for each; the preemptions, futex waits and switches the check
-# is about still happen at that size)
+# ASan's malloc records a stack for each; python's start-up is then 45 M of the 63 M
+# instructions, and the futex waits and the 10 switches the check is about still happen)
 steps=100000
-spent_sanitized && steps=15000
+spent_sanitized && steps=5000
 "${E[@]}" "$SPENT" citcat record -o "$TMP/py4" -- python3 "$SPENT_TOP/tests/e2e/citcat_threads_py4.py" $steps > "$TMP/py4.real" 2> /dev/null
 check "citcat_threads_python_4_threads_records" [ $? = 0 ]
 yj=$("$SPENT" citcat replay "$TMP/py4" --json --stdout "$TMP/py4.rep" 2>/dev/null)

@@ -244,15 +244,16 @@ else
 fi
 
 # ---- SIGINT / SIGTERM stop `spent trace` (started from a script: SIGINT ignored) ----
-# interrupt SIG NAME CMD...: start spent trace on CMD, send SIG after 1 s; it must end within
-# 5 s (the program may ignore the signal: 3 s grace, then killed), exit 128+SIG, leave no
-# temporary, and the log (if any) must say complete: false.
+# interrupt SIG NAME CMD...: start spent trace on CMD, send SIG after 0.6 s (Valgrind has
+# started; the log, read back below, stays small); it must end within 5 s (the program may
+# ignore the signal: 3 s grace, then killed), exit 128+SIG, leave no temporary, and the log
+# (if any) must say complete: false.
 interrupt() {
 	local sig=$1 name=$2; shift 2
 	rm -f int.log
 	"$SPENT" trace -o int.log -- "$@" >/dev/null 2>"$TMP/int.err" &
 	local pid=$! t0 t1 rc
-	sleep 1
+	sleep 0.6
 	kill -"$sig" $pid
 	t0=$(date +%s%N)
 	for _ in $(seq 1 100); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
