@@ -90,15 +90,37 @@ static int command_help(const struct command *c)
 	return 0;
 }
 
+/* `spent --man [COMMAND]`: the overview's page, or COMMAND's (as `spent COMMAND --man`). */
+static int man_dispatch(int argc, char **argv)
+{
+	if (argc > 2) {
+		cli_error("--man takes at most one command (got '%s' after '%s')", argv[2], argv[1]);
+		return 2;
+	}
+	if (argc < 2) {
+		print_man(stdout);
+		return 0;
+	}
+	const struct command *c = command_find(argv[1]);
+	if (!c) {
+		cli_error("unknown command '%s': see 'spent help'", argv[1]);
+		return 2;
+	}
+	char *margv[] = { (char *)c->name, "--man", NULL };
+	return c->fn(2, margv);
+}
+
 static int cmd_help_dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
 		print_overview(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "--man") == 0) {
-		print_man(stdout);
-		return 0;
+	if (strcmp(argv[1], "--man") == 0)
+		return man_dispatch(argc - 1, argv + 1);
+	if (argc > 2) {
+		cli_error("help takes at most one command (got '%s' after '%s')", argv[2], argv[1]);
+		return 2;
 	}
 	if (strcmp(argv[1], "help") == 0) {	/* help on help: the overview says it all */
 		print_overview(stdout);
@@ -135,11 +157,13 @@ static int run_command(int argc, char **argv)
 	const char *name = argv[1];
 	if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
 		return cmd_help_dispatch(argc - 1, argv + 1);
-	if (strcmp(name, "--man") == 0) {
-		print_man(stdout);
-		return 0;
-	}
+	if (strcmp(name, "--man") == 0)
+		return man_dispatch(argc - 1, argv + 1);
 	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+		if (argc > 2) {
+			cli_error("%s takes no arguments (got '%s')", name, argv[2]);
+			return 2;
+		}
 		printf("spent %s\n", SPENT_VERSION);
 		return 0;
 	}

@@ -95,6 +95,15 @@ done
 check "spent --man is spent(1)" grep -q '^\.TH SPENT 1' "$TMP/spent.1"
 "$SPENT" help --man | cmp -s - "$TMP/spent.1"
 check "spent help --man prints the same page" test $? -eq 0
+"$SPENT" --man stat | cmp -s - <("$SPENT" stat --man)
+check "spent --man stat prints spent stat --man's page" test $? -eq 0
+# words the top-level options do not take are refused, not ignored
+for extra in "--version extra" "--man stat extra" "help stat extra" "--man nosuch"; do
+	"$SPENT" $extra > "$TMP/extra.out" 2> "$TMP/extra.err"
+	rc=$?
+	check "spent $extra: one error line, exit 2 (rc $rc)" \
+		test $rc -eq 2 -a ! -s "$TMP/extra.out" -a "$(wc -l < "$TMP/extra.err")" -eq 1
+done
 missing=""
 for cmd in $cmds; do
 	grep -qF "spent\\-$cmd (1)" "$TMP/spent.1" || missing="$missing $cmd"
