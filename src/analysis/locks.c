@@ -66,10 +66,21 @@ struct lock_rec {
 	uint32_t run;	/* consecutive contended acquisitions */
 };
 
-struct locks {
-	struct symtab *syms;
-	size_t n_syms_seen;
+/* A process's images and its pthread entry points: each process of a tree has its own (its
+ * libc may be mapped elsewhere; a forked child's stream names its images afresh, an exec'd
+ * program starts an empty table). */
+struct proc_syms {
+	uint32_t pid;
+	bool stale;	/* images added since entry_pc was looked up */
+	struct symtab *st;
 	uint64_t entry_pc[N_ENTRIES];
+};
+
+struct locks {
+	struct proc_syms shared;	/* the borrowed table: images of no known process (pid 0) */
+	struct proc_syms *procs;	/* NULL unless locks_new was given a table */
+	size_t n_procs, cap_procs, cur;	/* cur: the last process looked up */
+	uint64_t insns;		/* instructions fed */
 	struct thread_state *th;
 	size_t n_th, cap_th;
 	struct lock_thread *tids;	/* by thread, beside th */
@@ -93,7 +104,8 @@ int locks_new(struct symtab *syms, struct locks **out)
 	struct locks *lk = calloc(1, sizeof(*lk));
 	if (!lk)
 		return -ENOMEM;
-	lk->syms = syms;
+	lk->shared.st = syms;
+	lk->shared.stale = true;
 	*out = lk;
 	return 0;
 }
@@ -102,6 +114,9 @@ void locks_free(struct locks *lk)
 {
 	if (!lk)
 		return;
+	for (size_t i = 0; i < lk->n_procs; i++)
+		symtab_free(lk->procs[i].st);
+	free(lk->procs);
 	free(lk->th);
 	free(lk->tids);
 	free(lk->locks);
@@ -224,14 +239,106 @@ static void released(struct locks *lk, struct thread_state *t, uint64_t addr)
 	}
 }
 
-static void refresh_entries(struct locks *lk)
+static void refresh_entries(struct proc_syms *p)
 {
-	if (!lk->syms || symtab_count(lk->syms) == lk->n_syms_seen)
-		return;
-	lk->n_syms_seen = symtab_count(lk->syms);
+	p->stale = false;
 	for (size_t i = 0; i < N_ENTRIES; i++)
-		if (symtab_find_func(lk->syms, entry_names[i].name, &lk->entry_pc[i]))
-			lk->entry_pc[i] = 0;
+		if (!p->st || symtab_find_func(p->st, entry_names[i].name, &p->entry_pc[i]))
+			p->entry_pc[i] = 0;
+}
+
+static struct proc_syms *proc_syms_find(struct locks *lk, uint32_t pid)
+{
+	if (lk->cur < lk->n_procs && lk->procs[lk->cur].pid == pid)
+		return &lk->procs[lk->cur];
+	for (size_t i = 0; i < lk->n_procs; i++)
+		if (lk->procs[i].pid == pid) {
+			lk->cur = i;
+			return &lk->procs[i];
+		}
+	return NULL;
+}
+
+/* PID's table, made empty when FRESH (an exec) or when it has none yet; NULL on ENOMEM. */
+static struct proc_syms *proc_syms_get(struct locks *lk, uint32_t pid, bool fresh)
+{
+	struct proc_syms *p = proc_syms_find(lk, pid);
+	if (!p) {
+		if (ALLOC_GROW(lk->procs, lk->n_procs + 1, lk->cap_procs)) {
+			lk->oom = 1;
+			return NULL;
+		}
+		p = &lk->procs[lk->n_procs++];
+		memset(p, 0, sizeof(*p));
+		p->pid = pid;
+		fresh = true;
+	}
+	if (fresh) {
+		symtab_free(p->st);
+		if (!(p->st = symtab_new()))
+			lk->oom = 1;
+		p->stale = true;
+	}
+	return p;
+}
+
+/* The entry points for an instruction of PID: its process's, else the shared table's. */
+static const uint64_t *entries_for(struct locks *lk, uint32_t pid)
+{
+	struct proc_syms *p = pid && lk->procs ? proc_syms_find(lk, pid) : NULL;
+	if (!p)
+		p = &lk->shared;
+	if (p->stale)
+		refresh_entries(p);
+	return p->entry_pc;
+}
+
+/* Whether PID has a lock in the table (its symbols name them at the end). */
+static bool has_locks(const struct locks *lk, uint32_t pid)
+{
+	for (size_t i = 0; i < lk->n_locks; i++)
+		if (lk->locks[i].s.pid == pid)
+			return true;
+	return false;
+}
+
+/* Image loads go to their process's table; an exec starts an empty one; a process that
+ * exits without locks drops its table (a build's thousand processes each read libc). */
+static void symbol_event(struct locks *lk, const struct spent_trace_event *ev)
+{
+	if (!lk->shared.st)
+		return;	/* no symbols wanted */
+	struct proc_syms *p = NULL;
+	switch (ev->kind) {
+	case SPENT_TRACE_EV_IMAGE_LOAD:
+		if (!ev->u.image.path)
+			return;
+		p = ev->pid ? proc_syms_get(lk, ev->pid, false) : &lk->shared;
+		if (p && p->st) {
+			(void)symtab_add_image(p->st, ev->u.image.path, ev->u.image.base);
+			p->stale = true;
+		}
+		return;
+	case SPENT_TRACE_EV_PROCESS_START:
+		if (ev->pid && !ev->u.process.forked)
+			(void)proc_syms_get(lk, ev->pid, true);
+		return;
+	case SPENT_TRACE_EV_EXIT:
+		if (ev->pid && (p = proc_syms_find(lk, ev->pid)) && !has_locks(lk, ev->pid)) {
+			symtab_free(p->st);
+			*p = lk->procs[--lk->n_procs];
+			lk->cur = SIZE_MAX;
+		}
+		return;
+	default:
+		return;
+	}
+}
+
+struct symtab *locks_symtab(struct locks *lk, uint32_t pid)
+{
+	struct proc_syms *p = pid && lk->procs ? proc_syms_find(lk, pid) : NULL;
+	return p ? p->st : lk->shared.st;
 }
 
 /* A condvar wait's end: the mutex, released at the first write of its lock word in the call
@@ -415,8 +522,9 @@ static void on_insn(struct locks *lk, const struct spent_trace_batch *b, const s
 		return;
 	if (t->in_call && (in->pc == t->ret[0] || in->pc == t->ret[1] || in->pc == t->ret[2]))
 		call_end(lk, t);
+	const uint64_t *entry_pc = entries_for(lk, in->pid);
 	for (size_t i = 0; i < N_ENTRIES; i++)
-		if (lk->entry_pc[i] && in->pc == lk->entry_pc[i]) {
+		if (entry_pc[i] && in->pc == entry_pc[i]) {
 			if (t->in_call)	/* its return was missed: close it */
 				call_end(lk, t);
 			/* a bare atomic still waiting for its release store across a pthread lock
@@ -444,6 +552,7 @@ static void on_insn(struct locks *lk, const struct spent_trace_batch *b, const s
 
 static void on_event(struct locks *lk, const struct spent_trace_event *ev)
 {
+	symbol_event(lk, ev);
 	if (ev->kind != SPENT_TRACE_EV_SYSCALL || ev->u.syscall.nr != SYS_FUTEX)
 		return;
 	int op = (int)(ev->u.syscall.args[1] & 0x7f);
@@ -482,11 +591,8 @@ static void on_event(struct locks *lk, const struct spent_trace_event *ev)
 
 int locks_feed(struct locks *lk, const struct spent_trace_batch *b)
 {
-	if (lk->syms) {
-		symtab_add_batch_images(lk->syms, b);
-		refresh_entries(lk);
-	}
 	size_t e = 0;
+	lk->insns += b->n_insns;
 	for (size_t i = 0; i < b->n_insns; i++) {
 		while (e < b->n_events && b->events[e].before <= i)
 			on_event(lk, &b->events[e++]);
@@ -544,6 +650,11 @@ const struct lock_interval *locks_intervals(const struct locks *lk, size_t *n)
 }
 
 uint64_t locks_instructions(const struct locks *lk)
+{
+	return lk->insns;
+}
+
+uint64_t locks_end_position(const struct locks *lk)
 {
 	return lk->now;
 }

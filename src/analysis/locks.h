@@ -37,7 +37,9 @@ struct lock_summary {
 
 struct locks;
 
-/* SYMS (borrowed, may be NULL) gets the images the trace loads and names entry points. */
+/* SYMS (borrowed; NULL: find no pthread calls) names the entry points of instructions of no
+ * known process and gets the images of pid 0; every process of the trace gets a table of its
+ * own images (locks_symtab), read from its image loads. */
 int locks_new(struct symtab *syms, struct locks **out);
 void locks_free(struct locks *lk);
 /* Pattern-match BATCH; 0 or -ENOMEM. */
@@ -48,7 +50,14 @@ void locks_finish(struct locks *lk);
 const struct lock_summary *locks_table(struct locks *lk, size_t *n);
 /* Every hold and spin interval in the order they ended. */
 const struct lock_interval *locks_intervals(const struct locks *lk, size_t *n);
+/* Instructions fed (of the selected processes). */
 uint64_t locks_instructions(const struct locks *lk);
+/* The stream position after the last one fed: the end of the time axis of the intervals
+ * (with a selection of processes, positions count the whole tree's instructions). */
+uint64_t locks_end_position(const struct locks *lk);
+/* The symbols of process PID's images, to name its locks (the table given to locks_new when
+ * the trace named none for it); NULL when locks_new got none. */
+struct symtab *locks_symtab(struct locks *lk, uint32_t pid);
 struct lock_thread {
 	uint32_t pid, tid;
 };

@@ -52,7 +52,7 @@ int symtab_add(struct symtab *st, const char *name, uint64_t addr, uint64_t size
 	char *copy = strdup(name);
 	if (!copy)
 		return -ENOMEM;
-	st->syms[st->n++] = (struct symtab_sym){ addr, size, copy, is_func };
+	st->syms[st->n++] = (struct symtab_sym){ addr, size, copy, is_func, false };
 	st->sorted = false;
 	return 0;
 }
@@ -80,13 +80,13 @@ int symtab_add_image(struct symtab *st, const char *path, uint64_t base)
 			if (!(err = ALLOC_GROW(hits, n + 1, cap)))
 				hits[n++] = hit;
 		}
-	/* in the file's order: symtab_find_func's first of two versions of a name (glibc's
-	 * pthread_cond_wait@@GLIBC_2.3.2 and its compat @GLIBC_2.2.5) is the default one */
+	/* in the file's order, for determinism */
 	if (n)
 		qsort(hits, n, sizeof(*hits), by_elf_index);
 	for (size_t i = 0; !err && i < n; i++)
-		err = symtab_add(st, hits[i].name, base + hits[i].start, hits[i].size,
-				 hits[i].flags & SYMTABLE_FUNC);
+		if (!(err = symtab_add(st, hits[i].name, base + hits[i].start, hits[i].size,
+				       hits[i].flags & SYMTABLE_FUNC)))
+			st->syms[st->n - 1].hidden = hits[i].flags & SYMTABLE_HIDDEN;
 	if (!err && (ALLOC_GROW(st->paths, st->n_paths + 1, st->paths_cap) ||
 		     !(st->paths[st->n_paths] = strdup(path))))
 		err = -ENOMEM;
@@ -140,17 +140,20 @@ const struct symtab_sym *symtab_lookup(struct symtab *st, uint64_t addr)
 
 int symtab_find_func(struct symtab *st, const char *name, uint64_t *addr)
 {
+	int rc = -ENOENT;
 	for (size_t i = 0; i < st->n; i++)
 		if (st->syms[i].is_func && !strcmp(st->syms[i].name, name)) {
 			*addr = st->syms[i].addr;
-			return 0;
+			rc = 0;
+			if (!st->syms[i].hidden)
+				break;
 		}
-	return -ENOENT;
+	return rc;
 }
 
 const char *symtab_name_addr(struct symtab *st, uint64_t addr, char *buf, size_t len)
 {
-	const struct symtab_sym *s = symtab_lookup(st, addr);
+	const struct symtab_sym *s = st ? symtab_lookup(st, addr) : NULL;
 	if (!s)
 		snprintf(buf, len, "0x%llx", (unsigned long long)addr);
 	else if (s->addr == addr)

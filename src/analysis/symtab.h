@@ -14,6 +14,7 @@ struct symtab_sym {
 	uint64_t addr, size;	/* runtime address */
 	char *name;
 	bool is_func;
+	bool hidden;	/* a non-default version of its name (SYMTABLE_HIDDEN) */
 };
 
 struct symtab;
@@ -33,9 +34,11 @@ void symtab_add_batch_images(struct symtab *st, const struct spent_trace_batch *
 /* The symbol containing ADDR (size 0 symbols match their address only), or NULL.
  * The pointer stays valid until the next symtab_add*() or symtab_free(). */
 const struct symtab_sym *symtab_lookup(struct symtab *st, uint64_t addr);
-/* "symbol", "symbol+OFF" or "0xADDR" for ADDR into BUF; returns BUF. */
+/* "symbol", "symbol+OFF" or "0xADDR" for ADDR into BUF (ST may be NULL); returns BUF. */
 const char *symtab_name_addr(struct symtab *st, uint64_t addr, char *buf, size_t len);
-/* Address of the first function symbol named NAME; 0 or -ENOENT. */
+/* Address of the function symbol named NAME, its default version when several are (glibc's
+ * pthread_cond_timedwait@@GLIBC_2.3.2, not the compat @GLIBC_2.2.5 that 2.36 lists first);
+ * 0 or -ENOENT. */
 int symtab_find_func(struct symtab *st, const char *name, uint64_t *addr);
 size_t symtab_count(const struct symtab *st);
 

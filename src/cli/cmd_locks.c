@@ -55,7 +55,7 @@ static void json_tids(struct json_writer *w, const char *key, const uint32_t *t,
 	json_array_end(w);
 }
 
-static void print_table(struct locks *lk, struct symtab *syms, const struct locks_opts *o)
+static void print_table(struct locks *lk, const struct locks_opts *o)
 {
 	size_t n;
 	const struct lock_summary *t = locks_table(lk, &n);
@@ -68,7 +68,7 @@ static void print_table(struct locks *lk, struct symtab *syms, const struct lock
 		       "waiters");
 	for (size_t i = 0; t && i < n; i++) {
 		char name[128];
-		symtab_name_addr(syms, t[i].addr, name, sizeof(name));
+		symtab_name_addr(locks_symtab(lk, t[i].pid), t[i].addr, name, sizeof(name));
 		if (o->json) {
 			struct json_writer w;
 			json_init(&w, stdout);
@@ -126,9 +126,9 @@ int cmd_locks(int argc, char **argv)
 	if (studies_run("locks", o.trace, feed, lk, cut, sizeof(cut)))
 		goto out;
 	locks_finish(lk);
-	print_table(lk, syms, &o);
+	print_table(lk, &o);
 	if (o.svg) {
-		int rc = plot_locks_svg(lk, syms, (uint64_t)o.groups, o.svg);
+		int rc = plot_locks_svg(lk, (uint64_t)o.groups, o.svg);
 		if (rc) {
 			cli_error("locks: cannot write '%s': %s", o.svg, outfile_strerror(rc));
 			goto out;

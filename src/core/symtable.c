@@ -262,6 +262,13 @@ static int from_elf(struct symtable *t, Elf *elf)
 	Elf_Data *d = tab ? elf_getdata(tab, NULL) : NULL;
 	if (!d || !tsh.sh_entsize)
 		return 0;
+	/* a .dynsym's versions: .gnu.version has one 16-bit entry per symbol (0x8000: hidden) */
+	Elf_Data *versym = NULL;
+	if (tsh.sh_type == SHT_DYNSYM)
+		for (scn = NULL; (scn = elf_nextscn(elf, scn));)
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym &&
+			    sh.sh_link == elf_ndxscn(tab))
+				versym = elf_getdata(scn, NULL);
 	size_t n = tsh.sh_size / tsh.sh_entsize, first_global = tsh.sh_info;
 	if (n > 1 && !(t->syms = calloc(n, sizeof(*t->syms))))
 		return -ENOMEM;
@@ -277,7 +284,11 @@ static int from_elf(struct symtable *t, Elf *elf)
 			if (!symbol_counts(nm, &sym, sym.st_shndx))
 				continue;
 			Elf_Scn *sec = sym.st_shndx < SHN_LORESERVE ? elf_getscn(elf, sym.st_shndx) : NULL;
-			tsym_set(&t->syms[t->n++], nm, &sym, sym.st_value, sec, (uint32_t)i, !pass);
+			tsym_set(&t->syms[t->n], nm, &sym, sym.st_value, sec, (uint32_t)i, !pass);
+			GElf_Versym vs;
+			if (versym && gelf_getversym(versym, (int)i, &vs) && (vs & 0x8000))
+				t->syms[t->n].flags |= SYMTABLE_HIDDEN;
+			t->n++;
 		}
 		if (!pass)
 			t->nglobal = t->n;

@@ -20,6 +20,9 @@ enum {
 	SYMTABLE_FUNC = 2,	/* STT_FUNC */
 	SYMTABLE_TLS = 4,	/* STT_TLS: its value is a TLS offset, never an address's symbol */
 	SYMTABLE_OBJECT = 8,	/* STT_OBJECT (data) */
+	SYMTABLE_HIDDEN = 16,	/* a non-default version of its name (.gnu.version's hidden bit:
+				 * glibc's compat pthread_cond_timedwait@GLIBC_2.2.5 beside the
+				 * @@GLIBC_2.3.2 programs call); set by symtable_open only */
 };
 
 struct symtable_hit {

@@ -10,30 +10,29 @@
 static const char *palette[] = { "#303030", "#8a8a8a", "#3b6fd1", "#d13b3b", "#3bb06a",
 				 "#e8a23a", "#7a3bd1", "#2aa0a0" };
 
-static size_t index_of(const uint64_t *v, size_t n, uint64_t x)
+static size_t index_of(const struct lock_summary *top, size_t n, uint32_t pid, uint64_t addr)
 {
 	for (size_t i = 0; i < n; i++)
-		if (v[i] == x)
+		if (top[i].addr == addr && top[i].pid == pid)
 			return i;
 	return n;
 }
 
 /* Time runs left to right, then top to bottom in GROUPS bands; one row per thread. */
-int plot_locks_svg(struct locks *lk, struct symtab *syms, uint64_t groups, const char *path)
+int plot_locks_svg(struct locks *lk, uint64_t groups, const char *path)
 {
 	size_t n_th, n_iv, n_locks;
 	const struct lock_thread *tids = locks_threads(lk, &n_th);
 	bool many = locks_many_processes(lk);	/* thread numbers restart in each process */
 	const struct lock_interval *iv = locks_intervals(lk, &n_iv);
 	const struct lock_summary *tab = locks_table(lk, &n_locks);
-	uint64_t total = locks_instructions(lk) ? locks_instructions(lk) : 1;
+	/* positions: with a selection of processes, the whole tree's instructions */
+	uint64_t total = locks_end_position(lk) ? locks_end_position(lk) : 1;
 	uint64_t span = (total + groups - 1) / groups;
 	const double x0 = 90, w = 900, row = 16, gap = 16;
 	double gh = row * (double)(n_th ? n_th : 1) + gap;
-	uint64_t top[8];
-	size_t n_top = n_locks < 7 ? n_locks : 7;	/* colours for the most used locks */
-	for (size_t i = 0; i < n_top; i++)
-		top[i] = tab[i].addr;
+	const struct lock_summary *top = tab;	/* colours for the 7 most used locks */
+	size_t n_top = n_locks < 7 ? n_locks : 7;
 	struct svg *s = svg_new(x0 + w + 200, 66 + gh * (double)groups + 20);
 	if (!s)
 		return -ENOMEM;
@@ -58,7 +57,7 @@ int plot_locks_svg(struct locks *lk, struct symtab *syms, uint64_t groups, const
 		size_t t;
 		for (t = 0; t < n_th && (tids[t].tid != iv[i].tid || tids[t].pid != iv[i].pid); t++)
 			;
-		size_t li = index_of(top, n_top, iv[i].lock);
+		size_t li = index_of(top, n_top, iv[i].pid, iv[i].lock);
 		for (uint64_t a = iv[i].start; a < iv[i].end || a == iv[i].start;) {
 			uint64_t g = a / span, gend = (g + 1) * span, b = iv[i].end < gend ? iv[i].end : gend;
 			if (g >= groups)
@@ -71,7 +70,7 @@ int plot_locks_svg(struct locks *lk, struct symtab *syms, uint64_t groups, const
 				snprintf(who, sizeof(who), "pid %u ", iv[i].pid);
 			snprintf(lab, sizeof(lab), "%stid %u %s %s [%llu, %llu)", who, iv[i].tid,
 				 iv[i].kind == LOCK_HOLD ? "holds" : "spins on",
-				 symtab_name_addr(syms, iv[i].lock, nm, sizeof(nm)),
+				 symtab_name_addr(locks_symtab(lk, iv[i].pid), iv[i].lock, nm, sizeof(nm)),
 				 (unsigned long long)iv[i].start, (unsigned long long)iv[i].end);
 			if (iv[i].kind == LOCK_HOLD)
 				svg_rect(s, xa, gy + 3, xb - xa < 1 ? 1 : xb - xa, row - 6,
@@ -87,7 +86,8 @@ int plot_locks_svg(struct locks *lk, struct symtab *syms, uint64_t groups, const
 	for (size_t i = 0; i <= n_top; i++) {
 		double ly = 50 + 18 * (double)i;
 		if (i < n_top)
-			snprintf(lab, sizeof(lab), "%s", symtab_name_addr(syms, top[i], nm, sizeof(nm)));
+			snprintf(lab, sizeof(lab), "%s",
+				 symtab_name_addr(locks_symtab(lk, top[i].pid), top[i].addr, nm, sizeof(nm)));
 		else
 			snprintf(lab, sizeof(lab), "spinning / waiting");
 		svg_rect(s, x0 + w + 12, ly - 9, 12, i < n_top ? 12 : 2,

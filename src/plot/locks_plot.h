@@ -7,6 +7,6 @@
 #include "analysis/locks.h"
 
 /* Write LK's timeline in GROUPS bands as an SVG file at PATH; 0 or -errno. */
-int plot_locks_svg(struct locks *lk, struct symtab *syms, uint64_t groups, const char *path);
+int plot_locks_svg(struct locks *lk, uint64_t groups, const char *path);
 
 #endif

@@ -3,9 +3,13 @@
  * posts. The mutex is held only while a task is posted (IN_WORK iterations of work in the
  * critical section, by main) and while a worker takes one; the long work (OUT_WORK) is done
  * outside it. So by construction the hold time of `mtx` is at least TASKS x IN_WORK loop
- * iterations and a small part of the run; the condvar `cv` is no lock. Prints its counts. */
+ * iterations and a small part of the run; the condvar `cv` is no lock. Prints its counts.
+ *   studies_condpool [timed]   timed: the workers wait in pthread_cond_timedwait (a deadline a
+ *                              minute away), a symbol glibc 2.36 has in two versions */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #define TASKS 24
 #define IN_WORK 2000
@@ -13,7 +17,7 @@
 
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int pending, done, taken;
+static int pending, done, taken, timed;
 static volatile unsigned long sink;
 
 static void work(int n)
@@ -26,8 +30,16 @@ static void *worker(void *arg)
 {
 	for (;;) {
 		pthread_mutex_lock(&mtx);
-		while (!pending && !done)
-			pthread_cond_wait(&cv, &mtx);
+		while (!pending && !done) {
+			if (timed) {
+				struct timespec deadline;
+				clock_gettime(CLOCK_REALTIME, &deadline);
+				deadline.tv_sec += 60;
+				pthread_cond_timedwait(&cv, &mtx, &deadline);
+			} else {
+				pthread_cond_wait(&cv, &mtx);
+			}
+		}
 		if (!pending) {
 			pthread_mutex_unlock(&mtx);
 			return NULL;
@@ -39,8 +51,9 @@ static void *worker(void *arg)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	timed = argc > 1 && !strcmp(argv[1], "timed");
 	pthread_t t[2];
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL))
