@@ -38,7 +38,9 @@ struct cachesim_config {
 	struct cache_level_config levels[CACHESIM_MAX_LEVELS];
 	uint32_t n_levels;
 	double clock_mhz;	/* for GB/s at 1 CPI */
-	uint64_t chunk;		/* instructions per chunk of the time series (0: none) */
+	uint64_t chunk;		/* instructions per chunk of the time series (0: none); doubled
+				 * whenever the series reaches CACHESIM_MAX_CHUNKS, its chunks merged
+				 * pairwise (cachesim_config gives the size in use) */
 	uint32_t cores;		/* 0/1: one hierarchy; N: private hierarchies, threads mapped */
 	uint64_t seed;		/* for random replacement */
 };
@@ -106,6 +108,7 @@ uint64_t cachesim_instructions(const struct cachesim *cs);
 void cachesim_stats(const struct cachesim *cs, uint32_t level_index, struct cache_stats *out);
 /* Pin bytes of KIND over the whole run, or in chunk I (0 past the end). */
 uint64_t cachesim_traffic(const struct cachesim *cs, enum cache_traffic kind);
+#define CACHESIM_MAX_CHUNKS 16384
 size_t cachesim_n_chunks(const struct cachesim *cs);
 uint64_t cachesim_chunk_traffic(const struct cachesim *cs, size_t chunk, enum cache_traffic kind);
 uint64_t cachesim_chunk_instructions(const struct cachesim *cs, size_t chunk);

@@ -80,7 +80,7 @@ static int parse_opts(int argc, char **argv, struct cachesim_opts *o)
 		  .help = "clock for the GB/s columns", .defval = "the config's", .min = 1,
 		  .max = 1000000 },
 		{ .type = OPTION_INT, .long_name = "chunk", .value = &o->chunk, .argh = "N",
-		  .help = "instructions per bandwidth chunk", .defval = "the config's", .min = 1,
+		  .help = "instructions per bandwidth chunk (doubled while the series has 16384)", .defval = "the config's", .min = 1,
 		  .max = 1L << 40 },
 		{ .type = OPTION_INT, .long_name = "cores", .value = &o->cores, .argh = "N",
 		  .help = "simulate N cores with coherence (threads spread over them)",
@@ -204,8 +204,10 @@ static int load_configs(const struct cachesim_opts *o, struct sim *sims, size_t 
 		if (o->chunk > 0)
 			cfg->chunk = (uint64_t)o->chunk;
 		cfg->cores = (uint32_t)o->cores;
-		if (!o->svg)
+		if (!o->svg) {
+			cfg->chunk = 0;	/* the series is only drawn */
 			continue;
+		}
 		size_t len = strlen(o->svg);
 		int ext = len > 4 && !strcmp(o->svg + len - 4, ".svg");
 		if (*n == 1)

@@ -269,6 +269,43 @@ static void chunks_split_traffic_by_instruction_count(void **state)
 	cachesim_free(cs);
 }
 
+/* A series that outgrows CACHESIM_MAX_CHUNKS merges its chunks pairwise, the chunk size
+ * doubling: the totals stay, the series stays bounded. */
+static void chunks_merge_when_the_series_is_full(void **state)
+{
+	(void)state;
+	struct cachesim_config cfg;
+	char err[256];
+	assert_int_equal(cachesim_config_preset("alpha21064", &cfg, err, sizeof(err)), 0);
+	cfg.chunk = 1;
+	struct cachesim *cs;
+	assert_int_equal(cachesim_new(&cfg, &cs, err, sizeof(err)), 0);
+	struct memtrace *t = memtrace_new();
+	size_t n = 3 * CACHESIM_MAX_CHUNKS + 3;	/* merged at 1x and 2x MAX: chunks of 4 */
+	struct memgen_config g = { .seed = 9, .n_insns = n, .code_bytes = 64 << 10,
+				   .data_bytes = 64 << 10, .array_bytes = 64 << 10, .data_pct = 40 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	run_trace(cs, t);
+	assert_int_equal(cachesim_config(cs)->chunk, 4);
+	assert_int_equal(cachesim_n_chunks(cs), (n + 3) / 4);
+	assert_true(cachesim_n_chunks(cs) <= CACHESIM_MAX_CHUNKS);
+	uint64_t insns = 0;
+	for (size_t c = 0; c < cachesim_n_chunks(cs); c++) {
+		insns += cachesim_chunk_instructions(cs, c);
+		if (c + 1 < cachesim_n_chunks(cs))
+			assert_int_equal(cachesim_chunk_instructions(cs, c), 4);
+	}
+	assert_int_equal(insns, n);
+	for (int k = 0; k < TRAFFIC_NKINDS; k++) {
+		uint64_t sum = 0;
+		for (size_t c = 0; c < cachesim_n_chunks(cs); c++)
+			sum += cachesim_chunk_traffic(cs, c, (enum cache_traffic)k);
+		assert_int_equal(sum, cachesim_traffic(cs, (enum cache_traffic)k));
+	}
+	memtrace_free(t);
+	cachesim_free(cs);
+}
+
 /* two threads alternately incrementing counters at OFF_A and OFF_B */
 static struct memtrace *counters_trace(uint64_t off_a, uint64_t off_b, int rounds)
 {
@@ -570,6 +607,7 @@ int main(void)
 		cmocka_unit_test(write_back_victims_carry_only_dirty_subblocks),
 		cmocka_unit_test(write_miss_fill_is_redundant_when_fully_overwritten),
 		cmocka_unit_test(chunks_split_traffic_by_instruction_count),
+		cmocka_unit_test(chunks_merge_when_the_series_is_full),
 		cmocka_unit_test(group_feed_equals_separate_feeds),
 		cmocka_unit_test(dirty_bit_words_count_as_subblock_meta),
 		cmocka_unit_test(shortcuts_count_as_the_full_walk),
