@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "core/alloc.h"
 #include "spent/trace.h"
@@ -67,12 +69,21 @@ void spent_trace_source_free(struct spent_trace_source *src)
 
 int spent_trace_source_open(const char *path, struct spent_trace_source **out, char *err, size_t errlen)
 {
+	struct stat st;
+	if (stat(path, &st) != 0) {	/* a missing file is not a format question */
+		int e = errno;
+		if (err)
+			snprintf(err, errlen, "%s", strerror(e));
+		return -e;
+	}
 	for (size_t i = 0; i < trace_source_n_formats; i++) {
 		const struct trace_source_format *f = &trace_source_formats[i];
 		if (f->probe(path) > 0)
 			return f->open(path, out, err, errlen);
 	}
 	if (err)
-		snprintf(err, errlen, "'%s' is neither a spent trace log nor a citcat recording", path);
+		snprintf(err, errlen, S_ISDIR(st.st_mode) ?
+			 "'%s' is a directory, not a citcat recording (a spent trace log is a file)" :
+			 "'%s' is neither a spent trace log nor a citcat recording", path);
 	return -EINVAL;
 }

@@ -66,6 +66,15 @@ check "corrupt block: the error names the checksum and the byte" grep -qE "corru
 echo "not a log" > "$TMP/text"
 "$SPENT" trace dump "$TMP/text" > /dev/null 2> "$TMP/text.err"
 check "a non-log file is refused" grep -q "neither a spent trace log" "$TMP/text.err"
+# a missing path or a plain directory is said as such, by every study, not as a format question
+for study in cachesim hitcurve memmap locks; do
+	"$SPENT" $study "$TMP/no-such.log" > /dev/null 2> "$TMP/nosuch.err"
+	rc=$?
+	check "$study: a missing log is 'No such file or directory', exit 1 (rc $rc)" sh -c \
+		'test "$1" -eq 1 && grep -q "cannot read trace .*: No such file or directory" "$2"' _ $rc "$TMP/nosuch.err"
+	"$SPENT" $study "$TMP" > /dev/null 2> "$TMP/dir.err"
+	check "$study: a directory that is no recording is said to be one" grep -q "is a directory, not a citcat recording" "$TMP/dir.err"
+done
 
 "$SPENT" trace -o "$TMP/none.log" -- "$TMP/does-not-exist" > /dev/null 2>&1
 check "a command that cannot run exits non-zero" test $? -ne 0
