@@ -189,8 +189,9 @@ static int parse_kv(struct cache_level_config *l, const char *k, const char *v)
 	return 0;
 }
 
-/* one line: "clock-mhz N", "chunk N", or "NAME key=value..." */
-static int parse_line(char *s, struct cachesim_config *out)
+/* one line: "clock-mhz N", "chunk N", or "NAME key=value..."; WHY (when set) says more than
+ * the usual line error */
+static int parse_line(char *s, struct cachesim_config *out, char *why, size_t whylen)
 {
 	char *save = NULL, *tok = strtok_r(s, " \t", &save);
 	if (!tok)
@@ -215,11 +216,20 @@ static int parse_line(char *s, struct cachesim_config *out)
 	snprintf(l->name, sizeof(l->name), "%s", tok);
 	l->level = out->n_levels;
 	l->write_allocate = true;
+	const char *seen[16];	/* a key given twice would silently take its last value */
+	size_t n_seen = 0;
 	while ((tok = strtok_r(NULL, " \t", &save))) {
 		char *eq = strchr(tok, '=');
 		if (!eq)
 			return -EINVAL;
 		*eq = 0;
+		for (size_t i = 0; i < n_seen; i++)
+			if (!strcmp(seen[i], tok)) {
+				snprintf(why, whylen, "cache '%s' has %s= twice", l->name, tok);
+				return -EINVAL;
+			}
+		if (n_seen < sizeof(seen) / sizeof(seen[0]))
+			seen[n_seen++] = tok;
 		if (parse_kv(l, tok, eq + 1))
 			return -EINVAL;
 	}
@@ -250,8 +260,11 @@ int cachesim_config_parse(const char *text, struct cachesim_config *out, char *e
 		char *hash = strchr(buf, '#');
 		if (hash)
 			*hash = 0;
-		if (parse_line(buf, out)) {
-			if (err)
+		char why[96] = "";
+		if (parse_line(buf, out, why, sizeof(why))) {
+			if (err && why[0])
+				snprintf(err, errlen, "line %d: %s", lineno, why);
+			else if (err)
 				snprintf(err, errlen, "line %d: expected 'NAME size=.. line=.. assoc=.. "
 					 "[kind=insn|data|unified] [repl=lru|fifo|random] "
 					 "[write=back|through] [alloc=yes|no] [buffers=N] [subblock=N] "
@@ -310,12 +323,13 @@ int cachesim_config_check(const struct cachesim_config *cfg, char *err, size_t e
 			why = "the number of lines must be a multiple of the associativity";
 		else if (!l->assoc && l->size / l->line > 65536)
 			why = "a fully associative cache may hold at most 65536 lines";
-		else if (l->write_through && !l->write_buffers && !l->write_allocate && 0)
-			why = "";
 		else if (l->write_buffers > 64)
 			why = "at most 64 write buffers";
 		else if (l->subblock && (!pow2(l->subblock) || l->subblock > l->line))
 			why = "subblock must be a power of two no larger than the line";
+		for (uint32_t k = 0; !why && k < i; k++)
+			if (!strcmp(cfg->levels[k].name, l->name))
+				why = "two caches have this name (--sweep and the report name caches)";
 		if (why) {
 			if (err)
 				snprintf(err, errlen, "cache '%s': %s", l->name, why);

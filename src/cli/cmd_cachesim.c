@@ -194,9 +194,19 @@ static int load_configs(const struct cachesim_opts *o, struct sim *sims, size_t 
 			return -1;
 		snprintf(sims[i].label, sizeof(sims[i].label), "%s", names[i]);
 	}
-	for (int k = 0; k < o->sweeps.n; k++)
-		if (apply_sweep(o->sweeps.items[k], sims, n))
+	for (int k = 0; k < o->sweeps.n; k++) {
+		/* a key swept twice: the last would win in every combination, labelled with both */
+		const char *a = o->sweeps.items[k];
+		size_t ka = strcspn(a, "=");
+		for (int m = 0; m < k; m++)
+			if (strcspn(o->sweeps.items[m], "=") == ka && !strncmp(o->sweeps.items[m], a, ka)) {
+				cli_error("cachesim: --sweep %.*s is given twice: one --sweep per key, "
+					  "with every value", (int)ka, a);
+				return -1;
+			}
+		if (apply_sweep(a, sims, n))
 			return -1;
+	}
 	for (size_t i = 0; i < *n; i++) {
 		struct cachesim_config *cfg = &sims[i].cfg;
 		if (o->clock_mhz > 0)

@@ -126,3 +126,6 @@ check "each of the 8 sections equals its configuration run alone ($n_ok of 8)" t
 check "a sweep of a cache the configuration lacks exits 2, naming it" test $? -eq 2 -a "$(grep -c "has no cache 'L9'" "$TMP/sw.err")" -eq 1
 "$SPENT" cachesim "$TMP/mix.log" --sweep D1.size=1K,1000 > /dev/null 2> "$TMP/sw.err"
 check "a sweep value making a bad cache exits 2, naming the rule" test $? -eq 2 -a "$(grep -c "cache 'D1'" "$TMP/sw.err")" -eq 1
+"$SPENT" cachesim "$TMP/mix.log" --sweep D1.size=8K,16K --sweep D1.size=32K > "$TMP/sw.out" 2> "$TMP/sw.err"
+check "a key swept twice exits 2 with one line, nothing printed" \
+	test $? -eq 2 -a ! -s "$TMP/sw.out" -a "$(grep -c "sweep D1.size is given twice" "$TMP/sw.err")" -eq 1

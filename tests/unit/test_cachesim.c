@@ -378,6 +378,15 @@ static void config_text_errors_name_the_line(void **state)
 	assert_int_equal(cachesim_config_parse("I1 size=32K line=64 assoc=8 kind=insn\n", &cfg, err,
 					       sizeof(err)), -EINVAL);
 	assert_int_equal(cachesim_config_preset("nosuch", &cfg, err, sizeof(err)), -ENOENT);
+	/* a key twice would take its last value silently; two caches of one name are ambiguous */
+	assert_int_equal(cachesim_config_parse("U size=1K line=64 assoc=8 size=2K\n", &cfg, err,
+					       sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 1: cache 'U' has size= twice"));
+	assert_int_equal(cachesim_config_parse("D1 size=1K line=64 assoc=2 kind=data\n"
+					       "D1 size=2K line=64 assoc=2 kind=data\n"
+					       "I1 size=1K line=64 assoc=2 kind=insn\n",
+					       &cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "two caches have this name"));
 }
 
 static void host_config_reads_sysfs_layout(void **state)
