@@ -46,7 +46,8 @@ static int parse_service(const char *s, struct hitcurve_opts *o)
 		if (!eq)
 			return -EINVAL;
 		*eq = 0;
-		if (num_parse_double(eq + 1, &cyc))
+		/* mem= ends the list: a level after it, or a second mem=, was taken silently */
+		if (num_parse_double(eq + 1, &cyc) || cyc < 0 || o->mem_cycles >= 0)
 			return -EINVAL;
 		if (!strcmp(tok, "mem")) {
 			o->mem_cycles = cyc;

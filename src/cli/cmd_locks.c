@@ -38,7 +38,7 @@ static int parse_opts(int argc, char **argv, struct locks_opts *o)
 	struct option opts[] = {
 		OPT_STRING(0, "svg", &o->svg, "FILE", "write the per-thread lock timeline"),
 		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
-		OPT_INT(0, "groups", &o->groups, "N", "locks drawn as separate bands in the SVG",
+		OPT_INT(0, "groups", &o->groups, "N", "bands the SVG's time axis is cut into",
 			1, 64),
 		STUDIES_FILTER_OPTIONS,
 		OPT_END(),

@@ -35,16 +35,20 @@ static int parse_opts(int argc, char **argv, struct memmap_opts *o)
 		OPT_STRING(0, "png", &o->png, "FILE", "the picture to write"),
 		{ .type = OPTION_U64, .long_name = "mod", .value = &o->mod, .argh = "BYTES",
 		  .help = "addresses are taken modulo this size", .defval = "4M" },
-		OPT_INT(0, "width", &o->width, "PIXELS", "picture width", 64, 8192),
-		OPT_INT(0, "height", &o->height, "PIXELS", "picture height", 64, 8192),
+		OPT_INT(0, "width", &o->width, "PIXELS", "plot width (the picture adds 140 for the axes)",
+			64, 8192),
+		OPT_INT(0, "height", &o->height, "PIXELS",
+			"plot height (the picture adds 154 for the title and axes)", 64, 8192),
 		STUDIES_FILTER_OPTIONS,
 		OPT_END(),
 	};
 	int rc = studies_parse(argc, argv, opts, &memmap_u, &o->trace);
 	if (rc)
 		return rc;
-	if (!o->mod)
-		return parse_options_error(&memmap_u, "--mod must be a size above 0, such as 4M");
+	/* below a line the picture is one band; above the address space, (addr % mod) x height
+	 * would overflow */
+	if (o->mod < 64 || o->mod > (1ull << 48))
+		return parse_options_error(&memmap_u, "--mod must be a size from 64 to 256T, such as 4M");
 	return 0;
 }
 

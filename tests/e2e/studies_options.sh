@@ -40,6 +40,16 @@ check "cachesim --cores 0 is refused (exit 2)" test $? -eq 2
 check "memmap --mod 0 is refused, no PNG" test $? -eq 2 -a ! -e "$TMP/z.png"
 "$SPENT" hitcurve "$TMP/s.log" --max=-1 > /dev/null 2> "$TMP/e"
 check "hitcurve --max=-1 is refused (exit 2)" test $? -eq 2
+# mem= ends the service list (a level after it, a second one, a negative time were taken)
+for sv in mem=60,8K=2 mem=60,mem=5 8K=-1,mem=5; do
+	"$SPENT" hitcurve "$TMP/s.log" --service $sv > /dev/null 2> "$TMP/e"
+	check "hitcurve --service $sv is refused (exit 2)" test $? -eq 2 -a "$(wc -l < "$TMP/e")" -eq 1
+done
+"$SPENT" memmap "$TMP/s.log" --mod 1 --png "$TMP/z.png" > /dev/null 2> "$TMP/e"
+check "memmap --mod 1 is refused (one band), no PNG" test $? -eq 2 -a ! -e "$TMP/z.png"
+"$SPENT" memmap "$TMP/s.log" --png "$TMP/wh.png" --width 200 --height 100 > /dev/null
+check "memmap --width 200 --height 100: the plot's pixels, 340 x 254 with the axes" \
+	test "$(file -b "$TMP/wh.png" | grep -o '[0-9]* x [0-9]*')" = "340 x 254"
 
 # a log traced with --no-data: locks (lock words are data addresses) refuses it; the cache and
 # memory studies say only instruction fetches were studied (locks counted 4 acquisitions of
