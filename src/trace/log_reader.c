@@ -171,7 +171,8 @@ static int load_block(struct log_reader *r)
 		return fail(r, -EBADMSG, "log truncated at byte %zu: it ends without its end record "
 			    "(the recording was interrupted?)", r->pos);
 	if (r->len - r->pos < LOG_BLOCK_HDR_SIZE)
-		return fail(r, -EBADMSG, "log truncated at byte %zu: incomplete block header", r->pos);
+		return fail(r, -EBADMSG, "log truncated at byte %zu: the block header at byte %zu is "
+			    "incomplete", r->len, r->pos);
 	memcpy(h, r->data + r->pos, sizeof(h));
 	if (h[0] != (r->zstd ? LOG_BLOCK_MAGIC_ZSTD : LOG_BLOCK_MAGIC))
 		return fail(r, -EBADMSG, "corrupt log: no block magic at byte %zu", r->pos);
