@@ -515,9 +515,10 @@ int cmd_report(int argc, char **argv)
 		rc = err == PARSE_OPT_HELP ? 0 : 2;
 		goto out;
 	}
-	if ((o.pprof && strcmp(o.pprof, "-") && cli_check_output(o.pprof)) ||
-	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output(o.flamegraph)) ||
-	    report_html_prepare(&o.html))
+	/* an export written into the profile read would destroy it (--flamegraph DIR/meta) */
+	if ((o.pprof && strcmp(o.pprof, "-") && cli_check_output_from(o.pprof, o.input)) ||
+	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output_from(o.flamegraph, o.input)) ||
+	    report_html_prepare(&o.html, o.input))
 		goto out;
 	if (profile_input_load_selected(o.input, &o.sel, &p, &skipped)) {
 		rc = 1;

@@ -9,7 +9,7 @@
 #include "cli/report_html.h"
 #include "core/outfile.h"
 
-int report_html_prepare(struct report_html *h)
+int report_html_prepare(struct report_html *h, const char *input)
 {
 	if (!h->path) {
 		if (!h->plot_paths.n)
@@ -21,7 +21,7 @@ int report_html_prepare(struct report_html *h)
 		cli_error("--html needs a file name (the page is not written to standard output)");
 		return -EINVAL;
 	}
-	int err = cli_check_output(h->path);
+	int err = cli_check_output_from(h->path, input);
 	if (err)
 		return err;
 	if (h->plot_paths.n && !(h->plots = calloc((size_t)h->plot_paths.n, sizeof(*h->plots))))

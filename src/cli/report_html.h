@@ -17,9 +17,9 @@ struct report_html {
 	size_t nplots;
 };
 
-/* Before the profile is read: the output can be written and every plot is an SVG or PNG
- * file. 0, or prints one "spent: ..." line and returns -errno. */
-int report_html_prepare(struct report_html *h);
+/* Before the profile INPUT is read: the output can be written, is not INPUT or inside it, and
+ * every plot is an SVG or PNG file. 0, or prints one "spent: ..." line and returns -errno. */
+int report_html_prepare(struct report_html *h, const char *input);
 /* Write the page of events EVS of P. 0, or prints why and returns -errno. */
 int report_html_write(const struct report_html *h, const struct spent_profile *p, struct symbols *sym,
 		      const uint32_t *evs, size_t nev, const char *title);

@@ -141,6 +141,15 @@ for args in "cachesim victim.log --svg victim.log" "hitcurve victim.log --svg ./
 done
 check output_is_input_log_untouched test "$(md5sum < victim.log)" = "$sum"
 check output_is_input_recording_untouched "$SPENT" citcat replay rec
+# report's exports into the profile read (its meta, a samples file, a new file inside it)
+psum=$(cat prof/meta | md5sum)
+for args in "--flamegraph prof/meta" "--html prof/page.html" "--pprof prof/x.pb.gz"; do
+	"$SPENT" report -i prof $args > /dev/null 2> "$TMP/same.err"
+	rc=$?
+	check "output_is_input_refused: spent report -i prof $args (exit $rc)" \
+		bash -c "[ $rc = 2 ] && grep -q 'it is the input' '$TMP/same.err'"
+done
+check output_is_input_profile_untouched test "$(cat prof/meta | md5sum)" = "$psum" -a ! -e prof/page.html
 
 # ---- stdout that cannot be written: one line and a non-zero exit, for every command ----
 # (only report --folded checked its writes: the tables, annotate, trace stats, the studies'
