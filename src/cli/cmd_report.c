@@ -405,17 +405,23 @@ static int diff_cmp(const void *x, const void *y)
 	return da > db ? -1 : da < db;
 }
 
-static int do_diff(const struct report_opts *o, const struct spent_profile *pa, struct symbols *sym,
-		   const struct report *ra)
+static int do_diff(const struct report_opts *o, const struct spent_profile *pa, const struct report *ra)
 {
 	struct spent_profile *pb = NULL;
 	struct report *rb = NULL;
 	struct diff_row *rows = NULL;
+	struct symbols *symb = NULL;
 	size_t skipped, n = 0;
 	const char *evn = spent_profile_event_get(pa, ra->events[0])->name;
 	int err = profile_input_load(o->diff, &pb, &skipped);
 	if (err)
 		return err;
+	/* OTHER's kernel samples are named by its own saved kernel symbols: a profile keeps only
+	 * the ones its samples need, and THIS one's named them after its nearest (__pfx_d_path) */
+	if ((err = symbols_new(&symb)) || (err = profile_input_kallsyms(symb, o->diff))) {
+		cli_error("cannot read the kernel symbols of '%s': %s", o->diff, strerror(-err));
+		goto out;
+	}
 	int eb = spent_profile_event_find(pb, evn);
 	if (eb < 0) {
 		cli_error("event '%s' is not in '%s': diff needs the same event in both", evn, o->diff);
@@ -424,7 +430,7 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 	}
 	uint32_t ebu = (uint32_t)eb;
 	struct report_config cfg = { .by = o->by, .events = &ebu, .nevents = 1 };
-	if ((err = report_build(pb, sym, &cfg, &rb)))
+	if ((err = report_build(pb, symb, &cfg, &rb)))
 		goto out;
 	rows = calloc(ra->nrows + rb->nrows + 1, sizeof(*rows));
 	if (!rows) {
@@ -450,10 +456,13 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 	else if (o->fmt == OUT_CSV)
 		printf("image,symbol,%sevent,samples,percent,other_samples,other_percent,delta\n",
 		       csv_place_header(lines, instr));
-	for (size_t i = 0; i < n && (o->limit < 0 || (long)i < o->limit); i++) {
+	long limit = o->limit < 0 && o->fmt == OUT_TABLE ? 40 : o->limit;	/* as the report */
+	for (size_t i = 0; i < n && (limit < 0 || (long)i < limit); i++) {
 		const struct report_row *r = rows[i].a ? rows[i].a : rows[i].b;
 		uint64_t sa = rows[i].a ? rows[i].a->self[0] : 0, sb = rows[i].b ? rows[i].b->self[0] : 0;
 		double d = rows[i].pb - rows[i].pa;
+		if (o->fmt == OUT_TABLE && d > -0.005 && d < 0.005)
+			d = 0;	/* not "-0.00" */
 		if (o->fmt == OUT_TABLE) {
 			printf("%7.2f%% %7.2f%% %+7.2f  %-22s %s", rows[i].pa, rows[i].pb, d, base(r->image),
 			       r->symbol);
@@ -484,6 +493,7 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 out:
 	free(rows);
 	report_free(rb);
+	symbols_free(symb);
 	spent_profile_free(pb);
 	return err;
 }
@@ -560,7 +570,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (o.diff) {
 		/* a corrupt file on either side is exit 1, as without --diff */
-		rc = do_diff(&o, p, sym, r) || skipped ? 1 : 0;
+		rc = do_diff(&o, p, r) || skipped ? 1 : 0;
 		goto out;
 	}
 	if (o.fmt == OUT_TABLE)

@@ -87,6 +87,25 @@ $SPENT report -i "$TMP/split" --diff "$TMP/hot" --by image > "$TMP/diff_img.txt"
 check diff_by_image_header_has_no_symbol_column \
 	awk 'NR == 2 { exit !($4 == "image" && NF == 4) }' "$TMP/diff_img.txt"
 
+# OTHER's kernel rows are named by OTHER's own saved kernel symbols (a profile keeps only the
+# ones its samples need: named by this profile's, dd's read_zero came out as __pfx_d_path)
+$SPENT record -o "$TMP/dd" -- dd if=/dev/zero of=/dev/null bs=64k count=30000 > /dev/null 2>&1
+$SPENT report -i "$TMP/dd" --json > "$TMP/dd.json" 2>/dev/null
+$SPENT report -i "$TMP/split" --diff "$TMP/dd" --by instruction --json > "$TMP/ddiff_i.json" 2>/dev/null
+$SPENT report -i "$TMP/split" --diff "$TMP/dd" --json > "$TMP/ddiff.json" 2>/dev/null
+check diff_names_the_other_profiles_kernel_rows_by_its_own_symbols python3 -c '
+import json, sys
+alone = {r["symbol"]: r["samples"] for r in map(json.loads, open(sys.argv[1])) if r["image"] == "[kernel.kallsyms]"}
+diff = {r["symbol"]: r["other_samples"] for r in map(json.loads, open(sys.argv[2])) if r["image"] == "[kernel.kallsyms]" and r["other_samples"]}
+top = max(alone, key=alone.get)
+assert diff.get(top) == alone[top], (top, alone[top], sorted(diff.items(), key=lambda kv: -kv[1])[:3])' \
+	"$TMP/dd.json" "$TMP/ddiff.json"
+# the table keeps the report's 40-row default (JSON has every row)
+$SPENT report -i "$TMP/split" --diff "$TMP/dd" --by instruction > "$TMP/ddiff.txt" 2>/dev/null
+rows=$(wc -l < "$TMP/ddiff_i.json")
+check "diff_table_is_40_rows_by_default (of $rows)" \
+	test "$(tail -n +3 "$TMP/ddiff.txt" | wc -l)" -eq $((rows < 40 ? rows : 40)) -a "$rows" -gt 40
+
 # by line and by instruction the rows carry their line and offset, as the plain report's do
 # (rows of one function differed in nothing the diff printed)
 for by in line instruction; do
