@@ -54,6 +54,9 @@ struct spent_record_opts {
 	int per_thread;		/* one event per thread (threads created later too), not inherited */
 	spent_record_warn_fn warn;	/* NULL: warnings are dropped */
 	void *warn_arg;
+	/* bytes of user stack copied per sample for SPENT_RECORD_CG_DWARF (perf's dwarf,SIZE):
+	 * a multiple of 8 up to 65528; 0: 8192 */
+	uint32_t dwarf_stack_bytes;
 };
 
 /* What a recording took. */

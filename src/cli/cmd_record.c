@@ -23,8 +23,9 @@ struct record_opts {
 	const char *freq_arg, *period_arg;	/* -F, -c as given */
 	uint64_t freq;		/* -F */
 	uint64_t period;	/* -c */
-	const char *callgraph;	/* -g/--call-graph: NULL, "fp" or "dwarf" */
+	const char *callgraph;	/* -g/--call-graph: NULL, "fp", "dwarf" or "dwarf,SIZE" */
 	enum spent_record_callgraph callchain;
+	uint32_t stack_bytes;	/* dwarf,SIZE */
 	int per_thread;
 	long pid;		/* -p */
 	const char *output;
@@ -56,8 +57,9 @@ static const struct parse_usage record_pu = {
 		  .value = &(o)->period_arg, .argh = "N", .help = "sample every N events",            \
 		  .defval = "the event's preset period" },                                        \
 		{ .type = OPTION_STRING, .short_name = 'g', .long_name = "call-graph",            \
-		  .value = &(o)->callgraph, .argh = "fp|dwarf",                                    \
-		  .help = "record call stacks (frame pointers or DWARF)", .defval = "off",         \
+		  .value = &(o)->callgraph, .argh = "fp|dwarf[,SIZE]",                             \
+		  .help = "record call stacks (frame pointers, or DWARF from SIZE bytes of stack: 8192)",\
+		  .defval = "off",                                                                 \
 		  .flags = PARSE_OPT_OPTARG, .defarg = "fp" },                                     \
 		OPT_BOOL(0, "per-thread", &(o)->per_thread,                                        \
 			 "one event per thread, threads created later included, instead of inherited events"),               \
@@ -75,6 +77,31 @@ static bool is_callgraph_mode(const char *s)
 	return !strcmp(s, "fp") || !strcmp(s, "dwarf");
 }
 
+/* A word perf takes as a call-graph mode: fp, dwarf, dwarf,SIZE, lbr (taken as the mode, so
+ * a bad one is said to be one, not run as the command). */
+static bool looks_like_callgraph_mode(const char *s)
+{
+	return is_callgraph_mode(s) || !strncmp(s, "dwarf,", 6) || !strncmp(s, "fp,", 3) ||
+	       !strcmp(s, "lbr");
+}
+
+/* MODE into O: fp, dwarf or dwarf,SIZE (perf's stack dump size). 0 or -EINVAL. */
+static int parse_callgraph(const char *mode, struct record_opts *o)
+{
+	if (!strcmp(mode, "fp")) {
+		o->callchain = SPENT_RECORD_CG_FP;
+		return 0;
+	}
+	if (strncmp(mode, "dwarf", 5) || (mode[5] && mode[5] != ','))
+		return -EINVAL;
+	o->callchain = SPENT_RECORD_CG_DWARF;
+	uint64_t size;
+	if (mode[5] == ',' && (cli_parse_u64(mode + 6, &size) || !size || size % 8 || size > 65528))
+		return -EINVAL;
+	o->stack_bytes = mode[5] ? (uint32_t)size : 0;
+	return 0;
+}
+
 /* perf's `-g dwarf` and `--call-graph dwarf` give the mode as the next word, which a value the
  * parser takes as optional (`-g -- CMD`) would leave as the program: join the two into
  * `--call-graph=MODE` first. Values of the options that take one are stepped over. */
@@ -82,7 +109,7 @@ static int join_callgraph_mode(int argc, char **argv)
 {
 	static const char *const with_value[] = { "-e", "--event", "-F", "--freq", "-c", "--count",
 						  "-p", "--pid", "-o", "--output" };
-	static char fp[] = "--call-graph=fp", dwarf[] = "--call-graph=dwarf";
+	static char joined[160];
 	for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--"); i++) {
 		bool valued = false;
 		for (size_t k = 0; k < ARRAY_SIZE(with_value); k++)
@@ -92,9 +119,11 @@ static int join_callgraph_mode(int argc, char **argv)
 			continue;
 		}
 		if ((strcmp(argv[i], "-g") && strcmp(argv[i], "--call-graph")) || i + 1 >= argc ||
-		    !is_callgraph_mode(argv[i + 1]))
+		    !looks_like_callgraph_mode(argv[i + 1]))
 			continue;
-		argv[i] = !strcmp(argv[i + 1], "fp") ? fp : dwarf;
+		/* one buffer: of two -g MODE the parser takes the last anyway */
+		snprintf(joined, sizeof(joined), "--call-graph=%s", argv[i + 1]);
+		argv[i] = joined;
 		memmove(&argv[i + 1], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
 		argc--;
 	}
@@ -108,11 +137,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	int n = parse_options(argc, argv, opts, &record_pu, PARSE_STOP_AT_NON_OPTION);
 	if (n < 0)
 		return n;
-	if (o->callgraph && !is_callgraph_mode(o->callgraph))
-		return parse_options_error(&record_pu, "bad call graph '%s': give fp or dwarf",
-					   o->callgraph);
-	o->callchain = !o->callgraph ? SPENT_RECORD_CG_NONE
-		       : !strcmp(o->callgraph, "fp") ? SPENT_RECORD_CG_FP : SPENT_RECORD_CG_DWARF;
+	o->callchain = SPENT_RECORD_CG_NONE;
+	if (o->callgraph && parse_callgraph(o->callgraph, o))
+		return parse_options_error(&record_pu, "bad call graph '%s': give fp, dwarf or "
+					   "dwarf,SIZE (a multiple of 8 up to 65528 bytes)", o->callgraph);
 	if (o->freq_arg && (cli_parse_u64(o->freq_arg, &o->freq) || !o->freq))
 		return parse_options_error(&record_pu, "bad frequency '%s': give samples per second",
 					   o->freq_arg);
@@ -175,6 +203,7 @@ static int record(const struct record_opts *o)
 	struct spent_record_opts ro = {
 		.events = (const char *const *)o->events.items, .n_events = (size_t)o->events.n,
 		.freq = o->freq, .period = o->period, .callgraph = o->callchain,
+		.dwarf_stack_bytes = o->stack_bytes,
 		.per_thread = o->per_thread, .warn = warn_user,
 	};
 	struct spent_record *r = NULL;

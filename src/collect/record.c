@@ -230,7 +230,8 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 		return err;
 	struct sampling_config cfg = { .events = r->evs, .nevents = r->nev,
 				       .callchain = callchain_of[r->o.callgraph],
-				       .per_thread = r->o.per_thread };
+				       .per_thread = r->o.per_thread,
+				       .stack_dump = r->o.dwarf_stack_bytes };
 	if ((err = sampling_new(&cfg, &r->s)))
 		return fail(r, err, "cannot set up sampling: %s", strerror(-err));
 	if (argv)

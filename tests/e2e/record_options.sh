@@ -27,6 +27,19 @@ check record_F_zero_refused test "$rc" -eq 2 -a ! -e "$TMP/zero"
 # perf's spellings: --call-graph dwarf, --opt=value, -h/--man from the option table
 "$SPENT" record --call-graph dwarf --output="$TMP/cg" -- "$PROGS/recurse" 20 >/dev/null 2>&1; rc=$?
 check record_call_graph_mode_as_next_word test "$rc" -eq 0 -a -d "$TMP/cg"
+# perf's dwarf,SIZE (bytes of stack copied per sample), as the next word too: a smaller copy
+# unwinds fewer frames; lbr or a bad size is a bad call graph, not a command to run
+"$SPENT" record --call-graph dwarf,64 -o "$TMP/cg64" -- "$PROGS/recurse" 20 >/dev/null 2>&1; rc=$?
+check record_call_graph_dwarf_size_as_next_word test "$rc" -eq 0 -a -d "$TMP/cg64"
+depth() { "$SPENT" report -i "$1" --folded | awk '{ n += split($1, a, ";") * $NF; c += $NF } END { printf "%.1f", c ? n / c : 0 }'; }
+d64=$(depth "$TMP/cg64") d8k=$(depth "$TMP/cg")
+check "record_call_graph_dwarf_size_bounds_the_stacks (mean depth $d64 with 64 bytes, $d8k with 8192)" \
+	awk -v a="$d64" -v b="$d8k" 'BEGIN { exit !(a + 2 < b) }'
+for bad in lbr dwarf,100 dwarf,0 fp,1; do
+	"$SPENT" record --call-graph $bad -o "$TMP/cgbad" -- true > /dev/null 2> "$TMP/cgbad.err"; rc=$?
+	check "record_call_graph_${bad}_is_a_bad_call_graph (rc $rc)" \
+		test "$rc" -eq 2 -a ! -e "$TMP/cgbad" -a "$(grep -c "bad call graph '$bad'" "$TMP/cgbad.err")" -eq 1
+done
 for c in record report annotate; do
 	"$SPENT" $c --man > "$TMP/$c.man"
 	check "${c}_man_page_from_table" grep -q "^.TH SPENT-${c^^} 1" "$TMP/$c.man"
