@@ -352,8 +352,17 @@ int spent_profile_dir_read_epoch(struct spent_profile_dir *d, uint32_t epoch, st
 	struct dirent **ents = NULL;
 	int nent = scandir(dir, &ents, NULL, alphasort);
 	if (nent < 0) {
+		/* an epoch that is no directory (a dangling link, a file) is skipped as a corrupt
+		 * file is, named: the other epochs are still the profile */
+		int e = errno;
 		spent_profile_free(t);
-		return -errno;
+		if (e == ENOMEM)
+			return -e;
+		if (warn)
+			warn(ctx, dir, strerror(e));
+		if (nskipped)
+			*nskipped = 1;
+		return 0;
 	}
 	for (int k = 0; k < nent && !err; k++) {
 		const struct dirent *de = ents[k];

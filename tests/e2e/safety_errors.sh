@@ -91,6 +91,15 @@ check "a profile file that is a FIFO: named as skipped" grep -q "skipping corrup
 timeout 20 "$SPENT" db "$F/prof-p" dump > /dev/null 2>&1
 rc=$?
 check "a profile file that is a FIFO: db dump does not hang, exits 1 (rc $rc)" test $rc -eq 1
+# an epoch entry that is no directory (a dangling link, a file): skipped and named, the other
+# epochs reported (the whole report failed with "No such file or directory", naming nothing)
+cp -a "$F/prof-p" "$F/prof-e" && rm -f "$F/prof-e/epoch-0000/fifo@cpu-clock-99991.prof"
+ln -s /nonexistent "$F/prof-e/epoch-0007" && echo x > "$F/prof-e/epoch-0008"
+"$SPENT" report -i "$F/prof-e" > "$F/e.out" 2> "$F/e.err"
+rc=$?
+check "epochs that are no directory: the rest is reported, exit 1 (rc $rc)" test $rc -eq 1 -a -s "$F/e.out"
+check "epochs that are no directory: each named as skipped" \
+	test "$(grep -c "skipping corrupt profile file '.*epoch-000[78]'" "$F/e.err")" -eq 2
 rm "$F/prof-m/meta" && mkfifo "$F/prof-m/meta"
 timeout 20 "$SPENT" report -i "$F/prof-m" > /dev/null 2> "$F/m.err"
 rc=$?
