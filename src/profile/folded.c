@@ -74,6 +74,41 @@ static int str_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The detail rows of EV, each rooted at its task's name (the process a sample was taken in,
+ * as stackcollapse-perf.pl roots at the comm), when they count every sample the stacks (or
+ * histograms) do: TOTAL. 1 built, 0 not applicable, -ENOMEM. */
+static int fold_detail_rows(struct fold_builder *b, const struct spent_profile *p,
+			    struct symbols *sym, uint32_t ev, unsigned flags, const char *dflt,
+			    uint64_t total)
+{
+	struct spent_profile_detail_row row;
+	uint64_t sum = 0;
+	bool named = false;
+	for (size_t i = 0; i < spent_profile_ndetail(p); i++)
+		if (!spent_profile_detail_get(p, i, &row) && row.event == ev) {
+			sum += row.count;
+			named |= row.task != SPENT_PROFILE_NO_TASK;
+		}
+	if (!named || sum != total)
+		return 0;
+	strmap_release(&b->lines);
+	b->lines = (struct strmap)STRMAP_INIT;
+	b->total = 0;
+	for (size_t i = 0; i < spent_profile_ndetail(p); i++) {
+		if (spent_profile_detail_get(p, i, &row) || row.event != ev)
+			continue;
+		const struct spent_profile_task *t = row.task != SPENT_PROFILE_NO_TASK ?
+			spent_profile_task_get(p, row.task) : NULL;
+		const char *root = t && t->comm[0] ? t->comm : dflt ? dflt : "[unknown]";
+		int err = fold_line(b, p, sym, row.frames, row.nframes, flags, root);
+		if (!err)
+			err = fold_add(b, row.count);
+		if (err)
+			return err;
+	}
+	return 1;
+}
+
 int folded_build(const struct spent_profile *p, struct symbols *sym, uint32_t ev, unsigned flags,
 		 struct folded **out)
 {
@@ -109,6 +144,11 @@ int folded_build(const struct spent_profile *p, struct symbols *sym, uint32_t ev
 				err = fold_add(&b, c[i].count);
 		}
 		free(c);
+	}
+	/* the program's name roots every stack unless the samples say whose they are */
+	if (!err && (flags & FOLDED_ROOT)) {
+		int d = fold_detail_rows(&b, p, sym, ev, flags, root, b.total);
+		err = d < 0 ? d : 0;
 	}
 	free(b.line);
 	/* sort lines by name, counts along */

@@ -94,6 +94,25 @@ fi
 check folded_user_frames_not_marked grep -q '^demo;heavy [0-9]' "$TMP/demo.folded"
 "$SPENT" report -i "$TMP/demo" --folded > "$TMP/plain.folded"
 check folded_plain_has_no_marks test "$(grep -c '_\[k\]\|^demo;' "$TMP/plain.folded")" -eq 0
+# a pipeline: each stack is rooted at the process it was sampled in (all of them were rooted
+# at the program with the most samples), and the counts stay those of the plain export
+"$SPENT" record -o "$TMP/pipe" -- sh -c "'$PROGS/demo' | gzip -9 > /dev/null" > /dev/null 2>&1
+"$SPENT" report -i "$TMP/pipe" --folded --folded-root > "$TMP/pipe.folded"
+"$SPENT" report -i "$TMP/pipe" --folded > "$TMP/pipe.plain"
+"$SPENT" report -i "$TMP/pipe" --sort comm --json > "$TMP/pipe.comm"
+check "folded_root_is_each_samples_process ($(cut -d';' -f1 "$TMP/pipe.folded" | sort -u | tr '\n' ' '))" python3 -c '
+import json, sys
+roots = {}
+for l in open(sys.argv[1]):
+    stack, n = l.rsplit(" ", 1)
+    roots[stack.split(";")[0]] = roots.get(stack.split(";")[0], 0) + int(n)
+plain = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]))
+comms = {}
+for r in map(json.loads, open(sys.argv[3])):
+    comms[r["comm"]] = comms.get(r["comm"], 0) + r["samples"]
+assert sum(roots.values()) == plain, (roots, plain)
+assert roots == comms, (roots, comms)
+assert "demo" in roots and len(roots) >= 2, roots' "$TMP/pipe.folded" "$TMP/pipe.plain" "$TMP/pipe.comm"
 
 # SIGTERM / SIGHUP to spent (timeout, a service manager): passed on to the command, whose end is
 # recorded and the profile written (spent died of it before, and the recording was lost); a
