@@ -71,6 +71,9 @@ int sampling_task_comm(struct sampling *s, uint32_t pid, uint32_t tid, const cha
 		       size_t maxlen);
 /* A FORK record: thread TID of PID was created by thread PTID and has its name. */
 int sampling_task_fork(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t ptid);
+/* TID's name as /proc has it now (kept when it is gone): a thread followed after its FORK
+ * record (--per-thread) may have renamed itself before its event was open to say so. */
+int sampling_task_reread_comm(struct sampling *s, uint32_t pid, uint32_t tid);
 /* The profile task of (PID, TID) under its current name (interned on first use). */
 int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t *idx);
 void sampling_tasks_release(struct sampling *s);

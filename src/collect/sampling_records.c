@@ -302,6 +302,8 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 		/* per-thread events are not inherited: a new thread or child gets its own */
 		if (!err && s->cfg.per_thread && tid != ptid)
 			err = sampling_follow_thread(s, (pid_t)tid);
+		if (!err && s->cfg.per_thread && tid != ptid)
+			err = sampling_task_reread_comm(s, pid, tid);
 		return err;
 	}
 	case PERF_RECORD_LOST:

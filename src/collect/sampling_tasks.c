@@ -95,6 +95,13 @@ int sampling_task_fork(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t 
 	return 0;
 }
 
+int sampling_task_reread_comm(struct sampling *s, uint32_t pid, uint32_t tid)
+{
+	char comm[16];
+	thread_comm((pid_t)pid, (pid_t)tid, comm);
+	return comm[0] ? sampling_task_comm(s, pid, tid, comm, sizeof(comm)) : 0;
+}
+
 int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t *idx)
 {
 	struct sampling_thread *t = thread_slot(s, tid, true);

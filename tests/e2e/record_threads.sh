@@ -21,3 +21,12 @@ check per_thread_samples_like_inherit awk -v a="$pt" -v b="$inh" -v am="${pt_ms:
 a=$(pct_of "$TMP/pt.csv" thread_a_work) b=$(pct_of "$TMP/pt.csv" thread_b_work)
 check per_thread_new_thread_a_sampled awk -v p="${a:-0}" 'BEGIN { exit !(p > 30) }'
 check per_thread_new_thread_b_sampled awk -v p="${b:-0}" 'BEGIN { exit !(p > 30) }'
+
+# threads that rename themselves at once (who_split: who-1..3) keep their names under
+# --per-thread: the rename comes before the new thread's event is open, so no COMM record says
+# it (every row was named who_split)
+"$SPENT" record --per-thread -o "$TMP/ptn" -- "$PROGS/who_split" 50 > /dev/null 2>&1
+names=$("$SPENT" report -i "$TMP/ptn" --sort comm --json | python3 -c '
+import json, sys
+print(" ".join(sorted(json.loads(l)["comm"] for l in sys.stdin)))')
+check "per_thread_threads_keep_their_own_names ($names)" test "${names% who_split}" = "who-1 who-2 who-3"
