@@ -36,6 +36,66 @@ static uint64_t samples_in(const struct spent_profile *p, uint32_t img, const ui
 	return t;
 }
 
+static int u64_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return (a > b) - (a < b);
+}
+
+/* "IMAGE+0xOFF", as the report names samples of code no symbol covers (a stripped binary):
+ * the image by its file name, and the run of sampled instructions around OFF (samples less
+ * than 64 bytes apart) from the first of them: each is an instruction's start, so decoding
+ * from there is sound. 0 with *IMG, *START, *SIZE; -ENOENT; -ENOMEM. */
+static int sampled_region(const struct spent_profile *p, const char *name, const uint32_t *evs,
+			  size_t nev, long *img, uint64_t *start, uint64_t *size)
+{
+	const char *plus = strrchr(name, '+');
+	char *end;
+	if (!plus || strncmp(plus, "+0x", 3) || !plus[3])
+		return -ENOENT;
+	uint64_t off = strtoull(plus + 3, &end, 16);
+	if (*end)
+		return -ENOENT;
+	size_t blen = (size_t)(plus - name);
+	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
+		const char *path = spent_profile_image_get(p, i)->path, *bn = strrchr(path, '/');
+		bn = bn ? bn + 1 : path;
+		if (strlen(bn) != blen || strncmp(bn, name, blen))
+			continue;
+		uint64_t *offs = NULL;
+		size_t n = 0, cap = 0;
+		for (size_t e = 0; e < nev; e++) {
+			struct spent_profile_count *c = NULL;
+			size_t k = 0;
+			spent_profile_counts(p, i, evs[e], &c, &k);
+			for (size_t j = 0; j < k; j++)
+				if (c[j].count && !ALLOC_GROW(offs, n + 1, cap))
+					offs[n++] = c[j].offset;
+			free(c);
+		}
+		if (n)
+			qsort(offs, n, sizeof(*offs), u64_cmp);
+		size_t at = 0;
+		while (at < n && offs[at] < off)
+			at++;
+		if (at == n || offs[at] != off) {
+			free(offs);
+			continue;	/* no sample there: not a name the report printed */
+		}
+		size_t lo = at, hi = at;
+		while (lo > 0 && offs[lo] - offs[lo - 1] < 64)
+			lo--;
+		while (hi + 1 < n && offs[hi + 1] - offs[hi] < 64)
+			hi++;
+		*img = i;
+		*start = offs[lo];
+		*size = offs[hi] - offs[lo] + 16;	/* the last sampled instruction whole */
+		free(offs);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static int decode(struct annotate *a, struct symbols *sym, const struct spent_profile_image *img,
 		  const uint8_t *code)
 {
@@ -120,6 +180,7 @@ int annotate_function(const struct spent_profile *p, struct symbols *sym, const 
 			bsize = z;
 		}
 	}
+	bool region = bimg < 0 && sampled_region(p, name, evs, nev, &bimg, &bstart, &bsize) == 0;
 	if (bimg < 0) {
 		/* the name may be in an image we cannot open: say which, beside "not found" (a
 		 * machine-wide database nearly always has one, and its error alone read as if it
@@ -146,6 +207,7 @@ int annotate_function(const struct spent_profile *p, struct symbols *sym, const 
 		goto fail;
 	}
 	a->image = (uint32_t)bimg;
+	a->region = region;
 	a->start = bstart;
 	a->size = bsize;
 	a->nevents = nev;

@@ -26,11 +26,13 @@ struct annotate {
 	struct annotate_insn *insns;
 	size_t ninsns;
 	uint64_t unattributed;	/* samples at offsets that are not instruction starts */
+	bool region;		/* no symbol: the sampled code around IMAGE+0xOFF */
 };
 
 /*
  * Annotate function NAME: looked up in every image of P (the one with the most samples in
- * it wins). 0; -ENOENT (no image that could be read has NAME: *WHY is then why the first
+ * it wins); a name IMAGE+0xOFF the report gives code no symbol covers is the run of sampled
+ * instructions around OFF (samples less than 64 bytes apart; a->region). 0; -ENOENT (no image that could be read has NAME: *WHY is then why the first
  * image with samples that could not be read could not, and *UNREADABLE its index, or NULL and
  * -1 when every image was read); -ENODATA (*WHY: the function's image cannot be read, e.g.
  * "image file not found"). *OUT freed with annotate_free.

@@ -106,6 +106,8 @@ static void print_text(const struct spent_profile *p, const struct annotate *a, 
 	int last_line = -1;
 	printf("# %s in %s (0x%llx, %llu bytes)\n", symbol, img->path, (unsigned long long)a->start,
 	       (unsigned long long)a->size);
+	if (a->region)
+		printf("# no symbol covers it: the sampled instructions around it, fewer than 64 bytes apart\n");
 	for (size_t e = 0; e < a->nevents; e++) {
 		uint64_t tot = spent_profile_event_total(p, evs[e]);
 		printf("# %llu samples of '%s' in this function (%.2f%% of %llu)\n",

@@ -52,6 +52,25 @@ for l in open(sys.argv[1]):
     o=json.loads(l)
     if o["symbol"]=="func_sixty": print(o["samples"])' "$TMP/fn.json")
 check annotate_samples_equal_report_function_samples test "$ann_sum" = "$fn_samples"
+# a stripped copy: the report names its code IMAGE+0xOFF, and annotate takes that name (the
+# sampled instructions around it) where it said "not found ... see 'spent report'"
+cp "$split" "$TMP/split_stripped" && strip -s "$TMP/split_stripped"
+$SPENT record -o "$TMP/stripped" -- "$TMP/split_stripped" 100 >/dev/null 2>&1
+top=$($SPENT report -i "$TMP/stripped" --json | python3 -c '
+import json, sys
+for l in sys.stdin:
+    o = json.loads(l)
+    if o["symbol"].startswith("split_stripped+0x"):
+        print(o["symbol"], o["samples"]); break')
+set -- $top
+$SPENT annotate -i "$TMP/stripped" --json "${1:-none}" > "$TMP/ann_s.json" 2> "$TMP/ann_s.err"
+check "annotate_takes_the_reports_name_of_stripped_code (${1:-no such row})" test $? -eq 0
+at=$(python3 -c '
+import json, sys
+off = int(sys.argv[2].rsplit("+0x", 1)[1], 16)
+print(sum(o["samples"] for o in map(json.loads, open(sys.argv[1])) if int(o["offset"], 16) == off))' \
+	"$TMP/ann_s.json" "${1:-x+0x0}" 2>/dev/null)
+check "annotate_of_stripped_code_puts_the_rows_samples_on_its_instruction ($at of ${2:-?})" test -n "$at" -a "$at" = "${2:-}"
 
 # two events side by side, preset periods, ratio column, CSV
 $SPENT record -e cpu-clock@slow,page-faults -o "$TMP/two" -- "$split" 100 >/dev/null 2>&1
