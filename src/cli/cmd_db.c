@@ -289,7 +289,10 @@ static int do_merge(const struct db_opts *o)
 			  r == -EBADMSG ? "it is not a spent profile database" :
 			  r == -EINVAL ? "it is this database itself or a copy of it (counts would double)" :
 			  r == -EUCLEAN ? "it has corrupt files (named above): none of it was merged, "
-					  "move them away and merge it again" : strerror(-r),
+					  "move them away and merge it again" :
+			  r == -EXDEV ? "its kernel symbols were saved under another boot of the kernel "
+					"(at other addresses): its kernel samples would be misnamed" :
+			  strerror(-r),
 			  failed > 0 ? ": the sources before it stay merged" : "");
 		return 1;
 	}

@@ -1,6 +1,7 @@
 /* core/kallsyms_file.c - reading a saved kallsyms plain or zstd-compressed (bounded: a hostile
  * frame cannot make the reader allocate more than KALLSYMS_FILE_MAX), writing it compressed. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "core/binio.h"
 #include "core/kallsyms_file.h"
 #include "core/outfile.h"
+#include "core/strmap.h"
 
 static const uint8_t zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
 
@@ -116,5 +118,128 @@ int kallsyms_file_write_zst(const char *path, const void *text, size_t len, mode
 	size_t n = ZSTD_compress(z, cap, text, len, KALLSYMS_ZSTD_LEVEL(len));
 	int err = ZSTD_isError(n) ? -EIO : outfile_write(path, z, n, mode);
 	free(z);
+	return err;
+}
+
+/* The text of PATH, NUL-terminated, into *OUT (malloc'd). */
+static int read_text(const char *path, char **out, size_t *len)
+{
+	struct kallsyms_file k;
+	int err = kallsyms_file_open(path, &k);
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	if (err)
+		return err;
+	for (int c; !err && (c = getc(k.f)) != EOF;) {
+		if (n >= KALLSYMS_FILE_MAX)
+			err = -EFBIG;
+		else if (!(err = ALLOC_GROW(buf, n + 2, cap)))
+			buf[n++] = (char)c;
+	}
+	kallsyms_file_close(&k);
+	if (!err && !(err = ALLOC_GROW(buf, n + 1, cap)))
+		buf[n] = 0;
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* Each line of TEXT to FN (the line without its newline, in place). */
+static int each_line(char *text, int (*fn)(void *, char *), void *ctx)
+{
+	for (char *l = text, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		int err = *l ? fn(ctx, l) : 0;
+		if (nl)
+			*nl = '\n';
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+struct union_ctx {
+	struct strmap lines, names;	/* whole lines; "NAME\tMODULE" -> its address below */
+	uint64_t *addrs;
+	size_t cap;
+	bool second;		/* reading SRC: count its names DST has at the same address or not */
+	size_t agree, differ;
+	char *out;
+	size_t len, outcap;
+};
+
+/* "ADDR TYPE NAME[\t[module]]": NAME (and module) and ADDR; 0, or -EINVAL for another line */
+static int split_line(const char *l, uint64_t *addr, const char **name)
+{
+	char *end;
+	*addr = strtoull(l, &end, 16);
+	if (end == l || *end != ' ' || !end[1] || end[2] != ' ')
+		return -EINVAL;
+	*name = end + 3;
+	return 0;
+}
+
+static int union_line(void *arg, char *l)
+{
+	struct union_ctx *u = arg;
+	uint64_t addr;
+	const char *name;
+	size_t i, len = strlen(l);
+	if (split_line(l, &addr, &name))
+		return 0;	/* not a symbol line: not carried */
+	int isnew;
+	if (!u->second) {
+		if ((isnew = strmap_intern(&u->names, name, &i)) < 0)
+			return isnew;
+		if (isnew && ALLOC_GROW(u->addrs, i + 1, u->cap))
+			return -ENOMEM;
+		if (isnew)
+			u->addrs[i] = addr;
+	} else {
+		long k = strmap_find(&u->names, name);
+		if (k >= 0 && u->addrs[k] == addr)
+			u->agree++;
+		else if (k >= 0)
+			u->differ++;
+	}
+	if ((isnew = strmap_intern(&u->lines, l, &i)) <= 0)
+		return isnew;	/* a line DST has */
+	if (ALLOC_GROW(u->out, u->len + len + 2, u->outcap))
+		return -ENOMEM;
+	memcpy(u->out + u->len, l, len);
+	u->len += len;
+	u->out[u->len++] = '\n';
+	return 0;
+}
+
+int kallsyms_file_union(const char *dst, const char *src, mode_t mode)
+{
+	char *a = NULL, *b = NULL;
+	size_t la, lb;
+	struct union_ctx u = { .lines = STRMAP_INIT, .names = STRMAP_INIT };
+	int err = read_text(dst, &a, &la);
+	err = err ? err : read_text(src, &b, &lb);
+	err = err ? err : each_line(a, union_line, &u);
+	size_t had = u.len;
+	u.second = true;
+	err = err ? err : each_line(b, union_line, &u);
+	/* static functions of two files may share a name, so one name at two addresses proves
+	 * nothing; most of the common names moved proves another boot (KASLR) */
+	if (!err && u.differ > u.agree)
+		err = -EXDEV;
+	if (!err && u.len != had)	/* nothing new: DST stays as it is */
+		err = kallsyms_file_write_zst(dst, u.out, u.len, mode);
+	strmap_release(&u.lines);
+	strmap_release(&u.names);
+	free(u.addrs);
+	free(u.out);
+	free(a);
+	free(b);
 	return err;
 }

@@ -32,4 +32,10 @@ void kallsyms_file_close(struct kallsyms_file *k);
 /* Write LEN bytes of kallsyms text to PATH as one zstd frame, atomically (outfile_write). */
 int kallsyms_file_write_zst(const char *path, const void *text, size_t len, mode_t mode);
 
+/* DST (a saved subset, plain or compressed) with the lines of SRC it lacks, written back to DST
+ * compressed and atomically: two profiles of one boot keep the symbols each needs. 0; -EXDEV
+ * when a name is at two addresses (another boot: KASLR moved the kernel), DST unchanged;
+ * -errno of reading or writing. */
+int kallsyms_file_union(const char *dst, const char *src, mode_t mode);
+
 #endif

@@ -175,21 +175,23 @@ static bool merged_before(const char *list, const char *key)
 	return false;
 }
 
-/* Whether DIR has a kallsyms of no identity (plain, or compressed as spent record writes it). */
-static bool has_unidentified_kallsyms(const char *dir)
+/* Whether DIR has a kallsyms of no identity (plain, or compressed as spent record writes it);
+ * its path into PATH when it has. */
+static bool has_unidentified_kallsyms(const char *dir, char *path, size_t len)
 {
-	char path[PATH_MAX];
-	return (!db_file_path(dir, KALLSYMS_FILE_PLAIN, path, sizeof(path)) && access(path, F_OK) == 0) ||
-	       (!db_file_path(dir, KALLSYMS_FILE_ZST, path, sizeof(path)) && access(path, F_OK) == 0);
+	return (!db_file_path(dir, KALLSYMS_FILE_ZST, path, len) && access(path, F_OK) == 0) ||
+	       (!db_file_path(dir, KALLSYMS_FILE_PLAIN, path, len) && access(path, F_OK) == 0);
 }
 
 /* The kernel symbols SRC keeps that DST lacks: one kallsyms-HEX per kernel identity (named
  * by it, so one DST has is the same), and the kallsyms (or kallsyms.zst) of a database from
- * before identities or of a recorded profile when DST has neither, for its epochs' kernels:
- * DST's own stays the one its readers use. */
+ * before identities or of a recorded profile: copied when DST has neither, else added to
+ * DST's (each recorded profile keeps only the symbols its samples need: DST's alone named
+ * SRC's kernel samples after its nearest, __pfx_d_path for dd's read_zero). -EXDEV: SRC's
+ * were saved under another boot of the kernel (its symbols moved), nothing written. */
 static int copy_kernel_symbols(const char *dst, const char *src)
 {
-	char from[PATH_MAX], to[PATH_MAX];
+	char from[PATH_MAX], to[PATH_MAX], own[PATH_MAX];
 	struct dirent *de;
 	int err = 0;
 	DIR *dh = opendir(src);
@@ -201,8 +203,13 @@ static int copy_kernel_symbols(const char *dst, const char *src)
 		size_t len;
 		/* never through a symlink: a source's link to another file would be copied out */
 		bool unidentified = !strcmp(de->d_name, KALLSYMS_FILE_PLAIN) || !strcmp(de->d_name, KALLSYMS_FILE_ZST);
+		if (unidentified && has_unidentified_kallsyms(dst, own, sizeof(own))) {
+			if (!db_file_path(src, de->d_name, from, sizeof(from)) && lstat(from, &st) == 0 &&
+			    S_ISREG(st.st_mode))
+				err = kallsyms_file_union(own, from, DB_FILE_MODE);
+			continue;
+		}
 		if ((!kernel_id_is_kallsyms_name(de->d_name) && !unidentified) ||
-		    (unidentified && has_unidentified_kallsyms(dst)) ||
 		    db_file_path(src, de->d_name, from, sizeof(from)) ||
 		    db_file_path(dst, de->d_name, to, sizeof(to)) || access(to, F_OK) == 0 ||
 		    lstat(from, &st) < 0 || !S_ISREG(st.st_mode))

@@ -119,6 +119,34 @@ diff = {r["symbol"]: r["other_samples"] for r in map(json.loads, open(sys.argv[2
 top = max(alone, key=alone.get)
 assert diff.get(top) == alone[top], (top, alone[top], sorted(diff.items(), key=lambda kv: -kv[1])[:3])' \
 	"$TMP/dd.json" "$TMP/ddiff.json"
+# db merge of a recorded profile into another: the kernel symbols each needs are kept (the
+# first's alone named dd's kernel samples); a profile saved under another boot (every kernel
+# address moved) is refused whole, naming why
+cp -a "$TMP/split" "$TMP/mdb"
+$SPENT db "$TMP/mdb" merge "$TMP/dd" > /dev/null 2>&1
+check "db_merge_of_a_profile_succeeds" test $? -eq 0
+$SPENT report -i "$TMP/mdb" --json > "$TMP/mdb.json" 2>/dev/null
+check db_merge_keeps_the_merged_profiles_kernel_symbols python3 -c '
+import json, sys
+def kern(f): return {r["symbol"]: r["samples"] for r in map(json.loads, open(f)) if r["image"] == "[kernel.kallsyms]"}
+alone, merged = kern(sys.argv[1]), kern(sys.argv[2])
+top = max(alone, key=alone.get)
+assert merged.get(top, 0) >= alone[top], (top, alone[top], merged.get(top))' "$TMP/dd.json" "$TMP/mdb.json"
+cp -a "$TMP/dd" "$TMP/ddboot2"
+zstd -q -d -c "$TMP/dd/kallsyms.zst" | python3 -c '
+import sys
+for l in sys.stdin:
+    a, rest = l.split(" ", 1)
+    sys.stdout.write("%016x %s" % (int(a, 16) + (1 << 24), rest))' | zstd -q -f -o "$TMP/ddboot2/kallsyms.zst"
+sed -i 's/^id .*/id 0123456789abcdef/' "$TMP/ddboot2/meta"
+cp -a "$TMP/split" "$TMP/mdb2"
+before=$(ls -l "$TMP/mdb2"/epoch-*/ | md5sum)
+$SPENT db "$TMP/mdb2" merge "$TMP/ddboot2" > /dev/null 2> "$TMP/mdb2.err"
+rc=$?
+check "db_merge_refuses_another_boots_kernel_symbols (rc $rc: $(head -c 160 "$TMP/mdb2.err"))" \
+	test $rc -eq 1 -a "$(grep -c 'another boot' "$TMP/mdb2.err")" -eq 1
+check db_merge_refused_writes_nothing test "$(ls -l "$TMP/mdb2"/epoch-*/ | md5sum)" = "$before"
+
 # the table keeps the report's 40-row default (JSON has every row)
 $SPENT report -i "$TMP/split" --diff "$TMP/dd" --by instruction > "$TMP/ddiff.txt" 2>/dev/null
 rows=$(wc -l < "$TMP/ddiff_i.json")
