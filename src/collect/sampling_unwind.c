@@ -84,11 +84,22 @@ static const Dwfl_Thread_Callbacks thread_cbs = {
 	.set_initial_registers = set_initial_registers,
 };
 
-static char *debuginfo_path;
+/* The unwinder reads each image's own .eh_frame only: libdwfl tries a separate debug file's
+ * .debug_frame first, and those are compressed (Debian's -dbg packages), so every process's
+ * new Dwfl inflated them again: zlib was a quarter of a loaded machine's samples and the
+ * recorder fell behind (half of python3's samples lost through pyenv's shell scripts). */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
+	(void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
+	return -1;
+}
+
 static const Dwfl_Callbacks offline_cbs = {
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = no_debuginfo,
 	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
 };
 
 static int report_map(void *ctx, uint64_t start, uint64_t end, uint64_t pgoff,
