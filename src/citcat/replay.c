@@ -206,12 +206,26 @@ static int check_args(struct citcat_replay *rp, const struct cc_rec *e, uint64_t
 	return 0;
 }
 
-/* Load recorded registers in the syscall hook: Unicorn adds the syscall's length to RIP after
- * the hook returns, so RIP is set that much short. */
+/* Load recorded registers in the syscall hook, RIP last (commit_hook_rip): a RIP written in a
+ * hook makes Unicorn restart there, and a stop asked for after it is lost. The thread switch
+ * that follows an rt_sigreturn was: the thread ran on past the switch, for ever when it spun
+ * on a flag another thread sets. With a switch next, the switch writes RIP instead, outside
+ * the simulator (cc_replay_do_switch). */
 static void set_regs_at(struct citcat_replay *rp, const uint64_t *v)
 {
-	cc_replay_set_regs(rp, v);
-	set_reg(rp->uc, UC_X86_REG_RIP, v[CC_REG_RIP] - 2);
+	cc_replay_set_regs(rp, v, false);
+	rp->hook_rip = v[CC_REG_RIP];
+	rp->hook_rip_pending = 1;
+}
+
+/* RIP as set_regs_at noted it, in the hook: Unicorn adds the syscall's length to RIP after
+ * the hook returns, so it is written that much short. */
+static void commit_hook_rip(struct citcat_replay *rp)
+{
+	if (!rp->hook_rip_pending)
+		return;
+	set_reg(rp->uc, UC_X86_REG_RIP, rp->hook_rip - 2);
+	rp->hook_rip_pending = 0;
 }
 
 /* A signal the recorder delivered at this syscall boundary or at the exact point just
@@ -227,7 +241,7 @@ void cc_replay_deliver_signal(struct citcat_replay *rp, uint64_t resume_pc, int 
 	if (at_syscall)
 		set_regs_at(rp, r->recs[rp->cur + 1].u.regs);
 	else
-		cc_replay_set_regs(rp, r->recs[rp->cur + 1].u.regs);
+		cc_replay_set_regs(rp, r->recs[rp->cur + 1].u.regs, true);
 	rp->cur += 2;
 	rp->events++;
 	if (rp->cur < r->n && r->recs[rp->cur].kind == CC_REC_FPREGS)
@@ -342,7 +356,7 @@ void cc_replay_syscall(struct citcat_replay *rp, uint64_t pc, int in_hook)
 	if (newregs && in_hook) {
 		set_regs_at(rp, newregs);
 	} else if (newregs) {
-		cc_replay_set_regs(rp, newregs);
+		cc_replay_set_regs(rp, newregs, true);
 	} else {
 		set_reg(uc, UC_X86_REG_RAX, (uint64_t)e->u.sc.ret);
 		set_reg(uc, UC_X86_REG_RCX, pc + 2);
@@ -351,8 +365,11 @@ void cc_replay_syscall(struct citcat_replay *rp, uint64_t pc, int in_hook)
 	cc_replay_deliver_signal(rp, pc + 2, in_hook);
 	if (cc_replay_switch_next(rp, CC_SWITCH_HERE, 0)) {
 		if (in_hook)
-			uc_emu_stop(uc);
-	} else if (nr == SYS_exit && !rp->failed) {
+			uc_emu_stop(uc);	/* the switch writes a noted RIP */
+		return;
+	}
+	commit_hook_rip(rp);
+	if (nr == SYS_exit && !rp->failed) {
 		cc_replay_fail(rp, -EPROTO, "the recording does not say which thread runs after "
 			       "thread %" PRIu32 " exited (after %" PRIu64 " instructions)",
 			       cc_replay_tid(rp), rp->insns);
@@ -576,7 +593,7 @@ static int replay_setup(struct citcat_replay *rp)
 	ZydisDecoderInit(&rp->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	for (size_t i = 1; i < r->start_idx; i++) {
 		const struct cc_rec *x = &r->recs[i];
-		int err = x->kind == CC_REC_REGS ? cc_replay_set_regs(rp, x->u.regs) :
+		int err = x->kind == CC_REC_REGS ? cc_replay_set_regs(rp, x->u.regs, true) :
 			  cc_replay_apply(rp, x, 1);
 		if (err) {
 			if (!rp->err[0])

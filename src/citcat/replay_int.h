@@ -78,6 +78,8 @@ struct citcat_replay {
 	struct cc_rthread *thr;		/* thr[0] the first thread (META's pid) */
 	size_t nthr, thr_cap, cur_thr;
 	int switch_pending;		/* a SWITCH record is next: switch before running on */
+	int hook_rip_pending;		/* the syscall hook loaded registers but not yet RIP: */
+	uint64_t hook_rip;		/* this one (set_regs_at) */
 	uint64_t insns_mark;		/* rp->insns when the current thread started running */
 	uint64_t switches;
 	uint64_t preempt_points;	/* switches at an exact point (a preemption) */

@@ -221,10 +221,10 @@ static const int uc_regs_order[CC_NREGS] = {
 	-1 /* ss */, UC_X86_REG_FS_BASE, UC_X86_REG_GS_BASE, -1, -1, -1, -1,
 };
 
-int cc_replay_set_regs(struct citcat_replay *rp, const uint64_t *v)
+int cc_replay_set_regs(struct citcat_replay *rp, const uint64_t *v, bool with_rip)
 {
 	for (int i = 0; i < CC_NREGS; i++) {
-		if (uc_regs_order[i] < 0)
+		if (uc_regs_order[i] < 0 || (!with_rip && uc_regs_order[i] == UC_X86_REG_RIP))
 			continue;
 		uint64_t x = v[i];
 		if (uc_reg_write(rp->uc, uc_regs_order[i], &x) != UC_ERR_OK)

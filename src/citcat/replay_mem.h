@@ -9,7 +9,7 @@
 int cc_replay_check_files(struct citcat_replay *rp);
 /* Apply a MAP, MEM, UNMAP or ZERO record (others are ignored). INITIAL: part of the image. */
 int cc_replay_apply(struct citcat_replay *rp, const struct cc_rec *rec, int initial);
-/* Load a REGS record's values into the simulator. */
-int cc_replay_set_regs(struct citcat_replay *rp, const uint64_t *v);
+/* Load a REGS record's values into the simulator (RIP too when WITH_RIP). */
+int cc_replay_set_regs(struct citcat_replay *rp, const uint64_t *v, bool with_rip);
 
 #endif

@@ -106,7 +106,7 @@ static void thread_start(struct citcat_replay *rp, struct cc_rthread *t)
 	if (rp->cur >= r->n || r->recs[rp->cur].kind != CC_REC_REGS)
 		return cc_replay_fail(rp, -EPROTO, "the recording switches to the new thread %" PRIu32
 				      " without its registers", t->tid);
-	cc_replay_set_regs(rp, r->recs[rp->cur++].u.regs);
+	cc_replay_set_regs(rp, r->recs[rp->cur++].u.regs, true);
 	for (; rp->cur < r->n && r->recs[rp->cur].kind == CC_REC_MEM; rp->cur++)
 		if (cc_replay_apply(rp, &r->recs[rp->cur], 0))
 			return cc_replay_fail(rp, -EFAULT, "cannot start thread %" PRIu32 ": %s",
@@ -143,6 +143,10 @@ void cc_replay_do_switch(struct citcat_replay *rp)
 		rp->switches++;
 		from->insns += rp->insns - rp->insns_mark;
 		rp->insns_mark = rp->insns;
+		if (rp->hook_rip_pending) {	/* where the syscall hook's registers resume */
+			uc_reg_write(rp->uc, UC_X86_REG_RIP, &rp->hook_rip);
+			rp->hook_rip_pending = 0;
+		}
 		if (from->state != CC_RT_DEAD) {
 			if (!from->ctx && uc_context_alloc(rp->uc, &from->ctx) != UC_ERR_OK)
 				return cc_replay_fail(rp, -ENOMEM, "out of memory");

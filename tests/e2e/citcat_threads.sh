@@ -124,3 +124,23 @@ yj=$("$SPENT" citcat replay "$TMP/py4" --json --stdout "$TMP/py4.rep" 2>/dev/nul
 check "citcat_threads_python_4_threads_replay_verified ($(jfield "$yj" error))" [ "$(jfield "$yj" verified)" = True ]
 check "citcat_threads_python_4_threads_five_threads" [ "$(jfield "$yj" threads)" = 5 ]
 check "citcat_threads_python_stdout_equals_real" cmp -s "$TMP/py4.real" "$TMP/py4.rep"
+
+# a switch right after a signal handler's rt_sigreturn, at 0.5 ms slices (citcat_thread_alarm:
+# two threads spin on a flag while main takes 15 SIGALRMs): the replay loaded the restored
+# registers inside the syscall hook, which made Unicorn run on instead of stopping for the
+# switch, and the spinning thread never saw the flag (6 of 6 recordings hung; the --dump
+# path switched up to 64 K instructions late). Four recordings (two sanitized), each bounded.
+runs=4
+spent_sanitized && runs=2
+bad=""
+for i in $(seq 1 $runs); do
+	"$SPENT" citcat record --time-slice 0.5 -o "$TMP/ta$i" -- "$PROGS/citcat_thread_alarm" \
+		> "$TMP/ta$i.real" 2> /dev/null || { bad="run $i: record failed"; break; }
+	tj=$(timeout 120 "$SPENT" citcat replay "$TMP/ta$i" --json --stdout "$TMP/ta$i.rep" 2>/dev/null)
+	rc=$?
+	if [ $rc -ne 0 ] || [ "$(jfield "$tj" verified)" != True ] || ! cmp -s "$TMP/ta$i.real" "$TMP/ta$i.rep"; then
+		bad="run $i: rc $rc ($([ $rc = 124 ] && echo 'did not end in 120 s'; jfield "$tj" error))"
+		break
+	fi
+done
+check "citcat_threads_switch_after_sigreturn_replays_verified${bad:+: $bad}" test -z "$bad"
