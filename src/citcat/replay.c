@@ -228,12 +228,44 @@ static void commit_hook_rip(struct citcat_replay *rp)
 	rp->hook_rip_pending = 0;
 }
 
+static void signal_event(struct citcat_replay *rp, const struct cc_rec *sig, uint64_t resume_pc)
+{
+	if (!rp->sink.event)
+		return;
+	struct spent_trace_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = SPENT_TRACE_EV_SIGNAL;
+	ev.tid = cc_replay_tid(rp);
+	ev.u.signal.signo = (int32_t)sig->u.sig.signo;
+	ev.u.signal.handler = sig->u.sig.pc;
+	ev.u.signal.resume_pc = resume_pc;
+	rp->sink.event(rp->sink.ctx, &ev);
+}
+
+/* A SIGNAL the EXIT follows: the signal killed the run at this boundary, and the replay ends
+ * here as it did, with its status. (It ran on to the next syscall and failed there, having
+ * run code the real run never ran: printf("after") after kill(getpid(), SIGTERM).) */
+static void fatal_signal(struct citcat_replay *rp, uint64_t pc)
+{
+	const struct cc_recording *r = rp->rec;
+	signal_event(rp, &r->recs[rp->cur], pc);
+	rp->cur++;
+	rp->events++;
+	rp->done = 1;
+	rp->exit_status = (int)r->recs[rp->cur].u.exit.status;
+	rp->hook_rip_pending = 0;
+	uc_emu_stop(rp->uc);
+}
+
 /* A signal the recorder delivered at this syscall boundary or at the exact point just
  * matched: SIGNAL, REGS (the handler entry), FPREGS (its vector state; absent in version 2),
  * MEM (the frame the kernel built). */
 void cc_replay_deliver_signal(struct citcat_replay *rp, uint64_t resume_pc, int at_syscall)
 {
 	const struct cc_recording *r = rp->rec;
+	if (rp->cur + 1 < r->n && r->recs[rp->cur].kind == CC_REC_SIGNAL &&
+	    r->recs[rp->cur + 1].kind == CC_REC_EXIT)
+		return fatal_signal(rp, resume_pc);
 	if (rp->cur + 1 >= r->n || r->recs[rp->cur].kind != CC_REC_SIGNAL ||
 	    r->recs[rp->cur + 1].kind != CC_REC_REGS)
 		return;	/* none, or one the replay cannot place (next_event reports it) */
@@ -249,16 +281,7 @@ void cc_replay_deliver_signal(struct citcat_replay *rp, uint64_t resume_pc, int 
 	for (; rp->cur < r->n && r->recs[rp->cur].kind == CC_REC_MEM; rp->cur++)
 		if (cc_replay_apply(rp, &r->recs[rp->cur], 0))
 			return cc_replay_fail(rp, -EFAULT, "cannot write the signal frame: %s", rp->err);
-	if (rp->sink.event) {
-		struct spent_trace_event ev;
-		memset(&ev, 0, sizeof(ev));
-		ev.kind = SPENT_TRACE_EV_SIGNAL;
-		ev.tid = cc_replay_tid(rp);
-		ev.u.signal.signo = (int32_t)sig->u.sig.signo;
-		ev.u.signal.handler = sig->u.sig.pc;
-		ev.u.signal.resume_pc = resume_pc;
-		rp->sink.event(rp->sink.ctx, &ev);
-	}
+	signal_event(rp, sig, resume_pc);
 }
 
 /* Load bias of the ELF file ID when its segment at file offset OFF is mapped at START: the

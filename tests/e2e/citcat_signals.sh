@@ -78,3 +78,20 @@ for sb in syscallbuf no-syscallbuf; do
 	check "citcat_signal_in_wait_${sb}_replay_verified" [ "$(jfield "$wj" verified)" = True ]
 	check "citcat_signal_in_wait_${sb}_stdout_equals_real" cmp -s "$TMP/wa.$sb.real" "$TMP/wa.$sb.rep"
 done
+
+# a signal that kills the run at a syscall boundary (a shell's kill -TERM $$): the replay ends
+# there with the recorded status and is verified; it ran on to the next syscall ("after"'s
+# code, which the real run never ran) and failed as "replaying signals is not supported"
+for sb in syscallbuf no-syscallbuf; do
+	opt=()
+	[ $sb = no-syscallbuf ] && opt=(--no-syscallbuf)
+	"$SPENT" citcat record "${opt[@]}" -o "$TMP/kt.$sb" -- /bin/sh -c 'echo before; kill -TERM $$; echo after' \
+		> "$TMP/kt.$sb.real" 2>/dev/null
+	krc=$?
+	kj=$("$SPENT" citcat replay "$TMP/kt.$sb" --json --stdout "$TMP/kt.$sb.rep" 2>/dev/null)
+	check "citcat_fatal_signal_${sb}_recorded_as_killed (rc $krc)" [ $krc = 143 ]
+	check "citcat_fatal_signal_${sb}_replay_verified ($(jfield "$kj" error))" [ "$(jfield "$kj" verified)" = True ]
+	check "citcat_fatal_signal_${sb}_replay_exit_status_is_the_recorded" \
+		[ "$(jfield "$kj" exit_status)" = "$(jfield "$kj" recorded_exit_status)" ]
+	check "citcat_fatal_signal_${sb}_replayed_output_ends_before_the_signal" cmp -s "$TMP/kt.$sb.real" "$TMP/kt.$sb.rep"
+done
