@@ -139,6 +139,12 @@ static int is_effect(int kind)
 
 static void finish(struct citcat_replay *rp, uint64_t code)
 {
+	/* the exit with no EXIT record after it: the recording was cut inside that record, and
+	 * nothing says how the real run ended (it read as a run whose output differed) */
+	if (rp->rec->truncated)
+		return cc_replay_fail(rp, -ENODATA, "replayed up to the cut: %s (replay stopped "
+				      "after %" PRIu64 " instructions, at the exit)", rp->rec->why,
+				      rp->insns);
 	rp->done = 1;
 	rp->exit_status = (int)((code & 0xff) << 8);
 	uc_emu_stop(rp->uc);

@@ -116,6 +116,20 @@ check "citcat_truncated_replay_ran_instructions" gt "$(jfield "$cut" instruction
 check "citcat_truncated_replay_stopped_before_the_end" lt "$(jfield "$cut" syscalls)" "$(jfield "$full" syscalls)"
 check "citcat_truncated_replay_error_says_cut" has "$TMP/err3.txt" "replayed up to the cut"
 check "citcat_truncated_replay_not_verified" [ "$(jfield "$cut" verified)" = False ]
+# cut inside the EXIT record itself: the replay reaches the exit, then says the recording was
+# cut (it said the output differed, and the studies read it as a whole run, exit 0)
+bad=""
+for n in 1 6 12; do
+	head -c $((size - n)) "$TMP/full/recording" > "$TMP/cut/recording"
+	"$SPENT" citcat replay "$TMP/cut" > /dev/null 2> "$TMP/err5.txt"
+	rc=$?
+	grep -q "replayed up to the cut: the recording is cut short" "$TMP/err5.txt" && [ $rc = 1 ] ||
+		{ bad="$n bytes: rc $rc, $(head -c 160 "$TMP/err5.txt")"; break; }
+	"$SPENT" cachesim "$TMP/cut" > /dev/null 2> "$TMP/err5.txt"
+	rc=$?
+	grep -q "cut short" "$TMP/err5.txt" && [ $rc = 1 ] || { bad="$n bytes: cachesim rc $rc"; break; }
+done
+check "citcat_cut_in_the_exit_record_says_cut${bad:+: $bad}" [ -z "$bad" ]
 # cut inside the initial image: refused before running
 head -c 2000 "$TMP/full/recording" > "$TMP/cut/recording"
 "$SPENT" citcat replay "$TMP/cut" > /dev/null 2> "$TMP/err4.txt"
