@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "spent/trace.h"
 
@@ -32,6 +33,9 @@ struct citcat_record_opts {
 	/* how long a thread runs while another is ready before the recorder switches (ns);
 	 * 0: CITCAT_TIME_SLICE_MS */
 	int64_t time_slice_ns;
+	/* when set, the program's pid once it is started: a caller's signal handler may pass a
+	 * SIGTERM on to it, whose end is then recorded as any other */
+	volatile pid_t *started_pid;
 };
 
 struct citcat_record_result {
@@ -97,6 +101,9 @@ void citcat_replay_free(struct citcat_replay *rp);
 int citcat_replay_run(struct citcat_replay *rp, struct citcat_summary *sum, char *err, size_t errlen);
 /* Copy the bytes the replayed program writes to its stdout (fd 1) into F (not owned). */
 void citcat_replay_set_stdout(struct citcat_replay *rp, FILE *f);
+/* Stop a running replay (from a signal handler: it only sets a flag and asks the simulator to
+ * stop): the run then fails with -EINTR, "interrupted after N instructions at pc X". */
+void citcat_replay_interrupt(struct citcat_replay *rp);
 /* The summary so far (after run or after a source reached its end). */
 void citcat_replay_summary(const struct citcat_replay *rp, struct citcat_summary *sum);
 

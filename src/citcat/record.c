@@ -653,6 +653,8 @@ static int start_program(struct cc_tracer *tr, char *const *argv, const char *sb
 	if (e)
 		return fail(tr, e, "cannot fork");
 	pid_t pid = tr->pid = w.pid;
+	if (tr->started_pid)
+		*tr->started_pid = pid;
 	if (waitpid(pid, &st, __WALL) != pid || !WIFSTOPPED(st)) {
 		close(w.err_fd);
 		return fail(tr, -ECHILD, "the program did not start");
@@ -768,6 +770,7 @@ int citcat_record(const struct citcat_record_opts *o, struct citcat_record_resul
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", o->out_dir, (int)getpid());
 	tr.dir = tmp;
 	tr.copy_files = !o->no_copy;
+	tr.started_pid = o->started_pid;
 	snprintf(file, sizeof(file), "%s/%s", tmp, CC_FILE_NAME);
 	/* before the program runs: what publish_dir would refuse at the end (it was checked only
 	 * after the run, which was then lost) */

@@ -27,6 +27,7 @@ struct cc_file_ident {
 
 struct cc_tracer {
 	pid_t pid;
+	volatile pid_t *started_pid;	/* citcat_record_opts.started_pid */
 	bool not_run;			/* the command could not be executed (not found, not runnable) */
 	int memfd;			/* /proc/PID/mem of the recorded process */
 	struct cc_writer w;

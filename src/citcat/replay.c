@@ -727,7 +727,13 @@ int cc_replay_step(struct citcat_replay *rp, uint64_t count)
 		uint64_t pc = reg(rp->uc, UC_X86_REG_RIP);
 		/* UNTIL is an address no program reaches (nothing maps above 2^47): with 0, a pc
 		 * of 0 would return at once, run nothing, and a caller stepping in batches spun */
-		uc_err ue = uc_emu_start(rp->uc, pc, UINT64_MAX, 0, count ? count - ran : 0);
+		uc_err ue = rp->interrupted ? UC_ERR_OK :
+			    uc_emu_start(rp->uc, pc, UINT64_MAX, 0, count ? count - ran : 0);
+		if (rp->interrupted && !rp->failed && !rp->done) {
+			cc_replay_fail(rp, -EINTR, "interrupted after %" PRIu64 " instructions at pc %#"
+				       PRIx64, rp->insns, reg(rp->uc, UC_X86_REG_RIP));
+			break;
+		}
 		if (ue != UC_ERR_OK && !rp->failed && !rp->done)
 			fault_message(rp, ue);
 	} while ((rp->resume || rp->switch_pending) && !rp->failed && !rp->done);
@@ -740,6 +746,12 @@ int cc_replay_step(struct citcat_replay *rp, uint64_t count)
 	if (!rp->done && (!count || rp->insns - start < count))
 		fault_message(rp, UC_ERR_EXCEPTION);
 	return rp->failed ? rp->failed : rp->done;
+}
+
+void citcat_replay_interrupt(struct citcat_replay *rp)
+{
+	rp->interrupted = 1;
+	uc_emu_stop(rp->uc);	/* flags only (Unicorn's stop request and cpu_exit) */
 }
 
 void citcat_replay_set_stdout(struct citcat_replay *rp, FILE *f)

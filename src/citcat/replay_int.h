@@ -3,6 +3,7 @@
 #ifndef SPENT_CITCAT_REPLAY_INT_H
 #define SPENT_CITCAT_REPLAY_INT_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <unicorn/unicorn.h>
@@ -48,6 +49,7 @@ struct citcat_replay {
 	uint64_t insns, syscalls, events;
 	uint64_t buffered;		/* syscalls whose record came through the syscall buffer */
 	int done;			/* reached the recorded exit */
+	volatile sig_atomic_t interrupted;	/* citcat_replay_interrupt */
 	int failed;			/* -errno of a divergence, truncation or fault */
 	int resume;			/* a hook handled the instruction Unicorn stopped at */
 	int exit_status;

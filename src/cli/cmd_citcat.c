@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -107,6 +108,46 @@ static int status_code(int st)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 }
 
+/* Signals while recording or replaying. A terminal's ^C reaches the recorded program too (one
+ * process group): its end is then recorded like any other, so spent outlives it (it died of
+ * it and left DIR.tmp.PID). SIGTERM and SIGHUP to spent are passed on to the program (a second
+ * one kills it), as spent record does. A replay stops, says where, and keeps nothing
+ * half-written. Only signals not ignored at the start are handled: an ignored one stays
+ * ignored, and the recorded program inherits that as it would without spent. */
+static volatile pid_t recorded_pid;
+static volatile sig_atomic_t stop_signals, stop_signo;
+static struct citcat_replay *volatile replaying;
+
+static void on_stop_signal(int sig)
+{
+	stop_signo = sig;
+	if (replaying) {
+		citcat_replay_interrupt(replaying);
+		return;
+	}
+	pid_t p = recorded_pid;
+	if (sig != SIGINT && p > 0)
+		kill(p, stop_signals++ ? SIGKILL : sig);
+}
+
+static void handle_stop_signals(bool on)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static struct sigaction old[3];
+	static bool installed[3];
+	for (int i = 0; i < 3; i++) {
+		if (on) {
+			struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
+			sigemptyset(&sa.sa_mask);
+			installed[i] = sigaction(sigs[i], NULL, &old[i]) == 0 &&
+				       old[i].sa_handler != SIG_IGN && sigaction(sigs[i], &sa, NULL) == 0;
+		} else if (installed[i]) {
+			sigaction(sigs[i], &old[i], NULL);
+			installed[i] = false;
+		}
+	}
+}
+
 static int citcat_record_main(int argc, char **argv)
 {
 	rec_opts = (struct citcat_record_cli_opts)REC_DEFAULTS;
@@ -135,7 +176,11 @@ static int citcat_record_main(int argc, char **argv)
 			 "stops the program", sb_lib);
 	struct citcat_record_result res;
 	char err[512];
+	ro.started_pid = &recorded_pid;
+	handle_stop_signals(true);
 	int e = citcat_record(&ro, &res, err, sizeof(err));
+	handle_stop_signals(false);
+	recorded_pid = 0;
 	if (e) {
 		cli_error("cannot record '%s' into '%s': %s", cmd_argv[0], o.out, err);
 		/* as the shell, stat and record: 127 not found, 126 not runnable */
@@ -312,6 +357,8 @@ static int citcat_replay_main(int argc, char **argv)
 		return 1;
 	}
 	citcat_replay_set_stdout(rp, pout);
+	replaying = rp;
+	handle_stop_signals(true);
 	if (o.dump) {
 		e = dump_batches(src);
 		snprintf(err, sizeof(err), "%s", spent_trace_source_error(src));
@@ -319,6 +366,8 @@ static int citcat_replay_main(int argc, char **argv)
 	} else {
 		e = citcat_replay_run(rp, &s, err, sizeof(err));
 	}
+	handle_stop_signals(false);
+	replaying = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
 	citcat_replay_set_stdout(rp, NULL);
@@ -338,6 +387,8 @@ static int citcat_replay_main(int argc, char **argv)
 		spent_trace_source_free(src);
 	else
 		citcat_replay_free(rp);
+	if (e == -EINTR && stop_signo)
+		return 128 + stop_signo;	/* stopped by a signal, as the shell says it */
 	return e < 0 || !s.verified || werr ? 1 : 0;
 }
 

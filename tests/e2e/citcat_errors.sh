@@ -212,3 +212,43 @@ chmod 644 "$TMP/data.txt"
 rc=$?
 check "citcat_record_unrunnable_command_exits_126 (rc $rc)" [ $rc = 126 ]
 check "citcat_record_unrunnable_leaves_nothing" [ -z "$(ls -d "$TMP"/nf* "$TMP"/nx* 2>/dev/null | grep -v '\.err$')" ]
+
+# signals: a ^C to the terminal's process group, or SIGTERM to spent alone (passed on to the
+# program), ends the program, whose end is recorded: a complete recording of a run killed by
+# the signal, exit 128+SIG, no DIR.tmp.PID (spent died of the ^C and left its temporary)
+python3 - "$SPENT" "$TMP" <<'PY'
+import os, signal, subprocess, sys, time
+spent, tmp = sys.argv[1], sys.argv[2]
+for how, sig, want in (("group_sigint", signal.SIGINT, 130), ("sigterm_to_spent", signal.SIGTERM, 143)):
+    d = os.path.join(tmp, "sig_" + how)
+    p = subprocess.Popen([spent, "citcat", "record", "-o", d, "--", "sleep", "5"], start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.7)
+    t0 = time.time()
+    if how == "group_sigint":
+        os.killpg(p.pid, sig)
+    else:
+        p.send_signal(sig)
+    try:
+        rc = p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill(); rc = None
+    left = [x for x in os.listdir(tmp) if x.startswith("sig_" + how + ".tmp.")]
+    ok = rc == want and os.path.isdir(d) and not left
+    print(("PASS " if ok else "FAIL ") + f"citcat_record_{how}_ends_recorded_exit_{want} (rc {rc}, {time.time() - t0:.1f} s, temporaries {left})")
+    r = subprocess.run([spent, "citcat", "replay", d, "--json"], capture_output=True, text=True)
+    ok = r.returncode == 0 and '"verified":true' in r.stdout
+    print(("PASS " if ok else "FAIL ") + f"citcat_record_{how}_recording_replays_verified (rc {r.returncode})")
+PY
+# a replay stopped by a signal says where, exits 128+SIG and leaves no --stdout temporary
+"$SPENT" citcat record -o "$TMP/long" -- python3 -c 'print(sum(range(3 * 10 ** 7)))' > /dev/null 2>&1
+"$SPENT" citcat replay "$TMP/long" --stdout "$TMP/long.out" > /dev/null 2> "$TMP/long.err" &
+rp=$!
+sleep 1
+kill -TERM $rp
+wait $rp
+rc=$?
+check "citcat_replay_stopped_by_sigterm_exits_143 (rc $rc)" [ $rc = 143 ]
+check "citcat_replay_stopped_says_where" grep -q "stopped: interrupted after [0-9]* instructions at pc 0x" "$TMP/long.err"
+check "citcat_replay_stopped_leaves_no_stdout_file" [ -z "$(ls "$TMP" | grep '^long\.out')" ]
