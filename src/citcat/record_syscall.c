@@ -114,7 +114,8 @@ static const short no_out[] = {
 	SYS_vfork, SYS_clone3, SYS_symlink, SYS_link, SYS_utimensat, SYS_alarm, SYS_pause, SYS_flock,
 	SYS_creat, SYS_truncate, SYS_eventfd2, SYS_epoll_create1, SYS_epoll_ctl,
 	SYS_timerfd_create, SYS_timerfd_settime, SYS_getpriority, SYS_setpriority,
-	SYS_rt_sigreturn, SYS_execve, SYS_sync, SYS_syncfs,
+	SYS_rt_sigreturn, SYS_execve, SYS_sync, SYS_syncfs, SYS_msync, SYS_sync_file_range,
+	SYS_mlock2, SYS_mlockall, SYS_munlockall, SYS_chown, SYS_fchown, SYS_lchown, SYS_fchownat,
 };
 
 static int emit_effects_table(struct cc_tracer *tr, uint64_t nr, const uint64_t *a, int64_t ret)

@@ -252,3 +252,14 @@ rc=$?
 check "citcat_replay_stopped_by_sigterm_exits_143 (rc $rc)" [ $rc = 143 ]
 check "citcat_replay_stopped_says_where" grep -q "stopped: interrupted after [0-9]* instructions at pc 0x" "$TMP/long.err"
 check "citcat_replay_stopped_leaves_no_stdout_file" [ -z "$(ls "$TMP" | grep '^long\.out')" ]
+
+# calls that write no user memory draw no "syscalls whose memory outputs citcat does not
+# know" warning (msync did: python's mmap.flush, a program saving a shared file mapping)
+printf 'abcdef\n' > "$TMP/mapped.txt"
+"$SPENT" citcat record -o "$TMP/msync" -- python3 -c "
+import mmap
+f = open('$TMP/mapped.txt', 'r+b'); m = mmap.mmap(f.fileno(), 0); m[0:1] = b'X'; m.flush(); print(m[:6])" \
+	> /dev/null 2> "$TMP/msync.err"
+check "citcat_msync_records_without_unknown_syscall_warning ($(grep -o 'first: [0-9]*' "$TMP/msync.err"))" \
+	sh -c "! grep -q 'memory outputs citcat does not know' '$TMP/msync.err'"
+check "citcat_msync_recording_replays_verified" "$SPENT" citcat replay "$TMP/msync"
