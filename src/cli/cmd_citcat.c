@@ -58,7 +58,8 @@ static struct citcat_replay_opts rep_opts;
 		 "reference, syscall, signal, image load"), \
 	OPT_BOOL(0, "json", &rep_opts.json, "print the summary as one JSON object"), \
 	OPT_STRING(0, "stdout", &rep_opts.stdout_file, "FILE", "write what the replayed program " \
-		   "wrote to its stdout into FILE (mode 0600, only when the replay completes)")
+		   "wrote to its stdout into FILE (mode 0600, only when the replay completes; -: to " \
+		   "standard output, the summary then on stderr)")
 
 static const char *const record_usage[] = {
 	"spent citcat record [-o DIR] [--cpuid auto|fault|patch] [--no-copy] [--no-syscallbuf] "
@@ -254,9 +255,11 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 {
 	uint32_t tid;
 	uint64_t n;
+	/* stdout holds the trace (--dump) or the program's output (--stdout -) */
+	FILE *f = o->dump || (o->stdout_file && !strcmp(o->stdout_file, "-")) ? stderr : stdout;
 	if (o->json) {
 		struct json_writer w;
-		json_init(&w, stdout);
+		json_init(&w, f);
 		json_object_begin(&w);
 		json_ku64(&w, "instructions", s->instructions);
 		json_ku64(&w, "syscalls", s->syscalls);
@@ -291,7 +294,6 @@ static void print_summary(const struct citcat_replay_opts *o, const struct citca
 		json_newline(&w);
 		return;
 	}
-	FILE *f = o->dump ? stderr : stdout;
 	fprintf(f, "instructions   %" PRIu64 "\nsyscalls       %" PRIu64 " (%" PRIu64 " buffered)\n"
 		"exit status    %d "
 		"(recorded %d)\noutput bytes   %" PRIu64 "\nverified       %s\ncpuid          %s\n"
@@ -333,7 +335,13 @@ static int citcat_replay_main(int argc, char **argv)
 	struct outfile *of = NULL;
 	FILE *pout = NULL;
 	int e, werr = 0;
-	if (o.stdout_file) {	/* refused before the replay, put in place after it */
+	if (o.stdout_file && !strcmp(o.stdout_file, "-")) {	/* the program's output is ours */
+		if (o.dump) {
+			cli_error("--stdout - and --dump both write to standard output: choose one");
+			return 2;
+		}
+		pout = stdout;
+	} else if (o.stdout_file) {	/* refused before the replay, put in place after it */
 		if (cli_check_output_from(o.stdout_file, dir))
 			return 1;
 		e = outfile_open(o.stdout_file, OUTFILE_MODE, &of);

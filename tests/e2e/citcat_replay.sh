@@ -118,3 +118,13 @@ for mode in copy no-copy; do
 	check "citcat_proc_self_status_${mode}_replay_verified" [ "$(jfield "$sj" verified)" = True ]
 	check "citcat_proc_self_status_${mode}_replayed_output_equals_real" cmp -s "$TMP/status_real_$mode.out" "$TMP/status_replay_$mode.out"
 done
+
+# --stdout -: the replayed program's output on standard output, the summary on stderr (a file
+# named '-' was made); with --dump (stdout holds the trace) it is refused
+"$SPENT" citcat record -o "$TMP/echo" -- echo "hello from the replay" > /dev/null 2>&1
+(cd "$TMP" && "$SPENT" citcat replay "$TMP/echo" --stdout - --json > "$TMP/echo.out" 2> "$TMP/echo.err")
+check "citcat_replay_stdout_dash_is_the_programs_output" test "$(cat "$TMP/echo.out")" = "hello from the replay"
+check "citcat_replay_stdout_dash_summary_on_stderr" grep -q '"verified":true' "$TMP/echo.err"
+check "citcat_replay_stdout_dash_makes_no_file" test ! -e "$TMP/-"
+"$SPENT" citcat replay "$TMP/echo" --stdout - --dump > /dev/null 2> "$TMP/echo.err"
+check "citcat_replay_stdout_dash_with_dump_refused" test $? -eq 2
