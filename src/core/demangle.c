@@ -26,10 +26,15 @@ const char *demangle_name(const char *name, char *out, size_t outlen)
 	 * must not be read as a type encoding */
 	if (!enabled || !name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R') || !outlen)
 		return name;
-	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	/* a PLT stub (core/symtable's NAME@plt): the name before the suffix, then the suffix */
+	size_t len = strlen(name);
+	const char *plt = len > 4 && !strcmp(name + len - 4, "@plt") ? name + len - 4 : NULL;
+	char *bare = plt ? strndup(name, (size_t)(plt - name)) : NULL;
+	char *d = plt && !bare ? NULL : cplus_demangle(bare ? bare : name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	free(bare);
 	if (!d)
 		return name;
-	snprintf(out, outlen, "%s", d);
+	snprintf(out, outlen, "%s%s", d, plt ? plt : "");
 	free(d);
 	return out;
 }

@@ -337,6 +337,13 @@ static void names_rank_functions_before_their_parts(void **state)
 		{ "_ZSt16__introsort_loopIPdlN9__gnu_cxx5__ops15_Iter_less_iterEEvT_S4_T0_T1_",
 		  "__gnu_cxx::__ops::_Iter_less_iter", DEMANGLE_NO_MATCH },
 	};
+	/* a PLT stub's name (NAME@plt) shows demangled, the suffix kept: a C++ one printed
+	 * mangled in the report (_ZNSt14error_categoryD2Ev@plt) */
+	char buf[256];
+	assert_string_equal(demangle_name("_ZNSt14error_categoryD2Ev@plt", buf, sizeof(buf)),
+			    "std::error_category::~error_category()@plt");
+	assert_string_equal(demangle_name("free@plt", buf, sizeof(buf)), "free@plt");
+	assert_string_equal(demangle_name("_ZN2ns7throwerEi", buf, sizeof(buf)), "ns::thrower(int)");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		enum demangle_match got = demangle_match_rank(cases[i].sym, cases[i].wanted);
 		if (got != cases[i].want)
