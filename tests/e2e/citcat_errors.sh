@@ -242,10 +242,11 @@ for how, sig, want in (("group_sigint", signal.SIGINT, 130), ("sigterm_to_spent"
     print(("PASS " if ok else "FAIL ") + f"citcat_record_{how}_recording_replays_verified (rc {r.returncode})")
 PY
 # a replay stopped by a signal says where, exits 128+SIG and leaves no --stdout temporary
-"$SPENT" citcat record -o "$TMP/long" -- python3 -c 'print(sum(range(3 * 10 ** 7)))' > /dev/null 2>&1
+# (python's start-up: 50 ms natively, seconds of replay)
+"$SPENT" citcat record -o "$TMP/long" -- python3 -c 'print(1)' > /dev/null 2>&1
 "$SPENT" citcat replay "$TMP/long" --stdout "$TMP/long.out" > /dev/null 2> "$TMP/long.err" &
 rp=$!
-sleep 1
+sleep 0.5
 kill -TERM $rp
 wait $rp
 rc=$?
@@ -256,10 +257,7 @@ check "citcat_replay_stopped_leaves_no_stdout_file" [ -z "$(ls "$TMP" | grep '^l
 # calls that write no user memory draw no "syscalls whose memory outputs citcat does not
 # know" warning (msync did: python's mmap.flush, a program saving a shared file mapping)
 printf 'abcdef\n' > "$TMP/mapped.txt"
-"$SPENT" citcat record -o "$TMP/msync" -- python3 -c "
-import mmap
-f = open('$TMP/mapped.txt', 'r+b'); m = mmap.mmap(f.fileno(), 0); m[0:1] = b'X'; m.flush(); print(m[:6])" \
-	> /dev/null 2> "$TMP/msync.err"
+"$SPENT" citcat record -o "$TMP/msync" -- "$PROGS/citcat_msync" "$TMP/mapped.txt" > /dev/null 2> "$TMP/msync.err"
 check "citcat_msync_records_without_unknown_syscall_warning ($(grep -o 'first: [0-9]*' "$TMP/msync.err"))" \
 	sh -c "! grep -q 'memory outputs citcat does not know' '$TMP/msync.err'"
 check "citcat_msync_recording_replays_verified" "$SPENT" citcat replay "$TMP/msync"
