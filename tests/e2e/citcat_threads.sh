@@ -118,8 +118,9 @@ check "citcat_threads_spin_wait_stdout_equals_real" cmp -s "$TMP/spin.real" "$TM
 # (a twentieth of the steps under the sanitized build, whose replay of python runs at 11 M
 # instructions/s: Unicorn 2.0.1 allocates a tree at every guest store (its notdirty path), and
 # ASan's malloc records a stack for each; python's start-up is then 45 M of the 63 M
-# instructions, and the futex waits and the 10 switches the check is about still happen)
-steps=100000
+# instructions, and the futex waits and the 10 switches the check is about still happen;
+# 30000 steps otherwise: 140 M instructions, the same 10 switches as 100000 steps' 408 M)
+steps=30000
 spent_sanitized && steps=5000
 "${E[@]}" "$SPENT" citcat record -o "$TMP/py4" -- python3 "$SPENT_TOP/tests/e2e/citcat_threads_py4.py" $steps > "$TMP/py4.real" 2> /dev/null
 check "citcat_threads_python_4_threads_records" [ $? = 0 ]
