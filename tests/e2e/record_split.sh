@@ -139,7 +139,9 @@ for l in sys.stdin:
     a, rest = l.split(" ", 1)
     sys.stdout.write("%016x %s" % (int(a, 16) + (1 << 24), rest))' | zstd -q -f -o "$TMP/ddboot2/kallsyms.zst"
 sed -i 's/^id .*/id 0123456789abcdef/' "$TMP/ddboot2/meta"
-cp -a "$TMP/split" "$TMP/mdb2"
+# (the destination is dd's own profile, so the two share every kernel name: a destination
+# sharing none with the source cannot tell, and takes the union)
+cp -a "$TMP/dd" "$TMP/mdb2"
 before=$(ls -l "$TMP/mdb2"/epoch-*/ | md5sum)
 $SPENT db "$TMP/mdb2" merge "$TMP/ddboot2" > /dev/null 2> "$TMP/mdb2.err"
 rc=$?
