@@ -125,6 +125,7 @@ for n in 1 6 12; do
 	rc=$?
 	grep -q "replayed up to the cut: the recording is cut short" "$TMP/err5.txt" && [ $rc = 1 ] ||
 		{ bad="$n bytes: rc $rc, $(head -c 160 "$TMP/err5.txt")"; break; }
+	[ $n = 1 ] || continue	# a study once: it reads the recording through the same replay
 	"$SPENT" cachesim "$TMP/cut" > /dev/null 2> "$TMP/err5.txt"
 	rc=$?
 	grep -q "cut short" "$TMP/err5.txt" && [ $rc = 1 ] || { bad="$n bytes: cachesim rc $rc"; break; }
