@@ -5,6 +5,7 @@
  * by time: the same 15 signals on any CPU. Prints whether it got them. */
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
@@ -20,12 +21,18 @@ static void on_alarm(int sig)
 	hits++;
 }
 
+/* The loop's state is in general registers and changes every iteration, so each signal's
+ * exact point is unique (a floating-point loop once left the replay unable to match one:
+ * its general registers repeat, and the point then rests on the vector state alone). */
 static void *spin(void *arg)
 {
-	double x = 1;
-	while (!stop)
-		x = x * 1.0000001 + 1e-9;
-	sink = x;
+	uint64_t x = (uint64_t)(uintptr_t)&x, n = 0;
+	while (!stop) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		x += x / ((x >> 32) | 1);	/* a division: few instructions a microsecond */
+		n++;
+	}
+	sink = (double)(x ^ n);
 	return arg;
 }
 
