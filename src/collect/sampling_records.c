@@ -299,11 +299,12 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 			err = procmaps_fork(s->maps, (pid_t)ppid, (pid_t)pid);
 		if (!err && tid != ptid)
 			err = sampling_task_fork(s, pid, tid, ptid);
-		/* per-thread events are not inherited: a new thread or child gets its own */
-		if (!err && s->cfg.per_thread && tid != ptid)
+		/* per-thread events are not inherited: a new thread or child gets its own, and
+		 * its name as it is now */
+		if (!err && s->cfg.per_thread && tid != ptid) {
 			err = sampling_follow_thread(s, (pid_t)tid);
-		if (!err && s->cfg.per_thread && tid != ptid)
-			err = sampling_task_reread_comm(s, pid, tid);
+			err = err ? err : sampling_task_reread_comm(s, pid, tid);
+		}
 		return err;
 	}
 	case PERF_RECORD_LOST:
