@@ -90,6 +90,15 @@ static int command_help(const struct command *c)
 	return 0;
 }
 
+/* The command NAME, or NULL after one error line (help, --man and the dispatch say it alike). */
+static const struct command *known_command(const char *name)
+{
+	const struct command *c = command_find(name);
+	if (!c)
+		cli_error("unknown command '%s': see 'spent help'", name);
+	return c;
+}
+
 /* `spent --man [COMMAND]`: the overview's page, or COMMAND's (as `spent COMMAND --man`). */
 static int man_dispatch(int argc, char **argv)
 {
@@ -101,11 +110,9 @@ static int man_dispatch(int argc, char **argv)
 		print_man(stdout);
 		return 0;
 	}
-	const struct command *c = command_find(argv[1]);
-	if (!c) {
-		cli_error("unknown command '%s': see 'spent help'", argv[1]);
+	const struct command *c = known_command(argv[1]);
+	if (!c)
 		return 2;
-	}
 	char *margv[] = { (char *)c->name, "--man", NULL };
 	return c->fn(2, margv);
 }
@@ -126,11 +133,9 @@ static int cmd_help_dispatch(int argc, char **argv)
 		print_overview(stdout);
 		return 0;
 	}
-	const struct command *c = command_find(argv[1]);
-	if (!c) {
-		cli_error("unknown command '%s': see 'spent help'", argv[1]);
+	const struct command *c = known_command(argv[1]);
+	if (!c)
 		return 2;
-	}
 	return command_help(c);
 }
 
@@ -167,11 +172,9 @@ static int run_command(int argc, char **argv)
 		printf("spent %s\n", SPENT_VERSION);
 		return 0;
 	}
-	const struct command *c = command_find(name);
-	if (!c) {
-		cli_error("unknown command '%s': see 'spent help'", name);
+	const struct command *c = known_command(name);
+	if (!c)
 		return 2;
-	}
 	/* A command on the option table handles -h itself (and knows which argument is an
 	 * option's value); one not on it yet gets commands.def's usage line. --man always goes to
 	 * the command: one on the table prints its page, one not on it refuses the option. */
