@@ -454,6 +454,17 @@ void cc_files_release(struct cc_tracer *tr)
 	tr->nfiles = tr->capfiles = 0;
 }
 
+/* The MXCSR_MASK this CPU's fxsave stores (the recorder runs on the program's CPU): a
+ * program's fxsave images hold it, and the simulator's differ where it is not 0xffff. */
+static uint32_t cpu_mxcsr_mask(void)
+{
+	uint8_t area[512] __attribute__((aligned(16))) = { 0 };
+	uint32_t mask;
+	__asm__ volatile("fxsave64 %0" : "=m"(area));
+	memcpy(&mask, area + 28, sizeof(mask));
+	return mask;
+}
+
 static int emit_meta(struct cc_tracer *tr, char *const *argv)
 {
 	struct binbuf cmd;
@@ -475,6 +486,7 @@ static int emit_meta(struct cc_tracer *tr, char *const *argv)
 	err = err ? err : binbuf_put_uvarint(b, (uint64_t)tr->pid);
 	err = err ? err : binbuf_put_uvarint(b, (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec);
 	err = err ? err : binbuf_put_uvarint(b, (uint64_t)tr->cpuid_mode);
+	err = err ? err : binbuf_put_uvarint(b, cpu_mxcsr_mask());
 	err = err ? err : cc_writer_emit(&tr->w, CC_REC_META);
 	binbuf_release(&cmd);
 	return err;

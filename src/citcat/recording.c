@@ -195,6 +195,10 @@ static int parse_strs(struct binreader *r, struct cc_rec *rec)
 		if (binreader_left(r) && (get_u(r, &rec->u.meta.cpuid_mode) ||
 					  rec->u.meta.cpuid_mode > CC_CPUID_PATCH))
 			return -EBADMSG;
+		rec->u.meta.mxcsr_mask = 0;
+		if (binreader_left(r) && (get_u(r, &rec->u.meta.mxcsr_mask) ||
+					  rec->u.meta.mxcsr_mask > UINT32_MAX))
+			return -EBADMSG;
 		return 0;
 	}
 	uint64_t v[6];

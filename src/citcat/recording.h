@@ -33,7 +33,7 @@ struct cc_rec {
 	uint8_t deep;		/* POINT: it has the deep stack hash (version 5) */
 	uint64_t off;		/* file offset of the frame */
 	union {
-		struct { char *cmdline, *cwd; uint64_t pid, start_ns, cpuid_mode; } meta;
+		struct { char *cmdline, *cwd; uint64_t pid, start_ns, cpuid_mode, mxcsr_mask; } meta;
 		struct { uint64_t id, dev, ino, size, mtime_ns, hash, flags; char *path; } file;
 		struct { uint64_t start, len, prot, kind, file_id, offset; } map;
 		struct { uint64_t addr, len; const uint8_t *bytes; } mem;

@@ -66,7 +66,10 @@
 
 enum cc_rec_kind {
 	/* str cmdline (argv joined by spaces), str cwd, pid, start time (unix ns), [cpuid mode
-	 * (enum cc_cpuid_mode: how the recorder trapped cpuid; absent in older recordings)] */
+	 * (enum cc_cpuid_mode: how the recorder trapped cpuid; absent in older recordings)],
+	 * [MXCSR_MASK: what the recording CPU's fxsave stores at bytes 28-31 (0xffff on Intel
+	 * Xeons, 0x2ffff on AMD EPYCs); absent in older recordings, where the replay stores the
+	 * simulator's 0xffff] */
 	CC_REC_META = 1,
 	/* id (>= 1, unique), str path, dev, ino, size, mtime_ns, le64 content hash (fnv64 of the
 	 * whole file; 0 when flags has neither COPY nor CHECK: the content was not read), flags

@@ -14,9 +14,17 @@
  * start; each such address gets a code hook (Unicorn runs it before the instruction, and only
  * for instructions at that address), which decodes the instruction actually there, computes
  * its memory operand and zeroes those bytes before the instruction writes the rest. Code
- * written at run time (JIT) is not scanned. Still different: the last x87 instruction and
- * data pointers (bytes 8-23), which the simulator stores as 0 and an Intel CPU as the
- * addresses of the last x87 instruction. */
+ * written at run time (JIT) is not scanned.
+ *
+ * MXCSR_MASK (bytes 28-31) is the CPU's own: 0xffff on Intel Xeons, 0x2ffff on AMD EPYCs
+ * (misaligned-SSE exception mask), and the simulator always stores 0xffff. Where the
+ * recording CPU's differs (META's mxcsr_mask), each site also hooks the instruction after it,
+ * which writes the mask once the fxsave has stored its image: on an AMD-recorded run the
+ * trampoline's image left in the stack made a recorded program's output and a signal's
+ * POINT unmatchable.
+ * Still different: the last x87 instruction and data pointers (bytes 8-23), which the
+ * simulator stores as 0, AMD as 0 unless an x87 exception is pending, and an Intel CPU as
+ * the addresses of the last x87 instruction. */
 #include <errno.h>
 
 #include "citcat/replay_int.h"
@@ -27,6 +35,8 @@
 #define FX_SLOTS_OFF 32		/* st0/mm0 slot in the fxsave area */
 #define FX_SLOT_SIZE 16
 #define FX_SLOT_VALUE 10	/* bytes of the 80-bit register; the rest the CPU zeroes */
+#define FX_MASK_OFF 28		/* MXCSR_MASK */
+#define FX_SIM_MASK 0xffffu	/* the mask the simulator stores */
 
 /* Unicorn's register for a 64-bit general register's Zydis id (encoding order). */
 static const int gpr_by_id[16] = {
@@ -52,6 +62,15 @@ static uint64_t addr_reg(uc_engine *uc, ZydisRegister reg, uint64_t pc, uint32_t
 	}
 	uc_reg_read(uc, gpr_by_id[ZydisRegisterGetId(big) & 15], &v);
 	return v;
+}
+
+/* The recording CPU's MXCSR_MASK where it is not the simulator's; 0 otherwise (and in
+ * recordings made before META had it). */
+static uint32_t recorded_mask(const struct citcat_replay *rp)
+{
+	const struct cc_recording *r = rp->rec;
+	uint32_t m = r->n && r->recs[0].kind == CC_REC_META ? (uint32_t)r->recs[0].u.meta.mxcsr_mask : 0;
+	return m == FX_SIM_MASK ? 0 : m;
 }
 
 static void on_fxsave_site(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
@@ -90,6 +109,24 @@ static void on_fxsave_site(uc_engine *uc, uint64_t pc, uint32_t size, void *user
 	for (int i = 0; i < 8; i++)
 		uc_mem_write(uc, ea + FX_SLOTS_OFF + (uint64_t)i * FX_SLOT_SIZE + FX_SLOT_VALUE, zero,
 			     sizeof(zero));
+	rp->fx_mask_pending = recorded_mask(rp) != 0;
+	rp->fx_mask_thr = rp->cur_thr;
+	rp->fx_mask_pc = pc + in.length;
+	rp->fx_mask_ea = ea;
+}
+
+/* The instruction after an fxsave site: the fxsave has stored its image, with the
+ * simulator's mask; the recording CPU's goes in its place. */
+static void after_fxsave_site(uc_engine *uc, uint64_t pc, uint32_t size, void *user)
+{
+	struct citcat_replay *rp = user;
+	if (!rp->fx_mask_pending || pc != rp->fx_mask_pc || rp->cur_thr != rp->fx_mask_thr)
+		return;	/* reached another way, or another thread's */
+	rp->fx_mask_pending = 0;
+	uint32_t mask = recorded_mask(rp);
+	uint8_t le[4] = { (uint8_t)mask, (uint8_t)(mask >> 8), (uint8_t)(mask >> 16),
+			  (uint8_t)(mask >> 24) };
+	uc_mem_write(uc, rp->fx_mask_ea + FX_MASK_OFF, le, sizeof(le));
 }
 
 static int site_known(const struct citcat_replay *rp, uint64_t pc)
@@ -121,8 +158,12 @@ int cc_replay_fxsave_scan(struct citcat_replay *rp, uint64_t start, const uint8_
 				return -ENOMEM;
 			rp->fx_sites[rp->fx_n++] = start + s;
 			uc_hook h;
+			uint64_t next = start + s + in.length;
 			if (uc_hook_add(rp->uc, &h, UC_HOOK_CODE, (void *)on_fxsave_site, rp, start + s,
-					start + s) != UC_ERR_OK)
+					start + s) != UC_ERR_OK ||
+			    (recorded_mask(rp) &&
+			     uc_hook_add(rp->uc, &h, UC_HOOK_CODE, (void *)after_fxsave_site, rp, next,
+					 next) != UC_ERR_OK))
 				return -ENOMEM;
 		}
 	}

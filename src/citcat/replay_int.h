@@ -87,6 +87,11 @@ struct citcat_replay {
 	uint64_t preempt_points;	/* switches at an exact point (a preemption) */
 	uint64_t *fx_sites;		/* fxsave instructions with a hook (replay_fxsave.c) */
 	size_t fx_n, fx_cap;
+	/* an fxsave just ran whose image needs the recording CPU's MXCSR_MASK: written when
+	 * its thread reaches the next instruction, at FX_MASK_PC */
+	int fx_mask_pending;
+	size_t fx_mask_thr;
+	uint64_t fx_mask_pc, fx_mask_ea;
 };
 
 /* Install the per-instruction and data-reference hooks for HOOKS (replacing the fast block

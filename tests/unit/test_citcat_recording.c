@@ -36,6 +36,8 @@ struct knobs {
 	uint64_t switch_reason;
 	uint64_t sc_extra;	/* flags or'ed into the SYSCALL's (CC_SC_STATE: a state hash follows) */
 	uint32_t version;	/* > 0: the header says this format version */
+	int meta_tail;		/* META's optional fields written: 1 cpuid mode, 2 and the mask */
+	uint64_t mxcsr_mask;	/* the mask written when meta_tail is 2 */
 };
 
 #define GOOD_KNOBS { .with_exit = 1, .nregs = 1, .pc = 0x401000, .file_flags = CC_FILE_CHECK, \
@@ -53,6 +55,10 @@ static struct built build_with(struct knobs k)
 	binbuf_put_str(&w.payload, "/tmp");
 	put_u(&w, 1234);
 	put_u(&w, 99);
+	if (k.meta_tail >= 1)
+		put_u(&w, CC_CPUID_PATCH);
+	if (k.meta_tail >= 2)
+		put_u(&w, k.mxcsr_mask);
 	assert_int_equal(cc_writer_emit(&w, CC_REC_META), 0);
 	for (int n = 0; n < k.nregs; n++) {
 		put_u(&w, CC_NREGS);
@@ -167,6 +173,29 @@ static void roundtrip_reads_every_field(void **state)
 	assert_non_null(cc_recording_file(r, 1));
 	assert_null(cc_recording_file(r, 2));
 	cc_recording_free(r);
+}
+
+/* META's trailing fields are optional: a recording without them reads as "unknown" (0) */
+static void meta_cpuid_mode_and_mxcsr_mask_are_optional(void **state)
+{
+	(void)state;
+	for (int tail = 0; tail <= 2; tail++) {
+		struct knobs k = GOOD_KNOBS;
+		k.meta_tail = tail;
+		k.mxcsr_mask = 0x2ffff;
+		struct built b = build_with(k);
+		struct cc_recording *r;
+		char err[256] = "";
+		assert_int_equal(cc_recording_parse(b.data, b.len, &r, err, sizeof(err)), 0);
+		assert_int_equal(r->recs[0].u.meta.cpuid_mode, tail >= 1 ? CC_CPUID_PATCH : CC_CPUID_UNKNOWN);
+		assert_int_equal(r->recs[0].u.meta.mxcsr_mask, tail >= 2 ? 0x2ffff : 0);
+		cc_recording_free(r);	/* it owns the bytes */
+	}
+	/* a mask wider than 32 bits is no MXCSR_MASK */
+	struct knobs k = GOOD_KNOBS;
+	k.meta_tail = 2;
+	k.mxcsr_mask = 1ULL << 32;
+	assert_non_null(strstr(parse_error(k), "malformed record (kind 1)"));
 }
 
 static void missing_exit_is_truncated_not_error(void **state)
@@ -489,6 +518,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(roundtrip_reads_every_field),
+		cmocka_unit_test(meta_cpuid_mode_and_mxcsr_mask_are_optional),
 		cmocka_unit_test(point_and_fpregs_read_with_their_exact_size),
 		cmocka_unit_test(switch_reads_tid_and_reason),
 		cmocka_unit_test(buffered_syscall_flag),
