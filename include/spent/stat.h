@@ -88,6 +88,9 @@ SPENT_API int spent_stat_wait(struct spent_stat *s, int *status);
 /* Ctrl-C: a command is sent SIGINT (it ends, the counts stay readable); without a command the
  * wait ends. Async-signal-safe. */
 SPENT_API void spent_stat_interrupt(struct spent_stat *s);
+/* The same for another signal the caller received (SIGTERM, SIGHUP...): a command is sent SIG,
+ * so its exit status says what stopped it (143 for SIGTERM). Async-signal-safe. */
+SPENT_API void spent_stat_pass_signal(struct spent_stat *s, int sig);
 
 /* The totals of the first N events (raw, with their times), over every thread or CPU. */
 SPENT_API int spent_stat_read(struct spent_stat *s, struct spent_stat_value *values, size_t n);

@@ -23,12 +23,14 @@
 static volatile sig_atomic_t interrupted;
 static struct spent_stat *volatile counting_now;	/* the session a Ctrl-C is passed to */
 
+/* SIGINT, SIGTERM, SIGHUP, SIGQUIT: passed on to the command, whose counts are then printed
+ * and -o's file put in place (the default action left a temporary file and an orphaned
+ * command behind) */
 static void on_interrupt(int sig)
 {
-	(void)sig;
 	interrupted = 1;
 	if (counting_now)
-		spent_stat_interrupt(counting_now);
+		spent_stat_pass_signal(counting_now, sig);
 }
 
 /* The supported subset of the event list, in order: what is actually opened. */
@@ -369,6 +371,12 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 	struct count_value *totals = NULL, *sums = NULL;
 	struct outfile *of = NULL;
 	bool printed = false;
+	/* before the temporary exists: a signal from here on is handled */
+	struct sigaction sa = { .sa_handler = on_interrupt };
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	if (opts->output) {	/* a temporary now, put at -o only once the counts are in it */
 		int err = outfile_check(opts->output);
 		err = err ? err : outfile_open(opts->output, OUTFILE_MODE, &of);
@@ -393,9 +401,6 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 		cli_error("none of the requested events can be counted on this machine");
 		goto out;
 	}
-	struct sigaction sa = { .sa_handler = on_interrupt };
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	int nruns = 0;
 	for (long r = 0; r < opts->repeat && !interrupted; r++) {
 		bool started = false;

@@ -29,7 +29,8 @@ struct spent_stat {
 	double start_ns, end_ns;
 	int status, exit_code;
 	/* 1: Ctrl-C arrived; 2: passed on to the command */
-	volatile sig_atomic_t interrupted;
+	volatile sig_atomic_t interrupted;	/* 0, 1 when a signal is to be passed on, 2 once it was */
+	volatile sig_atomic_t pass_sig;		/* the signal passed on to the command */
 	char err[512];
 };
 
@@ -165,7 +166,7 @@ static void wait_loop(struct spent_stat *s, pid_t watch, bool command)
 		if (s->interrupted == 1 && command) {
 			/* a terminal's Ctrl-C reaches the command too; a kill aimed at the caller
 			 * alone is passed on so the command stops and the counts stay readable */
-			kill(watch, SIGINT);
+			kill(watch, s->pass_sig);
 			s->interrupted = 2;
 		}
 		if (step > 0 && now_ns() >= next) {
@@ -213,7 +214,7 @@ static int wait_loop_traced(struct spent_stat *s)
 				tick_interval(s);
 			tick = 0;
 			if (s->interrupted == 1) {
-				kill(s->wl.pid, SIGINT);
+				kill(s->wl.pid, s->pass_sig);
 				s->interrupted = 2;
 			}
 			continue;
@@ -258,10 +259,17 @@ int spent_stat_wait(struct spent_stat *s, int *status)
 	return 0;
 }
 
+void spent_stat_pass_signal(struct spent_stat *s, int sig)
+{
+	if (!s->interrupted) {
+		s->pass_sig = sig;
+		s->interrupted = 1;
+	}
+}
+
 void spent_stat_interrupt(struct spent_stat *s)
 {
-	if (!s->interrupted)
-		s->interrupted = 1;
+	spent_stat_pass_signal(s, SIGINT);
 }
 
 int spent_stat_read(struct spent_stat *s, struct spent_stat_value *values, size_t n)

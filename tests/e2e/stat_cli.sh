@@ -125,6 +125,17 @@ check "--list shows task-clock" grep -qE '^  task-clock ' "$TMP/list"
 sleep 0.5; kill -INT $sp; wait $sp; rc=$?
 check "SIGINT stops the command with status 130" test "$rc" -eq 130
 check "SIGINT still prints the counts" grep -q task-clock "$TMP/int"
+# other stop signals are passed on as they came (SIGTERM gave the command SIGINT: 130), the
+# counts still land in -o's file, and no temporary or running command is left (SIGHUP's default
+# action left both)
+for sig in TERM HUP QUIT; do
+	"$SPENT" stat -e task-clock -o "$TMP/sig$sig" -- sleep 30 2>/dev/null & sp=$!
+	sleep 0.5; kill -$sig $sp; wait $sp; rc=$?
+	check "SIG$sig is passed on: status $((128 + $(kill -l $sig)))" test "$rc" -eq $((128 + $(kill -l $sig)))
+	check "SIG$sig: the counts are in -o's file" grep -q task-clock "$TMP/sig$sig"
+	check "SIG$sig: no temporary is left" test -z "$(ls "$TMP" | grep "sig$sig.tmp")"
+	check "SIG$sig: the command is not left running" test -z "$(pgrep -P $$ -x sleep; pgrep -f '^sleep 30$' -P 1)"
+done
 
 # hardware events: fall back or count, depending on the machine
 if have_pmu; then
