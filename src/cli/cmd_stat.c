@@ -169,15 +169,22 @@ static void apply_fallbacks(struct stat_events *se, bool system_wide, bool user_
 {
 	if (spent_pmu_present())
 		return;
+	char said[1024] = "|";	/* "|cycles|...|": each replacement is said once */
 	for (size_t i = 0; i < se->n; i++) {
 		if (!spent_event_needs_pmu(&se->evs[i]))
 			continue;
-		char old[160];
+		char old[160], key[164];
 		snprintf(old, sizeof(old), "%s", se->evs[i].spec);
+		snprintf(key, sizeof(key), "|%s|", old);
 		if (user_chosen && spent_event_fallback(&se->evs[i], system_wide) == 0) {
-			cli_error("no hardware PMU on this machine: counting '%s' instead of '%s'",
-				  se->evs[i].name, old);
-			/* drop the replacement when the same clock is already counted */
+			if (!strstr(said, key)) {
+				cli_error("no hardware PMU on this machine: counting '%s' instead of '%s'",
+					  se->evs[i].name, old);
+				if (strlen(said) + strlen(key) < sizeof(said))
+					strcat(said, key + 1);
+			}
+			/* drop the replacement when the same clock is already counted (fill_rows
+			 * shows no row for a dropped copy) */
 			for (size_t j = 0; j < se->n; j++)
 				if (j != i && se->supported[j] && strcmp(se->evs[j].spec, se->evs[i].spec) == 0)
 					se->supported[i] = false;

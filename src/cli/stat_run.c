@@ -72,14 +72,19 @@ static void fill_rows(const struct stat_events *se, const struct open_set *os,
 	size_t k = 0;
 	for (size_t i = 0; i < se->n; i++) {
 		/* a repeated event (cycles, instructions in every --all-events group) is one row:
-		 * the mean of its projections */
+		 * the mean of its projections; an unsupported copy of a counted event is a fallback
+		 * dropped as a duplicate (cycles -> task-clock beside task-clock), no row at all */
 		size_t first = i;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(se->evs[j].spec, se->evs[i].spec) == 0 && se->supported[j] == se->supported[i]) {
+		bool dropped = false;
+		for (size_t j = 0; j < se->n; j++) {
+			if (j == i || strcmp(se->evs[j].spec, se->evs[i].spec) != 0)
+				continue;
+			if (!se->supported[i] && se->supported[j])
+				dropped = true;
+			else if (j < i && se->supported[j] == se->supported[i] && first == i)
 				first = j;
-				break;
-			}
-		if (first != i)
+		}
+		if (first != i || dropped)
 			continue;
 		struct stat_row *r = &rows[k++];
 		memset(r, 0, sizeof(*r));

@@ -148,6 +148,18 @@ else
 	check "without a PMU cycles falls back to task-clock in one line" grep -q "no hardware PMU on this machine: counting 'task-clock' instead of 'cycles'" "$TMP/fb"
 	"$SPENT" stat -e instructions,page-faults -- true 2>"$TMP/fb2"
 	check "without a PMU instructions is reported not supported" grep -q '<not supported>.*instructions' "$TMP/fb2"
+	# a fallback onto a clock already counted is one row, said once, in either order and
+	# format (it was a second '<not supported> task-clock' row)
+	for evs in "-e cycles,task-clock" "-e task-clock,cycles" "-e cycles -e cycles"; do
+		"$SPENT" stat $evs -- true 2>"$TMP/fb3"
+		check "without a PMU, $evs: one task-clock row, no unsupported one" \
+			test "$(grep -c 'task-clock' "$TMP/fb3")" = 2 -a -z "$(grep 'not supported' "$TMP/fb3")"
+		check "without a PMU, $evs: the fallback said once" \
+			test "$(grep -c 'instead of' "$TMP/fb3")" = 1
+	done
+	"$SPENT" stat -e task-clock,cycles --json -- true 2>"$TMP/fb4"
+	check "without a PMU, --json: one task-clock row, none unsupported" \
+		test "$(grep -c '"event":"task-clock"' "$TMP/fb4")" = 1 -a -z "$(grep '"supported":false' "$TMP/fb4")"
 	"$SPENT" stat --costs -e page-faults -- true 2>"$TMP/c2"
 	check "without a PMU --costs says estimates are unavailable" grep -q 'time estimates are unavailable' "$TMP/c2"
 	need_pmu "IPC and --costs estimates from hardware counts" || true
