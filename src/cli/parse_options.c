@@ -100,6 +100,12 @@ static int set_value(const struct option *o, const char *arg, int unset, int as_
 	opt_name(o, as_long, nm, sizeof(nm));
 	if (!arg && !unset && (o->flags & PARSE_OPT_OPTARG))
 		arg = o->defarg;
+	/* a path option given "" named no file: "cannot write '': its directory does not
+	 * exist" said nothing useful */
+	if ((o->type == OPTION_STRING || o->type == OPTION_STRING_LIST) && !unset && arg && !*arg &&
+	    o->argh && (strstr(o->argh, "FILE") || strstr(o->argh, "DIR") || !strcmp(o->argh, "LOG")))
+		return parse_options_error(u, "%s takes a %s name, not an empty string", nm,
+					   strstr(o->argh, "DIR") ? "directory" : "file");
 	switch (o->type) {
 	case OPTION_BOOL:
 		*(int *)o->value = !unset;

@@ -142,6 +142,10 @@ static void test_errors(void **state)
 	assert_int_equal(run(0, "--mode", "medium", NULL), PARSE_OPT_ERROR);
 	assert_int_equal(run(0, "--flag=1", NULL), PARSE_OPT_ERROR);
 	assert_int_equal(run(0, "--no-count", NULL), PARSE_OPT_ERROR);
+	/* a FILE option given "" names no file; an event list may be empty (it says so itself) */
+	assert_int_equal(run(0, "-o", "", NULL), PARSE_OPT_ERROR);
+	assert_int_equal(run(0, "--output=", NULL), PARSE_OPT_ERROR);
+	assert_int_equal(run(0, "-e", "", NULL), 0);
 }
 
 static void test_help_and_man(void **state)
