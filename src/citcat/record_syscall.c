@@ -77,6 +77,10 @@ static const struct out_buf out_bufs[] = {
 	{ SYS_getitimer, 1, SZ_FIXED, 0, 32 },
 	{ SYS_setitimer, 2, SZ_FIXED, 0, 32 },
 	{ SYS_timerfd_gettime, 1, SZ_FIXED, 0, 32 },
+	{ SYS_timerfd_settime, 3, SZ_FIXED, 0, 32 },
+	{ SYS_timer_create, 2, SZ_FIXED, 0, 4 },	/* the new timer's id */
+	{ SYS_timer_settime, 3, SZ_FIXED, 0, 32 },
+	{ SYS_timer_gettime, 1, SZ_FIXED, 0, 32 },
 	{ SYS_getxattr, 2, SZ_RET, 0, 0 },
 	{ SYS_lgetxattr, 2, SZ_RET, 0, 0 },
 	{ SYS_fgetxattr, 2, SZ_RET, 0, 0 },
@@ -113,7 +117,7 @@ static const short no_out[] = {
 	SYS_munlock, SYS_membarrier, SYS_sched_setaffinity, SYS_ioctl, SYS_clone, SYS_fork,
 	SYS_vfork, SYS_clone3, SYS_symlink, SYS_link, SYS_utimensat, SYS_alarm, SYS_pause, SYS_flock,
 	SYS_creat, SYS_truncate, SYS_eventfd2, SYS_epoll_create1, SYS_epoll_ctl,
-	SYS_timerfd_create, SYS_timerfd_settime, SYS_getpriority, SYS_setpriority,
+	SYS_timerfd_create, SYS_timer_getoverrun, SYS_timer_delete, SYS_getpriority, SYS_setpriority,
 	SYS_rt_sigreturn, SYS_execve, SYS_sync, SYS_syncfs, SYS_msync, SYS_sync_file_range,
 	SYS_mlock2, SYS_mlockall, SYS_munlockall, SYS_chown, SYS_fchown, SYS_lchown, SYS_fchownat,
 };

@@ -262,3 +262,12 @@ printf 'abcdef\n' > "$TMP/mapped.txt"
 check "citcat_msync_records_without_unknown_syscall_warning ($(grep -o 'first: [0-9]*' "$TMP/msync.err"))" \
 	sh -c "! grep -q 'memory outputs citcat does not know' '$TMP/msync.err'"
 check "citcat_msync_recording_replays_verified" "$SPENT" citcat replay "$TMP/msync"
+
+# POSIX timers and timerfd write ids and old values into the program (timer_create's id was
+# not recorded: the replay's fourth timer was 0, and timer_settime diverged)
+"$SPENT" citcat record -o "$TMP/ptimers" -- "$PROGS/citcat_posix_timers" > "$TMP/ptimers.out" 2> "$TMP/ptimers.err"
+check "citcat_posix_timers_prints_their_ids" grep -q '^ids 0 1 2 3, old >= 99 s 1, current >= 99 s 1, timerfd old >= 99 s 1, fired 1$' "$TMP/ptimers.out"
+check "citcat_posix_timers_record_without_unknown_syscall_warning ($(grep -o 'first: [0-9]*' "$TMP/ptimers.err"))" \
+	sh -c "! grep -q 'memory outputs citcat does not know' '$TMP/ptimers.err'"
+check "citcat_posix_timers_replay_verified" "$SPENT" citcat replay "$TMP/ptimers" --stdout "$TMP/ptimers.rep"
+check "citcat_posix_timers_replayed_output_equals_recorded" cmp -s "$TMP/ptimers.out" "$TMP/ptimers.rep"
