@@ -23,7 +23,7 @@ static int emit_deep_stack(struct cc_tracer *tr, uint64_t from, int deep)
 		return -ENOMEM;
 	if (len && cc_mem_read(tr, from, buf, len))
 		len = 0;	/* unreadable: nothing hashed, as the replay does then */
-	cc_point_mask_mxcsr_flags(buf, len, from);
+	cc_point_mask_mxcsr_flags(buf, len, from, CC_VERSION);
 	int err = binbuf_put_le64(&tr->w.payload, len);
 	err = err ? err : binbuf_put_le64(&tr->w.payload, cc_point_deep_hash(buf, len));
 	free(buf);
@@ -41,7 +41,7 @@ int cc_emit_point(struct cc_tracer *tr, const struct user_regs_struct *r, int de
 		return -errno;
 	if (cc_mem_read(tr, r->rsp - CC_POINT_STACK_BELOW, stack, sizeof(stack)))
 		memset(stack, 0, sizeof(stack));
-	cc_point_mask_mxcsr_flags(stack, sizeof(stack), r->rsp - CC_POINT_STACK_BELOW);
+	cc_point_mask_mxcsr_flags(stack, sizeof(stack), r->rsp - CC_POINT_STACK_BELOW, CC_VERSION);
 	const unsigned long long *v = (const unsigned long long *)r;
 	const uint64_t *x = (const uint64_t *)f.xmm_space;
 	int err = binbuf_put_le64(&tr->w.payload, r->rip);

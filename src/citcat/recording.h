@@ -71,10 +71,13 @@ uint64_t cc_state_hash(uint64_t pc, uint64_t rsp, uint64_t rbp, uint64_t rbx, ui
 /* The deep stack hash of a POINT (version 5): over LEN bytes, 8 at a time (a tail is padded
  * with zeros). */
 uint64_t cc_point_deep_hash(const uint8_t *p, size_t len);
-/* Clear the MXCSR exception flags in every fxsave image found in the LEN stack bytes at P,
- * which were read from address ADDR, before a POINT's stack hashes (version 7): the CPU sets
- * those sticky flags, the simulator never does, and fxsave stores them. */
-void cc_point_mask_mxcsr_flags(uint8_t *p, size_t len, uint64_t addr);
+/* Clear the MXCSR exception flags in the LEN stack bytes at P, which were read from address
+ * ADDR, before a POINT's stack hashes: the CPU sets those sticky flags, the simulator never
+ * does. In every fxsave image (a recording of VERSION 7 on), and in every 4-byte word that
+ * looks like a stored MXCSR (cc_mxcsr_copy_like: VERSION 8 on). */
+void cc_point_mask_mxcsr_flags(uint8_t *p, size_t len, uint64_t addr, uint32_t version);
+/* 1 when V could be a stored MXCSR of a program that masks every exception. */
+int cc_mxcsr_copy_like(uint64_t v);
 /* Load DIR/recording (or a recording file path). 0 or -errno with a message in ERR. */
 int cc_recording_load(const char *path, struct cc_recording **out, char *err, size_t errlen);
 void cc_recording_free(struct cc_recording *r);

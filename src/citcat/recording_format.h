@@ -39,9 +39,10 @@
 
 #define CC_MAGIC "SPCITCAT"
 #define CC_MAGIC_LEN 8
-#define CC_VERSION 7		/* 2: FILE flags, DIR/files copies; 3: POINT, FPREGS; 4: SWITCH;
+#define CC_VERSION 8		/* 2: FILE flags, DIR/files copies; 3: POINT, FPREGS; 4: SWITCH;
 				 * 5: POINT's deep stack hash; 6: SYSCALL flag CC_SC_BUFFERED;
-				 * 7: POINT's stack hashes without fxsave images' MXCSR flags */
+				 * 7: POINT's stack hashes without fxsave images' MXCSR flags;
+				 * 8: nor the flags of stored MXCSR copies (stmxcsr) */
 #define CC_VERSION_MIN 2	/* oldest version read (2 has no POINT/FPREGS, 3 no SWITCH, 5 no
 				 * buffered syscalls) */
 #define CC_POINT_WORDS_V4 (1 + CC_NREGS + 1 + 32 + 1)	/* a POINT of versions 3 and 4 */
@@ -52,6 +53,7 @@
  * gap, docs/citcat.md), so a POINT compares MXCSR without them, and from version 7 its stack
  * hashes are over bytes whose fxsave images have them cleared (cc_point_mask_mxcsr_flags) */
 #define CC_MXCSR_EXCEPTION_FLAGS 0x3fu
+#define CC_MXCSR_MASK_BITS 0x1f80u	/* the six exception masks (IM DM ZM OM UM PM) */
 #define CC_POINT_STACK_BELOW 0	/* not the red zone: dead bytes there differ (fxsave) */
 #define CC_POINT_STACK_ABOVE 256
 #define CC_FPREGS_WORDS (2 + 32)
@@ -120,7 +122,8 @@ enum cc_rec_kind {
 	 * stack's mapping, at most CC_POINT_DEEP_MAX), which tells apart the iterations of a loop
 	 * whose progress lives in a caller's frame (openssl speed); a preemption's POINT hashes
 	 * no bytes there (LEN 0); from version 7 both hashes are over the bytes with the MXCSR
-	 * exception flags of fxsave images cleared (cc_point_mask_mxcsr_flags). The event
+	 * exception flags of fxsave images cleared, from version 8 also those of every 4-byte
+	 * word that looks like a stored MXCSR (cc_point_mask_mxcsr_flags). The event
 	 * (SIGNAL, REGS, FPREGS, MEM) follows; the replay delivers it at the first execution of
 	 * pc whose state equals this one (docs/citcat.md: ambiguity) */
 	CC_REC_POINT = 15,

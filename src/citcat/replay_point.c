@@ -52,13 +52,27 @@ void cc_replay_apply_fpregs(struct citcat_replay *rp, const uint8_t *w)
 	}
 }
 
+/* A register holding a stored MXCSR (glibc's sin keeps one in rbx): the CPU's copy has the
+ * sticky exception flags it set (PE), the simulator's the flags it was given, never more. So
+ * WANT (the CPU's) may have more flags than V when both look like stored MXCSRs whose control
+ * bits are the simulator's live ones. */
+static int mxcsr_copy_matches(struct citcat_replay *rp, uint64_t v, uint64_t want)
+{
+	uint64_t live = 0, flags = CC_MXCSR_EXCEPTION_FLAGS;
+	if (!cc_mxcsr_copy_like(v) || !cc_mxcsr_copy_like(want) || ((v ^ want) & ~flags) ||
+	    (v & flags & ~want))
+		return 0;
+	uc_reg_read(rp->uc, UC_X86_REG_MXCSR, &live);
+	return !((v ^ live) & ~flags);
+}
+
 /* 1 when the simulated general registers (and flags, FS/GS base) equal the point's. */
 static int regs_match(struct citcat_replay *rp, const uint8_t *w)
 {
 	for (size_t i = 0; i < N_POINT_REGS; i++) {
 		uint64_t v = 0, want = word(w, 1 + (size_t)point_regs[i][0]);
 		uc_reg_read(rp->uc, point_regs[i][1], &v);
-		if (v != want)
+		if (v != want && !mxcsr_copy_matches(rp, v, want))
 			return 0;
 	}
 	return 1;
@@ -80,8 +94,7 @@ static int deep_stack_matches(struct citcat_replay *rp, uint64_t from, uint64_t 
 	}
 	if (len && uc_mem_read(rp->uc, from, rp->deep_buf, len) != UC_ERR_OK)
 		return 0;
-	if (rp->rec->version >= 7)
-		cc_point_mask_mxcsr_flags(rp->deep_buf, len, from);
+	cc_point_mask_mxcsr_flags(rp->deep_buf, len, from, rp->rec->version);
 	return cc_point_deep_hash(rp->deep_buf, len) == hash;
 }
 
@@ -107,8 +120,7 @@ static int rest_matches(struct citcat_replay *rp, const uint8_t *w, int deep)
 	uint64_t rsp = word(w, 1 + REG_RSP_INDEX);
 	if (uc_mem_read(rp->uc, rsp - CC_POINT_STACK_BELOW, stack, sizeof(stack)) != UC_ERR_OK)
 		memset(stack, 0, sizeof(stack));	/* as the recorder counts it */
-	if (rp->rec->version >= 7)
-		cc_point_mask_mxcsr_flags(stack, sizeof(stack), rsp - CC_POINT_STACK_BELOW);
+	cc_point_mask_mxcsr_flags(stack, sizeof(stack), rsp - CC_POINT_STACK_BELOW, rp->rec->version);
 	if (binio_fnv64(BINIO_FNV64_INIT, stack, sizeof(stack)) != word(w, k++))
 		return 0;
 	return !deep || deep_stack_matches(rp, rsp + CC_POINT_STACK_ABOVE, word(w, k),

@@ -148,3 +148,21 @@ for i in $(seq 1 $runs); do
 	fi
 done
 check "citcat_threads_switch_after_sigreturn_replays_verified${bad:+: $bad}" test -z "$bad"
+
+# Preemptions inside libm's sin (stmxcsr copies of MXCSR in rbx and the stack, with the CPU's
+# sticky inexact flag, never the simulator's): every recording diverged at its first such
+# point. Two recordings (one sanitized) at a 1 ms time slice, each with preemption points.
+bad=""
+for i in $(seq 1 $runs); do
+	"$SPENT" citcat record --time-slice 1 -o "$TMP/lm$i" -- "$PROGS/citcat_threads_libm" \
+		> "$TMP/lm$i.real" 2> /dev/null || { bad="run $i: record failed"; break; }
+	lj=$(timeout 120 "$SPENT" citcat replay "$TMP/lm$i" --json --stdout "$TMP/lm$i.rep" 2>/dev/null)
+	rc=$?
+	if [ $rc -ne 0 ] || [ "$(jfield "$lj" verified)" != True ] || ! cmp -s "$TMP/lm$i.real" "$TMP/lm$i.rep"; then
+		bad="run $i: rc $rc ($(jfield "$lj" error))"
+		break
+	fi
+	pp=$(jfield "$lj" preemption_points)
+done
+check "citcat_threads_preempted_inside_libm_replays_verified${bad:+: $bad}" test -z "$bad"
+check "citcat_threads_libm_has_preemption_points (${pp:-0})" test "${pp:-0}" -ge 1

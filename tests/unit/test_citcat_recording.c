@@ -441,7 +441,7 @@ static void point_stack_masks_only_fxsave_mxcsr_flags(void **state)
 	put_mxcsr_pair(s + 52, 0x1fa0, 0x12345678);	/* not a mask */
 	put_mxcsr_pair(s + 68, 0x11fa0, 0xffff);	/* bits the mask does not allow */
 	put_mxcsr_pair(s + 84, 0x1fa0, 0xffff);		/* the last word whole: masked */
-	cc_point_mask_mxcsr_flags(s, 92, addr);
+	cc_point_mask_mxcsr_flags(s, 92, addr, 7);
 	assert_int_equal(le32_at(s + 4), 0x1f80);
 	assert_int_equal(le32_at(s + 8), 0xffff);	/* the mask itself stays */
 	assert_int_equal(le32_at(s + 20), 0x1f80);
@@ -452,15 +452,48 @@ static void point_stack_masks_only_fxsave_mxcsr_flags(void **state)
 	assert_int_equal(le32_at(s + 84), 0x1f80);
 	/* a word cut by the end of the bytes is left as it is */
 	put_mxcsr_pair(s + 84, 0x1fa0, 0xffff);
-	cc_point_mask_mxcsr_flags(s, 91, addr);
+	cc_point_mask_mxcsr_flags(s, 91, addr, 7);
 	assert_int_equal(le32_at(s + 84), 0x1fa0);
 	/* so the hashes of the CPU's and the simulator's bytes agree */
 	uint8_t cpu[64] = { 0 }, sim[64] = { 0 };
 	put_mxcsr_pair(cpu + 24, 0x1fa0, 0xffff);
 	put_mxcsr_pair(sim + 24, 0x1f80, 0xffff);
-	cc_point_mask_mxcsr_flags(cpu, sizeof(cpu), 0x1000);
-	cc_point_mask_mxcsr_flags(sim, sizeof(sim), 0x1000);
+	cc_point_mask_mxcsr_flags(cpu, sizeof(cpu), 0x1000, 7);
+	cc_point_mask_mxcsr_flags(sim, sizeof(sim), 0x1000, 7);
 	assert_int_equal(cc_point_deep_hash(cpu, sizeof(cpu)), cc_point_deep_hash(sim, sizeof(sim)));
+}
+
+/* Version 8 also clears the flags of bare MXCSR copies (stmxcsr), at any 4-byte boundary */
+static void point_stack_masks_mxcsr_copies_from_version_8(void **state)
+{
+	(void)state;
+	uint8_t s[40];
+	const uint64_t addr = 0x7ffc1002;	/* s[2] is 4-byte aligned */
+	memset(s, 0, sizeof(s));
+	uint32_t words[] = { 0x1fa0, 0x9fa1, 0x7fbf, 0x1f80, 0x0fa0, 0x11fa0, 0x1f20, 0x1fa0 };
+	for (int i = 0; i < 8; i++)
+		memcpy(s + 2 + 4 * i, &words[i], 4);
+	uint8_t v7[40];
+	memcpy(v7, s, sizeof(s));
+	cc_point_mask_mxcsr_flags(v7, sizeof(v7), addr, 7);
+	assert_memory_equal(v7, s, sizeof(s));	/* none is an fxsave image */
+	cc_point_mask_mxcsr_flags(s, sizeof(s), addr, 8);
+	assert_int_equal(le32_at(s + 2), 0x1f80);
+	assert_int_equal(le32_at(s + 6), 0x9f80);	/* FZ stays */
+	assert_int_equal(le32_at(s + 10), 0x7f80);	/* rounding stays */
+	assert_int_equal(le32_at(s + 14), 0x1f80);
+	assert_int_equal(le32_at(s + 18), 0x0fa0);	/* PM clear: not a masked MXCSR */
+	assert_int_equal(le32_at(s + 22), 0x11fa0);	/* above 16 bits */
+	assert_int_equal(le32_at(s + 26), 0x1f20);
+	assert_int_equal(le32_at(s + 30), 0x1f80);
+	/* a word misaligned to the address is not one */
+	uint8_t m[12] = { 0 };
+	uint32_t w = 0x1fa0;
+	memcpy(m + 1, &w, 4);
+	cc_point_mask_mxcsr_flags(m, sizeof(m), 0x1000, 8);
+	assert_int_equal(le32_at(m + 1), 0x1fa0);
+	assert_true(cc_mxcsr_copy_like(0x1f80) && cc_mxcsr_copy_like(0xffbf));
+	assert_false(cc_mxcsr_copy_like(0x10000 | 0x1f80) || cc_mxcsr_copy_like(0x1e80));
 }
 
 /* SWITCH (version 4): a thread id (1 .. 2^31-1) and a reason the format knows. */
@@ -530,6 +563,7 @@ int main(void)
 		cmocka_unit_test(point_of_version_4_still_reads),
 		cmocka_unit_test(point_deep_hash_covers_every_byte),
 		cmocka_unit_test(point_stack_masks_only_fxsave_mxcsr_flags),
+		cmocka_unit_test(point_stack_masks_mxcsr_copies_from_version_8),
 		cmocka_unit_test(event_before_start_rejected),
 		cmocka_unit_test(copied_file_can_be_mapped),
 		cmocka_unit_test(map_of_file_without_content_rejected),
