@@ -98,6 +98,8 @@ check "stat_interval_rows_have_cpus_utilized" /usr/bin/python3 -c '
 import json, sys
 rows = [r for r in (json.loads(l) for l in open(sys.argv[1])) if r.get("interval") is not None]
 assert len(rows) >= 3, rows
+# a share of one CPU (a units slip would be 1000x off); below 0.5 when the host is busy (0.497
+# seen with other work on both vCPUs)
 for r in rows[:-1]:  # the last, partial interval may be the exit path alone
-    assert r.get("metric_unit") == "CPUs utilized" and 0.5 <= r["metric_value"] <= 1.1, r
+    assert r.get("metric_unit") == "CPUs utilized" and 0.2 <= r["metric_value"] <= 1.1, r
 assert rows[-1].get("metric_unit") == "CPUs utilized", rows[-1]' "$TMP/irate.json"
