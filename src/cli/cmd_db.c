@@ -320,9 +320,9 @@ static int do_gc(const struct db_opts *o)
 		return 1;
 	}
 	size_t copies = 0;
-	uint32_t kept;
-	r = db_gc(d, (unsigned)o->keep, &removed, &kept);
-	if (!r || r == -ENOTEMPTY) {
+	uint32_t kept, not_dir;
+	r = db_gc(d, (unsigned)o->keep, &removed, &kept, &not_dir);
+	if (!r || r == -ENOTEMPTY || r == -ENOTDIR) {
 		int rk = db_gc_kallsyms(d, &copies);
 		r = r ? r : rk;
 	}
@@ -330,6 +330,12 @@ static int do_gc(const struct db_opts *o)
 	if (r == -ENOTEMPTY) {
 		cli_error("garbage-collecting '%s': epoch %u holds files spent did not write: it was "
 			  "kept (%zu other old epoch(s) removed)", o->dir, kept, removed);
+		return 1;
+	}
+	if (r == -ENOTDIR) {
+		cli_error("garbage-collecting '%s': epoch-%04u is not a directory: it was left alone "
+			  "and not counted as an epoch (%zu old epoch(s) removed, the newest %ld kept)",
+			  o->dir, not_dir, removed, o->keep);
 		return 1;
 	}
 	if (r) {

@@ -307,18 +307,35 @@ int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, s
 	return err;
 }
 
-int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed, uint32_t *kept_foreign)
+int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed, uint32_t *kept_foreign,
+	  uint32_t *not_dir)
 {
 	uint32_t *ep = NULL;
-	size_t n = 0;
+	size_t n = 0, k = 0;
 	int err, foreign = 0;
 
 	*removed = 0;
-	*kept_foreign = UINT32_MAX;
+	*kept_foreign = *not_dir = UINT32_MAX;
 	if (keep < 1)
 		return -EINVAL;
 	if ((err = spent_profile_dir_epochs(d, &ep, &n)))
 		return err;
+	/* only directories are epochs: a file named like the newest one counted as a kept epoch
+	 * and the last real epoch was removed. A symlink loses its link (no data goes); any
+	 * other entry is left alone and named. */
+	for (size_t i = 0; i < n && !err; i++) {
+		struct stat st;
+		char path[PATH_MAX];
+		if (profile_dir_epoch_is_dir(d, ep[i])) {
+			ep[k++] = ep[i];
+		} else if (!profile_dir_epoch_path(d, ep[i], path, sizeof(path)) &&
+			   lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+			err = spent_profile_dir_remove_epoch(d, ep[i]);
+		} else if (*not_dir == UINT32_MAX) {
+			*not_dir = ep[i];
+		}
+	}
+	n = k;
 	for (size_t i = 0; i + keep < n && !err; i++) {
 		err = spent_profile_dir_remove_epoch(d, ep[i]);
 		if (err == -ENOTEMPTY) {	/* kept; the others still go (a cron gc would
@@ -331,7 +348,7 @@ int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed, uint32_t 
 		}
 	}
 	free(ep);
-	return err ? err : foreign ? -ENOTEMPTY : 0;
+	return err ? err : foreign ? -ENOTEMPTY : *not_dir != UINT32_MAX ? -ENOTDIR : 0;
 }
 
 /* The kallsyms-HEX name of the kernel running here into OUT ("" when it has no identity):

@@ -47,11 +47,14 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
 int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, spent_profile_warn_fn warn,
 	     void *ctx, size_t *skipped);
 
-/* Remove every epoch but the newest KEEP (KEEP >= 1); *REMOVED receives how many. Nothing is
- * followed: an epoch that is a symlink loses its link only; one holding files spent did not
- * write is kept, the others removed, and -ENOTEMPTY returned with the first such epoch in
+/* Remove every epoch but the newest KEEP (KEEP >= 1); *REMOVED receives how many. Only
+ * directories count as epochs. Nothing is followed: an epoch-NNNN symlink loses its link only;
+ * any other entry that is not a directory is left alone and not counted, and -ENOTDIR
+ * returned with the first one in *NOT_DIR; an epoch holding files spent did not write is
+ * kept, the others removed, and -ENOTEMPTY returned with the first such epoch in
  * *KEPT_FOREIGN (UINT32_MAX when none). Another error stops the removal. */
-int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed, uint32_t *kept_foreign);
+int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed, uint32_t *kept_foreign,
+	  uint32_t *not_dir);
 
 /* Remove each kallsyms-HEX copy no epoch of D has kernel samples of, except the running
  * kernel's (a daemon writes its copy before its epoch has kernel samples); *REMOVED receives

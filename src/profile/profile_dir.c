@@ -286,7 +286,7 @@ int spent_profile_dir_epoch_span(struct spent_profile_dir *d, uint32_t epoch, ui
 	if (stat(dir, &st) < 0)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
-		return -ENOENT;
+		return -ENOTDIR;
 	return profile_dir_read_span(dir, start_ns, end_ns);
 }
 
@@ -535,6 +535,14 @@ int spent_profile_dir_remove(const char *dir)
 	if (!err && rmdir(dir) < 0)
 		err = -errno;
 	return err;
+}
+
+bool profile_dir_epoch_is_dir(const struct spent_profile_dir *d, uint32_t epoch)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	return !profile_dir_epoch_path(d, epoch, dir, sizeof(dir)) && lstat(dir, &st) == 0 &&
+	       S_ISDIR(st.st_mode);
 }
 
 int spent_profile_dir_remove_epoch(struct spent_profile_dir *d, uint32_t epoch)

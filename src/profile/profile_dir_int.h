@@ -24,6 +24,8 @@ struct spent_profile_dir {
 
 /* DIR/epoch-NNNN of EPOCH into OUT (LEN bytes): 0 or -ENAMETOOLONG. */
 int profile_dir_epoch_path(const struct spent_profile_dir *d, uint32_t epoch, char *out, size_t len);
+/* Whether DIR/epoch-NNNN is a directory (not through a symlink). */
+bool profile_dir_epoch_is_dir(const struct spent_profile_dir *d, uint32_t epoch);
 /* The span file of the epoch directory DIR into *START, *END (both 0 when there is none):
  * 0, -EBADMSG (not a span file), or -errno. */
 int profile_dir_read_span(const char *dir, uint64_t *start, uint64_t *end);

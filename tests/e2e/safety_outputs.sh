@@ -194,6 +194,18 @@ rm -rf g/epoch-0000 && ln -s "$TMP/victim" g/epoch-0000
 "$SPENT" db g gc --keep 1 >/dev/null 2>&1
 check "db_gc_symlinked_epoch_target_untouched (exit $?)" test -f victim/data.prof -a -f victim/other
 check db_gc_symlinked_epoch_link_removed test ! -e g/epoch-0000 -a ! -L g/epoch-0000
+# a file named like the newest epoch is no epoch: it was counted as the kept one and the only
+# real epoch was removed (the whole profile gone)
+"$SPENT" db g epoch >/dev/null 2>&1
+newest=$(ls -d g/epoch-* | tail -1)
+"$SPENT" db g epoch >/dev/null 2>&1
+junk=$(ls -d g/epoch-* | tail -1)
+rm -rf "$junk" && echo junk > "$junk"
+"$SPENT" db g gc --keep 1 >/dev/null 2>"$TMP/gcjunk.err"
+rc=$?
+check "db_gc_file_named_like_an_epoch_is_not_kept_for_one (exit $rc)" test $rc = 1 -a -d "$newest" -a -f "$junk"
+check db_gc_file_named_like_an_epoch_named_in_the_error grep -q "$(basename "$junk") is not a directory" "$TMP/gcjunk.err"
+rm -f "$junk"
 "$SPENT" db m merge prof >/dev/null 2>&1
 "$SPENT" db m dump > m1.tsv
 refused_db() { "$SPENT" db "$@" >/dev/null 2>"$TMP/db.err"; [ $? -ne 0 ]; }
