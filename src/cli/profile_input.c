@@ -180,6 +180,14 @@ static int read_selected(struct spent_profile_dir *d, const char *dir, const str
 
 /* Inside the chosen epochs, only the detail rows whose bucket starts in [since, until) (the
  * samples of a profile with detail rows are those rows: every view then shows the window). */
+static uint64_t profile_samples(const struct spent_profile *p)
+{
+	uint64_t n = 0;
+	for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++)
+		n += spent_profile_event_total(p, ev);
+	return n;
+}
+
 static int cut_to_window(const char *dir, const struct profile_selection *sel, struct spent_profile **p)
 {
 	struct detail_filter f = { .start_ns = sel->since_ns, .end_ns = sel->until_ns };
@@ -190,6 +198,11 @@ static int cut_to_window(const char *dir, const struct profile_selection *sel, s
 		cli_error("cannot select the samples of '%s' in the window: %s", dir, strerror(-err));
 		return err;
 	}
+	/* an empty window is an empty table with one line said, as an empty --comm is */
+	uint64_t all = profile_samples(*p);
+	if (all && !profile_samples(q))
+		cli_warn("no sample of the %llu in the chosen epochs of '%s' falls in the --since/"
+			 "--until window", (unsigned long long)all, dir);
 	spent_profile_free(*p);
 	*p = q;
 	return 0;

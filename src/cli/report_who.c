@@ -136,6 +136,11 @@ int report_who_select(struct report_who *w, const char *input, struct spent_prof
 {
 	if (!report_who_active(w))
 		return 0;
+	uint64_t samples = 0;
+	for (uint32_t ev = 0; ev < spent_profile_nevents(*p); ev++)
+		samples += spent_profile_event_total(*p, ev);
+	if (!samples)
+		return 0;	/* nothing to select from (a window with no sample: said already) */
 	if (!spent_profile_ndetail(*p)) {
 		cli_error("profile '%s' has no per-sample detail (comm, pid, tid, time) for --sort, "
 			  "--comm, --pid, --tid, --image or --time: it was written before spent kept "

@@ -146,3 +146,16 @@ for t in ts: t.join()
 PY
 "$SPENT" record -e cpu-clock -o "$TMP/py" -- python3 "$TMP/thr.py" >/dev/null 2>&1
 check who_python_threads_two_tids test "$("$SPENT" report -i "$TMP/py" --pid "$("$SPENT" report -i "$TMP/py" --sort pid --csv | awk -F, 'NR == 2 { print $1 }')" --sort tid --csv | awk -F, 'NR > 1 && $2 >= 20' | wc -l)" -ge 2
+
+# an empty --since/--until window inside a profile is an empty table and one warning, exit 0
+# (it read as "written before spent kept them; record it again", exit 1, with --sort)
+"$SPENT" record -F 1000 -e cpu-clock -o "$TMP/gap" -- sh -c "sleep 1.5; '$PROGS/hotline' 50" >/dev/null 2>&1
+s=$(awk '{ printf "%.3f", $3 / 1e9 }' "$TMP/gap/epoch-0000/span")
+win=(--since "@$(awk -v s="$s" 'BEGIN { printf "%.3f", s + 0.5 }')" --until "@$(awk -v s="$s" 'BEGIN { printf "%.3f", s + 1.2 }')")
+for how in "--sort comm" "--by function"; do
+	"$SPENT" report -i "$TMP/gap" "${win[@]}" $how > "$TMP/gap.out" 2> "$TMP/gap.err"
+	rc=$?
+	check "who_empty_window_${how// /_}_exit_0 ($rc: $(head -c 160 "$TMP/gap.err"))" test $rc = 0
+	check "who_empty_window_${how// /_}_says_so" grep -q 'falls in the --since/--until window' "$TMP/gap.err"
+	check "who_empty_window_${how// /_}_zero_samples" grep -q '^# 0 samples' "$TMP/gap.out"
+done
