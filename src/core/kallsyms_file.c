@@ -92,6 +92,10 @@ int kallsyms_file_open(const char *path, struct kallsyms_file *k)
 		;
 	if (n == (ssize_t)sizeof(head) && !memcmp(head, zstd_magic, sizeof(head)))
 		return open_compressed(fd, k);
+	if (n == 0) {	/* an empty file is no copy (it read as a kernel without symbols) */
+		close(fd);
+		return -ENODATA;
+	}
 	if (!(k->f = fdopen(fd, "re"))) {
 		int err = -errno;
 		close(fd);

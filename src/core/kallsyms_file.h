@@ -25,7 +25,7 @@ struct kallsyms_file {
 /* Open PATH (a regular file only: binio_open_regular) for reading as text, decompressed when
  * it is a zstd frame (with or without its size in the header). 0 or -errno (-EINVAL: not valid
  * zstd, truncated, or bytes after the frame;
- * -EFBIG: above KALLSYMS_FILE_MAX; -ENODATA: an empty frame). */
+ * -EFBIG: above KALLSYMS_FILE_MAX; -ENODATA: an empty frame or an empty file). */
 int kallsyms_file_open(const char *path, struct kallsyms_file *k);
 void kallsyms_file_close(struct kallsyms_file *k);
 
