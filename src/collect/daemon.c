@@ -462,7 +462,10 @@ int daemon_run(const struct daemon_config *cfg, volatile sig_atomic_t *stop, cha
 	loop(&d, stop);
 	if (cfg->bare)
 		goto out;
-	/* SIGTERM: everything sampled so far goes to disk */
+	/* SIGTERM: everything sampled so far goes to disk. Sampling stops first: samples that
+	 * landed after the last drain's flip were never drained (46 of 459 in a 5 s run), while
+	 * the status counted them */
+	dperf_disable_samples(d.perf);
 	daemon_drain(&d);
 	if ((r = dmerge_finish(d.merge)))
 		daemon_log(&d, "final merge into '%s' failed: %s: the last interval is lost",

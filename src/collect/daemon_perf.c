@@ -242,6 +242,17 @@ int dperf_enable(struct dperf *p)
 	return 0;
 }
 
+int dperf_disable_samples(struct dperf *p)
+{
+	int err = 0;
+	for (int i = 0; i < p->ncpus; i++)
+		for (size_t e = 0; e < p->cfg.nev; e++)
+			if (p->cpus[i].sample_fd[e] >= 0 &&
+			    ioctl(p->cpus[i].sample_fd[e], PERF_EVENT_IOC_DISABLE, 0) < 0 && !err)
+				err = -errno;
+	return err;
+}
+
 int dperf_ncpus(const struct dperf *p)
 {
 	return p->ncpus;

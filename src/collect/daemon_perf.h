@@ -42,6 +42,9 @@ struct dperf;
 int dperf_open(const struct dperf_config *cfg, struct dperf **out);
 void dperf_close(struct dperf *p);
 int dperf_enable(struct dperf *p);
+/* Stop sampling on every cpu (the sideband ring stays on): nothing lands after the last
+ * drain. 0 or the first -errno. */
+int dperf_disable_samples(struct dperf *p);
 int dperf_ncpus(const struct dperf *p);
 /* The sampling fd of event EV on CPU index I (the BPF program attaches there). */
 int dperf_sample_fd(const struct dperf *p, int i, size_t ev);
