@@ -136,7 +136,11 @@ static int add_event(struct spent_record *r, const char *spec)
 		if (spent_event_fallback(&se->ev, true))
 			return fail(r, -ENODEV, "event '%s' needs a hardware PMU and this machine has "
 				    "none: sample a software event such as 'cpu-clock'", buf);
-		warn(r, "no hardware PMU on this machine: sampling 'cpu-clock' instead of '%s'", buf);
+		/* a period given in the event's units is now one of nanoseconds: said, since 100003
+		 * cycles (~30 us) became 100003 ns (~100 us) without a word */
+		bool given = how == P_EXPLICIT || (how != P_FAST && how != P_SLOW && !r->o.freq && r->o.period);
+		warn(r, "no hardware PMU on this machine: sampling 'cpu-clock' instead of '%s'%s", buf,
+		     given ? " (its period is taken as nanoseconds)" : "");
 	}
 	if (event_user_space_fallback(&se->ev, msg, sizeof(msg)) && !r->user_fallback_said) {
 		warn(r, "%s", msg);

@@ -145,3 +145,17 @@ check report_same_event_name_selects_both test "$("$SPENT" report -i "$TMP/twop"
 check report_same_event_name_at_period_selects_one bash -c "grep -c '^# .* samples of' '$TMP/twop1.txt' | grep -qx 1 && grep -q '(period 250000)' '$TMP/twop1.txt'"
 "$SPENT" report -i "$TMP/twop" -e cpu-clock@7 > /dev/null 2> "$TMP/twop.err"
 check "report_unknown_period_refused ($?)" grep -q "event 'cpu-clock@7' is not in this profile" "$TMP/twop.err"
+
+# without a PMU, cycles falls back to cpu-clock with one line; a period given for it is then
+# nanoseconds, and the line says so (100003 cycles became 100003 ns without a word); with a
+# PMU cycles is counted and there is nothing to fall back from
+if ! have_pmu; then
+	"$SPENT" record -e cycles:100003 -o "$TMP/cyc" -- "$PROGS/hotline" 20 > /dev/null 2> "$TMP/cyc.err"
+	check "record_cycles_falls_back_to_cpu_clock_in_one_line" \
+		test "$(grep -c "sampling 'cpu-clock' instead of 'cycles' (its period is taken as nanoseconds)" "$TMP/cyc.err")" = 1
+	check "record_cycles_fallback_keeps_the_period" \
+		grep -q "^# [0-9]* samples of 'cpu-clock' (period 100003)" <("$SPENT" report -i "$TMP/cyc" 2>/dev/null)
+	"$SPENT" record -e cycles -o "$TMP/cyc2" -- "$PROGS/hotline" 5 > /dev/null 2> "$TMP/cyc2.err"
+	check "record_cycles_fallback_without_a_period_says_nothing_of_one" \
+		bash -c "grep -q \"instead of 'cycles'\$\" '$TMP/cyc2.err'"
+fi
