@@ -2,6 +2,7 @@
  * cachegrind-equivalent default, the host's caches read from sysfs, and a small text format. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,8 +202,12 @@ static int parse_line(char *s, struct cachesim_config *out, char *why, size_t wh
 		if (!v)
 			return -EINVAL;
 		double d = strtod(v, &end);
-		if (*end || d <= 0 || strtok_r(NULL, " \t", &save))
+		if (*end || strtok_r(NULL, " \t", &save))
 			return -EINVAL;
+		if (!(d > 0) || !isfinite(d)) {
+			snprintf(why, whylen, "%s takes a positive number, not '%s'", tok, v);
+			return -EINVAL;
+		}
 		if (tok[1] == 'l')
 			out->clock_mhz = d;
 		else
@@ -232,6 +237,11 @@ static int parse_line(char *s, struct cachesim_config *out, char *why, size_t wh
 			seen[n_seen++] = tok;
 		if (parse_kv(l, tok, eq + 1))
 			return -EINVAL;
+	}
+	if (l->level < 1 || l->level > CACHESIM_MAX_LEVELS) {
+		snprintf(why, whylen, "cache '%s': level= takes 1 to %d, not %u", l->name,
+			 CACHESIM_MAX_LEVELS, l->level);
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -387,6 +387,15 @@ static void config_text_errors_name_the_line(void **state)
 					       "I1 size=1K line=64 assoc=2 kind=insn\n",
 					       &cfg, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "two caches have this name"));
+	/* levels 1..CACHESIM_MAX_LEVELS and a positive clock, each said as such */
+	assert_int_equal(cachesim_config_parse("U size=1K line=64 assoc=8 level=0\n", &cfg, err,
+					       sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "level= takes 1 to 8, not 0"));
+	assert_int_equal(cachesim_config_parse("U size=1K line=64 assoc=8 level=99999\n", &cfg, err,
+					       sizeof(err)), -EINVAL);
+	assert_int_equal(cachesim_config_parse("clock-mhz 0\nU size=1K line=64 assoc=8\n", &cfg, err,
+					       sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "clock-mhz takes a positive number, not '0'"));
 }
 
 static void host_config_reads_sysfs_layout(void **state)
