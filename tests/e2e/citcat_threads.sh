@@ -129,40 +129,38 @@ check "citcat_threads_python_4_threads_replay_verified ($(jfield "$yj" error))" 
 check "citcat_threads_python_4_threads_five_threads" [ "$(jfield "$yj" threads)" = 5 ]
 check "citcat_threads_python_stdout_equals_real" cmp -s "$TMP/py4.real" "$TMP/py4.rep"
 
+# record_replay_runs NAME SLICE_MS PROG: record PROG at that time slice $runs times (one run
+# when sanitized), each replay bounded; $bad says the first run that failed, $pp the last
+# replay's preemption points
+runs=2
+spent_sanitized && runs=1
+record_replay_runs() {
+	local name=$1 slice=$2 prog=$3 j rc
+	bad="" pp=0
+	for i in $(seq 1 $runs); do
+		"$SPENT" citcat record --time-slice "$slice" -o "$TMP/$name$i" -- "$prog" \
+			> "$TMP/$name$i.real" 2> /dev/null || { bad="run $i: record failed"; return; }
+		j=$(timeout 120 "$SPENT" citcat replay "$TMP/$name$i" --json --stdout "$TMP/$name$i.rep" 2>/dev/null)
+		rc=$?
+		if [ $rc -ne 0 ] || [ "$(jfield "$j" verified)" != True ] || ! cmp -s "$TMP/$name$i.real" "$TMP/$name$i.rep"; then
+			bad="run $i: rc $rc ($([ $rc = 124 ] && echo 'did not end in 120 s'; jfield "$j" error))"
+			return
+		fi
+		pp=$(jfield "$j" preemption_points)
+	done
+}
+
 # a switch right after a signal handler's rt_sigreturn, at 0.5 ms slices (citcat_thread_alarm:
 # two threads spin on a flag while main takes 15 SIGALRMs): the replay loaded the restored
 # registers inside the syscall hook, which made Unicorn run on instead of stopping for the
 # switch, and the spinning thread never saw the flag (6 of 6 recordings hung; the --dump
 # path switched up to 64 K instructions late). Two recordings (one sanitized), each bounded.
-runs=2
-spent_sanitized && runs=1
-bad=""
-for i in $(seq 1 $runs); do
-	"$SPENT" citcat record --time-slice 0.5 -o "$TMP/ta$i" -- "$PROGS/citcat_thread_alarm" \
-		> "$TMP/ta$i.real" 2> /dev/null || { bad="run $i: record failed"; break; }
-	tj=$(timeout 120 "$SPENT" citcat replay "$TMP/ta$i" --json --stdout "$TMP/ta$i.rep" 2>/dev/null)
-	rc=$?
-	if [ $rc -ne 0 ] || [ "$(jfield "$tj" verified)" != True ] || ! cmp -s "$TMP/ta$i.real" "$TMP/ta$i.rep"; then
-		bad="run $i: rc $rc ($([ $rc = 124 ] && echo 'did not end in 120 s'; jfield "$tj" error))"
-		break
-	fi
-done
+record_replay_runs ta 0.5 "$PROGS/citcat_thread_alarm"
 check "citcat_threads_switch_after_sigreturn_replays_verified${bad:+: $bad}" test -z "$bad"
 
 # Preemptions inside libm's sin (stmxcsr copies of MXCSR in rbx and the stack, with the CPU's
 # sticky inexact flag, never the simulator's): every recording diverged at its first such
 # point. Two recordings (one sanitized) at a 1 ms time slice, each with preemption points.
-bad=""
-for i in $(seq 1 $runs); do
-	"$SPENT" citcat record --time-slice 1 -o "$TMP/lm$i" -- "$PROGS/citcat_threads_libm" \
-		> "$TMP/lm$i.real" 2> /dev/null || { bad="run $i: record failed"; break; }
-	lj=$(timeout 120 "$SPENT" citcat replay "$TMP/lm$i" --json --stdout "$TMP/lm$i.rep" 2>/dev/null)
-	rc=$?
-	if [ $rc -ne 0 ] || [ "$(jfield "$lj" verified)" != True ] || ! cmp -s "$TMP/lm$i.real" "$TMP/lm$i.rep"; then
-		bad="run $i: rc $rc ($(jfield "$lj" error))"
-		break
-	fi
-	pp=$(jfield "$lj" preemption_points)
-done
+record_replay_runs lm 1 "$PROGS/citcat_threads_libm"
 check "citcat_threads_preempted_inside_libm_replays_verified${bad:+: $bad}" test -z "$bad"
 check "citcat_threads_libm_has_preemption_points (${pp:-0})" test "${pp:-0}" -ge 1
