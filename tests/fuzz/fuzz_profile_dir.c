@@ -119,8 +119,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)db_usage(d, &u);
 	(void)db_merge(d, src, 1, count_warning, &warnings, &skipped);
 	(void)db_merge(d, src, 1, count_warning, &warnings, &skipped);
-	uint32_t kept;
-	(void)db_gc(d, 1, &skipped, &kept);
+	uint32_t kept, not_dir;
+	(void)db_gc(d, 1, &skipped, &kept, &not_dir);
 	spent_profile_dir_close(d);
 	return 0;
 }
