@@ -178,9 +178,7 @@ static int read_selected(struct spent_profile_dir *d, const char *dir, const str
 	return err;
 }
 
-/* Inside the chosen epochs, only the detail rows whose bucket starts in [since, until) (the
- * samples of a profile with detail rows are those rows: every view then shows the window). */
-static uint64_t profile_samples(const struct spent_profile *p)
+uint64_t profile_input_samples(const struct spent_profile *p)
 {
 	uint64_t n = 0;
 	for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++)
@@ -188,6 +186,8 @@ static uint64_t profile_samples(const struct spent_profile *p)
 	return n;
 }
 
+/* Inside the chosen epochs, only the detail rows whose bucket starts in [since, until) (the
+ * samples of a profile with detail rows are those rows: every view then shows the window). */
 static int cut_to_window(const char *dir, const struct profile_selection *sel, struct spent_profile **p)
 {
 	struct detail_filter f = { .start_ns = sel->since_ns, .end_ns = sel->until_ns };
@@ -199,8 +199,8 @@ static int cut_to_window(const char *dir, const struct profile_selection *sel, s
 		return err;
 	}
 	/* an empty window is an empty table with one line said, as an empty --comm is */
-	uint64_t all = profile_samples(*p);
-	if (all && !profile_samples(q))
+	uint64_t all = profile_input_samples(*p);
+	if (all && !profile_input_samples(q))
 		cli_warn("no sample of the %llu in the chosen epochs of '%s' falls in the --since/"
 			 "--until window", (unsigned long long)all, dir);
 	spent_profile_free(*p);

@@ -42,6 +42,8 @@ int profile_input_load(const char *dir, struct spent_profile **out, size_t *nski
 /* The same for the epochs SEL chooses (NULL: all). DIR may name one epoch (DB/epoch-NNNN). */
 int profile_input_load_selected(const char *dir, const struct profile_selection *sel,
 				struct spent_profile **out, size_t *nskipped);
+/* Every event's samples in P, summed: 0 for a profile (or a selection) with none. */
+uint64_t profile_input_samples(const struct spent_profile *p);
 /* The profile directory DIR belongs to (DB for DB/epoch-NNNN, else DIR) into BUF. */
 void profile_input_base(const char *dir, char *buf, size_t len);
 /* Symbolize the kernel with the kallsyms saved in DIR's profile directory, when it has one:

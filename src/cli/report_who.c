@@ -8,6 +8,7 @@
 
 #include "core/alloc.h"
 #include "cli/cli.h"
+#include "cli/profile_input.h"
 #include "cli/report_who.h"
 #include "core/json.h"
 
@@ -116,12 +117,9 @@ int report_who_check(struct report_who *w, const struct parse_usage *pu)
 static void warn_if_nothing_selected(const struct report_who *w, const struct spent_profile *p,
 				     const struct spent_profile *q)
 {
-	uint64_t all = 0, s, e;
-	for (uint32_t ev = 0; ev < spent_profile_nevents(q); ev++)
-		if (spent_profile_event_total(q, ev))
-			return;
-	for (uint32_t ev = 0; ev < spent_profile_nevents(p); ev++)
-		all += spent_profile_event_total(p, ev);
+	uint64_t all = profile_input_samples(p), s, e;
+	if (profile_input_samples(q))
+		return;
 	spent_profile_span(p, &s, &e);
 	if (w->time && s && e > s)
 		cli_warn("no sample of the profile's %llu matches the selection (--time '%s': the "
@@ -136,10 +134,7 @@ int report_who_select(struct report_who *w, const char *input, struct spent_prof
 {
 	if (!report_who_active(w))
 		return 0;
-	uint64_t samples = 0;
-	for (uint32_t ev = 0; ev < spent_profile_nevents(*p); ev++)
-		samples += spent_profile_event_total(*p, ev);
-	if (!samples)
+	if (!profile_input_samples(*p))
 		return 0;	/* nothing to select from (a window with no sample: said already) */
 	if (!spent_profile_ndetail(*p)) {
 		cli_error("profile '%s' has no per-sample detail (comm, pid, tid, time) for --sort, "
