@@ -24,7 +24,10 @@ struct outfile {
 	int fd;
 	int dfd;		/* the output's directory (temp mode), -1 in place */
 	FILE *stream;
+	int write_err;		/* the stream's first failed write: -errno (stdio keeps no errno) */
 	char *path;
+	char *tmp_path;		/* after outfile_prepare: the temporary's path (dfd closed) */
+	int prepared;		/* outfile_prepare: 1 done, -1 failed, 0 not called */
 	char base[NAME_MAX + 1];
 	char tmp[NAME_MAX + 1];	/* the temporary's name in dfd; "" in place */
 };
@@ -213,6 +216,7 @@ static void outfile_free(struct outfile *f)
 {
 	if (f->dfd >= 0)
 		close(f->dfd);
+	free(f->tmp_path);
 	free(f->path);
 	free(f);
 }
@@ -273,10 +277,39 @@ int outfile_fd(const struct outfile *f)
 	return f->fd;
 }
 
+/* The stream's writes go through here so the first error keeps its cause: stdio only sets a
+ * flag, and by the close errno says nothing (a full disk came out as "Input/output error"). */
+static ssize_t outfile_cookie_write(void *cookie, const char *buf, size_t len)
+{
+	struct outfile *f = cookie;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = write(f->fd, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!f->write_err)
+				f->write_err = n < 0 ? -errno : -EIO;
+			return done ? (ssize_t)done : -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+static int outfile_cookie_close(void *cookie)
+{
+	struct outfile *f = cookie;
+	int r = close(f->fd);
+	f->fd = -1;
+	return r;
+}
+
 FILE *outfile_stream(struct outfile *f)
 {
 	if (!f->stream)
-		f->stream = fdopen(f->fd, "w");
+		f->stream = fopencookie(f, "w", (cookie_io_functions_t){
+			.write = outfile_cookie_write, .close = outfile_cookie_close });
 	return f->stream;
 }
 
@@ -286,7 +319,7 @@ static int close_checked(struct outfile *f)
 	int err = 0;
 	if (f->stream) {
 		if (fflush(f->stream) != 0 || ferror(f->stream))
-			err = errno ? -errno : -EIO;
+			err = f->write_err ? f->write_err : errno ? -errno : -EIO;
 	}
 	if (!err && f->tmp[0] && fsync(f->fd) < 0)
 		err = -errno;
@@ -298,10 +331,61 @@ static int close_checked(struct outfile *f)
 	return err;
 }
 
-int outfile_commit(struct outfile *f)
+int outfile_prepare(struct outfile *f)
 {
+	char dir[PATH_MAX], base[NAME_MAX + 1];
 	errno = 0;
 	int err = close_checked(f);
+	/* a merge prepares thousands of files: each must not keep its directory open */
+	if (!err && f->tmp[0]) {
+		err = split_path(f->path, dir, sizeof(dir), base);
+		size_t n = strlen(dir) + strlen(f->tmp) + 2;
+		if (!err && !(f->tmp_path = malloc(n)))
+			err = -ENOMEM;
+		if (!err)
+			snprintf(f->tmp_path, n, "%s/%s", dir, f->tmp);
+	}
+	if (err && f->tmp[0]) {
+		unlinkat(f->dfd, f->tmp, 0);
+		f->tmp[0] = '\0';
+	}
+	if (!err && f->tmp[0]) {
+		close(f->dfd);
+		f->dfd = -1;
+	}
+	f->prepared = err ? -1 : 1;
+	return err;
+}
+
+/* Rename a prepared temporary over its path; 0 or -errno (the temporary is removed). */
+static int commit_prepared(struct outfile *f)
+{
+	char dir[PATH_MAX], base[NAME_MAX + 1];
+	int err = 0;
+	if (rename(f->tmp_path, f->path) < 0) {
+		err = -errno;
+		unlink(f->tmp_path);
+	} else if (!split_path(f->path, dir, sizeof(dir), base)) {
+		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd >= 0) {
+			fsync(dfd);
+			close(dfd);
+		}
+	}
+	outfile_free(f);
+	return err;
+}
+
+int outfile_commit(struct outfile *f)
+{
+	int err = 0;
+	errno = 0;
+	if (f->tmp_path)
+		return commit_prepared(f);
+	if (f->prepared < 0)
+		err = -EIO;	/* its prepare failed (and said why) */
+	else if (!f->prepared)
+		err = close_checked(f);
 	if (!err && f->tmp[0]) {
 		if (renameat(f->dfd, f->tmp, f->dfd, f->base) < 0)
 			err = -errno;
@@ -322,12 +406,15 @@ void outfile_abort(struct outfile *f)
 		fclose(f->stream);
 	else if (f->fd >= 0)
 		close(f->fd);
-	if (f->tmp[0])
+	if (f->tmp_path)
+		unlink(f->tmp_path);
+	else if (f->tmp[0])
 		unlinkat(f->dfd, f->tmp, 0);
 	outfile_free(f);
 }
 
-int outfile_write(const char *path, const void *data, size_t len, mode_t mode)
+int outfile_write_prepared(const char *path, const void *data, size_t len, mode_t mode,
+			   struct outfile **out)
 {
 	struct outfile *f;
 	int err = outfile_open(path, mode, &f);
@@ -343,12 +430,21 @@ int outfile_write(const char *path, const void *data, size_t len, mode_t mode)
 		p += w;
 		len -= (size_t)w;
 	}
+	err = err ? err : outfile_prepare(f);
 	if (err) {
 		if (f)
 			outfile_abort(f);
 		return err;
 	}
-	return outfile_commit(f);
+	*out = f;
+	return 0;
+}
+
+int outfile_write(const char *path, const void *data, size_t len, mode_t mode)
+{
+	struct outfile *f;
+	int err = outfile_write_prepared(path, data, len, mode, &f);
+	return err ? err : outfile_commit(f);
 }
 
 int outdir_check(const char *path, outdir_kind_fn is_own, outdir_kind_fn remove)

@@ -41,11 +41,19 @@ FILE *outfile_stream(struct outfile *f);
 /* Flush, fsync, close (checked), rename over PATH, fsync the directory. Frees F; on any
  * error the temporary is removed and PATH is untouched. 0 or -errno. */
 int outfile_commit(struct outfile *f);
+/* The first half of outfile_commit: flush, fsync and close (checked), keeping the temporary
+ * for a later outfile_commit (the rename) or outfile_abort, so several files can be written
+ * in full before any of them replaces its path. On error the temporary is removed (F still
+ * wants outfile_abort). 0 or -errno. */
+int outfile_prepare(struct outfile *f);
 /* Drop what was written: the temporary is removed, PATH untouched. Frees F; NULL is fine. */
 void outfile_abort(struct outfile *f);
 
 /* open + write LEN bytes + commit. */
 int outfile_write(const char *path, const void *data, size_t len, mode_t mode);
+/* open + write LEN bytes + outfile_prepare: *OUT awaits outfile_commit or outfile_abort. */
+int outfile_write_prepared(const char *path, const void *data, size_t len, mode_t mode,
+			   struct outfile **out);
 
 /* Directory outputs (a profile directory). IS_OWN(path) returns 0 when an existing directory
  * there is of the caller's kind and may be replaced (-errno otherwise). */

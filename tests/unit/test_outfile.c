@@ -157,6 +157,34 @@ static void devices_are_written_in_place_and_errors_reported(void **state)
 	assert_int_equal(outfile_commit(f), -ENOSPC);
 	assert_int_equal(stat("/dev/full", &st), 0);
 	assert_true(S_ISCHR(st.st_mode));
+	/* more than the stream's buffer: the write fails before the flush, which then has
+	 * nothing to say; the first failure's cause is kept (it came out as -EIO) */
+	assert_int_equal(outfile_open("/dev/full", OUTFILE_MODE, &f), 0);
+	for (int i = 0; i < 100000; i++)
+		fputs("counts ", outfile_stream(f));
+	assert_int_equal(outfile_commit(f), -ENOSPC);
+}
+
+/* Prepared files: each written in full first, then all put in place; an abort of a prepared
+ * one removes its temporary and leaves the old file. */
+static void prepared_files_are_put_in_place_later(void **state)
+{
+	(void)state;
+	put(at("a"), "old a");
+	put(at("b"), "old b");
+	struct outfile *fa, *fb;
+	assert_int_equal(outfile_write_prepared(at("a"), "new a", 5, OUTFILE_MODE, &fa), 0);
+	assert_int_equal(outfile_write_prepared(at("b"), "new b", 5, OUTFILE_MODE, &fb), 0);
+	expect_text(at("a"), "old a");
+	assert_int_equal(temporaries(), 1);	/* some */
+	assert_int_equal(outfile_commit(fa), 0);
+	outfile_abort(fb);
+	expect_text(at("a"), "new a");
+	expect_text(at("b"), "old b");
+	assert_int_equal(temporaries(), 0);
+	/* a device has no temporary: prepared and committed in place */
+	assert_int_equal(outfile_write_prepared("/dev/null", "x", 1, OUTFILE_MODE, &fa), 0);
+	assert_int_equal(outfile_commit(fa), 0);
 }
 
 /* A pid that ran and is gone. */
@@ -253,6 +281,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(abort_leaves_the_old_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(devices_are_written_in_place_and_errors_reported, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(prepared_files_are_put_in_place_later, setup, teardown),
 		cmocka_unit_test_setup_teardown(stale_temporaries_of_dead_writers_go, setup, teardown),
 		cmocka_unit_test_setup_teardown(directory_output_is_exchanged, setup, teardown),
 	};
