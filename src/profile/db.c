@@ -222,10 +222,105 @@ static int copy_kernel_symbols(const char *dst, const char *src)
 	return err;
 }
 
+/* Remove the flat directory DIR (an epoch's copy: regular files only) and its files. */
+static void remove_epoch_copy(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	while (dh && (de = readdir(dh)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(dh), de->d_name, 0);
+	if (dh)
+		closedir(dh);
+	rmdir(dir);
+}
+
+static int remove_stale_epoch_copy(const char *dir)
+{
+	remove_epoch_copy(dir);
+	return 0;
+}
+
+/* A copy of epoch directory FROM in the new directory TO: hard links to its files, which is
+ * a snapshot since every file of an epoch is replaced by rename, never written in place. */
+static int link_epoch_copy(const char *from, const char *to)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	struct dirent *de;
+	int err = 0;
+	DIR *dh = opendir(from);
+	if (!dh)
+		return errno == ENOENT ? 0 : -errno;
+	while (!err && (de = readdir(dh)) != NULL) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (snprintf(a, sizeof(a), "%s/%s", from, de->d_name) >= (int)sizeof(a) ||
+		    snprintf(b, sizeof(b), "%s/%s", to, de->d_name) >= (int)sizeof(b))
+			err = -ENAMETOOLONG;
+		else if (lstat(a, &st) < 0)
+			err = -errno;
+		else if (!S_ISREG(st.st_mode))
+			err = -EUCLEAN;	/* not what an epoch holds: merge nothing */
+		else if (link(a, b) < 0)
+			err = -errno;
+	}
+	closedir(dh);
+	return err;
+}
+
+/* The merged epochs of one source, written beside DST's (epoch-NNNN.tmp.PID.XXXXXX) until
+ * every one is complete; then each is put in place by a rename, which needs no space, so a
+ * full disk or a failure while writing leaves DST as it was. */
+struct merge_stage {
+	struct {
+		char tmp[PATH_MAX], path[PATH_MAX];
+	} *ep;
+	size_t n;
+};
+
+static void merge_stage_drop(struct merge_stage *st)
+{
+	for (size_t i = 0; i < st->n; i++)
+		remove_epoch_copy(st->ep[i].tmp);
+	free(st->ep);
+	st->ep = NULL;
+	st->n = 0;
+}
+
+/* An epoch directory of DST: merge_one checked what it holds while linking its copy. */
+static int epoch_dir_is_own(const char *path)
+{
+	(void)path;
+	return 0;
+}
+
+/* Put every staged epoch in place (the old one exchanged out, then removed). Renames within
+ * one directory do not fail for want of space; should one fail anyway, those before it stay
+ * and the error says so. */
+static int merge_stage_commit(struct merge_stage *st)
+{
+	int err = 0;
+	size_t i = 0;
+	for (; i < st->n && !err; i++) {
+		bool replaced = false;
+		err = outdir_commit(st->ep[i].tmp, st->ep[i].path, epoch_dir_is_own, &replaced);
+		if (!err && replaced)
+			remove_epoch_copy(st->ep[i].tmp);
+	}
+	for (; i < st->n; i++)
+		remove_epoch_copy(st->ep[i].tmp);
+	free(st->ep);
+	st->ep = NULL;
+	st->n = 0;
+	return err;
+}
+
 /* The epochs of SRC read whole before anything is written, so a source with a corrupt file
- * is merged not at all (-EUCLEAN) rather than in part, and can be merged again once mended. */
+ * is merged not at all (-EUCLEAN) rather than in part, and can be merged again once mended.
+ * The merged epochs are staged in ST (merge_stage_commit puts them in place). */
 static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *src, spent_profile_warn_fn warn,
-		     void *ctx)
+		     void *ctx, struct merge_stage *st)
 {
 	uint32_t *ep = NULL;
 	size_t n = 0, bad = 0;
@@ -233,6 +328,8 @@ static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *sr
 	int err = spent_profile_dir_epochs(src, &ep, &n);
 
 	if (!err && n && !(pp = calloc(n, sizeof(*pp))))
+		err = -ENOMEM;
+	if (!err && n && !(st->ep = calloc(n, sizeof(*st->ep))))
 		err = -ENOMEM;
 	for (size_t i = 0; i < n && !err; i++) {
 		size_t s = 0;
@@ -245,8 +342,17 @@ static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *sr
 	/* before the counts: an epoch of DST is never there without its kernel's symbols */
 	if (!err)
 		err = copy_kernel_symbols(spent_profile_dir_path(dst), spent_profile_dir_path(src));
-	for (size_t i = 0; i < n && !err; i++)
-		err = spent_profile_dir_write_epoch(dst, ep[i], pp[i], warn, ctx);
+	for (size_t i = 0; i < n && !err; i++) {
+		char *path = st->ep[i].path, *tmp = st->ep[i].tmp;
+		if ((err = profile_dir_epoch_path(dst, ep[i], path, PATH_MAX)) ||
+		    (err = outdir_make_temp(path, dst->dir_mode, tmp, PATH_MAX)))
+			break;
+		st->n++;
+		err = link_epoch_copy(path, tmp);
+		err = err ? err : profile_dir_write_epoch_at(dst, tmp, pp[i], warn, ctx);
+	}
+	if (err)
+		merge_stage_drop(st);
 	for (size_t i = 0; pp && i < n; i++)
 		spent_profile_free(pp[i]);
 	free(pp);
@@ -272,6 +378,8 @@ int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, s
 	struct binbuf nb;
 	int err;
 
+	struct merge_stage st = { 0 };
+
 	*skipped = 0;
 	binbuf_init(&nb);
 	if ((err = db_file_path(spent_profile_dir_path(dst), DB_MERGED_NAME, listpath, sizeof(listpath))) ||
@@ -280,6 +388,8 @@ int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, s
 	err = binio_read_file(listpath, 1 << 20, &list, &llen);
 	if (err && err != -ENOENT)
 		return err;
+	/* the epoch copies of a merge that was killed */
+	outfile_clean_stale(spent_profile_dir_path(dst), NULL, remove_stale_epoch_copy);
 	err = binbuf_put(&nb, list ? list : (const uint8_t *)"", llen);
 	err = err ? err : binbuf_put_u8(&nb, 0);
 	nb.len = llen;	/* keep a terminator after the old list while appending */
@@ -293,12 +403,24 @@ int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, s
 			err = -EINVAL;
 		} else if (!err && merged_before((const char *)nb.data, key)) {
 			(*skipped)++;
-		} else if (!err && !(err = merge_one(dst, src, warn, ctx))) {
+		} else if (!err && !(err = merge_one(dst, src, warn, ctx, &st))) {
+			/* the list is written before the epochs go in place, and put in place after
+			 * them: a failure leaves neither, so the source can be merged again */
+			struct outfile *lf = NULL;
+			size_t old_len = nb.len;
 			err = binbuf_put(&nb, key, strlen(key));
 			err = err ? err : binbuf_put_u8(&nb, '\n');
 			err = err ? err : binbuf_put_u8(&nb, 0);
 			nb.len--;
-			err = err ? err : binio_write_file_atomic(listpath, nb.data, nb.len, DB_FILE_MODE);
+			err = err ? err : outfile_write_prepared(listpath, nb.data, nb.len, DB_FILE_MODE, &lf);
+			err = err ? err : merge_stage_commit(&st);
+			if (!err) {
+				err = outfile_commit(lf);
+			} else {
+				outfile_abort(lf);
+				merge_stage_drop(&st);
+				nb.len = old_len;
+			}
 		}
 		spent_profile_dir_close(src);
 	}

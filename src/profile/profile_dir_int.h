@@ -24,6 +24,10 @@ struct spent_profile_dir {
 
 /* DIR/epoch-NNNN of EPOCH into OUT (LEN bytes): 0 or -ENAMETOOLONG. */
 int profile_dir_epoch_path(const struct spent_profile_dir *d, uint32_t epoch, char *out, size_t len);
+/* spent_profile_dir_write_epoch into the epoch directory DIR (made when missing) instead of
+ * D's epoch-NNNN: db_merge writes a copy of an epoch and puts it in place once all are written. */
+int profile_dir_write_epoch_at(struct spent_profile_dir *d, const char *dir, const struct spent_profile *p,
+			       spent_profile_warn_fn warn, void *ctx);
 /* Whether DIR/epoch-NNNN is a directory (not through a symlink). */
 bool profile_dir_epoch_is_dir(const struct spent_profile_dir *d, uint32_t epoch);
 /* The span file of the epoch directory DIR into *START, *END (both 0 when there is none):

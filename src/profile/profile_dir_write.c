@@ -339,11 +339,20 @@ static bool has_detail(const struct spent_profile *p, uint32_t ev)
 int spent_profile_dir_write_epoch(struct spent_profile_dir *d, uint32_t epoch, const struct spent_profile *p,
 			    spent_profile_warn_fn warn, void *ctx)
 {
+	char dir[PATH_MAX];
+	int err = profile_dir_epoch_path(d, epoch, dir, sizeof(dir));
+	return err ? err : profile_dir_write_epoch_at(d, dir, p, warn, ctx);
+}
+
+int profile_dir_write_epoch_at(struct spent_profile_dir *d, const char *dir, const struct spent_profile *p,
+			       spent_profile_warn_fn warn, void *ctx)
+{
 	struct write_ctx w = { .p = p, .warn = warn, .ctx = ctx, .file_mode = d->file_mode,
 			       .keep_counts_files = d->keep_counts_files };
-	int err = profile_dir_epoch_path(d, epoch, w.dir, sizeof(w.dir));
-	if (err)
-		return err;
+	int err = 0;
+	if (strlen(dir) >= sizeof(w.dir))
+		return -ENAMETOOLONG;
+	strcpy(w.dir, dir);
 	if (mkdir(w.dir, d->dir_mode) < 0) {
 		if (errno != EEXIST)
 			return -errno;

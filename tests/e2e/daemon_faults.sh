@@ -92,3 +92,37 @@ want=$(awk '$1 == "heavy" { print $2 }' "$TMP/oracle.txt")
 check "daemon_diskfull_split_still_right (heavy $h%, program $want%)" \
 	awk -v a="$h" -v b="$want" 'BEGIN { d = a - b; exit !(d <= 5 && d >= -5) }'
 check daemon_diskfull_stops_on_sigterm stop_daemon
+
+# ---- a full disk at the last merge: the daemon exits 1 and says what it lost ----
+if start_daemon "$DB" "$TMP/g.log" -F 1000; then
+	"$SPENT" db "$DB" flush > /dev/null
+	dd if=/dev/zero of="$MNT/fill" bs=4k 2>/dev/null
+	"$BIN" 0.3 > /dev/null
+	stop_daemon
+	rc=$?
+	check "daemon_diskfull_final_merge_failure_exits_1 (exit $rc)" test $rc = 1
+	check daemon_diskfull_final_merge_failure_says_what_is_lost \
+		grep -q "cells of counts not written are lost" "$TMP/g.log"
+	rm -f "$MNT/fill"
+fi
+
+# ---- db merge on a full disk changes nothing, and its retry counts the source once ----
+cp -a "$DB" "$TMP/src"
+sed -i -e 's/^created .*/created 1700000001/' -e 's/^id .*/id 0123456789abcdef/' "$TMP/src/meta"
+cp -a "$DB" "$TMP/ref"
+"$SPENT" db "$TMP/ref" merge "$TMP/src" > /dev/null 2>&1
+"$SPENT" db "$TMP/ref" dump > "$TMP/ref.tsv"
+"$SPENT" db "$DB" dump > "$TMP/before.tsv"
+avail=$(df -k --output=avail "$MNT" | tail -1)
+dd if=/dev/zero of="$MNT/fill" bs=1k count=$((avail - 8)) 2>/dev/null
+"$SPENT" db "$DB" merge "$TMP/src" > "$TMP/merge.out" 2>&1
+rc=$?
+"$SPENT" db "$DB" dump > "$TMP/failed.tsv"
+check "db_merge_diskfull_fails (exit $rc: $(head -1 "$TMP/merge.out"))" \
+	test $rc = 1 -a -n "$(grep 'No space left' "$TMP/merge.out")"
+check db_merge_diskfull_changes_nothing cmp -s "$TMP/before.tsv" "$TMP/failed.tsv"
+check db_merge_diskfull_leaves_no_temporaries test -z "$(ls -d "$DB"/*.tmp.* 2>/dev/null)"
+rm -f "$MNT/fill"
+"$SPENT" db "$DB" merge "$TMP/src" > /dev/null 2>&1
+"$SPENT" db "$DB" dump > "$TMP/retried.tsv"
+check db_merge_diskfull_retry_counts_the_source_once cmp -s "$TMP/ref.tsv" "$TMP/retried.tsv"
