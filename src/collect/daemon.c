@@ -467,12 +467,17 @@ int daemon_run(const struct daemon_config *cfg, volatile sig_atomic_t *stop, cha
 	 * the status counted them */
 	dperf_disable_samples(d.perf);
 	daemon_drain(&d);
-	if ((r = dmerge_finish(d.merge)))
-		daemon_log(&d, "final merge into '%s' failed: %s: the last interval is lost",
-			   cfg->db, strerror(-r));
+	if ((r = dmerge_finish(d.merge))) {
+		/* everything not written yet: after failed retries that is more than an interval */
+		struct dmerge_stats ms;
+		dmerge_get_stats(d.merge, &ms);
+		snprintf(err, errlen, "final merge into '%s' failed: %s: %llu cells of counts not "
+			 "written are lost", cfg->db, strerror(-r), (unsigned long long)ms.pending_cells);
+		daemon_log(&d, "%s", err);
+	}
 	daemon_status_update(&d, false);
-	daemon_log(&d, "stopped");
-	r = 0;
+	daemon_log(&d, r ? "stopped, counts lost" : "stopped");
+	/* a failed final merge is the run's result: a service manager must see it */
 out:
 	teardown(&d);
 	return r;
