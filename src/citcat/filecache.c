@@ -184,8 +184,34 @@ int cc_cache_store(const char *cache, const struct stat *st, uint64_t hash,
 	return 0;
 }
 
+/* Bytes [OFF, SIZE) of IN to OUT at the same offsets through a buffer. 0 or -errno. */
+static int copy_by_reading(int in, int out, off_t off, uint64_t size)
+{
+	char buf[1 << 16];
+	while ((uint64_t)off < size) {
+		size_t want = size - (uint64_t)off < sizeof(buf) ? (size_t)(size - (uint64_t)off) : sizeof(buf);
+		ssize_t n = pread(in, buf, want, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = pwrite(out, buf + done, (size_t)(n - done), off + done);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return w < 0 ? -errno : -EIO;
+			done += w;
+		}
+		off += n;
+	}
+	return 0;
+}
+
 /* Copy the file open as IN into a new PATH: a reflink where the file system can, else its
- * bytes (copy_file_range), fsync'd. 0 or -errno, no partial file left. */
+ * bytes (copy_file_range, or read and write where that cannot cross the file systems: the
+ * cache in the home directory, the recording on a tmpfs), fsync'd. 0 or -errno, no partial
+ * file left. */
 static int copy_into(int in, const char *path, uint64_t size)
 {
 	int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -196,6 +222,11 @@ static int copy_into(int in, const char *path, uint64_t size)
 		off_t ioff = 0, ooff = 0;
 		while (!err && (uint64_t)ooff < size) {
 			ssize_t n = copy_file_range(in, &ioff, out, &ooff, size - (uint64_t)ooff, 0);
+			if (n < 0 && (errno == EXDEV || errno == EOPNOTSUPP || errno == EINVAL ||
+				      errno == ENOSYS)) {
+				err = copy_by_reading(in, out, ooff, size);
+				break;
+			}
 			if (n <= 0)
 				err = n < 0 ? -errno : -EIO;
 		}

@@ -33,9 +33,14 @@
 #define AT_SYSINFO_EHDR_ 33
 #define AT_IGNORE_ 1
 
+/* MSG as the reason the recording failed, with ERR's cause where it is one a user can act
+ * on (a full disk, a permission) rather than the kind of failure MSG already names. */
 static int fail(struct cc_tracer *tr, int err, const char *msg)
 {
-	snprintf(tr->err, tr->errlen, "%s", msg);
+	if (err < 0 && err != -ENOTSUP && err != -ECHILD && err != -ESRCH && err != -ENOMEM)
+		snprintf(tr->err, tr->errlen, "%s: %s", msg, strerror(-err));
+	else
+		snprintf(tr->err, tr->errlen, "%s", msg);
 	return err;
 }
 

@@ -193,7 +193,9 @@ static int store_copy(struct cc_tracer *tr, const struct stat *st, uint64_t hash
 	int err = -ENOENT;
 	if (cache && (cached || cc_cache_store(cache, st, hash, content, len) == 0))
 		err = cc_cache_link(cache, tr->dir, hash, &bytes);
-	if (err)	/* no cache, or it failed (full, another file system refusing): as before */
+	/* no cache, or it failed (full, another file system refusing): as before; a file the
+	 * cache had was not read (CONTENT is NULL), so its linking's error stands */
+	if (err && content)
 		err = cc_copy_write(tr->dir, hash, content, len, &bytes);
 	else
 		tr->cache_hits += cached;
