@@ -42,8 +42,9 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
  * merged before (by its host and creation time, listed in DST/merged-from) is skipped and
  * counted in *SKIPPED. A source that is DST itself or a copy of it (same meta: host, creation
  * time and id) is refused (-EINVAL); one with a corrupt file (reported via WARN) is merged not at
- * all and not listed (-EUCLEAN). Sources are taken in order and the first failure stops:
- * those before it stay merged. 0 or -errno. */
+ * all and not listed (-EUCLEAN). Each source is merged whole or not at all (its epochs written
+ * into copies, put in place with merged-from once all are written). Sources are taken in
+ * order and the first failure stops: those before it stay merged. 0 or -errno. */
 int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, spent_profile_warn_fn warn,
 	     void *ctx, size_t *skipped);
 
