@@ -78,6 +78,10 @@ typedef void (*spent_trace_progress_fn)(void *arg, const struct spent_trace_prog
 SPENT_API void spent_trace_set_progress(struct spent_trace *t, spent_trace_progress_fn fn, void *arg);
 
 SPENT_API void spent_trace_get_totals(const struct spent_trace *t, struct spent_trace_totals *tot);
+/* After spent_trace_wait: how many processes of the tree ended without their exit record (killed
+ * by SIGKILL, or an exec valgrind could not start: their last records are lost), and the pid
+ * of the first into *FIRST_PID (may be NULL). */
+SPENT_API uint64_t spent_trace_unended(const struct spent_trace *t, int *first_pid);
 /* The log's header says it is incomplete (what was stopped or cut off is not the whole run). */
 SPENT_API void spent_trace_mark_incomplete(struct spent_trace *t);
 /* Put the log at its path. 0 or -errno. */

@@ -119,7 +119,15 @@ static int finish_log(const struct trace_opts *o, struct spent_trace *t, int err
 	if (stop)
 		cli_warn("interrupted by SIG%s: the program was stopped and the log is marked incomplete",
 			 sigabbrev_np(stop));
-	if (stop || err < 0 || WIFSIGNALED(status))
+	int lost_pid = 0;
+	uint64_t unended = err < 0 ? 0 : spent_trace_unended(t, &lost_pid);
+	if (unended)
+		cli_warn("%llu process%s of the tree (pid %d%s) ended without its exit record, killed "
+			 "by SIGKILL or an exec valgrind could not start: %s last records are lost and "
+			 "the log is marked incomplete", (unsigned long long)unended,
+			 unended == 1 ? "" : "es", lost_pid, unended == 1 ? "" : " first",
+			 unended == 1 ? "its" : "their");
+	if (stop || err < 0 || WIFSIGNALED(status) || unended)
 		spent_trace_mark_incomplete(t);
 	if (tot.records == 0) {
 		cli_error("'%s' recorded nothing: valgrind did not run the command (see its messages above)",

@@ -15,6 +15,7 @@ struct collect_proc {
 	uint32_t pid;
 	uint32_t stream;	/* its current stream, 0 before its PROCESS record */
 	uint64_t insns;		/* its current program's last progress note */
+	bool open;		/* its stream started and has not sent its EXIT record */
 	uint8_t *buf;		/* bytes of records not yet whole */
 	size_t have, cap;
 };
@@ -89,6 +90,7 @@ static int put_record(struct log_collector *c, struct collect_proc *p, uint32_t 
 		return err;
 	if (type == LOG_REC_PROCESS)
 		p->insns = 0;	/* an exec'd program counts from 0: what ran before stays counted */
+	p->open = type == LOG_REC_PROCESS || (p->open && type != LOG_REC_EXIT);
 	if (p->stream == 0)
 		return -EBADMSG;	/* records before the process said who it is */
 	if (type == LOG_REC_PROCESS)
@@ -203,10 +205,23 @@ int log_collector_finish(struct log_collector *c)
 {
 	if (c->frame_have)
 		return -EPIPE;
-	for (size_t i = 0; i < c->n_procs; i++)
-		if (c->procs[i].have)
-			return -EPIPE;
+	c->tot.unended = 0;
+	for (size_t i = 0; i < c->n_procs; i++) {
+		struct collect_proc *p = &c->procs[i];
+		/* a process killed between two writes of one record: the part is dropped */
+		p->have = 0;
+		if (p->open && p->stream && c->tot.unended++ == 0)
+			c->tot.unended_pid = p->pid;
+	}
 	return 0;
+}
+
+bool log_collector_awaits(const struct log_collector *c, bool (*alive)(uint32_t pid))
+{
+	for (size_t i = 0; i < c->n_procs; i++)
+		if (c->procs[i].open && alive(c->procs[i].pid))
+			return true;
+	return false;
 }
 
 const struct log_collect_totals *log_collector_totals(const struct log_collector *c)

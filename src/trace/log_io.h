@@ -4,6 +4,7 @@
 #ifndef SPENT_TRACE_LOG_IO_H
 #define SPENT_TRACE_LOG_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,6 +68,10 @@ struct log_collector;
 struct log_collect_totals {
 	uint64_t records, data, streams;
 	uint64_t instructions;	/* the tree's, from the tools' progress notes (a lower bound) */
+	/* after log_collector_finish: streams that ended without their EXIT record (a process
+	 * killed by SIGKILL, an exec valgrind could not start), and the pid of the first */
+	uint64_t unended;
+	uint32_t unended_pid;
 };
 /* Called with each record before it is written (the recorder fills in image identities). */
 typedef void (*log_collect_record_fn)(uint32_t type, uint8_t *payload, uint32_t len);
@@ -76,8 +81,13 @@ int log_collector_new(struct log_writer *w, log_collect_record_fn on_record,
 /* N bytes read from the FIFO. 0, -EBADMSG on a malformed frame or record, or the writer's
  * -errno. */
 int log_collector_feed(struct log_collector *c, const uint8_t *b, size_t n);
-/* At EOF: -EPIPE when a frame or a process's record was cut off. */
+/* At EOF: -EPIPE when a frame was cut off (frames are written whole). A process's record cut
+ * off is dropped: its stream counts as unended (totals), as does one without an EXIT record. */
 int log_collector_finish(struct log_collector *c);
+/* Whether some process's stream is open (started, not exited) whose pid WANTS says still
+ * runs: at an exec the old tool instance has closed the FIFO and the new one has not opened
+ * it yet, so an EOF then is not the end. */
+bool log_collector_awaits(const struct log_collector *c, bool (*alive)(uint32_t pid));
 const struct log_collect_totals *log_collector_totals(const struct log_collector *c);
 void log_collector_free(struct log_collector *c);
 

@@ -207,10 +207,30 @@ void spent_trace_set_progress(struct spent_trace *t, spent_trace_progress_fn fn,
 	t->progress_arg = arg;
 }
 
+/* Whether PID runs (exists and is not a zombie). */
+static bool pid_runs(uint32_t pid)
+{
+	char path[32], buf[256];
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	const char *e = strrchr(buf, ')');	/* the state follows the command name */
+	return e && e[1] == ' ' && e[2] != 'Z' && e[2] != 'X';
+}
+
 /* Copy the tool's frames from the FIFO into the log until every process of the tree has
  * closed it. HOLD, our own write end, keeps the FIFO open until the command's valgrind exits
  * (before its tool opens the FIFO, an EOF would come at once); then it is closed and the
- * read runs to the EOF the last process of the tree gives. 0 at a clean EOF. */
+ * read runs to the EOF the last process of the tree gives. An EOF while a process that still
+ * runs has an open stream is an exec in between (the old tool instance closed the FIFO, the
+ * new one opens it by name): HOLD is taken again until no such process runs (an orphan that
+ * exec'd after the command ended went untraced). 0 at a clean EOF. */
 #define PUMP_BUF (1u << 20)
 static int pump(struct spent_trace *t)
 {
@@ -219,6 +239,7 @@ static int pump(struct spent_trace *t)
 	pid_t pid = t->pid;
 	struct log_collector *c = t->c;
 	int err = 0;
+	bool rehold = false;	/* HOLD taken again after an EOF (not the command's) */
 	uint64_t deadline_ms = 0;
 	if (!buf)
 		return -ENOMEM;
@@ -245,8 +266,10 @@ static int pump(struct spent_trace *t)
 		}
 		if (*hold >= 0) {
 			siginfo_t si = { 0 };
-			if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-			    si.si_pid == pid) {
+			bool done = rehold ? t->stop_signal || !log_collector_awaits(c, pid_runs) :
+					     waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+						     si.si_pid == pid;
+			if (done) {
 				close(*hold);
 				*hold = -1;
 			}
@@ -262,6 +285,11 @@ static int pump(struct spent_trace *t)
 			break;
 		}
 		if (n == 0) {
+			if (!t->stop_signal && log_collector_awaits(c, pid_runs) &&
+			    (*hold = open(t->fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+				rehold = true;
+				continue;
+			}
 			err = log_collector_finish(c);
 			break;
 		}
@@ -331,6 +359,14 @@ void spent_trace_get_totals(const struct spent_trace *t, struct spent_trace_tota
 	if (c)
 		*tot = (struct spent_trace_totals){ .records = c->records, .data = c->data,
 						    .streams = c->streams };
+}
+
+uint64_t spent_trace_unended(const struct spent_trace *t, int *first_pid)
+{
+	const struct log_collect_totals *c = t->c ? log_collector_totals(t->c) : NULL;
+	if (first_pid)
+		*first_pid = c && c->unended ? (int)c->unended_pid : 0;
+	return c ? c->unended : 0;
 }
 
 void spent_trace_mark_incomplete(struct spent_trace *t)

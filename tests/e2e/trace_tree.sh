@@ -181,3 +181,42 @@ check "a killed child is killed, its parent exits 4 ($st)" \
 	test "$st" = "exec:4:False fork:None:False exec:None:True"
 check "... the stats table says killed" bash -c "'$SPENT' trace stats '$TMP/k.log' | grep -q ' killed .*kill -KILL'"
 check "... the dump says so" bash -c "'$SPENT' trace dump '$TMP/k.log' | grep -q '^# .* exit killed by a signal$'"
+
+# a process left running by the command that execs after the command exited: the FIFO had no
+# writer between the old tool instance and the new one, the recorder took that EOF for the
+# end, and the exec'd program ran untraced
+"${E[@]}" "$SPENT" trace -o "$TMP/o.log" -- sh -c "(sleep 1; exec /bin/echo late) > '$TMP/late.txt' 2>&1 & exit 0" \
+	> /dev/null 2> "$TMP/o.err"
+check "an orphan that execs after the command ended is traced ($(tail -1 "$TMP/o.err"))" \
+	bash -c "'$SPENT' trace dump '$TMP/o.log' | grep -q '^# .* process 5 .* exec /bin/echo: /bin/echo late$'"
+check "... and its output is right" grep -qx late "$TMP/late.txt"
+
+# a child killed by SIGKILL sends no exit record and loses what its tool had buffered: the
+# log is marked incomplete with a warning naming it (it said complete, or broke off at random)
+"${E[@]}" "$SPENT" trace --no-data -o "$TMP/k9.log" -- sh -c 'yes > /dev/null & sleep 1; kill -9 $!; wait $!' \
+	> /dev/null 2> "$TMP/k9.err"
+rc=$?
+check "a SIGKILLed child: the recording still ends (exit $rc, the shell's 137)" test $rc -eq 137
+check "... a warning names it" grep -q 'ended without its exit record' "$TMP/k9.err"
+check "... the log is marked incomplete" \
+	test "$(jfield "$("$SPENT" trace stats --json "$TMP/k9.log" 2>/dev/null)" complete)" = False
+
+# --max-instructions is each process's: a child forked after its parent reached the limit
+# records its own (it recorded nothing, then its translations had no description)
+"${E[@]}" "$SPENT" trace --no-data --max-instructions 150000 -o "$TMP/mx.log" -- \
+	sh -c '(i=0; while [ $i -lt 100 ]; do i=$((i+1)); done; exit 5); exit 3' > /dev/null 2>&1
+mx=$("$SPENT" trace stats --json "$TMP/mx.log" | python3 -c 'import json,sys; print(" ".join("%s:%s" % (q["instructions"], q["exit_status"]) for q in json.load(sys.stdin)["processes"]))')
+check "--max-instructions: a child forked past its parent's limit records its own ($mx)" \
+	test "$mx" = "150000:3 150000:5"
+
+# a process whose last thread ends with the exit syscall (not exit_group) exits, not killed
+cat > "$TMP/sysexit.c" <<'C'
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(void) { syscall(SYS_exit, 3); return 0; }
+C
+cc -O1 -o "$TMP/sysexit" "$TMP/sysexit.c"
+"$SPENT" trace -o "$TMP/se.log" -- "$TMP/sysexit" > /dev/null 2>&1
+rc=$?
+se=$("$SPENT" trace stats --json "$TMP/se.log" | python3 -c 'import json,sys; q=json.load(sys.stdin)["processes"][0]; print("%s:%s" % (q["exit_status"], q["killed"]))')
+check "exit(2) of the last thread: status 3, not killed (exit $rc, log $se)" test $rc -eq 3 -a "$se" = "3:False"

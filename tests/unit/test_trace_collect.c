@@ -1,6 +1,7 @@
 /* test_trace_collect.c - the recorder's FIFO demultiplexer (log_collect.c): frames of several
  * processes interleaved, split at any byte, become one stream per process in the log with
- * PROCESS/STREAM records the reconstructor reads back; a record cut off at the end is -EPIPE,
+ * PROCESS/STREAM records the reconstructor reads back; a frame cut off at the end is -EPIPE, a
+ * record whose process was killed between its frames is dropped (its stream counts as unended),
  * a malformed frame or a record before its process record -EBADMSG. */
 #include <errno.h>
 #include <setjmp.h>
@@ -119,6 +120,32 @@ static void test_errors(void **state)
 	thread_start(10);
 	fifo_len -= 8;	/* the last record cut off: its frame too */
 	assert_int_equal(collect(path, 7, &streams), -EPIPE);
+	/* a process killed between the two frames of one record: the part is dropped, the
+	 * others' records stand, and it counts as a stream without its exit record */
+	fifo_len = 0;
+	process(10, 1, 0);
+	process(11, 10, LOG_PROC_FORK);
+	struct log_exit ex = { .status = 0 };
+	frame(10, LOG_REC_EXIT, &ex, sizeof(ex));
+	size_t at = fifo_len;
+	thread_start(11);
+	struct log_frame half;
+	memcpy(&half, fifo + at, sizeof(half));
+	half.len = sizeof(struct log_rec_hdr);	/* the record's header only */
+	memcpy(fifo + at, &half, sizeof(half));
+	fifo_len = at + sizeof(half) + half.len;
+	{
+		struct log_writer *w;
+		struct log_collector *c;
+		assert_int_equal(log_writer_new(path, 0, 0, &w), 0);
+		assert_int_equal(log_collector_new(w, NULL, &c), 0);
+		assert_int_equal(log_collector_feed(c, fifo, fifo_len), 0);
+		assert_int_equal(log_collector_finish(c), 0);
+		assert_int_equal(log_collector_totals(c)->unended, 1);
+		assert_int_equal(log_collector_totals(c)->unended_pid, 11);
+		log_collector_free(c);
+		log_writer_free(w);
+	}
 	fifo_len = 0;
 	thread_start(10);	/* before its process record */
 	assert_int_equal(collect(path, 7, &streams), -EBADMSG);

@@ -68,6 +68,7 @@ static UInt uid(ThreadId tid)
 static Bool logging = True;
 static Bool started;		/* --start reached */
 static Bool stopped;		/* --max reached: nothing more is recorded */
+static UInt live_threads;	/* threads created and not exited (the main one included) */
 
 /* Zigzag LEB128 of the N values at V into Q; returns the end. Most values are small deltas
  * (strides, repeated targets): one byte, the well-predicted branch. (A branchless 8-byte
@@ -504,17 +505,21 @@ static void emit_insn_count(IRSB *out, UInt min_insns)
 static void emit_code_record(Addr key, struct sb_plan *p)
 {
 	flush_data();
-	if (stopped)
+	/* past --max nothing is written, but the description is kept: a child forked later
+	 * records its own instructions through this translation (sp_fork_child_reset) */
+	if (stopped && clo_max <= 0)
 		return;
 	tl_assert(p->n_ops <= LOG_CODE_MAX_OPS);
 	UInt len = (UInt)(sizeof(struct log_code) + p->n_ops * sizeof(struct log_op));
-	UChar *b = sp_rec_begin(LOG_REC_CODE, len);
+	UChar *b = stopped ? VG_(malloc)("sp.code.kept", len) : sp_rec_begin(LOG_REC_CODE, len);
 	struct log_code *c = (struct log_code *)b;
 	c->key = key;
 	c->n_ops = p->n_ops;
 	c->n_roots = p->n_roots;
 	VG_(memcpy)(b + sizeof(*c), p->ops, p->n_ops * sizeof(struct log_op));
 	sp_code_keep(key, b, len);
+	if (stopped)
+		VG_(free)(b);
 }
 
 static Bool is_start_symbol(Addr a)
@@ -596,6 +601,12 @@ static IRSB *sp_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestL
  * kept a copy of each one's description. */
 void sp_fork_child_reset(ThreadId tid)
 {
+	/* --max is each process's: a child forked after its parent reached it records its own */
+	if (stopped && clo_max > 0) {
+		stopped = False;
+		logging = !clo_start || started;
+	}
+	live_threads = 1;
 	sp_images_resend();
 	sp_code_resend();
 	VG_(memset)(site_last, 0, sizeof(site_last));	/* the slots stay the translations' */
@@ -629,8 +640,9 @@ static Int exit_status = -1;	/* from exit_group, -1 before it */
 
 static void sp_pre_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs)
 {
-	/* the status the process exits with (Valgrind gives a forked child's fini 0) */
-	if (nr == __NR_exit_group && nargs > 0)
+	/* the status the process exits with (Valgrind gives a forked child's fini 0): from
+	 * exit_group, or from exit when the calling thread is the last one */
+	if ((nr == __NR_exit_group || (nr == __NR_exit && live_threads <= 1)) && nargs > 0)
 		exit_status = (Int)(args[0] & 0xff);
 	/* execve replaces this tool instance: what it buffered leaves first */
 	if (nr == __NR_execve || nr == __NR_execveat) {
@@ -697,6 +709,7 @@ static void sp_stop_client_code(ThreadId tid, ULong blocks)
 static void sp_thread_create(ThreadId parent, ThreadId child)
 {
 	flush_data();
+	live_threads++;
 	if (child < SP_MAX_TID)	/* the main thread is announced with no parent */
 		uid_of[child] = parent == 0 ? 1 : ++next_uid;
 	if (stopped)
@@ -710,6 +723,8 @@ static void sp_thread_create(ThreadId parent, ThreadId child)
 static void sp_thread_exit(ThreadId tid)
 {
 	flush_data();
+	if (live_threads > 0)
+		live_threads--;
 	if (stopped)
 		return;
 	struct log_thread *t = (struct log_thread *)sp_rec_begin(LOG_REC_THREAD_EXIT, sizeof(*t));
