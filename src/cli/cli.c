@@ -153,6 +153,44 @@ static bool output_hits_input(const char *out, const char *in)
 	return !strncmp(rdir, rin, n) && (rdir[n] == 0 || rdir[n] == '/' || !strcmp(rin, "/"));
 }
 
+/* PATH as a file output names it: its directory resolved, then its last component (PATH
+ * itself when the directory does not resolve). */
+static void output_name(const char *path, char *out, size_t len)
+{
+	char dir[PATH_MAX], rdir[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+		 slash ? path : ".");
+	if (!realpath(dir, rdir))
+		snprintf(out, len, "%s", path);
+	else
+		snprintf(out, len, "%s/%s", rdir, base);
+}
+
+int cli_check_outputs_distinct(const char *const *paths, const char *const *opts, size_t n)
+{
+	char a[2 * PATH_MAX], b[2 * PATH_MAX];
+	for (size_t i = 0; i < n; i++) {
+		if (!paths[i] || !strcmp(paths[i], "-"))
+			continue;
+		output_name(paths[i], a, sizeof(a));
+		for (size_t j = i + 1; j < n; j++) {
+			struct stat si, sj;
+			if (!paths[j] || !strcmp(paths[j], "-"))
+				continue;
+			output_name(paths[j], b, sizeof(b));
+			bool same = !strcmp(a, b) || (stat(paths[i], &si) == 0 && stat(paths[j], &sj) == 0 &&
+						       si.st_dev == sj.st_dev && si.st_ino == sj.st_ino);
+			if (same) {
+				cli_error("%s '%s' and %s '%s' name the same file: one would replace the other",
+					  opts[i], paths[i], opts[j], paths[j]);
+				return -EEXIST;
+			}
+		}
+	}
+	return 0;
+}
+
 int cli_check_output_from(const char *path, const char *input)
 {
 	int err = cli_check_output(path);

@@ -38,6 +38,9 @@ int cli_check_output(const char *path);
  * recording, a profile): "spent: cannot write 'PATH': it is the input 'INPUT'" (a study's SVG
  * given the log's name replaced the log). */
 int cli_check_output_from(const char *path, const char *input);
+/* Refuse (one error line, -EEXIST) two of the N output PATHS (NULL or '-': none) that name one
+ * file, as given by the options OPTS: the last written would silently replace the other. */
+int cli_check_outputs_distinct(const char *const *paths, const char *const *opts, size_t n);
 
 /* Write S as one CSV field, quoted when it holds a comma, quote or newline. */
 void cli_csv_field(FILE *out, const char *s);

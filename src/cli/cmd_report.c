@@ -528,7 +528,9 @@ int cmd_report(int argc, char **argv)
 	/* an export written into the profile read would destroy it (--flamegraph DIR/meta) */
 	if ((o.pprof && strcmp(o.pprof, "-") && cli_check_output_from(o.pprof, o.input)) ||
 	    (o.flamegraph && strcmp(o.flamegraph, "-") && cli_check_output_from(o.flamegraph, o.input)) ||
-	    report_html_prepare(&o.html, o.input))
+	    report_html_prepare(&o.html, o.input) ||
+	    cli_check_outputs_distinct((const char *const[]){ o.pprof, o.flamegraph, o.html.path },
+				       (const char *const[]){ "--pprof", "--flamegraph", "--html" }, 3))
 		goto out;
 	if (profile_input_load_selected(o.input, &o.sel, &p, &skipped)) {
 		rc = 1;

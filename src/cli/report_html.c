@@ -28,6 +28,9 @@ int report_html_prepare(struct report_html *h, const char *input)
 		return -ENOMEM;
 	for (int i = 0; i < h->plot_paths.n; i++) {
 		const char *path = h->plot_paths.items[i];
+		/* the page would replace the plot it embeds */
+		if ((err = cli_check_output_from(h->path, path)))
+			return err;
 		if ((err = html_plot_read(path, &h->plots[i]))) {
 			cli_error("cannot embed plot '%s': %s", path,
 				  err == -EINVAL ? "it is neither an SVG nor a PNG file" :

@@ -150,6 +150,20 @@ for args in "--flamegraph prof/meta" "--html prof/page.html" "--pprof prof/x.pb.
 		bash -c "[ $rc = 2 ] && grep -q 'it is the input' '$TMP/same.err'"
 done
 check output_is_input_profile_untouched test "$(cat prof/meta | md5sum)" = "$psum" -a ! -e prof/page.html
+# the page replaced the plot it embeds; two exports named alike, the first was lost
+echo '<svg xmlns="http://www.w3.org/2000/svg"/>' > plot.svg
+psum=$(md5sum < plot.svg)
+"$SPENT" report -i prof --html plot.svg --html-plot plot.svg > /dev/null 2> "$TMP/same.err"
+rc=$?
+check "output_is_input_refused: --html of its own --html-plot (exit $rc)" \
+	bash -c "[ $rc = 2 ] && grep -q 'it is the input' '$TMP/same.err'"
+check output_is_input_plot_untouched test "$(md5sum < plot.svg)" = "$psum"
+for args in "--pprof two.out --flamegraph two.out" "--pprof ./two.out --html $TMP/two.out"; do
+	"$SPENT" report -i prof $args > /dev/null 2> "$TMP/two.err"
+	rc=$?
+	check "two_outputs_one_file_refused: spent report -i prof $args (exit $rc)" \
+		bash -c "[ $rc = 2 ] && grep -q 'name the same file' '$TMP/two.err' && [ ! -e two.out ]"
+done
 
 # ---- stdout that cannot be written: one line and a non-zero exit, for every command ----
 # (only report --folded checked its writes: the tables, annotate, trace stats, the studies'
