@@ -109,8 +109,6 @@ static int finish_log(const struct trace_opts *o, struct spent_trace *t, int err
 		cli_error("the valgrind tool sent a malformed record: '%s' not written", o->output);
 		return 1;
 	}
-	if (err < 0 && !stop)
-		cli_warn("%s", spent_trace_error(t));
 	if (stop && tot.records == 0) {
 		cli_error("interrupted by SIG%s before anything was recorded: '%s' not written",
 			  sigabbrev_np(stop), o->output);
@@ -152,7 +150,7 @@ static int finish_log(const struct trace_opts *o, struct spent_trace *t, int err
 		return 128 + stop;
 	if (err < 0) {
 		/* the command may have succeeded, the trace did not */
-		cli_error("'%s' is incomplete: a process's record stream was cut off", o->output);
+		cli_error("'%s' is incomplete: %s", o->output, spent_trace_error(t));
 		return failed_run_code(status);
 	}
 	if (WIFEXITED(status))

@@ -33,6 +33,7 @@ struct spent_trace {
 	pid_t pid;
 	volatile sig_atomic_t tool_pid;	/* 0 once reaped: never signal a reused pid */
 	volatile sig_atomic_t stop_signal;
+	bool write_failed;	/* the pump stopped on the log writer's error, not the stream's */
 	spent_trace_progress_fn progress;
 	void *progress_arg;
 	uint64_t progress_last_ns;
@@ -293,8 +294,10 @@ static int pump(struct spent_trace *t)
 			err = log_collector_finish(c);
 			break;
 		}
-		if ((err = log_collector_feed(c, buf, (size_t)n)) < 0)
+		if ((err = log_collector_feed(c, buf, (size_t)n)) < 0) {
+			t->write_failed = err != -EBADMSG;	/* else the log's writer said it */
 			break;
+		}
 	}
 	free(buf);
 	return err;
@@ -327,6 +330,8 @@ int spent_trace_wait(struct spent_trace *t, int *status)
 		*status = st;
 	if (err == -EBADMSG)
 		return fail(t, err, "the valgrind tool sent a malformed record");
+	if (err < 0 && t->write_failed)
+		return fail(t, err, "cannot write the log: %s", strerror(-err));
 	if (err < 0)
 		return fail(t, err, "the record stream of a traced process broke off (%s: its valgrind died?)",
 			    strerror(-err));
@@ -378,7 +383,7 @@ void spent_trace_mark_incomplete(struct spent_trace *t)
 int spent_trace_commit(struct spent_trace *t)
 {
 	int err = t->w ? log_writer_commit(t->w) : -EINVAL;
-	return err < 0 ? fail(t, err, "cannot write the log: %s", strerror(-err)) : 0;
+	return err < 0 ? fail(t, err, "%s", strerror(-err)) : 0;
 }
 
 uint64_t spent_trace_bytes(const struct spent_trace *t)
