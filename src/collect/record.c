@@ -369,7 +369,7 @@ int spent_record_write(struct spent_record *r, const char *dir)
 		return fail(r, err, "cannot write profile '%s': %s", dir, output_error(err));
 	if ((err = spent_profile_dir_create(tmp, &d)) ||
 	    (err = spent_profile_dir_write_epoch(d, 0, p, warn_file, r))) {
-		fail(r, err, "cannot write profile '%s': %s", tmp, strerror(-err));
+		fail(r, err, "cannot write profile '%s': %s", dir, strerror(-err));
 		goto out;
 	}
 	save_symbols(r, p, tmp);
