@@ -388,12 +388,12 @@ int cmd_trace(int argc, char **argv)
 			 "trace every process the command starts (--no-children: the command only)"),
 		OPT_STRING(0, "start", &o.start, "SYMBOL",
 			   "record from the first entry to this function on"),
-		OPT_U64(0, "max-instructions", &o.max_insns, "N",
+		OPT_COUNT(0, "max-instructions", &o.max_insns, "N",
 			"stop recording after N instructions (0: no limit)"),
 		OPT_END(),
 	};
 	const struct option dump_opts[] = {
-		OPT_U64(0, "limit", &o.limit, "N", "print at most N instructions (0: all)"),
+		OPT_COUNT(0, "limit", &o.limit, "N", "print at most N instructions (0: all)"),
 		OPT_INT(0, "pid", &o.pid, "PID", "only the process(es) of this pid (0: all)", 0, INT32_MAX),
 		OPT_STRING(0, "comm", &o.comm, "NAME",
 			   "only processes running the program of this file name (e.g. sort)"),

@@ -112,16 +112,20 @@ static int set_value(const struct option *o, const char *arg, int unset, int as_
 		return 0;
 	case OPTION_INT: {
 		long v;
-		if (parse_strict_long(arg, &v) || v < o->min || v > o->max)
+		/* a sign where none can mean anything ('-0' was taken for 0) */
+		if ((o->min >= 0 && arg && arg[0] == '-') || parse_strict_long(arg, &v) || v < o->min ||
+		    v > o->max)
 			return parse_options_error(u, "%s takes a whole number from %ld to %ld, not '%s'",
 						   nm, o->min, o->max, arg);
 		*(long *)o->value = v;
 		return 0;
 	}
 	case OPTION_U64:
-		if (parse_strict_u64(arg, 1, (uint64_t *)o->value))
-			return parse_options_error(u, "%s takes a non-negative number (K/M/G suffixes "
-						   "allowed), not '%s'", nm, arg);
+		if (num_parse_u64(arg, (o->flags & PARSE_OPT_COUNT) ? NUM_SI : NUM_BINARY,
+				  (uint64_t *)o->value))
+			return parse_options_error(u, "%s takes a non-negative number (%s), not '%s'", nm,
+						   (o->flags & PARSE_OPT_COUNT) ? "K/M/G: thousands, millions, billions" :
+						   "K/M/G: KiB, MiB, GiB", arg);
 		return 0;
 	case OPTION_DOUBLE: {
 		double v;
@@ -204,6 +208,8 @@ static int parse_long(int argc, char **argv, int i, const struct option *opts,
 	const char *name = argv[i] + 2, *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
 	int unset;
+	if (((len == 4 && !strncmp(name, "help", 4)) || (len == 3 && !strncmp(name, "man", 3))) && eq)
+		return parse_options_error(u, "--%.*s takes no value", (int)len, name);
 	if (len == 4 && !strncmp(name, "help", 4))
 		return parse_options_help(stdout, opts, u), PARSE_OPT_HELP;
 	if (len == 3 && !strncmp(name, "man", 3))

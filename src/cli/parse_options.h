@@ -30,6 +30,8 @@ enum parse_opt_flags {
 	PARSE_OPT_OPTARG = 1 << 2,	/* the value is optional (only as --name=V or -xV); DEFARG
 					 * is used when it is absent */
 	PARSE_OPT_NOARG = 1 << 3,	/* a callback that takes no value */
+	PARSE_OPT_COUNT = 1 << 4,	/* OPTION_U64 counting things: K/M/G are x1000 (as record's
+					 * -c), not the x1024 of a size */
 };
 
 struct opt_string_list {
@@ -64,6 +66,8 @@ struct option {
 	.long_name = (l), .value = (v), .argh = (a), .help = (h), .min = (lo), .max = (hi) }
 #define OPT_U64(s, l, v, a, h) { .type = OPTION_U64, .short_name = (s), .long_name = (l), \
 	.value = (v), .argh = (a), .help = (h) }
+#define OPT_COUNT(s, l, v, a, h) { .type = OPTION_U64, .short_name = (s), .long_name = (l), \
+	.value = (v), .argh = (a), .help = (h), .flags = PARSE_OPT_COUNT }
 #define OPT_DOUBLE(s, l, v, a, h) { .type = OPTION_DOUBLE, .short_name = (s), \
 	.long_name = (l), .value = (v), .argh = (a), .help = (h) }
 #define OPT_STRING(s, l, v, a, h) { .type = OPTION_STRING, .short_name = (s), \

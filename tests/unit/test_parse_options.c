@@ -15,7 +15,7 @@
 struct o {
 	int flag, quiet, mode;
 	long count;
-	uint64_t size;
+	uint64_t size, insns;
 	double ratio;
 	const char *out;
 	struct opt_string_list ev;
@@ -41,6 +41,7 @@ static const struct option opts[] = {
 	OPT_BOOL('q', "quiet", &o.quiet, "be quiet"),
 	OPT_INT('n', "count", &o.count, "N", "how many", 1, 100),
 	OPT_U64('s', "size", &o.size, "BYTES", "a size"),
+	OPT_COUNT(0, "insns", &o.insns, "N", "a count"),
 	OPT_DOUBLE(0, "ratio", &o.ratio, "R", "a ratio"),
 	OPT_STRING('o', "output", &o.out, "FILE", "where"),
 	OPT_STRING_LIST('e', "event", &o.ev, "EV", "an event (repeatable)"),
@@ -87,6 +88,10 @@ static void test_spellings(void **state)
 	assert_int_equal(o.count, 7);
 	assert_int_equal(o.size, 16);
 	assert_true(o.ratio == 0.25);
+	/* a count's K is a thousand (as record's -c), a size's 1024 */
+	assert_int_equal(run(0, "--insns", "2K", "--size=2K", NULL), 0);
+	assert_int_equal(o.insns, 2000);
+	assert_int_equal(o.size, 2048);
 	assert_int_equal(run(0, "--flag", "--no-flag", NULL), 0);
 	assert_int_equal(o.flag, 0);
 	assert_int_equal(run(0, "--mode", "exact", NULL), 0);
@@ -134,6 +139,9 @@ static void test_errors(void **state)
 	assert_int_equal(run(0, "--count", "0", NULL), PARSE_OPT_ERROR);	/* below min */
 	assert_int_equal(run(0, "--count", "101", NULL), PARSE_OPT_ERROR);
 	assert_int_equal(run(0, "--count", "5x", NULL), PARSE_OPT_ERROR);
+	assert_int_equal(run(0, "--count", "-0", NULL), PARSE_OPT_ERROR);	/* no sign at all */
+	assert_int_equal(run(0, "--help=x", NULL), PARSE_OPT_ERROR);
+	assert_int_equal(run(0, "--man=1", NULL), PARSE_OPT_ERROR);
 	assert_int_equal(run(0, "--size", "-1", NULL), PARSE_OPT_ERROR);
 	assert_int_equal(run(0, "--size", " 1", NULL), PARSE_OPT_ERROR);
 	assert_int_equal(run(0, "--size", "18446744073709551616", NULL), PARSE_OPT_ERROR);
