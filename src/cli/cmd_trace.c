@@ -378,31 +378,44 @@ static const struct parse_usage stats_u = {
 	"trace stats", stats_usage, "print a trace log's totals", NULL,
 };
 
+/* Whether the options before the command ask for the help (-h, --help, --man). */
+static bool asks_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "--man"))
+			return true;
+	return false;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_opts o = { .output = default_log, .data = 1, .children = 1 };
-	const struct option record_opts[] = {
-		OPT_STRING('o', "output", &o.output, "LOG", "the log to write"),
-		OPT_BOOL(0, "data", &o.data, "record data addresses (--no-data: instructions only)"),
-		OPT_BOOL(0, "children", &o.children,
-			 "trace every process the command starts (--no-children: the command only)"),
-		OPT_STRING(0, "start", &o.start, "SYMBOL",
-			   "record from the first entry to this function on"),
-		OPT_COUNT(0, "max-instructions", &o.max_insns, "N",
-			"stop recording after N instructions (0: no limit)"),
-		OPT_END(),
-	};
-	const struct option dump_opts[] = {
-		OPT_COUNT(0, "limit", &o.limit, "N", "print at most N instructions (0: all)"),
-		OPT_INT(0, "pid", &o.pid, "PID", "only the process(es) of this pid (0: all)", 0, INT32_MAX),
-		OPT_STRING(0, "comm", &o.comm, "NAME",
-			   "only processes running the program of this file name (e.g. sort)"),
-		OPT_END(),
-	};
-	const struct option stats_opts[] = {
-		OPT_BOOL(0, "json", &o.json, "print one JSON object"),
-		OPT_BOOL(0, "progress", &o.progress,
-			 "show the percentage of the log read on stderr (default: when it is a terminal)"),
+#define TRACE_RECORD_OPTIONS \
+		OPT_STRING('o', "output", &o.output, "LOG", "the log to write"), \
+		OPT_BOOL(0, "data", &o.data, "record data addresses (--no-data: instructions only)"), \
+		OPT_BOOL(0, "children", &o.children, \
+			 "trace every process the command starts (--no-children: the command only)"), \
+		OPT_STRING(0, "start", &o.start, "SYMBOL", \
+			   "record from the first entry to this function on"), \
+		OPT_COUNT(0, "max-instructions", &o.max_insns, "N", \
+			"stop recording after N instructions (0: no limit)")
+#define TRACE_DUMP_OPTIONS \
+		OPT_COUNT(0, "limit", &o.limit, "N", "print at most N instructions (0: all)"), \
+		OPT_INT(0, "pid", &o.pid, "PID", "only the process(es) of this pid (0: all)", 0, INT32_MAX), \
+		OPT_STRING(0, "comm", &o.comm, "NAME", \
+			   "only processes running the program of this file name (e.g. sort)")
+#define TRACE_STATS_OPTIONS \
+		OPT_BOOL(0, "json", &o.json, "print one JSON object"), \
+		OPT_BOOL(0, "progress", &o.progress, \
+			 "show the percentage of the log read on stderr (default: when it is a terminal)")
+	const struct option record_opts[] = { TRACE_RECORD_OPTIONS, OPT_END() };
+	const struct option dump_opts[] = { TRACE_DUMP_OPTIONS, OPT_END() };
+	const struct option stats_opts[] = { TRACE_STATS_OPTIONS, OPT_END() };
+	/* `spent trace -h` and the man page list every action's options, as citcat's do */
+	const struct option help_opts[] = {
+		OPT_GROUP("trace (record)"), TRACE_RECORD_OPTIONS,
+		OPT_GROUP("trace dump"), TRACE_DUMP_OPTIONS,
+		OPT_GROUP("trace stats"), TRACE_STATS_OPTIONS,
 		OPT_END(),
 	};
 	const char *sub = argc > 1 ? argv[1] : NULL;
@@ -420,7 +433,8 @@ int cmd_trace(int argc, char **argv)
 		}
 		return dump ? trace_dump(&o, argv[1]) : trace_stats(argv[1], o.json, o.progress);
 	}
-	int n = parse_options(argc, argv, record_opts, &record_u, PARSE_STOP_AT_NON_OPTION);
+	int n = parse_options(argc, argv, asks_help(argc, argv) ? help_opts : record_opts, &record_u,
+			      PARSE_STOP_AT_NON_OPTION);
 	if (n == PARSE_OPT_HELP)
 		return 0;
 	if (n < 0)
