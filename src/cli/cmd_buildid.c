@@ -75,6 +75,10 @@ int cmd_buildid(int argc, char **argv)
 				    "give one of --list or --prune%s", n > 0 ? argv[0] : "");
 		return 2;
 	}
+	if (do_list && max != BUILDID_CACHE_DEFAULT_MAX) {
+		parse_options_error(&buildid_usage, "--max-size is what --prune keeps: --list takes no size");
+		return 2;
+	}
 	/* the default cache not made yet is an empty cache; a --dir that is not a directory is
 	 * a typo, which "0 entries" would hide */
 	struct stat st;

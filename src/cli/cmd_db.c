@@ -77,6 +77,14 @@ static int parse_opts(int argc, char **argv, struct db_opts *o)
 	}
 	o->others = argv + 2;
 	o->nothers = n - 2;
+	/* an option of another action would be ignored without a word */
+	bool json_ok = !strcmp(o->action, "status") || !strcmp(o->action, "list") ||
+		       !strcmp(o->action, "dump");
+	if ((o->json && !json_ok) || (o->keep && strcmp(o->action, "gc"))) {
+		cli_error("--%s is not an option of 'spent db DIR %s' (%s)", o->json && !json_ok ? "json" : "keep",
+			  o->action, o->json && !json_ok ? "status, list and dump take it" : "gc takes it");
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -87,7 +87,7 @@ static int parse_opts(int argc, char **argv, struct hitcurve_opts *o)
 {
 	struct option opts[] = {
 		{ .type = OPTION_U64, .long_name = "line", .value = &o->line, .argh = "BYTES",
-		  .help = "line size (a power of two)", .defval = "64" },
+		  .help = "line size (a power of two, at most 1M)", .defval = "64" },
 		{ .type = OPTION_U64, .long_name = "min", .value = &o->min, .argh = "BYTES",
 		  .help = "smallest cache size", .defval = "1K" },
 		{ .type = OPTION_U64, .long_name = "max", .value = &o->max, .argh = "BYTES",
@@ -232,10 +232,17 @@ int cmd_hitcurve(int argc, char **argv)
 		return 2;
 	struct hitcurve_config cfg = { (uint32_t)o.line, o.min, o.max };
 	struct hitcurve *hc = NULL;
-	if (o.line > (1 << 20) || hitcurve_new(&cfg, &hc)) {
+	int herr = o.line > (1 << 20) ? -EINVAL : hitcurve_new(&cfg, &hc);
+	if (herr == -ENOMEM) {
+		cli_error("hitcurve: out of memory for the sizes %llu to %llu", (unsigned long long)o.min,
+			  (unsigned long long)o.max);
+		return 1;
+	}
+	if (herr) {
 		cli_error("hitcurve: bad sizes (line %llu, min %llu, max %llu): all must be powers of "
-			  "two with line <= min <= max <= 16G", (unsigned long long)o.line,
-			  (unsigned long long)o.min, (unsigned long long)o.max);
+			  "two with line <= 1M, line <= min <= max <= 16G and at most %d sizes from min "
+			  "to max", (unsigned long long)o.line, (unsigned long long)o.min,
+			  (unsigned long long)o.max, HITCURVE_MAX_SIZES);
 		return 2;
 	}
 	char cut[640];

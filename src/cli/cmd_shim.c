@@ -497,6 +497,10 @@ int cmd_shim(int argc, char **argv)
 	int n = parse_args(&o, argc, argv, false);
 	if (n < 0)
 		return n == PARSE_OPT_HELP ? 0 : 2;
+	if (o.limit != DEFAULT_DUMP_LIMIT) {	/* it would be ignored without a word */
+		cli_error("--limit is an option of 'spent shim dump FILE'");
+		return 2;
+	}
 	if (n == 0) {
 		cli_error("no command to observe: spent shim [OPTIONS] -- CMD");
 		return 2;

@@ -350,10 +350,19 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		o->cpu_list = cpu_list;
 	}
 	o->per_cpu |= no_aggr;
+	n = PARSE_OPT_ERROR;
+	if (o->list && o->argc) {	/* the command would not run, without a word */
+		parse_options_error(&stat_pu, "--list lists the events: it takes no command ('%s')", argv[0]);
+		goto out;
+	}
 	n = 0;
 	if (o->list)
 		goto out;
 	n = PARSE_OPT_ERROR;
+	if (o->per_thread && o->per_process) {
+		parse_options_error(&stat_pu, "--per-thread and --per-process: choose one breakdown");
+		goto out;
+	}
 	if (o->argc == 0 && !o->system_wide && !o->pid && !o->tid) {
 		parse_options_error(&stat_pu, "no command to count: give '-- CMD', -p PID, -t TID, -a or -C");
 		goto out;

@@ -103,9 +103,13 @@ static int set_value(const struct option *o, const char *arg, int unset, int as_
 	/* a path option given "" named no file: "cannot write '': its directory does not
 	 * exist" said nothing useful */
 	if ((o->type == OPTION_STRING || o->type == OPTION_STRING_LIST) && !unset && arg && !*arg &&
-	    o->argh && (strstr(o->argh, "FILE") || strstr(o->argh, "DIR") || !strcmp(o->argh, "LOG")))
-		return parse_options_error(u, "%s takes a %s name, not an empty string", nm,
-					   strstr(o->argh, "DIR") ? "directory" : "file");
+	    o->argh && (strstr(o->argh, "FILE") || strstr(o->argh, "DIR") || !strcmp(o->argh, "LOG") ||
+			!strcmp(o->argh, "IMAGE") || !strcmp(o->argh, "NAME") || !strcmp(o->argh, "SYMBOL")))
+		return parse_options_error(u, "%s takes a%s name, not an empty string", nm,
+					   strstr(o->argh, "DIR") ? " directory" :
+					   !strcmp(o->argh, "IMAGE") ? "n image" :
+					   !strcmp(o->argh, "SYMBOL") ? " function" :
+					   !strcmp(o->argh, "NAME") ? "" : " file");
 	switch (o->type) {
 	case OPTION_BOOL:
 		*(int *)o->value = !unset;
