@@ -109,3 +109,21 @@ for cmd in $cmds; do
 	grep -qF "spent\\-$cmd (1)" "$TMP/spent.1" || missing="$missing $cmd"
 done
 check "spent(1) names every command's page${missing:+: missing$missing}" test -z "$missing"
+# an option of another action, a sign on a count, a value on --help, an empty name: refused
+mkdir -p "$TMP/db" && echo "host x" > "$TMP/db/meta"
+for args in "db $TMP/db epoch --json" "db $TMP/db list --keep 3" "shim -e task-clock --limit 5 -- true" \
+	"buildid --list --max-size 5" "stat --list true" "stat --per-thread --per-process -- true" \
+	"top -b -n -0" "stat --help=x" "trace dump --comm= x.log" "trace --start= -- true"; do
+	"$SPENT" $args > "$TMP/other.out" 2> "$TMP/other.err"
+	rc=$?
+	check "spent $args: one error line, exit 2 (rc $rc: $(head -c 120 "$TMP/other.err"))" \
+		test $rc -eq 2 -a ! -s "$TMP/other.out" -a "$(wc -l < "$TMP/other.err")" -eq 1
+done
+# a count's K is a thousand (record -c's), a size's 1024
+"$SPENT" trace --max-instructions 1K -o "$TMP/k.log" -- /bin/true > /dev/null 2>&1
+check "trace --max-instructions 1K is 1000 instructions" \
+	test "$("$SPENT" trace stats "$TMP/k.log" | awk '$1 == "instructions" { print $2 }')" = 1000
+# `spent trace -h` lists the options of dump and stats too
+"$SPENT" trace -h > "$TMP/trace.help"
+check "spent trace -h lists trace dump's --limit and trace stats' --json" \
+	bash -c "grep -q -- '--limit' '$TMP/trace.help' && grep -q -- '--json' '$TMP/trace.help'"
