@@ -68,7 +68,11 @@ DOC_FILES := $(sort $(filter-out docs/examples,$(wildcard docs/*))) README.md LI
 DOC_EXAMPLES := $(sort $(wildcard docs/examples/*))
 D := $(DESTDIR)
 
-install: all
+# what it installs, not `all`: the unit tests and test programs (and cmocka) are not needed.
+# Expanded a second time: the shim's and the tool's names are set by makefiles read after this.
+.SECONDEXPANSION:
+install: $$(SPENT) $$(LIBA) $$(LIBSO) $$(BUILD)/spent.pc $$(SHIM_SO) $$(SHIM_A) $$(SHIM_HOOKS_A) \
+		$$(CITCAT_SB_SO) $$(VG_TOOL) $$(MAN_PAGES) $$(SYSTEMD_UNIT)
 	$(INSTALL) -d $(D)$(BINDIR) $(D)$(LIBDIR)/pkgconfig $(D)$(INCLUDEDIR)/spent \
 		$(D)$(PKGLIBDIR)/valgrind $(D)$(MANDIR)/man1 $(D)$(DOCDIR)/examples $(D)$(SYSTEMDUNITDIR)
 	$(INSTALL) -m 755 $(SPENT) $(D)$(BINDIR)/spent

@@ -59,9 +59,10 @@ int cmd_buildid(int argc, char **argv)
 	const struct option opts[] = {
 		OPT_BOOL(0, "list", &do_list, "list the entries, least recently used first"),
 		OPT_BOOL(0, "prune", &do_prune, "remove least recently used entries beyond --max-size"),
-		OPT_U64(0, "max-size", &max, "SIZE", "what --prune keeps at most (K, M, G suffixes)"),
+		{ .type = OPTION_U64, .long_name = "max-size", .value = &max, .argh = "SIZE",
+		  .help = "what --prune keeps at most (K, M, G: KiB, MiB, GiB)", .defval = "256M" },
 		OPT_STRING(0, "dir", &dir, "DIR",
-			   "the cache directory (default $SPENT_BUILDID_DIR, else "
+			   "the cache directory (default: $SPENT_BUILDID_DIR, else "
 			   "$XDG_CACHE_HOME/spent/buildid, else ~/.cache/spent/buildid)"),
 		OPT_END(),
 	};

@@ -52,7 +52,7 @@ static struct citcat_replay_opts rep_opts;
 		 "the program at every syscall"), \
 	OPT_DOUBLE(0, "time-slice", &rec_opts.time_slice_ms, "MS", "how long a thread of a " \
 		   "threaded program runs while another is ready before the recorder switches " \
-		   "(default 20, 0.001 to 1000); shorter slices interleave the threads more finely")
+		   "(0.001 to 1000); shorter slices interleave the threads more finely")
 #define CITCAT_REPLAY_OPTIONS \
 	OPT_BOOL(0, "dump", &rep_opts.dump, "print every instruction (pc, length), data " \
 		 "reference, syscall, signal, image load"), \

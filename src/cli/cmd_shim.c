@@ -160,7 +160,7 @@ static int on_count_opt(const struct option *opt, const char *arg, int unset)
 }
 
 static const char *const shim_usage_lines[] = {
-	"spent shim [--tag NAME=SYMBOL] [--counter NAME=SYMBOL] [--rate NAME=SYMBOL] [-e HW_EVENT] "
+	"spent shim [--tag NAME=SYMBOL] [--counter NAME=SYMBOL] [--rate NAME=SYMBOL] [-e EVENT] "
 	"[--observer-cpu N] [--app-cpu M] [--period-ns N] [--ratio LO,HI] [--buffer N] "
 	"[--histogram TAG] [-o FILE] [--json] -- CMD [ARGS]",
 	"spent shim dump FILE [--json] [--limit N] [--histogram TAG]",
