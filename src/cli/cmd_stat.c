@@ -178,7 +178,7 @@ static void apply_fallbacks(struct stat_events *se, bool system_wide, bool user_
 		snprintf(key, sizeof(key), "|%s|", old);
 		if (user_chosen && spent_event_fallback(&se->evs[i], system_wide) == 0) {
 			if (!strstr(said, key)) {
-				cli_error("no hardware PMU on this machine: counting '%s' instead of '%s'",
+				cli_warn("no hardware PMU on this machine: counting '%s' instead of '%s'",
 					  se->evs[i].name, old);
 				if (strlen(said) + strlen(key) < sizeof(said))
 					strcat(said, key + 1);
@@ -192,7 +192,7 @@ static void apply_fallbacks(struct stat_events *se, bool system_wide, bool user_
 		}
 		se->supported[i] = false;
 		if (user_chosen)
-			cli_error("no hardware PMU on this machine: '%s' cannot be counted", old);
+			cli_warn("no hardware PMU on this machine: '%s' cannot be counted", old);
 	}
 }
 
