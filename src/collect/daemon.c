@@ -282,10 +282,12 @@ static int setup(struct daemon *d, char *err, size_t errlen)
 		return r;
 	struct image_info kinfo = { 0 };
 	image_describe_kernel(&kinfo);
-	if ((r = dkernel_save_identity(c->db, "/proc/kallsyms", 0640, &kinfo.id)))
+	if ((r = dkernel_save_identity(c->db, "/proc/kallsyms", 0640, &kinfo.id))) {
 		daemon_log(d, "cannot save the kernel's symbols in '%s': %s", c->db,
 			   r == -ENOKEY ? "the kernel has no build-id or no _text symbol" :
 			   strerror(-r));	/* reports use /proc/kallsyms then */
+		d->kallsyms_unsaved = r != -ENOKEY;
+	}
 	dmaps_set_kernel_identity(d->maps, &kinfo.id);
 collectors:
 	if ((r = open_collectors(d, err, errlen)))
@@ -354,6 +356,15 @@ static void merge_tick(struct daemon *d, uint64_t now)
 		if (d->logged_err)
 			daemon_log(d, "writing to '%s' works again", d->cfg->db);
 		d->logged_err = 0;
+		if (d->kallsyms_unsaved && now >= d->t_kallsyms_retry) {
+			struct image_info k = { 0 };
+			image_describe_kernel(&k);
+			d->t_kallsyms_retry = now + 10000;
+			if (!dkernel_save_identity(d->cfg->db, "/proc/kallsyms", 0640, &k.id)) {
+				d->kallsyms_unsaved = false;
+				daemon_log(d, "saved the kernel's symbols in '%s' now", d->cfg->db);
+			}
+		}
 		return;
 	}
 	/* disk full, read-only, ...: keep sampling, keep the counts, retry in a second */

@@ -41,6 +41,10 @@ struct daemon {
 	uint64_t wall_drain;	/* CLOCK_REALTIME ns of the last drain (or the start) */
 	uint64_t t_start, t_drain, t_merge, t_period, t_status, t_merge_retry, t_logged_err;
 	int logged_err;
+	/* the kernel's symbols could not be saved at start (a full disk): retried after merges
+	 * that wrote, at most every 10 s, so the epochs stay readable after a reboot */
+	bool kallsyms_unsaved;
+	uint64_t t_kallsyms_retry;
 	/* rates over the last status window */
 	uint64_t win_t, win_samples, win_cpu_us;
 	double samples_per_s, cpu_pct;

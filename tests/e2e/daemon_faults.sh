@@ -126,3 +126,19 @@ rm -f "$MNT/fill"
 "$SPENT" db "$DB" merge "$TMP/src" > /dev/null 2>&1
 "$SPENT" db "$DB" dump > "$TMP/retried.tsv"
 check db_merge_diskfull_retry_counts_the_source_once cmp -s "$TMP/ref.tsv" "$TMP/retried.tsv"
+
+# ---- the kernel's symbols that a full disk kept from being saved at start are saved later ----
+rm -rf "$MNT/db2"
+avail=$(df -k --output=avail "$MNT" | tail -1)
+dd if=/dev/zero of="$MNT/fill" bs=1k count=$((avail - 200)) 2>/dev/null
+if start_daemon "$MNT/db2" "$TMP/k.log" -F 1000; then
+	rm -f "$MNT/fill"
+	for _ in $(seq 1 40); do
+		ls "$MNT"/db2/kallsyms-* > /dev/null 2>&1 && break
+		"$SPENT" db "$MNT/db2" flush > /dev/null 2>&1
+		sleep 0.5
+	done
+	check "daemon_kallsyms_saved_once_the_disk_has_room ($(grep -c 'kernel' "$TMP/k.log") log lines)" \
+		bash -c "ls '$MNT'/db2/kallsyms-* > /dev/null 2>&1 && grep -q 'saved the kernel' '$TMP/k.log'"
+	stop_daemon
+fi
