@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,6 +76,7 @@ struct daemon_log {
 	FILE *f;
 	const char *path;	/* --log, or NULL (stderr in the foreground) */
 	bool stderr_to_log;	/* detached: fd 2 is the log too (what libraries print) */
+	unsigned long lost;	/* lines the log could not take (a full disk) since the last one */
 };
 
 static void log_line(void *arg, const char *msg)
@@ -95,8 +97,19 @@ static void log_line(void *arg, const char *msg)
 		}
 	}
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", localtime_r(&t, &tm));
-	fprintf(l->f, "spent daemon: %s %s\n", ts, msg);
-	fflush(l->f);
+	if (l->lost)
+		fprintf(l->f, "spent daemon: %s %lu line(s) of this log were lost: it could not be "
+			"written\n", ts, l->lost);
+	errno = 0;
+	if (fprintf(l->f, "spent daemon: %s %s\n", ts, msg) < 0 || fflush(l->f) || ferror(l->f)) {
+		/* a log nobody can read says nothing: the system log says it failed, once */
+		if (!l->lost++)
+			syslog(LOG_ERR, "spent daemon: cannot write its log '%s': %s: lines are lost "
+			       "until it can", l->path ? l->path : "stderr", errno ? strerror(errno) : "write error");
+		clearerr(l->f);
+	} else {
+		l->lost = 0;
+	}
 }
 
 static int parse_range(const char *s, uint64_t *lo, uint64_t *hi)
