@@ -81,6 +81,22 @@ static const struct parse_usage top_usage = {
 };
 
 /* 1: help printed; 0: parsed; -EINVAL: an error line printed */
+/* -e: top samples one event; a second one was dropped without a word (the last one won) */
+static int set_one_event(const struct option *opt, const char *arg, int unset)
+{
+	const char **ev = opt->value;
+	if (unset) {
+		*ev = NULL;
+		return 0;
+	}
+	if (*ev && strcmp(*ev, arg)) {
+		cli_error("top samples one event: -e '%s' and -e '%s' both given", *ev, arg);
+		return -1;
+	}
+	*ev = arg;
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct top_opts *o)
 {
 	const struct option opts[] = {
@@ -93,8 +109,9 @@ static int parse_opts(int argc, char **argv, struct top_opts *o)
 		{ .type = OPTION_DOUBLE, .long_name = "window", .value = &o->window, .argh = "SECS",
 		  .help = "the view counts the samples of the last SECS seconds", .min = 0,
 		  .max = 86400, .defval = "5 intervals" },
-		{ .type = OPTION_STRING, .short_name = 'e', .long_name = "event", .value = &o->event,
-		  .argh = "EVENT", .help = "the event to sample (own sampling)", .defval = "cpu-clock" },
+		{ .type = OPTION_CALLBACK, .short_name = 'e', .long_name = "event", .value = &o->event,
+		  .argh = "EVENT", .help = "the event to sample (own sampling; one)", .defval = "cpu-clock",
+		  .callback = set_one_event },
 		{ .type = OPTION_INT, .short_name = 'F', .long_name = "freq", .value = &o->freq,
 		  .argh = "HZ", .help = "samples per second per cpu (own sampling)", .min = 1,
 		  .max = 100000, .defval = STR(DEFAULT_HZ) },
