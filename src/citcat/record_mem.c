@@ -197,7 +197,7 @@ static int store_copy(struct cc_tracer *tr, const struct stat *st, uint64_t hash
 	 * cache had was not read (CONTENT is NULL), so its linking's error stands */
 	if (err && content)
 		err = cc_copy_write(tr->dir, hash, content, len, &bytes);
-	else
+	else if (!err)
 		tr->cache_hits += cached;
 	tr->copies += bytes > 0;
 	tr->copy_bytes += bytes;

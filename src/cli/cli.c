@@ -171,7 +171,10 @@ int cli_check_outputs_distinct(const char *const *paths, const char *const *opts
 {
 	char a[2 * PATH_MAX], b[2 * PATH_MAX];
 	for (size_t i = 0; i < n; i++) {
-		if (!paths[i] || !strcmp(paths[i], "-"))
+		struct stat st;
+		/* a device or FIFO is written in place, never replaced (--pprof /dev/null) */
+		if (!paths[i] || !strcmp(paths[i], "-") ||
+		    (stat(paths[i], &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))))
 			continue;
 		output_name(paths[i], a, sizeof(a));
 		for (size_t j = i + 1; j < n; j++) {

@@ -298,6 +298,8 @@ static int do_merge(const struct db_opts *o)
 			  r == -EINVAL ? "it is this database itself or a copy of it (counts would double)" :
 			  r == -EUCLEAN ? "it has corrupt files (named above): none of it was merged, "
 					  "move them away and merge it again" :
+			  r == -ENOTRECOVERABLE ? "an epoch of this database holds an entry spent does "
+						  "not write (named above): move it away and merge again" :
 			  r == -EXDEV ? "its kernel symbols were saved under another boot of the kernel "
 					"(at other addresses): its kernel samples would be misnamed" :
 			  strerror(-r),

@@ -286,7 +286,8 @@ static int setup(struct daemon *d, char *err, size_t errlen)
 		daemon_log(d, "cannot save the kernel's symbols in '%s': %s", c->db,
 			   r == -ENOKEY ? "the kernel has no build-id or no _text symbol" :
 			   strerror(-r));	/* reports use /proc/kallsyms then */
-		d->kallsyms_unsaved = r != -ENOKEY;
+		/* a write the disk refused, not symbols that cannot be read */
+		d->kallsyms_unsaved = r == -ENOSPC || r == -EDQUOT || r == -EIO || r == -EROFS;
 	}
 	dmaps_set_kernel_identity(d->maps, &kinfo.id);
 collectors:

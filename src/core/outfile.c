@@ -290,7 +290,9 @@ static ssize_t outfile_cookie_write(void *cookie, const char *buf, size_t len)
 		if (n <= 0) {
 			if (!f->write_err)
 				f->write_err = n < 0 ? -errno : -EIO;
-			return done ? (ssize_t)done : -1;
+			/* what was written, 0 on error: glibc takes a negative count for a length
+			 * (and read one byte past the caller's buffer) */
+			return (ssize_t)done;
 		}
 		done += (size_t)n;
 	}

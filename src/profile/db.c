@@ -242,8 +242,10 @@ static int remove_stale_epoch_copy(const char *dir)
 }
 
 /* A copy of epoch directory FROM in the new directory TO: hard links to its files, which is
- * a snapshot since every file of an epoch is replaced by rename, never written in place. */
-static int link_epoch_copy(const char *from, const char *to)
+ * a snapshot since every file of an epoch is replaced by rename, never written in place. An
+ * entry that is not a regular file (spent writes none) is named through WARN and refused
+ * (-ENOTRECOVERABLE): the copy could not carry it. */
+static int link_epoch_copy(const char *from, const char *to, spent_profile_warn_fn warn, void *ctx)
 {
 	char a[PATH_MAX], b[PATH_MAX];
 	struct dirent *de;
@@ -260,8 +262,11 @@ static int link_epoch_copy(const char *from, const char *to)
 			err = -ENAMETOOLONG;
 		else if (lstat(a, &st) < 0)
 			err = -errno;
-		else if (!S_ISREG(st.st_mode))
-			err = -EUCLEAN;	/* not what an epoch holds: merge nothing */
+		else if (!S_ISREG(st.st_mode)) {
+			if (warn)
+				warn(ctx, a, "not a file spent writes (a directory, link or device)");
+			err = -ENOTRECOVERABLE;
+		}
 		else if (link(a, b) < 0)
 			err = -errno;
 	}
@@ -348,7 +353,7 @@ static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *sr
 		    (err = outdir_make_temp(path, dst->dir_mode, tmp, PATH_MAX)))
 			break;
 		st->n++;
-		err = link_epoch_copy(path, tmp);
+		err = link_epoch_copy(path, tmp, warn, ctx);
 		err = err ? err : profile_dir_write_epoch_at(dst, tmp, pp[i], warn, ctx);
 	}
 	if (err)
@@ -405,7 +410,8 @@ int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, s
 			(*skipped)++;
 		} else if (!err && !(err = merge_one(dst, src, warn, ctx, &st))) {
 			/* the list is written before the epochs go in place, and put in place after
-			 * them: a failure leaves neither, so the source can be merged again */
+			 * them: an error leaves neither, so the source can be merged again (a crash
+			 * between the renames can leave the epochs in and the list without it) */
 			struct outfile *lf = NULL;
 			size_t old_len = nb.len;
 			err = binbuf_put(&nb, key, strlen(key));

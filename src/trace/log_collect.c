@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/alloc.h"
 #include "trace/log_io.h"
@@ -16,6 +17,10 @@ struct collect_proc {
 	uint32_t stream;	/* its current stream, 0 before its PROCESS record */
 	uint64_t insns;		/* its current program's last progress note */
 	bool open;		/* its stream started and has not sent its EXIT record */
+	/* it announced an execve a new tool instance follows (LOG_PIPE_EXEC), at EXEC_NS, and
+	 * has sent nothing since: between the two instances nobody holds the FIFO open */
+	bool exec_pending;
+	uint64_t exec_ns;
 	uint8_t *buf;		/* bytes of records not yet whole */
 	size_t have, cap;
 };
@@ -91,6 +96,7 @@ static int put_record(struct log_collector *c, struct collect_proc *p, uint32_t 
 	if (type == LOG_REC_PROCESS)
 		p->insns = 0;	/* an exec'd program counts from 0: what ran before stays counted */
 	p->open = type == LOG_REC_PROCESS || (p->open && type != LOG_REC_EXIT);
+	p->exec_pending = false;	/* the exec failed, or its program's stream began */
 	if (p->stream == 0)
 		return -EBADMSG;	/* records before the process said who it is */
 	if (type == LOG_REC_PROCESS)
@@ -121,6 +127,27 @@ static void on_progress(struct log_collector *c, struct collect_proc *p, const u
 	}
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* An execve note: a new tool instance follows (the stream stays open across the gap), or
+ * the program runs untraced and the stream ends here. */
+static void on_exec_note(struct collect_proc *p, const uint8_t *payload)
+{
+	struct log_exec_note x;
+	memcpy(&x, payload, sizeof(x));
+	if (x.followed) {
+		p->exec_pending = true;
+		p->exec_ns = now_ns();
+	} else {
+		p->open = false;
+	}
+}
+
 /* Append one frame's bytes to its process and pass on its whole records. */
 static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, size_t n)
 {
@@ -138,7 +165,8 @@ static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, siz
 		memcpy(&h, p->buf + pos, sizeof(h));
 		if ((h.type < LOG_REC_CODE || h.type > LOG_REC_LAST || h.type == LOG_REC_END ||
 		     h.type == LOG_REC_STREAM || h.len > LOG_REC_MAX) &&
-		    !(h.type == LOG_PIPE_PROGRESS && h.len == sizeof(struct log_progress))) {
+		    !(h.type == LOG_PIPE_PROGRESS && h.len == sizeof(struct log_progress)) &&
+		    !(h.type == LOG_PIPE_EXEC && h.len == sizeof(struct log_exec_note))) {
 			err = -EBADMSG;
 			break;
 		}
@@ -147,6 +175,8 @@ static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, siz
 			break;
 		if (h.type == LOG_PIPE_PROGRESS)
 			on_progress(c, p, p->buf + pos + sizeof(h));
+		else if (h.type == LOG_PIPE_EXEC)
+			on_exec_note(p, p->buf + pos + sizeof(h));
 		else if ((err = put_record(c, p, h.type, p->buf + pos + sizeof(h), h.len)) < 0)
 			break;
 		pos += sizeof(h) + padded;
@@ -218,9 +248,12 @@ int log_collector_finish(struct log_collector *c)
 
 bool log_collector_awaits(const struct log_collector *c, bool (*alive)(uint32_t pid))
 {
-	for (size_t i = 0; i < c->n_procs; i++)
-		if (c->procs[i].open && alive(c->procs[i].pid))
+	uint64_t now = now_ns();
+	for (size_t i = 0; i < c->n_procs; i++) {
+		const struct collect_proc *p = &c->procs[i];
+		if (p->open && p->exec_pending && now - p->exec_ns < LOG_EXEC_GAP_MAX_NS && alive(p->pid))
 			return true;
+	}
 	return false;
 }
 

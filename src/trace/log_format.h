@@ -256,6 +256,16 @@ struct log_progress {
 	uint64_t instructions;
 };
 
+/* LOG_PIPE_EXEC, frames only as LOG_PIPE_PROGRESS: sent by a tool instance just before its
+ * process's execve. FOLLOWED 1: the exec'd program gets a tool instance of its own (a new
+ * stream of the same pid; between the two nobody may hold the FIFO open); 0: it runs untraced
+ * (--no-children), and the stream ends here without an exit record. */
+#define LOG_PIPE_EXEC 65u
+struct log_exec_note {
+	uint32_t followed;
+	uint32_t reserved;
+};
+
 struct log_end {
 	uint64_t n_records;	/* records in the log, END excluded */
 };

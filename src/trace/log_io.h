@@ -84,9 +84,11 @@ int log_collector_feed(struct log_collector *c, const uint8_t *b, size_t n);
 /* At EOF: -EPIPE when a frame was cut off (frames are written whole). A process's record cut
  * off is dropped: its stream counts as unended (totals), as does one without an EXIT record. */
 int log_collector_finish(struct log_collector *c);
-/* Whether some process's stream is open (started, not exited) whose pid WANTS says still
- * runs: at an exec the old tool instance has closed the FIFO and the new one has not opened
- * it yet, so an EOF then is not the end. */
+/* Whether some process announced an execve a new tool instance follows (LOG_PIPE_EXEC), less
+ * than LOG_EXEC_GAP_MAX_NS ago, has sent nothing since, and ALIVE says its pid still runs: the
+ * old instance has closed the FIFO and the new one has not opened it yet, so an EOF then is
+ * not the end. Bounded in time: a pid can be reused, or be another namespace's. */
+#define LOG_EXEC_GAP_MAX_NS 5000000000ull
 bool log_collector_awaits(const struct log_collector *c, bool (*alive)(uint32_t pid));
 const struct log_collect_totals *log_collector_totals(const struct log_collector *c);
 void log_collector_free(struct log_collector *c);

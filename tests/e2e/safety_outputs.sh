@@ -164,6 +164,8 @@ for args in "--pprof two.out --flamegraph two.out" "--pprof ./two.out --html $TM
 	check "two_outputs_one_file_refused: spent report -i prof $args (exit $rc)" \
 		bash -c "[ $rc = 2 ] && grep -q 'name the same file' '$TMP/two.err' && [ ! -e two.out ]"
 done
+"$SPENT" report -i prof --pprof /dev/null --flamegraph /dev/null > /dev/null 2>&1
+check "two_outputs_to_a_device_are_fine: --pprof /dev/null --flamegraph /dev/null (exit $?)" test $? = 0
 
 # ---- stdout that cannot be written: one line and a non-zero exit, for every command ----
 # (only report --folded checked its writes: the tables, annotate, trace stats, the studies'

@@ -220,3 +220,19 @@ cc -O1 -o "$TMP/sysexit" "$TMP/sysexit.c"
 rc=$?
 se=$("$SPENT" trace stats --json "$TMP/se.log" | python3 -c 'import json,sys; q=json.load(sys.stdin)["processes"][0]; print("%s:%s" % (q["exit_status"], q["killed"]))')
 check "exit(2) of the last thread: status 3, not killed (exit $rc, log $se)" test $rc -eq 3 -a "$se" = "3:False"
+
+# --no-children: an exec into the untraced program ends the stream; no warning, complete
+"$SPENT" trace --no-children -o "$TMP/nc.log" -- env /bin/true > /dev/null 2> "$TMP/nc.err"
+check "--no-children: an exec is no lost process ($(tail -1 "$TMP/nc.err"))" \
+	bash -c "! grep -q 'without its exit record' '$TMP/nc.err' && [ \"\$('$SPENT' trace stats --json '$TMP/nc.log' | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"complete\"])')\" = True ]"
+# a tree in its own pid namespace: its pids are not ours, and the processes its init leaves
+# are killed; the recording ends with the tree (it waited on another process of that pid)
+if unshare -pf true 2> /dev/null; then
+	start=$(date +%s)
+	timeout 60 "$SPENT" trace -o "$TMP/ns.log" -- unshare -pf sh -c 'sleep 100 & sleep 1' > /dev/null 2>&1
+	rc=$?
+	secs=$(($(date +%s) - start))
+	check "a tree in its own pid namespace ends with it (exit $rc, $secs s)" test $rc -ne 124 -a $secs -lt 30
+else
+	skip "a tree in its own pid namespace: unshare -pf is not permitted here"
+fi

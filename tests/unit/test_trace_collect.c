@@ -110,6 +110,12 @@ static void test_streams(void **state)
 	unlink(path);
 }
 
+static bool always_alive(uint32_t pid)
+{
+	(void)pid;
+	return true;
+}
+
 static void test_errors(void **state)
 {
 	char path[] = "/tmp/spent-test-collect-XXXXXX";
@@ -142,6 +148,28 @@ static void test_errors(void **state)
 		assert_int_equal(log_collector_feed(c, fifo, fifo_len), 0);
 		assert_int_equal(log_collector_finish(c), 0);
 		assert_int_equal(log_collector_totals(c)->unended, 1);
+		assert_int_equal(log_collector_totals(c)->unended_pid, 11);
+		log_collector_free(c);
+		log_writer_free(w);
+	}
+	/* an exec into an untraced program (--no-children) ends the stream: not unended; one a
+	 * new tool instance follows keeps it open, and the recorder waits across the gap */
+	fifo_len = 0;
+	process(10, 1, 0);
+	struct log_exec_note xn = { .followed = 0 };
+	frame(10, LOG_PIPE_EXEC, &xn, sizeof(xn));
+	process(11, 10, LOG_PROC_FORK);
+	xn.followed = 1;
+	frame(11, LOG_PIPE_EXEC, &xn, sizeof(xn));
+	{
+		struct log_writer *w;
+		struct log_collector *c;
+		assert_int_equal(log_writer_new(path, 0, 0, &w), 0);
+		assert_int_equal(log_collector_new(w, NULL, &c), 0);
+		assert_int_equal(log_collector_feed(c, fifo, fifo_len), 0);
+		assert_true(log_collector_awaits(c, always_alive));
+		assert_int_equal(log_collector_finish(c), 0);
+		assert_int_equal(log_collector_totals(c)->unended, 1);	/* 11: no program followed */
 		assert_int_equal(log_collector_totals(c)->unended_pid, 11);
 		log_collector_free(c);
 		log_writer_free(w);

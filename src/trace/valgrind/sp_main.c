@@ -644,9 +644,13 @@ static void sp_pre_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs)
 	 * exit_group, or from exit when the calling thread is the last one */
 	if ((nr == __NR_exit_group || (nr == __NR_exit && live_threads <= 1)) && nargs > 0)
 		exit_status = (Int)(args[0] & 0xff);
-	/* execve replaces this tool instance: what it buffered leaves first */
+	/* execve replaces this tool instance: what it buffered leaves first, then a note that
+	 * says whether a new instance follows (the recorder waits for it across the gap) */
 	if (nr == __NR_execve || nr == __NR_execveat) {
 		flush_data();
+		struct log_exec_note *x = (struct log_exec_note *)sp_rec_begin(LOG_PIPE_EXEC, sizeof(*x));
+		x->followed = clo_children ? 1 : 0;
+		x->reserved = 0;
 		sp_out_write();
 	}
 }
