@@ -14,7 +14,9 @@
  * Counters count the calling thread only (the R10000 kept counters per process context;
  * Linux keeps them per thread). Hardware events are read with rdpmc through the perf mmap
  * page when the kernel allows it (cap_user_rdpmc), without a system call; everything else is
- * read with read(2). Every call returns 0 or -errno and never prints or exits.
+ * read with read(2). Every call returns 0 or -errno and never prints or exits. A set belongs to
+ * the process that opened it: in a forked child its calls return -ECHILD (its events count the
+ * parent's thread; open a new set there). Regions start afresh in a forked child.
  */
 #ifndef SPENT_COUNTERS_H
 #define SPENT_COUNTERS_H
@@ -75,7 +77,7 @@ SPENT_API int spent_counters_on_overflow(struct spent_counters *c, size_t i, uin
 /*
  * Named regions, accumulated per thread: begin/end pairs may nest and repeat. They count the
  * events in $SPENT_REGION_EVENTS (default "task-clock,page-faults"), opened on first use in
- * each thread.
+ * each thread (and again in a forked child, whose regions start empty).
  */
 SPENT_API int spent_region_begin(const char *name);
 SPENT_API int spent_region_end(const char *name);

@@ -116,6 +116,8 @@ SPENT_API int spent_record_exit_code(const struct spent_record *r);
 /* Why the last call on R failed, for the user ("" when none). */
 SPENT_API const char *spent_record_error(const struct spent_record *r);
 
+/* Free R; a command it started and nobody waited for is killed and reaped (no child is left
+ * behind). After a failed start nothing records: a wait is -EINVAL and a new start may follow. */
 SPENT_API void spent_record_free(struct spent_record *r);
 
 #ifdef __cplusplus

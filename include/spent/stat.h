@@ -104,6 +104,8 @@ SPENT_API uint64_t spent_stat_elapsed_ns(const struct spent_stat *s);
 SPENT_API int spent_stat_exit_code(const struct spent_stat *s);
 /* Why the last call on S failed, for the user ("" when none). */
 SPENT_API const char *spent_stat_error(const struct spent_stat *s);
+/* Free S; a command it started and nobody waited for is killed and reaped (no child is left
+ * behind). After a failed start nothing counts: a wait is -EINVAL and a new start may follow. */
 SPENT_API void spent_stat_free(struct spent_stat *s);
 
 #ifdef __cplusplus

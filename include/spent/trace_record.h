@@ -90,7 +90,8 @@ SPENT_API int spent_trace_commit(struct spent_trace *t);
 SPENT_API uint64_t spent_trace_bytes(const struct spent_trace *t);
 
 SPENT_API const char *spent_trace_error(const struct spent_trace *t);
-/* Free T; an uncommitted log is removed. */
+/* Free T; an uncommitted log is removed, and valgrind, when still running (never waited for),
+ * is killed and reaped. A second wait or commit is -EINVAL; opts->valgrind_lib is required. */
 SPENT_API void spent_trace_free(struct spent_trace *t);
 
 #ifdef __cplusplus

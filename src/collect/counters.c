@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,24 @@ struct spent_counters {
 	struct overflow *ovf;
 	int flags;
 	long page_size;
+	unsigned fork_gen;	/* fork_gen when opened: another means a forked child reads */
 };
+
+/* Bumped in the child of every fork (pthread_atfork): the perf mmap pages are not copied into
+ * a child (reading them crashed it) and the events count the parent's thread, so a child's
+ * calls fail with -ECHILD. A counter read stays one compare. */
+static unsigned fork_gen;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_child_bump(void)
+{
+	fork_gen++;
+}
+
+static void fork_watch(void)
+{
+	pthread_atfork(NULL, NULL, fork_child_bump);
+}
 
 static __thread char open_error[256];
 
@@ -86,6 +104,8 @@ int spent_counters_open(const char *events, int flags, struct spent_counters **o
 		return -ENOMEM;
 	c->flags = flags;
 	c->page_size = sysconf(_SC_PAGESIZE);
+	pthread_once(&fork_once, fork_watch);
+	c->fork_gen = fork_gen;
 	err = spent_event_parse_list(events, &c->evs, &c->n, open_error, sizeof(open_error));
 	if (err)
 		goto fail;
@@ -135,6 +155,8 @@ void spent_counters_free(struct spent_counters *c)
 
 static int ioctl_each(struct spent_counters *c, unsigned long req)
 {
+	if (c->fork_gen != fork_gen)	/* would stop or reset the parent's counters */
+		return -ECHILD;
 	for (size_t i = 0; i < c->n; i++)
 		if (ioctl(c->fds[i], req, 0) < 0)
 			return -errno;
@@ -143,6 +165,8 @@ static int ioctl_each(struct spent_counters *c, unsigned long req)
 
 int spent_counters_start(struct spent_counters *c)
 {
+	if (c->fork_gen != fork_gen)
+		return -ECHILD;
 	for (size_t i = 0; i < c->n; i++) {
 		unsigned long req = c->ovf[i].armed ? PERF_EVENT_IOC_REFRESH : PERF_EVENT_IOC_ENABLE;
 		if (ioctl(c->fds[i], req, c->ovf[i].armed ? 1 : 0) < 0)
@@ -247,6 +271,8 @@ int spent_counters_read_one(struct spent_counters *c, size_t i, uint64_t *value,
 {
 	if (i >= c->n)
 		return -EINVAL;
+	if (c->fork_gen != fork_gen)
+		return -ECHILD;
 	uint64_t buf[3];
 	if (c->pages[i] && read_mmap(c->pages[i], &buf[0], &buf[1], &buf[2]) == 0)
 		goto done;
@@ -279,7 +305,7 @@ int spent_counters_read(struct spent_counters *c, uint64_t *values, size_t n)
 #define MAX_OVERFLOW 64
 
 static struct {
-	int fd;
+	int fd1;	/* the event's fd + 1; 0: an empty slot (fd 0 is a valid event: stdin closed) */
 	struct spent_counters *c;
 	size_t i;
 } ovf_table[MAX_OVERFLOW];
@@ -290,8 +316,8 @@ static void overflow_signal(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 	(void)uc;
 	for (int k = 0; k < MAX_OVERFLOW; k++) {
-		int fd = __atomic_load_n(&ovf_table[k].fd, __ATOMIC_ACQUIRE);
-		if (fd <= 0 || fd != si->si_fd)
+		int fd = __atomic_load_n(&ovf_table[k].fd1, __ATOMIC_ACQUIRE) - 1;
+		if (fd < 0 || fd != si->si_fd)
 			continue;
 		struct spent_counters *c = ovf_table[k].c;
 		size_t i = ovf_table[k].i;
@@ -304,13 +330,19 @@ static void overflow_signal(int sig, siginfo_t *si, void *uc)
 	}
 }
 
-static void overflow_forget(const struct spent_counters *c)
+/* Drop C's handlers: event I's, or all of them (I = SIZE_MAX). */
+static void overflow_forget_event(const struct spent_counters *c, size_t i)
 {
 	pthread_mutex_lock(&ovf_lock);
 	for (int k = 0; k < MAX_OVERFLOW; k++)
-		if (ovf_table[k].c == c)
-			__atomic_store_n(&ovf_table[k].fd, 0, __ATOMIC_RELEASE);
+		if (ovf_table[k].c == c && (i == SIZE_MAX || ovf_table[k].i == i))
+			__atomic_store_n(&ovf_table[k].fd1, 0, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&ovf_lock);
+}
+
+static void overflow_forget(const struct spent_counters *c)
+{
+	overflow_forget_event(c, SIZE_MAX);
 }
 
 int spent_counters_on_overflow(struct spent_counters *c, size_t i, uint64_t period, int signo,
@@ -324,8 +356,11 @@ int spent_counters_on_overflow(struct spent_counters *c, size_t i, uint64_t peri
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(signo, &sa, NULL) < 0)
 		return -errno;
-	/* a sampling event replaces the counting one: same event, now with a period */
-	overflow_forget(c);
+	if (c->fork_gen != fork_gen)
+		return -ECHILD;
+	/* a sampling event replaces the counting one: same event, now with a period (the other
+	 * events' handlers stay: dropping them all left the first disarmed for good) */
+	overflow_forget_event(c, i);
 	close_event(c, i);
 	int err = open_event(c, i, period);
 	if (err)
@@ -339,10 +374,10 @@ int spent_counters_on_overflow(struct spent_counters *c, size_t i, uint64_t peri
 	pthread_mutex_lock(&ovf_lock);
 	err = -ENOSPC;
 	for (int k = 0; k < MAX_OVERFLOW; k++)
-		if (ovf_table[k].fd <= 0) {
+		if (ovf_table[k].fd1 == 0) {
 			ovf_table[k].c = c;
 			ovf_table[k].i = i;
-			__atomic_store_n(&ovf_table[k].fd, fd, __ATOMIC_RELEASE);
+			__atomic_store_n(&ovf_table[k].fd1, fd + 1, __ATOMIC_RELEASE);
 			err = 0;
 			break;
 		}

@@ -163,6 +163,7 @@ static int add_event(struct spent_record *r, const char *spec)
 static int add_events(struct spent_record *r)
 {
 	int err = 0;
+	r->nev = 0;	/* a start after a failed one lists them afresh */
 	if (!r->o.n_events) {
 		if (!spent_pmu_present())
 			warn(r, "no hardware PMU on this machine: sampling 'cpu-clock' instead of 'cycles'");
@@ -238,16 +239,24 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 				       .stack_dump = r->o.dwarf_stack_bytes };
 	if ((err = sampling_new(&cfg, &r->s)))
 		return fail(r, err, "cannot set up sampling: %s", strerror(-err));
-	if (argv)
-		return start_command(r, argv);
-	size_t failed = 0;
-	r->target = pid;
-	/* a pid that is gone reads as ENOENT from its /proc task list: say so, as stat -p does */
-	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return fail(r, -ESRCH, "process '%ld' not found", (long)pid);
-	if ((err = sampling_attach(r->s, pid, false, &failed)))
-		return fail(r, err, "cannot open event '%s': %s", r->evs[failed].ev.spec, strerror(-err));
-	return 0;
+	if (argv) {
+		err = start_command(r, argv);
+	} else {
+		size_t failed = 0;
+		r->target = pid;
+		/* a pid that is gone reads as ENOENT from its /proc task list: say so, as stat
+		 * -p does */
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			err = fail(r, -ESRCH, "process '%ld' not found", (long)pid);
+		else if ((err = sampling_attach(r->s, pid, false, &failed)))
+			fail(r, err, "cannot open event '%s': %s", r->evs[failed].ev.spec, strerror(-err));
+	}
+	if (err) {	/* nothing records: a wait would have polled for ever, a new start said busy */
+		sampling_free(r->s);
+		r->s = NULL;
+		r->target = 0;
+	}
+	return err;
 }
 
 /* Poll the rings until the command (reaped here) or the pid ends, or a stop is asked for. */
@@ -406,6 +415,10 @@ void spent_record_free(struct spent_record *r)
 		return;
 	if (r->wl.go_fd >= 0 || r->wl.err_fd >= 0)
 		workload_abort(&r->wl);
+	else if (r->wl.pid > 0 && !r->reaped) {	/* a command never waited for */
+		kill(r->wl.pid, SIGKILL);
+		workload_wait(r->wl.pid, NULL, 0);
+	}
 	sampling_free(r->s);
 	free(r);
 }

@@ -19,6 +19,8 @@ struct region {
 
 struct region_state {
 	struct spent_counters *counters;
+	unsigned fork_gen;	/* regions_fork_gen when made: another is a forked child's copy */
+	uint64_t *now;		/* scratch for the reads at region ends, n_events long */
 	size_t n_events;
 	const char **event_names;
 	struct region *regions;
@@ -40,19 +42,43 @@ static void state_free(void *p)
 	}
 	free(s->regions);
 	free(s->event_names);
+	free(s->now);
 	spent_counters_free(s->counters);
 	free(s);
+}
+
+/* Bumped in a forked child (pthread_atfork): the thread's state is then the parent's copy,
+ * whose counters count the parent (spent_counters_* answer -ECHILD there). */
+static unsigned regions_fork_gen;
+
+static void regions_fork_child(void)
+{
+	regions_fork_gen++;
 }
 
 static void state_key_make(void)
 {
 	pthread_key_create(&state_key, state_free);
+	pthread_atfork(NULL, NULL, regions_fork_child);
+}
+
+/* This thread's state, or NULL before its first region; a forked child's copy of its
+ * parent's is dropped (its regions start afresh). */
+static struct region_state *state_peek(void)
+{
+	pthread_once(&state_once, state_key_make);
+	struct region_state *s = pthread_getspecific(state_key);
+	if (s && s->fork_gen != regions_fork_gen) {
+		state_free(s);
+		pthread_setspecific(state_key, NULL);
+		s = NULL;
+	}
+	return s;
 }
 
 static int state_get(struct region_state **out)
 {
-	pthread_once(&state_once, state_key_make);
-	struct region_state *s = pthread_getspecific(state_key);
+	struct region_state *s = state_peek();
 	if (s) {
 		*out = s;
 		return 0;
@@ -60,6 +86,7 @@ static int state_get(struct region_state **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->fork_gen = regions_fork_gen;
 	const char *events = getenv("SPENT_REGION_EVENTS");
 	int err = spent_counters_open(events && *events ? events : "task-clock,page-faults", 0, &s->counters);
 	if (!err)
@@ -67,7 +94,8 @@ static int state_get(struct region_state **out)
 	if (!err) {
 		s->n_events = spent_counters_count(s->counters);
 		s->event_names = calloc(s->n_events, sizeof(char *));
-		if (!s->event_names)
+		s->now = calloc(s->n_events, sizeof(uint64_t));
+		if (!s->event_names || !s->now)
 			err = -ENOMEM;
 		for (size_t i = 0; !err && i < s->n_events; i++)
 			s->event_names[i] = spent_counters_name(s->counters, i);
@@ -131,13 +159,12 @@ int spent_region_end(const char *name)
 		return -ENOENT; /* an end without its begin */
 	if (--r->depth)
 		return 0;
-	uint64_t now[64];
-	size_t n = s->n_events < 64 ? s->n_events : 64;
-	err = spent_counters_read(s->counters, now, n);
+	/* every event (a fixed 64 left those past the 64th at 0) */
+	err = spent_counters_read(s->counters, s->now, s->n_events);
 	if (err)
 		return err;
-	for (size_t i = 0; i < n; i++)
-		r->sum[i] += now[i] - r->start[i];
+	for (size_t i = 0; i < s->n_events; i++)
+		r->sum[i] += s->now[i] - r->start[i];
 	r->entries++;
 	return 0;
 }
@@ -153,8 +180,7 @@ static void region_view(const struct region_state *s, const struct region *r, st
 
 int spent_region_get(const char *name, struct spent_region *out)
 {
-	pthread_once(&state_once, state_key_make);
-	struct region_state *s = pthread_getspecific(state_key);
+	struct region_state *s = state_peek();
 	struct region *r = s && name ? region_find(s, name, false) : NULL;
 	if (!r || r->entries == 0)
 		return -ENOENT;
@@ -164,8 +190,7 @@ int spent_region_get(const char *name, struct spent_region *out)
 
 int spent_region_foreach(int (*fn)(const struct spent_region *r, void *arg), void *arg)
 {
-	pthread_once(&state_once, state_key_make);
-	struct region_state *s = pthread_getspecific(state_key);
+	struct region_state *s = state_peek();
 	for (size_t i = 0; s && i < s->n; i++) {
 		if (!s->regions[i].entries)
 			continue;

@@ -28,6 +28,7 @@ struct spent_stat {
 	const char *cmd;	/* argv[0], for messages */
 	double start_ns, end_ns;
 	int status, exit_code;
+	bool reaped;		/* the command was waited for */
 	/* 1: Ctrl-C arrived; 2: passed on to the command */
 	volatile sig_atomic_t interrupted;	/* 0, 1 when a signal is to be passed on, 2 once it was */
 	volatile sig_atomic_t pass_sig;		/* the signal passed on to the command */
@@ -109,6 +110,13 @@ static int start_command(struct spent_stat *s, char *const argv[])
 		workload_wait(s->wl.pid, NULL, 0);
 		s->wl.pid = -1;
 		s->exit_code = workload_exec_exit_code(err);
+		/* nothing is counting: a wait would have waited for nothing for ever, and a
+		 * second start said "already counting" */
+		counting_free(s->c);
+		thread_tracker_free(s->tt);
+		s->c = NULL;
+		s->tt = NULL;
+		s->start_ns = 0;
 		return fail(s, err, "workload failed: cannot run '%s': %s", argv[0], strerror(-err));
 	}
 	return 0;
@@ -124,6 +132,8 @@ int spent_stat_start(struct spent_stat *s, char *const argv[])
 		return fail(s, -EINVAL, "no events to count");
 	if (argv && argv[0])
 		return start_command(s, argv);
+	if (!s->o.system_wide && !s->o.pid && !s->o.tid)
+		return fail(s, -EINVAL, "nothing to count: give a command, a pid, a tid or system-wide");
 	if ((err = open_counting(s, false)))
 		return err;
 	s->start_ns = now_ns();
@@ -250,6 +260,7 @@ int spent_stat_wait(struct spent_stat *s, int *status)
 		wait_loop(s, command ? s->wl.pid : s->o.pid ? s->o.pid : s->o.tid, command);
 		if (command && workload_wait(s->wl.pid, &s->status, 0) < 0)
 			s->status = 1 << 8;	/* cannot be waited for: exit code 1 */
+		s->reaped = command;
 	}
 	s->end_ns = now_ns();
 	if (command)
@@ -323,6 +334,10 @@ void spent_stat_free(struct spent_stat *s)
 {
 	if (!s)
 		return;
+	if (s->wl.pid > 0 && !s->reaped && !s->tt) {	/* a command never waited for */
+		kill(s->wl.pid, SIGKILL);
+		workload_wait(s->wl.pid, NULL, 0);
+	}
 	counting_free(s->c);
 	thread_tracker_free(s->tt);
 	free(s);

@@ -34,6 +34,7 @@ struct spent_trace {
 	volatile sig_atomic_t tool_pid;	/* 0 once reaped: never signal a reused pid */
 	volatile sig_atomic_t stop_signal;
 	bool write_failed;	/* the pump stopped on the log writer's error, not the stream's */
+	bool committed;
 	spent_trace_progress_fn progress;
 	void *progress_arg;
 	uint64_t progress_last_ns;
@@ -116,6 +117,9 @@ int spent_trace_new(const struct spent_trace_opts *opts, const char *path, struc
 		return -ENOMEM;
 	t->o = *opts;
 	t->rfd = t->hold = -1;
+	if (!path || !opts->valgrind_lib)	/* the tool cannot be found without it (it crashed) */
+		return fail(t, -EINVAL, "%s", !path ? "no log path" :
+			    "no valgrind_lib: the directory of the spent tool (spent-amd64-linux)");
 	uint32_t flags = (opts->no_data ? 0 : LOG_F_DATA) | (opts->start ? LOG_F_START : 0);
 	if ((err = outfile_check(path)) < 0 || (err = log_writer_new(path, flags, opts->max_insns, &t->w)) < 0)
 		return fail(t, err, "cannot write '%s': %s", path, outfile_strerror(err));
@@ -316,7 +320,8 @@ static void reap_tool(struct spent_trace *t, int *status)
 int spent_trace_wait(struct spent_trace *t, int *status)
 {
 	int st = 0;
-	if (t->pid <= 0)
+	t->err[0] = 0;
+	if (t->pid <= 0 || !t->tool_pid)	/* never started, or waited for already */
 		return fail(t, -EINVAL, "not tracing");
 	int err = pump(t);
 	if (t->hold >= 0)
@@ -382,7 +387,11 @@ void spent_trace_mark_incomplete(struct spent_trace *t)
 
 int spent_trace_commit(struct spent_trace *t)
 {
+	t->err[0] = 0;
+	if (t->committed)
+		return fail(t, -EINVAL, "the log is committed already");
 	int err = t->w ? log_writer_commit(t->w) : -EINVAL;
+	t->committed = err == 0;
 	return err < 0 ? fail(t, err, "%s", strerror(-err)) : 0;
 }
 
@@ -400,6 +409,11 @@ void spent_trace_free(struct spent_trace *t)
 {
 	if (!t)
 		return;
+	if (t->tool_pid > 0) {	/* still running, never waited for: no unreaped child left */
+		int st;
+		kill((pid_t)t->tool_pid, SIGKILL);
+		reap_tool(t, &st);
+	}
 	if (t->rfd >= 0)
 		close(t->rfd);
 	if (t->hold >= 0)

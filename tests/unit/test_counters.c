@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "spent/counters.h"
@@ -99,6 +101,59 @@ static void overflow_handler_runs_every_period(void **state)
 	spent_counters_free(c);
 }
 
+/* Two events with handlers: each runs (adding the second disarmed the first for good), also
+ * when an event's descriptor is 0 (stdin closed, as in a daemon: 0 meant an empty slot). */
+static void overflow_handlers_of_two_events_both_run(void **state)
+{
+	(void)state;
+	struct spent_counters *c;
+	volatile uint64_t seen_clock = 0, seen_task = 0;
+	int saved = dup(0);
+	close(0);	/* the first event gets descriptor 0 */
+	int err = spent_counters_open("cpu-clock,task-clock", 0, &c);
+	dup2(saved, 0);
+	close(saved);
+	assert_int_equal(err, 0);
+	assert_int_equal(spent_counters_on_overflow(c, 0, 1000000, 0, overflow, (void *)&seen_clock), 0);
+	assert_int_equal(spent_counters_on_overflow(c, 1, 1000000, 0, overflow, (void *)&seen_task), 0);
+	assert_int_equal(spent_counters_start(c), 0);
+	spin_ms(50);
+	assert_int_equal(spent_counters_stop(c), 0);
+	uint64_t v[2];
+	assert_int_equal(spent_counters_read(c, v, 2), 0);
+	assert_true(v[0] >= 45000000 && v[1] >= 45000000);	/* both still count */
+	assert_true(seen_clock >= 20 && seen_task >= 20);
+	spent_counters_free(c);
+}
+
+/* A forked child's calls on its parent's set: -ECHILD (reading the perf page the kernel did not
+ * copy crashed it); its regions start afresh and count. */
+static void a_forked_child_gets_echild_and_fresh_regions(void **state)
+{
+	(void)state;
+	struct spent_counters *c;
+	assert_int_equal(spent_counters_open("task-clock", 0, &c), 0);
+	assert_int_equal(spent_counters_start(c), 0);
+	assert_int_equal(spent_region_begin("forked"), 0);
+	assert_int_equal(spent_region_end("forked"), 0);
+	pid_t p = fork();
+	if (p == 0) {
+		uint64_t v;
+		struct spent_region r;
+		int ok = spent_counters_read(c, &v, 1) == -ECHILD && spent_counters_stop(c) == -ECHILD &&
+			 spent_region_get("forked", &r) == -ENOENT && spent_region_begin("child") == 0 &&
+			 spent_region_end("child") == 0 && spent_region_get("child", &r) == 0 &&
+			 r.entries == 1;
+		_exit(ok ? 0 : 1);
+	}
+	int st = 0;
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	uint64_t v;
+	assert_int_equal(spent_counters_read(c, &v, 1), 0);	/* the parent's are unharmed */
+	spent_counters_free(c);
+}
+
 static void regions_accumulate_per_name(void **state)
 {
 	(void)state;
@@ -147,6 +202,8 @@ int main(void)
 		cmocka_unit_test(counts_only_between_start_and_stop),
 		cmocka_unit_test(unknown_events_explain_themselves),
 		cmocka_unit_test(overflow_handler_runs_every_period),
+		cmocka_unit_test(overflow_handlers_of_two_events_both_run),
+		cmocka_unit_test(a_forked_child_gets_echild_and_fresh_regions),
 		cmocka_unit_test(regions_accumulate_per_name),
 		cmocka_unit_test(regions_are_per_thread),
 	};
