@@ -232,10 +232,11 @@ static bool pid_runs(uint32_t pid)
 /* Copy the tool's frames from the FIFO into the log until every process of the tree has
  * closed it. HOLD, our own write end, keeps the FIFO open until the command's valgrind exits
  * (before its tool opens the FIFO, an EOF would come at once); then it is closed and the
- * read runs to the EOF the last process of the tree gives. An EOF while a process that still
- * runs has an open stream is an exec in between (the old tool instance closed the FIFO, the
- * new one opens it by name): HOLD is taken again until no such process runs (an orphan that
- * exec'd after the command ended went untraced). 0 at a clean EOF. */
+ * read runs to the EOF the last process of the tree gives. An EOF while a process that
+ * announced an exec a new tool instance follows still runs is the gap between the two (the
+ * old instance closed the FIFO, the new one opens it by name): HOLD is taken again until that
+ * process sends or ends, at most LOG_EXEC_GAP_MAX_NS (an orphan that exec'd after the command
+ * ended went untraced). 0 at a clean EOF. */
 #define PUMP_BUF (1u << 20)
 static int pump(struct spent_trace *t)
 {
