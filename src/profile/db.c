@@ -307,10 +307,11 @@ static int merge_stage_commit(struct merge_stage *st)
 {
 	int err = 0;
 	size_t i = 0;
-	for (; i < st->n && !err; i++) {
+	for (; i < st->n; i++) {
 		bool replaced = false;
-		err = outdir_commit(st->ep[i].tmp, st->ep[i].path, epoch_dir_is_own, &replaced);
-		if (!err && replaced)
+		if ((err = outdir_commit(st->ep[i].tmp, st->ep[i].path, epoch_dir_is_own, &replaced)))
+			break;	/* this copy stays where it was: removed below with the rest */
+		if (replaced)
 			remove_epoch_copy(st->ep[i].tmp);
 	}
 	for (; i < st->n; i++)
