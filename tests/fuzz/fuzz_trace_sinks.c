@@ -2,7 +2,7 @@
  * source: a trace log in its raw form (fuzz_util.h; blocked, compressed and checksummed
  * here) is reconstructed and every batch goes to the cache simulator, the hit curves, the
  * memory map and the lock finder, then each computes its results as its command does. Bytes
- * 16-17 of the log header (its creation time, which nothing checks) pick the cache
+ * 16-17 of the log header (its creation time; the header's CRC is recomputed) pick the cache
  * configuration (shrunk to 32 KB per cache) and the number of cores; with bit 7 of byte 17
  * the log is read as batches of superblock executions through the tagging process selection
  * (what `spent cachesim` reads) and only the cache simulator takes them. Never crash, leak or

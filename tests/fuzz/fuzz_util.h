@@ -66,18 +66,23 @@ static inline void fuzz_fix_citcat_crcs(uint8_t *d, size_t len)
 }
 
 /* ---- trace logs ----
- * The raw form: the 32-byte header, then the records exactly as they lie in decompressed
+ * The raw form: the 40-byte header, then the records exactly as they lie in decompressed
  * blocks (struct log_rec_hdr, payload, zero padding to 8), END included. The target cuts it
  * into blocks of about FUZZ_LOG_BLOCK bytes at record boundaries (so block changes happen
  * often), compresses each and writes its header with the CRC. A record header claiming more
  * than is left ends the last block as it is: the reader must refuse it. */
 #define FUZZ_LOG_BLOCK 4096u
 
-/* The header as the target passes it on. Should the header grow a checksum, this is the one
- * place to recompute it. */
+/* The header as the target passes it on, its CRC (bytes 36-39, over 0-35) recomputed: a
+ * mutation of the header reaches the reader's checks of its fields (and fuzz_trace_sinks'
+ * choice of preset and cores in bytes 16-17) instead of dying at the checksum. */
 static inline int fuzz_log_put_header(struct binbuf *out, const uint8_t *raw)
 {
-	return binbuf_put(out, raw, LOG_HEADER_SIZE);
+	uint8_t h[LOG_HEADER_SIZE];
+	memcpy(h, raw, LOG_HEADER_SIZE);
+	uint32_t crc = htole32(binio_crc32(0, h, LOG_HEADER_CRC_OFF));
+	memcpy(h + LOG_HEADER_CRC_OFF, &crc, 4);
+	return binbuf_put(out, h, LOG_HEADER_SIZE);
 }
 
 /* One block of RAW (N bytes): LZ4, or zstd when the header says version 3 (ZSTD), so both
