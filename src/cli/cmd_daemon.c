@@ -189,7 +189,8 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
 		  .help = "count in user space from perf ring buffers, not in the eBPF aggregator",
 		  .flags = PARSE_OPT_NONEG },
 		OPT_STRING_LIST(0, "per-process", &o->per_process, "IMAGE",
-				"also keep per-process profiles of IMAGE (repeatable, up to 16)"),
+				"keep the per-process detail rows of IMAGE only (repeatable, up to 16; "
+				"default: of every image)"),
 		OPT_BOOL(0, "foreground", &o->foreground, "stay in the foreground, log to stderr"),
 		OPT_INT(0, "drain-interval", &o->drain_ms, "MS",
 			"drain the kernel maps every MS milliseconds", 10, 3600000),

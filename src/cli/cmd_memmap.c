@@ -48,7 +48,7 @@ static int parse_opts(int argc, char **argv, struct memmap_opts *o)
 	/* below a line the picture is one band; above the address space, (addr % mod) x height
 	 * would overflow */
 	if (o->mod < 64 || o->mod > (1ull << 48))
-		return parse_options_error(&memmap_u, "--mod must be a size from 64 to 256T, such as 4M");
+		return parse_options_error(&memmap_u, "--mod must be a size from 64 to 262144G (256 TiB), such as 4M");
 	return 0;
 }
 

@@ -398,7 +398,7 @@ int cmd_trace(int argc, char **argv)
 		OPT_STRING(0, "start", &o.start, "SYMBOL", \
 			   "record from the first entry to this function on"), \
 		OPT_COUNT(0, "max-instructions", &o.max_insns, "N", \
-			"stop recording after N instructions (0: no limit)")
+			"stop recording each process after N of its instructions (0: no limit)")
 #define TRACE_DUMP_OPTIONS \
 		OPT_COUNT(0, "limit", &o.limit, "N", "print at most N instructions (0: all)"), \
 		OPT_INT(0, "pid", &o.pid, "PID", "only the process(es) of this pid (0: all)", 0, INT32_MAX), \
