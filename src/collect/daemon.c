@@ -271,7 +271,7 @@ static int setup(struct daemon *d, char *err, size_t errlen)
 	if ((r = db_open(c->db, true, &d->db))) {
 		snprintf(err, errlen, "cannot use '%s' as the database: %s", c->db,
 			 r == -ELOOP ? "it is a symlink" : r == -EPERM ? "not owned by root" :
-			 r == -EEXIST ? "the directory is not empty and not a profile database" :
+			 r == -EEXIST || r == -EBADMSG ? "the directory is not empty and not a profile database" :
 			 strerror(-r));
 		return r;
 	}
@@ -409,6 +409,13 @@ static void tick(struct daemon *d)
 	}
 	merge_tick(d, now);
 	if (now - d->t_status >= STATUS_MS) {
+		if (daemon_db_moved(d)) {
+			daemon_log(d, "the database directory '%s' was moved or removed: stopping (its "
+				   "counts stay in the moved directory; start a daemon on it again)", d->cfg->db);
+			d->stop_requested = true;
+			d->db_moved = true;
+			return;
+		}
 		daemon_status_update(d, true);
 		d->t_status = now;
 	}
@@ -479,6 +486,13 @@ int daemon_run(const struct daemon_config *cfg, volatile sig_atomic_t *stop, cha
 	 * the status counted them */
 	dperf_disable_samples(d.perf);
 	daemon_drain(&d);
+	if (d.db_moved) {	/* the path names another directory now, or none: write nothing there */
+		snprintf(err, errlen, "the database directory '%s' was moved or removed while the "
+			 "daemon ran: the counts not merged yet are lost", cfg->db);
+		daemon_log(&d, "stopped, counts lost");
+		r = -ENOENT;
+		goto out;
+	}
 	if ((r = dmerge_finish(d.merge))) {
 		/* everything not written yet: after failed retries that is more than an interval */
 		struct dmerge_stats ms;

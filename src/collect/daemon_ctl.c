@@ -70,14 +70,25 @@ int daemon_socket_open(struct daemon *d)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	struct stat st;
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(sa.sun_path, 0600) < 0 ||
-	    listen(fd, 8) < 0) {
+	    listen(fd, 8) < 0 || stat(sa.sun_path, &st) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
 	}
 	d->sock_fd = fd;
+	d->sock_dev = st.st_dev;
+	d->sock_ino = st.st_ino;
 	return 0;
+}
+
+bool daemon_db_moved(const struct daemon *d)
+{
+	struct stat a, b;
+	if (d->dir_lock_fd < 0 || fstat(d->dir_lock_fd, &b) < 0)
+		return false;
+	return stat(d->cfg->db, &a) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 }
 
 void daemon_socket_close(struct daemon *d)
@@ -88,7 +99,9 @@ void daemon_socket_close(struct daemon *d)
 		return;
 	close(d->sock_fd);
 	d->sock_fd = -1;
-	if (db_file_path(d->cfg->db, DB_SOCKET_NAME, path, sizeof(path)) == 0)
+	struct stat st;
+	if (db_file_path(d->cfg->db, DB_SOCKET_NAME, path, sizeof(path)) == 0 && stat(path, &st) == 0 &&
+	    st.st_dev == d->sock_dev && st.st_ino == d->sock_ino)
 		unlink(path);
 }
 
@@ -164,14 +177,22 @@ void daemon_socket_serve(struct daemon *d)
 		char line[256];
 		size_t got = 0;
 
+		/* a client that does not read its reply (a `recent` of MBs) must not block the
+		 * daemon, nor SIGTERM: its writes give up after a while */
+		struct timeval snd = { .tv_sec = 2 };
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd));
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) < 0 || cr.uid != 0) {
 			reply(fd, "error permission denied: the control socket is root-only\n");
 			close(fd);
 			continue;
 		}
+		/* the whole line within one deadline: a client sending a byte a second held the
+		 * daemon (no drains, no merges) for minutes */
+		uint64_t deadline = daemon_now_ms() + 1000;
 		while (got < sizeof(line) - 1) {
 			struct pollfd p = { .fd = fd, .events = POLLIN };
-			if (poll(&p, 1, 1000) <= 0)
+			uint64_t now = daemon_now_ms();
+			if (now >= deadline || poll(&p, 1, (int)(deadline - now)) <= 0)
 				break;
 			ssize_t n = read(fd, line + got, sizeof(line) - 1 - got);
 			if (n <= 0)

@@ -19,6 +19,10 @@ struct daemon {
 	const struct daemon_config *cfg;
 	struct spent_profile_dir *db;
 	int lock_fd, sock_fd;
+	/* the control socket's node (it is unlinked at stop only while it is still ours: a daemon
+	 * started on the path after the directory moved has its own) */
+	dev_t sock_dev;
+	ino_t sock_ino;
 	int dir_lock_fd;	/* the database directory itself, flocked (daemon_lock) */
 	struct dmaps *maps;
 	struct dperf *perf;
@@ -44,6 +48,7 @@ struct daemon {
 	/* the kernel's symbols could not be saved at start (a full disk): retried after merges
 	 * that wrote, at most every 10 s, so the epochs stay readable after a reboot */
 	bool kallsyms_unsaved;
+	bool db_moved;		/* the --db path stopped naming the locked directory */
 	uint64_t t_kallsyms_retry;
 	/* rates over the last status window */
 	uint64_t win_t, win_samples, win_cpu_us;
@@ -65,6 +70,9 @@ int daemon_lock(struct daemon *d, char *err, size_t errlen);
 int daemon_socket_open(struct daemon *d);
 void daemon_socket_serve(struct daemon *d);
 void daemon_socket_close(struct daemon *d);
+/* Whether the --db path no longer names the directory the daemon locked (moved or removed):
+ * it would write into whatever is there, beside another daemon. */
+bool daemon_db_moved(const struct daemon *d);
 /* The status as one JSON object line (newline included) in a new string *OUT the caller
  * frees; 0 or -ENOMEM. */
 int daemon_status_json(struct daemon *d, bool running, char **out);

@@ -88,8 +88,13 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/* a unix connect waits while the daemon's backlog is full (a stalled daemon): within the
+	 * same timeout as the reply (it blocked for 44 s) */
+	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
+	if (timeout_ms > 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		err = -errno;
+		err = errno == EAGAIN || errno == EINPROGRESS ? -ETIMEDOUT : -errno;
 		goto out;
 	}
 	/* The daemon answers a refused peer (not root) and closes without reading: the command

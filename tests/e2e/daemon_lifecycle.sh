@@ -140,3 +140,36 @@ if start_daemon "$DB3" "$TMP/c.log" -F 1000; then
 else
 	fail "daemon_corrupt_starts: $(tail -3 "$TMP/c.log")"
 fi
+
+# ---- a slow control client does not stall the daemon; a moved database stops it ----
+DB4=$TMP/db4
+if start_daemon "$DB4" "$TMP/s.log" -F 1000; then
+	# a client sending a byte every 0.3 s held the daemon (no drains, no merges) until its
+	# line was whole; one that does not read a long reply blocked it, SIGTERM too
+	/usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+for _ in range(20):
+    s.send(b"s"); time.sleep(0.3)
+' "$DB4/control" 2>/dev/null &
+	drip=$!
+	sleep 0.5
+	start=$(date +%s%N)
+	"$SPENT" db "$DB4" status > /dev/null 2>&1
+	ms=$((($(date +%s%N) - start) / 1000000))
+	check "a dripping control client does not stall the daemon (status in $ms ms)" test "$ms" -lt 3000
+	kill "$drip" 2> /dev/null
+	wait "$drip" 2> /dev/null
+	mv "$DB4" "$DB4.moved"
+	for _ in $(seq 1 50); do
+		kill -0 "$DAEMON_PID" 2> /dev/null || break
+		sleep 0.1
+	done
+	check "a daemon whose database directory was moved stops (it wrote into the old path)" \
+		bash -c "! kill -0 $DAEMON_PID 2> /dev/null && grep -q 'was moved or removed' '$TMP/s.log'"
+	stop_daemon
+	check "... and leaves nothing at the old path" test ! -e "$DB4"
+else
+	fail "daemon_slow_client_starts: $(tail -3 "$TMP/s.log")"
+fi
