@@ -40,7 +40,7 @@ static const struct parse_usage db_parse_usage = {
 	"db", db_usage_lines, "control and inspect a profile database (epoch, flush, status, list, merge, gc)",
 	"Actions on the database DIR of spent daemon: epoch starts a new epoch (on disk when no "
 	"daemon runs); flush drains the kernel maps and merges everything now; stop stops the "
-	"daemon; status prints the daemon's rates, reduction, drops and own cost with the "
+	"daemon and waits until it has exited (its last merge written); status prints the daemon's rates, reduction, drops and own cost with the "
 	"database's usage; list shows each epoch's time span, samples, processes and bytes; dump "
 	"prints every count of every epoch (image, event, offset, count) and every detail row "
 	"(event, time, process, call chain, count); "
@@ -121,6 +121,24 @@ static int daemon_holds(const char *dir)
 	return held;
 }
 
+static bool action_is_stop(const struct db_opts *o)
+{
+	return !strcmp(o->action, "stop");
+}
+
+/* After a stop: until the daemon is gone (its last merge written, its lock released), so a
+ * restart right after it does not meet the old one ("another daemon already uses ..."). */
+static int wait_stopped(const char *dir)
+{
+	fflush(stdout);
+	for (int i = 0; i < 1200 && daemon_holds(dir); i++)
+		usleep(100000);
+	if (!daemon_holds(dir))
+		return 0;
+	cli_error("the daemon of '%s' still runs 120 s after it was asked to stop", dir);
+	return 1;
+}
+
 static int do_control(const struct db_opts *o)
 {
 	char reply[4096];
@@ -146,6 +164,10 @@ static int do_control(const struct db_opts *o)
 		cli_error("no daemon serves '%s': start one with 'spent daemon --db %s'", o->dir, o->dir);
 		return 1;
 	}
+	if (action_is_stop(o) && (r == -ECONNRESET || r == -EPIPE)) {	/* stopping already */
+		printf("ok stopping\n");
+		return wait_stopped(o->dir);
+	}
 	if (r) {
 		cli_error("talking to the daemon of '%s' failed: %s%s", o->dir, strerror(-r),
 			  r == -EACCES || r == -EPERM ? ": the daemon's control socket is root-only" : "");
@@ -158,7 +180,7 @@ static int do_control(const struct db_opts *o)
 		return 1;
 	}
 	printf("%s\n", reply);
-	return 0;
+	return action_is_stop(o) ? wait_stopped(o->dir) : 0;
 }
 
 #define STATUS_MAX (256u << 10)

@@ -173,3 +173,13 @@ for _ in range(20):
 else
 	fail "daemon_slow_client_starts: $(tail -3 "$TMP/s.log")"
 fi
+
+# ---- stop waits until the daemon has gone: a restart right after it is not refused ----
+DB5=$TMP/db5
+"$SPENT" daemon --db "$DB5" --log "$TMP/r1.log" > /dev/null 2>&1
+"$SPENT" db "$DB5" stop > /dev/null 2>&1
+"$SPENT" daemon --db "$DB5" --log "$TMP/r2.log" > "$TMP/restart.out" 2>&1
+rc=$?
+check "stop, then daemon on the same database at once (exit $rc: $(head -1 "$TMP/restart.out"))" test $rc -eq 0
+"$SPENT" db "$DB5" stop > /dev/null 2>&1
+check "... and its stop returned once it had gone" bash -c "! pgrep -f '[s]pent daemon --db $DB5' > /dev/null"
