@@ -162,7 +162,13 @@ static void handle(struct daemon *d, int fd, const char *cmd)
 		d->stop_requested = true;
 		snprintf(out, sizeof(out), "ok stopping\n");
 	} else {
-		snprintf(out, sizeof(out), "error unknown command '%.64s'\n", cmd);
+		/* echoed for the operator's terminal: no control bytes of a client's choosing */
+		char shown[65];
+		size_t i = 0;
+		for (; cmd[i] && i < sizeof(shown) - 1; i++)
+			shown[i] = (unsigned char)cmd[i] < 0x20 || cmd[i] == 0x7f ? '?' : cmd[i];
+		shown[i] = '\0';
+		snprintf(out, sizeof(out), "error unknown command '%s'\n", shown);
 	}
 	reply(fd, out);
 }
@@ -201,8 +207,17 @@ void daemon_socket_serve(struct daemon *d)
 			if (memchr(line, '\n', got))
 				break;
 		}
-		line[got] = '\0';
-		line[strcspn(line, "\r\n")] = '\0';
+		/* the command is the bytes up to the line's end; a NUL inside them would end it
+		 * early in C ("flush\0junk" ran flush): refused whole instead */
+		size_t len = 0;
+		while (len < got && line[len] != '\n' && line[len] != '\r')
+			len++;
+		if (memchr(line, '\0', len)) {
+			reply(fd, "error malformed command: it holds a NUL byte\n");
+			close(fd);
+			continue;
+		}
+		line[len] = '\0';
 		handle(d, fd, line);
 		close(fd);
 	}

@@ -4,6 +4,7 @@
 # caller's descriptors and works from /; removing daemon.lock does not let a second daemon onto
 # the database; `db list` goes past an epoch with a damaged span; `db gc` removes the other old
 # epochs when one holds a foreign file.
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; [ -n "${BG:-}" ] && kill "$BG" 2>/dev/null; rm -rf "$TMP"' EXIT
@@ -161,6 +162,20 @@ for _ in range(20):
 	check "a dripping control client does not stall the daemon (status in $ms ms)" test "$ms" -lt 3000
 	kill "$drip" 2> /dev/null
 	wait "$drip" 2> /dev/null
+	# a command is the whole line: "flush" followed by a NUL and more ran flush
+	ctl() { /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode().decode("unicode_escape").encode("latin-1"))
+print(s.makefile("rb").read().decode("latin-1"), end="")
+' "$DB4/control" "$1"; }
+	out=$(ctl 'flush\x00junk\n')
+	check "a command holding a NUL byte is refused, not run ($out)" \
+		grep -q '^error malformed command' <<<"$out"
+	out=$(ctl 'bo\x1b[2Jgus\n')
+	check "an unknown command is echoed without its control bytes ($(tr -c '[:print:]\n' '#' <<<"$out"))" \
+		test "$out" = "error unknown command 'bo?[2Jgus'"
 	mv "$DB4" "$DB4.moved"
 	for _ in $(seq 1 50); do
 		kill -0 "$DAEMON_PID" 2> /dev/null || break
