@@ -3,6 +3,7 @@
 # (docs/examples/record_command.c): the burner's hot function is in `spent report` of the
 # directory it writes, the command's exit status comes back, and a command that cannot run
 # is refused with the shell's code and no directory.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 cc_example record_command || exit 0

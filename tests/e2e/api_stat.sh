@@ -3,6 +3,7 @@
 # (docs/examples/stat_command.c): the task-clock of a shell running the burner twice (its
 # children, folded in) agrees with the CPU time the kernel charged those children (getrusage),
 # the command's exit status comes back, and a command that cannot run gives the shell's code.
+# test: serial (its counts and timings are of a machine nothing else is using)
 source "$(dirname "$0")/lib.sh"
 
 cc_example stat_command || exit 0

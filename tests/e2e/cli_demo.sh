@@ -2,6 +2,7 @@
 # tests/e2e/cli_demo.sh - what `make demo` prints (scripts/demo.sh) answers where the demo's time
 # goes: the counts, the top functions with heavy first, a flame graph whose printed path is an SVG,
 # and next commands that each work as printed; all of it in under 30 s.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 start=$(date +%s.%N)

@@ -3,6 +3,7 @@
 # program sampled by the daemon, then rebuilt with another layout, still has its function
 # names in `spent report -i DB`; without the cache's copy the report shows addresses; the
 # daemon's status counts the entries it saved and their bytes.
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT

@@ -3,6 +3,7 @@
 # processes of one program doing different known work, each selected by --pid shows its own
 # split; --per-process IMAGE keeps detail rows for that image only), `spent db DIR merge` (merged counts are the sums of the inputs, read back by
 # `spent report -i`) and `spent db DIR gc --keep N` (the newest N epochs stay, report reads).
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT

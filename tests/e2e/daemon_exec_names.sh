@@ -4,6 +4,7 @@
 # of CPU in the parent's binary, then execs daemon_split for 0.3 s; by --comm, the parent's
 # name holds the spin and daemon_split's holds none of the parent's binary (the daemon named
 # every sample drained after the exec by the new program).
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT

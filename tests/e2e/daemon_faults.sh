@@ -2,6 +2,7 @@
 # tests/e2e/daemon_faults.sh - the database survives the daemon: kill -9 in the middle of a
 # flush leaves every file readable and loses nothing already merged; a full disk is logged,
 # sampling goes on, nothing is corrupted, and the counts land once there is room again.
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 MNT=$TMP/mnt

@@ -3,6 +3,7 @@
 # samples in anonymous executable memory that /tmp/perf-PID.map covers are filed under the map
 # and report names them; code no map covers stays [unknown] [jit]; a map the daemon may
 # not trust (a symlink, or owned by someone else than the process's owner) is not read.
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 maps=()

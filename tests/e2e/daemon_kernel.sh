@@ -7,6 +7,7 @@
 # _text shifted, its own kallsyms) is reported as a separate kernel, never added into the
 # first's rows; `spent db merge` brings both copies along; a database written before
 # identities (plain build-id, one DB/kallsyms) still reads as before.
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT

@@ -4,6 +4,7 @@
 # samples are filed under the build-id of the file that ran, and `spent report -i DB` names
 # the function that ran in each epoch, never one of another build (the daemon used to key an
 # image by path, device and inode only, so a later build's samples were named by the first).
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT

@@ -3,6 +3,7 @@
 # daemon: the workload's unknown samples stay below 0.1%, the children's samples land in their
 # image in proportion to the CPU time getrusage reports for them, and the daemon's RSS stays
 # bounded.
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT

@@ -2,6 +2,7 @@
 # tests/e2e/daemon_split.sh - a 60/30/10 workload under the running daemon (BPF aggregator,
 # then the perf-ring + DCPI-table fallback): after `spent db DB flush` the database gives each
 # function the share of its image that the program measured itself, within 3 points.
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT

@@ -6,6 +6,7 @@
 # and --since/--until select only the window in which each ran (the other program absent);
 # `spent db DB list` shows the two epochs' spans around the runs; `annotate` and `db dump`
 # see the same. The same shares for real software: sort and python3, told apart by pid.
+# test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT

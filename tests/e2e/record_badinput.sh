@@ -3,6 +3,7 @@
 # and only spent's own outputs are replaced (docs/outputs.md): missing binary, an output that
 # is not a profile, truncated and corrupt profile files, a non-profile directory, a deleted
 # image, an unknown symbol.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 # one_line NAME EXPECTED-SUBSTRING CMD...: non-zero exit, exactly one stderr line containing it

@@ -2,6 +2,7 @@
 # tests/e2e/record_callgraph.sh - call stacks: with -g (frame pointers) and -g dwarf (libdwfl
 # unwinding of user stack copies) the recursion's root is inclusive of ~all samples, recursion
 # is counted once per stack, and exports carry the stacks.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 child_pct() { # DIR SYMBOL -> children percent

@@ -2,6 +2,7 @@
 # tests/e2e/record_demangle.sh - C++ names demangled in every output (report table and CSV,
 # folded stacks, pprof, SVG flame graph, annotate), --no-demangle shows them as in the binary,
 # and annotate finds a function by its demangled name.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 "$SPENT" record -e task-clock -g -o "$TMP/p" -- "$PROGS/cxx_names" 1 2>/dev/null

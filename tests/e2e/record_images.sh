@@ -2,6 +2,7 @@
 # tests/e2e/record_images.sh - symbols beyond the main executable: a function in a shared
 # library, and functions of a stripped binary found through its separate debuginfo (debuglink);
 # the same stripped binary without debuginfo falls back to addresses, never to wrong names.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 cat > "$TMP/libhot.c" <<'C'

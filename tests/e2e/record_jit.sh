@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/e2e/record_jit.sh - code a JIT names in /tmp/perf-PID.map (perf's convention) is
 # symbolized by record and every view; generated code no map covers stays unknown.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 "$SPENT" record -e task-clock -g -o "$TMP/jit" -- "$PROGS/jit_map" 0.6 > "$TMP/out.txt" 2>/dev/null; rc=$?

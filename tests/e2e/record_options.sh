@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/e2e/record_options.sh - record/report/annotate on the shared option parser: perf's
 # spellings, repeated -e adding events, -F above the kernel's maximum, '-' for standard output.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 

@@ -2,6 +2,7 @@
 # tests/e2e/record_split.sh - spent record/report/annotate on programs with a known time split:
 # 60/30/10 by function (+-3 points), the hot loop's line on top, several events side by side,
 # JSON/CSV fields, exports (pprof read by go tool pprof, folded, SVG), --diff, compactness.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 split=$PROGS/split603010

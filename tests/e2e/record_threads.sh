@@ -3,6 +3,7 @@
 # (only the main thread was sampled: 51 samples against 2861 without the flag), and from
 # their first milliseconds (a 50 ms poll lost 20% of each thread's samples). The oracle is the
 # program's own per-thread CPU clocks: samples per CPU-ms must match the inherited recording's.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 "$SPENT" record --per-thread -e task-clock -o "$TMP/pt" -- "$PROGS/threads2" 150 >"$TMP/pt.out" 2>"$TMP/pt.err"; rc=$?

@@ -4,6 +4,7 @@
 # and on a shared host the program's own time split moves a few points between them (perf saw
 # 55.9/33.8 where spent saw 60.8/29.3 in one clean-clone run): spent's share is compared after
 # moving it by the difference between the CPU-time splits the program measured in the two runs.
+# test: serial (its workloads are sampled for a time, not a count)
 source "$(dirname "$0")/lib.sh"
 
 prog=$PROGS/split603010

@@ -9,6 +9,7 @@
 # (scripts/deps.sh), so a machine without it FAILs. One browser run loads every view of the
 # pages in frames of a harness page, which copies each frame's DOM into its own; one Python
 # run reads them all and judges the checks (each interpreter start costs ~0.5 s here).
+# test: serial (its threads' CPU split is measured by the clock)
 source "$(dirname "$0")/lib.sh"
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)

@@ -5,6 +5,7 @@
 # grouped sums, --time windows add up to the whole, a shell pipeline and real threaded programs
 # (xz -T2, sort --parallel=2, python3 threads) show their processes and threads, and profiles
 # without detail rows are refused with one line.
+# test: serial (its threads' CPU split is measured by the clock)
 source "$(dirname "$0")/lib.sh"
 
 # csv_sum FILE COLUMN: the sum of a CSV column (header skipped)

@@ -4,6 +4,7 @@
 # raw log equals the observer's online histogram exactly (two independent paths: the log
 # counts the samples whose class is "app"), clocks are ordered, and the dump's summary equals
 # the run's.
+# test: serial (the shim's observer busy-loops on a CPU of its own)
 source "$(dirname "$0")/lib.sh"
 
 if ! "$SPENT" shim --tag phase=phase --period-ns 2000 --buffer 1000000 -o "$TMP/run.shim" --json \

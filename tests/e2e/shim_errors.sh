@@ -2,6 +2,7 @@
 # tests/e2e/shim_errors.sh - bad input to `spent shim` gets one clear error line, a non-zero
 # exit and no output file: an unknown symbol, a CPU that does not exist, a static program (the
 # message names the static-link alternative), a corrupt sample file for dump.
+# test: serial (the shim's observer busy-loops on a CPU of its own)
 source "$(dirname "$0")/lib.sh"
 
 # expect NAME PATTERN ARGS...: non-zero exit, exactly one stderr line matching PATTERN, no -o file

@@ -4,6 +4,7 @@
 # gives heavy/medium/light shares within 3 points of the split the program measures itself
 # with CLOCK_THREAD_CPUTIME_ID (the issue compares with `spent record`, built on another
 # branch; the program's own clock is the oracle here), with values mapped to function names.
+# test: serial (the shim's observer busy-loops on a CPU of its own)
 source "$(dirname "$0")/lib.sh"
 
 prog=$PROGS/shim_funcs-instr

@@ -3,6 +3,7 @@
 # its own phase times by the clock (the oracle): each phase's share of the tag samples is within
 # 2 points of the program's own split, for the preloaded observer and for the static-link
 # alternative (libspent-shim.a). The JSON summary carries the fields the issue names.
+# test: serial (the shim's observer busy-loops on a CPU of its own)
 source "$(dirname "$0")/lib.sh"
 
 # shares PROGOUT JSONOUT: print "truth1 truth2 truth3 got1 got2 got3" (percent among phases 1-3)

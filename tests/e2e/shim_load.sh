@@ -14,6 +14,7 @@
 # overlap came to 0.2-1 ms per second (measured: 1.6 ms in 1.5 s, none in 3 s, 4-10 ms in
 # 12 s), so 10.5 s could end with too few samples; the shares were within 0.7 points of
 # 40/35/25 from 1.6 ms on (20000 samples: the observer samples every ~50 ns while both run).
+# test: serial (the shim's observer busy-loops on a CPU of its own)
 source "$(dirname "$0")/lib.sh"
 
 # a run too short to see many phases says its shares are uncertain (before any load starts)

@@ -2,6 +2,7 @@
 # tests/e2e/shim_rate.sh - a software counter advanced at a known rate by the program's clock
 # (20 M/s): `spent shim --rate` reports a median rate within 1% of the rate the program
 # measures itself, and accounts for every rate sample as kept, dropped or off-cpu.
+# test: serial (the shim's observer busy-loops on a CPU of its own)
 source "$(dirname "$0")/lib.sh"
 
 if ! "$SPENT" shim --rate ticks=ticks --period-ns 10000 --json -- "$PROGS/shim_rate" 0.8 50 \

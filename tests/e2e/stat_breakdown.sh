@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/e2e/stat_breakdown.sh - --per-thread and --per-process for launched commands, against
 # the threads' own CPU clocks and page counts (printed by the program itself).
+# test: serial (its counts and timings are of a machine nothing else is using)
 source "$(dirname "$0")/lib.sh"
 
 st0=$(steal_ticks)

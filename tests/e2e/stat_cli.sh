@@ -1,5 +1,6 @@
 #!/bin/bash
 # tests/e2e/stat_cli.sh - spent stat's modes and formats, exit statuses and bad input.
+# test: serial (its counts and timings are of a machine nothing else is using)
 source "$(dirname "$0")/lib.sh"
 
 "$SPENT" stat -e cylces -- true 2>"$TMP/err"; rc=$?

@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/e2e/stat_options.sh - spent stat on the shared option parser: a repeated -e adds events,
 # and perf's spellings -x SEP, -C CPUS, -A, -t TID.
+# test: serial (its counts and timings are of a machine nothing else is using)
 source "$(dirname "$0")/lib.sh"
 
 # a repeated -e adds its events (it counted page-faults only)

@@ -3,6 +3,7 @@
 # programs, runs alternated so both see the same machine: page faults within 1%, context
 # switches of a sleeping program equal (minimum of 5 runs, +-2), task-clock equal to the run's own
 # rusage CPU time and within 10% of perf's (medians).
+# test: serial (its counts and timings are of a machine nothing else is using)
 source "$(dirname "$0")/lib.sh"
 
 # spent_val JSONFILE EVENT / perf_val CSVFILE EVENT

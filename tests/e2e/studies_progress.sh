@@ -2,6 +2,7 @@
 # tests/e2e/studies_progress.sh - the studies and `trace stats` show the percentage of the log
 # read on stderr when it is a terminal (or with --progress), clear that line at the end, and
 # print nothing extra when stderr is a file (the captured output of scripts and tests).
+# test: serial (a terminal's progress line is read within seconds)
 source "$(dirname "$0")/lib.sh"
 "$SPENT" trace -o "$TMP/s.log" -- "$PROGS/studies_small" > /dev/null 2>&1
 check "studies_small runs under spent trace" test $? -eq 0

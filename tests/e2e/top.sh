@@ -3,6 +3,7 @@
 # 80x24 tmux pane the hot function shows within 3 s, keys switch the view and pause it, q and
 # SIGTERM leave the terminal as it was; batch and JSON output give one table per interval;
 # filters keep only the process asked for; bad options are refused.
+# test: serial (spent top samples the whole machine and is read within seconds)
 source "$(dirname "$0")/lib.sh"
 # each pane gets its own tmux server: a new session on the socket of a server that is still
 # shutting down after kill-server lands in that server and dies with it (9 in 100 here)

@@ -3,6 +3,7 @@
 # control command): a CPU burner's hot function and process within a few intervals, and the
 # daemon still puts every sample in its database (what top saw is a part of what the database
 # holds after a flush); no daemon, or options only its own sampling takes, are refused.
+# test: serial (spent top samples the whole machine and is read within seconds)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 BURNER_PID=

@@ -3,6 +3,7 @@
 # terminal (instructions so far, processes, log size), updated a few times per second from
 # the tools' progress notes, cleared before the final message; with stderr not a terminal it
 # prints nothing but that message. The shown counts are a lower bound of the log's.
+# test: serial (a terminal's progress line is read within seconds)
 source "$(dirname "$0")/lib.sh"
 # a tree of two processes running for a fixed time (a few progress updates at any speed)
 TREE="'$PROGS/top_burner' 0.4; '$PROGS/top_burner' 0.4"

@@ -5,6 +5,7 @@
 # selection that matches nothing says so on stderr (with the profile's span for --time); a
 # table cut by --limit says how many rows it left out; number columns line up with their
 # header; a profile of two events gives a table for each.
+# test: serial (its threads' CPU split is measured by the clock)
 source "$(dirname "$0")/lib.sh"
 
 if ! command -v python3 >/dev/null; then
