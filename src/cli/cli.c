@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/parse_options.h"
 #include "collect/event_fallback.h"
+#include "collect/sampling.h"
 #include "core/number.h"
 #include "core/outfile.h"
 #include "spent/events.h"
@@ -38,6 +39,22 @@ void cli_warn(const char *fmt, ...)
 int cli_parse_u64(const char *s, uint64_t *out)
 {
 	return num_parse_u64(s, NUM_SI, out);
+}
+
+int cli_parse_frequency(const char *s, uint64_t *hz)
+{
+	return num_parse_u64(s, NUM_SI, hz) || !*hz ? -EINVAL : 0;
+}
+
+void cli_clamp_frequency(uint64_t *hz)
+{
+	uint64_t max = sampling_max_frequency();
+	if (max && *hz > max) {
+		cli_warn("-F %llu is above the kernel's maximum sample rate "
+			 "(kernel.perf_event_max_sample_rate): sampling at %llu Hz",
+			 (unsigned long long)*hz, (unsigned long long)max);
+		*hz = max;
+	}
 }
 
 int cli_parse_size(const char *s, uint64_t *out)

@@ -18,6 +18,12 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * no garbage, no overflow. */
 /* An unsigned decimal (or 0x hex) with an optional K/M/G decimal suffix; 0, -EINVAL, -ERANGE. */
 int cli_parse_u64(const char *s, uint64_t *out);
+/* -F as record, top and daemon take it: samples per second, K/M counting thousands and
+ * millions; 0 or -EINVAL (0 Hz included). */
+int cli_parse_frequency(const char *s, uint64_t *hz);
+/* A rate above kernel.perf_event_max_sample_rate (which the kernel refuses) lowered to it,
+ * with a warning, as perf and spent record do. */
+void cli_clamp_frequency(uint64_t *hz);
 /* A size like 32K, 8M, 64 (binary units); 0, -EINVAL, -ERANGE. */
 int cli_parse_size(const char *s, uint64_t *out);
 /* An integer option value in [MIN, MAX] (MIN >= 0), printing an error naming OPT on failure;

@@ -34,8 +34,8 @@
 struct daemon_opts {
 	const char *db;
 	const char *events;
-	uint64_t period, lo, hi;
-	long freq;
+	uint64_t period, lo, hi, freq;
+	const char *freq_arg;	/* -F as given */
 	int no_bpf, foreground, bare;
 	struct opt_string_list per_process;
 	long drain_ms, merge_ms, map_entries;
@@ -176,8 +176,8 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
 		{ .type = OPTION_STRING, .short_name = 'e', .long_name = "event", .value = &o->events,
 		  .argh = "EV,...", .help = "events to sample, 1 to 4",
 		  .defval = "cycles,instructions with a PMU, else cpu-clock" },
-		{ .type = OPTION_INT, .short_name = 'F', .long_name = "freq", .value = &o->freq,
-		  .argh = "HZ", .help = "samples per second per cpu (or -c)", .min = 1, .max = 100000,
+		{ .type = OPTION_STRING, .short_name = 'F', .long_name = "freq", .value = &o->freq_arg,
+		  .argh = "HZ", .help = "samples per second per cpu (or -c)",
 		  .defval = STR(DEFAULT_HW_HZ) " with a PMU, " STR(DEFAULT_SW_HZ) " without" },
 		{ .type = OPTION_CALLBACK, .short_name = 'c', .long_name = "count", .value = o,
 		  .argh = "N", .help = "sample every N events (instead of -F)",
@@ -213,6 +213,10 @@ static int parse_opts(int argc, char **argv, struct daemon_opts *o)
 		return -EINVAL;
 	if (n > 0) {
 		cli_error("unexpected argument '%s': spent daemon takes options only", argv[0]);
+		return -EINVAL;
+	}
+	if (o->freq_arg && cli_parse_frequency(o->freq_arg, &o->freq)) {
+		cli_error("bad frequency '%s': give samples per second", o->freq_arg);
 		return -EINVAL;
 	}
 	if (o->freq && o->period) {
@@ -276,6 +280,7 @@ static void default_rate(struct daemon_opts *o, const struct spent_event *evs, s
 		hw = hw || spent_event_needs_pmu(&evs[i]);
 	if (o->freq || o->period) {
 		snprintf(note, len, "set by %s", o->freq ? "-F" : "-c");
+		cli_clamp_frequency(&o->freq);
 		return;
 	}
 	o->freq = hw ? DEFAULT_HW_HZ : DEFAULT_SW_HZ;
@@ -429,7 +434,7 @@ static int daemon_main(struct daemon_opts *po)
 	sigaction(SIGHUP, o.log_file ? &hup : &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct daemon_config cfg = {
-		.db = o.db, .evs = evs, .nev = nev, .freq = (uint64_t)o.freq, .period = o.period,
+		.db = o.db, .evs = evs, .nev = nev, .freq = o.freq, .period = o.period,
 		.period_lo = o.lo, .period_hi = o.hi, .no_bpf = o.no_bpf, .bare = o.bare,
 		.per_process = o.per_process.items, .nper = (size_t)o.per_process.n, .tick_ms = 100,
 		.drain_ms = (unsigned)o.drain_ms, .merge_ms = (unsigned)o.merge_ms, .slice_files = 8,

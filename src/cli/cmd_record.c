@@ -141,7 +141,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	if (o->callgraph && parse_callgraph(o->callgraph, o))
 		return parse_options_error(&record_pu, "bad call graph '%s': give fp, dwarf or "
 					   "dwarf,SIZE (a multiple of 8 up to 65528 bytes)", o->callgraph);
-	if (o->freq_arg && (cli_parse_u64(o->freq_arg, &o->freq) || !o->freq))
+	if (o->freq_arg && cli_parse_frequency(o->freq_arg, &o->freq))
 		return parse_options_error(&record_pu, "bad frequency '%s': give samples per second",
 					   o->freq_arg);
 	/* the kernel refuses periods with bit 63 set */

@@ -28,7 +28,9 @@
 
 struct top_opts {
 	double interval, window;
-	long pid, freq, iterations, rows;
+	long pid, iterations, rows;
+	const char *freq_arg;	/* -F as given */
+	uint64_t freq;
 	const char *comm, *event, *db;
 	int batch, json, view, no_daemon;
 };
@@ -112,9 +114,9 @@ static int parse_opts(int argc, char **argv, struct top_opts *o)
 		{ .type = OPTION_CALLBACK, .short_name = 'e', .long_name = "event", .value = &o->event,
 		  .argh = "EVENT", .help = "the event to sample (own sampling; one)", .defval = "cpu-clock",
 		  .callback = set_one_event },
-		{ .type = OPTION_INT, .short_name = 'F', .long_name = "freq", .value = &o->freq,
-		  .argh = "HZ", .help = "samples per second per cpu (own sampling)", .min = 1,
-		  .max = 100000, .defval = STR(DEFAULT_HZ) },
+		{ .type = OPTION_STRING, .short_name = 'F', .long_name = "freq", .value = &o->freq_arg,
+		  .argh = "HZ", .help = "samples per second per cpu (own sampling)",
+		  .defval = STR(DEFAULT_HZ) },
 		OPT_INT('p', "pid", &o->pid, "PID", "only this process", 1, 0x7fffffff),
 		OPT_STRING(0, "comm", &o->comm, "NAME", "only processes called NAME"),
 		OPT_CHOICE('s', "sort", &o->view, "functions|images|comms|processes",
@@ -141,7 +143,11 @@ static int parse_opts(int argc, char **argv, struct top_opts *o)
 		parse_options_error(&top_usage, "-d %g: refresh at most 10 times a second", o->interval);
 		return -EINVAL;
 	}
-	if (o->db && (o->no_daemon || o->event || o->freq)) {
+	if (o->freq_arg && cli_parse_frequency(o->freq_arg, &o->freq)) {
+		parse_options_error(&top_usage, "bad frequency '%s': give samples per second", o->freq_arg);
+		return -EINVAL;
+	}
+	if (o->db && (o->no_daemon || o->event || o->freq_arg)) {
 		parse_options_error(&top_usage, "--db shows what the daemon samples: -e, -F and "
 				    "--no-daemon are for its own sampling");
 		return -EINVAL;
@@ -387,7 +393,7 @@ static int open_source(const struct top_opts *o, struct top_run *run)
 	struct spent_event ev;
 	int r;
 
-	if (o->db || (!o->no_daemon && !o->event && !o->freq)) {
+	if (o->db || (!o->no_daemon && !o->event && !o->freq_arg)) {
 		r = live_open_daemon(db, &run->live);
 		if (r == 0) {
 			run->daemon = true;
@@ -408,7 +414,8 @@ static int open_source(const struct top_opts *o, struct top_run *run)
 	}
 	if (open_event(o, &ev))
 		return 2;
-	struct live_config lc = { .ev = &ev, .freq = (uint64_t)(o->freq ? o->freq : DEFAULT_HZ) };
+	struct live_config lc = { .ev = &ev, .freq = o->freq_arg ? o->freq : DEFAULT_HZ };
+	cli_clamp_frequency(&lc.freq);
 	if ((r = live_open(&lc, &run->live))) {
 		parse_options_error(&top_usage, "cannot sample every cpu: %s%s", strerror(-r),
 				    r == -EACCES || r == -EPERM ?

@@ -59,13 +59,7 @@ static void warn(struct spent_record *r, const char *fmt, ...)
  * rate is lowered to the maximum and the user told, as perf record does. */
 static void clamp_frequency(struct spent_record *r)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
-	unsigned long long max = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "%llu", &max) != 1)
-		max = 0;
-	fclose(f);
+	unsigned long long max = sampling_max_frequency();
 	if (max && r->o.freq > max) {
 		warn(r, "-F %llu is above the kernel's maximum sample rate "
 			"(kernel.perf_event_max_sample_rate): sampling at %llu Hz",

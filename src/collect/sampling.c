@@ -35,6 +35,18 @@ uint64_t sampling_preset_period(const struct spent_event *ev, bool fast)
 	return fast ? 997 : 9973;			/* misses and other PMU events */
 }
 
+uint64_t sampling_max_frequency(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	unsigned long long max = 0;
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &max) != 1)
+		max = 0;
+	fclose(f);
+	return max;
+}
+
 int sampling_new(const struct sampling_config *cfg, struct sampling **out)
 {
 	if (!cfg->nevents || cfg->nevents > 64 || (cfg->ring_pages & (cfg->ring_pages - 1)))

@@ -71,4 +71,8 @@ void sampling_get_stats(const struct sampling *s, struct sampling_stats *st);
 /* SpeedShop-style preset prime periods for EV: FAST (more samples) or slow. */
 uint64_t sampling_preset_period(const struct spent_event *ev, bool fast);
 
+/* kernel.perf_event_max_sample_rate (the kernel refuses a frequency above it, and lowers it
+ * itself when sampling interrupts take too long), or 0 when it cannot be read. */
+uint64_t sampling_max_frequency(void);
+
 #endif

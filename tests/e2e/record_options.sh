@@ -24,6 +24,18 @@ got=$("$SPENT" report -i "$TMP/fast" | sed -n "s/.*frequency Hz \([0-9]*\)).*/\1
 check record_F_clamped_to_kernel_max test "${got:-0}" -le "$(cat /proc/sys/kernel/perf_event_max_sample_rate)" -a "${got:-0}" -gt 0
 "$SPENT" record -F 0 -o "$TMP/zero" -- true 2>/dev/null; rc=$?
 check record_F_zero_refused test "$rc" -eq 2 -a ! -e "$TMP/zero"
+# top and the daemon take -F as record does (they took 1 to 100000 only): K counts thousands,
+# 0 is refused, a rate above the kernel's maximum is lowered to it and said
+"$SPENT" top --no-daemon -F 1K -n 1 > "$TMP/topF.out" 2> "$TMP/topF.err"; rc=$?
+check "top -F 1K samples at 1000 Hz (exit $rc: $(head -1 "$TMP/topF.err"))" grep -q "at 1000 Hz on" "$TMP/topF.out"
+"$SPENT" top --no-daemon -F 10000000 -n 1 > /dev/null 2> "$TMP/topF.err"; rc=$?
+check "top -F above the kernel's maximum is lowered and said (exit $rc)" \
+	grep -q "above the kernel's maximum sample rate .*sampling at [0-9]* Hz" "$TMP/topF.err"
+for c in top daemon; do
+	"$SPENT" $c -F 0 --db "$TMP/dbF0" > /dev/null 2> "$TMP/F0.err"; rc=$?
+	check "$c -F 0 is refused (exit $rc: $(cat "$TMP/F0.err"))" \
+		bash -c "[ $rc -eq 2 ] && grep -q \"bad frequency '0'\" '$TMP/F0.err' && [ ! -e '$TMP/dbF0' ]"
+done
 
 # perf's spellings: --call-graph dwarf, --opt=value, -h/--man from the option table
 "$SPENT" record --call-graph dwarf --output="$TMP/cg" -- "$PROGS/recurse" 20 >/dev/null 2>&1; rc=$?
