@@ -155,33 +155,22 @@ static bool output_hits_input(const char *out, const char *in)
 		return true;
 	if (!S_ISDIR(si.st_mode))
 		return false;
-	char dir[PATH_MAX], rdir[PATH_MAX], rin[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", out);
-	char *slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = 0;
-	else
-		*slash = 0;
-	if (!realpath(dir, rdir) || !realpath(in, rin))
+	char dir[PATH_MAX], base[NAME_MAX + 1], rdir[PATH_MAX], rin[PATH_MAX];
+	if (outfile_split_path(out, dir, sizeof(dir), base) || !realpath(dir, rdir) || !realpath(in, rin))
 		return false;
 	size_t n = strlen(rin);
 	return !strncmp(rdir, rin, n) && (rdir[n] == 0 || rdir[n] == '/' || !strcmp(rin, "/"));
 }
 
-/* PATH as a file output names it: its directory resolved, then its last component (PATH
- * itself when the directory does not resolve). */
+/* PATH as a file output names it (outfile_split_path): its directory resolved, then its last
+ * component (PATH itself when the directory does not resolve). */
 static void output_name(const char *path, char *out, size_t len)
 {
-	char dir[PATH_MAX], rdir[PATH_MAX];
-	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
-		 slash ? path : ".");
-	if (!realpath(dir, rdir))
+	char dir[PATH_MAX], base[NAME_MAX + 1], rdir[PATH_MAX];
+	if (outfile_split_path(path, dir, sizeof(dir), base) || !realpath(dir, rdir))
 		snprintf(out, len, "%s", path);
 	else
-		snprintf(out, len, "%s/%s", rdir, base);
+		snprintf(out, len, "%s%s%s", rdir, strcmp(rdir, "/") ? "/" : "", base);
 }
 
 int cli_check_outputs_distinct(const char *const *paths, const char *const *opts, size_t n)

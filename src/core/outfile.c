@@ -32,8 +32,7 @@ struct outfile {
 	char tmp[NAME_MAX + 1];	/* the temporary's name in dfd; "" in place */
 };
 
-/* DIR and BASE of PATH ("." when it has no slash); trailing slashes are ignored. */
-static int split_path(const char *path, char *dir, size_t dlen, char *base)
+int outfile_split_path(const char *path, char *dir, size_t dlen, char *base)
 {
 	size_t l = strlen(path);
 	while (l > 1 && path[l - 1] == '/')
@@ -188,7 +187,7 @@ int outfile_check(const char *path)
 {
 	char dir[PATH_MAX], base[NAME_MAX + 1];
 	bool in_place;
-	int err = split_path(path, dir, sizeof(dir), base);
+	int err = outfile_split_path(path, dir, sizeof(dir), base);
 	err = err ? err : file_rules(path, dir, &in_place);
 	if (!err && !in_place)
 		outfile_clean_stale(dir, base, NULL);
@@ -233,7 +232,7 @@ int outfile_open(const char *path, mode_t mode, struct outfile **out)
 	f->fd = f->dfd = -1;
 	if (!(f->path = strdup(path)))
 		err = -ENOMEM;
-	err = err ? err : split_path(path, dir, sizeof(dir), f->base);
+	err = err ? err : outfile_split_path(path, dir, sizeof(dir), f->base);
 	err = err ? err : file_rules(path, dir, &in_place);
 	if (!err && in_place) {
 		f->fd = open(path, O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
@@ -340,7 +339,7 @@ int outfile_prepare(struct outfile *f)
 	int err = close_checked(f);
 	/* a merge prepares thousands of files: each must not keep its directory open */
 	if (!err && f->tmp[0]) {
-		err = split_path(f->path, dir, sizeof(dir), base);
+		err = outfile_split_path(f->path, dir, sizeof(dir), base);
 		size_t n = strlen(dir) + strlen(f->tmp) + 2;
 		if (!err && !(f->tmp_path = malloc(n)))
 			err = -ENOMEM;
@@ -367,7 +366,7 @@ static int commit_prepared(struct outfile *f)
 	if (rename(f->tmp_path, f->path) < 0) {
 		err = -errno;
 		unlink(f->tmp_path);
-	} else if (!split_path(f->path, dir, sizeof(dir), base)) {
+	} else if (!outfile_split_path(f->path, dir, sizeof(dir), base)) {
 		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd >= 0) {
 			fsync(dfd);
@@ -453,7 +452,7 @@ int outdir_check(const char *path, outdir_kind_fn is_own, outdir_kind_fn remove)
 {
 	char dir[PATH_MAX], base[NAME_MAX + 1];
 	struct stat st;
-	int err = split_path(path, dir, sizeof(dir), base);
+	int err = outfile_split_path(path, dir, sizeof(dir), base);
 	if (err)
 		return err;
 	err = lstat_path(path, &st);
@@ -474,7 +473,7 @@ int outdir_check(const char *path, outdir_kind_fn is_own, outdir_kind_fn remove)
 int outdir_make_temp(const char *path, mode_t mode, char *tmp, size_t tmplen)
 {
 	char dir[PATH_MAX], base[NAME_MAX + 1], name[NAME_MAX + 1];
-	int err = split_path(path, dir, sizeof(dir), base);
+	int err = outfile_split_path(path, dir, sizeof(dir), base);
 	for (int tries = 0; !err && tries < 100; tries++) {
 		if ((err = temp_name(base, name)))
 			break;

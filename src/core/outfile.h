@@ -26,6 +26,11 @@
  */
 int outfile_check(const char *path);
 
+/* The directory and last component of PATH as an output names them: DIR "." when PATH has no
+ * slash, trailing slashes ignored; BASE holds NAME_MAX + 1 bytes. 0 or -errno (-EISDIR: PATH
+ * ends in "." or "..", -ENOENT: empty, -ENAMETOOLONG). */
+int outfile_split_path(const char *path, char *dir, size_t dlen, char *base);
+
 /* One line for a user: why outfile_check / outdir_check / a commit refused (static text). */
 const char *outfile_strerror(int err);
 
