@@ -416,6 +416,13 @@ static void tick(struct daemon *d)
 			d->db_moved = true;
 			return;
 		}
+		int s = daemon_socket_renew(d);
+		if (s == 1)
+			daemon_log(d, "the control socket of '%s' was removed: made again", d->cfg->db);
+		else if (s < 0 && !d->sock_lost)
+			daemon_log(d, "the control socket of '%s' was removed and cannot be made again: "
+				   "%s (stop the daemon with SIGTERM)", d->cfg->db, strerror(-s));
+		d->sock_lost = s < 0;
 		daemon_status_update(d, true);
 		d->t_status = now;
 	}

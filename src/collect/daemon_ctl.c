@@ -83,6 +83,23 @@ int daemon_socket_open(struct daemon *d)
 	return 0;
 }
 
+int daemon_socket_renew(struct daemon *d)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct stat st;
+
+	if (db_file_path(d->cfg->db, DB_SOCKET_NAME, path, sizeof(path)))
+		return 0;
+	if (d->sock_fd >= 0 && stat(path, &st) == 0 && st.st_dev == d->sock_dev &&
+	    st.st_ino == d->sock_ino)
+		return 0;
+	if (d->sock_fd >= 0)
+		close(d->sock_fd);	/* its name is gone: nobody can reach it */
+	d->sock_fd = -1;
+	int r = daemon_socket_open(d);
+	return r ? r : 1;
+}
+
 bool daemon_db_moved(const struct daemon *d)
 {
 	struct stat a, b;

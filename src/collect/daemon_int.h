@@ -49,6 +49,7 @@ struct daemon {
 	 * that wrote, at most every 10 s, so the epochs stay readable after a reboot */
 	bool kallsyms_unsaved;
 	bool db_moved;		/* the --db path stopped naming the locked directory */
+	bool sock_lost;		/* the control socket could not be made again (logged once) */
 	uint64_t t_kallsyms_retry;
 	/* rates over the last status window */
 	uint64_t win_t, win_samples, win_cpu_us;
@@ -73,6 +74,11 @@ void daemon_socket_close(struct daemon *d);
 /* Whether the --db path no longer names the directory the daemon locked (moved or removed):
  * it would write into whatever is there, beside another daemon. */
 bool daemon_db_moved(const struct daemon *d);
+/* The control socket made again when its name was removed or replaced (a cleaner of the
+ * directory, an operator's rm): 0 when it is in place, 1 when made again, or -errno (the
+ * next call tries again). Without it the daemon ran on with no way to flush or stop it
+ * but a signal. */
+int daemon_socket_renew(struct daemon *d);
 /* The status as one JSON object line (newline included) in a new string *OUT the caller
  * frees; 0 or -ENOMEM. */
 int daemon_status_json(struct daemon *d, bool running, char **out);

@@ -176,6 +176,12 @@ print(s.makefile("rb").read().decode("latin-1"), end="")
 	out=$(ctl 'bo\x1b[2Jgus\n')
 	check "an unknown command is echoed without its control bytes ($(tr -c '[:print:]\n' '#' <<<"$out"))" \
 		test "$out" = "error unknown command 'bo?[2Jgus'"
+	# a removed control socket is made again (the daemon could only be signalled before)
+	rm -f "$DB4/control"
+	for _ in $(seq 1 40); do [ -S "$DB4/control" ] && break; sleep 0.1; done
+	"$SPENT" db "$DB4" flush > "$TMP/renew.out" 2>&1; rc=$?
+	check "a removed control socket is made again and answers (flush exit $rc: $(head -1 "$TMP/renew.out"))" \
+		bash -c "[ $rc -eq 0 ] && grep -q 'control socket .* was removed: made again' '$TMP/s.log'"
 	mv "$DB4" "$DB4.moved"
 	for _ in $(seq 1 50); do
 		kill -0 "$DAEMON_PID" 2> /dev/null || break
