@@ -209,14 +209,27 @@ static void interval(struct locks *lk, const struct thread_state *t, uint32_t ki
 
 static void released(struct locks *lk, struct thread_state *t, uint64_t addr);
 
+/* Another thread O of T's process still holds ADDR in this model while T takes it: O is inside
+ * an unlock call that wrote the lock word but has not returned yet (descheduled in the futex
+ * wake, or anywhere under Valgrind's one-thread-at-a-time scheduling), and that write was the
+ * release; else it released it on a path the patterns do not know, at the latest now. */
+static void release_other(struct locks *lk, struct thread_state *o, uint64_t addr)
+{
+	uint64_t now = lk->now;
+	if ((o->in_call == R_MUTEX_UNLOCK || o->in_call == R_SPIN_UNLOCK) && o->lock_addr == addr &&
+	    o->at && o->at <= now)
+		lk->now = o->at;
+	released(lk, o, addr);
+	lk->now = now;
+}
+
 static void acquired(struct locks *lk, struct thread_state *t, uint64_t addr, const char *how,
 		     uint64_t wait_start, bool contended)
 {
-	/* one holder at a time: another thread of the process still holding it in this model
-	 * released it on a path the patterns do not know, at the latest now */
+	/* one holder at a time */
 	for (size_t i = 0; i < lk->n_th; i++)
 		if (&lk->th[i] != t && lk->th[i].pid == t->pid)
-			released(lk, &lk->th[i], addr);
+			release_other(lk, &lk->th[i], addr);
 	struct lock_rec *l = lock_get(lk, t->pid, addr, how);
 	if (!l)
 		return;
