@@ -2,8 +2,10 @@
  * two workers wait in pthread_cond_wait (which releases the mutex) for tasks the main thread
  * posts. The mutex is held only while a task is posted (IN_WORK iterations of work in the
  * critical section, by main) and while a worker takes one; the long work (OUT_WORK) is done
- * outside it. So by construction the hold time of `mtx` is at least TASKS x IN_WORK loop
- * iterations and a small part of the run; the condvar `cv` is no lock. Prints its counts.
+ * outside it, and so are the signals (no syscall while main holds it: Valgrind may run
+ * another thread at a syscall, and the hold would span that thread's work). So by
+ * construction the hold time of `mtx` is at least TASKS x IN_WORK loop iterations and a small
+ * part of the run; the condvar `cv` is no lock. Prints its counts.
  *   studies_condpool [timed]   timed: the workers wait in pthread_cond_timedwait (a deadline a
  *                              minute away), a symbol glibc 2.36 has in two versions */
 #include <pthread.h>
@@ -63,13 +65,16 @@ int main(int argc, char **argv)
 		pthread_mutex_lock(&mtx);
 		pending++;
 		work(IN_WORK);
-		pthread_cond_signal(&cv);
 		pthread_mutex_unlock(&mtx);
+		/* woken after the unlock: the wake is a futex syscall, and Valgrind can run
+		 * another thread at a syscall (a worker's whole OUT_WORK). Inside the critical
+		 * section main would rightly be seen holding mtx across it. */
+		pthread_cond_signal(&cv);
 	}
 	pthread_mutex_lock(&mtx);
 	done = 1;
-	pthread_cond_broadcast(&cv);
 	pthread_mutex_unlock(&mtx);
+	pthread_cond_broadcast(&cv);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	printf("tasks %d\ntaken %d\nin_work %d\nout_work %d\n", TASKS, taken, IN_WORK, OUT_WORK);
