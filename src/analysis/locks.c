@@ -52,9 +52,14 @@ struct thread_state {
 	uint64_t at;		/* when the lock word was last written in the call (0: unknown) */
 	uint64_t released_at;	/* condvar wait: when the mutex's lock word was first written */
 	uint64_t mutex_wait_at;	/* condvar wait: a futex wait on the mutex itself (0: none) */
+	/* a lock call that made no atomic but wrote into a mutex the thread holds: a recursive
+	 * mutex taken again (glibc only counts it in __count) */
+	uint64_t relock_addr;
 	struct atomic_try tries[MAX_ATOMIC];
-	/* held locks: address and acquisition time */
+	/* held locks: address and acquisition time, and how many times a recursive mutex was
+	 * taken again on top (each inner unlock only counts down: the lock stays held) */
 	uint64_t held[8], held_at[8];
+	uint32_t held_depth[8];
 	uint32_t n_held;
 };
 
@@ -247,6 +252,7 @@ static void acquired(struct locks *lk, struct thread_state *t, uint64_t addr, co
 	}
 	if (t->n_held < 8) {
 		t->held[t->n_held] = addr;
+		t->held_depth[t->n_held] = 0;
 		t->held_at[t->n_held++] = lk->now;
 	}
 }
@@ -268,6 +274,7 @@ static void released(struct locks *lk, struct thread_state *t, uint64_t addr)
 		interval(lk, t, LOCK_HOLD, addr, t->held_at[i], lk->now);
 		t->held[i] = t->held[--t->n_held];
 		t->held_at[i] = t->held_at[t->n_held];
+		t->held_depth[i] = t->held_depth[t->n_held];
 		return;
 	}
 }
@@ -395,10 +402,25 @@ static void cond_wait_end(struct locks *lk, struct thread_state *t)
 	acquired(lk, t, addr, "pthread_mutex", t->mutex_wait_at, t->mutex_wait_at != 0);
 }
 
+/* The depth of ADDR among T's held locks, NULL when T does not hold it. */
+static uint32_t *held_depth(struct thread_state *t, uint64_t addr)
+{
+	for (uint32_t i = 0; i < t->n_held; i++)
+		if (t->held[i] == addr)
+			return &t->held_depth[i];
+	return NULL;
+}
+
 static void call_end(struct locks *lk, struct thread_state *t)
 {
 	enum role r = t->in_call;
 	t->in_call = R_NONE;
+	if (!t->lock_addr && t->relock_addr && (r == R_MUTEX_LOCK || r == R_TRYLOCK)) {
+		uint32_t *d = held_depth(t, t->relock_addr);
+		if (d)
+			++*d;
+		return;
+	}
 	if (!t->lock_addr || r == R_COND_SIGNAL)
 		return;
 	if (r == R_COND_WAIT) {
@@ -417,7 +439,13 @@ static void call_end(struct locks *lk, struct thread_state *t)
 		if (r != R_TRYLOCK || t->owner_write)	/* EBUSY: glibc writes __owner on success */
 			acquired(lk, t, t->lock_addr, how, t->call_start, contended);
 	} else {
-		released(lk, t, t->lock_addr);
+		/* an unlock that never wrote the lock word but counted a recursive mutex down:
+		 * still held (the outer unlock writes it) */
+		uint32_t *d = r == R_MUTEX_UNLOCK && !t->at ? held_depth(t, t->lock_addr) : NULL;
+		if (d && *d)
+			--*d;
+		else
+			released(lk, t, t->lock_addr);
 	}
 	lk->now = now;
 }
@@ -437,6 +465,7 @@ static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
 	t->at = 0;
 	t->released_at = 0;
 	t->mutex_wait_at = 0;
+	t->relock_addr = 0;
 }
 
 /* A bare atomic outside the pthread calls: a try on ADDR, or a release of ADDR held. */
@@ -523,11 +552,15 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 			if (addr == t->lock_addr)
 				t->at = lk->now;
 		}
-		for (uint32_t k = 0; t->lock_addr && k < in->nrefs; k++) {
+		for (uint32_t k = 0; k < in->nrefs; k++) {
 			const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
-			if (r->kind != SPENT_TRACE_REF_READ && r->addr > t->lock_addr &&
-			    r->addr < t->lock_addr + MUTEX_BYTES)
+			if (r->kind == SPENT_TRACE_REF_READ)
+				continue;
+			if (t->lock_addr && r->addr > t->lock_addr && r->addr < t->lock_addr + MUTEX_BYTES)
 				t->owner_write = true;
+			for (uint32_t h = 0; !t->lock_addr && h < t->n_held; h++)
+				if (r->addr >= t->held[h] && r->addr < t->held[h] + MUTEX_BYTES)
+					t->relock_addr = t->held[h];
 		}
 		return;
 	}

@@ -114,3 +114,31 @@ r = ET.parse(sys.argv[1]).getroot()
 labs = [e for e in r.iter("{http://www.w3.org/2000/svg}text") if (e.text or "").startswith("instructions ")]
 ok = len(labs) == 4 and all(float(e.get("x")) >= 0 and e.get("text-anchor") == "start" for e in labs)
 sys.exit(0 if ok else 1)' "$TMP/pool.svg"
+
+# a recursive mutex taken again by its holder (tests/progs/studies_recursive.c): the inner
+# lock is no acquisition, and each hold runs from the outer lock to the outer unlock, at least
+# IN_WORK loop iterations (>= 3 instructions each) past the inner unlock, never across the
+# OUT_WORK outside it (a hold ended at the inner unlock before: max_hold was ~100)
+"${E[@]}" "$SPENT" trace -o "$TMP/r.log" -- "$PROGS/studies_recursive" > "$TMP/r.out" 2> "$TMP/r.err"
+check "studies_recursive runs under spent trace" test $? -eq 0
+"$SPENT" locks "$TMP/r.log" --json > "$TMP/r.json" 2> "$TMP/r.lerr"
+check "locks on the recursive mutex's log exits 0" test $? -eq 0
+python3 - "$TMP/r.json" "$TMP/r.out" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+prog = dict(l.split() for l in open(sys.argv[2]))
+tasks, threads = int(prog["tasks"]), int(prog["threads"])
+inw, outw = int(prog["in_work"]), int(prog["out_work"])
+m = [r for r in rows if r["symbol"] == "rmtx"]
+def check(what, ok):
+    print(("PASS " if ok else "FAIL ") + "recursive: " + what)
+check("the mutex rmtx is found", len(m) == 1)
+if m:
+    r = m[0]
+    check("acquisitions are the outer locks only (%d, want %d)" % (r["acquisitions"], tasks * threads),
+          r["acquisitions"] == tasks * threads)
+    check("every hold lasts past the inner unlock (total %d >= %d)" % (r["total_hold"], 3 * inw * tasks * threads),
+          r["total_hold"] >= 3 * inw * tasks * threads)
+    check("no hold spans the work outside the lock (max %d < %d)" % (r["max_hold"], 3 * outw),
+          3 * inw <= r["max_hold"] < 3 * outw)
+PY

@@ -172,6 +172,46 @@ static void release_before_a_descheduled_unlock_returns(void **state)
 	symtab_free(st);
 }
 
+/* A recursive mutex taken again by its holder: glibc's lock and unlock only count it in
+ * __count (offset 4), no atomic, no lock word write. The hold runs from the outer lock to the
+ * outer unlock, not to the inner unlock (where it ended, cutting holds short). */
+static void recursive_mutex_is_held_until_the_outer_unlock(void **state)
+{
+	(void)state;
+	struct symtab *st = symtab_new();
+	assert_int_equal(symtab_add(st, "pthread_mutex_lock", LOCK_FN, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_mutex_unlock", UNLOCK_FN, 64, true), 0);
+	struct memtrace *t = memtrace_new();
+	lock_call(t, 1, 0, 1);		/* the outer lock: its cmpxchg at 2 */
+	memtrace_insn(t, 1, 0x401000, 5, SPENT_TRACE_INSN_CALL);	/* the inner lock */
+	memtrace_insn(t, 1, LOCK_FN, 4, 0);
+	memtrace_ref(t, MTX + 4, 4, SPENT_TRACE_REF_MODIFY);	/* ++__count */
+	memtrace_insn(t, 1, LOCK_FN + 20, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, 1, 0x401005, 4, 0);
+	work(t, 1, 20);
+	memtrace_insn(t, 1, 0x401200, 5, SPENT_TRACE_INSN_CALL);	/* the inner unlock */
+	memtrace_insn(t, 1, UNLOCK_FN, 4, 0);
+	memtrace_ref(t, MTX + 4, 4, SPENT_TRACE_REF_MODIFY);	/* --__count: still held */
+	memtrace_insn(t, 1, UNLOCK_FN + 7, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, 1, 0x401205, 4, 0);
+	work(t, 1, 200);		/* held */
+	unlock_call(t, 1);		/* the outer unlock writes the lock word */
+	const uint64_t release = t->n_insns - 3;
+	work(t, 2, 50);
+	lock_call(t, 2, 0, 1);		/* another thread takes it after */
+	unlock_call(t, 2);
+	struct locks *lk = run(t, st);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].acquisitions, 2);	/* the inner lock is no acquisition */
+	assert_int_equal(s[0].contended, 0);
+	assert_int_equal(s[0].max_hold, release - 2);
+	locks_free(lk);
+	memtrace_free(t);
+	symtab_free(st);
+}
+
 static void bare_atomic_spin_then_release_store_is_a_lock(void **state)
 {
 	(void)state;
@@ -289,6 +329,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(contended_mutex_shows_holder_waiter_and_contention),
 		cmocka_unit_test(release_before_a_descheduled_unlock_returns),
+		cmocka_unit_test(recursive_mutex_is_held_until_the_outer_unlock),
 		cmocka_unit_test(bare_atomic_spin_then_release_store_is_a_lock),
 		cmocka_unit_test(own_retries_are_not_contention),
 		cmocka_unit_test(processes_keep_threads_and_locks_apart),
