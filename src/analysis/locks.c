@@ -22,6 +22,10 @@ static const struct { const char *name; enum role role; } entry_names[] = {
 	{ "pthread_mutex_unlock", R_MUTEX_UNLOCK }, { "__pthread_mutex_unlock", R_MUTEX_UNLOCK },
 	{ "pthread_spin_lock", R_SPIN_LOCK },	    { "pthread_spin_unlock", R_SPIN_UNLOCK },
 	{ "pthread_mutex_trylock", R_TRYLOCK },	    { "__pthread_mutex_trylock", R_TRYLOCK },
+	/* a lock with a deadline succeeds, as a trylock does, only when it writes the owner (a
+	 * timed-out call is no acquisition); it also takes a recursive mutex again */
+	{ "pthread_mutex_timedlock", R_TRYLOCK },   { "__pthread_mutex_timedlock", R_TRYLOCK },
+	{ "pthread_mutex_clocklock", R_TRYLOCK },   { "__pthread_mutex_clocklock", R_TRYLOCK },
 	/* a wait releases the mutex (its lock word written inside the call) and takes it back
 	 * (the last write of the lock word) before returning */
 	{ "pthread_cond_wait", R_COND_WAIT },	    { "__pthread_cond_wait", R_COND_WAIT },
@@ -532,7 +536,10 @@ static bool insn_rmw(const struct spent_trace_batch *b, const struct spent_trace
 	return false;
 }
 
-#define MUTEX_BYTES 40	/* sizeof(pthread_mutex_t) on x86-64 */
+/* The words of a pthread_mutex_t (x86-64) whose writes name it: __lock, __count, __owner,
+ * __nusers. Not __list (bytes 24-39): a robust mutex's lock and unlock link and unlink it
+ * among the thread's other robust mutexes, writing into those (unlock(B) released A). */
+#define MUTEX_NAMING_BYTES 16
 
 /* Inside a lock call the first atomic names the lock; inside an unlock call any write into a
  * lock the thread holds does (glibc writes the owner and user count before the lock word). */
@@ -556,10 +563,11 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 			const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
 			if (r->kind == SPENT_TRACE_REF_READ)
 				continue;
-			if (t->lock_addr && r->addr > t->lock_addr && r->addr < t->lock_addr + MUTEX_BYTES)
+			if (t->lock_addr && r->addr > t->lock_addr &&
+			    r->addr < t->lock_addr + MUTEX_NAMING_BYTES)
 				t->owner_write = true;
 			for (uint32_t h = 0; !t->lock_addr && h < t->n_held; h++)
-				if (r->addr >= t->held[h] && r->addr < t->held[h] + MUTEX_BYTES)
+				if (r->addr >= t->held[h] && r->addr < t->held[h] + MUTEX_NAMING_BYTES)
 					t->relock_addr = t->held[h];
 		}
 		return;
@@ -569,7 +577,7 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 		if (r->kind == SPENT_TRACE_REF_READ)
 			continue;
 		for (uint32_t h = 0; h < t->n_held; h++)
-			if (r->addr >= t->held[h] && r->addr < t->held[h] + MUTEX_BYTES)
+			if (r->addr >= t->held[h] && r->addr < t->held[h] + MUTEX_NAMING_BYTES)
 				t->lock_addr = t->held[h];
 	}
 	/* the release is the write of the lock word itself, which may come well before the

@@ -1,12 +1,14 @@
 /* tests/progs/studies_recursive.c - two threads share a recursive mutex `rmtx`, each taking it
- * twice per task (glibc counts the inner lock and unlock in __count: no atomic, no lock word
- * write): a little work under both, the inner unlock, then IN_WORK iterations still holding
+ * twice per task, the second time by pthread_mutex_lock or, every other task,
+ * pthread_mutex_timedlock (glibc counts the inner lock and unlock in __count: no atomic, no
+ * lock word write): a little work under both, the inner unlock, then IN_WORK iterations still holding
  * it, the outer unlock, and OUT_WORK iterations outside it. So by construction every hold of
  * `rmtx` runs at least IN_WORK loop iterations past the inner unlock, and none spans the work
  * outside. Prints its counts.
  *   studies_recursive */
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 
 #define TASKS 16
 #define IN_WORK 2000
@@ -25,7 +27,15 @@ static void *tasks(void *arg)
 {
 	for (int k = 0; k < TASKS; k++) {
 		pthread_mutex_lock(&rmtx);
-		pthread_mutex_lock(&rmtx);
+		if (k % 2) {
+			struct timespec deadline;
+			clock_gettime(CLOCK_REALTIME, &deadline);
+			deadline.tv_sec += 60;
+			if (pthread_mutex_timedlock(&rmtx, &deadline))
+				return NULL;
+		} else {
+			pthread_mutex_lock(&rmtx);
+		}
 		work(10);
 		pthread_mutex_unlock(&rmtx);	/* the inner unlock: still held */
 		work(IN_WORK);

@@ -212,6 +212,51 @@ static void recursive_mutex_is_held_until_the_outer_unlock(void **state)
 	symtab_free(st);
 }
 
+/* Robust mutexes: unlocking B unlinks it from the thread's robust list, writing into the
+ * __list words (bytes 24-39) of A, held too. That names no lock: unlock(B) released A (and B
+ * never) before. */
+static void robust_list_writes_into_another_held_mutex_name_no_lock(void **state)
+{
+	(void)state;
+	const uint64_t mb = MTX + 0x40;
+	struct symtab *st = symtab_new();
+	assert_int_equal(symtab_add(st, "pthread_mutex_lock", LOCK_FN, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_mutex_unlock", UNLOCK_FN, 64, true), 0);
+	struct memtrace *t = memtrace_new();
+	lock_call(t, 1, 0, 1);		/* A = MTX, taken at 2 */
+	memtrace_insn(t, 1, 0x401000, 5, SPENT_TRACE_INSN_CALL);	/* lock B */
+	memtrace_insn(t, 1, LOCK_FN, 4, SPENT_TRACE_INSN_LOCKED);
+	memtrace_ref(t, mb, 4, SPENT_TRACE_REF_MODIFY);
+	memtrace_insn(t, 1, LOCK_FN + 20, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, 1, 0x401005, 4, 0);
+	work(t, 1, 10);
+	memtrace_insn(t, 1, 0x401200, 5, SPENT_TRACE_INSN_CALL);	/* unlock B */
+	memtrace_insn(t, 1, UNLOCK_FN, 4, 0);
+	memtrace_ref(t, MTX + 24, 8, SPENT_TRACE_REF_WRITE);	/* A's __list.__prev */
+	memtrace_insn(t, 1, UNLOCK_FN + 4, 3, SPENT_TRACE_INSN_LOCKED);
+	memtrace_ref(t, mb, 4, SPENT_TRACE_REF_MODIFY);	/* B's lock word */
+	const uint64_t release_b = t->n_insns - 1;
+	memtrace_insn(t, 1, UNLOCK_FN + 7, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, 1, 0x401205, 4, 0);
+	work(t, 1, 300);		/* A still held */
+	unlock_call(t, 1);
+	const uint64_t release_a = t->n_insns - 3;
+	struct locks *lk = run(t, st);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(s[i].acquisitions, 1);
+		if (s[i].addr == MTX)
+			assert_int_equal(s[i].max_hold, release_a - 2);
+		else
+			assert_int_equal(s[i].max_hold, release_b - 6);	/* its atomic at 6 */
+	}
+	locks_free(lk);
+	memtrace_free(t);
+	symtab_free(st);
+}
+
 static void bare_atomic_spin_then_release_store_is_a_lock(void **state)
 {
 	(void)state;
@@ -330,6 +375,7 @@ int main(void)
 		cmocka_unit_test(contended_mutex_shows_holder_waiter_and_contention),
 		cmocka_unit_test(release_before_a_descheduled_unlock_returns),
 		cmocka_unit_test(recursive_mutex_is_held_until_the_outer_unlock),
+		cmocka_unit_test(robust_list_writes_into_another_held_mutex_name_no_lock),
 		cmocka_unit_test(bare_atomic_spin_then_release_store_is_a_lock),
 		cmocka_unit_test(own_retries_are_not_contention),
 		cmocka_unit_test(processes_keep_threads_and_locks_apart),
