@@ -179,11 +179,14 @@ static void handle(struct daemon *d, int fd, const char *cmd)
 		d->stop_requested = true;
 		snprintf(out, sizeof(out), "ok stopping\n");
 	} else {
-		/* echoed for the operator's terminal: no control bytes of a client's choosing */
+		/* echoed for the operator's terminal: no control bytes of a client's choosing
+		 * (nor bytes >= 0x80: UTF-8's U+009B is a CSI to xterm-like terminals) */
 		char shown[65];
 		size_t i = 0;
-		for (; cmd[i] && i < sizeof(shown) - 1; i++)
-			shown[i] = (unsigned char)cmd[i] < 0x20 || cmd[i] == 0x7f ? '?' : cmd[i];
+		for (; cmd[i] && i < sizeof(shown) - 1; i++) {
+			unsigned char c = (unsigned char)cmd[i];
+			shown[i] = c < 0x20 || c >= 0x7f ? '?' : (char)c;
+		}
 		shown[i] = '\0';
 		snprintf(out, sizeof(out), "error unknown command '%s'\n", shown);
 	}
@@ -224,13 +227,16 @@ void daemon_socket_serve(struct daemon *d)
 			if (memchr(line, '\n', got))
 				break;
 		}
-		/* the command is the bytes up to the line's end; a NUL inside them would end it
-		 * early in C ("flush\0junk" ran flush): refused whole instead */
+		/* the command is the bytes up to the line's end (\n, \r\n or the last byte); a NUL
+		 * or a lone \r inside them would end it early ("flush\0junk" ran flush): refused
+		 * whole instead */
 		size_t len = 0;
-		while (len < got && line[len] != '\n' && line[len] != '\r')
+		while (len < got && line[len] != '\n')
 			len++;
-		if (memchr(line, '\0', len)) {
-			reply(fd, "error malformed command: it holds a NUL byte\n");
+		if (len > 0 && line[len - 1] == '\r')
+			len--;
+		if (memchr(line, '\0', len) || memchr(line, '\r', len)) {
+			reply(fd, "error malformed command: it holds a NUL byte or a carriage return\n");
 			close(fd);
 			continue;
 		}

@@ -173,9 +173,14 @@ print(s.makefile("rb").read().decode("latin-1"), end="")
 	out=$(ctl 'flush\x00junk\n')
 	check "a command holding a NUL byte is refused, not run ($out)" \
 		grep -q '^error malformed command' <<<"$out"
-	out=$(ctl 'bo\x1b[2Jgus\n')
+	out=$(ctl 'flush\rjunk\n')
+	check "a command holding a carriage return is refused, not run ($out)" \
+		grep -q '^error malformed command' <<<"$out"
+	out=$(ctl 'status\r\n')
+	check "a command ended by CR LF runs" grep -q '"pid"' <<<"$out"
+	out=$(ctl 'bo\x1b[2Jgus\xc2\x9b31m\n')
 	check "an unknown command is echoed without its control bytes ($(tr -c '[:print:]\n' '#' <<<"$out"))" \
-		test "$out" = "error unknown command 'bo?[2Jgus'"
+		test "$out" = "error unknown command 'bo?[2Jgus??31m'"
 	# a removed control socket is made again (the daemon could only be signalled before)
 	rm -f "$DB4/control"
 	for _ in $(seq 1 40); do [ -S "$DB4/control" ] && break; sleep 0.1; done
