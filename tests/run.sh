@@ -53,7 +53,8 @@ jobs_max=${SPENT_TEST_JOBS:-$(nproc 2> /dev/null || echo 1)}
 [[ $jobs_max =~ ^[1-9][0-9]*$ ]] || jobs_max=1
 
 run_e2e() { # $1 build dir, $2 script: runs it, prints its FAIL/SKIP lines and its summary in
-	# one write (scripts end concurrently), leaves "passed failed skipped" in its .res file
+	# one write (scripts end concurrently; bash's printf writes line by line, so through cat
+	# from a file), leaves "passed failed skipped" in its .res file
 	local s=$2 name out rc t0=$SECONDS report
 	name=$(basename "$s" .sh)
 	out=$(SPENT_BUILD="$top/$1" SPENT="$top/$1/spent" SPENT_TOP="$top" \
@@ -72,7 +73,8 @@ run_e2e() { # $1 build dir, $2 script: runs it, prints its FAIL/SKIP lines and i
 	fi
 	echo "$p $f $k" > "$log/$1-$name.res"
 	printf '%s%-40s %s (%d s)\n' "${report:+$report$'\n'}" "e2e $name ($1)" \
-		"$p passed, $f failed, $k skipped" $((SECONDS - t0))
+		"$p passed, $f failed, $k skipped" $((SECONDS - t0)) > "$log/$1-$name.out"
+	cat "$log/$1-$name.out"
 }
 
 add_result() { # $1 build dir, $2 script: its counts into the totals (no .res: it failed)

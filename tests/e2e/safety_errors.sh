@@ -6,6 +6,7 @@
 # a user the daemon refuses (a message, not SIGPIPE), corrupt profile files (exit 1 with a
 # message in every command), numbers with signs or garbage. (The trace log's own cases are
 # in trace_errors.sh, the -I and numbers of stat in stat_cli.sh, JSON in safety_json.sh.)
+# test: serial (it sets kernel.perf_event_paranoid, a global sysctl, and puts it back)
 source "$(dirname "$0")/lib.sh"
 DB=$TMP/ddb
 PARANOID=/proc/sys/kernel/perf_event_paranoid
