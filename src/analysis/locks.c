@@ -13,6 +13,9 @@
 
 #define SYS_FUTEX 202
 #define MAX_ATOMIC 4
+/* Locks one thread holds at once that get hold times: 8 left the 9th and later of a lock
+ * hierarchy at 0 held; beyond this they are still counted as acquisitions. */
+#define MAX_HELD 32
 
 enum role { R_NONE, R_MUTEX_LOCK, R_MUTEX_UNLOCK, R_SPIN_LOCK, R_SPIN_UNLOCK, R_TRYLOCK,
 	    R_COND_WAIT, R_COND_SIGNAL };
@@ -62,8 +65,8 @@ struct thread_state {
 	struct atomic_try tries[MAX_ATOMIC];
 	/* held locks: address and acquisition time, and how many times a recursive mutex was
 	 * taken again on top (each inner unlock only counts down: the lock stays held) */
-	uint64_t held[8], held_at[8];
-	uint32_t held_depth[8];
+	uint64_t held[MAX_HELD], held_at[MAX_HELD];
+	uint32_t held_depth[MAX_HELD];
 	uint32_t n_held;
 };
 
@@ -254,7 +257,7 @@ static void acquired(struct locks *lk, struct thread_state *t, uint64_t addr, co
 	} else {
 		l->run = 0;
 	}
-	if (t->n_held < 8) {
+	if (t->n_held < MAX_HELD) {
 		t->held[t->n_held] = addr;
 		t->held_depth[t->n_held] = 0;
 		t->held_at[t->n_held++] = lk->now;

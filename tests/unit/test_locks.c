@@ -257,6 +257,43 @@ static void robust_list_writes_into_another_held_mutex_name_no_lock(void **state
 	symtab_free(st);
 }
 
+/* A thread holding ten locks at once (a lock hierarchy): each gets its hold time (the 9th and
+ * 10th had none when a thread's held locks were 8). */
+static void ten_locks_held_at_once_each_have_a_hold(void **state)
+{
+	(void)state;
+	struct symtab *st = symtab_new();
+	assert_int_equal(symtab_add(st, "pthread_mutex_lock", LOCK_FN, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_mutex_unlock", UNLOCK_FN, 64, true), 0);
+	struct memtrace *t = memtrace_new();
+	for (uint64_t m = 0; m < 10; m++) {
+		memtrace_insn(t, 1, 0x401000, 5, SPENT_TRACE_INSN_CALL);
+		memtrace_insn(t, 1, LOCK_FN, 4, SPENT_TRACE_INSN_LOCKED);
+		memtrace_ref(t, MTX + m * 0x40, 4, SPENT_TRACE_REF_MODIFY);
+		memtrace_insn(t, 1, LOCK_FN + 20, 1, SPENT_TRACE_INSN_RET);
+		memtrace_insn(t, 1, 0x401005, 4, 0);
+	}
+	work(t, 1, 100);
+	for (uint64_t m = 10; m-- > 0;) {
+		memtrace_insn(t, 1, 0x401200, 5, SPENT_TRACE_INSN_CALL);
+		memtrace_insn(t, 1, UNLOCK_FN, 4, SPENT_TRACE_INSN_LOCKED);
+		memtrace_ref(t, MTX + m * 0x40, 4, SPENT_TRACE_REF_MODIFY);
+		memtrace_insn(t, 1, UNLOCK_FN + 7, 1, SPENT_TRACE_INSN_RET);
+		memtrace_insn(t, 1, 0x401205, 4, 0);
+	}
+	struct locks *lk = run(t, st);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 10);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(s[i].acquisitions, 1);
+		assert_true(s[i].max_hold > 100);
+	}
+	locks_free(lk);
+	memtrace_free(t);
+	symtab_free(st);
+}
+
 static void bare_atomic_spin_then_release_store_is_a_lock(void **state)
 {
 	(void)state;
@@ -376,6 +413,7 @@ int main(void)
 		cmocka_unit_test(release_before_a_descheduled_unlock_returns),
 		cmocka_unit_test(recursive_mutex_is_held_until_the_outer_unlock),
 		cmocka_unit_test(robust_list_writes_into_another_held_mutex_name_no_lock),
+		cmocka_unit_test(ten_locks_held_at_once_each_have_a_hold),
 		cmocka_unit_test(bare_atomic_spin_then_release_store_is_a_lock),
 		cmocka_unit_test(own_retries_are_not_contention),
 		cmocka_unit_test(processes_keep_threads_and_locks_apart),
