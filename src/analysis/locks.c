@@ -544,6 +544,15 @@ static bool insn_rmw(const struct spent_trace_batch *b, const struct spent_trace
  * among the thread's other robust mutexes, writing into those (unlock(B) released A). */
 #define MUTEX_NAMING_BYTES 16
 
+/* The mutex T holds whose naming words ADDR lies in, or 0. */
+static uint64_t held_mutex_written(const struct thread_state *t, uint64_t addr)
+{
+	for (uint32_t h = 0; h < t->n_held; h++)
+		if (addr >= t->held[h] && addr < t->held[h] + MUTEX_NAMING_BYTES)
+			return t->held[h];
+	return 0;
+}
+
 /* Inside a lock call the first atomic names the lock; inside an unlock call any write into a
  * lock the thread holds does (glibc writes the owner and user count before the lock word). */
 static void in_call_refs(struct locks *lk, struct thread_state *t,
@@ -569,19 +578,16 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 			if (t->lock_addr && r->addr > t->lock_addr &&
 			    r->addr < t->lock_addr + MUTEX_NAMING_BYTES)
 				t->owner_write = true;
-			for (uint32_t h = 0; !t->lock_addr && h < t->n_held; h++)
-				if (r->addr >= t->held[h] && r->addr < t->held[h] + MUTEX_NAMING_BYTES)
-					t->relock_addr = t->held[h];
+			uint64_t held = t->lock_addr ? 0 : held_mutex_written(t, r->addr);
+			if (held)
+				t->relock_addr = held;
 		}
 		return;
 	}
 	for (uint32_t k = 0; k < in->nrefs && !t->lock_addr; k++) {
 		const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
-		if (r->kind == SPENT_TRACE_REF_READ)
-			continue;
-		for (uint32_t h = 0; h < t->n_held; h++)
-			if (r->addr >= t->held[h] && r->addr < t->held[h] + MUTEX_NAMING_BYTES)
-				t->lock_addr = t->held[h];
+		if (r->kind != SPENT_TRACE_REF_READ)
+			t->lock_addr = held_mutex_written(t, r->addr);
 	}
 	/* the release is the write of the lock word itself, which may come well before the
 	 * return (the unlocking thread can be descheduled in the futex wake) */
