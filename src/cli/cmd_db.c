@@ -296,12 +296,19 @@ static int do_merge(const struct db_opts *o)
 		return 2;
 	}
 	if (daemon_holds(o->dir)) {
-		cli_error("a daemon is writing '%s': merge into another directory, or stop it first",
+		cli_error("a daemon or another merge is writing '%s': merge into another directory, or wait until it is done",
 			  o->dir);
 		return 1;
 	}
 	if ((r = db_open(o->dir, true, &d))) {
 		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
+		return 1;
+	}
+	if ((r = db_merge_recover(o->dir, false))) {
+		spent_profile_dir_close(d);
+		cli_error("cannot finish the merge a crash interrupted in '%s/%s': %s", o->dir,
+			  DB_MERGE_PENDING_NAME, r == -ENOTEMPTY ? "it holds files spent did not write" :
+			  strerror(-r));
 		return 1;
 	}
 	/* one source at a time, so the error names the one that failed */
@@ -318,6 +325,7 @@ static int do_merge(const struct db_opts *o)
 		cli_error("merging '%s' into '%s' failed: %s%s", o->others[failed], o->dir,
 			  r == -EBADMSG ? "it is not a spent profile database" :
 			  r == -EINVAL ? "it is this database itself or a copy of it (counts would double)" :
+			  r == -EBUSY ? "a daemon or another merge is writing it" :
 			  r == -EUCLEAN ? "it has corrupt files (named above): none of it was merged, "
 					  "move them away and merge it again" :
 			  r == -ENOTRECOVERABLE ? "an epoch of this database holds an entry spent does "

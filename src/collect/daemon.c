@@ -277,6 +277,13 @@ static int setup(struct daemon *d, char *err, size_t errlen)
 	}
 	if ((r = daemon_lock(d, err, errlen)))
 		return r;
+	/* before any epoch is written: a staged merge exchanged in later would drop our counts */
+	if ((r = db_merge_recover(c->db, true))) {
+		snprintf(err, errlen, "cannot finish the merge a crash interrupted in '%s/%s': %s", c->db,
+			 DB_MERGE_PENDING_NAME, r == -ENOTEMPTY ? "it holds files spent did not write" :
+			 strerror(-r));
+		return r;
+	}
 	db_clean_stale(d->db);	/* a daemon killed mid-write left *.prof.tmp.PID.* behind */
 	if ((r = dmaps_new(&d->maps)))
 		return r;

@@ -16,6 +16,7 @@
 #define DB_LOCK_NAME "daemon.lock"
 #define DB_STATUS_NAME "status.json"
 #define DB_MERGED_NAME "merged-from"
+#define DB_MERGE_PENDING_NAME "merge-pending"
 
 /*
  * Check that PATH may hold a database: not a symlink (-ELOOP), a directory (-ENOTDIR),
@@ -42,11 +43,23 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
  * merged before (by its host and creation time, listed in DST/merged-from) is skipped and
  * counted in *SKIPPED. A source that is DST itself or a copy of it (same meta: host, creation
  * time and id) is refused (-EINVAL); one with a corrupt file (reported via WARN) is merged not at
- * all and not listed (-EUCLEAN). Each source is merged whole or not at all (its epochs written
- * into copies, put in place with merged-from once all are written). Sources are taken in
- * order and the first failure stops: those before it stay merged. 0 or -errno. */
+ * all and not listed (-EUCLEAN). Each source is merged whole or not at all and counted once,
+ * even when the process dies mid-merge: its epochs are written into copies and staged with
+ * the new merged-from in DST/merge-pending.tmp.PID.X; one rename (to DST/merge-pending)
+ * commits them, and then they are put in place (db_merge_recover). Sources are taken in
+ * order and the first failure stops: those before it stay merged. -EBUSY when a daemon or
+ * another merge writes DST (an exclusive flock on its directory). 0 or -errno. */
 int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, spent_profile_warn_fn warn,
 	     void *ctx, size_t *skipped);
+
+/* Finish a merge into DB that was committed but not put in place (the merging process died):
+ * its epochs exchanged in, each once, and its merged-from list; and remove the stages of
+ * merges that died before their commit. Called before anything writes DB's epochs
+ * (db_merge, the daemon's start), under DB's directory lock: LOCKED says the caller holds it
+ * (the daemon), else it is taken here (-EBUSY when a daemon or a merge holds it). 0 when
+ * nothing was pending or it is done; -ENOTEMPTY when DB/merge-pending holds entries spent
+ * did not write, -ENOTDIR or -ELOOP when it is not a directory; another -errno. */
+int db_merge_recover(const char *db, bool locked);
 
 /* Remove every epoch but the newest KEEP (KEEP >= 1); *REMOVED receives how many. Only
  * directories count as epochs. Nothing is followed: an epoch-NNNN symlink loses its link only;

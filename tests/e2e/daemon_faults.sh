@@ -128,6 +128,30 @@ rm -f "$MNT/fill"
 "$SPENT" db "$DB" dump > "$TMP/retried.tsv"
 check db_merge_diskfull_retry_counts_the_source_once cmp -s "$TMP/ref.tsv" "$TMP/retried.tsv"
 
+# ---- a merge killed after its commit point: the daemon's start puts it in place first ----
+if cc -shared -fPIC -O1 -o "$TMP/crash.so" "$SPENT_TOP/tests/e2e/crash_rename.c" -ldl 2> "$TMP/cc.err"; then
+	cp -a "$TMP/src" "$TMP/src2"
+	sed -i -e 's/^created .*/created 1700000002/' "$TMP/src2/meta"
+	cp -a "$DB" "$TMP/dk"
+	cp -a "$DB" "$TMP/dkref"
+	"$SPENT" db "$TMP/dkref" merge "$TMP/src2" > /dev/null 2>&1
+	(ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 LD_PRELOAD=$TMP/crash.so \
+		SPENT_CRASH_AFTER=/merge-pending "$SPENT" db "$TMP/dk" merge "$TMP/src2" > /dev/null 2>&1 & wait $!) 2> /dev/null
+	rc=$?
+	check "setup: a merge killed right after its commit (exit $rc)" test $rc = 137 -a -d "$TMP/dk/merge-pending"
+	if start_daemon "$TMP/dk" "$TMP/dk.log" -F 1000; then
+		stop_daemon
+		check daemon_start_finishes_a_killed_merge test ! -e "$TMP/dk/merge-pending"
+		check daemon_start_lists_the_killed_merges_source grep -q ' 1700000002' "$TMP/dk/merged-from"
+		check "daemon_start_counts_the_killed_merges_source_once ($(image_count "$TMP/dk") vs $(image_count "$TMP/dkref"))" \
+			test "$(image_count "$TMP/dk")" = "$(image_count "$TMP/dkref")"
+	else
+		fail "daemon_start_finishes_a_killed_merge: the daemon did not start: $(tail -2 "$TMP/dk.log")"
+	fi
+else
+	fail "setup: cannot build the crash library: $(head -2 "$TMP/cc.err")"
+fi
+
 # ---- the kernel's symbols that a full disk kept from being saved at start are saved later ----
 rm -rf "$MNT/db2"
 avail=$(df -k --output=avail "$MNT" | tail -1)

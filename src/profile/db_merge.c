@@ -1,0 +1,505 @@
+/* profile/db_merge.c - `spent db DIR merge OTHER...`: summing other databases' epochs into a
+ * database, each source whole or not at all and counted once, even across a crash. A source's
+ * merged epochs and the new merged-from list are staged in DIR/merge-pending.tmp.PID.X, which
+ * one rename makes DIR/merge-pending (the commit point); putting its contents in place is then
+ * redone by whoever opens the database for writing next (db_merge_recover) until it is done. */
+#include "profile/db.h"
+#include "profile/profile_dir_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/binio.h"
+#include "core/kallsyms_file.h"
+#include "core/kernel_id.h"
+#include "core/outfile.h"
+
+/* "host H created T [id I]" of a database's meta, the key that says it was merged already
+ * (databases made before meta had an id: "H T"). */
+static int meta_key(const char *db, char *key, size_t len)
+{
+	char path[PATH_MAX], host[256] = "", id[32] = "", *s;
+	uint8_t *data = NULL;
+	size_t n;
+	long long created = 0;
+	int err;
+
+	if ((err = db_file_path(db, "meta", path, sizeof(path))))
+		return err;
+	if ((err = binio_read_file(path, 4096, &data, &n)))
+		return err;
+	s = malloc(n + 1);
+	if (!s) {
+		free(data);
+		return -ENOMEM;
+	}
+	memcpy(s, data, n);
+	s[n] = '\0';
+	free(data);
+	char *h = strstr(s, "\nhost "), *c = strstr(s, "\ncreated "), *i = strstr(s, "\nid ");
+	if (h)
+		sscanf(h + 6, "%255s", host);
+	if (c)
+		created = atoll(c + 9);
+	if (i)
+		sscanf(i + 4, "%31[0-9a-f]", id);
+	free(s);
+	snprintf(key, len, "%s %lld%s%s", host, created, id[0] ? " " : "", id);
+	return 0;
+}
+
+static bool merged_before(const char *list, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = list; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, kl) && (p[kl] == '\n' || p[kl] == '\0'))
+			return true;
+	return false;
+}
+
+/* Whether DIR has a kallsyms of no identity (plain, or compressed as spent record writes it);
+ * its path into PATH when it has. */
+static bool has_unidentified_kallsyms(const char *dir, char *path, size_t len)
+{
+	return (!db_file_path(dir, KALLSYMS_FILE_ZST, path, len) && access(path, F_OK) == 0) ||
+	       (!db_file_path(dir, KALLSYMS_FILE_PLAIN, path, len) && access(path, F_OK) == 0);
+}
+
+/* The kernel symbols SRC keeps that DST lacks: one kallsyms-HEX per kernel identity (named
+ * by it, so one DST has is the same), and the kallsyms (or kallsyms.zst) of a database from
+ * before identities or of a recorded profile: copied when DST has neither, else added to
+ * DST's (each recorded profile keeps only the symbols its samples need: DST's alone named
+ * SRC's kernel samples after its nearest, __pfx_d_path for dd's read_zero). -EXDEV: SRC's
+ * were saved under another boot of the kernel (its symbols moved), nothing written. */
+static int copy_kernel_symbols(const char *dst, const char *src)
+{
+	char from[PATH_MAX], to[PATH_MAX], own[PATH_MAX];
+	struct dirent *de;
+	int err = 0;
+	DIR *dh = opendir(src);
+	if (!dh)
+		return -errno;
+	while (!err && (de = readdir(dh)) != NULL) {
+		uint8_t *data = NULL;
+		struct stat st;
+		size_t len;
+		/* never through a symlink: a source's link to another file would be copied out */
+		bool unidentified = !strcmp(de->d_name, KALLSYMS_FILE_PLAIN) || !strcmp(de->d_name, KALLSYMS_FILE_ZST);
+		if (unidentified && has_unidentified_kallsyms(dst, own, sizeof(own))) {
+			if (!db_file_path(src, de->d_name, from, sizeof(from)) && lstat(from, &st) == 0 &&
+			    S_ISREG(st.st_mode))
+				err = kallsyms_file_union(own, from, DB_FILE_MODE);
+			continue;
+		}
+		if ((!kernel_id_is_kallsyms_name(de->d_name) && !unidentified) ||
+		    db_file_path(src, de->d_name, from, sizeof(from)) ||
+		    db_file_path(dst, de->d_name, to, sizeof(to)) || access(to, F_OK) == 0 ||
+		    lstat(from, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (!(err = binio_read_file(from, 1u << 28, &data, &len)))
+			err = binio_write_file_atomic(to, data, len, DB_FILE_MODE);
+		free(data);
+	}
+	closedir(dh);
+	return err;
+}
+
+/* Remove the flat directory DIR (an epoch's copy: regular files only) and its files. */
+static void remove_epoch_copy(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	while (dh && (de = readdir(dh)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(dh), de->d_name, 0);
+	if (dh)
+		closedir(dh);
+	rmdir(dir);
+}
+
+/* Remove a merge's staging directory DIR (its epoch copies and files) or, from a merge of
+ * before the staging directory, one epoch's copy. */
+static int remove_stage(const char *dir)
+{
+	char p[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *dh = opendir(dir);
+	while (dh && (de = readdir(dh)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p) || lstat(p, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			remove_epoch_copy(p);
+		else
+			unlink(p);
+	}
+	if (dh)
+		closedir(dh);
+	return rmdir(dir) < 0 ? -errno : 0;
+}
+
+/* A rename into or out of DIR survives a power loss once DIR is synced. */
+static int sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int err = fsync(fd) < 0 ? -errno : 0;
+	close(fd);
+	return err;
+}
+
+/* A copy of epoch directory FROM in the new directory TO: hard links to its files, which is
+ * a snapshot since every file of an epoch is replaced by rename, never written in place. An
+ * entry that is not a regular file (spent writes none) is named through WARN and refused
+ * (-ENOTRECOVERABLE): the copy could not carry it. */
+static int link_epoch_copy(const char *from, const char *to, spent_profile_warn_fn warn, void *ctx)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	struct dirent *de;
+	int err = 0;
+	DIR *dh = opendir(from);
+	if (!dh)
+		return errno == ENOENT ? 0 : -errno;
+	while (!err && (de = readdir(dh)) != NULL) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (snprintf(a, sizeof(a), "%s/%s", from, de->d_name) >= (int)sizeof(a) ||
+		    snprintf(b, sizeof(b), "%s/%s", to, de->d_name) >= (int)sizeof(b))
+			err = -ENAMETOOLONG;
+		else if (lstat(a, &st) < 0)
+			err = -errno;
+		else if (!S_ISREG(st.st_mode)) {
+			if (warn)
+				warn(ctx, a, "not a file spent writes (a directory, link or device)");
+			err = -ENOTRECOVERABLE;
+		}
+		else if (link(a, b) < 0)
+			err = -errno;
+	}
+	closedir(dh);
+	return err;
+}
+
+/* A staged epoch is named "epoch-NNNN@INO": the epoch it replaces and the inode of its own
+ * directory. Once exchanged with the epoch in place, the name holds the old epoch, whose
+ * inode differs: that is how a second try knows the exchange was done. This parses such a
+ * name (the epoch's directory name into EPOCH); false for any other. */
+static bool parse_staged_name(const char *name, char *epoch, size_t len, ino_t *ino)
+{
+	const char *at = strchr(name, '@');
+	size_t el = at ? (size_t)(at - name) : 0;
+	if (!at || el < 7 || el >= len || strncmp(name, "epoch-", 6) || at[1] < '0' || at[1] > '9')
+		return false;
+	for (const char *p = name + 6; p < at; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(at + 1, &end, 10);
+	if (*end || errno)
+		return false;
+	memcpy(epoch, name, el);
+	epoch[el] = '\0';
+	*ino = (ino_t)v;
+	return true;
+}
+
+/* The merged copy of epoch EPOCH of DST, staged in STAGE as "epoch-NNNN@INO": DST's files
+ * linked (a snapshot, since every file of an epoch is replaced by rename) and P added. */
+static int stage_epoch(struct spent_profile_dir *dst, const char *stage, uint32_t epoch,
+		       const struct spent_profile *p, spent_profile_warn_fn warn, void *ctx)
+{
+	char final[PATH_MAX], tmp[PATH_MAX], named[PATH_MAX];
+	struct stat st;
+	int err = profile_dir_epoch_path(dst, epoch, final, sizeof(final));
+	if (!err && snprintf(tmp, sizeof(tmp), "%s/%s", stage, strrchr(final, '/') + 1) >= (int)sizeof(tmp))
+		err = -ENAMETOOLONG;
+	if (!err && (mkdir(tmp, dst->dir_mode) < 0 || chmod(tmp, dst->dir_mode) < 0))
+		err = -errno;
+	err = err ? err : link_epoch_copy(final, tmp, warn, ctx);
+	err = err ? err : profile_dir_write_epoch_at(dst, tmp, p, warn, ctx);
+	if (!err && lstat(tmp, &st) < 0)
+		err = -errno;
+	if (!err && snprintf(named, sizeof(named), "%s@%ju", tmp, (uintmax_t)st.st_ino) >= (int)sizeof(named))
+		err = -ENAMETOOLONG;
+	if (!err && rename(tmp, named) < 0)
+		err = -errno;
+	return err;	/* on an error the caller removes the whole stage */
+}
+
+/* The epochs of SRC read whole before anything is written, so a source with a corrupt file
+ * is merged not at all (-EUCLEAN) rather than in part, and can be merged again once mended.
+ * The merged epochs are staged in the directory STAGE. */
+static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *src, spent_profile_warn_fn warn,
+		     void *ctx, const char *stage)
+{
+	uint32_t *ep = NULL;
+	size_t n = 0, bad = 0;
+	struct spent_profile **pp = NULL;
+	int err = spent_profile_dir_epochs(src, &ep, &n);
+
+	if (!err && n && !(pp = calloc(n, sizeof(*pp))))
+		err = -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++) {
+		size_t s = 0;
+		err = (pp[i] = spent_profile_new()) ? spent_profile_dir_read_epoch(src, ep[i], pp[i], warn, ctx, &s)
+					       : -ENOMEM;
+		bad += s;
+	}
+	if (!err && bad)
+		err = -EUCLEAN;
+	/* before the counts: an epoch of DST is never there without its kernel's symbols */
+	if (!err)
+		err = copy_kernel_symbols(spent_profile_dir_path(dst), spent_profile_dir_path(src));
+	for (size_t i = 0; i < n && !err; i++)
+		err = stage_epoch(dst, stage, ep[i], pp[i], warn, ctx);
+	for (size_t i = 0; pp && i < n; i++)
+		spent_profile_free(pp[i]);
+	free(pp);
+	free(ep);
+	return err;
+}
+
+/* Put the staged epoch PEND/ENTRY (its directory's inode INO) in place as DB/EPOCH. Done at
+ * most once however often it is tried: an entry whose inode is no longer INO holds the epoch
+ * it replaced (exchanged in an earlier try) and is only removed; a missing one is in place. */
+static int apply_staged_epoch(const char *db, const char *pend, const char *entry, const char *epoch,
+			      ino_t ino)
+{
+	char from[PATH_MAX], to[PATH_MAX], aside[PATH_MAX];
+	struct stat st, old;
+	if (snprintf(from, sizeof(from), "%s/%s", pend, entry) >= (int)sizeof(from) ||
+	    snprintf(to, sizeof(to), "%s/%s", db, epoch) >= (int)sizeof(to) ||
+	    snprintf(aside, sizeof(aside), "%s/old-%s", pend, epoch) >= (int)sizeof(aside))
+		return -ENAMETOOLONG;
+	if (lstat(from, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTRECOVERABLE;
+	if (st.st_ino != ino) {
+		remove_epoch_copy(from);
+		return 0;
+	}
+	if (lstat(to, &old) < 0)
+		return errno != ENOENT ? -errno : rename(from, to) < 0 ? -errno : 0;
+	if (!S_ISDIR(old.st_mode))
+		return S_ISLNK(old.st_mode) ? -ELOOP : -EEXIST;
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
+		remove_epoch_copy(from);
+		return 0;
+	}
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	/* no atomic exchange on this file system: the old epoch moves aside first (a crash
+	 * between the two renames leaves the entry unplaced and no epoch: the next try places it) */
+	if (rename(to, aside) < 0 || rename(from, to) < 0)
+		return -errno;
+	remove_epoch_copy(aside);
+	return 0;
+}
+
+/* The names in directory DIR, NULL-terminated, in *NAMES (free each and the array). */
+static int list_names(const char *dir, char ***names)
+{
+	size_t n = 0, cap = 0;
+	char **v = NULL;
+	struct dirent *de;
+	int err = 0;
+	DIR *dh = opendir(dir);
+	if (!dh)
+		return -errno;
+	while (!err && (de = readdir(dh)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (n + 2 > cap) {
+			char **nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+			if (!nv) {
+				err = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		if (!(v[n] = strdup(de->d_name)))
+			err = -ENOMEM;
+		else
+			n++;
+	}
+	closedir(dh);
+	if (v)
+		v[n] = NULL;
+	if (err) {
+		for (size_t i = 0; i < n; i++)
+			free(v[i]);
+		free(v);
+		return err;
+	}
+	*names = v;
+	return 0;
+}
+
+/* db_merge_recover with DB's lock held. */
+static int recover_locked(const char *db)
+{
+	char pend[PATH_MAX], from[PATH_MAX], to[PATH_MAX], epoch[NAME_MAX + 1];
+	char **names = NULL;
+	struct stat st;
+	int err = db_file_path(db, DB_MERGE_PENDING_NAME, pend, sizeof(pend));
+	if (err)
+		return err;
+	/* the stages of merges killed before their commit point (nothing of them is in place),
+	 * and the epoch copies of merges from before the stage */
+	outfile_clean_stale(db, NULL, remove_stage);
+	if (lstat(pend, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
+	if ((err = list_names(pend, &names)))
+		return err;
+	bool has_list = false;
+	for (size_t i = 0; names && names[i] && !err; i++) {
+		ino_t ino;
+		if (parse_staged_name(names[i], epoch, sizeof(epoch), &ino))
+			err = apply_staged_epoch(db, pend, names[i], epoch, ino);
+		has_list |= !strcmp(names[i], DB_MERGED_NAME);
+	}
+	/* the list after the epochs, as without a crash (either order would be redone alike) */
+	if (!err && has_list && !(err = db_file_path(pend, DB_MERGED_NAME, from, sizeof(from))) &&
+	    !(err = db_file_path(db, DB_MERGED_NAME, to, sizeof(to))) && rename(from, to) < 0)
+		err = -errno;
+	err = err ? err : sync_dir(db);
+	/* the epochs a file system without an exchange moved aside */
+	for (size_t i = 0; names && names[i] && !err; i++)
+		if (!strncmp(names[i], "old-epoch-", 10) && !db_file_path(pend, names[i], from, sizeof(from)))
+			remove_epoch_copy(from);
+	for (size_t i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
+	if (!err && rmdir(pend) < 0)
+		err = -errno;	/* -ENOTEMPTY: something spent did not put there */
+	return err;
+}
+
+/* True when A and B name one directory. */
+static bool same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* Merge SRC (its key KEY) into DST, and LIST (DST's merged-from with KEY appended, LEN
+ * bytes) with it: staged whole, committed by one rename, then put in place. */
+static int merge_committed(struct spent_profile_dir *dst, struct spent_profile_dir *src, const uint8_t *list,
+			   size_t len, spent_profile_warn_fn warn, void *ctx)
+{
+	const char *db = spent_profile_dir_path(dst);
+	char pend[PATH_MAX], stage[PATH_MAX], lpath[PATH_MAX];
+	int err = db_file_path(db, DB_MERGE_PENDING_NAME, pend, sizeof(pend));
+	if (err || (err = outdir_make_temp(pend, dst->dir_mode, stage, sizeof(stage))))
+		return err;
+	err = merge_one(dst, src, warn, ctx, stage);
+	err = err ? err : db_file_path(stage, DB_MERGED_NAME, lpath, sizeof(lpath));
+	err = err ? err : binio_write_file_atomic(lpath, list, len, DB_FILE_MODE);
+	err = err ? err : sync_dir(stage);
+	if (!err && rename(stage, pend) < 0)
+		err = -errno;
+	if (err) {
+		remove_stage(stage);
+		return err;
+	}
+	/* committed: should this fail, the next merge or daemon start finishes it */
+	return recover_locked(db);
+}
+
+/* An exclusive flock on DST's directory for the merge (a daemon holds one while it runs):
+ * the fd, or -EBUSY when a daemon or another merge writes DST. */
+static int lock_db(const char *db)
+{
+	int fd = open(db, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int db_merge_recover(const char *db, bool locked)
+{
+	int lock = locked ? -1 : lock_db(db);
+	if (lock < 0 && !locked)
+		return lock;
+	int err = recover_locked(db);
+	if (lock >= 0)
+		close(lock);
+	return err;
+}
+
+int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, spent_profile_warn_fn warn,
+	     void *ctx, size_t *skipped)
+{
+	const char *db = spent_profile_dir_path(dst);
+	char listpath[PATH_MAX], key[300], self[300];
+	uint8_t *list = NULL;
+	size_t llen = 0;
+	struct binbuf nb;
+	int err, lock;
+
+	*skipped = 0;
+	if ((err = db_file_path(db, DB_MERGED_NAME, listpath, sizeof(listpath))) ||
+	    (err = meta_key(db, self, sizeof(self))))
+		return err;
+	if ((lock = lock_db(db)) < 0)
+		return lock;
+	binbuf_init(&nb);
+	/* a merge a crash interrupted goes in first: the list read next must include it */
+	err = recover_locked(db);
+	err = err ? err : binio_read_file(listpath, 1 << 20, &list, &llen);
+	if (err == -ENOENT)
+		err = 0;
+	err = err ? err : binbuf_put(&nb, list ? list : (const uint8_t *)"", llen);
+	err = err ? err : binbuf_put_u8(&nb, 0);
+	nb.len = llen;	/* keep a terminator after the old list while appending */
+	for (size_t i = 0; i < n && !err; i++) {
+		struct spent_profile_dir *src = NULL;
+		if ((err = spent_profile_dir_open(srcs[i], &src)))
+			break;
+		err = meta_key(srcs[i], key, sizeof(key));
+		/* itself, or a copy of itself (the same meta): its counts would double */
+		if (!err && (same_dir(srcs[i], db) || !strcmp(key, self))) {
+			err = -EINVAL;
+		} else if (!err && merged_before((const char *)nb.data, key)) {
+			(*skipped)++;
+		} else if (!err) {
+			size_t old_len = nb.len;
+			err = binbuf_put(&nb, key, strlen(key));
+			err = err ? err : binbuf_put_u8(&nb, '\n');
+			err = err ? err : binbuf_put_u8(&nb, 0);
+			nb.len--;
+			err = err ? err : merge_committed(dst, src, nb.data, nb.len, warn, ctx);
+			if (err)
+				nb.len = old_len;
+		}
+		spent_profile_dir_close(src);
+	}
+	free(list);
+	binbuf_release(&nb);
+	close(lock);
+	return err;
+}
