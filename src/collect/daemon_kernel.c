@@ -62,8 +62,10 @@ int dkernel_save_identity(const char *db, const char *kallsyms, mode_t mode, str
 		int n = snprintf(path, sizeof(path), "%s/%s", db, name);
 		if (n < 0 || (size_t)n >= sizeof(path))
 			err = -ENAMETOOLONG;
-		else if (access(path, F_OK))	/* there: the same identity's symbols */
+		else if (access(path, F_OK))
 			err = kallsyms_file_write_zst(path, b.data, b.len, mode);
+		else	/* the same identity's: maybe only what a merged recorded profile needed */
+			err = kallsyms_file_union_text(path, (const char *)b.data, b.len, mode);
 	}
 	binbuf_release(&b);
 	return err;

@@ -13,8 +13,9 @@
 
 /* Read the text symbols of KALLSYMS (/proc/kallsyms) and the address of _text; add it to the
  * kernel build-id *ID (image_describe_kernel's) and save the symbols zstd-compressed as
- * DB/kallsyms-HEX with MODE, atomically, unless a copy of that identity is there already (the content is the
- * identity's: shared by every epoch and daemon run that has it). *ID gets _text whenever it
+ * DB/kallsyms-HEX with MODE, atomically; a copy of that identity there already (shared by
+ * every epoch and daemon run that has it) gets the lines it lacks (a recorded profile merged
+ * in brings only the symbols its samples need). *ID gets _text whenever it
  * was read (also when the write then fails), else keeps its build-id alone. 0, -ENODATA
  * when no symbol is readable (kptr_restrict: nothing written), -ENOKEY when the kernel has
  * no build-id or no _text (the symbols are not saved: nothing would tell them apart), or

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/binio.h"
+#include "core/kernel_id.h"
 #include "core/procmaps.h"
 
 struct cache_entry {
@@ -204,8 +205,14 @@ int image_cache_get(struct image_cache *c, const char *path, const struct image_
 	e->ino = st.st_ino;
 	e->mtime = (int64_t)st.st_mtime;
 	elf_version(EV_CURRENT);
-	if (!strcmp(path, SPENT_PROFILE_KERNEL_PATH))
+	if (!strcmp(path, SPENT_PROFILE_KERNEL_PATH)) {
 		image_describe_kernel(&e->info);
+		/* build-id and _text, as the daemon names the kernel: a recorded profile merged
+		 * into a daemon's database of the same boot is then the same kernel, not two */
+		uint64_t text = kernel_id_running_text();
+		if (text)
+			kernel_id_add_text(&e->info.id, text);
+	}
 	else if (!strcmp(path, SPENT_PROFILE_VDSO_PATH))
 		vdso_describe(&e->info);
 	else if (!pseudo)

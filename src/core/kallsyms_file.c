@@ -222,14 +222,12 @@ static int union_line(void *arg, char *l)
 	return 0;
 }
 
-int kallsyms_file_union(const char *dst, const char *src, mode_t mode)
+/* DST's text A with the lines of text B it lacks, written back to DST (B is changed in place
+ * while read, then restored). */
+static int union_texts(const char *dst, char *a, char *b, mode_t mode)
 {
-	char *a = NULL, *b = NULL;
-	size_t la, lb;
 	struct union_ctx u = { .lines = STRMAP_INIT, .names = STRMAP_INIT };
-	int err = read_text(dst, &a, &la);
-	err = err ? err : read_text(src, &b, &lb);
-	err = err ? err : each_line(a, union_line, &u);
+	int err = each_line(a, union_line, &u);
 	size_t had = u.len;
 	u.second = true;
 	err = err ? err : each_line(b, union_line, &u);
@@ -243,6 +241,31 @@ int kallsyms_file_union(const char *dst, const char *src, mode_t mode)
 	strmap_release(&u.names);
 	free(u.addrs);
 	free(u.out);
+	return err;
+}
+
+int kallsyms_file_union(const char *dst, const char *src, mode_t mode)
+{
+	char *a = NULL, *b = NULL;
+	size_t la, lb;
+	int err = read_text(dst, &a, &la);
+	err = err ? err : read_text(src, &b, &lb);
+	err = err ? err : union_texts(dst, a, b, mode);
+	free(a);
+	free(b);
+	return err;
+}
+
+int kallsyms_file_union_text(const char *dst, const char *text, size_t len, mode_t mode)
+{
+	char *a = NULL, *b = malloc(len + 1);
+	size_t la;
+	int err = b ? read_text(dst, &a, &la) : -ENOMEM;
+	if (!err) {
+		memcpy(b, text, len);
+		b[len] = 0;
+		err = union_texts(dst, a, b, mode);
+	}
 	free(a);
 	free(b);
 	return err;

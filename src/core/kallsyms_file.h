@@ -37,5 +37,7 @@ int kallsyms_file_write_zst(const char *path, const void *text, size_t len, mode
  * when a name is at two addresses (another boot: KASLR moved the kernel), DST unchanged;
  * -errno of reading or writing. */
 int kallsyms_file_union(const char *dst, const char *src, mode_t mode);
+/* The same with SRC's text given (LEN bytes, /proc/kallsyms lines). */
+int kallsyms_file_union_text(const char *dst, const char *text, size_t len, mode_t mode);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int kernel_id_add_text(struct spent_profile_image *id, uint64_t text)
@@ -91,4 +92,35 @@ uint64_t kernel_id_text_address(const char *line)
 		return 0;
 	const char *name = p + 3;
 	return strcspn(name, " \t\n") == 5 && !strncmp(name, "_text", 5) ? a : 0;
+}
+
+uint64_t kernel_id_running_text(void)
+{
+	uint64_t text = 0;
+	char *line = NULL;
+	size_t cap = 0;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	/* _text is among the first lines (sorted by address); it also ends the read when its
+	 * address is hidden, rather than reading 200,000 lines of zeros */
+	while (f && getline(&line, &cap, f) > 0) {
+		const char *name = strchr(line, ' ');
+		if ((text = kernel_id_text_address(line)) ||
+		    (name && name[1] && name[2] == ' ' && !strncmp(name + 3, "_text", 5) &&
+		     strchr(" \t\n", name[8] ? name[8] : ' ')))
+			break;
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	return text;
+}
+
+bool kernel_id_has_text(const struct spent_profile_image *id)
+{
+	if (id->id_kind != SPENT_PROFILE_ID_BUILDID || id->id_len < 16 + KERNEL_ID_TEXT_LEN)
+		return false;
+	uint64_t text = 0;
+	for (int i = 0; i < KERNEL_ID_TEXT_LEN; i++)
+		text = text << 8 | id->id[id->id_len - KERNEL_ID_TEXT_LEN + i];
+	return text >> 47 == 0x1ffff;	/* the kernel's half of the address space */
 }

@@ -43,4 +43,12 @@ void kernel_id_label(const struct spent_profile_image *id, char *out, size_t len
  * when it is not that symbol or the address is hidden (kptr_restrict prints zeros). */
 uint64_t kernel_id_text_address(const char *line);
 
+/* Whether ID is a build-id with _text added (kernel_id_add_text: its last 8 bytes are an
+ * address in the kernel's half of the address space), not a build-id alone. */
+bool kernel_id_has_text(const struct spent_profile_image *id);
+
+/* The address of _text of the running kernel (/proc/kallsyms), 0 when it is hidden or not
+ * readable. Read until the _text line only: a few lines. */
+uint64_t kernel_id_running_text(void);
+
 #endif

@@ -185,17 +185,9 @@ int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed, uint32_t 
 static void running_kernel_name(char *out, size_t len)
 {
 	struct image_info info;
-	uint64_t text = 0;
-	char *line = NULL;
-	size_t cap = 0;
+	uint64_t text = kernel_id_running_text();
 	out[0] = 0;
 	image_describe_kernel(&info);
-	FILE *f = fopen("/proc/kallsyms", "re");
-	while (f && !text && getline(&line, &cap, f) > 0)
-		text = kernel_id_text_address(line);
-	free(line);
-	if (f)
-		fclose(f);
 	if (!text || kernel_id_add_text(&info.id, text) || kernel_id_kallsyms_name(&info.id, out, len))
 		out[0] = 0;
 }

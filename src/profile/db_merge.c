@@ -75,40 +75,98 @@ static bool has_unidentified_kallsyms(const char *dir, char *path, size_t len)
 	       (!db_file_path(dir, KALLSYMS_FILE_PLAIN, path, len) && access(path, F_OK) == 0);
 }
 
-/* The kernel symbols SRC keeps that DST lacks: one kallsyms-HEX per kernel identity (named
- * by it, so one DST has is the same), and the kallsyms (or kallsyms.zst) of a database from
- * before identities or of a recorded profile: copied when DST has neither, else added to
- * DST's (each recorded profile keeps only the symbols its samples need: DST's alone named
- * SRC's kernel samples after its nearest, __pfx_d_path for dd's read_zero). -EXDEV: SRC's
- * were saved under another boot of the kernel (its symbols moved), nothing written. */
-static int copy_kernel_symbols(const char *dst, const char *src)
+/* Whether the kernel images of the profiles PP[0..N) all carry a build-id with _text (as
+ * `spent record` names the kernel since it names it as the daemon does), at least one. */
+static bool kernels_have_text(struct spent_profile *const *pp, size_t n)
+{
+	size_t seen = 0;
+	for (size_t i = 0; i < n; i++)
+		for (uint32_t k = 0; k < spent_profile_nimages(pp[i]); k++) {
+			const struct spent_profile_image *im = spent_profile_image_get(pp[i], k);
+			if (strcmp(im->path, SPENT_PROFILE_KERNEL_PATH))
+				continue;
+			if (!kernel_id_has_text(im))
+				return false;
+			seen++;
+		}
+	return seen > 0;
+}
+
+/* Copy the file FROM to TO (DB_FILE_MODE, atomically). */
+static int copy_file(const char *from, const char *to)
+{
+	uint8_t *data = NULL;
+	size_t len;
+	int err = binio_read_file(from, 1u << 28, &data, &len);
+	err = err ? err : binio_write_file_atomic(to, data, len, DB_FILE_MODE);
+	free(data);
+	return err;
+}
+
+/* The symbols of FROM (a recorded profile's kallsyms: what its samples need) as DST's copy of
+ * each kernel identity of PP[0..N): DST/kallsyms-HEX given the lines it lacks, or made. A new
+ * one starts from DST's own kallsyms when it has one (DST a recorded profile: it named DST's
+ * samples of that kernel until now); -EXDEV when the two disagree (another boot), nothing
+ * left written. */
+static int add_identity_kallsyms(const char *dst, const char *from, struct spent_profile *const *pp, size_t n)
+{
+	char name[128], to[PATH_MAX], own[PATH_MAX];
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++)
+		for (uint32_t k = 0; k < spent_profile_nimages(pp[i]) && !err; k++) {
+			const struct spent_profile_image *im = spent_profile_image_get(pp[i], k);
+			if (strcmp(im->path, SPENT_PROFILE_KERNEL_PATH) ||
+			    kernel_id_kallsyms_name(im, name, sizeof(name)) ||
+			    (err = db_file_path(dst, name, to, sizeof(to))))
+				continue;
+			if (access(to, F_OK) == 0) {
+				err = kallsyms_file_union(to, from, DB_FILE_MODE);
+			} else if (has_unidentified_kallsyms(dst, own, sizeof(own))) {
+				if (!(err = copy_file(own, to)) && (err = kallsyms_file_union(to, from, DB_FILE_MODE)))
+					unlink(to);
+			} else {
+				err = copy_file(from, to);
+			}
+		}
+	return err;
+}
+
+/* The kernel symbols SRC keeps that DST lacks, before any count of SRC is in DST:
+ * - SRC's kallsyms-HEX (a daemon's, one per kernel identity): copied, or its lines added to
+ *   DST's copy of that identity;
+ * - the kallsyms (or kallsyms.zst) of a recorded profile (the symbols its samples need): as
+ *   DST's kallsyms-HEX of its kernel's identity when that kernel (PP[0..N)) carries one with
+ *   _text, so a profile and a daemon's epochs of one boot are one kernel and each boot keeps
+ *   its own symbols; else (a profile or database from before identities) copied when DST
+ *   has no such file or added to DST's (DST's alone named SRC's kernel samples after its
+ *   nearest, __pfx_d_path for dd's read_zero), -EXDEV when SRC's were saved under another
+ *   boot of the kernel (its symbols moved), nothing written. */
+static int copy_kernel_symbols(const char *dst, const char *src, struct spent_profile *const *pp, size_t n)
 {
 	char from[PATH_MAX], to[PATH_MAX], own[PATH_MAX];
 	struct dirent *de;
 	int err = 0;
+	bool by_identity = kernels_have_text(pp, n);
 	DIR *dh = opendir(src);
 	if (!dh)
 		return -errno;
 	while (!err && (de = readdir(dh)) != NULL) {
-		uint8_t *data = NULL;
 		struct stat st;
-		size_t len;
-		/* never through a symlink: a source's link to another file would be copied out */
 		bool unidentified = !strcmp(de->d_name, KALLSYMS_FILE_PLAIN) || !strcmp(de->d_name, KALLSYMS_FILE_ZST);
-		if (unidentified && has_unidentified_kallsyms(dst, own, sizeof(own))) {
-			if (!db_file_path(src, de->d_name, from, sizeof(from)) && lstat(from, &st) == 0 &&
-			    S_ISREG(st.st_mode))
-				err = kallsyms_file_union(own, from, DB_FILE_MODE);
-			continue;
-		}
 		if ((!kernel_id_is_kallsyms_name(de->d_name) && !unidentified) ||
 		    db_file_path(src, de->d_name, from, sizeof(from)) ||
-		    db_file_path(dst, de->d_name, to, sizeof(to)) || access(to, F_OK) == 0 ||
+		    db_file_path(dst, de->d_name, to, sizeof(to)) ||
+		    /* never through a symlink: a source's link to another file would be copied out */
 		    lstat(from, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (!(err = binio_read_file(from, 1u << 28, &data, &len)))
-			err = binio_write_file_atomic(to, data, len, DB_FILE_MODE);
-		free(data);
+		if (unidentified && by_identity)
+			err = add_identity_kallsyms(dst, from, pp, n);
+		else if (unidentified && has_unidentified_kallsyms(dst, own, sizeof(own)))
+			err = kallsyms_file_union(own, from, DB_FILE_MODE);
+		else if (access(to, F_OK) == 0)	/* the same identity's (or DST's own kallsyms) */
+			err = unidentified ? 0 : kallsyms_file_union(to, from, DB_FILE_MODE);
+		else
+			err = copy_file(from, to);
 	}
 	closedir(dh);
 	return err;
@@ -263,7 +321,7 @@ static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *sr
 		err = -EUCLEAN;
 	/* before the counts: an epoch of DST is never there without its kernel's symbols */
 	if (!err)
-		err = copy_kernel_symbols(spent_profile_dir_path(dst), spent_profile_dir_path(src));
+		err = copy_kernel_symbols(spent_profile_dir_path(dst), spent_profile_dir_path(src), pp, n);
 	for (size_t i = 0; i < n && !err; i++)
 		err = stage_epoch(dst, stage, ep[i], pp[i], warn, ctx);
 	for (size_t i = 0; pp && i < n; i++)

@@ -50,6 +50,35 @@ timeout 1 dd if=/dev/zero of=/dev/null bs=64 2>/dev/null
 "$SPENT" db "$DB" flush > /dev/null
 check daemon_kernel_stops_on_sigterm stop_daemon
 
+# A profile of `spent record` names the kernel as the daemon does (build-id and _text): merged
+# into the daemon's database of the same boot it is the same [kernel.kallsyms], not a second
+# one, and its kernel samples are named. Merged into an empty database its kallsyms (what its
+# samples need) is that identity's copy; a daemon started there completes it.
+"$SPENT" record -e cpu-clock -o "$TMP/rec" -- timeout 1 dd if=/dev/zero of=/dev/null bs=64 > /dev/null 2>&1
+cp -a "$DB" "$TMP/withrec"
+"$SPENT" db "$TMP/withrec" merge "$TMP/rec" > /dev/null 2> "$TMP/wr.err"
+"$SPENT" report -i "$TMP/withrec" --json 2> /dev/null > "$TMP/wr.json"
+kimages=$(python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ks = sorted({r["image"] for r in rows if r["image"].startswith("[kernel.kallsyms")})
+named = sum(r["samples"] for r in rows if r["image"] in ks and not r["symbol"].startswith("0x"))
+print(" ".join(ks), "named", named)' "$TMP/wr.json")
+check "daemon_kernel_recorded_profile_merged_is_the_same_kernel ($kimages; $(head -c 120 "$TMP/wr.err"))" \
+	test "${kimages%% named*}" = "[kernel.kallsyms]"
+check "daemon_kernel_recorded_profile_merged_kernel_samples_named ($kimages)" test "${kimages##* named }" -gt 0
+"$SPENT" db "$TMP/fromrec" merge "$TMP/rec" > /dev/null 2>&1
+part=$(zstd -dc "$TMP/fromrec/$want_name" 2>/dev/null | wc -l)
+check "daemon_kernel_recorded_profile_symbols_filed_by_identity ($part lines)" test "$part" -gt 0 -a "$part" -lt 1000
+if start_daemon "$TMP/fromrec" "$TMP/fr.log" -F 1000; then
+	stop_daemon
+	full=$(zstd -dc "$TMP/fromrec/$want_name" 2>/dev/null | wc -l)
+	check "daemon_kernel_start_completes_a_partial_copy ($part -> $full lines, want $want)" \
+		test "$full" -ge $((want * 99 / 100))
+else
+	fail "daemon_kernel_start_completes_a_partial_copy: the daemon did not start: $(tail -2 "$TMP/fr.log")"
+fi
+
 # Another boot of the same kernel, as KASLR makes it: epoch 1 is epoch 0's kernel counts with
 # every address and _text moved by 32 MiB, and that boot's kallsyms (also moved, names b2_);
 # epoch 0's own copy gets names b1_, so each row says which copy named it. And a database from
