@@ -48,13 +48,10 @@ int cli_parse_frequency(const char *s, uint64_t *hz)
 
 void cli_clamp_frequency(uint64_t *hz)
 {
-	uint64_t max = sampling_max_frequency();
-	if (max && *hz > max) {
-		cli_warn("-F %llu is above the kernel's maximum sample rate "
-			 "(kernel.perf_event_max_sample_rate): sampling at %llu Hz",
-			 (unsigned long long)*hz, (unsigned long long)max);
-		*hz = max;
-	}
+	char msg[256];
+	sampling_clamp_frequency(hz, msg, sizeof(msg));
+	if (msg[0])
+		cli_warn("%s", msg);
 }
 
 int cli_parse_size(const char *s, uint64_t *out)

@@ -59,13 +59,12 @@ static void warn(struct spent_record *r, const char *fmt, ...)
  * rate is lowered to the maximum and the user told, as perf record does. */
 static void clamp_frequency(struct spent_record *r)
 {
-	unsigned long long max = sampling_max_frequency();
-	if (max && r->o.freq > max) {
-		warn(r, "-F %llu is above the kernel's maximum sample rate "
-			"(kernel.perf_event_max_sample_rate): sampling at %llu Hz",
-		     (unsigned long long)r->o.freq, max);
-		r->o.freq = max;
-	}
+	char msg[256];
+	uint64_t hz = r->o.freq;
+	sampling_clamp_frequency(&hz, msg, sizeof(msg));
+	if (msg[0])
+		warn(r, "%s", msg);
+	r->o.freq = hz;
 }
 
 int spent_record_new(const struct spent_record_opts *opts, struct spent_record **out)

@@ -47,6 +47,19 @@ uint64_t sampling_max_frequency(void)
 	return max;
 }
 
+void sampling_clamp_frequency(uint64_t *hz, char *msg, size_t len)
+{
+	uint64_t max = sampling_max_frequency();
+	if (len)
+		msg[0] = '\0';
+	if (!max || *hz <= max)
+		return;
+	snprintf(msg, len, "-F %llu is above the kernel's maximum sample rate "
+		 "(kernel.perf_event_max_sample_rate): sampling at %llu Hz",
+		 (unsigned long long)*hz, (unsigned long long)max);
+	*hz = max;
+}
+
 int sampling_new(const struct sampling_config *cfg, struct sampling **out)
 {
 	if (!cfg->nevents || cfg->nevents > 64 || (cfg->ring_pages & (cfg->ring_pages - 1)))

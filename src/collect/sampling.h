@@ -75,4 +75,8 @@ uint64_t sampling_preset_period(const struct spent_event *ev, bool fast);
  * itself when sampling interrupts take too long), or 0 when it cannot be read. */
 uint64_t sampling_max_frequency(void);
 
+/* Lower *HZ to sampling_max_frequency() when above it (perf record's -F does the same) and
+ * say so in MSG (LEN bytes; "" when *HZ was kept): one wording for record, top and daemon. */
+void sampling_clamp_frequency(uint64_t *hz, char *msg, size_t len);
+
 #endif
