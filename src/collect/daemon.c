@@ -5,6 +5,7 @@
 #include "collect/daemon_kernel.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -417,8 +418,8 @@ static void tick(struct daemon *d)
 	merge_tick(d, now);
 	if (now - d->t_status >= STATUS_MS) {
 		if (daemon_db_moved(d)) {
-			daemon_log(d, "the database directory '%s' was moved or removed: stopping (its "
-				   "counts stay in the moved directory; start a daemon on it again)", d->cfg->db);
+			daemon_log(d, "the database directory '%s' was moved or removed: stopping (the "
+				   "counts go to the moved directory; start a daemon on it again)", d->cfg->db);
 			d->stop_requested = true;
 			d->db_moved = true;
 			return;
@@ -500,11 +501,22 @@ int daemon_run(const struct daemon_config *cfg, volatile sig_atomic_t *stop, cha
 	 * the status counted them */
 	dperf_disable_samples(d.perf);
 	daemon_drain(&d);
-	if (d.db_moved) {	/* the path names another directory now, or none: write nothing there */
-		snprintf(err, errlen, "the database directory '%s' was moved or removed while the "
-			 "daemon ran: the counts not merged yet are lost", cfg->db);
-		daemon_log(&d, "stopped, counts lost");
-		r = -ENOENT;
+	if (d.db_moved) {
+		/* the path names another directory now, or none: nothing is written there; the
+		 * counts go where the locked directory is now, when it still is somewhere */
+		char now[PATH_MAX];
+		if (!db_follow_move(d.db, d.dir_lock_fd, now, sizeof(now)) && !dmerge_finish(d.merge)) {
+			daemon_socket_drop_moved(&d, now);
+			snprintf(err, errlen, "the database directory '%s' was moved to '%s' while the "
+				 "daemon ran: its last counts were written there; start a daemon on it "
+				 "again", cfg->db, now);
+			daemon_log(&d, "stopped; the last counts are in '%s'", now);
+		} else {
+			snprintf(err, errlen, "the database directory '%s' was moved or removed while "
+				 "the daemon ran: the counts not merged yet are lost", cfg->db);
+			daemon_log(&d, "stopped, counts lost");
+		}
+		r = -ENOENT;	/* it stopped without being asked: a service manager must see it */
 		goto out;
 	}
 	if ((r = dmerge_finish(d.merge))) {

@@ -108,6 +108,15 @@ bool daemon_db_moved(const struct daemon *d)
 	return stat(d->cfg->db, &a) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino;
 }
 
+void daemon_socket_drop_moved(struct daemon *d, const char *db)
+{
+	char path[4096];
+	struct stat st;
+	if (d->sock_fd >= 0 && db_file_path(db, DB_SOCKET_NAME, path, sizeof(path)) == 0 &&
+	    stat(path, &st) == 0 && st.st_dev == d->sock_dev && st.st_ino == d->sock_ino)
+		unlink(path);
+}
+
 void daemon_socket_close(struct daemon *d)
 {
 	char path[4096];

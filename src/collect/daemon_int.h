@@ -71,6 +71,8 @@ int daemon_lock(struct daemon *d, char *err, size_t errlen);
 int daemon_socket_open(struct daemon *d);
 void daemon_socket_serve(struct daemon *d);
 void daemon_socket_close(struct daemon *d);
+/* The database moved to DB: its copy of the control socket (still ours) is removed there. */
+void daemon_socket_drop_moved(struct daemon *d, const char *db);
 /* Whether the --db path no longer names the directory the daemon locked (moved or removed):
  * it would write into whatever is there, beside another daemon. */
 bool daemon_db_moved(const struct daemon *d);

@@ -136,6 +136,30 @@ out:
 	return err;
 }
 
+int db_follow_move(struct spent_profile_dir *d, int dirfd, char *out, size_t len)
+{
+	char link[64];
+	struct stat now, locked;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+	ssize_t n = readlink(link, out, len - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= len - 1)
+		return -ENAMETOOLONG;
+	out[n] = '\0';
+	/* a removed directory reads "PATH (deleted)", which names nothing or another one */
+	if (fstat(dirfd, &locked) < 0)
+		return -errno;
+	if (stat(out, &now) < 0 || now.st_dev != locked.st_dev || now.st_ino != locked.st_ino)
+		return -ENOENT;
+	char *p = strdup(out);
+	if (!p)
+		return -ENOMEM;
+	free(d->path);
+	d->path = p;
+	return 0;
+}
+
 int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed, uint32_t *kept_foreign,
 	  uint32_t *not_dir)
 {

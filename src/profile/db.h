@@ -75,6 +75,10 @@ int db_gc(struct spent_profile_dir *d, unsigned keep, size_t *removed, uint32_t 
  * how many. 0 or -errno. */
 int db_gc_kallsyms(struct spent_profile_dir *d, size_t *removed);
 
+/* D's directory (DIRFD, open on it) was moved: D follows it to where it is now (its path into
+ * OUT, LEN bytes). -ENOENT when it was removed (or moved again meanwhile), -errno. */
+int db_follow_move(struct spent_profile_dir *d, int dirfd, char *out, size_t len);
+
 /* Remove the temporaries writers that died left in D (its epochs, its pid-* profiles). */
 void db_clean_stale(struct spent_profile_dir *d);
 
