@@ -198,7 +198,7 @@ static int citcat_record_main(int argc, char **argv)
 	char how[64] = "cpuid faulting";
 	if (res.cpuid_mode == CITCAT_CPUID_PATCH)
 		snprintf(how, sizeof(how), "%" PRIu64 " cpuid sites patched", res.cpuid_patched);
-	fprintf(stderr, "spent: citcat: recorded '%s' into '%s': %" PRIu64 " syscalls (%" PRIu64
+	fprintf(stderr, "spent: recorded '%s' into '%s': %" PRIu64 " syscalls (%" PRIu64
 		" buffered, %" PRIu64 " signals waited for one), %" PRIu64
 		" rdtsc, %" PRIu64 " cpuid (%s), %" PRIu64 " signals at exact points, %" PRIu64 " threads (%"
 		PRIu64 " switches, %" PRIu64 " preemptions), %" PRIu64 " bytes + %" PRIu64 " bytes of copies of %"

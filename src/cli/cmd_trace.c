@@ -143,7 +143,7 @@ static int finish_log(const struct trace_opts *o, struct spent_trace *t, int err
 		cli_error("cannot write '%s': %s", o->output, spent_trace_error(t));
 		return 1;
 	}
-	fprintf(stderr, "spent: trace: wrote '%s' (%llu bytes, %llu records, %llu process%s)\n",
+	fprintf(stderr, "spent: wrote trace log '%s' (%llu bytes, %llu records, %llu process%s)\n",
 		o->output, (unsigned long long)spent_trace_bytes(t), (unsigned long long)tot.records,
 		(unsigned long long)tot.streams, tot.streams == 1 ? "" : "es");
 	if (stop)

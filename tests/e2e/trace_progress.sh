@@ -11,7 +11,7 @@ TREE="'$PROGS/top_burner' 0.4; '$PROGS/top_burner' 0.4"
 "$SPENT" trace -o "$TMP/plain.log" -- "$PROGS/top_burner" 0.3 > /dev/null 2> "$TMP/plain.err"
 check "spent trace without a terminal exits 0" test $? -eq 0
 check "without a terminal stderr is the one final message ($(head -c 300 "$TMP/plain.err" | tr '\r\n' '^|'))" \
-	test "$(grep -c '' "$TMP/plain.err")" = 1 -a "$(grep -c "^spent: trace: wrote '$TMP/plain.log'" "$TMP/plain.err")" = 1
+	test "$(grep -c '' "$TMP/plain.err")" = 1 -a "$(grep -c "^spent: wrote trace log '$TMP/plain.log'" "$TMP/plain.err")" = 1
 check "without a terminal no carriage return or escape on stderr" \
 	python3 -c 'import sys; b = open(sys.argv[1], "rb").read(); sys.exit(b"\r" in b or b"\033" in b)' "$TMP/plain.err"
 
@@ -39,7 +39,7 @@ print("nonzero", int(any(i > 0 for i in insns)))
 print("monotone", int(all(a <= b for a, b in zip(insns, insns[1:])) and all(a <= b for a, b in zip(procs, procs[1:]))))
 print("bound", int(bool(insns) and insns[-1] <= total * 1.0001))
 print("procs", max(procs) if procs else 0)
-print("cleared", int("\r\033[Kspent: trace: wrote" in ts))
+print("cleared", int("\r\033[Kspent: wrote trace log" in ts))
 EOF
 v() { awk -v k="$1" '$1 == k { print $2 }' "$TMP/tty.check"; }
 check "on a terminal the progress line is updated several times ($(v updates))" test "$(v updates)" -ge 2
