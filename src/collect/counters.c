@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "collect/fork_gen.h"
 #include "spent/counters.h"
 #include "spent/events.h"
 
@@ -34,21 +35,9 @@ struct spent_counters {
 	unsigned fork_gen;	/* fork_gen when opened: another means a forked child reads */
 };
 
-/* Bumped in the child of every fork (pthread_atfork): the perf mmap pages are not copied into
- * a child (reading them crashed it) and the events count the parent's thread, so a child's
- * calls fail with -ECHILD. A counter read stays one compare. */
-static unsigned fork_gen;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-
-static void fork_child_bump(void)
-{
-	fork_gen++;
-}
-
-static void fork_watch(void)
-{
-	pthread_atfork(NULL, NULL, fork_child_bump);
-}
+/* A forked child's calls on counters opened before the fork fail with -ECHILD (fork_gen.h):
+ * the perf mmap pages are not copied into a child (reading them crashed it) and the events
+ * count the parent's thread. */
 
 static __thread char open_error[256];
 
@@ -104,7 +93,7 @@ int spent_counters_open(const char *events, int flags, struct spent_counters **o
 		return -ENOMEM;
 	c->flags = flags;
 	c->page_size = sysconf(_SC_PAGESIZE);
-	pthread_once(&fork_once, fork_watch);
+	fork_gen_watch();
 	c->fork_gen = fork_gen;
 	err = spent_event_parse_list(events, &c->evs, &c->n, open_error, sizeof(open_error));
 	if (err)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "collect/fork_gen.h"
 #include "spent/counters.h"
 
 struct region {
@@ -19,7 +20,7 @@ struct region {
 
 struct region_state {
 	struct spent_counters *counters;
-	unsigned fork_gen;	/* regions_fork_gen when made: another is a forked child's copy */
+	unsigned fork_gen;	/* fork_gen when made: another is a forked child's copy */
 	uint64_t *now;		/* scratch for the reads at region ends, n_events long */
 	size_t n_events;
 	const char **event_names;
@@ -47,19 +48,12 @@ static void state_free(void *p)
 	free(s);
 }
 
-/* Bumped in a forked child (pthread_atfork): the thread's state is then the parent's copy,
- * whose counters count the parent (spent_counters_* answer -ECHILD there). */
-static unsigned regions_fork_gen;
-
-static void regions_fork_child(void)
-{
-	regions_fork_gen++;
-}
-
+/* In a forked child the thread's state is the parent's copy (fork_gen.h), whose counters
+ * count the parent (spent_counters_* answer -ECHILD there). */
 static void state_key_make(void)
 {
 	pthread_key_create(&state_key, state_free);
-	pthread_atfork(NULL, NULL, regions_fork_child);
+	fork_gen_watch();
 }
 
 /* This thread's state, or NULL before its first region; a forked child's copy of its
@@ -68,7 +62,7 @@ static struct region_state *state_peek(void)
 {
 	pthread_once(&state_once, state_key_make);
 	struct region_state *s = pthread_getspecific(state_key);
-	if (s && s->fork_gen != regions_fork_gen) {
+	if (s && s->fork_gen != fork_gen) {
 		state_free(s);
 		pthread_setspecific(state_key, NULL);
 		s = NULL;
@@ -86,7 +80,7 @@ static int state_get(struct region_state **out)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	s->fork_gen = regions_fork_gen;
+	s->fork_gen = fork_gen;
 	const char *events = getenv("SPENT_REGION_EVENTS");
 	int err = spent_counters_open(events && *events ? events : "task-clock,page-faults", 0, &s->counters);
 	if (!err)
