@@ -152,7 +152,16 @@ static int do_control(const struct db_opts *o)
 				cli_error("cannot open database '%s': %s", o->dir, open_error(r));
 				return 1;
 			}
+			int lock;
+			if ((r = db_lock_for_change(o->dir, &lock))) {
+				spent_profile_dir_close(d);
+				cli_error("cannot start a new epoch in '%s': %s", o->dir, r == -EBUSY ?
+					  "a merge is writing it" : db_merge_recover_strerror(r));
+				return 1;
+			}
 			r = spent_profile_dir_new_epoch(d, &ep);
+			if (lock >= 0)
+				close(lock);
 			spent_profile_dir_close(d);
 			if (r) {
 				cli_error("cannot start a new epoch in '%s': %s", o->dir, strerror(-r));
@@ -307,8 +316,7 @@ static int do_merge(const struct db_opts *o)
 	if ((r = db_merge_recover(o->dir, false))) {
 		spent_profile_dir_close(d);
 		cli_error("cannot finish the merge a crash interrupted in '%s/%s': %s", o->dir,
-			  DB_MERGE_PENDING_NAME, r == -ENOTEMPTY ? "it holds files spent did not write" :
-			  strerror(-r));
+			  DB_MERGE_PENDING_NAME, db_merge_recover_strerror(r));
 		return 1;
 	}
 	/* one source at a time, so the error names the one that failed */
@@ -317,6 +325,17 @@ static int do_merge(const struct db_opts *o)
 		size_t sk = 0;
 		r = db_merge(d, (const char *const *)&o->others[i], 1, warn_file, &corrupt, &sk);
 		skipped += sk;
+		if (r == -EINPROGRESS) {	/* merged; one more try at putting it in place */
+			int p = db_merge_recover(o->dir, false);
+			if (p) {
+				spent_profile_dir_close(d);
+				cli_error("merged '%s' into '%s', but putting it in place failed: %s: the "
+					  "next merge or daemon start finishes it", o->others[i], o->dir,
+					  db_merge_recover_strerror(p));
+				return 1;
+			}
+			r = 0;
+		}
 		if (r)
 			failed = i;
 	}
@@ -359,6 +378,13 @@ static int do_gc(const struct db_opts *o)
 		cli_error("cannot open database '%s': %s", o->dir, open_error(r));
 		return 1;
 	}
+	int lock;
+	if ((r = db_lock_for_change(o->dir, &lock))) {
+		spent_profile_dir_close(d);
+		cli_error("garbage-collecting '%s': %s", o->dir, r == -EBUSY ?
+			  "a merge is writing it: run gc when it is done" : db_merge_recover_strerror(r));
+		return 1;
+	}
 	size_t copies = 0;
 	uint32_t kept, not_dir;
 	r = db_gc(d, (unsigned)o->keep, &removed, &kept, &not_dir);
@@ -366,6 +392,8 @@ static int do_gc(const struct db_opts *o)
 		int rk = db_gc_kallsyms(d, &copies);
 		r = r ? r : rk;
 	}
+	if (lock >= 0)
+		close(lock);
 	spent_profile_dir_close(d);
 	if (r == -ENOTEMPTY) {
 		cli_error("garbage-collecting '%s': epoch %u holds files spent did not write: it was "

@@ -281,8 +281,7 @@ static int setup(struct daemon *d, char *err, size_t errlen)
 	/* before any epoch is written: a staged merge exchanged in later would drop our counts */
 	if ((r = db_merge_recover(c->db, true))) {
 		snprintf(err, errlen, "cannot finish the merge a crash interrupted in '%s/%s': %s", c->db,
-			 DB_MERGE_PENDING_NAME, r == -ENOTEMPTY ? "it holds files spent did not write" :
-			 strerror(-r));
+			 DB_MERGE_PENDING_NAME, db_merge_recover_strerror(r));
 		return r;
 	}
 	db_clean_stale(d->db);	/* a daemon killed mid-write left *.prof.tmp.PID.* behind */

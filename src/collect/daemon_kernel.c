@@ -53,7 +53,7 @@ int dkernel_save_identity(const char *db, const char *kallsyms, mode_t mode, str
 {
 	char name[128], path[PATH_MAX];
 	struct binbuf b;
-	uint64_t text = 0;
+	uint64_t text = 0, have = 0;
 	binbuf_init(&b);
 	int err = read_text_symbols(kallsyms, &b, &text);
 	if (!err && (!text || kernel_id_add_text(id, text)))
@@ -64,7 +64,10 @@ int dkernel_save_identity(const char *db, const char *kallsyms, mode_t mode, str
 			err = -ENAMETOOLONG;
 		else if (access(path, F_OK))
 			err = kallsyms_file_write_zst(path, b.data, b.len, mode);
-		else	/* the same identity's: maybe only what a merged recorded profile needed */
+		else if (kallsyms_file_text_size(path, &have) || have < b.len)
+			/* the same identity's, but only what a merged recorded profile needed: a
+			 * copy as large as every text symbol is complete (a daemon's, or a union
+			 * with one), and decompressing it at every start cost 0.3 s */
 			err = kallsyms_file_union_text(path, (const char *)b.data, b.len, mode);
 	}
 	binbuf_release(&b);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -102,6 +103,31 @@ int kallsyms_file_open(const char *path, struct kallsyms_file *k)
 		return err;
 	}
 	return 0;
+}
+
+int kallsyms_file_text_size(const char *path, uint64_t *size)
+{
+	uint8_t head[18];	/* ZSTD_FRAMEHEADERSIZE_MAX, in zstd's static API only */
+	struct stat st;
+	int fd = binio_open_regular(path), err = 0;
+	if (fd < 0)
+		return fd;
+	ssize_t n;
+	while ((n = pread(fd, head, sizeof(head), 0)) < 0 && errno == EINTR)
+		;
+	if (n < 0 || fstat(fd, &st) < 0) {
+		err = -errno;
+	} else if (n >= 4 && !memcmp(head, zstd_magic, 4)) {
+		unsigned long long c = ZSTD_getFrameContentSize(head, (size_t)n);
+		if (c == ZSTD_CONTENTSIZE_ERROR || c == ZSTD_CONTENTSIZE_UNKNOWN)
+			err = -ENODATA;
+		else
+			*size = c;
+	} else {
+		*size = (uint64_t)st.st_size;
+	}
+	close(fd);
+	return err;
 }
 
 void kallsyms_file_close(struct kallsyms_file *k)

@@ -5,6 +5,7 @@
 #define SPENT_CORE_KALLSYMS_FILE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -28,6 +29,9 @@ struct kallsyms_file {
  * -EFBIG: above KALLSYMS_FILE_MAX; -ENODATA: an empty frame or an empty file). */
 int kallsyms_file_open(const char *path, struct kallsyms_file *k);
 void kallsyms_file_close(struct kallsyms_file *k);
+/* The size of PATH's text (a compressed file's from its frame header, nothing decompressed):
+ * 0, -ENODATA when the frame does not say, or -errno. */
+int kallsyms_file_text_size(const char *path, uint64_t *size);
 
 /* Write LEN bytes of kallsyms text to PATH as one zstd frame, atomically (outfile_write). */
 int kallsyms_file_write_zst(const char *path, const void *text, size_t len, mode_t mode);

@@ -48,7 +48,9 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
  * the new merged-from in DST/merge-pending.tmp.PID.X; one rename (to DST/merge-pending)
  * commits them, and then they are put in place (db_merge_recover). Sources are taken in
  * order and the first failure stops: those before it stay merged. -EBUSY when a daemon or
- * another merge writes DST (an exclusive flock on its directory). 0 or -errno. */
+ * another merge writes DST (an exclusive flock on its directory); -EINPROGRESS when a
+ * source was merged (committed) but putting it in place failed: db_merge_recover finishes it
+ * (the next merge or daemon start calls it). 0 or -errno. */
 int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, spent_profile_warn_fn warn,
 	     void *ctx, size_t *skipped);
 
@@ -58,8 +60,19 @@ int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, s
  * (db_merge, the daemon's start), under DB's directory lock: LOCKED says the caller holds it
  * (the daemon), else it is taken here (-EBUSY when a daemon or a merge holds it). 0 when
  * nothing was pending or it is done; -ENOTEMPTY when DB/merge-pending holds entries spent
- * did not write, -ENOTDIR or -ELOOP when it is not a directory; another -errno. */
+ * did not write, -ENOTRECOVERABLE when a staged epoch is neither where the merge left it nor
+ * in place (the database was copied mid-merge: its inodes changed), -ENOTDIR or -ELOOP when
+ * it is not a directory; another -errno. Every entry is checked before anything changes. */
 int db_merge_recover(const char *db, bool locked);
+/* Before a change to DB's epochs other than the daemon's or a merge's (gc, a new epoch with
+ * no daemon): DB's directory lock taken and a merge a crash left pending finished, *LOCK the
+ * lock's fd for the caller to close when done. With a daemon running the lock is its own
+ * (*LOCK -1, 0 returned): it writes only its current epoch, and no merge can be pending while
+ * it runs. -EBUSY while a merge writes DB; db_merge_recover's errors. */
+int db_lock_for_change(const char *db, int *lock);
+
+/* Why db_merge_recover's error R stopped it, in words for a message. */
+const char *db_merge_recover_strerror(int r);
 
 /* Remove every epoch but the newest KEEP (KEEP >= 1); *REMOVED receives how many. Only
  * directories count as epochs. Nothing is followed: an epoch-NNNN symlink loses its link only;

@@ -75,9 +75,10 @@ static bool has_unidentified_kallsyms(const char *dir, char *path, size_t len)
 	       (!db_file_path(dir, KALLSYMS_FILE_PLAIN, path, len) && access(path, F_OK) == 0);
 }
 
-/* Whether the kernel images of the profiles PP[0..N) all carry a build-id with _text (as
- * `spent record` names the kernel since it names it as the daemon does), at least one. */
-static bool kernels_have_text(struct spent_profile *const *pp, size_t n)
+/* The one kernel identity of the profiles PP[0..N), when they have kernel samples of exactly
+ * one kernel and it carries a build-id with _text (as `spent record` names the kernel now,
+ * like the daemon): *ID. False for none, several, or a build-id alone (older profiles). */
+static bool one_kernel_with_text(struct spent_profile *const *pp, size_t n, struct spent_profile_image *id)
 {
 	size_t seen = 0;
 	for (size_t i = 0; i < n; i++)
@@ -85,11 +86,36 @@ static bool kernels_have_text(struct spent_profile *const *pp, size_t n)
 			const struct spent_profile_image *im = spent_profile_image_get(pp[i], k);
 			if (strcmp(im->path, SPENT_PROFILE_KERNEL_PATH))
 				continue;
-			if (!kernel_id_has_text(im))
+			if (!kernel_id_has_text(im) ||
+			    (seen && (im->id_len != id->id_len || memcmp(im->id, id->id, im->id_len))))
 				return false;
+			*id = *im;
 			seen++;
 		}
 	return seen > 0;
+}
+
+/* Whether an epoch of D has samples of the kernel ID. */
+static bool has_kernel(struct spent_profile_dir *d, const struct spent_profile_image *id)
+{
+	uint32_t *ep = NULL;
+	size_t n = 0;
+	bool found = false;
+	if (spent_profile_dir_epochs(d, &ep, &n))
+		return false;
+	for (size_t i = 0; i < n && !found; i++) {
+		struct spent_profile *p = spent_profile_new();
+		size_t bad = 0;
+		if (p && !spent_profile_dir_read_epoch(d, ep[i], p, NULL, NULL, &bad))
+			for (uint32_t k = 0; k < spent_profile_nimages(p) && !found; k++) {
+				const struct spent_profile_image *im = spent_profile_image_get(p, k);
+				found = !strcmp(im->path, SPENT_PROFILE_KERNEL_PATH) && im->id_len == id->id_len &&
+					!memcmp(im->id, id->id, id->id_len);
+			}
+		spent_profile_free(p);
+	}
+	free(ep);
+	return found;
 }
 
 /* Copy the file FROM to TO (DB_FILE_MODE, atomically). */
@@ -104,30 +130,25 @@ static int copy_file(const char *from, const char *to)
 }
 
 /* The symbols of FROM (a recorded profile's kallsyms: what its samples need) as DST's copy of
- * each kernel identity of PP[0..N): DST/kallsyms-HEX given the lines it lacks, or made. A new
- * one starts from DST's own kallsyms when it has one (DST a recorded profile: it named DST's
- * samples of that kernel until now); -EXDEV when the two disagree (another boot), nothing
- * left written. */
-static int add_identity_kallsyms(const char *dst, const char *from, struct spent_profile *const *pp, size_t n)
+ * its kernel ID: DST/kallsyms-HEX given the lines it lacks, or made. A new one starts from
+ * DST's own kallsyms when DST has samples of that kernel (DST a recorded profile of it: that
+ * file named them until now); -EXDEV when the two disagree (moved symbols), nothing left
+ * written. */
+static int add_identity_kallsyms(struct spent_profile_dir *dst, const char *from,
+				 const struct spent_profile_image *id)
 {
+	const char *db = spent_profile_dir_path(dst);
 	char name[128], to[PATH_MAX], own[PATH_MAX];
-	int err = 0;
-	for (size_t i = 0; i < n && !err; i++)
-		for (uint32_t k = 0; k < spent_profile_nimages(pp[i]) && !err; k++) {
-			const struct spent_profile_image *im = spent_profile_image_get(pp[i], k);
-			if (strcmp(im->path, SPENT_PROFILE_KERNEL_PATH) ||
-			    kernel_id_kallsyms_name(im, name, sizeof(name)) ||
-			    (err = db_file_path(dst, name, to, sizeof(to))))
-				continue;
-			if (access(to, F_OK) == 0) {
-				err = kallsyms_file_union(to, from, DB_FILE_MODE);
-			} else if (has_unidentified_kallsyms(dst, own, sizeof(own))) {
-				if (!(err = copy_file(own, to)) && (err = kallsyms_file_union(to, from, DB_FILE_MODE)))
-					unlink(to);
-			} else {
-				err = copy_file(from, to);
-			}
-		}
+	int err = kernel_id_kallsyms_name(id, name, sizeof(name));
+	err = err ? err : db_file_path(db, name, to, sizeof(to));
+	if (err)
+		return err;
+	if (access(to, F_OK) == 0)
+		return kallsyms_file_union(to, from, DB_FILE_MODE);
+	if (!has_unidentified_kallsyms(db, own, sizeof(own)) || !has_kernel(dst, id))
+		return copy_file(from, to);
+	if (!(err = copy_file(own, to)) && (err = kallsyms_file_union(to, from, DB_FILE_MODE)))
+		unlink(to);
 	return err;
 }
 
@@ -135,18 +156,21 @@ static int add_identity_kallsyms(const char *dst, const char *from, struct spent
  * - SRC's kallsyms-HEX (a daemon's, one per kernel identity): copied, or its lines added to
  *   DST's copy of that identity;
  * - the kallsyms (or kallsyms.zst) of a recorded profile (the symbols its samples need): as
- *   DST's kallsyms-HEX of its kernel's identity when that kernel (PP[0..N)) carries one with
- *   _text, so a profile and a daemon's epochs of one boot are one kernel and each boot keeps
- *   its own symbols; else (a profile or database from before identities) copied when DST
- *   has no such file or added to DST's (DST's alone named SRC's kernel samples after its
+ *   DST's kallsyms-HEX of its kernel (PP[0..N)) when that is one kernel named by build-id
+ *   and _text, so a profile and a daemon's epochs of one boot are one kernel and each boot
+ *   keeps its own symbols; else (profiles and databases from before identities) copied when
+ *   DST has no such file or added to DST's (DST's alone named SRC's kernel samples after its
  *   nearest, __pfx_d_path for dd's read_zero), -EXDEV when SRC's were saved under another
  *   boot of the kernel (its symbols moved), nothing written. */
-static int copy_kernel_symbols(const char *dst, const char *src, struct spent_profile *const *pp, size_t n)
+static int copy_kernel_symbols(struct spent_profile_dir *dstd, const char *src, struct spent_profile *const *pp,
+			       size_t n)
 {
+	const char *dst = spent_profile_dir_path(dstd);
 	char from[PATH_MAX], to[PATH_MAX], own[PATH_MAX];
+	struct spent_profile_image kid;
 	struct dirent *de;
 	int err = 0;
-	bool by_identity = kernels_have_text(pp, n);
+	bool by_identity = one_kernel_with_text(pp, n, &kid);
 	DIR *dh = opendir(src);
 	if (!dh)
 		return -errno;
@@ -160,7 +184,7 @@ static int copy_kernel_symbols(const char *dst, const char *src, struct spent_pr
 		    lstat(from, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		if (unidentified && by_identity)
-			err = add_identity_kallsyms(dst, from, pp, n);
+			err = add_identity_kallsyms(dstd, from, &kid);
 		else if (unidentified && has_unidentified_kallsyms(dst, own, sizeof(own)))
 			err = kallsyms_file_union(own, from, DB_FILE_MODE);
 		else if (access(to, F_OK) == 0)	/* the same identity's (or DST's own kallsyms) */
@@ -321,7 +345,7 @@ static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *sr
 		err = -EUCLEAN;
 	/* before the counts: an epoch of DST is never there without its kernel's symbols */
 	if (!err)
-		err = copy_kernel_symbols(spent_profile_dir_path(dst), spent_profile_dir_path(src), pp, n);
+		err = copy_kernel_symbols(dst, spent_profile_dir_path(src), pp, n);
 	for (size_t i = 0; i < n && !err; i++)
 		err = stage_epoch(dst, stage, ep[i], pp[i], warn, ctx);
 	for (size_t i = 0; pp && i < n; i++)
@@ -331,26 +355,40 @@ static int merge_one(struct spent_profile_dir *dst, struct spent_profile_dir *sr
 	return err;
 }
 
-/* Put the staged epoch PEND/ENTRY (its directory's inode INO) in place as DB/EPOCH. Done at
- * most once however often it is tried: an entry whose inode is no longer INO holds the epoch
- * it replaced (exchanged in an earlier try) and is only removed; a missing one is in place. */
-static int apply_staged_epoch(const char *db, const char *pend, const char *entry, const char *epoch,
-			      ino_t ino)
+/* What became of a staged epoch: still to be put in place (its entry holds its inode), in
+ * place (DB/epoch-NNNN holds it; the entry, when there, holds the epoch it replaced), or in
+ * place with the replaced copy removed (the entry is gone). */
+enum staged_state { STAGED_TO_PLACE, STAGED_PLACED, STAGED_DONE };
+
+/* The state of the staged epoch FROM (its directory's inode INO) that goes in as TO.
+ * -ENOTRECOVERABLE when neither holds INO (the database was copied or restored mid-merge:
+ * inodes changed, so nothing tells what was done) or FROM is not a directory. */
+static int staged_state(const char *from, const char *to, ino_t ino, enum staged_state *state)
 {
-	char from[PATH_MAX], to[PATH_MAX], aside[PATH_MAX];
-	struct stat st, old;
-	if (snprintf(from, sizeof(from), "%s/%s", pend, entry) >= (int)sizeof(from) ||
-	    snprintf(to, sizeof(to), "%s/%s", db, epoch) >= (int)sizeof(to) ||
-	    snprintf(aside, sizeof(aside), "%s/old-%s", pend, epoch) >= (int)sizeof(aside))
-		return -ENAMETOOLONG;
-	if (lstat(from, &st) < 0)
+	struct stat f, t;
+	if (lstat(from, &f) < 0) {
+		*state = STAGED_DONE;
 		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
+	}
+	if (!S_ISDIR(f.st_mode))
 		return -ENOTRECOVERABLE;
-	if (st.st_ino != ino) {
-		remove_epoch_copy(from);
+	if (f.st_ino == ino) {
+		*state = STAGED_TO_PLACE;
 		return 0;
 	}
+	if (lstat(to, &t) == 0 && S_ISDIR(t.st_mode) && t.st_ino == ino && t.st_dev == f.st_dev) {
+		*state = STAGED_PLACED;
+		return 0;
+	}
+	return -ENOTRECOVERABLE;
+}
+
+/* Put the staged epoch FROM in as TO (the epoch there exchanged out, then removed; on a file
+ * system without an exchange it moves to ASIDE first: a crash between the two renames leaves
+ * FROM to place and no TO, which the next try places). */
+static int place_staged_epoch(const char *from, const char *to, const char *aside)
+{
+	struct stat old;
 	if (lstat(to, &old) < 0)
 		return errno != ENOENT ? -errno : rename(from, to) < 0 ? -errno : 0;
 	if (!S_ISDIR(old.st_mode))
@@ -361,11 +399,45 @@ static int apply_staged_epoch(const char *db, const char *pend, const char *entr
 	}
 	if (errno != EINVAL && errno != ENOSYS)
 		return -errno;
-	/* no atomic exchange on this file system: the old epoch moves aside first (a crash
-	 * between the two renames leaves the entry unplaced and no epoch: the next try places it) */
 	if (rename(to, aside) < 0 || rename(from, to) < 0)
 		return -errno;
 	remove_epoch_copy(aside);
+	return 0;
+}
+
+/* One entry NAME of the pending directory PEND of DB, checked (DO_IT false: nothing changes,
+ * an entry spent did not put there is -ENOTEMPTY, one whose state cannot be told
+ * -ENOTRECOVERABLE) or carried out (DO_IT true, after every entry checked): a staged epoch
+ * put in place once, the epoch it replaced removed. The list (merged-from) and the epochs a
+ * file system without an exchange moved aside are the caller's. */
+static int pending_entry(const char *db, const char *pend, const char *name, bool do_it)
+{
+	char from[PATH_MAX], to[PATH_MAX], aside[PATH_MAX], epoch[NAME_MAX + 1];
+	struct stat st;
+	ino_t ino;
+	if (db_file_path(pend, name, from, sizeof(from)))
+		return -ENAMETOOLONG;
+	if (!strcmp(name, DB_MERGED_NAME) || (!strncmp(name, "old-epoch-", 10) &&
+					       strspn(name + 10, "0123456789") == strlen(name + 10))) {
+		/* what spent puts there: a file, a directory (never followed through a link) */
+		if (lstat(from, &st) < 0 || (name[0] == 'o' ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+			return -ENOTEMPTY;
+		return 0;
+	}
+	if (!parse_staged_name(name, epoch, sizeof(epoch), &ino))
+		return -ENOTEMPTY;
+	if (db_file_path(db, epoch, to, sizeof(to)) ||
+	    snprintf(aside, sizeof(aside), "%s/old-%s", pend, epoch) >= (int)sizeof(aside))
+		return -ENAMETOOLONG;
+	enum staged_state state;
+	int err = staged_state(from, to, ino, &state);
+	if (!err && state == STAGED_TO_PLACE && lstat(to, &st) == 0 && !S_ISDIR(st.st_mode))
+		err = S_ISLNK(st.st_mode) ? -ELOOP : -EEXIST;	/* never through a link */
+	if (err || !do_it || state == STAGED_DONE)
+		return err;
+	if (state == STAGED_TO_PLACE)
+		return place_staged_epoch(from, to, aside);
+	remove_epoch_copy(from);	/* the epoch it replaced, a real directory (staged_state) */
 	return 0;
 }
 
@@ -408,10 +480,21 @@ static int list_names(const char *dir, char ***names)
 	return 0;
 }
 
-/* db_merge_recover with DB's lock held. */
+const char *db_merge_recover_strerror(int r)
+{
+	return r == -ENOTEMPTY ? "it holds files spent did not write" :
+	       r == -ENOTRECOVERABLE ? "its staged epochs are neither where the merge left them nor in "
+				       "place (was the database copied mid-merge?): finish it where it "
+				       "was made, or move it away" :
+	       r == -EBUSY ? "a daemon or another merge is writing the database" : strerror(-r);
+}
+
+/* db_merge_recover with DB's lock held. Every entry of DB/merge-pending is checked before
+ * anything changes: one spent did not put there, or a staged epoch whose state cannot be
+ * told, leaves it all as it is. */
 static int recover_locked(const char *db)
 {
-	char pend[PATH_MAX], from[PATH_MAX], to[PATH_MAX], epoch[NAME_MAX + 1];
+	char pend[PATH_MAX], from[PATH_MAX], to[PATH_MAX];
 	char **names = NULL;
 	struct stat st;
 	int err = db_file_path(db, DB_MERGE_PENDING_NAME, pend, sizeof(pend));
@@ -428,17 +511,17 @@ static int recover_locked(const char *db)
 		return err;
 	bool has_list = false;
 	for (size_t i = 0; names && names[i] && !err; i++) {
-		ino_t ino;
-		if (parse_staged_name(names[i], epoch, sizeof(epoch), &ino))
-			err = apply_staged_epoch(db, pend, names[i], epoch, ino);
+		err = pending_entry(db, pend, names[i], false);
 		has_list |= !strcmp(names[i], DB_MERGED_NAME);
 	}
+	for (size_t i = 0; names && names[i] && !err; i++)
+		err = pending_entry(db, pend, names[i], true);
 	/* the list after the epochs, as without a crash (either order would be redone alike) */
 	if (!err && has_list && !(err = db_file_path(pend, DB_MERGED_NAME, from, sizeof(from))) &&
 	    !(err = db_file_path(db, DB_MERGED_NAME, to, sizeof(to))) && rename(from, to) < 0)
 		err = -errno;
 	err = err ? err : sync_dir(db);
-	/* the epochs a file system without an exchange moved aside */
+	/* the epochs a file system without an exchange moved aside (real directories: checked) */
 	for (size_t i = 0; names && names[i] && !err; i++)
 		if (!strncmp(names[i], "old-epoch-", 10) && !db_file_path(pend, names[i], from, sizeof(from)))
 			remove_epoch_copy(from);
@@ -446,7 +529,7 @@ static int recover_locked(const char *db)
 		free(names[i]);
 	free(names);
 	if (!err && rmdir(pend) < 0)
-		err = -errno;	/* -ENOTEMPTY: something spent did not put there */
+		err = -errno;
 	return err;
 }
 
@@ -479,8 +562,9 @@ static int merge_committed(struct spent_profile_dir *dst, struct spent_profile_d
 		remove_stage(stage);
 		return err;
 	}
-	/* committed: should this fail, the next merge or daemon start finishes it */
-	return recover_locked(db);
+	/* committed: should putting it in place fail, the next merge or daemon start finishes
+	 * it (-EINPROGRESS: merged, not yet all in place) */
+	return recover_locked(db) ? -EINPROGRESS : 0;
 }
 
 /* An exclusive flock on DST's directory for the merge (a daemon holds one while it runs):
@@ -496,6 +580,37 @@ static int lock_db(const char *db)
 		return err;
 	}
 	return fd;
+}
+
+/* Whether DB's lock file is flocked: a daemon runs (a merge locks only the directory). */
+static bool lock_file_held(const char *db)
+{
+	char path[PATH_MAX];
+	if (db_file_path(db, DB_LOCK_NAME, path, sizeof(path)))
+		return false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);	/* a FIFO: no wait */
+	if (fd < 0)
+		return false;
+	bool held = flock(fd, LOCK_SH | LOCK_NB) < 0;
+	close(fd);
+	return held;
+}
+
+int db_lock_for_change(const char *db, int *lock)
+{
+	*lock = -1;
+	int fd = lock_db(db);
+	if (fd == -EBUSY)
+		return lock_file_held(db) ? 0 : -EBUSY;
+	if (fd < 0)
+		return fd;
+	int err = recover_locked(db);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*lock = fd;
+	return 0;
 }
 
 int db_merge_recover(const char *db, bool locked)

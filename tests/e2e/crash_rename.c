@@ -1,9 +1,12 @@
 /* tests/e2e/crash_rename.c - an LD_PRELOAD library the e2e scripts build (cc -shared) to kill
  * the process right after a rename, as a power cut or kill -9 would at that point:
  * SPENT_CRASH_AT=N after the N-th rename of any kind (rename, renameat, renameat2);
- * SPENT_CRASH_AFTER=TEXT after the first rename whose new path ends in TEXT. */
+ * SPENT_CRASH_AFTER=TEXT after the first rename whose new path ends in TEXT. And, without a
+ * kill: SPENT_EXCHANGE_EIO=1 makes every renameat2 RENAME_EXCHANGE fail with EIO. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,11 @@ int renameat2(int fdfrom, const char *from, int fdto, const char *to, unsigned f
 {
 	int (*real)(int, const char *, int, const char *, unsigned) =
 		(int (*)(int, const char *, int, const char *, unsigned))dlsym(RTLD_NEXT, "renameat2");
+	const char *eio = getenv("SPENT_EXCHANGE_EIO");
+	if (eio && *eio == '1' && (flags & RENAME_EXCHANGE)) {
+		errno = EIO;
+		return -1;
+	}
 	int r = real(fdfrom, from, fdto, to, flags);
 	after(to);
 	return r;

@@ -269,6 +269,33 @@ static void merge_files_a_profiles_symbols_by_identity(void **state)
 	assert_int_equal(db_merge(d, srcs, 1, NULL, NULL, &skipped), -EXDEV);
 	spent_profile_dir_close(d);
 	assert_null(get(dst3, name1));
+	/* a destination whose own kallsyms is of another kernel (a recorded profile of boot 1,
+	 * or an older database's): a profile of boot 2 is merged, its copy holds its own symbols
+	 * only (the destination has no samples of that kernel) */
+	char dst4[128];
+	snprintf(dst4, sizeof(dst4), "%s/boot1rec", tmpdir);
+	kernel_db_text("boot1rec", 0xe1, 1, boot1);
+	put(dst4, "kallsyms", "ffffffff81000000 T fn_one\nffffffff81000100 T fn_two\n");
+	const char *boot2src[] = { p2 };
+	assert_int_equal(spent_profile_dir_open(dst4, &d), 0);
+	assert_int_equal(db_merge(d, boot2src, 1, NULL, NULL, &skipped), 0);
+	spent_profile_dir_close(d);
+	assert_non_null(s = get_text(dst4, name2));
+	assert_string_equal(s, "ffffffff9a000000 T fn_one\nffffffff9a000100 T fn_two\n");
+	free(s);
+	assert_non_null(s = get(dst4, "kallsyms"));	/* its own, as it was */
+	assert_string_equal(s, "ffffffff81000000 T fn_one\nffffffff81000100 T fn_two\n");
+	free(s);
+	char dst5[128];
+	snprintf(dst5, sizeof(dst5), "%s/olddb", tmpdir);
+	kernel_db("olddb", 0xe1, 2);	/* a kernel named by its build-id alone */
+	put(dst5, "kallsyms", "ffffffff81000000 T fs_fn_boot1\n");
+	assert_int_equal(spent_profile_dir_open(dst5, &d), 0);
+	assert_int_equal(db_merge(d, boot2src, 1, NULL, NULL, &skipped), 0);
+	spent_profile_dir_close(d);
+	assert_non_null(s = get_text(dst5, name2));
+	assert_string_equal(s, "ffffffff9a000000 T fn_one\nffffffff9a000100 T fn_two\n");
+	free(s);
 }
 
 int main(void)

@@ -62,6 +62,9 @@ static void compressed_and_plain(void **state)
 	assert_non_null(s = read_all(zst, &err));
 	assert_string_equal(s, text);
 	free(s);
+	uint64_t size = 0;	/* the text's size from the frame header alone */
+	assert_int_equal(kallsyms_file_text_size(zst, &size), 0);
+	assert_int_equal(size, strlen(text));
 	unlink(zst);
 	/* a profile from before: the plain text, read as it is (also shorter than the magic) */
 	char *plain = scratch("plain");
@@ -69,6 +72,8 @@ static void compressed_and_plain(void **state)
 	assert_non_null(s = read_all(plain, &err));
 	assert_string_equal(s, text);
 	free(s);
+	assert_int_equal(kallsyms_file_text_size(plain, &size), 0);
+	assert_int_equal(size, strlen(text));
 	put(plain, "ff", 2);
 	assert_non_null(s = read_all(plain, &err));
 	assert_string_equal(s, "ff");
@@ -76,6 +81,7 @@ static void compressed_and_plain(void **state)
 	unlink(plain);
 	assert_null(read_all(plain, &err));
 	assert_int_equal(err, -ENOENT);
+	assert_int_equal(kallsyms_file_text_size(plain, &size), -ENOENT);
 }
 
 static void hostile_frames(void **state)
