@@ -142,6 +142,7 @@ int cachesim_new(const struct cachesim_config *cfg, struct cachesim **out, char 
 		for (uint32_t i = 0; i < cfg->n_levels; i++)
 			if ((rc = compact_dirty(&cs->cores[k].caches[i])))
 				goto fail;
+		hierarchy_pick_quick(&cs->cores[k], cs->n_cores);
 	}
 	cs->coh_shift = log2u(cfg->levels[cfg->n_levels - 1].line);
 	for (struct cache *c = cs->cores[0].dpath; c; c = c->next)
@@ -337,7 +338,7 @@ static inline bool fetch_hit(struct cache *ic, struct fetch_memo *m, uint64_t pc
 		m->hits++;
 		return true;
 	}
-	if (cache_fast_hit(ic, pc, len, OP_IFETCH) || cache_lru_hit(ic, pc, len, OP_IFETCH)) {
+	if (cache_fast_hit(ic, pc, len, OP_IFETCH) || cache_fetch_below_front(ic, pc, len)) {
 		m->at = (pc + (len ? len : 1) - 1) & ~(m->line - 1);
 		m->len = m->line;
 		return true;
@@ -367,8 +368,7 @@ static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b
 		for (const struct spent_trace_ref *r = &b->refs[in->ref0], *e = r + in->nrefs; r < e; r++) {
 			enum cache_op op = ref_op[r->kind & 3];
 			if (!cache_fast_hit(dc, r->addr, r->size, op)) {
-				if (!cache_lru_hit(dc, r->addr, r->size, op))
-					hierarchy_access(cs, 0, dc, r->addr, r->size, op);
+				cache_data_below_front(cs, dc, r->addr, r->size, op);
 				if (cs->data_reaches_i)
 					m.len = 0;
 			}
@@ -407,8 +407,8 @@ static void feed_data(struct cachesim *cs, const struct spent_trace_batch *b, si
 	struct cache *dc = cs->cores[0].dpath;
 	for (const struct spent_trace_ref *p = &b->refs[r], *end = &b->refs[e]; p < end; p++) {
 		enum cache_op op = ref_op[p->kind & 3];
-		if (!cache_fast_hit(dc, p->addr, p->size, op) && !cache_lru_hit(dc, p->addr, p->size, op))
-			hierarchy_access(cs, 0, dc, p->addr, p->size, op);
+		if (!cache_fast_hit(dc, p->addr, p->size, op))
+			cache_data_below_front(cs, dc, p->addr, p->size, op);
 	}
 }
 
@@ -509,8 +509,7 @@ static size_t feed_execs_one_core(struct cachesim *cs, const struct spent_trace_
 			for (const struct spent_trace_ref *r = refs + tm[j].ref0, *e = r + nrefs; r < e; r++) {
 				enum cache_op op = ref_op[r->kind & 3];
 				if (!cache_fast_hit(dc, r->addr, r->size, op)) {
-					if (!cache_lru_hit(dc, r->addr, r->size, op))
-						hierarchy_access(cs, 0, dc, r->addr, r->size, op);
+					cache_data_below_front(cs, dc, r->addr, r->size, op);
 					if (data_reaches_i)
 						m.len = 0;
 				}

@@ -52,6 +52,9 @@ struct cache {
 	 * slot and meta entry are two more loads per reference, and fills from the pins are
 	 * rare) */
 	uint32_t n_pend;
+	/* the usual first data cache and the level below it (hierarchy_pick_quick): a data miss
+	 * the inline paths found takes hierarchy_data_miss's short path */
+	bool quick_miss;
 	struct cache_stats st;
 };
 
@@ -275,6 +278,14 @@ int cachesim_expand_execs(struct cachesim *cs, const struct spent_trace_batch *b
 /* Walk core CORE's hierarchy for one reference. */
 void hierarchy_access(struct cachesim *cs, uint32_t core, struct cache *first, uint64_t addr,
 		      uint32_t size, enum cache_op op);
+/* A data reference of one core that cache_fast_hit did not count in C, the first data cache:
+ * cache_lru_hit, else down the hierarchy (a short path for the usual configurations). */
+void cache_data_below_front(struct cachesim *cs, struct cache *c, uint64_t addr, uint32_t size,
+			    enum cache_op op);
+/* cache_lru_hit for a fetch, out of line (the fetch walks stay small enough to be inlined). */
+int cache_fetch_below_front(struct cache *c, uint64_t addr, uint32_t size);
+/* Set quick_miss on H's first data cache when hierarchy_data_miss's short path fits. */
+void hierarchy_pick_quick(struct hierarchy *h, uint32_t n_cores);
 /* Drop lines of [addr, addr+size) from every cache of CORE; number of copies dropped. */
 uint32_t hierarchy_invalidate(struct cachesim *cs, uint32_t core, uint64_t addr, uint32_t size);
 void cache_flush_buffers(struct cachesim *cs, struct cache *c);

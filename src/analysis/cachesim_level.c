@@ -262,7 +262,7 @@ static void line_ref(struct cachesim *cs, struct cache *c, uint64_t line, uint64
 /* A read-modify-write counts as a read, as cachegrind counts it (its D1mr/DLmr include them):
  * the read comes first and is what misses; the write then hits the line just filled. It still
  * dirties the line (level_ref). */
-static void count(struct cache *c, enum cache_op op, int miss)
+static inline void count(struct cache *c, enum cache_op op, int miss)
 {
 	c->st.accesses++;
 	c->st.misses += (uint64_t)miss;
@@ -367,6 +367,130 @@ void hierarchy_access(struct cachesim *cs, uint32_t core, struct cache *first, u
 		cachesim_add_traffic(cs, TRAFFIC_DREAD_USEFUL, bytes, cs->cur_chunk);
 	else
 		mark_pending(cs, first, addr, size, bytes);
+}
+
+/* The short miss path (hierarchy_data_miss) fits a first data cache C of one core that is LRU
+ * with a power-of-two number of sets (or one set), write-back and write-allocate, with its
+ * per-way meta (it watches pending fills), above a last level that is LRU with a power-of-two
+ * number of sets, write-back, its dirty bits in a word per set, and lines no smaller (a line
+ * of C is inside one of its lines). */
+void hierarchy_pick_quick(struct hierarchy *h, uint32_t n_cores)
+{
+	struct cache *c = h->dpath, *n = c->next;
+	c->quick_miss = n_cores == 1 && c->cfg->repl == CACHE_LRU && (c->set_mask || c->sets == 1) &&
+			c->mru && !c->cfg->write_through && c->cfg->write_allocate && c->meta &&
+			c->pend && n && n->last && n->cfg->repl == CACHE_LRU &&
+			(n->set_mask || n->sets == 1) && n->mru && n->dbits &&
+			!n->cfg->write_through && n->line_shift >= c->line_shift;
+}
+
+/* LINE's way in set B (set number SET) of a cache with keys, or -1 (as find_way). */
+static inline long quick_find(const struct cache *c, uint64_t line, uint64_t set, size_t b)
+{
+	uint32_t k = mru_key(c, line), w = 0;
+	if (k != MRU_NONE) {
+		if (c->mru[set] == k)
+			return (long)b;
+		w = 1;
+	}
+	const uint64_t *t = &c->tags[b];
+	for (; w < c->assoc; w++)
+		if (t[w] == line)
+			return (long)(b + w);
+	return -1;
+}
+
+/* hierarchy_data_miss's fill of C's line of ADDR from N, the last level: as level_ref there
+ * (a fill never dirties: a write's fill request counts as a write), then the pin traffic. */
+static void quick_fill(struct cachesim *cs, struct cache *c, struct cache *n, uint64_t addr,
+		       uint32_t size, enum cache_op op)
+{
+	uint64_t line = addr >> n->line_shift, set = line & n->set_mask;
+	size_t b = (size_t)set * n->assoc;
+	long p = quick_find(n, line, set, b);
+	if (p >= 0) {
+		if (p > (long)b) {
+			move_front(n, b, (uint32_t)((size_t)p - b));
+			n->mru[set] = mru_key(n, line);
+		}
+		count(n, op, 0);
+		return;
+	}
+	install(cs, n, line, &b);
+	count(n, op, 1);
+	uint64_t bytes = 1ull << n->line_shift;
+	if (op == OP_WRITE)
+		mark_pending(cs, c, addr, size, bytes);
+	else
+		cachesim_add_traffic(cs, TRAFFIC_DMISS, bytes, cs->cur_chunk);
+}
+
+/* The usual D1 miss (c->quick_miss, one line, no pending fill: the inline paths then looked
+ * at every way, so the line is not in C) without the general level code, which repeats that
+ * search and goes through install, evict, writeback and level_ref's general cases: the last
+ * way's line leaves (its dirt written back below: the line is marked dirty there, or crosses
+ * the pins), the others move down one, the line comes in at the front with its meta entry,
+ * then the fill from below. The same state changes, counts and traffic as hierarchy_access;
+ * C changes before the write-back marks the level below, which touches no state of C. */
+static inline void hierarchy_data_miss(struct cachesim *cs, struct cache *c, uint64_t addr,
+				       uint32_t size, enum cache_op op)
+{
+	if (!size)
+		size = 1;
+	uint64_t line = addr >> c->line_shift;
+	if (!c->quick_miss || c->n_pend || (addr + size - 1) >> c->line_shift != line) {
+		hierarchy_access(cs, 0, c, addr, size, op);
+		return;
+	}
+	struct cache *n = c->next;
+	uint64_t set = line & c->set_mask;
+	uint32_t a = c->assoc;
+	size_t b = (size_t)set * a, last = b + a - 1;
+	uint64_t victim = c->tags[last];
+	/* the two sets of the level below this miss touches (the victim's, the line's) are far
+	 * apart in its large arrays: their loads start together */
+	uint64_t vl = (victim << c->line_shift) >> n->line_shift, vset = vl & n->set_mask;
+	uint64_t fl = addr >> n->line_shift, fset = fl & n->set_mask;
+	__builtin_prefetch(&n->mru[fset]);
+	__builtin_prefetch(&n->mru[vset]);
+	__builtin_prefetch(&n->dbits[vset], 1);
+	/* no fill is pending (n_pend 0), so the victim has none to settle */
+	struct way_meta *m = way_meta(c, b, last);
+	uint64_t dirty = m->dirty;
+	move_front(c, b, a - 1);	/* the victim's tag and meta entry come to the front */
+	c->tags[b] = line;
+	c->mru[set] = mru_key(c, line);
+	bool wr = op == OP_WRITE || op == OP_MODIFY;
+	*m = (struct way_meta){ .dirty = wr ? gran_mask(c, c->sub_shift, line, addr, size) : 0 };
+	count(c, op, 1);
+	if (victim != TAG_EMPTY && dirty) {
+		c->st.writebacks++;
+		size_t vb = (size_t)vset * n->assoc;
+		long w = quick_find(n, vl, vset, vb);
+		if (w >= 0)
+			n->dbits[vset] |= 1ull << ((size_t)w - vb);
+		else
+			cachesim_add_traffic(cs, TRAFFIC_DVICT,
+					     (uint64_t)__builtin_popcountll(dirty) << c->sub_shift,
+					     cs->cur_chunk);
+	}
+	quick_fill(cs, c, n, addr, size, op);
+}
+
+/* One call for a data reference that missed the front way: a hit below it, or the miss (the
+ * miss path reuses no state of cache_lru_hit, but a second call per miss cost more). */
+void cache_data_below_front(struct cachesim *cs, struct cache *c, uint64_t addr, uint32_t size,
+			    enum cache_op op)
+{
+	if (!cache_lru_hit(c, addr, size, op))
+		hierarchy_data_miss(cs, c, addr, size, op);
+}
+
+/* Out of line, as cache_lru_hit was before the data walks called cache_data_below_front: gcc
+ * then keeps fetch_hit inlined in the fetch walks (it did not with cache_lru_hit inline). */
+int cache_fetch_below_front(struct cache *c, uint64_t addr, uint32_t size)
+{
+	return cache_lru_hit(c, addr, size, OP_IFETCH);
 }
 
 uint32_t hierarchy_invalidate(struct cachesim *cs, uint32_t core, uint64_t addr, uint32_t size)
