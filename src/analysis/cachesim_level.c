@@ -447,13 +447,6 @@ static inline void hierarchy_data_miss(struct cachesim *cs, struct cache *c, uin
 	uint32_t a = c->assoc;
 	size_t b = (size_t)set * a, last = b + a - 1;
 	uint64_t victim = c->tags[last];
-	/* the two sets of the level below this miss touches (the victim's, the line's) are far
-	 * apart in its large arrays: their loads start together */
-	uint64_t vl = (victim << c->line_shift) >> n->line_shift, vset = vl & n->set_mask;
-	uint64_t fl = addr >> n->line_shift, fset = fl & n->set_mask;
-	__builtin_prefetch(&n->mru[fset]);
-	__builtin_prefetch(&n->mru[vset]);
-	__builtin_prefetch(&n->dbits[vset], 1);
 	/* no fill is pending (n_pend 0), so the victim has none to settle */
 	struct way_meta *m = way_meta(c, b, last);
 	uint64_t dirty = m->dirty;
@@ -465,6 +458,7 @@ static inline void hierarchy_data_miss(struct cachesim *cs, struct cache *c, uin
 	count(c, op, 1);
 	if (victim != TAG_EMPTY && dirty) {
 		c->st.writebacks++;
+		uint64_t vl = (victim << c->line_shift) >> n->line_shift, vset = vl & n->set_mask;
 		size_t vb = (size_t)vset * n->assoc;
 		long w = quick_find(n, vl, vset, vb);
 		if (w >= 0)
