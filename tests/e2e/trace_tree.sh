@@ -169,7 +169,7 @@ check "SIGINT with a busy child left running: exits 130 within the grace period 
 	test $rc -eq 130 -a $secs -lt 10
 # (its log is written; not read here: the busy child logged a few G instructions, minutes of
 # reconstruction in the sanitized pass)
-check "... its log is written" grep -q "wrote '$TMP/b.log'" "$TMP/b.err"
+check "... its log is written" grep -q "wrote trace log '$TMP/b.log'" "$TMP/b.err"
 pkill -KILL -f "$TMP/busy" 2> /dev/null
 
 # a process a signal killed (no exit_group: Valgrind's fini says 0) is "killed", not "exit 0":
