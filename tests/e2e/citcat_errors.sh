@@ -225,7 +225,23 @@ for how, sig, want in (("group_sigint", signal.SIGINT, 130), ("sigterm_to_spent"
     p = subprocess.Popen([spent, "citcat", "record", "-o", d, "--", "sleep", "5"], start_new_session=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.7)
+    # once the program runs under the recorder (a sleep in spent's session), not after a fixed
+    # wait that a loaded machine can outlast before the program starts
+    def program_runs():
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                st = open(f"/proc/{pid}/stat").read()
+            except OSError:
+                continue
+            comm, rest = st[st.index("(") + 1:st.rindex(")")], st[st.rindex(")") + 2:].split()
+            if comm == "sleep" and int(rest[3]) == p.pid:	# field 6: the session
+                return True
+        return False
+    for _ in range(200):
+        if program_runs():
+            break
+        time.sleep(0.05)
+    time.sleep(0.2)
     t0 = time.time()
     if how == "group_sigint":
         os.killpg(p.pid, sig)
@@ -247,7 +263,12 @@ PY
 "$SPENT" citcat record -o "$TMP/long" -- python3 -c 'print(1)' > /dev/null 2>&1
 "$SPENT" citcat replay "$TMP/long" --stdout "$TMP/long.out" > /dev/null 2> "$TMP/long.err" &
 rp=$!
-sleep 0.5
+# once the replay has run 0.3 s of CPU (utime + stime, in ticks), however loaded the machine
+for _ in $(seq 1 200); do
+	t=$(awk '{ sub(/.*\) /, ""); print $12 + $13 }' /proc/$rp/stat 2> /dev/null || echo 0)
+	[ "${t:-0}" -ge $(($(getconf CLK_TCK) * 3 / 10)) ] && break
+	sleep 0.05
+done
 kill -TERM $rp
 wait $rp
 rc=$?
