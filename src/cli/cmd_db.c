@@ -102,7 +102,6 @@ static const char *open_error(int r)
  * before), 0 when not. */
 static int daemon_holds(const char *dir)
 {
-	char path[4096];
 	int fd, held = 0;
 
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -110,15 +109,7 @@ static int daemon_holds(const char *dir)
 		held = flock(fd, LOCK_SH | LOCK_NB) < 0;
 		close(fd);
 	}
-	if (held || db_file_path(dir, DB_LOCK_NAME, path, sizeof(path)))
-		return held;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);	/* a FIFO: no wait */
-	if (fd < 0)
-		return 0;
-	if (flock(fd, LOCK_SH | LOCK_NB) < 0)
-		held = 1;
-	close(fd);
-	return held;
+	return held || db_lock_file_held(dir);
 }
 
 static bool action_is_stop(const struct db_opts *o)

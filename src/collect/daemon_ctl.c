@@ -19,20 +19,6 @@
 #include "core/json.h"
 #include "profile/db.h"
 
-/* Whether a daemon answers on DB's control socket (accepts a connection). */
-static bool control_answers(const char *db)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	if (db_file_path(db, DB_SOCKET_NAME, sa.sun_path, sizeof(sa.sun_path)))
-		return false;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	bool up = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
-	close(fd);
-	return up;
-}
-
 /* The lock is the database directory's flock: a file can be removed ("a stale lock") while
  * its daemon runs, which let a second daemon start on the same database, every sample then
  * merged twice. DB_LOCK_NAME holds the pid for the messages and is flocked too (the lock of
@@ -58,7 +44,7 @@ int daemon_lock(struct daemon *d, char *err, size_t errlen)
 	}
 	bool dir_held = flock(d->dir_lock_fd, LOCK_EX | LOCK_NB) < 0;
 	bool file_held = flock(fd, LOCK_EX | LOCK_NB) < 0;
-	if (dir_held && !file_held && !control_answers(d->cfg->db)) {
+	if (dir_held && !file_held && !db_control_answers(d->cfg->db, 1000)) {
 		/* the directory's lock without the lock file's, and no daemon's socket: a `db
 		 * merge` (it takes the directory's only; a daemon whose lock file was removed
 		 * still answers on its socket) */

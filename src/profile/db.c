@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -74,18 +75,27 @@ int db_open(const char *path, bool create, struct spent_profile_dir **out)
 	return 0;
 }
 
-int db_control(const char *db, const char *cmd, char *reply, size_t len, int timeout_ms)
+bool db_lock_file_held(const char *db)
+{
+	char path[PATH_MAX];
+	if (db_file_path(db, DB_LOCK_NAME, path, sizeof(path)))
+		return false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);	/* a FIFO: no wait */
+	if (fd < 0)
+		return false;
+	bool held = flock(fd, LOCK_SH | LOCK_NB) < 0;
+	close(fd);
+	return held;
+}
+
+/* A connection to DB's control socket: the fd, or -errno (-ECONNREFUSED / -ENOENT: no daemon,
+ * -ETIMEDOUT). */
+static int control_connect(const char *db, int timeout_ms)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t got = 0;
-	int fd, err = 0;
-
-	if (len == 0)
-		return -EINVAL;
-	reply[0] = '\0';
 	if (db_file_path(db, DB_SOCKET_NAME, sa.sun_path, sizeof(sa.sun_path)))
 		return -ENAMETOOLONG;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	/* a unix connect waits while the daemon's backlog is full (a stalled daemon): within the
@@ -94,9 +104,32 @@ int db_control(const char *db, const char *cmd, char *reply, size_t len, int tim
 	if (timeout_ms > 0)
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		err = errno == EAGAIN || errno == EINPROGRESS ? -ETIMEDOUT : -errno;
-		goto out;
+		int err = errno == EAGAIN || errno == EINPROGRESS ? -ETIMEDOUT : -errno;
+		close(fd);
+		return err;
 	}
+	return fd;
+}
+
+bool db_control_answers(const char *db, int timeout_ms)
+{
+	int fd = control_connect(db, timeout_ms);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int db_control(const char *db, const char *cmd, char *reply, size_t len, int timeout_ms)
+{
+	size_t got = 0;
+	int fd, err = 0;
+
+	if (len == 0)
+		return -EINVAL;
+	reply[0] = '\0';
+	if ((fd = control_connect(db, timeout_ms)) < 0)
+		return fd;
 	/* The daemon answers a refused peer (not root) and closes without reading: the command
 	 * then meets a closed socket (EPIPE, never SIGPIPE) and the refusal is still there to read. */
 	size_t cl = strlen(cmd);

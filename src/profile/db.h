@@ -38,6 +38,8 @@ int db_file_path(const char *db, const char *name, char *out, size_t outlen);
  * TIMEOUT_MS bounds the wait for the reply.
  */
 int db_control(const char *db, const char *cmd, char *reply, size_t len, int timeout_ms);
+/* Whether a daemon accepts a connection on DB's control socket within TIMEOUT_MS. */
+bool db_control_answers(const char *db, int timeout_ms);
 
 /* Sum every epoch of each database in SRCS into the same epoch number of DST; a source
  * merged before (by its host and creation time, listed in DST/merged-from) is skipped and
@@ -64,6 +66,10 @@ int db_merge(struct spent_profile_dir *dst, const char *const *srcs, size_t n, s
  * in place (the database was copied mid-merge: its inodes changed), -ENOTDIR or -ELOOP when
  * it is not a directory; another -errno. Every entry is checked before anything changes. */
 int db_merge_recover(const char *db, bool locked);
+/* Whether DB's lock file (DB_LOCK_NAME) is flocked: a daemon runs (a merge locks only the
+ * directory; daemons before the directory's lock locked only this file). */
+bool db_lock_file_held(const char *db);
+
 /* Before a change to DB's epochs other than the daemon's or a merge's (gc, a new epoch with
  * no daemon): DB's directory lock taken and a merge a crash left pending finished, *LOCK the
  * lock's fd for the caller to close when done. With a daemon running the lock is its own

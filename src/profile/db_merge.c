@@ -582,26 +582,12 @@ static int lock_db(const char *db)
 	return fd;
 }
 
-/* Whether DB's lock file is flocked: a daemon runs (a merge locks only the directory). */
-static bool lock_file_held(const char *db)
-{
-	char path[PATH_MAX];
-	if (db_file_path(db, DB_LOCK_NAME, path, sizeof(path)))
-		return false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);	/* a FIFO: no wait */
-	if (fd < 0)
-		return false;
-	bool held = flock(fd, LOCK_SH | LOCK_NB) < 0;
-	close(fd);
-	return held;
-}
-
 int db_lock_for_change(const char *db, int *lock)
 {
 	*lock = -1;
 	int fd = lock_db(db);
 	if (fd == -EBUSY)
-		return lock_file_held(db) ? 0 : -EBUSY;
+		return db_lock_file_held(db) ? 0 : -EBUSY;
 	if (fd < 0)
 		return fd;
 	int err = recover_locked(db);
