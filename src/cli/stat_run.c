@@ -133,8 +133,6 @@ struct run_ctx {
 	struct count_value *totals;	/* the last reading */
 	struct count_value *prev;	/* -I: the reading at the last interval row */
 	double prev_seconds;	/* -I: its time (the next interval's rates are over the gap) */
-	char (*attach_comm)[16];	/* -p with a breakdown: each slot's name at attach */
-	size_t n_attach;
 };
 
 static void print_breakdown(struct run_ctx *rc, const struct thread_counts *th, size_t nth)
@@ -185,11 +183,11 @@ static void print_slot_breakdown(struct run_ctx *rc, struct counting *c)
 			th[s].tid = counting_slot_id(c, s);
 			th[s].pid = rc->opts->pid;
 			th[s].values = &vals[s * rc->os.n];
-			/* a thread that ended before the run did has no name now: its name at
-			 * attach (every row read '?' when the process had exited) */
+			/* the name now (exec may have changed it); a thread that ended before the
+			 * run did has none: its name at attach */
 			thread_comm(th[s].pid, th[s].tid, th[s].comm);
-			if (!th[s].comm[0] && s < rc->n_attach)
-				memcpy(th[s].comm, rc->attach_comm[s], sizeof(th[s].comm));
+			if (!th[s].comm[0])
+				snprintf(th[s].comm, sizeof(th[s].comm), "%s", counting_slot_comm(c, s));
 			counting_read_slot(c, s, th[s].values);
 		}
 		print_breakdown(rc, th, n);
@@ -305,17 +303,6 @@ static int run_once(struct run_ctx *rc, struct count_value *totals, bool details
 		goto out;
 	}
 	*started = true;
-	if (o->pid && (o->per_thread || o->per_process)) {
-		struct counting *c = stat_session_counting(s);
-		size_t n = counting_n_slots(c);
-		free(rc->attach_comm);
-		rc->n_attach = 0;
-		if ((rc->attach_comm = calloc(n ? n : 1, sizeof(*rc->attach_comm))) != NULL) {
-			for (size_t k = 0; k < n; k++)
-				thread_comm((pid_t)o->pid, (pid_t)counting_slot_id(c, k), rc->attach_comm[k]);
-			rc->n_attach = n;
-		}
-	}
 	spent_stat_wait(s, NULL);
 	status = spent_stat_exit_code(s);
 	rc->elapsed_ns = (double)spent_stat_elapsed_ns(s);
@@ -446,7 +433,6 @@ out:
 	free(totals);
 	free(rc.rows);
 	open_set_release(&rc.os);
-	free(rc.attach_comm);
 	if (of && !printed) {
 		outfile_abort(of);	/* the command never ran: an existing -o stays as it was */
 	} else if (of) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "collect/counting.h"
+#include "collect/thread_tracker.h"
 #include "core/alloc.h"
 
 struct counting {
@@ -17,8 +18,8 @@ struct counting {
 	int *group;
 	size_t n_slots;
 	int *slot_ids;
+	char (*slot_comms)[16];	/* COUNTING_THREADS: each thread's name when its slot opened */
 	int *fds;	/* [slot][event], -1 where the slot vanished */
-	uint64_t *ids;	/* kernel event ids, same layout */
 };
 
 double count_value_scaled(const struct count_value *v)
@@ -131,7 +132,7 @@ static bool is_leader(const struct counting *c, size_t i)
 	return !c->group || i == 0 || c->group[i] != c->group[i - 1];
 }
 
-/* Open every event of one slot; a thread that vanished meanwhile leaves it empty (-1). */
+/* Open every event of one slot; -ESRCH when its thread vanished since it was listed. */
 static int open_slot(struct counting *c, size_t s, size_t *bad_event)
 {
 	pid_t pid = c->cfg.mode == COUNTING_CPUS ? -1 : c->slot_ids[s];
@@ -148,8 +149,6 @@ static int open_slot(struct counting *c, size_t s, size_t *bad_event)
 		if (is_leader(c, i))
 			leader = -1;
 		int fd = spent_event_open(&c->events[i], &a, pid, cpu, leader, 0);
-		if (fd == -ESRCH && c->cfg.mode == COUNTING_THREADS)
-			return 0;
 		if (fd < 0) {
 			*bad_event = i;
 			return fd;
@@ -159,6 +158,21 @@ static int open_slot(struct counting *c, size_t s, size_t *bad_event)
 			leader = fd;
 	}
 	return 0;
+}
+
+/* Remove slot S (its thread vanished): close what opened and move the later slots down. */
+static void drop_slot(struct counting *c, size_t s)
+{
+	size_t ne = c->cfg.n_events, later = c->n_slots - s - 1;
+	for (size_t i = 0; i < ne; i++)
+		if (c->fds[s * ne + i] >= 0)
+			close(c->fds[s * ne + i]);
+	memmove(&c->fds[s * ne], &c->fds[(s + 1) * ne], later * ne * sizeof(*c->fds));
+	memmove(&c->slot_ids[s], &c->slot_ids[s + 1], later * sizeof(*c->slot_ids));
+	memmove(&c->slot_comms[s], &c->slot_comms[s + 1], later * sizeof(*c->slot_comms));
+	c->n_slots--;
+	for (size_t i = 0; i < ne; i++)
+		c->fds[c->n_slots * ne + i] = -1;
 }
 
 int counting_new(const struct counting_config *cfg, struct counting **out, size_t *bad_event)
@@ -190,10 +204,28 @@ int counting_new(const struct counting_config *cfg, struct counting **out, size_
 	}
 	for (size_t i = 0; i < c->n_slots * cfg->n_events; i++)
 		c->fds[i] = -1;
-	for (size_t s = 0; s < c->n_slots; s++) {
+	if (c->cfg.mode == COUNTING_THREADS &&
+	    !(c->slot_comms = calloc(c->n_slots, sizeof(*c->slot_comms)))) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (size_t s = 0; s < c->n_slots;) {
+		/* the name is read before the counters open: a thread that ends right after still
+		 * has its row named, and one that ended before is dropped, not shown as '?' */
+		if (c->slot_comms)
+			thread_comm(c->cfg.pid, c->slot_ids[s], c->slot_comms[s]);
 		err = open_slot(c, s, &bad);
+		if (err == -ESRCH && c->cfg.mode == COUNTING_THREADS) {
+			drop_slot(c, s);
+			continue;
+		}
 		if (err)
 			goto fail;
+		s++;
+	}
+	if (c->n_slots == 0) {
+		err = -ESRCH;	/* every listed thread ended: the process is gone */
+		goto fail;
 	}
 	*out = c;
 	return 0;
@@ -214,6 +246,7 @@ void counting_free(struct counting *c)
 				close(c->fds[i]);
 	free(c->fds);
 	free(c->slot_ids);
+	free(c->slot_comms);
 	free(c->events);
 	free(c->group);
 	free(c);
@@ -245,6 +278,11 @@ size_t counting_n_slots(const struct counting *c)
 int counting_slot_id(const struct counting *c, size_t slot)
 {
 	return slot < c->n_slots ? c->slot_ids[slot] : -1;
+}
+
+const char *counting_slot_comm(const struct counting *c, size_t slot)
+{
+	return c->slot_comms && slot < c->n_slots ? c->slot_comms[slot] : "";
 }
 
 int counting_read_slot(struct counting *c, size_t slot, struct count_value *values)

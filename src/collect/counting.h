@@ -61,6 +61,8 @@ int counting_read_totals(struct counting *c, struct count_value *totals);
 /* Per slot (CPU in COUNTING_CPUS, thread in COUNTING_THREADS): number of slots, and one read. */
 size_t counting_n_slots(const struct counting *c);
 int counting_slot_id(const struct counting *c, size_t slot); /* cpu or tid */
+/* COUNTING_THREADS: the thread's name when its counters opened ("" otherwise) */
+const char *counting_slot_comm(const struct counting *c, size_t slot);
 int counting_read_slot(struct counting *c, size_t slot, struct count_value *values);
 
 #endif
