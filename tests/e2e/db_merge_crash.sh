@@ -13,6 +13,10 @@ if ! cc -shared -fPIC -O1 -o crash.so "$SPENT_TOP/tests/e2e/crash_rename.c" -ldl
 	fail "setup: cannot build the crash library: $(head -2 cc.err)"
 	exit 0
 fi
+# until another process (flock(1) in the background) holds DIR's lock, as a merge would
+wait_locked() {
+	for _ in $(seq 1 100); do flock -n "$1" true || return 0; sleep 0.05; done
+}
 # a sanitized spent insists on being first in the link order
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 
@@ -58,7 +62,7 @@ check "db_merge_runs_to_its_end_without_the_crash (after $((k - 1)) renames)" te
 rm -rf d && cp -a dst d
 flock -x d sleep 3 &
 holder=$!
-sleep 0.5
+wait_locked d
 "$SPENT" db d merge src > busy.out 2>&1
 rc=$?
 wait $holder
@@ -102,9 +106,9 @@ rm -rf d && cp -a dst d
 check "db_gc_finishes_a_pending_merge_first ($(head -c 120 gc.out); $(ls d | tr '\n' ' '))" \
 	bash -c "test ! -e d/merge-pending && test \$(ls -d d/epoch-* | wc -l) = 1 && grep -q . d/merged-from"
 rm -rf d && cp -a dst d
-flock -x d sleep 2 &
+flock -x d sleep 4 &
 holder=$!
-sleep 0.3
+wait_locked d
 "$SPENT" db d gc --keep 1 > gcbusy.out 2>&1
 rc1=$?
 "$SPENT" db d epoch > epbusy.out 2>&1
