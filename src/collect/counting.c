@@ -1,6 +1,5 @@
 /* collect/counting.c - counting sessions over perf_event_open: groups, inherit to a task
  * tree, per-thread or per-CPU slots, and scaling by enabled/running time. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +16,7 @@ struct counting {
 	struct spent_event *events;
 	int *group;
 	size_t n_slots;
-	int *slot_ids;
+	int *slot_ids;		/* cpus, or tids (pid_t is int) */
 	char (*slot_comms)[16];	/* COUNTING_THREADS: each thread's name when its slot opened */
 	int *fds;	/* [slot][event], -1 where the slot vanished */
 };
@@ -44,35 +43,6 @@ void count_value_add(struct count_value *acc, const struct count_value *v)
 	acc->value += v->value;
 	acc->enabled += v->enabled;
 	acc->running += v->running;
-}
-
-static int list_threads(pid_t pid, int **out, size_t *n)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : -errno;
-	int *tids = NULL;
-	size_t count = 0, cap = 0;
-	int err = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		err = ALLOC_GROW(tids, count + 1, cap);
-		if (err)
-			break;
-		tids[count++] = atoi(de->d_name);
-	}
-	closedir(d);
-	if (err || count == 0) {
-		free(tids);
-		return err ? err : -ESRCH;
-	}
-	*out = tids;
-	*n = count;
-	return 0;
 }
 
 static int list_online_cpus(int **out, size_t *n)
@@ -113,7 +83,7 @@ static int setup_slots(struct counting *c)
 		c->n_slots = 1;
 		return 0;
 	case COUNTING_THREADS:
-		return list_threads(c->cfg.pid, &c->slot_ids, &c->n_slots);
+		return thread_list(c->cfg.pid, &c->slot_ids, &c->n_slots);
 	case COUNTING_CPUS:
 		if (!c->cfg.cpus)
 			return list_online_cpus(&c->slot_ids, &c->n_slots);

@@ -237,11 +237,11 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 	} else {
 		size_t failed = 0;
 		r->target = pid;
-		/* a pid that is gone reads as ENOENT from its /proc task list: say so, as stat
-		 * -p does */
-		if (kill(pid, 0) < 0 && errno == ESRCH)
-			err = fail(r, -ESRCH, "process '%ld' not found", (long)pid);
-		else if ((err = sampling_attach(r->s, pid, false, &failed)))
+		/* a pid that is gone (or goes while its threads are listed): said as stat -p does */
+		err = sampling_attach(r->s, pid, false, &failed);
+		if (err == -ESRCH)
+			fail(r, err, "process '%ld' not found", (long)pid);
+		else if (err)
 			fail(r, err, "cannot open event '%s': %s", r->evs[failed].ev.spec, strerror(-err));
 	}
 	if (err) {	/* nothing records: a wait would have polled for ever, a new start said busy */

@@ -1,7 +1,6 @@
 /* collect/sampling.c - counter-overflow sampling (collect/sampling.h): opens the events, reads
  * the rings, orders records by time, keeps process maps from side-band records and aggregates
  * every sample into the profile while recording. */
-#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -221,32 +220,6 @@ static int open_one(struct sampling *s, pid_t pid, int cpu, bool enable_on_exec,
 	return 0;
 }
 
-static int list_threads(pid_t pid, pid_t **tids, size_t *n)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	size_t k = 0, cap = 0;
-	pid_t *a = NULL;
-	if (!d)
-		return -errno;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		if (ALLOC_GROW(a, k + 1, cap)) {
-			free(a);
-			closedir(d);
-			return -ENOMEM;
-		}
-		a[k++] = (pid_t)atoi(de->d_name);
-	}
-	closedir(d);
-	*tids = a;
-	*n = k;
-	return 0;
-}
-
 int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *failed_event)
 {
 	pid_t *tids = NULL, one = pid;
@@ -255,7 +228,7 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 	if (!s->start_wall_ns)
 		s->start_wall_ns = sampling_now_wall_ns(s);
 	if (!enable_on_exec) {	/* an existing process: every thread, and its maps now */
-		if ((err = list_threads(pid, &tids, &ntids)))
+		if ((err = thread_list(pid, &tids, &ntids)))
 			return err;
 		procmaps_load_pid(s->maps, pid);
 		/* no COMM record will name threads that exist already: their names now */
@@ -274,13 +247,22 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 		tids = &one;
 	}
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t opened = 0;
 	for (size_t t = 0; t < ntids && !err; t++) {
 		if (s->cfg.per_thread)
 			err = open_one(s, tids[t], -1, enable_on_exec, failed_event);
 		else
 			for (int c = 0; c < ncpu && !err; c++)
 				err = open_one(s, tids[t], c, enable_on_exec, failed_event);
+		/* a thread that ended since it was listed (a pool replacing its workers): its
+		 * samples are missed, the others' are not */
+		if (err == -ESRCH && !enable_on_exec)
+			err = 0;
+		else if (!err)
+			opened++;
 	}
+	if (!err && opened == 0)
+		err = -ESRCH;	/* every listed thread ended: the process is gone */
 	if (tids != &one)
 		free(tids);
 	if (!err && !enable_on_exec)

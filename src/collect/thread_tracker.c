@@ -1,5 +1,6 @@
 /* collect/thread_tracker.c - per-thread counters opened at creation stops and read at exit
  * stops of a ptrace-seized command tree. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -93,6 +94,34 @@ void thread_comm(pid_t pid, pid_t tid, char comm[16])
 		n = 15;
 	memcpy(comm, buf, (size_t)n);
 	comm[n] = 0;
+}
+
+int thread_list(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	pid_t *a = NULL;
+	size_t count = 0, cap = 0;
+	int err = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		if ((err = ALLOC_GROW(a, count + 1, cap)))
+			break;
+		a[count++] = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	if (err || count == 0) {	/* no thread left: the process has just exited */
+		free(a);
+		return err ? err : -ESRCH;
+	}
+	*tids = a;
+	*n = count;
+	return 0;
 }
 
 static void read_comm(pid_t tid, char comm[16])

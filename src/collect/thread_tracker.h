@@ -23,9 +23,13 @@ struct thread_counts {
 
 struct thread_tracker;
 
-/* EVENTS/GROUP as in struct counting_config (copied). */
 /* The name of thread TID of process PID (/proc/PID/task/TID/comm), "" when unreadable. */
 void thread_comm(pid_t pid, pid_t tid, char comm[16]);
+/* The threads of process PID now (/proc/PID/task) into *TIDS (malloc'd, *N of them): -ESRCH
+ * when the process is gone. */
+int thread_list(pid_t pid, pid_t **tids, size_t *n);
+
+/* EVENTS/GROUP as in struct counting_config (copied). */
 
 int thread_tracker_new(const struct spent_event *events, const int *group, size_t n_events,
 		       struct thread_tracker **out);
