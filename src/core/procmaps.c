@@ -245,23 +245,67 @@ int procmaps_parse_line(char *line, struct procmaps_line *out)
 	return 0;
 }
 
-int procmaps_load_pid(struct procmaps *pm, pid_t pid)
+/* /proc/PID/maps whole into *BUF (*LEN bytes): an empty file (a zombie's) is told before
+ * anything is forgotten. */
+static int read_maps_file(pid_t pid, char **buf, size_t *len)
 {
-	char path[64], line[SPENT_PROFILE_PATH_MAX + 128];
+	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -errno;
+	size_t n = 0, cap = 0;
+	char *b = NULL;
+	int err = 0;
+	for (;;) {
+		if (n + 4096 + 1 > cap && (err = ALLOC_GROW(b, n + 4096 + 1, cap)))
+			break;
+		size_t got = fread(b + n, 1, cap - n - 1, f);
+		n += got;
+		if (got == 0) {
+			err = ferror(f) ? -EIO : 0;
+			break;
+		}
+	}
+	fclose(f);
+	if (err) {
+		free(b);
+		return err;
+	}
+	if (b)
+		b[n] = 0;
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+int procmaps_load_pid(struct procmaps *pm, pid_t pid)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int err = read_maps_file(pid, &buf, &len);
+	if (err)
+		return err;
+	/* a zombie's (or a kernel thread's) maps read empty: keep what was known, or a late
+	 * sample of a command that has exited but is not reaped yet wiped its maps, and every
+	 * later sample of it was unknown (70-95% of a short command's with -g) */
+	if (!len) {
+		free(buf);
+		return -ESRCH;
+	}
 	procmaps_forget(pm, pid);
-	struct proc *p = proc_get(pm, pid);
-	int err = p ? 0 : -ENOMEM;
-	while (!err && fgets(line, sizeof(line), f)) {
+	err = proc_get(pm, pid) ? 0 : -ENOMEM;
+	for (char *line = buf, *nl; !err && line < buf + len; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = buf + len;
+		*nl = 0;
 		struct procmaps_line ml;
 		if (procmaps_parse_line(line, &ml) || !ml.exec || ml.end == ml.start)
 			continue;
 		err = procmaps_add(pm, pid, ml.start, ml.end - ml.start, ml.pgoff, ml.path);
 	}
-	fclose(f);
+	free(buf);
 	return err;
 }
 
