@@ -191,8 +191,8 @@ static int add_ring(struct sampling *s, int fd)
 	return 0;
 }
 
-/* Open every event for (PID, CPU), sharing one ring. */
-static int open_one(struct sampling *s, pid_t pid, int cpu, bool enable_on_exec, size_t *failed)
+int sampling_open_task(struct sampling *s, pid_t pid, int cpu, bool enable_on_exec,
+		       size_t *failed)
 {
 	int leader = -1;
 	for (size_t i = 0; i < s->cfg.nevents; i++) {
@@ -249,11 +249,14 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t opened = 0;
 	for (size_t t = 0; t < ntids && !err; t++) {
-		if (s->cfg.per_thread)
-			err = open_one(s, tids[t], -1, enable_on_exec, failed_event);
-		else
+		if (s->cfg.per_thread) {
+			err = sampling_open_task(s, tids[t], -1, enable_on_exec, failed_event);
+			/* a scan for what a followed task created must not open these again */
+			if (!err)
+				err = sampling_task_set_followed(s, (uint32_t)tids[t], true);
+		} else
 			for (int c = 0; c < ncpu && !err; c++)
-				err = open_one(s, tids[t], c, enable_on_exec, failed_event);
+				err = sampling_open_task(s, tids[t], c, enable_on_exec, failed_event);
 		/* a thread that ended since it was listed (a pool replacing its workers): its
 		 * samples are missed, the others' are not */
 		if (err == -ESRCH && !enable_on_exec)
@@ -270,21 +273,6 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 			if (ioctl(s->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 				err = -errno;
 	return err;
-}
-
-int sampling_follow_thread(struct sampling *s, pid_t tid)
-{
-	size_t first = s->nfds;
-	int err = open_one(s, tid, -1, false, NULL);
-	/* gone already, or out of descriptors: its samples are missed, the others go on */
-	if (err == -ESRCH || err == -EMFILE || err == -ENFILE)
-		return 0;
-	for (size_t i = first; i < s->nfds && !err; i++)
-		if (ioctl(s->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-			err = -errno;
-	if (!err)
-		s->stats.followed_threads++;
-	return err == -ENOMEM ? err : 0;
 }
 
 int sampling_poll(struct sampling *s, int timeout_ms)

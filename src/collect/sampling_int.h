@@ -54,10 +54,15 @@ struct sampling {
 };
 
 int sampling_read_rings(struct sampling *s);
-/* Per-thread mode: open and enable the events for TID, a thread (or process) created after
- * the attach, which the kernel does not follow without inherit. 0 or -ENOMEM; a thread that
- * is gone, or no descriptors left, only loses its samples. */
-int sampling_follow_thread(struct sampling *s, pid_t tid);
+/* Open every event for task PID (or -1) on CPU (or -1), sharing one ring; events not enabled.
+ * On failure *FAILED (when not NULL) is the event that failed. 0 or -errno. */
+int sampling_open_task(struct sampling *s, pid_t pid, int cpu, bool enable_on_exec,
+		       size_t *failed);
+/* Per-thread mode (sampling_follow.c): open and enable the events for TID of PID, a thread or
+ * process created after the attach, which the kernel does not follow without inherit, and
+ * those of every thread and child it created before that, recursively. 0 or -ENOMEM; a task
+ * that is gone, or no descriptors left, only loses its samples. */
+int sampling_follow_task(struct sampling *s, pid_t pid, pid_t tid);
 /* Profile image index for IMG (interned on first use). */
 int sampling_image_index(struct sampling *s, const struct image_info *img, uint32_t *idx);
 
@@ -74,6 +79,11 @@ int sampling_task_fork(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t 
 /* TID's name as /proc has it now (kept when it is gone): a thread followed after its FORK
  * record (--per-thread) may have renamed itself before its event was open to say so. */
 int sampling_task_reread_comm(struct sampling *s, uint32_t pid, uint32_t tid);
+/* --per-thread: whether TID's own events are open (sampling_attach, sampling_follow_task),
+ * so that a task found both by a /proc scan and by its FORK record is opened once. Cleared by
+ * TID's EXIT record, before the tid can be reused. set: 0 or -ENOMEM. */
+bool sampling_task_followed(struct sampling *s, uint32_t tid);
+int sampling_task_set_followed(struct sampling *s, uint32_t tid, bool followed);
 /* The profile task of (PID, TID) under its current name (interned on first use). */
 int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t *idx);
 void sampling_tasks_release(struct sampling *s);

@@ -1,5 +1,5 @@
 /* collect/sampling_records.c - decode perf records copied from the rings, in time order:
- * side-band (MMAP2, COMM, FORK, LOST, THROTTLE) keeps the process maps and thread names,
+ * side-band (MMAP2, COMM, FORK, EXIT, LOST, THROTTLE) keeps the process maps and thread names,
  * samples are translated to (image, offset) and aggregated with their call chains into the
  * profile, and each adds a detail row (task, time, chain). */
 #include <errno.h>
@@ -295,17 +295,28 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 		memcpy(&ppid, b + 4, 4);
 		memcpy(&tid, b + 8, 4);
 		memcpy(&ptid, b + 12, 4);
+		/* per-thread: opened already by the scan that follows its creator's opening
+		 * (sampling_follow.c), with its maps and name as /proc had them then, newer than
+		 * this record's */
+		if (s->cfg.per_thread && tid != ptid && sampling_task_followed(s, tid))
+			return 0;
 		if (pid != ppid)
 			err = procmaps_fork(s->maps, (pid_t)ppid, (pid_t)pid);
 		if (!err && tid != ptid)
 			err = sampling_task_fork(s, pid, tid, ptid);
 		/* per-thread events are not inherited: a new thread or child gets its own, and
-		 * its name as it is now */
-		if (!err && s->cfg.per_thread && tid != ptid) {
-			err = sampling_follow_thread(s, (pid_t)tid);
-			err = err ? err : sampling_task_reread_comm(s, pid, tid);
-		}
+		 * so does what it created before they were open */
+		if (!err && s->cfg.per_thread && tid != ptid)
+			err = sampling_follow_task(s, (pid_t)pid, (pid_t)tid);
 		return err;
+	}
+	case PERF_RECORD_EXIT: {
+		uint32_t tid;
+		if (blen < 16 || !s->cfg.per_thread)
+			return 0;
+		memcpy(&tid, b + 8, 4);
+		/* its events count no more, and its tid may be a new task's next */
+		return sampling_task_set_followed(s, tid, false);
 	}
 	case PERF_RECORD_LOST:
 		if (blen < 16)

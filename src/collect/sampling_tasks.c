@@ -1,8 +1,10 @@
 /* collect/sampling_tasks.c - who took each sample and when (collect/sampling_int.h): the name of
  * every thread from side-band COMM records (exec and renames) and FORK records (a new thread or
- * child starts with its parent's name), the profile task index of each (comm, pid, tid), and
- * the conversion of sample times (CLOCK_MONOTONIC, see fill_attr) to wall-clock time. */
+ * child starts with its parent's name), the profile task index of each (comm, pid, tid), which
+ * threads have events of their own (--per-thread), and the conversion of sample times
+ * (CLOCK_MONOTONIC, see fill_attr) to wall-clock time. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@ struct sampling_thread {
 	uint32_t pid;
 	uint32_t task;		/* profile task index, SPENT_PROFILE_NO_TASK until first needed */
 	char comm[16];		/* "" until known */
+	bool followed;		/* --per-thread: its own events are open (until its EXIT record) */
 };
 
 static uint64_t clock_ns(clockid_t c)
@@ -100,6 +103,20 @@ int sampling_task_reread_comm(struct sampling *s, uint32_t pid, uint32_t tid)
 	char comm[16];
 	thread_comm((pid_t)pid, (pid_t)tid, comm);
 	return comm[0] ? sampling_task_comm(s, pid, tid, comm, sizeof(comm)) : 0;
+}
+
+bool sampling_task_followed(struct sampling *s, uint32_t tid)
+{
+	const struct sampling_thread *t = thread_slot(s, tid, false);
+	return t && t->followed;
+}
+
+int sampling_task_set_followed(struct sampling *s, uint32_t tid, bool followed)
+{
+	struct sampling_thread *t = thread_slot(s, tid, followed);
+	if (t)
+		t->followed = followed;
+	return t || !followed ? 0 : -ENOMEM;
 }
 
 int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t *idx)
