@@ -46,3 +46,22 @@ for i in 1 2 3 4 5 6; do
 done
 check "record -p attaches to a pool whose threads keep ending ($ok of 6; last: $(tail -1 "$TMP/churn.err"))" \
 	test "$ok" -eq 6
+
+# --per-thread follows what a child created before its own events were open: sh -> sh ->
+# timeout -> gzip lost gzip in nearly every run (each process forked the next before its FORK
+# record was read; that fork went into no ring), and g++ lost ld. gzip runs for a time, not a
+# size; the oracle is gzip's share of the samples in the inherited recording of the same tree,
+# and every run must reach half of it: a run of the old code that wins the race does not pass.
+tree='sh -c "timeout 0.3 gzip -c /dev/zero > /dev/null; true"; true'
+gzip_share() { "$SPENT" report -i "$1" --sort comm --csv | awk -F, '$1 == "gzip" { print $4; exit }'; }
+"$SPENT" record -o "$TMP/tree_inh" -- sh -c "$tree" > /dev/null 2>&1
+inh=$(gzip_share "$TMP/tree_inh")
+shares="" ok=0
+for i in 1 2 3 4; do
+	"$SPENT" record --per-thread -o "$TMP/tree$i" -- sh -c "$tree" > /dev/null 2>&1
+	pt=$(gzip_share "$TMP/tree$i")
+	shares="$shares ${pt:-0}"
+	awk -v a="${pt:-0}" -v b="${inh:-0}" 'BEGIN { exit !(b > 50 && a >= b / 2) }' && ok=$((ok + 1))
+done
+check "per_thread_follows_grandchildren (gzip % of samples:$shares; inherited ${inh:-none})" \
+	test "$ok" -eq 4
