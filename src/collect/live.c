@@ -1,9 +1,9 @@
 /* collect/live.c - live system-wide samples for `spent top`: its own sampling (the daemon's
  * per-CPU events with samples in the side-band rings, the map table kept current from
  * MMAP2/FORK/COMM/EXIT) or a running daemon's `recent` answers, each count placed in
- * (pid, comm, image, offset). Process names are read from /proc/PID/comm the first time a
- * process is counted (and again after it execs; for a daemon's counts, once per answer): the
- * side-band reader hands over only the pid of a COMM record. */
+ * (pid, comm, image, offset). Process names come from COMM records and a parent's name at a
+ * FORK; a process no record named is read from /proc/PID/comm the first time it is counted
+ * (for a daemon's counts, once per answer). */
 #include "core/alloc.h"
 #include "collect/live.h"
 
@@ -28,7 +28,8 @@ struct comm_entry {
 	struct comm_entry *next;
 	pid_t pid;
 	bool stale;		/* exec'd since the name was read */
-	bool exited;		/* dropped at the end of this read */
+	bool exited;		/* its EXIT record was read: dropped a read later */
+	uint64_t exit_gen;	/* the read that saw the EXIT record */
 	char comm[COMM_LEN + 8];
 };
 
@@ -127,33 +128,62 @@ static const char *comm_of(struct live *l, pid_t pid)
 	return e->comm;
 }
 
-static void comm_mark(struct live *l, pid_t pid, bool exited)
+/* PID exec'd: its name is read again (its COMM record, next, names it). */
+static void comm_mark_exec(struct live *l, pid_t pid)
+{
+	struct comm_entry *e = *comm_slot(l, pid);
+
+	if (e)
+		e->stale = true;
+}
+
+/* PID's EXIT record: the name is kept, not re-read. The exiting task still runs (and is
+ * sampled) after its EXIT record is written, when /proc no longer has its name, so a re-read
+ * split it into a second "[PID]" row (half the pids of a shell loop). The entry stays for the
+ * rest of this read and the next one, for samples taken in do_exit that fall past a read's
+ * cut-off; a new process on that pid is seen by its FORK record first (on_fork). */
+static void comm_mark_exit(struct live *l, pid_t pid)
 {
 	struct comm_entry *e = *comm_slot(l, pid);
 
 	if (!e)
 		return;
-	e->stale = true;
-	if (exited) {
-		e->exited = true;
-		l->any_exited = true;
-	}
+	e->exited = true;
+	e->exit_gen = l->gen;
+	l->any_exited = true;
 }
 
+/* After a read (l->gen already past it): drop the entries whose EXIT record came in the read
+ * before that one. */
 static void comm_drop_exited(struct live *l)
 {
+	bool left = false;
+
 	if (!l->any_exited)
 		return;
 	for (size_t b = 0; b < COMM_BUCKETS; b++) {
 		struct comm_entry **p = &l->comms[b];
 		while (*p) {
 			struct comm_entry *e = *p;
-			if (e->exited) {
+			if (e->exited && e->exit_gen + 1 < l->gen) {
 				*p = e->next;
 				free(e);
 			} else {
+				left |= e->exited;
 				p = &e->next;
 			}
+		}
+	}
+	l->any_exited = left;
+}
+
+static void comm_clear(struct live *l)
+{
+	for (size_t b = 0; b < COMM_BUCKETS; b++) {
+		while (l->comms[b]) {
+			struct comm_entry *e = l->comms[b];
+			l->comms[b] = e->next;
+			free(e);
 		}
 	}
 	l->any_exited = false;
@@ -196,10 +226,14 @@ static void on_fork(void *arg, pid_t pid, pid_t ppid)
 
 	dmaps_fork(l->maps, pid, ppid);
 	struct comm_entry *parent = *comm_slot(l, ppid), *child;
-	if (parent && !parent->stale) {
+	if (parent && !parent->stale)
 		comm_set(l, pid, parent->comm);
-		if ((child = *comm_slot(l, pid)))
-			child->exited = false;	/* a pid reused within one read */
+	/* a FORK is a new process: an entry left by an exited one on a reused pid is not its
+	 * name (nor is it to be dropped) */
+	if ((child = *comm_slot(l, pid))) {
+		child->exited = false;
+		if (!parent || parent->stale)
+			child->stale = true;
 	}
 }
 
@@ -216,7 +250,7 @@ static void on_exec(void *arg, pid_t pid)
 	struct live *l = arg;
 
 	dmaps_exec(l->maps, pid);
-	comm_mark(l, pid, false);
+	comm_mark_exec(l, pid);
 }
 
 static void on_exit_rec(void *arg, pid_t pid)
@@ -224,7 +258,7 @@ static void on_exit_rec(void *arg, pid_t pid)
 	struct live *l = arg;
 
 	dmaps_exit(l->maps, pid, l->gen);
-	comm_mark(l, pid, true);
+	comm_mark_exit(l, pid);
 }
 
 static void on_sample(void *arg, int cpu, uint32_t event, pid_t pid, uint64_t pc)
@@ -331,11 +365,7 @@ static size_t read_daemon(struct live *l, live_sample_fn fn, void *arg)
 	if ((l->last_err = ask_daemon(l, &n)) != 0)
 		return 0;
 	/* names once per answer: a daemon sends no exits, and pids are reused */
-	for (size_t b = 0; b < COMM_BUCKETS; b++)
-		for (struct comm_entry *e = l->comms[b]; e; e = e->next)
-			e->exited = true;
-	l->any_exited = true;
-	comm_drop_exited(l);
+	comm_clear(l);
 	strtok_r(l->reply, "\n", &save);	/* the "ok recent" line */
 	while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
 		struct live_sample s = { 0 };
@@ -371,13 +401,7 @@ void live_close(struct live *l)
 	free(l->reply);
 	dperf_close(l->perf);
 	dmaps_free(l->maps);
-	for (size_t b = 0; b < COMM_BUCKETS; b++) {
-		while (l->comms[b]) {
-			struct comm_entry *e = l->comms[b];
-			l->comms[b] = e->next;
-			free(e);
-		}
-	}
+	comm_clear(l);
 	free(l->imgs);
 	free(l->img_set);
 	free(l);
