@@ -112,6 +112,8 @@ static void sb_sample(void *arg, int cpu, uint32_t event, pid_t pid, uint64_t pc
 	size_t n;
 
 	d->ring_samples++;
+	if (pc >= DMAPS_KERNEL_START)
+		d->ring_kernel++;
 	if (cpu < 0 || cpu >= d->ntables || !d->tables[cpu])
 		return;
 	if (dcpi_table_add(d->tables[cpu], (uint32_t)pid, pc, (uint16_t)event) == 0)

@@ -332,6 +332,8 @@ int daemon_status_json(struct daemon *d, bool running, char **out)
 	if (d->bpf && dbpf_stats(d->bpf, &ks) == 0) {
 		overflowed = ks.overflowed;
 		dropped = ks.dropped;
+	} else if (!d->bpf) {	/* the fallback counts them as it reads the rings */
+		ks.kernel = d->ring_kernel;
 	}
 	for (int i = 0; i < d->ntables; i++) {
 		struct dcpi_table_stats ts;

@@ -37,6 +37,7 @@ struct daemon {
 	bool merge_due;		/* a periodic drain happened: start a merge on this tick */
 	/* counters */
 	uint64_t ring_samples;	/* fallback: samples read from the perf rings */
+	uint64_t ring_kernel;	/* fallback: those of them whose pc is in the kernel */
 	uint64_t entries;	/* aggregated entries handed from the aggregator to the daemon */
 	uint64_t drains;
 	uint64_t sideband_lost;	/* side-band records lost (maps may be incomplete) */

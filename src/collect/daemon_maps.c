@@ -22,7 +22,6 @@
 
 #define PROC_BUCKETS 4096
 #define IMAGE_BUCKETS 1024
-#define KERNEL_START 0xffff800000000000ULL
 
 struct dproc {
 	struct dproc *next;
@@ -435,7 +434,7 @@ int dmaps_resolve(struct dmaps *m, pid_t pid, uint64_t pc, uint32_t *image, uint
 	const struct maprange *r;
 	struct dproc *p;
 
-	if (pc >= KERNEL_START) {
+	if (pc >= DMAPS_KERNEL_START) {
 		*image = DIMAGE_KERNEL;
 		*offset = pc;
 		return 0;
@@ -554,7 +553,7 @@ int dmaps_task_at(struct dmaps *m, pid_t pid, uint64_t pc, const char **comm, co
 	int r = dmaps_task(m, pid, comm, cgroup);
 	struct dproc *p = r == 0 && pid > 0 ? proc_find(m, pid) : NULL;
 
-	if (p && p->has_old && p->old_comm[0] && pc < KERNEL_START && !maprange_find(&p->cur, pc) &&
+	if (p && p->has_old && p->old_comm[0] && pc < DMAPS_KERNEL_START && !maprange_find(&p->cur, pc) &&
 	    regions_find_linear(&p->old, pc))
 		*comm = p->old_comm;
 	return r;

@@ -12,6 +12,8 @@
 #include "core/procmaps.h"
 
 #define DIMAGE_KERNEL 0	/* image id of "[kernel.kallsyms]": every map table has it */
+/* pcs at and above are the kernel's (aggregate.bpf.c counts its kernel samples the same way) */
+#define DMAPS_KERNEL_START 0xffff800000000000ULL
 
 #define DMAPS_COMM_LEN 16	/* the kernel's TASK_COMM_LEN */
 #define DIMAGE_MAX_LOADS IMAGE_MAX_LOADS	/* filled from core/procmaps.h's image_info */

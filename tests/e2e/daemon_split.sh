@@ -1,13 +1,24 @@
 #!/bin/bash
 # tests/e2e/daemon_split.sh - a 60/30/10 workload under the running daemon (BPF aggregator,
 # then the perf-ring + DCPI-table fallback): after `spent db DB flush` the database gives each
-# function the share of its image that the program measured itself, within 3 points.
+# function the share of its image that the program measured itself, within 3 points; status
+# counts the kernel's samples in both modes.
 # test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
 trap 'stop_daemon; rm -rf "$TMP"' EXIT
 
 BIN=$PROGS/daemon_split
+
+# check_kernel_samples MODE DB: a copy loop that runs mostly in the kernel shows in status's
+# kernel_samples (the fallback said 0 while reports gave the kernel a third of the samples)
+check_kernel_samples() {
+	dd if=/dev/zero of=/dev/null bs=4k count=200000 2>/dev/null
+	"$SPENT" db "$2" flush > /dev/null 2>&1
+	local k
+	k=$(status_field "$2" kernel_samples)
+	check "daemon_$1_status_counts_kernel_samples ($k)" test "${k:-0}" -gt 0
+}
 
 check_split() { # MODE DB
 	local mode=$1 db=$2 dump=$TMP/dump-$1.tsv oracle=$TMP/oracle-$1.txt
@@ -55,6 +66,7 @@ DB=$TMP/db-bpf
 if start_daemon "$DB" "$TMP/bpf.log" -F 4000; then
 	pass daemon_bpf_starts
 	check_split bpf "$DB"
+	check_kernel_samples bpf "$DB"
 	agg=$(status_field "$DB" aggregator)
 	check daemon_bpf_uses_bpf_aggregator [ "$agg" = bpf ]
 	check daemon_bpf_stops_on_sigterm stop_daemon
@@ -67,6 +79,7 @@ DB=$TMP/db-ring
 if start_daemon "$DB" "$TMP/ring.log" -F 4000 --no-bpf; then
 	pass daemon_ring_starts
 	check_split ring "$DB"
+	check_kernel_samples ring "$DB"
 	agg=$(status_field "$DB" aggregator)
 	check daemon_ring_uses_dcpi_tables [ "$agg" = perf-ring+dcpi-table ]
 	check daemon_ring_stops_on_sigterm stop_daemon
