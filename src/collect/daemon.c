@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -270,6 +271,15 @@ static int setup(struct daemon *d, char *err, size_t errlen)
 	choose_periods(d);
 	if (c->bare)
 		goto collectors;
+	/* checked before anything is made: the socket is created last, and a path too long for
+	 * it left the directory holding a lock, a meta, an epoch and a kernel copy */
+	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	if (db_file_path(c->db, DB_SOCKET_NAME, sock, sizeof(sock))) {
+		snprintf(err, errlen, "cannot use '%s' as the database: its path is too long for "
+			 "the control socket (%zu bytes, at most %zu)", c->db, strlen(c->db),
+			 sizeof(sock) - sizeof("/" DB_SOCKET_NAME));
+		return -ENAMETOOLONG;
+	}
 	umask(027);
 	if ((r = db_open(c->db, true, &d->db))) {
 		snprintf(err, errlen, "cannot use '%s' as the database: %s", c->db,

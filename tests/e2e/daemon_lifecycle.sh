@@ -3,7 +3,8 @@
 # (rotation) and, without --log, drains and stops like SIGTERM; detached, it keeps none of its
 # caller's descriptors and works from /; removing daemon.lock does not let a second daemon onto
 # the database; `db list` goes past an epoch with a damaged span; `db gc` removes the other old
-# epochs when one holds a foreign file.
+# epochs when one holds a foreign file; a --db too long for the control socket is refused with
+# one line before anything is made in it.
 # test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
@@ -54,6 +55,20 @@ fi
 for _ in $(seq 1 100); do kill -0 "$BG" 2>/dev/null || break; sleep 0.1; done
 check "daemon_stops_after_the_lock_file_went" bash -c "! kill -0 $BG 2>/dev/null"
 BG=
+
+# ---- a --db path too long for the control socket (a unix socket's 108 bytes): refused before
+# anything is made (it left daemon.lock, meta, epoch-0000 and a kernel copy behind) ----
+LONG=$TMP/$(printf 'd%.0s' $(seq $((120 - ${#TMP}))))
+"$SPENT" daemon --db "$LONG" > "$TMP/long.out" 2>&1
+rc=$?
+check "daemon_long_db_path_refused_in_one_line (exit $rc: $(head -2 "$TMP/long.out" | tr '\n' '|'))" \
+	bash -c "[ $rc = 1 ] && [ \$(wc -l < '$TMP/long.out') = 1 ] && grep -q 'too long for the control socket' '$TMP/long.out'"
+check "daemon_long_db_path_leaves_nothing ($(ls -A "$LONG" 2>&1 | tr '\n' ' '))" test ! -e "$LONG"
+mkdir "$LONG"
+"$SPENT" daemon --db "$LONG" --foreground > /dev/null 2>&1
+check "daemon_long_db_path_leaves_an_existing_directory_empty ($(ls -A "$LONG" | tr '\n' ' '))" \
+	test -z "$(ls -A "$LONG")"
+rm -rf "$LONG"
 
 # ---- SIGHUP without --log: drained and stopped ----
 DB=$TMP/hup
