@@ -26,6 +26,13 @@ void cli_error(const char *fmt, ...)
 	va_end(ap);
 }
 
+void cli_stdout_error(int err)
+{
+	clearerr(stdout);
+	if (err != -EPIPE)
+		cli_error("cannot write to stdout: %s", strerror(-err));
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -11,6 +11,10 @@
 
 /* Print "spent: MESSAGE" on stderr as one line (lowercase, no final period by convention). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A write to stdout failed with -ERR: "spent: cannot write to stdout: REASON", once (stdout's
+ * error flag is cleared, so the check at exit says nothing more). A reader that went away
+ * (EPIPE) is not reported, as at exit. */
+void cli_stdout_error(int err);
 /* Same, prefixed "spent: warning: ". */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -356,7 +356,10 @@ static int do_exports(const struct report_opts *o, const struct spent_profile *p
 	int err;
 	if (o->pprof) {
 		if ((err = pprof_write(p, sym, evs, nev, o->pprof))) {
-			cli_error("cannot write pprof file '%s': %s", o->pprof, outfile_strerror(err));
+			if (!strcmp(o->pprof, "-"))
+				cli_stdout_error(err);
+			else
+				cli_error("cannot write pprof file '%s': %s", o->pprof, outfile_strerror(err));
 			return err;
 		}
 		if (strcmp(o->pprof, "-"))
@@ -372,17 +375,19 @@ static int do_exports(const struct report_opts *o, const struct spent_profile *p
 			return err;
 		}
 		if (o->folded) {
-			folded_write(f, stdout);
-			if (fflush(stdout) != 0 || ferror(stdout)) {
-				err = -errno;
-				cli_error("cannot write the folded stacks: %s", strerror(errno));
-			}
+			errno = 0;
+			if ((err = folded_write(f, stdout)) == 0 && fflush(stdout) != 0)
+				err = errno ? -errno : -EIO;
+			if (err)
+				cli_stdout_error(err);
 		}
 		if (o->flamegraph && !err) {
 			char title[300];
 			snprintf(title, sizeof(title), "%s: %llu samples", spent_profile_event_get(p, evs[0])->name,
 				 (unsigned long long)f->total);
-			if ((err = flamegraph_write(f, title, o->flamegraph)))
+			if ((err = flamegraph_write(f, title, o->flamegraph)) && !strcmp(o->flamegraph, "-"))
+				cli_stdout_error(err);
+			else if (err)
 				cli_error("cannot write flame graph '%s': %s", o->flamegraph, outfile_strerror(err));
 			else if (strcmp(o->flamegraph, "-"))
 				fprintf(stderr, "spent: wrote flame graph '%s'\n", o->flamegraph);

@@ -45,7 +45,7 @@ bool profile_image_is_kernel(const struct spent_profile_image *img);
 int profile_kernel_labels(const struct spent_profile *p, char ***out);
 void profile_kernel_labels_free(char **labels, size_t n);
 void folded_free(struct folded *f);
-/* "stack count\n" lines. 0 or -EIO. */
+/* "stack count\n" lines. 0 or -errno (-EIO when the stream kept no reason). */
 int folded_write(const struct folded *f, FILE *out);
 
 /*

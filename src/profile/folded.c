@@ -197,7 +197,7 @@ int folded_write(const struct folded *f, FILE *out)
 {
 	for (size_t i = 0; i < f->n; i++)
 		if (fprintf(out, "%s %llu\n", f->stacks[i], (unsigned long long)f->counts[i]) < 0)
-			return -EIO;
+			return errno ? -errno : -EIO;
 	return 0;
 }
 
@@ -205,7 +205,9 @@ int export_write(const char *path, const void *data, size_t len)
 {
 	if (strcmp(path, "-"))
 		return outfile_write(path, data, len, OUTFILE_MODE);
+	/* the write's own reason (a full disk: ENOSPC); EIO only when stdio kept none */
+	errno = 0;
 	if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
-		return -EIO;
+		return errno ? -errno : -EIO;
 	return 0;
 }

@@ -178,6 +178,14 @@ for args in "report -i prof" "report -i prof --by line --json" "annotate -i prof
 	rc=$?
 	check "stdout_full_fails: spent $args (exit $rc: $(head -c 160 "$TMP/so.err"))" stdout_failed $rc
 done
+# the exports to stdout say so once, with the write's own reason (they said "cannot write pprof
+# file '-': Input/output error", or the folded stacks, and then "cannot write to stdout" again)
+for args in "--pprof -" "--flamegraph -" "--folded"; do
+	"$SPENT" report -i prof $args > /dev/full 2> "$TMP/so.err"
+	rc=$?
+	check "stdout_full_fails_once_with_the_reason: spent report $args (exit $rc: $(tr '\n' '|' < "$TMP/so.err" | head -c 200))" \
+		bash -c "[ $rc = 1 ] && [ \"\$(cat '$TMP/so.err')\" = 'spent: cannot write to stdout: No space left on device' ]"
+done
 "$SPENT" report -i prof >&- 2> "$TMP/so.err"
 rc=$?
 check "stdout_closed_fails: report (exit $rc: $(head -c 160 "$TMP/so.err"))" stdout_failed $rc
