@@ -94,7 +94,7 @@ static const char *open_error(int r)
 	       r == -EPERM ? "it is not owned by root" :
 	       r == -ENOTDIR ? "it is not a directory" :
 	       r == -ENOENT ? "no such directory" :
-	       r == -EBADMSG ? "it is not a spent profile database (no meta file)" :
+	       r == -EBADMSG ? "it is not a spent profile database (no valid 'meta' file)" :
 	       r == -EACCES ? "permission denied: a database is readable by root only" : strerror(-r);
 }
 

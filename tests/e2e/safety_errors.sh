@@ -201,6 +201,14 @@ for cmd in "db $DB status" "db $DB dump" "report -i $DB"; do
 done
 stop_db_daemon
 
+# ---- a database whose meta file is there but not valid: said so, in report's words (db said
+# "no meta file" of a file that exists) ----
+mkdir -m 750 "$TMP/badmeta" && echo junk > "$TMP/badmeta/meta"
+"$SPENT" db "$TMP/badmeta" list > /dev/null 2> "$TMP/bm.err"
+rc=$?
+check "db list of a junk meta: no valid 'meta' file (exit $rc: $(cat "$TMP/bm.err"))" \
+	bash -c "[ $rc = 1 ] && grep -q \"(no valid 'meta' file)\" '$TMP/bm.err' && ! grep -q 'no meta file' '$TMP/bm.err'"
+
 # ---- kernel.perf_event_paranoid=2: an unprivileged user counts user space only --------------
 if [ "$OLD_PARANOID" != 2 ] && ! echo 2 > "$PARANOID" 2>/dev/null; then
 	fail "paranoid: cannot set $PARANOID to 2 for the test (it is $OLD_PARANOID)"
