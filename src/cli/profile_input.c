@@ -126,8 +126,21 @@ void profile_selection_release(struct profile_selection *sel)
 	epoch_set_release(&sel->set);
 }
 
-/* Does epoch EP of D pass SEL's window? Epochs without a span (written before spans were
- * kept) cannot be placed in time: left out, with a warning. */
+/* Does epoch EP of D hold no samples? Read only for an epoch without a span. */
+static bool epoch_is_empty(struct spent_profile_dir *d, uint32_t ep)
+{
+	struct spent_profile *p = spent_profile_new();
+	bool empty = p && !spent_profile_dir_read_epoch(d, ep, p, NULL, NULL, NULL) &&
+		     profile_input_samples(p) == 0;
+
+	spent_profile_free(p);
+	return empty;
+}
+
+/* Does epoch EP of D pass SEL's window? Epochs without a span cannot be placed in time: left
+ * out. One with samples was written before spans were kept: said in a warning. One without
+ * (started by `spent db DIR epoch`, or a daemon's before its first merge) has nothing to
+ * leave out: it said "written before spans were kept" of an epoch this version made. */
 static bool in_window(struct spent_profile_dir *d, const char *dir, uint32_t ep,
 		      const struct profile_selection *sel)
 {
@@ -136,8 +149,9 @@ static bool in_window(struct spent_profile_dir *d, const char *dir, uint32_t ep,
 	if (!sel->since_ns && !sel->until_ns)
 		return true;
 	if (spent_profile_dir_epoch_span(d, ep, &start, &end) || (!start && !end)) {
-		cli_warn("epoch %u of '%s' has no time span (written before spans were kept): "
-			 "left out of --since/--until", ep, dir);
+		if (!epoch_is_empty(d, ep))
+			cli_warn("epoch %u of '%s' has no time span (written before spans were "
+				 "kept): left out of --since/--until", ep, dir);
 		return false;
 	}
 	return (!sel->since_ns || end >= sel->since_ns) && (!sel->until_ns || start <= sel->until_ns);

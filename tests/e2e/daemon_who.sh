@@ -5,7 +5,8 @@
 # (its own rusage over the time the daemon saw: samples x period); --epoch N, -i DB/epoch-NNNN
 # and --since/--until select only the window in which each ran (the other program absent);
 # `spent db DB list` shows the two epochs' spans around the runs; `annotate` and `db dump`
-# see the same. The same shares for real software: sort and python3, told apart by pid.
+# see the same. The same shares for real software: sort and python3, told apart by pid. An
+# empty epoch is left out of a window without a warning that calls it old.
 # test: serial (the daemon samples the whole machine, and its checks wait by the clock)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon.inc"
@@ -166,3 +167,10 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 names = {(r[\"pid\"], r[\"comm\"]) for r in rows}
 sys.exit(not ((int(sys.argv[2]), \"sort\") in names and (int(sys.argv[3]), \"python3\") in names))' '$TMP/real.json' $spid $ppid"
 check daemon_who_stops stop_daemon
+
+# an epoch started with no daemon running is empty, not old: a window leaves it out without
+# saying it was "written before spans were kept"
+"$SPENT" db "$DB" epoch > /dev/null
+"$SPENT" report -i "$DB" --since 10m --sort comm --json > /dev/null 2> "$TMP/empty.err"
+check "daemon_who_empty_epoch_not_called_old ($(head -c 200 "$TMP/empty.err"))" \
+	bash -c "! grep -q 'no time span' '$TMP/empty.err'"
