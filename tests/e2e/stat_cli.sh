@@ -168,13 +168,14 @@ fi
 
 # -r N: a rate is the mean count over the mean elapsed time, and --json's raw fields are means
 # too. Runs of alternating length (one long, one short) made the mean task-clock over the last
-# run's time read 2 CPUs for a single-threaded command.
+# run's time read 2 CPUs for a single-threaded command. The lower bounds only say it ran: on a
+# loaded machine the command gets well under a CPU (0.39 once, with other work running).
 rm -f "$TMP/toggle"
 alt="if [ -e '$TMP/toggle' ]; then rm '$TMP/toggle'; '$PROGS/hotline' 20; else : > '$TMP/toggle'; '$PROGS/hotline' 200; fi"
 "$SPENT" stat -r 4 -e task-clock --json -- sh -c "$alt" > /dev/null 2> "$TMP/rj"
 cpus=$(python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; print(r[0]["metric_value"])' "$TMP/rj")
 check "stat_repeat_cpus_utilized_over_mean_elapsed (single-threaded, alternating runs: $cpus)" \
-	awk -v c="$cpus" 'BEGIN { exit !(c > 0.5 && c < 1.1) }'
+	awk -v c="$cpus" 'BEGIN { exit !(c > 0.1 && c < 1.1) }'
 mix=$(python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; e=r[0]; f=r[-1]; print("%.3f %.3f" % (e["counter_value"] / 1e6 / e["value"], e["value"] / 1e3 / f["elapsed_s"]))' "$TMP/rj")
 check "stat_repeat_json_raw_value_and_elapsed_are_means (ratios: $mix)" \
-	python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (abs(a - 1) < 0.01 and 0.5 < b < 1.1))' $mix
+	python3 -c 'import sys; a, b = map(float, sys.argv[1:]); sys.exit(not (abs(a - 1) < 0.01 and 0.1 < b < 1.1))' $mix
