@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "analysis/cachesim.h"
+#include "core/number.h"
+
+#define MAX_CACHE_SIZE (1ull << 36)	/* 64 GB, what cachesim_config_check allows */
 
 static void level(struct cachesim_config *c, const char *name, uint32_t lvl, enum cache_kind kind,
 		  uint64_t size, uint32_t line, uint32_t assoc)
@@ -144,32 +147,38 @@ int cachesim_config_host(const char *root, struct cachesim_config *out, char *er
 	return cachesim_config_check(out, err, errlen);
 }
 
-static int parse_kv(struct cache_level_config *l, const char *k, const char *v)
+/* KEY=V of cache L; WHY (when set) says more than the usual line error. Numbers are the ones
+ * users type everywhere else in spent (core/number.h: decimal or 0x hex, "032" is 32, K/M/G
+ * x1024 as hitcurve's and memmap's sizes); one too large for its field is refused here, since
+ * a cast would wrap it into a small plausible value (assoc=4294967304 became 8). */
+static int parse_kv(struct cache_level_config *l, const char *k, const char *v, char *why,
+		    size_t whylen)
 {
-	char *end;
-	if (!strcmp(k, "size") || !strcmp(k, "line") || !strcmp(k, "assoc") ||
-	    !strcmp(k, "buffers") || !strcmp(k, "subblock") || !strcmp(k, "level")) {
-		uint64_t n = strtoull(v, &end, 0);
-		if (end == v)
-			return -EINVAL;
-		if (*end == 'K' || *end == 'k')
-			n <<= 10, end++;
-		else if (*end == 'M' || *end == 'm')
-			n <<= 20, end++;
-		if (*end || n > (1ull << 40))
-			return -EINVAL;
-		if (!strcmp(k, "size"))
-			l->size = n;
-		else if (!strcmp(k, "line"))
-			l->line = (uint32_t)n;
-		else if (!strcmp(k, "assoc"))
-			l->assoc = (uint32_t)n;
-		else if (!strcmp(k, "buffers"))
-			l->write_buffers = (uint32_t)n;
-		else if (!strcmp(k, "subblock"))
-			l->subblock = (uint32_t)n;
+	uint32_t *field = !strcmp(k, "line") ? &l->line : !strcmp(k, "assoc") ? &l->assoc :
+			  !strcmp(k, "buffers") ? &l->write_buffers :
+			  !strcmp(k, "subblock") ? &l->subblock : !strcmp(k, "level") ? &l->level : NULL;
+	if (field || !strcmp(k, "size")) {
+		uint64_t n;
+		int rc = num_parse_u64(v, NUM_BINARY, &n);
+		if (rc == -EINVAL) {
+			snprintf(why, whylen, "cache '%s': %s= takes digits (or 0x and hex digits) "
+				 "with an optional K, M or G (x1024), not '%s'", l->name, k, v);
+			return rc;
+		}
+		if (field == &l->level && (rc || n < 1 || n > CACHESIM_MAX_LEVELS)) {
+			snprintf(why, whylen, "cache '%s': level= takes 1 to %d, not %s", l->name,
+				 CACHESIM_MAX_LEVELS, v);
+			return -ERANGE;
+		}
+		if (rc || (field && n > UINT32_MAX)) {
+			snprintf(why, whylen, "cache '%s': %s=%s is too large (at most %s)", l->name, k,
+				 v, field ? "4294967295" : "64 GB");
+			return -ERANGE;
+		}
+		if (field)
+			*field = (uint32_t)n;
 		else
-			l->level = (uint32_t)n;
+			l->size = n;
 		return 0;
 	}
 	if (!strcmp(k, "kind"))
@@ -235,13 +244,8 @@ static int parse_line(char *s, struct cachesim_config *out, char *why, size_t wh
 			}
 		if (n_seen < sizeof(seen) / sizeof(seen[0]))
 			seen[n_seen++] = tok;
-		if (parse_kv(l, tok, eq + 1))
+		if (parse_kv(l, tok, eq + 1, why, whylen))
 			return -EINVAL;
-	}
-	if (l->level < 1 || l->level > CACHESIM_MAX_LEVELS) {
-		snprintf(why, whylen, "cache '%s': level= takes 1 to %d, not %u", l->name,
-			 CACHESIM_MAX_LEVELS, l->level);
-		return -EINVAL;
 	}
 	return 0;
 }
@@ -270,7 +274,7 @@ int cachesim_config_parse(const char *text, struct cachesim_config *out, char *e
 		char *hash = strchr(buf, '#');
 		if (hash)
 			*hash = 0;
-		char why[96] = "";
+		char why[192] = "";
 		if (parse_line(buf, out, why, sizeof(why))) {
 			if (err && why[0])
 				snprintf(err, errlen, "line %d: %s", lineno, why);
@@ -292,8 +296,11 @@ int cachesim_config_set(struct cachesim_config *cfg, const char *cache, const ch
 	for (uint32_t i = 0; i < cfg->n_levels; i++) {
 		if (strcmp(cfg->levels[i].name, cache))
 			continue;
-		if (parse_kv(&cfg->levels[i], key, value)) {
-			if (err)
+		char why[192] = "";
+		if (parse_kv(&cfg->levels[i], key, value, why, sizeof(why))) {
+			if (err && why[0])
+				snprintf(err, errlen, "%s", why);
+			else if (err)
 				snprintf(err, errlen, "cache '%s': bad %s=%s", cache, key, value);
 			return -EINVAL;
 		}
@@ -327,7 +334,7 @@ int cachesim_config_check(const struct cachesim_config *cfg, char *err, size_t e
 		const char *why = NULL;
 		if (!pow2(l->line) || l->line < 4 || l->line > 4096)
 			why = "line size must be a power of two from 4 to 4096";
-		else if (!l->size || l->size % l->line || l->size > (1ull << 36))
+		else if (!l->size || l->size % l->line || l->size > MAX_CACHE_SIZE)
 			why = "size must be a non-zero multiple of the line size, at most 64 GB";
 		else if (l->assoc && (l->size / l->line) % l->assoc)
 			why = "the number of lines must be a multiple of the associativity";

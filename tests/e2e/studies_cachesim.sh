@@ -93,6 +93,17 @@ sed 's/kind=data$/kind=data level=1/' "$TMP/amb.cfg" > "$TMP/ok.cfg"
 "$SPENT" cachesim "$TMP/mix.log" --config "$TMP/ok.cfg" --json > "$TMP/ok.json" 2> "$TMP/ok.err"
 check "with D1 level=1 it runs" test $? -eq 0
 check "and equals the cachegrind preset" cmp -s "$TMP/ok.json" "$TMP/cs.json"
+# numbers as elsewhere in spent: 032K is 32K (not octal 26K), 0x hex, G; too large is refused
+printf 'I1 size=032K line=64 assoc=8 kind=insn level=1\nD1 size=0x8000 line=64 assoc=08 kind=data level=01\nLL size=8M line=64 assoc=16 level=2\n' > "$TMP/num.cfg"
+"$SPENT" cachesim "$TMP/mix.log" --config "$TMP/num.cfg" --json > "$TMP/num.json" 2> "$TMP/num.err"
+check "size=032K, size=0x8000 and assoc=08 are the cachegrind preset's decimal numbers" cmp -s "$TMP/num.json" "$TMP/cs.json"
+printf 'D1 size=32K line=64 assoc=4294967304\n' > "$TMP/big.cfg"
+"$SPENT" cachesim "$TMP/mix.log" --config "$TMP/big.cfg" > /dev/null 2> "$TMP/big.err"
+check "a value too large for its field exits 2, naming the line, cache and key" test $? -eq 2 -a \
+	"$(grep -c "line 1: cache 'D1': assoc=4294967304 is too large" "$TMP/big.err")" -eq 1
+"$SPENT" cachesim "$TMP/mix.log" --sweep D1.assoc=8,4294967304 > /dev/null 2> "$TMP/big.err"
+check "and so does a --sweep value" test $? -eq 2 -a \
+	"$(grep -c "cache 'D1': assoc=4294967304 is too large" "$TMP/big.err")" -eq 1
 
 # many configurations in one pass: each section equals a run of that configuration alone
 "$SPENT" cachesim "$TMP/mix.log" --config cachegrind --config alpha21064 \

@@ -398,6 +398,46 @@ static void config_text_errors_name_the_line(void **state)
 	assert_non_null(strstr(err, "clock-mhz takes a positive number, not '0'"));
 }
 
+/* the numbers of the rest of spent: "032K" is 32K (strtoull read it as octal 26K), G is a
+ * size too, and a value too large for its field is refused rather than wrapped */
+static void config_numbers_are_spent_numbers(void **state)
+{
+	(void)state;
+	struct cachesim_config cfg;
+	char err[512];
+	assert_int_equal(cachesim_config_parse("U size=032K line=0x40 assoc=08\n", &cfg, err,
+					       sizeof(err)), 0);
+	assert_int_equal(cfg.levels[0].size, 32768);
+	assert_int_equal(cfg.levels[0].line, 64);
+	assert_int_equal(cfg.levels[0].assoc, 8);	/* octal to strtoull: refused */
+	assert_int_equal(cachesim_config_parse("U size=1G line=64 assoc=8\n", &cfg, err,
+					       sizeof(err)), 0);
+	assert_int_equal(cfg.levels[0].size, 1ull << 30);
+	assert_int_equal(cachesim_config_parse("U size=1T line=64 assoc=8\n", &cfg, err,
+					       sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 1: cache 'U': size= takes digits"));
+	assert_non_null(strstr(err, "not '1T'"));
+	assert_int_equal(cachesim_config_parse("U size=32K line=64 assoc=4294967304\n", &cfg, err,
+					       sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 1: cache 'U': assoc=4294967304 is too large "
+			    "(at most 4294967295)");
+	assert_int_equal(cachesim_config_parse("\nU size=32K line=64 level=4294967297\n", &cfg,
+					       err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 2: cache 'U': level= takes 1 to 8, not 4294967297");
+	assert_int_equal(cachesim_config_parse("U size=99999999999999999999 line=64\n", &cfg, err,
+					       sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "size=99999999999999999999 is too large"));
+	/* --sweep values go through the same parser */
+	assert_int_equal(cachesim_config_preset("cachegrind", &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cachesim_config_set(&cfg, "D1", "size", "16G", err, sizeof(err)), 0);
+	assert_int_equal(cfg.levels[1].size, 16ull << 30);
+	assert_int_equal(cachesim_config_set(&cfg, "D1", "assoc", "4294967304", err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "cache 'D1': assoc=4294967304 is too large (at most 4294967295)");
+	assert_int_equal(cachesim_config_set(&cfg, "D1", "level", "0", err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "cache 'D1': level= takes 1 to 8, not 0");
+}
+
 static void host_config_reads_sysfs_layout(void **state)
 {
 	(void)state;
@@ -640,6 +680,7 @@ int main(void)
 		cmocka_unit_test(shortcuts_count_as_the_full_walk),
 		cmocka_unit_test(adjacent_counters_are_false_sharing_padded_are_not),
 		cmocka_unit_test(config_text_errors_name_the_line),
+		cmocka_unit_test(config_numbers_are_spent_numbers),
 		cmocka_unit_test(host_config_reads_sysfs_layout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
