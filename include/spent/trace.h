@@ -164,8 +164,9 @@ SPENT_API struct spent_trace_source *spent_trace_source_new(const struct spent_t
 
 /*
  * Open PATH as a trace source, whatever it is: a `spent trace` log file or a
- * `spent citcat` recording directory (detected by magic). 0 or -errno; on failure, a message
- * saying what and where is written into ERR (ERRLEN bytes) when ERR is not NULL.
+ * `spent citcat` recording directory (detected by magic). 0 or -errno; on failure, one message
+ * naming PATH and saying what is wrong with it is written into ERR (ERRLEN bytes) when ERR is
+ * not NULL, always (a caller prints it as it is, without adding the path).
  */
 SPENT_API int spent_trace_source_open(const char *path, struct spent_trace_source **out, char *err, size_t errlen);
 

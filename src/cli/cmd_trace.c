@@ -316,9 +316,9 @@ static int dump_batch(const struct spent_trace_batch *b, uint64_t *printed, uint
 
 static int open_log(const char *path, struct spent_trace_source **src)
 {
-	char err[512];
+	char err[512] = "";
 	int e = spent_trace_source_open(path, src, err, sizeof(err));
-	if (e < 0) {
+	if (e < 0) {	/* ERR names PATH: the line trace stats and the studies print too */
 		cli_error("%s", err);
 		return 1;
 	}

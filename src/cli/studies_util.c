@@ -65,8 +65,8 @@ int studies_run(const char *cmd, const char *path, studies_sink_fn fn, void *ctx
 	char err[512] = "";
 	struct spent_trace_source *src = NULL;
 	int rc = spent_trace_source_open(path, &src, err, sizeof(err));
-	if (rc) {
-		cli_error("%s: cannot read trace '%s': %s", cmd, path, err[0] ? err : strerror(-rc));
+	if (rc) {	/* ERR names PATH: the line trace dump and trace stats print too */
+		cli_error("%s: %s", cmd, err);
 		return 1;
 	}
 	const struct studies_filter *f = &studies_filter;

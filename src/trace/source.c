@@ -67,19 +67,41 @@ void spent_trace_source_free(struct spent_trace_source *src)
 	free(src);
 }
 
+/* Every failure names PATH once, so that each reader (trace dump, trace stats, the studies)
+ * prints the same line for the same bad input without adding the path itself. */
 int spent_trace_source_open(const char *path, struct spent_trace_source **out, char *err, size_t errlen)
 {
 	struct stat st;
 	if (stat(path, &st) != 0) {	/* a missing file is not a format question */
 		int e = errno;
 		if (err)
-			snprintf(err, errlen, "%s", strerror(e));
+			snprintf(err, errlen, "cannot read trace '%s': %s", path, strerror(e));
 		return -e;
 	}
+	int read_error = 0;
 	for (size_t i = 0; i < trace_source_n_formats; i++) {
 		const struct trace_source_format *f = &trace_source_formats[i];
-		if (f->probe(path) > 0)
-			return f->open(path, out, err, errlen);
+		int p = f->probe(path);
+		if (p > 0) {
+			char why[1024] = "";
+			int e = f->open(path, out, why, sizeof(why));
+			if (e < 0 && err && !why[0])
+				snprintf(err, errlen, "cannot read trace '%s': %s", path, strerror(-e));
+			else if (e < 0 && err && strstr(why, path))
+				snprintf(err, errlen, "%s", why);
+			else if (e < 0 && err)	/* a citcat replay error says what, not where */
+				snprintf(err, errlen, "'%s': %s", path, why);
+			return e;
+		}
+		/* not a regular file, a directory, no recording file: only not this format; an
+		 * unreadable file (EACCES, EIO) is no format question either */
+		if (p < 0 && p != -EINVAL && p != -EISDIR && p != -ENOENT && !read_error)
+			read_error = p;
+	}
+	if (read_error) {
+		if (err)
+			snprintf(err, errlen, "cannot read trace '%s': %s", path, strerror(-read_error));
+		return read_error;
 	}
 	if (err)
 		snprintf(err, errlen, S_ISDIR(st.st_mode) ?

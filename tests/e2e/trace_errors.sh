@@ -75,6 +75,15 @@ for study in cachesim hitcurve memmap locks; do
 	"$SPENT" $study "$TMP" > /dev/null 2> "$TMP/dir.err"
 	check "$study: a directory that is no recording is said to be one" grep -q "is a directory, not a citcat recording" "$TMP/dir.err"
 done
+# every reader names the path it cannot open, once, in the one wording of
+# spent_trace_source_open() (trace dump said only "No such file or directory")
+"$SPENT" trace dump "$TMP/no-such.log" > /dev/null 2> "$TMP/nosuch.err"
+rc=$?
+check "trace dump: a missing log is named, exit 1 (rc $rc)" test $rc -eq 1 -a \
+	"$(cat "$TMP/nosuch.err")" = "spent: cannot read trace '$TMP/no-such.log': No such file or directory"
+"$SPENT" cachesim "$TMP/text" > /dev/null 2> "$TMP/text.err"
+check "a study names a non-log once, in trace dump's words" \
+	test "$(cat "$TMP/text.err")" = "spent: cachesim: '$TMP/text' is neither a spent trace log nor a citcat recording"
 
 "$SPENT" trace -o "$TMP/none.log" -- "$TMP/does-not-exist" > /dev/null 2>&1
 check "a command that cannot run exits non-zero" test $? -ne 0
