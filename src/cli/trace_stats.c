@@ -243,21 +243,30 @@ int trace_stats(const char *path, int json, int progress)
 	char err[512], rec[PATH_MAX];
 	int rc, ret = 0, data = 1, cut_short = 0;
 	uint64_t log_bytes = 0;
-	/* a citcat recording (a directory) is a trace source too, as dump and the studies take
-	 * it: its recording file's size stands for the log's, it always has data addresses */
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(rec, sizeof(rec), "%s/%s", path, CC_FILE_NAME);
-		log_bytes = stat(rec, &st) == 0 ? (uint64_t)st.st_size : 0;
+	/* opened as dump and the studies open it, so a bad path gets their error line, and a
+	 * citcat recording is taken as they take it */
+	if (spent_trace_source_open(path, &src, err, sizeof(err)) < 0)
+		return cli_error("%s", err), 1;
+	if (strcmp(spent_trace_source_name(src), "patchwrx-log")) {
+		/* a citcat recording: its recording file's size stands for the log's, it always has
+		 * data addresses */
+		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+			snprintf(rec, sizeof(rec), "%s/%s", path, CC_FILE_NAME);
+			log_bytes = stat(rec, &st) == 0 ? (uint64_t)st.st_size : 0;
+		} else {
+			log_bytes = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+		}
 	} else {
-		if (log_reader_new_file(path, &rd, err, sizeof(err)) < 0)
+		/* the header's flags, which the source does not expose */
+		if (log_reader_new_file(path, &rd, err, sizeof(err)) < 0) {
+			spent_trace_source_free(src);
 			return cli_error("%s", err), 1;
+		}
 		log_bytes = log_reader_size(rd);
 		data = (log_reader_flags(rd) & LOG_F_DATA) != 0;
 		cut_short = (log_reader_flags(rd) & LOG_F_INCOMPLETE) != 0;
 		log_reader_free(rd);
 	}
-	if (spent_trace_source_open(path, &src, err, sizeof(err)) < 0)
-		return cli_error("%s", err), 1;
 	struct studies_progress prog;
 	studies_progress_begin(&prog, "trace stats", path, progress);
 	double t0 = cpu_seconds();

@@ -81,6 +81,19 @@ done
 rc=$?
 check "trace dump: a missing log is named, exit 1 (rc $rc)" test $rc -eq 1 -a \
 	"$(cat "$TMP/nosuch.err")" = "spent: cannot read trace '$TMP/no-such.log': No such file or directory"
+# trace stats opens logs as dump does: the same line for the same bad input (it said "not a
+# spent trace log (bad magic ...)" for an empty file, "not a regular file" for /dev/null)
+: > "$TMP/empty.log"
+for bad in "$TMP/no-such.log" "$TMP/empty.log" /dev/null "$TMP/text"; do
+	"$SPENT" trace dump "$bad" > /dev/null 2> "$TMP/bad-dump.err"
+	"$SPENT" trace stats "$bad" > /dev/null 2> "$TMP/bad-stats.err"
+	rc=$?
+	check "trace stats $(basename "$bad"): exit 1, dump's one error line (rc $rc)" test $rc -eq 1 -a \
+		"$(wc -l < "$TMP/bad-stats.err")" -eq 1 -a "$(cat "$TMP/bad-stats.err")" = "$(cat "$TMP/bad-dump.err")"
+done
+"$SPENT" trace stats /dev/null > /dev/null 2> "$TMP/bad-stats.err"
+check "trace stats /dev/null: neither a log nor a recording, as for dump and the studies" test \
+	"$(cat "$TMP/bad-stats.err")" = "spent: '/dev/null' is neither a spent trace log nor a citcat recording"
 "$SPENT" cachesim "$TMP/text" > /dev/null 2> "$TMP/text.err"
 check "a study names a non-log once, in trace dump's words" \
 	test "$(cat "$TMP/text.err")" = "spent: cachesim: '$TMP/text' is neither a spent trace log nor a citcat recording"
