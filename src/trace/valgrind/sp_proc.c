@@ -6,6 +6,8 @@
 #include "pub_tool_basics.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_clientstate.h"
@@ -16,16 +18,103 @@
 
 static Bool follow_children = True;
 
+/* OUT := DIR "/" NAME with "." and ".." components and repeated slashes dropped (DIR is
+ * absolute); NAME alone when it is absolute. */
+static void join_clean(const HChar *dir, const HChar *name, HChar *out, SizeT len)
+{
+	HChar tmp[4096];
+	if (name[0] == '/')
+		VG_(snprintf)(tmp, sizeof(tmp), "%s", name);
+	else
+		VG_(snprintf)(tmp, sizeof(tmp), "%s/%s", dir, name);
+	SizeT o = 0;
+	const HChar *c = tmp;
+	while (*c) {
+		while (*c == '/')
+			c++;
+		const HChar *e = c;
+		while (*e && *e != '/')
+			e++;
+		SizeT n = (SizeT)(e - c);
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			while (o > 0 && out[--o] != '/')
+				;
+		} else if (n && !(n == 1 && c[0] == '.') && o + 1 + n < len) {
+			out[o++] = '/';
+			VG_(memcpy)(out + o, c, n);
+			o += n;
+		}
+		c = e;
+	}
+	if (o == 0)
+		out[o++] = '/';
+	out[o] = 0;
+}
+
+/* what execvp and Valgrind take from a PATH directory: a regular file someone may execute */
+static Bool is_program(const HChar *path)
+{
+	struct vg_stat st;
+	return !sr_isError(VG_(stat)(path, &st)) && (st.mode & VKI_S_IFMT) == VKI_S_IFREG &&
+	       (st.mode & 0111);
+}
+
+/*
+ * The absolute path of the program this instance runs, by the name it was run by. A child's
+ * exec hands over the path it gave execve (execvp's absolute one, usually), but the command is
+ * given as typed ("gzip", "./s.out"), which Valgrind looked up as execvp does: in PATH for a
+ * bare name, else from the working directory. So look it up the same way. Symlinks stay as
+ * named: the file name is what --comm selects by, and an exec'd child's is not resolved
+ * either. When the lookup finds nothing, the name as given stays.
+ */
+static const HChar *exe_path(void)
+{
+	static HChar path[4096];	/* a forked child runs its parent's program: kept */
+	const HChar *exe = VG_(args_the_exename) ? VG_(args_the_exename) : "";
+	const HChar *wd = VG_(get_startup_wd)();
+	if (path[0])
+		return path;
+	if (exe[0] == '/' || !wd) {
+		VG_(snprintf)(path, sizeof(path), "%s", exe);
+	} else if (VG_(strchr)(exe, '/')) {
+		join_clean(wd, exe, path, sizeof(path));
+	} else {
+		const HChar *d = VG_(getenv)("PATH");
+		while (d && !path[0]) {
+			const HChar *e = d;
+			while (*e && *e != ':')
+				e++;
+			HChar dir[4096], cand[4096];
+			SizeT n = (SizeT)(e - d) < sizeof(dir) ? (SizeT)(e - d) : sizeof(dir) - 1;
+			VG_(memcpy)(dir, d, n);	/* Valgrind's printf has no "%.*s" */
+			dir[n] = 0;
+			join_clean(wd, dir, cand, sizeof(cand));	/* an empty entry is the wd */
+			join_clean(cand, exe, dir, sizeof(dir));
+			if (is_program(dir))
+				VG_(snprintf)(path, sizeof(path), "%s", dir);
+			d = *e ? e + 1 : NULL;
+		}
+		if (!path[0])	/* a bare name a child exec'd: execve reads it from the wd */
+			join_clean(wd, exe, path, sizeof(path));
+		if (!is_program(path))
+			VG_(snprintf)(path, sizeof(path), "%s", exe);
+	}
+	return path;
+}
+
 void sp_emit_process(UInt flags)
 {
 	const HChar *exe = VG_(args_the_exename) ? VG_(args_the_exename) : "";
-	UInt plen = (UInt)VG_(strlen)(exe), alen = 0, argc = 0;
+	const HChar *path = exe_path();
+	UInt plen = (UInt)VG_(strlen)(path), elen = (UInt)VG_(strlen)(exe), alen = 0, argc = 0;
 	if (plen > 4095)
 		plen = 4095;
+	if (elen > 4095)
+		elen = 4095;
 	/* argv[0] is the exe name as given; then the client's arguments, as much as fits */
 	Word n = VG_(args_for_client) ? VG_(sizeXA)(VG_(args_for_client)) : 0;
 	UInt room = 64u << 10;
-	alen = plen + 1;
+	alen = elen + 1;
 	argc = 1;
 	for (Word i = 0; i < n; i++) {
 		const HChar *a = *(HChar **)VG_(indexXA)(VG_(args_for_client), i);
@@ -47,12 +136,12 @@ void sp_emit_process(UInt flags)
 	p->argv_len = alen;
 	p->argc = argc;
 	UChar *q = b + sizeof(*p);
-	VG_(memcpy)(q, exe, plen);
+	VG_(memcpy)(q, path, plen);
 	VG_(memset)(q + plen, 0, ppad - plen);
 	q += ppad;
-	VG_(memcpy)(q, exe, plen);
-	q[plen] = 0;
-	q += plen + 1;
+	VG_(memcpy)(q, exe, elen);
+	q[elen] = 0;
+	q += elen + 1;
 	for (UInt i = 0; i + 1 < argc; i++) {
 		const HChar *a = *(HChar **)VG_(indexXA)(VG_(args_for_client), (Word)i);
 		UInt l = (UInt)VG_(strlen)(a) + 1;
