@@ -2,7 +2,6 @@
  * cachegrind-equivalent default, the host's caches read from sysfs, and a small text format. */
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,20 +206,24 @@ static int parse_line(char *s, struct cachesim_config *out, char *why, size_t wh
 	if (!tok)
 		return 0;
 	if (!strcmp(tok, "clock-mhz") || !strcmp(tok, "chunk")) {
-		char *v = strtok_r(NULL, " \t", &save), *end;
-		if (!v)
+		char *v = strtok_r(NULL, " \t", &save);
+		if (!v || strtok_r(NULL, " \t", &save))
 			return -EINVAL;
-		double d = strtod(v, &end);
-		if (*end || strtok_r(NULL, " \t", &save))
-			return -EINVAL;
-		if (!(d > 0) || !isfinite(d)) {
-			snprintf(why, whylen, "%s takes a positive number, not '%s'", tok, v);
+		/* strtod took hex floats and "1e30", whose cast to the chunk's u64 is undefined:
+		 * a chunk is a count of instructions (K/M/G x1000, as record -c counts), a clock
+		 * a positive decimal */
+		double d = 0;
+		uint64_t n = 0;
+		bool clock = tok[1] == 'l';
+		if (clock ? num_parse_double(v, &d) || !(d > 0) : num_parse_u64(v, NUM_SI, &n) || !n) {
+			snprintf(why, whylen, "%s takes a positive %s, not '%s'", tok,
+				 clock ? "number" : "whole number (K, M, G x1000)", v);
 			return -EINVAL;
 		}
-		if (tok[1] == 'l')
+		if (clock)
 			out->clock_mhz = d;
 		else
-			out->chunk = (uint64_t)d;
+			out->chunk = n;
 		return 0;
 	}
 	if (out->n_levels >= CACHESIM_MAX_LEVELS || strlen(tok) >= sizeof(out->levels[0].name))

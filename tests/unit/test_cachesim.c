@@ -436,6 +436,17 @@ static void config_numbers_are_spent_numbers(void **state)
 	assert_string_equal(err, "cache 'D1': assoc=4294967304 is too large (at most 4294967295)");
 	assert_int_equal(cachesim_config_set(&cfg, "D1", "level", "0", err, sizeof(err)), -EINVAL);
 	assert_string_equal(err, "cache 'D1': level= takes 1 to 8, not 0");
+	/* chunk is a count (strtod took 1e30, whose cast to u64 is undefined), clock a decimal */
+	assert_int_equal(cachesim_config_parse("chunk 10K\nclock-mhz 2.5\nU size=32K line=64\n",
+					       &cfg, err, sizeof(err)), 0);
+	assert_int_equal(cfg.chunk, 10000);
+	assert_true(cfg.clock_mhz == 2.5);
+	assert_int_equal(cachesim_config_parse("chunk 1e30\nU size=32K line=64\n", &cfg, err,
+					       sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "line 1: chunk takes a positive whole number"));
+	assert_int_equal(cachesim_config_parse("clock-mhz 0x1p3\n", &cfg, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "clock-mhz takes a positive number, not '0x1p3'"));
 }
 
 static void host_config_reads_sysfs_layout(void **state)
