@@ -62,7 +62,8 @@ static struct comm_entry **comm_slot(struct live *l, pid_t pid)
 	return p;
 }
 
-static void comm_read(struct comm_entry *e)
+/* E's name from /proc: false (and "[PID]") when the process is gone. */
+static bool comm_read(struct comm_entry *e)
 {
 	char path[64];
 	ssize_t n = -1;
@@ -70,7 +71,7 @@ static void comm_read(struct comm_entry *e)
 
 	if (e->pid == 0) {	/* the idle task has no /proc entry; perf calls it swapper too */
 		snprintf(e->comm, sizeof(e->comm), "swapper");
-		return;
+		return true;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)e->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -80,10 +81,13 @@ static void comm_read(struct comm_entry *e)
 	}
 	if (n > 0 && e->comm[n - 1] == '\n')
 		n--;
-	if (n > 0)
+	if (n > 0) {
 		e->comm[n] = '\0';
-	else	/* gone before its first sample was read: its pid is all there is */
-		snprintf(e->comm, sizeof(e->comm), "[%d]", (int)e->pid);
+		return true;
+	}
+	/* gone before its first sample was read: its pid is all there is */
+	snprintf(e->comm, sizeof(e->comm), "[%d]", (int)e->pid);
+	return false;
 }
 
 /* The entry of PID, made (stale: to be read from /proc) when new; NULL: no memory. */
@@ -225,14 +229,19 @@ static void on_fork(void *arg, pid_t pid, pid_t ppid)
 	struct live *l = arg;
 
 	dmaps_fork(l->maps, pid, ppid);
-	struct comm_entry *parent = *comm_slot(l, ppid), *child;
-	if (parent && !parent->stale)
+	/* a parent no record named yet is read now, while it most likely still runs: a child
+	 * sampled between its fork and its exec and gone by the next read was a "[PID]" row */
+	struct comm_entry *parent = comm_entry(l, ppid), *child;
+	bool named = parent && !parent->stale;
+	if (parent && parent->stale && comm_read(parent))
+		named = true, parent->stale = false;
+	if (named)
 		comm_set(l, pid, parent->comm);
 	/* a FORK is a new process: an entry left by an exited one on a reused pid is not its
 	 * name (nor is it to be dropped) */
 	if ((child = *comm_slot(l, pid))) {
 		child->exited = false;
-		if (!parent || parent->stale)
+		if (!named)
 			child->stale = true;
 	}
 }
