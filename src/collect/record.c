@@ -81,6 +81,10 @@ int spent_record_new(const struct spent_record_opts *opts, struct spent_record *
 	if (r->o.period > INT64_MAX)
 		return fail(r, -EINVAL, "bad period %llu: give a positive event count",
 			    (unsigned long long)r->o.period);
+	/* the kernel says only EINVAL at the first event's open for a bad size */
+	if (r->o.dwarf_stack_bytes % 8 || r->o.dwarf_stack_bytes > 65528)
+		return fail(r, -EINVAL, "bad user stack size %u for dwarf call graphs: a multiple "
+			    "of 8 up to 65528", r->o.dwarf_stack_bytes);
 	clamp_frequency(r);
 	return 0;
 }

@@ -53,6 +53,11 @@ int main(int argc, char **argv)
 	spent_record_start(r, sleeper, 0);
 	spent_record_free(r);
 	printf("record_free_running_reaped %d\n", no_child_left());
+	/* a stack size the kernel refuses: said at new, not as "cannot open event: EINVAL" */
+	struct spent_record_opts bad = { .callgraph = SPENT_RECORD_CG_DWARF, .dwarf_stack_bytes = 7 };
+	int rc = spent_record_new(&bad, &r);
+	printf("record_new_bad_stack %d %s\n", rc, spent_record_error(r));
+	spent_record_free(r);
 
 	struct spent_trace_opts to = { .valgrind_lib = NULL };
 	struct spent_trace *t;
@@ -91,6 +96,8 @@ check "stat: freeing it while the command runs leaves no child" want "stat_free_
 check "record: a start that cannot run the command fails" want "record_start_dir -13"
 check "... a wait after it is -EINVAL at once (it hung)" want "record_wait_after -22"
 check "record: freeing it while the command runs leaves no child" want "record_free_running_reaped 1"
+check "record: a dwarf stack size that is no multiple of 8 is refused at new, saying so" \
+	grep -q '^record_new_bad_stack -22 bad user stack size 7' "$TMP/out"
 check "trace: no valgrind_lib is refused (its child crashed)" want "trace_new_no_vglib -22"
 check "trace: wait, then wait again is -EINVAL" bash -c "grep -qx 'trace_wait 0' '$TMP/out' && grep -qx 'trace_wait_again -22' '$TMP/out'"
 check "trace: commit, then commit again is -EINVAL" bash -c "grep -qx 'trace_commit 0' '$TMP/out' && grep -qx 'trace_commit_again -22' '$TMP/out'"
