@@ -115,12 +115,17 @@ uint64_t kernel_id_running_text(void)
 	return text;
 }
 
-bool kernel_id_has_text(const struct spent_profile_image *id)
+uint64_t kernel_id_text(const struct spent_profile_image *id)
 {
 	if (id->id_kind != SPENT_PROFILE_ID_BUILDID || id->id_len < 16 + KERNEL_ID_TEXT_LEN)
-		return false;
+		return 0;
 	uint64_t text = 0;
 	for (int i = 0; i < KERNEL_ID_TEXT_LEN; i++)
 		text = text << 8 | id->id[id->id_len - KERNEL_ID_TEXT_LEN + i];
-	return text >> 47 == 0x1ffff;	/* the kernel's half of the address space */
+	return text >> 47 == 0x1ffff ? text : 0;	/* the kernel's half of the address space */
+}
+
+bool kernel_id_has_text(const struct spent_profile_image *id)
+{
+	return kernel_id_text(id) != 0;
 }

@@ -46,6 +46,8 @@ uint64_t kernel_id_text_address(const char *line);
 /* Whether ID is a build-id with _text added (kernel_id_add_text: its last 8 bytes are an
  * address in the kernel's half of the address space), not a build-id alone. */
 bool kernel_id_has_text(const struct spent_profile_image *id);
+/* That address of _text in ID; 0 when ID has none. */
+uint64_t kernel_id_text(const struct spent_profile_image *id);
 
 /* The address of _text of the running kernel (/proc/kallsyms), 0 when it is hidden or not
  * readable. Read until the _text line only: a few lines. */

@@ -230,8 +230,19 @@ static void load_kallsyms(struct symbols *s, struct sym_image *im)
 	/* a kernel without a copy of its own (older databases, spent record's profiles): the
 	 * one saved kallsyms (plain or compressed), else the running kernel's */
 	struct kallsyms_file k = {0};
-	if (open_identity_kallsyms(s, im, &k) && (!s->kallsyms || kallsyms_file_open(s->kallsyms, &k)))
+	if (open_identity_kallsyms(s, im, &k) && (!s->kallsyms || kallsyms_file_open(s->kallsyms, &k))) {
+		/* the running kernel's names fit only the boot they came from: KASLR moves _text
+		 * every boot, so a kernel whose saved copy is missing or unreadable is named from
+		 * /proc only when its _text is the running one's (or either is unknown); before,
+		 * another boot's samples got this boot's names, silently */
+		uint64_t text = kernel_id_text(&im->id), running = text ? kernel_id_running_text() : 0;
+		if (text && running && text != running) {
+			im->error = "its saved symbols are missing or unreadable, and it is not the "
+				    "running kernel (another _text)";
+			return;
+		}
 		k.f = fopen("/proc/kallsyms", "re");
+	}
 	if (!k.f) {
 		im->error = "cannot read /proc/kallsyms";
 		return;

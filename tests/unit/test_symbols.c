@@ -17,6 +17,7 @@
 #include "core/binio.h"
 #include "core/procmaps.h"
 #include "core/kallsyms_file.h"
+#include "core/kernel_id.h"
 #include "core/symbols.h"
 #include "profile/export.h"
 
@@ -118,6 +119,37 @@ static void saved_kallsyms_are_used(void **state)
 	unlink(path);
 }
 
+/* A kernel of another boot (its _text is not the running kernel's) whose saved symbols are
+ * missing is not named from /proc/kallsyms, whose addresses are this boot's: it was, with
+ * wrong names and no word. The running kernel's identity still is. */
+static void other_boot_kernel_not_named_from_proc(void **state)
+{
+	(void)state;
+	uint64_t running = kernel_id_running_text();
+	if (!running)
+		skip();	/* kptr_restrict hides the addresses: nothing to compare */
+	struct spent_profile_image k = { .path = SPENT_PROFILE_KERNEL_PATH,
+					 .id_kind = SPENT_PROFILE_ID_BUILDID, .id_len = 28 };
+	memset(k.id, 0xab, 20);
+	uint64_t other = running ^ 0x200000;	/* KASLR moves _text in 2 MB steps */
+	for (int i = 0; i < 8; i++)
+		k.id[20 + i] = (uint8_t)(other >> (56 - 8 * i));
+	struct symbols *s;
+	struct sym_info si;
+	assert_int_equal(symbols_new(&s), 0);
+	assert_int_equal(symbols_set_kallsyms_dir(s, "/nonexistent-spent-ut"), 0);
+	assert_int_not_equal(symbols_lookup(s, &k, running + 0x1000, &si), 0);
+	assert_non_null(strstr(symbols_image_error(s, &k), "not the running kernel"));
+	symbols_free(s);
+	for (int i = 0; i < 8; i++)
+		k.id[20 + i] = (uint8_t)(running >> (56 - 8 * i));
+	assert_int_equal(symbols_new(&s), 0);
+	assert_int_equal(symbols_set_kallsyms_dir(s, "/nonexistent-spent-ut"), 0);
+	assert_int_equal(symbols_lookup(s, &k, running + 0x1000, &si), 0);
+	assert_non_null(si.name);
+	symbols_free(s);
+}
+
 /* Kernel symbol names reach 511 bytes (KSYM_NAME_LEN): such a name is read and saved whole
  * (fuzz_profile_dir found the save overrunning a 320-byte line; the reader cut names at 492),
  * and a line too long for any kallsyms is skipped, its tail not read as a symbol. */
@@ -209,6 +241,7 @@ int main(void)
 		cmocka_unit_test(own_function_name_line_and_code),
 		cmocka_unit_test(missing_image_says_why),
 		cmocka_unit_test(saved_kallsyms_are_used),
+		cmocka_unit_test(other_boot_kernel_not_named_from_proc),
 		cmocka_unit_test(saved_kallsyms_keep_long_names),
 		cmocka_unit_test(report_and_folded_on_synthetic_profile),
 	};
