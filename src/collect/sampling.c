@@ -191,8 +191,8 @@ static int add_ring(struct sampling *s, int fd)
 	return 0;
 }
 
-int sampling_open_task(struct sampling *s, pid_t pid, int cpu, bool enable_on_exec,
-		       size_t *failed)
+static int open_task_events(struct sampling *s, pid_t pid, int cpu, bool enable_on_exec,
+			    size_t *failed)
 {
 	int leader = -1;
 	for (size_t i = 0; i < s->cfg.nevents; i++) {
@@ -218,6 +218,24 @@ int sampling_open_task(struct sampling *s, pid_t pid, int cpu, bool enable_on_ex
 		}
 	}
 	return 0;
+}
+
+int sampling_open_task(struct sampling *s, pid_t pid, int cpu, bool enable_on_exec,
+		       size_t *failed)
+{
+	size_t fd0 = s->nfds, ring0 = s->nrings;
+	int err = open_task_events(s, pid, cpu, enable_on_exec, failed);
+	if (!err)
+		return 0;
+	/* a task whose first events opened and a later one did not (it ended, or EMFILE): the
+	 * opened ones would stay, disabled, their ring polled for ever */
+	for (size_t i = ring0; i < s->nrings; i++)
+		perf_ring_unmap(&s->rings[i]);
+	s->nrings = ring0;
+	for (size_t i = fd0; i < s->nfds; i++)
+		close(s->fds[i].fd);
+	s->nfds = fd0;
+	return err;
 }
 
 int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *failed_event)

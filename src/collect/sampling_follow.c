@@ -111,8 +111,11 @@ int sampling_follow_task(struct sampling *s, pid_t pid, pid_t tid)
 		 * and may have exec'd: its maps as they are, while it surely still exists */
 		if (by_scan && t.pid == t.tid && procmaps_load_pid(s->maps, t.pid) == -ENOMEM)
 			err = -ENOMEM;
-		/* threads are listed again after each open: one just opened may have made more */
-		if (!err && !(err = push_children(&w, t.pid, t.tid)))
+		/* a process's threads are listed when the process opens (what it made before);
+		 * a thread's own FORK records name the threads it makes once it is open. Listing
+		 * them after every thread's open cost O(threads) per FORK record: with 1500 threads
+		 * the backlog never caught up, and half the threads went unsampled */
+		if (!err && !(err = push_children(&w, t.pid, t.tid)) && t.pid == t.tid)
 			err = push_threads(s, &w, t.pid);
 	}
 	free(w.v);

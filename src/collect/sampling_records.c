@@ -282,6 +282,15 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 		if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
 			procmaps_forget(s->maps, (pid_t)pid);
 			sampling_unwind_invalidate(s, (pid_t)pid);
+			/* a thread that execs takes the process's id, and the old leader's EXIT
+			 * record (just before) cleared that id's mark: the thread keeps its events,
+			 * so the mark is set again, or a scan opened a second set (every sample
+			 * counted twice) */
+			if (s->cfg.per_thread && !sampling_task_followed(s, tid)) {
+				int err = sampling_task_set_followed(s, tid, true);
+				if (err)
+					return err;
+			}
 		}
 		/* exec or a rename (prctl PR_SET_NAME): the name of this thread from now on */
 		return sampling_task_comm(s, pid, tid, (const char *)b + 8, blen - 8);

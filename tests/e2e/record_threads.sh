@@ -65,3 +65,13 @@ for i in 1 2 3 4; do
 done
 check "per_thread_follows_grandchildren (gzip % of samples:$shares; inherited ${inh:-none})" \
 	test "$ok" -eq 4
+
+# a thread that execs takes the process's id after the old main thread's EXIT record: under
+# --per-thread the new main thread was opened a second time by the scan for what a new thread
+# made, and each of its samples counted twice. One sample per ms of cpu-clock: its samples
+# must match its own CPU clock.
+"$SPENT" record -c 1000000 --per-thread -o "$TMP/exth" -- "$PROGS/exec_from_thread" > "$TMP/exth.out" 2> /dev/null
+pid_samples=$("$SPENT" report -i "$TMP/exth" --sort tid --csv | awk -F, 'NR == 2 { print $3 }')
+main_ms=$(awk '/^main_cpu_s/ { printf "%d", $2 * 1000 }' "$TMP/exth.out")
+check "per_thread_exec_from_a_thread_counts_once ($pid_samples samples for ${main_ms:-?} CPU ms)" \
+	awk -v s="${pid_samples:-0}" -v m="${main_ms:-0}" 'BEGIN { exit !(m > 0 && s >= 0.7 * m && s <= 1.3 * m) }'
