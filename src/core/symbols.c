@@ -277,9 +277,27 @@ static bool same_identity(Dwfl_Module *mod, const struct spent_profile_image *wa
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	if (want->id_kind != SPENT_PROFILE_ID_BUILDID)
-		return true;	/* content hashes are not re-checked (costly); paths are trusted */
+		return true;	/* content hashes: checked on the fd before (same_content) */
 	int n = dwfl_module_build_id(mod, &bits, &vaddr);
 	return n <= 0 || (n == want->id_len && !memcmp(bits, want->id, (size_t)n));
+}
+
+/*
+ * Whether the file open on FD still has the content hash the profile recorded for an image
+ * without a build-id (anything else: true). The hash is the whole file's, as record computed
+ * it (image_describe_fd), so a rebuild at the same path is caught as a build-id change would
+ * be. The profile keeps no size or mtime to skip it with; it costs one read of the file, once
+ * per image per process (image_get keeps the result): about 0.1 s for a 100 MB binary.
+ */
+static bool same_content(int fd, const struct spent_profile_image *want)
+{
+	struct image_info now = { 0 };
+	if (want->id_kind != SPENT_PROFILE_ID_HASH)
+		return true;
+	if (image_describe_fd(fd, &now))
+		return false;
+	return now.id.id_kind == want->id_kind && now.id.id_len == want->id_len &&
+	       !memcmp(now.id.id, want->id, want->id_len);
 }
 
 static void open_image(struct symbols *s, struct sym_image *im)
@@ -302,7 +320,10 @@ static void open_image(struct symbols *s, struct sym_image *im)
 		/* our own fd, opened only when it is a regular file: libdwfl would open a FIFO the
 		 * profile names and block on it */
 		int fd = binio_open_regular(im->id.path);
-		if (fd >= 0) {
+		if (fd >= 0 && !same_content(fd, &im->id)) {
+			close(fd);
+			im->error = "file changed since the profile was taken (content hash differs)";
+		} else if (fd >= 0) {
 			im->mod = dwfl_report_elf(im->dwfl, im->id.path, im->id.path, fd, 0, false);
 			if (!im->mod)
 				close(fd);	/* consumed only on success */
