@@ -93,3 +93,45 @@ check "list_counts_the_lines_file ($lbytes bytes listed)" test "${lbytes:-0}" -g
 rm "$TMP/cache/b-$id/lines"
 $SPENT report -i "$TMP/pl" --by line --json | grep "\"image\":\"$TMP/hotg\"" > "$TMP/lines.nolines"
 check by_line_without_cached_lines_has_no_file bash -c "! grep -q '\"file\":\"$TMP/hot.c\"' '$TMP/lines.nolines'"
+
+# no build-id: the profile keeps the file's content hash (h-HEX in the cache), which report
+# checks like a build-id, so a rebuild at the same path is not named from the new file (here
+# pad, put in front, takes the addresses heavy had)
+rm -rf "$TMP/cache"
+cat > "$TMP/nb.c" <<'C'
+static volatile double sink;
+#ifdef PAD
+__attribute__((noinline)) void pad(long n) { for (long i = 0; i < n; i++) sink += 1; for (long i = 0; i < n; i++) sink *= 1.01; }
+#endif
+__attribute__((noinline)) void heavy(long n) { double x = 0; for (long i = 0; i < n; i++) x += i * 0.5; sink = x; }
+__attribute__((noinline)) void light(long n) { double x = 0; for (long i = 0; i < n; i++) x += i * 0.25; sink = x; }
+static inline double inl(long n) { double x = 1; for (long i = 0; i < n; i++) x = x * 1.0000001 + 0.5; return x; }
+__attribute__((noinline)) void caller(long n) { sink = inl(n); }
+int main(void) { long n = 30000000; heavy(n * 3); light(n); caller(n); return 0; }
+C
+cc -g -O2 -Wl,--build-id=none -o "$TMP/nb" "$TMP/nb.c"
+check no_build_id_binary bash -c "! readelf -n '$TMP/nb' | grep -q 'Build ID'"
+$SPENT record -o "$TMP/pn" -- "$TMP/nb" >/dev/null 2>&1
+check no_build_id_cached_by_hash bash -c "ls '$TMP'/cache/h-*/symtab >/dev/null"
+$SPENT report -i "$TMP/pn" --json 2>/dev/null | grep "\"image\":\"$TMP/nb\"" > "$TMP/n0.json"
+$SPENT annotate -i "$TMP/pn" heavy >/dev/null 2>"$TMP/an0.err"; rc=$?
+check no_build_id_unchanged_annotates bash -c "test $rc = 0 && test ! -s '$TMP/an0.err'"
+cc -g -O2 -Wl,--build-id=none -DPAD -o "$TMP/nb" "$TMP/nb.c"
+$SPENT report -i "$TMP/pn" --json > "$TMP/n.json" 2>"$TMP/n.err"; rc=$?
+check no_build_id_rebuilt_report_exits_0 test "$rc" = 0
+grep "\"image\":\"$TMP/nb\"" "$TMP/n.json" > "$TMP/n1.json"
+check no_build_id_rebuilt_names_from_cache bash -c "cmp -s '$TMP/n0.json' '$TMP/n1.json' && \
+	head -1 '$TMP/n1.json' | grep -q '\"symbol\":\"heavy\"' && grep -q '\"symbol\":\"light\"' '$TMP/n1.json'"
+check no_build_id_rebuilt_never_new_names bash -c "! grep -q '\"pad' '$TMP/n.json'"
+check no_build_id_rebuilt_no_warning test ! -s "$TMP/n.err"
+$SPENT report -i "$TMP/pn" --by line --json 2>/dev/null | grep "\"image\":\"$TMP/nb\"" > "$TMP/nl.json"
+check no_build_id_rebuilt_by_line_from_cache bash -c \
+	"head -1 '$TMP/nl.json' | grep -q '\"symbol\":\"heavy\".*\"file\":\"$TMP/nb.c\"' && ! grep -q '\"pad' '$TMP/nl.json'"
+$SPENT annotate -i "$TMP/pn" heavy >/dev/null 2>"$TMP/an.err"; rc=$?
+check no_build_id_rebuilt_annotate_says_changed bash -c \
+	"test $rc != 0 && grep -q 'file changed since the profile was taken (content hash differs)' '$TMP/an.err'"
+rm -rf "$TMP/cache"
+$SPENT report -i "$TMP/pn" --json > "$TMP/n2.json" 2>"$TMP/n2.err"
+check no_build_id_without_cache_shows_address bash -c "head -1 '$TMP/n2.json' | grep -q 'nb+0x'"
+check no_build_id_without_cache_warning_says_why \
+	grep -q "nb: no function names.*content hash differs.*no copy" "$TMP/n2.err"
