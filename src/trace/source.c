@@ -1,6 +1,7 @@
 /* trace/source.c - the trace-source object: a vtable wrapper and the format-sniffing opener
  * that lets every sink accept a PatchWrx log or a CITCAT recording alike. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,17 @@ void spent_trace_source_free(struct spent_trace_source *src)
 	free(src);
 }
 
+/* Whether a format's message WHY already names PATH ('PATH', as every reader quotes it): a
+ * bare substring test took a file named "a" as named by any message with an "a" in it. */
+static bool names_path(const char *why, const char *path)
+{
+	size_t n = strlen(path);
+	for (const char *q = strchr(why, '\''); q; q = strchr(q + 1, '\''))
+		if (!strncmp(q + 1, path, n) && q[1 + n] == '\'')
+			return true;
+	return false;
+}
+
 /* Every failure names PATH once, so that each reader (trace dump, trace stats, the studies)
  * prints the same line for the same bad input without adding the path itself. */
 int spent_trace_source_open(const char *path, struct spent_trace_source **out, char *err, size_t errlen)
@@ -87,7 +99,7 @@ int spent_trace_source_open(const char *path, struct spent_trace_source **out, c
 			int e = f->open(path, out, why, sizeof(why));
 			if (e < 0 && err && !why[0])
 				snprintf(err, errlen, "cannot read trace '%s': %s", path, strerror(-e));
-			else if (e < 0 && err && strstr(why, path))
+			else if (e < 0 && err && names_path(why, path))
 				snprintf(err, errlen, "%s", why);
 			else if (e < 0 && err)	/* a citcat replay error says what, not where */
 				snprintf(err, errlen, "'%s': %s", path, why);

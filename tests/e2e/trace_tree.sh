@@ -84,7 +84,8 @@ check "the forked child ran its own instructions ($1), exited 0, child of stream
 	test "$1" -gt 1000 -a "$1" -lt 100000 -a "$2" = 0 -a "$3" = 1
 
 # the command's path is the absolute path of the program run, as an exec'd child's is (it was
-# "../t.out" or "true" as typed); its argv stays as typed
+# "../t.out" or "true" as typed; ".." stays, as a symbolic link before it may lead elsewhere);
+# its argv stays as typed
 cp /usr/bin/true "$TMP/t.out"
 mkdir -p "$TMP/sub"
 (cd "$TMP/sub" && "${E[@]}" "$SPENT" trace -o "$TMP/r1.log" -- ../t.out arg > /dev/null 2>&1)
@@ -94,7 +95,7 @@ import json, sys
 p = json.load(sys.stdin)["processes"][0]
 print(p["exe"] + "|" + p["cmdline"])'; done | tr '\n' ' ')
 check "the command's exe is its absolute path, argv as typed ($got)" \
-	test "$got" = "$TMP/t.out|../t.out arg /usr/bin/true|true "
+	test "$got" = "$TMP/sub/../t.out|../t.out arg /usr/bin/true|true "
 
 # python os.fork: the child's stream reconstructs, its exit status is kept
 "${E[@]}" "$SPENT" trace -o "$TMP/f.log" -- /usr/bin/python3 -c \

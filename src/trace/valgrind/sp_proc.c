@@ -18,8 +18,9 @@
 
 static Bool follow_children = True;
 
-/* OUT := DIR "/" NAME with "." and ".." components and repeated slashes dropped (DIR is
- * absolute); NAME alone when it is absolute. */
+/* OUT := DIR "/" NAME with "." components and repeated slashes dropped (DIR is absolute);
+ * NAME alone when it is absolute. ".." stays: folded by text, "link/../x" named a file that
+ * does not exist when link is a symbolic link to a directory elsewhere. */
 static void join_clean(const HChar *dir, const HChar *name, HChar *out, SizeT len)
 {
 	HChar tmp[4096];
@@ -36,10 +37,9 @@ static void join_clean(const HChar *dir, const HChar *name, HChar *out, SizeT le
 		while (*e && *e != '/')
 			e++;
 		SizeT n = (SizeT)(e - c);
-		if (n == 2 && c[0] == '.' && c[1] == '.') {
-			while (o > 0 && out[--o] != '/')
-				;
-		} else if (n && !(n == 1 && c[0] == '.') && o + 1 + n < len) {
+		if (n && !(n == 1 && c[0] == '.')) {
+			if (o + 1 + n >= len)
+				break;	/* cut, not a component skipped and the rest kept */
 			out[o++] = '/';
 			VG_(memcpy)(out + o, c, n);
 			o += n;
