@@ -241,9 +241,14 @@ SPENT_API int spent_profile_dir_remove(const char *dir);
 SPENT_API int spent_profile_dir_remove_epoch(struct spent_profile_dir *d, uint32_t epoch);
 SPENT_API const char *spent_profile_dir_path(const struct spent_profile_dir *d);
 
+/* The highest epoch number: a reader takes epoch-0000 .. epoch-4294967294 only, so
+ * functions given a higher EPOCH return -EINVAL rather than write what is never read. */
+#define SPENT_PROFILE_EPOCH_MAX (UINT32_MAX - 1)
+
 /* Epoch numbers present, ascending, in a new array the caller frees. */
 SPENT_API int spent_profile_dir_epochs(struct spent_profile_dir *d, uint32_t **epochs, size_t *n);
-/* Make the next epoch directory (highest + 1, or 0) and return its number. */
+/* Make the next epoch directory (highest + 1, or 0) and return its number: -EOVERFLOW when
+ * the highest is SPENT_PROFILE_EPOCH_MAX already. */
 SPENT_API int spent_profile_dir_new_epoch(struct spent_profile_dir *d, uint32_t *epoch);
 /* The current (highest) epoch, creating epoch 0 when there is none. */
 SPENT_API int spent_profile_dir_current_epoch(struct spent_profile_dir *d, uint32_t *epoch);
@@ -253,7 +258,8 @@ SPENT_API int spent_profile_dir_current_epoch(struct spent_profile_dir *d, uint3
  * P's and the file is rewritten atomically; same for unknown, stack and detail (samples@)
  * files; the epoch's span file becomes the union of its span and P's. A corrupt
  * existing file is reported via WARN and replaced by P's data (its counts are lost, the old
- * file is kept as NAME.corrupt). 0 or -errno (the first failing write; earlier files stay).
+ * file is kept as NAME.corrupt). 0 or -errno (the first failing write; earlier files stay);
+ * -EINVAL when EPOCH > SPENT_PROFILE_EPOCH_MAX.
  */
 SPENT_API int spent_profile_dir_write_epoch(struct spent_profile_dir *d, uint32_t epoch, const struct spent_profile *p,
 			    spent_profile_warn_fn warn, void *ctx);

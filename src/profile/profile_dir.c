@@ -175,7 +175,7 @@ static int parse_epoch_name(const char *name, uint32_t *epoch)
 	size_t nd = 0;
 	for (; *s >= '0' && *s <= '9' && nd < 10; s++, nd++)
 		v = v * 10 + (uint64_t)(*s - '0');
-	if (*s || nd < 4 || v > UINT32_MAX - 1)
+	if (*s || nd < 4 || v > SPENT_PROFILE_EPOCH_MAX)
 		return -1;
 	*epoch = (uint32_t)v;
 	return 0;
@@ -220,6 +220,10 @@ out:
 
 int profile_dir_epoch_path(const struct spent_profile_dir *d, uint32_t epoch, char *out, size_t len)
 {
+	/* parse_epoch_name never takes a higher one: such a directory could be neither read
+	 * nor removed (check_replaceable and dir_remove would find a stranger in DIR) */
+	if (epoch > SPENT_PROFILE_EPOCH_MAX)
+		return -EINVAL;
 	int n = snprintf(out, len, "%s/epoch-%04u", d->path, epoch);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
@@ -232,8 +236,11 @@ int spent_profile_dir_new_epoch(struct spent_profile_dir *d, uint32_t *epoch)
 	int err = spent_profile_dir_epochs(d, &e, &n);
 	if (err)
 		return err;
-	uint32_t next = n ? e[n - 1] + 1 : 0;
+	bool full = n && e[n - 1] >= SPENT_PROFILE_EPOCH_MAX;
+	uint32_t next = n && !full ? e[n - 1] + 1 : 0;
 	free(e);
+	if (full)
+		return -EOVERFLOW;
 	if ((err = profile_dir_epoch_path(d, next, path, sizeof(path))))
 		return err;
 	if (mkdir(path, d->dir_mode) < 0 || chmod(path, d->dir_mode) < 0)
@@ -550,6 +557,8 @@ int spent_profile_dir_remove_epoch(struct spent_profile_dir *d, uint32_t epoch)
 	char name[32];
 	struct stat st;
 	int err = 0;
+	if (epoch > SPENT_PROFILE_EPOCH_MAX)
+		return -EINVAL;	/* no such epoch can have been written (profile_dir_epoch_path) */
 	snprintf(name, sizeof(name), "epoch-%04u", epoch);
 	int dfd = open_dir_nofollow(d->path);
 	if (dfd < 0)

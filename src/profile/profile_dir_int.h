@@ -22,7 +22,8 @@ struct spent_profile_dir {
 	bool keep_counts_files;
 };
 
-/* DIR/epoch-NNNN of EPOCH into OUT (LEN bytes): 0 or -ENAMETOOLONG. */
+/* DIR/epoch-NNNN of EPOCH into OUT (LEN bytes): 0, -EINVAL (EPOCH > SPENT_PROFILE_EPOCH_MAX)
+ * or -ENAMETOOLONG. */
 int profile_dir_epoch_path(const struct spent_profile_dir *d, uint32_t epoch, char *out, size_t len);
 /* spent_profile_dir_write_epoch into the epoch directory DIR (made when missing) instead of
  * D's epoch-NNNN: db_merge writes a copy of an epoch and puts it in place once all are written. */

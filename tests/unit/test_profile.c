@@ -354,6 +354,39 @@ static void replace_and_remove_touch_only_profile_content(void **state)
 	spent_profile_free(prof);
 }
 
+/* epoch numbers run out at SPENT_PROFILE_EPOCH_MAX: nothing is written under a name the reader
+ * skips, since such a directory could never be read, replaced or removed again */
+static void epochs_past_the_last_readable_are_refused(void **state)
+{
+	(void)state;
+	char dir[128], p[256];
+	struct spent_profile_dir *d;
+	snprintf(dir, sizeof(dir), "%s/lastep", tmpdir);
+	assert_int_equal(spent_profile_dir_create(dir, &d), 0);
+	struct spent_profile *prof = sample_profile();
+	assert_int_equal(spent_profile_dir_write_epoch(d, UINT32_MAX, prof, NULL, NULL), -EINVAL);
+	snprintf(p, sizeof(p), "%s/epoch-%u", dir, UINT32_MAX);
+	assert_int_equal(mode_of(p), -1);
+	assert_int_equal(spent_profile_dir_remove_epoch(d, UINT32_MAX), -EINVAL);
+	/* the last readable epoch is written and read; none is handed out after it */
+	assert_int_equal(spent_profile_dir_write_epoch(d, SPENT_PROFILE_EPOCH_MAX, prof, NULL, NULL), 0);
+	uint32_t ep = 0;
+	assert_int_equal(spent_profile_dir_current_epoch(d, &ep), 0);
+	assert_int_equal(ep, SPENT_PROFILE_EPOCH_MAX);
+	assert_int_equal(spent_profile_dir_new_epoch(d, &ep), -EOVERFLOW);
+	assert_int_equal(mode_of(p), -1);
+	struct spent_profile *r = spent_profile_new();
+	size_t skipped = 9;
+	assert_int_equal(spent_profile_dir_read_all(d, r, NULL, NULL, &skipped), 0);
+	assert_int_equal(skipped, 0);
+	assert_int_equal(spent_profile_ncells(r), spent_profile_ncells(prof));
+	spent_profile_dir_close(d);
+	assert_int_equal(spent_profile_dir_check_replaceable(dir), 0);
+	assert_int_equal(spent_profile_dir_remove(dir), 0);
+	spent_profile_free(r);
+	spent_profile_free(prof);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +398,7 @@ int main(void)
 		cmocka_unit_test(parser_rejects_every_truncation),
 		cmocka_unit_test(counts_file_is_compact),
 		cmocka_unit_test(replace_and_remove_touch_only_profile_content),
+		cmocka_unit_test(epochs_past_the_last_readable_are_refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
