@@ -101,18 +101,29 @@ SPENT_API const struct spent_profile_event *spent_profile_event_get(const struct
 /* Index of the event called NAME (first match), or -ENOENT. */
 SPENT_API int spent_profile_event_find(const struct spent_profile *p, const char *name);
 
-/* Add COUNT hits at OFFSET of image IMG for event EV. 0, -EINVAL (bad index), -ENOMEM. */
+/*
+ * Counts never wrap: an add or merge that would take an event's sum of placed + unknown
+ * counts, of stack counts or of detail-row counts past UINT64_MAX returns -EOVERFLOW and
+ * changes nothing. Every cell, image total, event total and file total is part of one of
+ * those sums, so none of them wraps either, and what spent_profile_dir_write_epoch writes
+ * the readers accept.
+ */
+
+/* Add COUNT hits at OFFSET of image IMG for event EV. 0, -EINVAL (bad index), -ENOMEM,
+ * -EOVERFLOW. */
 SPENT_API int spent_profile_add(struct spent_profile *p, uint32_t img, uint64_t offset, uint32_t ev, uint64_t count);
-/* Add COUNT samples that could not be placed, with a reason. */
+/* Add COUNT samples that could not be placed, with a reason. 0, -EINVAL, -EOVERFLOW. */
 SPENT_API int spent_profile_add_unknown(struct spent_profile *p, enum spent_profile_unknown_reason why, uint32_t ev,
 			uint64_t count);
-/* Add COUNT of one call stack (FRAMES[0] is the leaf) for event EV. */
+/* Add COUNT of one call stack (FRAMES[0] is the leaf) for event EV. 0, -EINVAL, -ENOMEM,
+ * -ENOSPC, -EOVERFLOW. */
 SPENT_API int spent_profile_add_stack(struct spent_profile *p, uint32_t ev, const struct spent_profile_frame *frames,
 		      size_t n, uint64_t count);
 
 /* Sum of SRC into DST (images, events and tasks interned by identity; detail rows summed;
  * spans united). Detail rows keep one bucket width: a DST without rows takes SRC's, else the
- * coarser of the two wins and every row is rounded down to it. 0 or -errno. */
+ * coarser of the two wins and every row is rounded down to it. 0 or -errno; -EOVERFLOW (DST
+ * unchanged) when a sum of DST's would wrap. DST may be SRC: its counts double. */
 SPENT_API int spent_profile_merge(struct spent_profile *dst, const struct spent_profile *src);
 
 /*
@@ -182,7 +193,8 @@ SPENT_API uint64_t spent_profile_time_bucket(const struct spent_profile *p);
  * Add COUNT samples of event EV taken by TASK (an index, or SPENT_PROFILE_NO_TASK) at wall-clock
  * time TIME_NS (Unix epoch nanoseconds, CLOCK_REALTIME; 0 = unknown) with call chain FRAMES
  * (leaf first, N >= 1; one frame when there is no call stack). Rows with the same (event,
- * task, bucket, chain) are summed. 0, -EINVAL (bad index, N == 0 or > 1024), -ENOMEM.
+ * task, bucket, chain) are summed. 0, -EINVAL (bad index, N == 0 or > 1024), -ENOMEM,
+ * -EOVERFLOW.
  */
 SPENT_API int spent_profile_add_detail(struct spent_profile *p, uint32_t ev, uint32_t task, uint64_t time_ns,
 				 const struct spent_profile_frame *frames, size_t n, uint64_t count);
@@ -267,7 +279,8 @@ SPENT_API int spent_profile_dir_write_epoch(struct spent_profile_dir *d, uint32_
 /*
  * Read epoch EPOCH into INTO (summed). Each file that fails validation is reported via WARN
  * and skipped. *NSKIPPED (may be NULL) receives how many were skipped. 0 or -errno for
- * errors that stop the whole read (epoch missing, out of memory).
+ * errors that stop the whole read (epoch missing, out of memory, -EOVERFLOW: the sum with
+ * what INTO holds would wrap; a file whose counts would wrap the epoch's is skipped).
  */
 SPENT_API int spent_profile_dir_read_epoch(struct spent_profile_dir *d, uint32_t epoch, struct spent_profile *into,
 			   spent_profile_warn_fn warn, void *ctx, size_t *nskipped);
@@ -282,7 +295,8 @@ SPENT_API int spent_profile_dir_read_all(struct spent_profile_dir *d, struct spe
 /* ---- single files (for tools and the fuzz target) ----------------------------------------- */
 
 /* Parse one profile file's bytes and add its contents to INTO. 0 or -EBADMSG (*WHY says
- * what was wrong; static string). Nothing is added when the file is invalid. */
+ * what was wrong; static string). Nothing is added when the file is invalid, nor when
+ * adding it would wrap a sum of INTO's (-EOVERFLOW). */
 SPENT_API int spent_profile_file_parse(const uint8_t *data, size_t len, struct spent_profile *into, const char **why);
 
 #ifdef __cplusplus

@@ -168,6 +168,8 @@ int spent_profile_add(struct spent_profile *p, uint32_t img, uint64_t offset, ui
 		return -EINVAL;
 	if (!count)
 		return 0;
+	if (!profile_sum_fits(p->events[ev].counted, count))
+		return -EOVERFLOW;
 	if ((p->ncells + 1) * 4 > p->capcells * 3 && cells_rehash(p))
 		return -ENOMEM;
 	struct cell *c = cell_slot(p->cells, p->capcells, img, ev, offset);
@@ -178,6 +180,7 @@ int spent_profile_add(struct spent_profile *p, uint32_t img, uint64_t offset, ui
 		p->ncells++;
 	}
 	c->count += count;
+	p->events[ev].counted += count;
 	return 0;
 }
 
@@ -186,7 +189,10 @@ int spent_profile_add_unknown(struct spent_profile *p, enum spent_profile_unknow
 {
 	if (ev >= p->nevents || (unsigned)why >= SPENT_PROFILE_UNK_NR)
 		return -EINVAL;
+	if (!profile_sum_fits(p->events[ev].counted, count))
+		return -EOVERFLOW;
 	p->events[ev].unknown[why] += count;
+	p->events[ev].counted += count;
 	return 0;
 }
 
@@ -239,6 +245,8 @@ int spent_profile_add_stack(struct spent_profile *p, uint32_t ev, const struct s
 			return -EINVAL;
 	if (!count)
 		return 0;
+	if (!profile_sum_fits(p->events[ev].stacked, count))
+		return -EOVERFLOW;
 	if ((p->nstacks + 1) * 2 > p->capindex && stack_index_rebuild(p))
 		return -ENOMEM;
 	uint64_t h = stack_hash(ev, frames, n);
@@ -247,6 +255,7 @@ int spent_profile_add_stack(struct spent_profile *p, uint32_t ev, const struct s
 		struct stack *s = &p->stacks[p->stack_index[j] - 1];
 		if (s->hash == h && stack_equal(s, ev, frames, n)) {
 			s->count += count;
+			p->events[ev].stacked += count;
 			return 0;
 		}
 	}
@@ -264,6 +273,7 @@ int spent_profile_add_stack(struct spent_profile *p, uint32_t ev, const struct s
 	s->count = count;
 	s->hash = h;
 	p->stack_index[j] = (uint32_t)++p->nstacks;
+	p->events[ev].stacked += count;
 	return 0;
 }
 
@@ -318,10 +328,32 @@ static int merge_maps(struct spent_profile *dst, const struct spent_profile *src
 	return 0;
 }
 
+/* Whether every sum of DST's events (struct event_slot) still fits with SRC's added: checked
+ * before the merge touches DST, so that a merge that would wrap one leaves DST as it was. */
+static bool merge_fits(const struct spent_profile *dst, const struct spent_profile *src)
+{
+	for (size_t i = 0; i < src->nevents; i++) {
+		const struct event_slot *s = &src->events[i];
+		for (size_t j = 0; j < dst->nevents; j++) {
+			const struct event_slot *d = &dst->events[j];
+			if (d->pub.period != s->pub.period || d->pub.flags != s->pub.flags ||
+			    strcmp(d->pub.name, s->pub.name))
+				continue;
+			if (!profile_sum_fits(d->counted, s->counted) || !profile_sum_fits(d->stacked, s->stacked) ||
+			    !profile_sum_fits(d->detailed, s->detailed))
+				return false;
+			break;	/* events are interned: there is no second match */
+		}
+	}
+	return true;
+}
+
 int spent_profile_merge(struct spent_profile *dst, const struct spent_profile *src)
 {
 	uint32_t *imap = NULL, *emap = NULL;
 	struct spent_profile_frame *fr = NULL;
+	if (!merge_fits(dst, src))
+		return -EOVERFLOW;
 	int err = merge_maps(dst, src, &imap, &emap);
 	if (err)
 		goto out;
@@ -332,7 +364,8 @@ int spent_profile_merge(struct spent_profile *dst, const struct spent_profile *s
 	}
 	for (size_t e = 0; e < src->nevents; e++)
 		for (int r = 0; r < SPENT_PROFILE_UNK_NR; r++)
-			dst->events[emap[e]].unknown[r] += src->events[e].unknown[r];
+			if ((err = spent_profile_add_unknown(dst, r, emap[e], src->events[e].unknown[r])))
+				goto out;
 	fr = malloc(1024 * sizeof(*fr));
 	if (!fr) {
 		err = -ENOMEM;

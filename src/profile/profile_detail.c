@@ -276,15 +276,20 @@ static size_t row_slot(const struct profile_detail *d, uint64_t h, uint32_t ev, 
 	return j;
 }
 
-int profile_detail_row_add(struct profile_detail *d, uint32_t ev, uint32_t task, uint64_t time,
+int profile_detail_row_add(struct spent_profile *p, uint32_t ev, uint32_t task, uint64_t time,
 			   uint32_t chain, uint64_t count)
 {
+	struct profile_detail *d = &p->detail;
+	uint64_t *detailed = &p->events[ev].detailed;
+	if (!profile_sum_fits(*detailed, count))
+		return -EOVERFLOW;
 	if (row_index_reserve(d))
 		return -ENOMEM;
 	uint64_t h = row_hash(ev, task, time, chain);
 	size_t j = row_slot(d, h, ev, task, time, chain);
 	if (d->row_index[j]) {
 		d->rows[(uint32_t)d->row_index[j] - 1].count += count;
+		*detailed += count;
 		return 0;
 	}
 	if (d->nrows >= UINT32_MAX - 1)
@@ -294,6 +299,7 @@ int profile_detail_row_add(struct profile_detail *d, uint32_t ev, uint32_t task,
 	d->rows[d->nrows] = (struct detail_row){ .time = time, .count = count, .ev = ev,
 						 .task = task, .chain = chain };
 	d->row_index[j] = (h >> 32 << 32) | ++d->nrows;
+	*detailed += count;
 	return 0;
 }
 
@@ -318,7 +324,7 @@ int spent_profile_add_detail(struct spent_profile *p, uint32_t ev, uint32_t task
 	if (!count)
 		return 0;
 	int err = profile_detail_chain_intern(d, frames, n, &chain);
-	return err ? err : profile_detail_row_add(d, ev, task,
+	return err ? err : profile_detail_row_add(p, ev, task,
 						  bucket_floor(time_ns, spent_profile_time_bucket(p)), chain, count);
 }
 
@@ -414,7 +420,7 @@ int profile_detail_merge(struct spent_profile *dst, const struct spent_profile *
 			if ((err = profile_detail_chain_intern(d, fr, c->n, &cmap[r->chain])))
 				break;
 		}
-		err = profile_detail_row_add(d, emap[r->ev],
+		err = profile_detail_row_add(dst, emap[r->ev],
 					     r->task == SPENT_PROFILE_NO_TASK ? SPENT_PROFILE_NO_TASK : tmap[r->task],
 					     bucket_floor(r->time, width), cmap[r->chain], r->count);
 	}

@@ -263,7 +263,10 @@ static int parse_unknown(struct binreader *r, struct spent_profile *t, uint32_t 
 		if (reason >= SPENT_PROFILE_UNK_NR || (seen & (1ull << reason)))
 			BAD("bad unknown reason");
 		seen |= 1ull << reason;
-		if ((err = spent_profile_add_unknown(t, (enum spent_profile_unknown_reason)reason, ev, c)))
+		err = spent_profile_add_unknown(t, (enum spent_profile_unknown_reason)reason, ev, c);
+		if (err == -EOVERFLOW)
+			BAD("unknown counts add up to more than 64 bits");	/* no writer makes that */
+		if (err)
 			goto out;
 	}
 out:

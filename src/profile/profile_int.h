@@ -4,6 +4,9 @@
 #ifndef SPENT_PROFILE_INT_H
 #define SPENT_PROFILE_INT_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "spent/profile.h"
 
 /* A call chain interned once and shared by every detail row that took it: FRAMES[OFF ..
@@ -61,10 +64,22 @@ struct stack {
 	uint64_t hash;
 };
 
+/* Every count of an event is part of one of three sums kept here, which adds refuse to make
+ * wrap (-EOVERFLOW): then no cell, image total, event total or file total written from them
+ * can wrap either, and a reader, which rejects wrapped totals, reads whatever was written. */
 struct event_slot {
 	struct spent_profile_event pub;
 	uint64_t unknown[SPENT_PROFILE_UNK_NR];
+	uint64_t counted;	/* placed (cells) + unknown, all reasons */
+	uint64_t stacked;	/* call stacks */
+	uint64_t detailed;	/* detail rows */
 };
+
+/* Whether SUM + ADD fits in 64 bits. */
+static inline bool profile_sum_fits(uint64_t sum, uint64_t add)
+{
+	return sum <= UINT64_MAX - add;
+}
 
 struct image_slot {
 	struct spent_profile_image pub;
@@ -88,9 +103,9 @@ struct spent_profile {
 /* The call chain F[0..N) (leaf first; images already checked) interned in D: *IDX. */
 int profile_detail_chain_intern(struct profile_detail *d, const struct spent_profile_frame *f, size_t n,
 				uint32_t *idx);
-/* Add COUNT to the row (EV, TASK, TIME, CHAIN) of D as it is (no rounding), making it when
- * new. 0, -ENOMEM, -ENOSPC. */
-int profile_detail_row_add(struct profile_detail *d, uint32_t ev, uint32_t task, uint64_t time,
+/* Add COUNT to the row (EV, TASK, TIME, CHAIN) of P's detail as it is (no rounding), making it
+ * when new. 0, -ENOMEM, -ENOSPC, -EOVERFLOW (the event's detail counts would wrap). */
+int profile_detail_row_add(struct spent_profile *p, uint32_t ev, uint32_t task, uint64_t time,
 			   uint32_t chain, uint64_t count);
 /* Free the detail part of P (not P itself). */
 void profile_detail_release(struct profile_detail *d);

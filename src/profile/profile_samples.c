@@ -506,7 +506,7 @@ static int row_add(struct rows_in *s, bool new_time, uint64_t dt, uint64_t code,
 	x->chain_sum[chain] += count;	/* <= sum: cannot overflow */
 	s->next_chain = chain + 1;
 	uint64_t time = s->prev_t ? s->origin + (s->prev_t - 1) * s->width : 0;
-	err = profile_detail_row_add(&s->t->detail, s->ev,
+	err = profile_detail_row_add(s->t, s->ev,
 				     s->task ? x->tasks[s->task - 1] : SPENT_PROFILE_NO_TASK, time,
 				     x->c.chains[chain], count);
 out:

@@ -387,6 +387,65 @@ static void epochs_past_the_last_readable_are_refused(void **state)
 	spent_profile_free(prof);
 }
 
+/* counts refuse to wrap (-EOVERFLOW, nothing changed), so the writer never writes a total its
+ * reader rejects */
+static void counts_that_would_wrap_are_refused(void **state)
+{
+	(void)state;
+	struct spent_profile *p = spent_profile_new();
+	assert_non_null(p);
+	uint32_t im = add_image(p, "/bin/x"), ev = add_event(p, "cpu-clock", 1000003);
+	assert_int_equal(spent_profile_add(p, im, 10, ev, 5), 0);
+	assert_int_equal(spent_profile_add(p, im, 10, ev, UINT64_MAX), -EOVERFLOW);
+	assert_int_equal(spent_profile_add(p, im, 20, ev, UINT64_MAX - 4), -EOVERFLOW);
+	assert_int_equal(spent_profile_add_unknown(p, SPENT_PROFILE_UNK_ANON, ev, UINT64_MAX), -EOVERFLOW);
+	assert_int_equal(spent_profile_image_total(p, im, ev), 5);
+	assert_int_equal(spent_profile_ncells(p), 1);
+	assert_int_equal(spent_profile_merge(p, p), 0);
+	assert_int_equal(spent_profile_image_total(p, im, ev), 10);
+	/* a merge that would wrap leaves the destination as it was, images and events too */
+	struct spent_profile *big = spent_profile_new();
+	uint32_t bim = add_image(big, "/bin/big"), bev = add_event(big, "cpu-clock", 1000003);
+	add_event(big, "page-faults", 1);
+	assert_int_equal(spent_profile_add(big, bim, 1, bev, UINT64_MAX - 3), 0);
+	assert_int_equal(spent_profile_merge(p, big), -EOVERFLOW);
+	assert_int_equal(spent_profile_nimages(p), 1);
+	assert_int_equal(spent_profile_nevents(p), 1);
+	assert_int_equal(spent_profile_event_total(p, ev), 10);
+	struct spent_profile_frame fr = { im, 10 };
+	assert_int_equal(spent_profile_add_stack(p, ev, &fr, 1, UINT64_MAX), 0);
+	assert_int_equal(spent_profile_add_stack(p, ev, &fr, 1, 1), -EOVERFLOW);
+	assert_int_equal(spent_profile_add_detail(p, ev, SPENT_PROFILE_NO_TASK, 0, &fr, 1, UINT64_MAX), 0);
+	assert_int_equal(spent_profile_add_detail(p, ev, SPENT_PROFILE_NO_TASK, 1ull << 40, &fr, 1, 1),
+			 -EOVERFLOW);
+	spent_profile_free(big);
+	spent_profile_free(p);
+
+	/* two cells of 2^63 + 5 and 2^63 + 7 would wrap the image total to 12: the second is
+	 * refused, and what is written reads back */
+	char dir[128];
+	struct spent_profile_dir *d;
+	snprintf(dir, sizeof(dir), "%s/wrap", tmpdir);
+	assert_int_equal(spent_profile_dir_create(dir, &d), 0);
+	p = spent_profile_new();
+	im = add_image(p, "/bin/x");
+	ev = add_event(p, "cpu-clock", 1000003);
+	assert_int_equal(spent_profile_add(p, im, 0x10, ev, (1ull << 63) + 5), 0);
+	assert_int_equal(spent_profile_add(p, im, 0x20, ev, (1ull << 63) + 7), -EOVERFLOW);
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), 0);
+	/* writing it again would wrap what the epoch's file holds: refused, the file kept */
+	assert_int_equal(spent_profile_dir_write_epoch(d, 0, p, NULL, NULL), -EOVERFLOW);
+	struct spent_profile *r = spent_profile_new();
+	int warns = 0;
+	size_t skipped = 9;
+	assert_int_equal(spent_profile_dir_read_all(d, r, warn_count, &warns, &skipped), 0);
+	assert_int_equal(skipped, 0);
+	assert_int_equal(count_at(r, "/bin/x", "cpu-clock", 0x10), (1ull << 63) + 5);
+	spent_profile_free(r);
+	spent_profile_free(p);
+	spent_profile_dir_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -399,6 +458,7 @@ int main(void)
 		cmocka_unit_test(counts_file_is_compact),
 		cmocka_unit_test(replace_and_remove_touch_only_profile_content),
 		cmocka_unit_test(epochs_past_the_last_readable_are_refused),
+		cmocka_unit_test(counts_that_would_wrap_are_refused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
