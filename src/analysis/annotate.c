@@ -154,6 +154,13 @@ static void place_counts(struct annotate *a, const struct spent_profile *p, cons
 	}
 }
 
+/* The size comes from the image's symbol table, which may be corrupt: an unbounded one would
+ * have us read and decode gigabytes. Each decoded instruction costs about 200 bytes (its
+ * text, counts, line), so 64 MiB of code is a few GB at worst, yet far above what compilers
+ * emit for one function; the message says the limit, not "no memory". */
+#define ANNOTATE_MAX_BYTES (64ull << 20)
+#define ANNOTATE_TOO_BIG "its symbol says it is larger than 64 MiB, more than spent decodes"
+
 int annotate_function(const struct spent_profile *p, struct symbols *sym, const char *name,
 		      const uint32_t *evs, size_t nev, struct annotate **out, const char **why,
 		      long *unreadable)
@@ -192,7 +199,11 @@ int annotate_function(const struct spent_profile *p, struct symbols *sym, const 
 		return -ENOENT;
 	}
 	const struct spent_profile_image *img = spent_profile_image_get(p, (uint32_t)bimg);
-	if (bsize > (1u << 20) || !(code = malloc(bsize)) || !(a = calloc(1, sizeof(*a))) ||
+	if (bsize > ANNOTATE_MAX_BYTES) {
+		*why = ANNOTATE_TOO_BIG;
+		return -EFBIG;
+	}
+	if (!(code = malloc(bsize)) || !(a = calloc(1, sizeof(*a))) ||
 	    !(a->fn_totals = calloc(nev, sizeof(uint64_t)))) {
 		err = -ENOMEM;
 		goto fail;

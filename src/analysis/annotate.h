@@ -35,7 +35,8 @@ struct annotate {
  * instructions around OFF (samples less than 64 bytes apart; a->region). 0; -ENOENT (no image that could be read has NAME: *WHY is then why the first
  * image with samples that could not be read could not, and *UNREADABLE its index, or NULL and
  * -1 when every image was read); -ENODATA (*WHY: the function's image cannot be read, e.g.
- * "image file not found"). *OUT freed with annotate_free.
+ * "image file not found"); -EFBIG (*WHY says so: the function is larger than the 64 MiB of
+ * code annotate decodes). *OUT freed with annotate_free.
  */
 int annotate_function(const struct spent_profile *p, struct symbols *sym, const char *name,
 		      const uint32_t *evs, size_t nev, struct annotate **out, const char **why,

@@ -72,6 +72,17 @@ off = int(sys.argv[2].rsplit("+0x", 1)[1], 16)
 print(sum(o["samples"] for o in map(json.loads, open(sys.argv[1])) if int(o["offset"], 16) == off))' \
 	"$TMP/ann_s.json" "${1:-x+0x0}" 2>/dev/null)
 check "annotate_of_stripped_code_puts_the_rows_samples_on_its_instruction ($at of ${2:-?})" test -n "$at" -a "$at" = "${2:-}"
+# a function over 1 MiB is annotated (it was refused: "Cannot allocate memory")
+cat > "$TMP/bigf.c" <<'EOF'
+__asm__(".text\n.globl bigfn\n.type bigfn,@function\nbigfn:\n.fill 1200000,1,0x90\nret\n.size bigfn,.-bigfn\n");
+void bigfn(void);
+int main(void) { for (int i = 0; i < 3000; i++) bigfn(); return 0; }
+EOF
+gcc -O2 -g -o "$TMP/bigf" "$TMP/bigf.c"
+$SPENT record -o "$TMP/bigf.prof" -- "$TMP/bigf" >/dev/null 2>&1
+$SPENT annotate -i "$TMP/bigf.prof" bigfn > "$TMP/bigf.txt" 2> "$TMP/bigf.err"
+check "annotate_function_over_1MiB (rc $?: $(head -1 "$TMP/bigf.err"))" grep -q '^# bigfn in ' "$TMP/bigf.txt"
+check annotate_function_over_1MiB_decodes_its_last_instruction grep -q ' ret$' "$TMP/bigf.txt"
 
 # two events side by side, preset periods, ratio column, CSV
 $SPENT record -e cpu-clock@slow,page-faults -o "$TMP/two" -- "$split" 100 >/dev/null 2>&1
