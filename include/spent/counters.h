@@ -16,7 +16,9 @@
  * page when the kernel allows it (cap_user_rdpmc), without a system call; everything else is
  * read with read(2). Every call returns 0 or -errno and never prints or exits. A set belongs to
  * the process that opened it: in a forked child its calls return -ECHILD (its events count the
- * parent's thread; open a new set there). Regions start afresh in a forked child.
+ * parent's thread; open a new set there). Regions start afresh in a forked child. A NULL set
+ * or a NULL pointer to fill is -EINVAL (count and name give 0 and NULL), checked before
+ * anything is done.
  */
 #ifndef SPENT_COUNTERS_H
 #define SPENT_COUNTERS_H
@@ -38,8 +40,8 @@ struct spent_counters;
 /*
  * Open EVENTS (comma-separated names as spent stat -e takes them) on the calling thread,
  * stopped. Returns 0, -ENOENT (unknown event or no PMU for a hardware event: see
- * spent_counters_error), -EINVAL (an empty name in EVENTS, or FLAGS other than the
- * SPENT_COUNTERS_* above), -EACCES/-EPERM (perf_event_paranoid), -ENOMEM.
+ * spent_counters_error), -EINVAL (EVENTS or OUT NULL, an empty name in EVENTS, or FLAGS
+ * other than the SPENT_COUNTERS_* above), -EACCES/-EPERM (perf_event_paranoid), -ENOMEM.
  */
 SPENT_API int spent_counters_open(const char *events, int flags, struct spent_counters **out);
 SPENT_API void spent_counters_free(struct spent_counters *c);
@@ -55,10 +57,11 @@ SPENT_API int spent_counters_reset(struct spent_counters *c);
 SPENT_API size_t spent_counters_count(const struct spent_counters *c);
 SPENT_API const char *spent_counters_name(const struct spent_counters *c, size_t i);
 
-/* Scaled values (multiplexing projection) of the first N events into VALUES. */
+/* Scaled values (multiplexing projection) of the first N events into VALUES: -EINVAL when N
+ * is more than spent_counters_count (as spent_stat_read), nothing written. */
 SPENT_API int spent_counters_read(struct spent_counters *c, uint64_t *values, size_t n);
 
-/* Raw value and times of event I. */
+/* Raw value and times of event I (ENABLED_NS and RUNNING_NS may be NULL). */
 SPENT_API int spent_counters_read_one(struct spent_counters *c, size_t i, uint64_t *value,
 			    uint64_t *enabled_ns, uint64_t *running_ns);
 

@@ -98,7 +98,7 @@ SPENT_API size_t spent_profile_nimages(const struct spent_profile *p);
 SPENT_API const struct spent_profile_image *spent_profile_image_get(const struct spent_profile *p, uint32_t idx);
 SPENT_API size_t spent_profile_nevents(const struct spent_profile *p);
 SPENT_API const struct spent_profile_event *spent_profile_event_get(const struct spent_profile *p, uint32_t idx);
-/* Index of the event called NAME (first match), or -ENOENT. */
+/* Index of the event called NAME (first match), -ENOENT, or -EINVAL (NAME NULL). */
 SPENT_API int spent_profile_event_find(const struct spent_profile *p, const char *name);
 
 /*

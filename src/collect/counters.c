@@ -84,6 +84,11 @@ int spent_counters_open(const char *events, int flags, struct spent_counters **o
 {
 	int err;
 	open_error[0] = 0;
+	/* checked before any event is opened: a NULL OUT crashed after opening them all */
+	if (!events || !out) {
+		snprintf(open_error, sizeof(open_error), "%s is NULL", !events ? "the event list" : "OUT");
+		return -EINVAL;
+	}
 	if (flags & ~SPENT_COUNTERS_INHERIT) {	/* a flag of a later spent: not ignored */
 		snprintf(open_error, sizeof(open_error), "unknown flags 0x%x", (unsigned)flags);
 		return -EINVAL;
@@ -144,6 +149,8 @@ void spent_counters_free(struct spent_counters *c)
 
 static int ioctl_each(struct spent_counters *c, unsigned long req)
 {
+	if (!c)
+		return -EINVAL;
 	if (c->fork_gen != fork_gen)	/* would stop or reset the parent's counters */
 		return -ECHILD;
 	for (size_t i = 0; i < c->n; i++)
@@ -154,6 +161,8 @@ static int ioctl_each(struct spent_counters *c, unsigned long req)
 
 int spent_counters_start(struct spent_counters *c)
 {
+	if (!c)
+		return -EINVAL;
 	if (c->fork_gen != fork_gen)
 		return -ECHILD;
 	for (size_t i = 0; i < c->n; i++) {
@@ -176,17 +185,17 @@ int spent_counters_reset(struct spent_counters *c)
 
 size_t spent_counters_count(const struct spent_counters *c)
 {
-	return c->n;
+	return c ? c->n : 0;
 }
 
 const char *spent_counters_name(const struct spent_counters *c, size_t i)
 {
-	return i < c->n ? c->evs[i].spec : NULL;
+	return c && i < c->n ? c->evs[i].spec : NULL;
 }
 
 int spent_counters_fast(const struct spent_counters *c, size_t i)
 {
-	const struct perf_event_mmap_page *pc = i < c->n ? c->pages[i] : NULL;
+	const struct perf_event_mmap_page *pc = c && i < c->n ? c->pages[i] : NULL;
 	return pc && pc->cap_user_rdpmc && __atomic_load_n(&pc->index, __ATOMIC_RELAXED) != 0;
 }
 
@@ -258,7 +267,7 @@ static int read_mmap(const struct perf_event_mmap_page *pc, uint64_t *value, uin
 int spent_counters_read_one(struct spent_counters *c, size_t i, uint64_t *value,
 			    uint64_t *enabled_ns, uint64_t *running_ns)
 {
-	if (i >= c->n)
+	if (!c || i >= c->n || !value)
 		return -EINVAL;
 	if (c->fork_gen != fork_gen)
 		return -ECHILD;
@@ -279,7 +288,11 @@ done:
 
 int spent_counters_read(struct spent_counters *c, uint64_t *values, size_t n)
 {
-	for (size_t i = 0; i < n && i < c->n; i++) {
+	/* as spent_stat_read: more values than events is the caller's mistake, not "the rest
+	 * unchanged" (they were left as they were, read as counts by the caller) */
+	if (!c || (!values && n) || n > c->n)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
 		uint64_t v, e, r;
 		int err = spent_counters_read_one(c, i, &v, &e, &r);
 		if (err)
@@ -337,16 +350,16 @@ static void overflow_forget(const struct spent_counters *c)
 int spent_counters_on_overflow(struct spent_counters *c, size_t i, uint64_t period, int signo,
 			       spent_overflow_fn handler, void *arg)
 {
-	if (i >= c->n || period == 0)
+	if (!c || i >= c->n || period == 0)
 		return -EINVAL;
+	if (c->fork_gen != fork_gen)
+		return -ECHILD;
 	if (signo == 0)
 		signo = SIGRTMIN + 4;
 	struct sigaction sa = { .sa_sigaction = overflow_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(signo, &sa, NULL) < 0)
 		return -errno;
-	if (c->fork_gen != fork_gen)
-		return -ECHILD;
 	/* a sampling event replaces the counting one: same event, now with a period (the other
 	 * events' handlers stay: dropping them all left the first disarmed for good) */
 	overflow_forget_event(c, i);

@@ -123,6 +123,8 @@ const struct spent_profile_event *spent_profile_event_get(const struct spent_pro
 
 int spent_profile_event_find(const struct spent_profile *p, const char *name)
 {
+	if (!name)
+		return -EINVAL;
 	for (size_t i = 0; i < p->nevents; i++)
 		if (!strcmp(p->events[i].pub.name, name))
 			return (int)i;

@@ -72,6 +72,36 @@ static void unknown_events_explain_themselves(void **state)
 	assert_non_null(strstr(spent_counters_error(), "unknown flags 0x80"));
 }
 
+/* misuse is -EINVAL before anything is done, as spent_stat_read does (it crashed, or read
+ * fewer values than asked and said 0) */
+static void null_and_oversized_arguments_are_einval(void **state)
+{
+	(void)state;
+	struct spent_counters *c = NULL;
+	assert_int_equal(spent_counters_open("task-clock,page-faults", 0, NULL), -EINVAL);
+	assert_non_null(strstr(spent_counters_error(), "NULL"));
+	assert_int_equal(spent_counters_open(NULL, 0, &c), -EINVAL);
+	assert_null(c);
+	assert_int_equal(spent_counters_start(NULL), -EINVAL);
+	assert_int_equal(spent_counters_stop(NULL), -EINVAL);
+	assert_int_equal(spent_counters_reset(NULL), -EINVAL);
+	assert_int_equal(spent_counters_count(NULL), 0);
+	assert_null(spent_counters_name(NULL, 0));
+	assert_int_equal(spent_counters_fast(NULL, 0), 0);
+	uint64_t v[4] = { 7, 7, 7, 7 }, raw;
+	assert_int_equal(spent_counters_read(NULL, v, 1), -EINVAL);
+	assert_int_equal(spent_counters_read_one(NULL, 0, &raw, NULL, NULL), -EINVAL);
+	assert_int_equal(spent_counters_on_overflow(NULL, 0, 1000, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(spent_counters_open("task-clock,page-faults", 0, &c), 0);
+	assert_int_equal(spent_counters_read(c, NULL, 2), -EINVAL);
+	assert_int_equal(spent_counters_read(c, v, 4), -EINVAL);
+	assert_true(v[0] == 7 && v[2] == 7);	/* nothing written */
+	assert_int_equal(spent_counters_read_one(c, 0, NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(spent_counters_read(c, NULL, 0), 0);
+	assert_int_equal(spent_counters_read(c, v, 2), 0);
+	spent_counters_free(c);
+}
+
 static void overflow(struct spent_counters *c, size_t event, uint64_t count, void *arg)
 {
 	(void)c;
@@ -201,6 +231,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(counts_only_between_start_and_stop),
 		cmocka_unit_test(unknown_events_explain_themselves),
+		cmocka_unit_test(null_and_oversized_arguments_are_einval),
 		cmocka_unit_test(overflow_handler_runs_every_period),
 		cmocka_unit_test(overflow_handlers_of_two_events_both_run),
 		cmocka_unit_test(a_forked_child_gets_echild_and_fresh_regions),

@@ -446,6 +446,17 @@ static void counts_that_would_wrap_are_refused(void **state)
 	spent_profile_dir_close(d);
 }
 
+static void event_find_of_null_is_einval(void **state)
+{
+	(void)state;
+	struct spent_profile *p = spent_profile_new();
+	assert_non_null(p);
+	uint32_t ev = add_event(p, "cpu-clock", 1000003);
+	assert_int_equal(spent_profile_event_find(p, "cpu-clock"), ev);
+	assert_int_equal(spent_profile_event_find(p, NULL), -EINVAL);
+	spent_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,6 +470,7 @@ int main(void)
 		cmocka_unit_test(replace_and_remove_touch_only_profile_content),
 		cmocka_unit_test(epochs_past_the_last_readable_are_refused),
 		cmocka_unit_test(counts_that_would_wrap_are_refused),
+		cmocka_unit_test(event_find_of_null_is_einval),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
