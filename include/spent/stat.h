@@ -77,7 +77,8 @@ SPENT_API int spent_stat_new(const struct spent_stat_opts *opts, struct spent_st
  * Open the counters and start: the command ARGV (NULL-terminated, argv[0] looked up in PATH),
  * or with ARGV NULL the pid, tid or CPUs of the options. 0, or -errno with the reason in
  * spent_stat_error(): -ESRCH (no such process), perf_event_open's error for an event, or the
- * exec's error when the command cannot run (spent_stat_exit_code() then says 127 or 126).
+ * exec's error when the command cannot run (spent_stat_exit_code() then says 127 or 126),
+ * -EBUSY when S is counting or has counted: a session runs once (make a new one).
  */
 SPENT_API int spent_stat_start(struct spent_stat *s, char *const argv[]);
 

@@ -126,6 +126,9 @@ int spent_stat_start(struct spent_stat *s, char *const argv[])
 {
 	int err;
 	s->err[0] = 0;
+	if (s->end_ns)	/* waited for: its counts stay readable, so it is not started over */
+		return fail(s, -EBUSY, "this session has counted already: a session runs once "
+			    "(make a new one with spent_stat_new)");
 	if (s->c)
 		return fail(s, -EBUSY, "already counting");
 	if (!s->o.n_events)

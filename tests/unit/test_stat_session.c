@@ -1,0 +1,51 @@
+/* tests/unit/test_stat_session.c - the spent_stat_* session (include/spent/stat.h): what a
+ * second start says once the session has counted. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "spent/events.h"
+#include "spent/stat.h"
+
+/* after a wait the session has counted: a second start is refused, saying a session runs
+ * once (it said "already counting", which it no longer was), and the counts stay readable */
+static void a_session_runs_once(void **state)
+{
+	(void)state;
+	struct spent_event ev;
+	char err[256];
+	assert_int_equal(spent_event_parse("task-clock", &ev, err, sizeof(err)), 0);
+	struct spent_stat_opts o = { .events = &ev, .n_events = 1 };
+	struct spent_stat *s;
+	char *argv[] = { "true", NULL };
+	int status = -1;
+	assert_int_equal(spent_stat_new(&o, &s), 0);
+	int rc = spent_stat_start(s, argv);
+	if (rc == -EACCES || rc == -EPERM) {	/* perf_event_paranoid */
+		spent_stat_free(s);
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(spent_stat_wait(s, &status), 0);
+	assert_int_equal(status, 0);
+	assert_int_equal(spent_stat_start(s, argv), -EBUSY);
+	assert_non_null(strstr(spent_stat_error(s), "runs once"));
+	assert_null(strstr(spent_stat_error(s), "already counting"));
+	struct spent_stat_value v;
+	assert_int_equal(spent_stat_read(s, &v, 1), 0);
+	spent_stat_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_session_runs_once),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
