@@ -231,7 +231,9 @@ struct spent_profile_dir;
 SPENT_API int spent_profile_dir_create(const char *dir, struct spent_profile_dir **out);
 /*
  * Open an existing profile directory: -ENOENT when DIR does not exist, -ENOTDIR when not a
- * directory, -EBADMSG when DIR/meta is missing or not a spent profile meta file.
+ * directory, -EBADMSG when DIR/meta is missing or not a spent profile meta file (its first
+ * line is exactly "spent-profile-dir N": "1x" or "01" is no version), -EPROTONOSUPPORT when
+ * N is not 1 (a later spent's directory).
  */
 SPENT_API int spent_profile_dir_open(const char *dir, struct spent_profile_dir **out);
 /* Open DIR when it is a profile directory, else create it (the daemon's case). */

@@ -146,10 +146,18 @@ int spent_profile_dir_open(const char *dir, struct spent_profile_dir **out)
 		err = -EBADMSG;
 		goto out;
 	}
-	for (size_t i = ml + 1; i < len && data[i] >= '0' && data[i] <= '9' && version < 1000; i++)
-		version = version * 10 + (unsigned)(data[i] - '0');
+	/* the whole first line is "MAGIC VERSION": "1x" or "01" is not version 1 but a file we
+	 * do not know (-EBADMSG); a well-formed other number is a later spent's (-EPROTONOSUPPORT) */
+	size_t i = ml + 1, first = i;
+	for (; i < len && data[i] >= '0' && data[i] <= '9'; i++)
+		if (version < 1000000)	/* any larger number is as unknown */
+			version = version * 10 + (unsigned)(data[i] - '0');
+	if (i == first || (data[first] == '0') || (i < len && data[i] != '\n')) {
+		err = -EBADMSG;
+		goto out;
+	}
 	if (version != META_VERSION) {
-		err = version == 0 ? -EBADMSG : -EPROTONOSUPPORT;
+		err = -EPROTONOSUPPORT;
 		goto out;
 	}
 	err = dir_new(dir, out);

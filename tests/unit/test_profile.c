@@ -219,6 +219,24 @@ static void non_profile_dirs_are_refused(void **state)
 	snprintf(file, sizeof(file), "%s/meta", dir);
 	assert_int_equal(binio_write_file_atomic(file, "spent-profile-dir 7\n", 20, 0644), 0);
 	assert_int_equal(spent_profile_dir_open(dir, &d), -EPROTONOSUPPORT);
+	/* the version is the whole number on the line: "1x" is not version 1 */
+	static const char *const bad[] = { "spent-profile-dir 1x\n", "spent-profile-dir 01\n",
+					   "spent-profile-dir 1 2\n", "spent-profile-dir \n",
+					   "spent-profile-dir 1\r\n", "spent-profile-dir x1\n" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(binio_write_file_atomic(file, bad[i], strlen(bad[i]), 0644), 0);
+		assert_int_equal(spent_profile_dir_open(dir, &d), -EBADMSG);
+	}
+	assert_int_equal(binio_write_file_atomic(file, "spent-profile-dir 12345678901\n", 30, 0644), 0);
+	assert_int_equal(spent_profile_dir_open(dir, &d), -EPROTONOSUPPORT);
+	/* a meta of this spent's: one line of version 1, the rest of the file free */
+	const char *good = "spent-profile-dir 1\nhost x\n";
+	assert_int_equal(binio_write_file_atomic(file, good, strlen(good), 0644), 0);
+	assert_int_equal(spent_profile_dir_open(dir, &d), 0);
+	spent_profile_dir_close(d);
+	assert_int_equal(binio_write_file_atomic(file, "spent-profile-dir 1", 19, 0644), 0);
+	assert_int_equal(spent_profile_dir_open(dir, &d), 0);
+	spent_profile_dir_close(d);
 }
 
 static void parser_rejects_every_truncation(void **state)
