@@ -35,17 +35,17 @@ check "per_thread_threads_keep_their_own_names ($names)" test "${names% who_spli
 # -p of a pool that keeps replacing its threads: a thread that ends between the listing of
 # /proc/PID/task and the opening of its events is skipped (nearly every attach failed with
 # "cannot open event 'cpu-clock': No such process" while the process ran). Each recording
-# ends with the pool's process.
+# ends with the pool's process (1.2 s: a sanitized spent may take tenths of a second to attach).
 ok=0
-for i in 1 2 3 4; do
-	"$PROGS/thread_churn" 0.6 & cpid=$!
+for i in 1 2 3; do
+	"$PROGS/thread_churn" 1.2 & cpid=$!
 	sleep 0.2
 	"$SPENT" record -e cpu-clock -p "$cpid" -o "$TMP/churn$i" > /dev/null 2> "$TMP/churn.err" &&
 		grep -q ' samples ' "$TMP/churn.err" && ok=$((ok + 1))
 	wait "$cpid"
 done
-check "record -p attaches to a pool whose threads keep ending ($ok of 4; last: $(tail -1 "$TMP/churn.err"))" \
-	test "$ok" -eq 4
+check "record -p attaches to a pool whose threads keep ending ($ok of 3; last: $(tail -1 "$TMP/churn.err"))" \
+	test "$ok" -eq 3
 
 # --per-thread follows what a child created before its own events were open: sh -> sh ->
 # timeout -> gzip lost gzip in nearly every run (each process forked the next before its FORK
