@@ -172,19 +172,21 @@ int annotate_function(const struct spent_profile *p, struct symbols *sym, const 
 	int err;
 	*why = NULL;
 	*unreadable = -1;
+	/* every function answering NAME in every image: the one with most samples wins (C++
+	 * overloads named without parameters too: the first in the file was taken, silently) */
 	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
 		uint64_t s, z;
 		const struct spent_profile_image *img = spent_profile_image_get(p, i);
-		if (symbols_find_function(sym, img, name, &s, &z))
-			continue;
-		if (!z)
-			z = 256;
-		uint64_t t = samples_in(p, i, evs, nev, s, z);
-		if (bimg < 0 || t > best) {
-			bimg = i;
-			best = t;
-			bstart = s;
-			bsize = z;
+		for (size_t nth = 0; !symbols_find_function(sym, img, name, nth, &s, &z); nth++) {
+			if (!z)
+				z = 256;
+			uint64_t t = samples_in(p, i, evs, nev, s, z);
+			if (bimg < 0 || t > best) {
+				bimg = i;
+				best = t;
+				bstart = s;
+				bsize = z;
+			}
 		}
 	}
 	bool region = bimg < 0 && sampled_region(p, name, evs, nev, &bimg, &bstart, &bsize) == 0;

@@ -550,19 +550,21 @@ int symbols_lookup_name(struct symbols *s, const struct spent_profile_image *img
 }
 
 int symbols_find_function(struct symbols *s, const struct spent_profile_image *img, const char *name,
-			  uint64_t *start, uint64_t *size)
+			  size_t nth, uint64_t *start, uint64_t *size)
 {
 	struct sym_image *im = image_get(s, img);
 	if (!im)
 		return -ENOMEM;
 	for (size_t i = 0; i < im->nksyms; i++)
 		if (!strcmp(im->ksyms[i].name, name)) {
+			if (nth)
+				return -ENOENT;	/* kernel names are looked up exactly: one */
 			*start = im->ksyms[i].addr;
 			*size = i + 1 < im->nksyms ? im->ksyms[i + 1].addr - *start : 0;
 			return 0;
 		}
 	struct symtable *tab = image_table(im);
-	return tab ? symtable_find(tab, name, start, size) : -ENOENT;
+	return tab ? symtable_find_nth(tab, name, nth, start, size) : -ENOENT;
 }
 
 int symbols_read_code(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,

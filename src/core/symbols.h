@@ -39,9 +39,11 @@ int symbols_lookup(struct symbols *s, const struct spent_profile_image *img, uin
 int symbols_lookup_name(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,
 			struct sym_info *out);
 
-/* Find function NAME in IMG: its start and size. 0 or -ENOENT. */
+/* Find function NAME in IMG: its start and size. 0 or -ENOENT. When several answer NAME
+ * alike (C++ overloads named without parameters), the NTH of them in the file; -ENOENT past
+ * the last. */
 int symbols_find_function(struct symbols *s, const struct spent_profile_image *img, const char *name,
-			  uint64_t *start, uint64_t *size);
+			  size_t nth, uint64_t *start, uint64_t *size);
 
 /* Copy LEN bytes of IMG's code at OFFSET into BUF (from the file, or the vDSO). 0 or -errno. */
 int symbols_read_code(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,

@@ -405,27 +405,44 @@ int symtable_lookup(const struct symtable *t, uint64_t offset, struct symtable_h
 	return 0;
 }
 
-int symtable_find(const struct symtable *t, const char *name, uint64_t *start, uint64_t *size)
+int symtable_find_nth(const struct symtable *t, const char *name, size_t nth, uint64_t *start,
+		      uint64_t *size)
 {
 	/* the best match (the function before its .cold part, an exact name before a template
-	 * instance), then the first in the file */
-	const struct tsym *best = NULL;
+	 * instance); among equals (overloads: "over" is over(int) and over(long)) the NTH in
+	 * the file */
 	enum demangle_match best_rank = DEMANGLE_NO_MATCH;
 	for (size_t i = 0; i < t->n; i++) {
 		if (!(t->syms[i].flags & SYMTABLE_FUNC))
 			continue;
 		enum demangle_match m = demangle_match_rank(t->syms[i].name, name);
-		if (m != DEMANGLE_NO_MATCH &&
-		    (m > best_rank || (m == best_rank && t->syms[i].order < best->order))) {
-			best = &t->syms[i];
+		if (m > best_rank)
 			best_rank = m;
-		}
 	}
-	if (!best)
+	if (best_rank == DEMANGLE_NO_MATCH)
 		return -ENOENT;
-	*start = best->start;
-	*size = best->size;
+	const struct tsym *pick = NULL;
+	for (size_t k = 0; k <= nth; k++) {	/* the next in file order after the last pick */
+		const struct tsym *next = NULL;
+		for (size_t i = 0; i < t->n; i++) {
+			const struct tsym *c = &t->syms[i];
+			if ((c->flags & SYMTABLE_FUNC) && (!pick || c->order > pick->order) &&
+			    (!next || c->order < next->order) &&
+			    demangle_match_rank(c->name, name) == best_rank)
+				next = c;
+		}
+		if (!next)
+			return -ENOENT;
+		pick = next;
+	}
+	*start = pick->start;
+	*size = pick->size;
 	return 0;
+}
+
+int symtable_find(const struct symtable *t, const char *name, uint64_t *start, uint64_t *size)
+{
+	return symtable_find_nth(t, name, 0, start, size);
 }
 
 int symtable_find_symbol(const struct symtable *t, const char *name, struct symtable_hit *hit)
