@@ -87,7 +87,8 @@ struct procmaps_line {
 /* Parse LINE ("start-end perms offset maj:min inode   path\n"), cutting its newline and
  * " (deleted)" in place: 0, or -EINVAL for a line that is not a mapping. */
 int procmaps_parse_line(char *line, struct procmaps_line *out);
-/* Load PID's executable mappings from /proc/PID/maps (replacing what was known). */
+/* Load PID's executable mappings from /proc/PID/maps (replacing what was known). An empty
+ * file (a zombie's, a kernel thread's) leaves what was known as it was: -ESRCH. */
 int procmaps_load_pid(struct procmaps *pm, pid_t pid);
 /* CHILD starts with a copy of PARENT's maps (fork). */
 int procmaps_fork(struct procmaps *pm, pid_t parent, pid_t child);
