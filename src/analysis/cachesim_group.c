@@ -54,7 +54,7 @@ static bool refs_in_order(const struct spent_trace_batch *b)
 
 /* Whether SIMS[1..N) can follow SIMS[0] through its first i-cache (cachesim_feed_group). On
  * executions the followers take the leader's spans, so their time series must cut alike. */
-static bool group_shares_icache(struct cachesim *const *sims, size_t n, bool execs)
+bool cachesim_group_shares_icache(struct cachesim *const *sims, size_t n, bool execs)
 {
 	bool share = n > 1 && same_icache(sims[0], sims[0]);
 	for (size_t k = 1; share && k < n; k++)
@@ -62,21 +62,22 @@ static bool group_shares_icache(struct cachesim *const *sims, size_t n, bool exe
 	return share;
 }
 
-/* A follower on a batch of executions: the data references from the first on, and the
- * fetches LEAD's i-cache missed in their place, in LEAD's spans (its time-series cuts). */
-static int feed_follower_execs(struct cachesim *cs, const struct spent_trace_batch *b,
-			       const struct cachesim *lead)
+/* A follower on a batch of executions: the data references of B from R on, and the fetches
+ * the leader's i-cache missed (XMISS) in their place, in the leader's SPANS (its time-series
+ * cuts). Reference indices in SPANS and XMISS are B's; miss_end indexes XMISS. */
+int cachesim_follow_spans(struct cachesim *cs, const struct spent_trace_batch *b, size_t r,
+			  const struct group_span *spans, size_t n_spans, const struct group_miss *xmiss)
 {
 	struct cache *below = cs->cores[0].ipath->next;
-	size_t r = cachesim_exec_ref(&b->execs[0], 0), k = 0;
-	for (size_t s = 0; s < lead->n_spans; s++) {
-		const struct group_span *sp = &lead->spans[s];
+	size_t k = 0;
+	for (size_t s = 0; s < n_spans; s++) {
+		const struct group_span *sp = &spans[s];
 		if (!cachesim_chunk_room(cs))
 			return -ENOMEM;
 		if (cs->cfg.chunk)
 			cs->chunks[cs->cur_chunk].insns += sp->insns;
 		for (; k < sp->miss_end; k++) {
-			const struct group_miss *m = &lead->xmiss[k];
+			const struct group_miss *m = &xmiss[k];
 			cachesim_feed_data(cs, b, r, m->ref);
 			r = m->ref;
 			hierarchy_access(cs, 0, below, m->pc, m->len, OP_IFETCH);
@@ -98,7 +99,8 @@ static int feed_group_execs(struct cachesim *const *sims, size_t n, const struct
 	int rc = cachesim_feed_execs_spans(lead, b, true);	/* checked by the caller */
 	lead->rec_imiss = false;
 	for (size_t k = 1; !rc && k < n; k++) {
-		rc = feed_follower_execs(sims[k], b, lead);
+		rc = cachesim_follow_spans(sims[k], b, cachesim_exec_ref(&b->execs[0], 0), lead->spans,
+					   lead->n_spans, lead->xmiss);
 		sims[k]->cores[0].ipath->st = lead->cores[0].ipath->st;
 	}
 	return rc;
@@ -107,7 +109,7 @@ static int feed_group_execs(struct cachesim *const *sims, size_t n, const struct
 int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spent_trace_batch *b)
 {
 	struct spent_trace_batch ib;
-	if (b->execs && b->n_execs && group_shares_icache(sims, n, true) && cachesim_exec_refs_in_order(b))
+	if (b->execs && b->n_execs && cachesim_group_shares_icache(sims, n, true) && cachesim_exec_refs_in_order(b))
 		return feed_group_execs(sims, n, b);
 	if (b->execs && n > 1) {	/* the shared i-cache walk indexes instructions */
 		int rc = cachesim_expand_execs(sims[0], b, &ib);
@@ -115,7 +117,7 @@ int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spe
 			return rc;
 		b = &ib;
 	}
-	if (!(b->n_insns && group_shares_icache(sims, n, false) && refs_in_order(b))) {
+	if (!(b->n_insns && cachesim_group_shares_icache(sims, n, false) && refs_in_order(b))) {
 		for (size_t k = 0; k < n; k++) {
 			int rc = cachesim_feed(sims[k], b);
 			if (rc)
@@ -138,5 +140,5 @@ int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spe
 
 bool cachesim_group_reads_execs(struct cachesim *const *sims, size_t n)
 {
-	return (n == 1 && sims[0]->n_cores == 1) || group_shares_icache(sims, n, true);
+	return (n == 1 && sims[0]->n_cores == 1) || cachesim_group_shares_icache(sims, n, true);
 }

@@ -266,6 +266,13 @@ int cachesim_feed_spans(struct cachesim *cs, const struct spent_trace_batch *b, 
 /* Instructions [I, I+N) of B as a group follower of LEAD (*K: LEAD's next missed fetch). */
 void cachesim_feed_follower(struct cachesim *cs, const struct spent_trace_batch *b, size_t i, size_t n,
 			    const struct cachesim *lead, size_t *k);
+/* Whether SIMS[1..N) can follow SIMS[0] through its first i-cache (cachesim_feed_group); EXECS:
+ * on batches of executions (the followers then take the leader's spans). */
+bool cachesim_group_shares_icache(struct cachesim *const *sims, size_t n, bool execs);
+/* A follower of a group fed executions: B's data references from R on, with the leader's SPANS
+ * and missed fetches XMISS (reference indices are B's); 0 or -ENOMEM. */
+int cachesim_follow_spans(struct cachesim *cs, const struct spent_trace_batch *b, size_t r,
+			  const struct group_span *spans, size_t n_spans, const struct group_miss *xmiss);
 /* A batch of executions in spans ending at chunk boundaries (the leader records its spans and
  * missed fetches while rec_imiss is set); REFS_IN_ORDER: cachesim_exec_refs_in_order(B). */
 int cachesim_feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b, bool refs_in_order);
