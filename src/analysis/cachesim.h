@@ -96,6 +96,21 @@ int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spe
  * i-cache (with the same time-series chunk); the others expand them to instructions, which
  * costs more than the source's own instruction batches. */
 bool cachesim_group_reads_execs(struct cachesim *const *sims, size_t n);
+/* cachesim_feed_group with the followers on worker threads: THREADS in all, the caller's
+ * included (1: none; never more than the followers). The caller's thread reconstructs and
+ * simulates SIMS[0]; the followers take CHUNK_REFS data references at a time (0: 1 M) while
+ * the caller fills the next chunk. Every result is cachesim_feed_group's. Feed every batch
+ * through cachesim_parallel_feed, then cachesim_parallel_drain before reading any result or
+ * calling cachesim_finish. 0, -EINVAL, -ENOMEM or -errno (a thread not created). */
+struct cachesim_parallel;
+int cachesim_parallel_new(struct cachesim *const *sims, size_t n, unsigned threads, size_t chunk_refs,
+			  struct cachesim_parallel **out);
+/* 0, -ENOMEM (here or in a follower) */
+int cachesim_parallel_feed(struct cachesim_parallel *p, const struct spent_trace_batch *b);
+/* Wait until every follower has taken every batch fed so far; 0 or a follower's -ENOMEM. */
+int cachesim_parallel_drain(struct cachesim_parallel *p);
+/* Stops the workers; the simulators stay the caller's. */
+void cachesim_parallel_free(struct cachesim_parallel *p);
 /* Flush write buffers and resolve pending write-miss fills; call once at the end. */
 void cachesim_finish(struct cachesim *cs);
 

@@ -4,9 +4,11 @@
  * Several configurations (--config repeated, --sweep) are simulated in one pass over the log:
  * the reconstruction, which costs most, is done once. */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/cachesim.h"
 #include "analysis/symtab.h"
@@ -24,7 +26,7 @@ struct cachesim_opts {
 	const char *trace, *svg;
 	struct opt_string_list configs, sweeps;
 	double clock_mhz;
-	long chunk, cores;
+	long chunk, cores, jobs;
 	int json;
 };
 
@@ -40,6 +42,7 @@ struct run_ctx {
 	struct sim *sims;
 	struct cachesim *css[MAX_CONFIGS];	/* sims[i].cs, for cachesim_feed_group */
 	size_t n;
+	struct cachesim_parallel *par;	/* the group's followers on threads */
 	struct symtab *syms;
 };
 
@@ -47,7 +50,17 @@ static int feed(void *ctx, const struct spent_trace_batch *b)
 {
 	struct run_ctx *r = ctx;
 	symtab_add_batch_images(r->syms, b);
-	return cachesim_feed_group(r->css, r->n, b);
+	return cachesim_parallel_feed(r->par, b);
+}
+
+/* --jobs' default: the CPUs this process may run on */
+static long cpus_usable(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? n : 1;
 }
 
 static const char *const cachesim_usage[] = {
@@ -85,6 +98,9 @@ static int parse_opts(int argc, char **argv, struct cachesim_opts *o)
 		{ .type = OPTION_INT, .long_name = "cores", .value = &o->cores, .argh = "N",
 		  .help = "simulate N cores with coherence (threads spread over them)",
 		  .defval = "1", .min = 1, .max = CACHESIM_MAX_CORES },
+		{ .type = OPTION_INT, .short_name = 'j', .long_name = "jobs", .value = &o->jobs,
+		  .argh = "N", .help = "threads simulating the configurations (results are the same "
+		  "for any N)", .defval = "the CPUs usable", .min = 1, .max = 1024 },
 		OPT_STRING(0, "svg", &o->svg, "FILE", "write the bandwidth chart"),
 		OPT_BOOL(0, "json", &o->json, "one JSON object per line"),
 		STUDIES_FILTER_OPTIONS,
@@ -406,12 +422,21 @@ int cmd_cachesim(int argc, char **argv)
 		cli_error("cachesim: out of memory");
 		goto out;
 	}
+	int prc2 = cachesim_parallel_new(r.css, r.n, (unsigned)(o.jobs ? o.jobs : cpus_usable()), 0, &r.par);
+	if (prc2) {
+		cli_error("cachesim: cannot start the simulation threads: %s", strerror(-prc2));
+		goto out;
+	}
 	char cut[640];
 	ret = 1;
 	studies_filter.tag = 1;	/* processes' equal addresses are different memory */
 	studies_filter.execs = cachesim_group_reads_execs(r.css, r.n);
 	if (studies_run("cachesim", o.trace, feed, &r, cut, sizeof(cut)))
 		goto out;
+	if ((prc2 = cachesim_parallel_drain(r.par))) {
+		cli_error("cachesim: %s", strerror(-prc2));
+		goto out;
+	}
 	for (size_t i = 0; i < r.n; i++) {
 		struct sim *sm = &r.sims[i];
 		const char *label = r.n > 1 ? sm->label : NULL;
@@ -430,6 +455,7 @@ int cmd_cachesim(int argc, char **argv)
 	}
 	ret = studies_done(cut);
 out:
+	cachesim_parallel_free(r.par);
 	symtab_free(r.syms);
 	for (size_t i = 0; r.sims && i < r.n; i++)
 		cachesim_free(r.sims[i].cs);

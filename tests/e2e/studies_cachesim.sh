@@ -133,6 +133,20 @@ PY
 	done
 done
 check "each of the 8 sections equals its configuration run alone ($n_ok of 8)" test $n_ok -eq 8
+# the configurations beyond the first on threads (--jobs): the same sections and charts
+for j in 1 3; do
+	"$SPENT" cachesim "$TMP/mix.log" --sweep D1.size=8K,16K,32K --sweep D1.assoc=4,8 --json \
+		--svg "$TMP/j$j.svg" --jobs $j > "$TMP/j$j.json" 2> "$TMP/j$j.err"
+	check "a sweep of 6 on $j thread(s) exits 0" test $? -eq 0
+done
+check "--jobs 3 prints what --jobs 1 prints" cmp -s "$TMP/j1.json" "$TMP/j3.json"
+n_same=0
+for k in 1 2 3 4 5 6; do cmp -s "$TMP/j1-$k.svg" "$TMP/j3-$k.svg" && n_same=$((n_same + 1)); done
+check "--jobs 3 draws what --jobs 1 draws ($n_same of 6 charts)" test $n_same -eq 6
+check "the sweep's sections differ (the test is not trivial)" \
+	test "$(grep '"cache":"D1"' "$TMP/j1.json" | sed 's/"config":"[^"]*",//' | sort -u | wc -l)" -eq 6
+"$SPENT" cachesim "$TMP/mix.log" --jobs 0 > "$TMP/j0.out" 2> "$TMP/j0.err"
+check "--jobs 0 exits 2 with one line" test $? -eq 2 -a ! -s "$TMP/j0.out" -a "$(wc -l < "$TMP/j0.err")" -eq 1
 "$SPENT" cachesim "$TMP/mix.log" --sweep L9.size=1K > /dev/null 2> "$TMP/sw.err"
 check "a sweep of a cache the configuration lacks exits 2, naming it" test $? -eq 2 -a "$(grep -c "has no cache 'L9'" "$TMP/sw.err")" -eq 1
 "$SPENT" cachesim "$TMP/mix.log" --sweep D1.size=1K,1000 > /dev/null 2> "$TMP/sw.err"

@@ -13,23 +13,40 @@
 #include "analysis/cachesim.h"
 #include "trace/memsource.h"
 
-/* Feed T to the N simulators CS (a feed group when N > 1), as executions or instructions. */
-static void feed_all(struct cachesim **cs, size_t n, const struct memtrace *t, int execs)
+/* Feed T to the N simulators CS (a feed group when N > 1), as executions or instructions;
+ * THREADS > 0: through cachesim_parallel with that many threads, in chunks of 2000 references
+ * (about four batches: 62 chunks). */
+static void feed_threads(struct cachesim **cs, size_t n, const struct memtrace *t, int execs, unsigned threads)
 {
 	struct spent_trace_source *src;
 	struct spent_trace_batch b;
+	struct cachesim_parallel *par = NULL;
 	int rc;
 	assert_int_equal(memtrace_source_new(t, 777, &src), 0);	/* batches end inside runs */
 	if (execs)
 		assert_int_equal(spent_trace_source_want_execs(src), 0);
+	if (threads)
+		assert_int_equal(cachesim_parallel_new(cs, n, threads, 2000, &par), 0);
 	while ((rc = spent_trace_source_next(src, &b)) > 0) {
 		assert_true(execs ? b.execs != NULL : b.execs == NULL);
-		assert_int_equal(n > 1 ? cachesim_feed_group(cs, n, &b) : cachesim_feed(cs[0], &b), 0);
+		if (par)
+			assert_int_equal(cachesim_parallel_feed(par, &b), 0);
+		else
+			assert_int_equal(n > 1 ? cachesim_feed_group(cs, n, &b) : cachesim_feed(cs[0], &b), 0);
 	}
 	assert_int_equal(rc, 0);
+	if (par) {
+		assert_int_equal(cachesim_parallel_drain(par), 0);
+		cachesim_parallel_free(par);
+	}
 	spent_trace_source_free(src);
 	for (size_t i = 0; i < n; i++)
 		cachesim_finish(cs[i]);
+}
+
+static void feed_all(struct cachesim **cs, size_t n, const struct memtrace *t, int execs)
+{
+	feed_threads(cs, n, t, execs, 0);
 }
 
 static void assert_same(const struct cachesim *a, const struct cachesim *z, uint32_t n_levels)
@@ -106,8 +123,9 @@ static void group_matches_alone(uint64_t chunk_step)
 				   .code_bytes = 24 << 10, .data_bytes = 128 << 10,
 				   .array_bytes = 32 << 10, .data_pct = 60 };
 	assert_int_equal(memgen_mixed(t, &g), 0);
-	struct cachesim *sims[3][3];	/* instructions, executions, alone */
-	for (int way = 0; way < 3; way++) {
+	/* instructions, executions, alone, on 2 and 3 threads (cachesim_parallel) */
+	struct cachesim *sims[5][3];
+	for (int way = 0; way < 5; way++) {
 		for (int k = 0; k < 3; k++) {
 			char text[300], err[256];
 			struct cachesim_config cfg;
@@ -121,15 +139,19 @@ static void group_matches_alone(uint64_t chunk_step)
 		}
 		if (way < 2)
 			feed_all(sims[way], 3, t, way);
-		else
+		else if (way == 2)
 			for (int k = 0; k < 3; k++)
 				feed_all(&sims[way][k], 1, t, 1);
+		else
+			feed_threads(sims[way], 3, t, 1, way == 3 ? 2 : 3);
 	}
 	assert_true(cachesim_group_reads_execs(sims[1], 3) == (chunk_step == 0));
 	for (int k = 0; k < 3; k++) {
 		assert_same(sims[0][k], sims[1][k], 3);
 		assert_same(sims[2][k], sims[1][k], 3);
-		for (int way = 0; way < 3; way++)
+		assert_same(sims[3][k], sims[1][k], 3);
+		assert_same(sims[4][k], sims[1][k], 3);
+		for (int way = 0; way < 5; way++)
 			cachesim_free(sims[way][k]);
 	}
 	memtrace_free(t);
