@@ -542,7 +542,8 @@ static void split_miss(struct cachesim *cs, const struct spent_trace_batch *b,
 {
 	size_t r = cachesim_exec_ref(x, j);
 	struct cache *ic = cs->cores[0].ipath;
-	feed_data(cs, b, *rdone, r);
+	if (!cs->fetch_only)
+		feed_data(cs, b, *rdone, r);
 	*rdone = r;
 	uint64_t misses = ic->st.misses;
 	hierarchy_access(cs, 0, ic, x->insns[j].pc | tag, x->insns[j].len, OP_IFETCH);
@@ -602,7 +603,8 @@ static size_t feed_execs_split(struct cachesim *cs, const struct spent_trace_bat
 	*k = inside ? kend : 0;
 	/* the data references up to where the fetches stopped */
 	size_t rend = *xi < b->n_execs ? cachesim_exec_ref(&b->execs[*xi], *k) : cachesim_exec_ref(&b->execs[i - 1], b->execs[i - 1].n_insns);
-	feed_data(cs, b, rdone, rend);
+	if (!cs->fetch_only)
+		feed_data(cs, b, rdone, rend);
 	memo_end(cs, ic, &m);
 	if (cs->rec_imiss) {
 		if (ALLOC_GROW(cs->spans, cs->n_spans + 1, cs->cap_spans))

@@ -96,10 +96,12 @@ int cachesim_feed_group(struct cachesim *const *sims, size_t n, const struct spe
  * i-cache (with the same time-series chunk); the others expand them to instructions, which
  * costs more than the source's own instruction batches. */
 bool cachesim_group_reads_execs(struct cachesim *const *sims, size_t n);
-/* cachesim_feed_group with the followers on worker threads: THREADS in all, the caller's
- * included (1: none; never more than the followers). The caller's thread reconstructs and
- * simulates SIMS[0]; the followers take CHUNK_REFS data references at a time (0: 1 M) while
- * the caller fills the next chunk. Every result is cachesim_feed_group's. Feed every batch
+/* cachesim_feed_group on worker threads: THREADS in all, the caller's included (1: none;
+ * never more than the configurations). When SIMS share their first i-cache, the caller's
+ * thread reads the log and walks the fetches through a copy of SIMS[0] of its own, and every
+ * configuration walks its data references (and the missed fetches) on the workers, taking
+ * CHUNK_REFS references at a time (0: 256 K) while the caller fills the next chunk; otherwise
+ * they are fed one after the other. Every result is cachesim_feed_group's. Feed every batch
  * through cachesim_parallel_feed, then cachesim_parallel_drain before reading any result or
  * calling cachesim_finish. 0, -EINVAL, -ENOMEM or -errno (a thread not created). */
 struct cachesim_parallel;

@@ -98,6 +98,10 @@ struct cachesim {
 	uint32_t *imiss;
 	size_t n_imiss, cap_imiss;
 	bool rec_imiss;
+	/* a group leader made only to walk the fetches (cachesim_parallel): the split walk skips
+	 * its data references, which followers simulate (its own data caches' results are
+	 * never read) */
+	bool fetch_only;
 	/* the same for a batch of executions: each missed fetch by the data reference it
 	 * precedes, and the leader's spans (instructions, end reference, misses so far), so the
 	 * others need neither the instructions nor the executions */

@@ -1,15 +1,17 @@
-/* analysis/cachesim_parallel.c - a feed group's followers on worker threads (cachesim_parallel_*).
+/* analysis/cachesim_parallel.c - a feed group's data walks on worker threads (cachesim_parallel_*).
  *
  * A group sharing its first i-cache (cachesim_feed_group) makes each follower walk every data
- * reference through its own caches: 8 configurations cost ~3.3x one on one CPU, the followers
+ * reference through its own caches: 8 configurations cost ~3.8x one on one CPU, the followers
  * being ~80% of it. The followers are independent of each other and of the leader once they
- * have its spans and missed fetches, so they can run beside it: the caller's thread
- * reconstructs and simulates the leader, and copies each batch's data references, spans and
- * missed fetches into a chunk; a full chunk is handed to the workers, which take its followers
- * one at a time, while the caller fills the next chunk, and then helps with what is left of
- * the previous one. Each follower still sees its references in stream order, one chunk after
- * the other, so every result is what cachesim_feed_group gives (tests/unit/
- * test_cachesim_execs.c compares them); only the CPUs the work lands on change. */
+ * have its spans and missed fetches, so they can run beside it: the caller's thread reads the
+ * log, walks the fetches through a leader of its own (a copy of the first configuration that
+ * skips its data references: the first configuration becomes a follower too, so even one
+ * configuration uses two threads), and copies each batch's data references, spans and missed
+ * fetches into a chunk; a full chunk is handed to the workers, which take its followers one at
+ * a time, while the caller fills the next chunk, and then helps with what is left of the
+ * previous one. Each follower still sees its references in stream order, one chunk after the
+ * other, so every result is what cachesim_feed_group gives (tests/unit/test_cachesim_execs.c
+ * compares them); only the CPUs the work lands on change. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -47,6 +49,7 @@ struct cachesim_parallel {
 	uint64_t *done;
 	bool *running;
 	bool followed;		/* a batch went through the chunks (the followers share the i-cache) */
+	struct cachesim *own_leader;	/* sims[0] when the group has a leader of its own */
 	uint64_t drained;	/* every follower has finished the chunks before this one */
 	bool stop;
 	int err;		/* a follower's first error */
@@ -212,6 +215,7 @@ void cachesim_parallel_free(struct cachesim_parallel *p)
 		free(p->chunk[k].spans);
 		free(p->chunk[k].xmiss);
 	}
+	cachesim_free(p->own_leader);
 	free(p->workers);
 	free(p->done);
 	free(p->running);
@@ -226,8 +230,8 @@ int cachesim_parallel_new(struct cachesim *const *sims, size_t n, unsigned threa
 	if (!n || !threads)
 		return -EINVAL;
 	struct cachesim_parallel *p = calloc(1, sizeof(*p));
-	if (!p || !(p->sims = calloc(n, sizeof(*p->sims))) || !(p->done = calloc(n, sizeof(*p->done))) ||
-	    !(p->running = calloc(n, sizeof(*p->running)))) {
+	if (!p || !(p->sims = calloc(n + 1, sizeof(*p->sims))) || !(p->done = calloc(n + 1, sizeof(*p->done))) ||
+	    !(p->running = calloc(n + 1, sizeof(*p->running)))) {
 		if (p) {
 			free(p->sims);
 			free(p->done);
@@ -235,15 +239,40 @@ int cachesim_parallel_new(struct cachesim *const *sims, size_t n, unsigned threa
 		free(p);
 		return -ENOMEM;
 	}
-	memcpy(p->sims, sims, n * sizeof(*sims));
-	p->n = n;
-	p->chunk_refs = chunk_refs ? chunk_refs : CHUNK_REFS_DEFAULT;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->work, NULL);
+	p->chunk_refs = chunk_refs ? chunk_refs : CHUNK_REFS_DEFAULT;
+	/* With threads, the group gets a leader of its own: a copy of the first configuration
+	 * that walks only the fetches (fetch_only), so the first configuration's data
+	 * references are a follower's too and the caller's thread only reads the log, walks
+	 * the fetches and fills chunks (one configuration on 2 threads: the log and the fetches
+	 * on one, the data on the other). Only for a group that shares its i-cache: a leader
+	 * that skips its data must never be fed alone. */
+	if (threads > 1) {
+		char err[256];
+		int rc = cachesim_new(cachesim_config(sims[0]), &p->own_leader, err, sizeof(err));
+		if (rc) {
+			cachesim_parallel_free(p);
+			return rc;
+		}
+		p->own_leader->fetch_only = true;
+		p->sims[0] = p->own_leader;
+		memcpy(p->sims + 1, sims, n * sizeof(*sims));
+		if (!cachesim_group_shares_icache(p->sims, n + 1, true)) {
+			cachesim_free(p->own_leader);
+			p->own_leader = NULL;
+		}
+	}
+	if (p->own_leader) {
+		p->n = n + 1;
+	} else {
+		memcpy(p->sims, sims, n * sizeof(*sims));
+		p->n = n;
+	}
 	/* no more workers than followers; the caller's thread is one of THREADS */
 	unsigned want = threads - 1;
-	if (want > n - 1)
-		want = (unsigned)(n - 1);
+	if (want > p->n - 1)
+		want = (unsigned)(p->n - 1);
 	if (want && !(p->workers = calloc(want, sizeof(*p->workers)))) {
 		cachesim_parallel_free(p);
 		return -ENOMEM;

@@ -123,9 +123,9 @@ static void group_matches_alone(uint64_t chunk_step)
 				   .code_bytes = 24 << 10, .data_bytes = 128 << 10,
 				   .array_bytes = 32 << 10, .data_pct = 60 };
 	assert_int_equal(memgen_mixed(t, &g), 0);
-	/* instructions, executions, alone, on 2 and 3 threads (cachesim_parallel) */
-	struct cachesim *sims[5][3];
-	for (int way = 0; way < 5; way++) {
+	/* instructions, executions, alone, on 2 and 3 threads (cachesim_parallel), alone on 2 */
+	struct cachesim *sims[6][3];
+	for (int way = 0; way < 6; way++) {
 		for (int k = 0; k < 3; k++) {
 			char text[300], err[256];
 			struct cachesim_config cfg;
@@ -142,8 +142,11 @@ static void group_matches_alone(uint64_t chunk_step)
 		else if (way == 2)
 			for (int k = 0; k < 3; k++)
 				feed_all(&sims[way][k], 1, t, 1);
-		else
+		else if (way < 5)
 			feed_threads(sims[way], 3, t, 1, way == 3 ? 2 : 3);
+		else
+			for (int k = 0; k < 3; k++)
+				feed_threads(&sims[way][k], 1, t, 1, 2);
 	}
 	assert_true(cachesim_group_reads_execs(sims[1], 3) == (chunk_step == 0));
 	for (int k = 0; k < 3; k++) {
@@ -151,7 +154,8 @@ static void group_matches_alone(uint64_t chunk_step)
 		assert_same(sims[2][k], sims[1][k], 3);
 		assert_same(sims[3][k], sims[1][k], 3);
 		assert_same(sims[4][k], sims[1][k], 3);
-		for (int way = 0; way < 5; way++)
+		assert_same(sims[5][k], sims[1][k], 3);
+		for (int way = 0; way < 6; way++)
 			cachesim_free(sims[way][k]);
 	}
 	memtrace_free(t);
