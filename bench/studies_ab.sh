@@ -45,7 +45,7 @@ for ((i = 0; i < R; i++)); do
 		b=$A
 		[ $v = after ] && b=$B
 		t "$v:read" "$b/spent" trace stats "$tmp/gz.log"
-		t "$v:one" "$b/spent" cachesim "$tmp/gz.log" --config cachegrind
+		t "$v:one" "$b/spent" cachesim "$tmp/gz.log" --config cachegrind $(jobs1 "$b")
 		t "$v:eight" "$b/spent" cachesim "$tmp/gz.log" --sweep D1.size=8K,16K,32K,64K --sweep D1.assoc=4,8 $(jobs1 "$b")
 	done
 	if [ -n "$(jobs1 "$B")" ]; then
