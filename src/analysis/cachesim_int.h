@@ -98,10 +98,6 @@ struct cachesim {
 	uint32_t *imiss;
 	size_t n_imiss, cap_imiss;
 	bool rec_imiss;
-	/* a group leader made only to walk the fetches (cachesim_parallel): the split walk skips
-	 * its data references, which followers simulate (its own data caches' results are
-	 * never read) */
-	bool fetch_only;
 	/* the same for a batch of executions: each missed fetch by the data reference it
 	 * precedes, and the leader's spans (instructions, end reference, misses so far), so the
 	 * others need neither the instructions nor the executions */
@@ -109,6 +105,10 @@ struct cachesim {
 	size_t n_xmiss, cap_xmiss;
 	struct group_span { size_t insns, ref_end, miss_end; } *spans;
 	size_t n_spans, cap_spans;
+	/* a group leader made only to walk the fetches (cachesim_parallel): the split walk skips
+	 * its data references, which followers simulate (its own data caches' results are
+	 * never read) */
+	bool fetch_only;
 	/* a batch of superblock executions as instructions, for the feeds that need them
 	 * (several cores, cachesim_feed_group) */
 	struct spent_trace_insn *xinsns;

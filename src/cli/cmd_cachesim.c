@@ -42,7 +42,7 @@ struct run_ctx {
 	struct sim *sims;
 	struct cachesim *css[MAX_CONFIGS];	/* sims[i].cs, for cachesim_feed_group */
 	size_t n;
-	struct cachesim_parallel *par;	/* the group's followers on threads */
+	struct cachesim_parallel *par;	/* feeds css[], the data walks on threads */
 	struct symtab *syms;
 };
 
@@ -422,19 +422,19 @@ int cmd_cachesim(int argc, char **argv)
 		cli_error("cachesim: out of memory");
 		goto out;
 	}
-	int prc2 = cachesim_parallel_new(r.css, r.n, (unsigned)(o.jobs ? o.jobs : cpus_usable()), 0, &r.par);
-	if (prc2) {
-		cli_error("cachesim: cannot start the simulation threads: %s", strerror(-prc2));
-		goto out;
-	}
 	char cut[640];
 	ret = 1;
+	int rc = cachesim_parallel_new(r.css, r.n, (unsigned)(o.jobs ? o.jobs : cpus_usable()), 0, &r.par);
+	if (rc) {
+		cli_error("cachesim: cannot start the simulation threads: %s", strerror(-rc));
+		goto out;
+	}
 	studies_filter.tag = 1;	/* processes' equal addresses are different memory */
 	studies_filter.execs = cachesim_group_reads_execs(r.css, r.n);
 	if (studies_run("cachesim", o.trace, feed, &r, cut, sizeof(cut)))
 		goto out;
-	if ((prc2 = cachesim_parallel_drain(r.par))) {
-		cli_error("cachesim: %s", strerror(-prc2));
+	if ((rc = cachesim_parallel_drain(r.par))) {
+		cli_error("cachesim: simulating the configurations: %s", strerror(-rc));
 		goto out;
 	}
 	for (size_t i = 0; i < r.n; i++) {
@@ -447,7 +447,7 @@ int cmd_cachesim(int argc, char **argv)
 		if (sm->cfg.cores > 1)
 			print_shared(sm->cs, r.syms, o.json, label);
 		fflush(stdout);
-		int rc = sm->svg[0] ? write_svg(sm) : 0;
+		rc = sm->svg[0] ? write_svg(sm) : 0;
 		if (rc) {
 			cli_error("cachesim: cannot write '%s': %s", sm->svg, outfile_strerror(rc));
 			goto out;
