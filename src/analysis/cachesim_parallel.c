@@ -21,6 +21,9 @@
 #include "core/alloc.h"
 
 #define CHUNK_REFS_DEFAULT (1u << 18)	/* 4 MB of references: ~2 ms a follower */
+/* a chunk is also handed out after this many spans (about as many batches): a log traced
+ * with --no-data has no references to fill one */
+#define CHUNK_SPANS_MAX (1u << 14)
 
 /* What the followers need of a run of batches: the data references and the leader's spans and
  * missed fetches, their reference indices rebased onto refs[]. */
@@ -157,7 +160,8 @@ static int append(struct cachesim_parallel *p, const struct spent_trace_batch *b
 	    ALLOC_GROW(c->spans, c->n_spans + lead->n_spans, c->cap_spans) ||
 	    ALLOC_GROW(c->xmiss, xbase + lead->n_xmiss, c->cap_xmiss))
 		return -ENOMEM;
-	memcpy(c->refs + base, b->refs + r0, (r1 - r0) * sizeof(*c->refs));
+	if (r1 > r0)	/* a --no-data log has none: c->refs may still be NULL */
+		memcpy(c->refs + base, b->refs + r0, (r1 - r0) * sizeof(*c->refs));
 	c->n_refs += r1 - r0;
 	for (size_t k = 0; k < lead->n_xmiss; k++) {
 		c->xmiss[xbase + k] = lead->xmiss[k];
@@ -193,7 +197,8 @@ int cachesim_parallel_feed(struct cachesim_parallel *p, const struct spent_trace
 	lead->rec_imiss = false;
 	if (!rc)
 		rc = append(p, b);
-	if (!rc && p->chunk[p->handed % 2].n_refs >= p->chunk_refs)
+	const struct follow_chunk *c = &p->chunk[p->handed % 2];
+	if (!rc && (c->n_refs >= p->chunk_refs || c->n_spans >= CHUNK_SPANS_MAX))
 		hand_out(p);
 	return rc;
 }
