@@ -7,6 +7,7 @@
 #include <Zydis/Zydis.h>
 
 #include "core/alloc.h"
+#include "core/symtable.h"
 #include "analysis/annotate.h"
 
 void annotate_free(struct annotate *a)
@@ -175,11 +176,12 @@ int annotate_function(const struct spent_profile *p, struct symbols *sym, const 
 	/* every function answering NAME in every image: the one with most samples wins (C++
 	 * overloads named without parameters too: the first in the file was taken, silently) */
 	for (uint32_t i = 0; i < spent_profile_nimages(p); i++) {
-		uint64_t s, z;
-		const struct spent_profile_image *img = spent_profile_image_get(p, i);
-		for (size_t nth = 0; !symbols_find_function(sym, img, name, nth, &s, &z); nth++) {
-			if (!z)
-				z = 256;
+		struct symtable_range *fr;
+		size_t nf;
+		if (symbols_find_functions(sym, spent_profile_image_get(p, i), name, &fr, &nf))
+			continue;
+		for (size_t k = 0; k < nf; k++) {
+			uint64_t s = fr[k].start, z = fr[k].size ? fr[k].size : 256;
 			uint64_t t = samples_in(p, i, evs, nev, s, z);
 			if (bimg < 0 || t > best) {
 				bimg = i;
@@ -188,6 +190,7 @@ int annotate_function(const struct spent_profile *p, struct symbols *sym, const 
 				bsize = z;
 			}
 		}
+		free(fr);
 	}
 	bool region = bimg < 0 && sampled_region(p, name, evs, nev, &bimg, &bstart, &bsize) == 0;
 	if (bimg < 0) {

@@ -549,22 +549,39 @@ int symbols_lookup_name(struct symbols *s, const struct spent_profile_image *img
 	return lookup(s, img, offset, out, false);
 }
 
-int symbols_find_function(struct symbols *s, const struct spent_profile_image *img, const char *name,
-			  size_t nth, uint64_t *start, uint64_t *size)
+int symbols_find_functions(struct symbols *s, const struct spent_profile_image *img, const char *name,
+			   struct symtable_range **out, size_t *n)
 {
 	struct sym_image *im = image_get(s, img);
+	*out = NULL;
+	*n = 0;
 	if (!im)
 		return -ENOMEM;
 	for (size_t i = 0; i < im->nksyms; i++)
-		if (!strcmp(im->ksyms[i].name, name)) {
-			if (nth)
-				return -ENOENT;	/* kernel names are looked up exactly: one */
-			*start = im->ksyms[i].addr;
-			*size = i + 1 < im->nksyms ? im->ksyms[i + 1].addr - *start : 0;
+		if (!strcmp(im->ksyms[i].name, name)) {	/* kernel names are looked up exactly: one */
+			if (!(*out = malloc(sizeof(**out))))
+				return -ENOMEM;
+			(*out)->start = im->ksyms[i].addr;
+			(*out)->size = i + 1 < im->nksyms ? im->ksyms[i + 1].addr - (*out)->start : 0;
+			*n = 1;
 			return 0;
 		}
 	struct symtable *tab = image_table(im);
-	return tab ? symtable_find_nth(tab, name, nth, start, size) : -ENOENT;
+	return tab ? symtable_find_all(tab, name, out, n) : -ENOENT;
+}
+
+int symbols_find_function(struct symbols *s, const struct spent_profile_image *img, const char *name,
+			  uint64_t *start, uint64_t *size)
+{
+	struct symtable_range *r;
+	size_t n;
+	int err = symbols_find_functions(s, img, name, &r, &n);
+	if (err)
+		return err;
+	*start = r[0].start;
+	*size = r[0].size;
+	free(r);
+	return 0;
 }
 
 int symbols_read_code(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,

@@ -39,11 +39,16 @@ int symbols_lookup(struct symbols *s, const struct spent_profile_image *img, uin
 int symbols_lookup_name(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,
 			struct sym_info *out);
 
-/* Find function NAME in IMG: its start and size. 0 or -ENOENT. When several answer NAME
- * alike (C++ overloads named without parameters), the NTH of them in the file; -ENOENT past
- * the last. */
+/* Find function NAME in IMG: its start and size (the first in the file of those that answer
+ * NAME best). 0, -ENOENT or -ENOMEM. */
 int symbols_find_function(struct symbols *s, const struct spent_profile_image *img, const char *name,
-			  size_t nth, uint64_t *start, uint64_t *size);
+			  uint64_t *start, uint64_t *size);
+/* Every function that answers NAME best in IMG (C++ overloads named without parameters answer
+ * alike), in file order: *OUT malloc'ed, N >= 1 (core/symtable.h's struct). 0, -ENOENT or
+ * -ENOMEM. */
+struct symtable_range;
+int symbols_find_functions(struct symbols *s, const struct spent_profile_image *img, const char *name,
+			   struct symtable_range **out, size_t *n);
 
 /* Copy LEN bytes of IMG's code at OFFSET into BUF (from the file, or the vDSO). 0 or -errno. */
 int symbols_read_code(struct symbols *s, const struct spent_profile_image *img, uint64_t offset,

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "core/outfile.h"
 #include "core/demangle.h"
@@ -405,44 +406,63 @@ int symtable_lookup(const struct symtable *t, uint64_t offset, struct symtable_h
 	return 0;
 }
 
-int symtable_find_nth(const struct symtable *t, const char *name, size_t nth, uint64_t *start,
-		      uint64_t *size)
+static int by_file_order(const void *a, const void *b)
+{
+	const struct tsym *x = *(const struct tsym *const *)a, *y = *(const struct tsym *const *)b;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+int symtable_find_all(const struct symtable *t, const char *name, struct symtable_range **out, size_t *n)
 {
 	/* the best match (the function before its .cold part, an exact name before a template
-	 * instance); among equals (overloads: "over" is over(int) and over(long)) the NTH in
-	 * the file */
-	enum demangle_match best_rank = DEMANGLE_NO_MATCH;
+	 * instance); every one matching as well (overloads: "over" is over(int) and over(long)),
+	 * in file order. One pass: a mangled name's demangling is most of a search's cost */
+	const struct tsym **c = NULL;
+	size_t nc = 0, cap = 0;
+	enum demangle_match best = DEMANGLE_NO_MATCH;
+	*out = NULL;
+	*n = 0;
 	for (size_t i = 0; i < t->n; i++) {
 		if (!(t->syms[i].flags & SYMTABLE_FUNC))
 			continue;
 		enum demangle_match m = demangle_match_rank(t->syms[i].name, name);
-		if (m > best_rank)
-			best_rank = m;
-	}
-	if (best_rank == DEMANGLE_NO_MATCH)
-		return -ENOENT;
-	const struct tsym *pick = NULL;
-	for (size_t k = 0; k <= nth; k++) {	/* the next in file order after the last pick */
-		const struct tsym *next = NULL;
-		for (size_t i = 0; i < t->n; i++) {
-			const struct tsym *c = &t->syms[i];
-			if ((c->flags & SYMTABLE_FUNC) && (!pick || c->order > pick->order) &&
-			    (!next || c->order < next->order) &&
-			    demangle_match_rank(c->name, name) == best_rank)
-				next = c;
+		if (m == DEMANGLE_NO_MATCH || m < best)
+			continue;
+		if (m > best) {
+			best = m;
+			nc = 0;
 		}
-		if (!next)
-			return -ENOENT;
-		pick = next;
+		if (ALLOC_GROW(c, nc + 1, cap)) {
+			free(c);
+			return -ENOMEM;
+		}
+		c[nc++] = &t->syms[i];
 	}
-	*start = pick->start;
-	*size = pick->size;
+	struct symtable_range *r = nc ? malloc(nc * sizeof(*r)) : NULL;
+	if (!r) {
+		free(c);
+		return nc ? -ENOMEM : -ENOENT;
+	}
+	qsort(c, nc, sizeof(*c), by_file_order);
+	for (size_t k = 0; k < nc; k++)
+		r[k] = (struct symtable_range){ c[k]->start, c[k]->size };
+	free(c);
+	*out = r;
+	*n = nc;
 	return 0;
 }
 
 int symtable_find(const struct symtable *t, const char *name, uint64_t *start, uint64_t *size)
 {
-	return symtable_find_nth(t, name, 0, start, size);
+	struct symtable_range *r;
+	size_t n;
+	int err = symtable_find_all(t, name, &r, &n);
+	if (err)
+		return err;
+	*start = r[0].start;
+	*size = r[0].size;
+	free(r);
+	return 0;
 }
 
 int symtable_find_symbol(const struct symtable *t, const char *name, struct symtable_hit *hit)

@@ -54,9 +54,12 @@ int symtable_symbol(const struct symtable *t, size_t i, struct symtable_hit *hit
 int symtable_find_symbol(const struct symtable *t, const char *name, struct symtable_hit *hit);
 /* The first function symbol called NAME (mangled or demangled): 0 or -ENOENT. */
 int symtable_find(const struct symtable *t, const char *name, uint64_t *start, uint64_t *size);
-/* The NTH (from 0, in file order) of the function symbols that answer NAME best (overloads
- * answer a name without parameters alike): 0, or -ENOENT past the last. */
-int symtable_find_nth(const struct symtable *t, const char *name, size_t nth, uint64_t *start,
-		      uint64_t *size);
+/* A function's place in its image. */
+struct symtable_range {
+	uint64_t start, size;
+};
+/* Every function symbol that answers NAME best (C++ overloads answer a name without
+ * parameters alike), in file order: *OUT (malloc'ed, N >= 1 entries). 0, -ENOENT, -ENOMEM. */
+int symtable_find_all(const struct symtable *t, const char *name, struct symtable_range **out, size_t *n);
 
 #endif

@@ -76,12 +76,12 @@ static void own_function_name_line_and_code(void **state)
 	assert_non_null(strstr(si.file, "test_symbols.c"));
 	assert_int_equal(si.line, marker_line);
 	uint64_t start, size;
-	assert_int_equal(symbols_find_function(s, &im, "unit_marker_function", 0, &start, &size), 0);
+	assert_int_equal(symbols_find_function(s, &im, "unit_marker_function", &start, &size), 0);
 	assert_true(start == off && size > 0);
 	uint8_t code[8];
 	assert_int_equal(symbols_read_code(s, &im, off, code, sizeof(code)), 0);
 	assert_memory_equal(code, (const void *)unit_marker_function, sizeof(code));
-	assert_int_equal(symbols_find_function(s, &im, "no_such_function_here", 0, &start, &size), -ENOENT);
+	assert_int_equal(symbols_find_function(s, &im, "no_such_function_here", &start, &size), -ENOENT);
 	symbols_free(s);
 }
 

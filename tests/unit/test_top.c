@@ -35,7 +35,7 @@ static int setup(void **state)
 	f->path[n] = '\0';
 	f->img.path = f->path;
 	assert_int_equal(symbols_new(&f->sym), 0);
-	assert_int_equal(symbols_find_function(f->sym, &f->img, "top_marker_function", 0, &f->marker,
+	assert_int_equal(symbols_find_function(f->sym, &f->img, "top_marker_function", &f->marker,
 					       &size), 0);
 	assert_int_equal(top_new(2, f->sym, &f->t), 0);
 	*state = f;
