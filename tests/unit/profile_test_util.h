@@ -1,13 +1,16 @@
-/* tests/unit/profile_test_util.h - what the profile unit tests (test_profile*.c) share: a
- * scratch directory per test group, and one-line ways to intern an image, an event or a task
- * that fail the test when the library refuses. Included after <cmocka.h>. */
+/* tests/unit/profile_test_util.h - what the profile unit tests (test_profile*.c, and the
+ * symbol tests that build profiles of their own binary) share: a scratch directory per test
+ * group, the test binary as a profile image, and one-line ways to intern an image, an event or
+ * a task that fail the test when the library refuses. Included after <cmocka.h>. */
 #ifndef SPENT_TEST_PROFILE_TEST_UTIL_H
 #define SPENT_TEST_PROFILE_TEST_UTIL_H
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/procmaps.h"
 #include "spent/profile.h"
 
 static char tmpdir[64];
@@ -24,6 +27,18 @@ static inline int tmpdir_remove(void)
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	return system(cmd);
+}
+
+/* This test binary as a profile image, identified as spent record identifies images. */
+static inline struct spent_profile_image self_image(void)
+{
+	static char path[4096];
+	struct spent_profile_image im = { .path = path };
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	assert_true(n > 0);
+	path[n] = 0;
+	assert_int_equal(image_identify(path, &im), 0);
+	return im;
 }
 
 /* An image with a 20-byte build-id of PATH[1] repeated (distinct paths, distinct ids). */

@@ -15,6 +15,7 @@
 #include "analysis/annotate.h"
 #include "core/procmaps.h"
 #include "core/symbols.h"
+#include "profile_test_util.h"
 
 /* big_unit_fn: 1.1 MB of nop then ret; huge_unit_fn: one ret whose symbol says 80 MiB, as a
  * corrupt symbol table may */
@@ -23,56 +24,46 @@ __asm__(".text\n.globl big_unit_fn\n.type big_unit_fn,@function\nbig_unit_fn:\n"
 	".globl huge_unit_fn\n.type huge_unit_fn,@function\nhuge_unit_fn:\nret\n"
 	".size huge_unit_fn,80*1024*1024\n");
 
-static struct spent_profile *self_profile(uint32_t *ev)
+/* annotate_function of NAME in a profile of this binary (no samples): its result; *A and *WHY
+ * as it left them. */
+static int annotate_self(const char *name, struct annotate **a, const char **why)
 {
-	static char path[4096];
-	struct spent_profile_image im = { .path = path };
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-	assert_true(n > 0);
-	path[n] = 0;
-	assert_int_equal(image_identify(path, &im), 0);
+	struct spent_profile_image im = self_image();
 	struct spent_profile *p = spent_profile_new();
-	uint32_t img;
+	struct symbols *sym;
+	uint32_t img, ev;
+	long unreadable;
 	assert_non_null(p);
 	assert_int_equal(spent_profile_image_intern(p, &im, &img), 0);
-	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000003, 0, ev), 0);
-	return p;
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 1000003, 0, &ev), 0);
+	assert_int_equal(symbols_new(&sym), 0);
+	*a = NULL;
+	int rc = annotate_function(p, sym, name, &ev, 1, a, why, &unreadable);
+	symbols_free(sym);
+	spent_profile_free(p);
+	return rc;
 }
 
 static void function_over_one_mib_is_annotated(void **state)
 {
 	(void)state;
-	uint32_t ev;
-	struct spent_profile *p = self_profile(&ev);
-	struct symbols *sym;
-	struct annotate *a = NULL;
-	const char *why = NULL;
-	long unreadable;
-	assert_int_equal(symbols_new(&sym), 0);
-	assert_int_equal(annotate_function(p, sym, "big_unit_fn", &ev, 1, &a, &why, &unreadable), 0);
+	struct annotate *a;
+	const char *why;
+	assert_int_equal(annotate_self("big_unit_fn", &a, &why), 0);
 	assert_int_equal(a->size, 1100001);
 	assert_int_equal(a->ninsns, 1100001);
 	annotate_free(a);
-	symbols_free(sym);
-	spent_profile_free(p);
 }
 
 static void function_over_the_cap_says_so(void **state)
 {
 	(void)state;
-	uint32_t ev;
-	struct spent_profile *p = self_profile(&ev);
-	struct symbols *sym;
-	struct annotate *a = NULL;
+	struct annotate *a;
 	const char *why = NULL;
-	long unreadable;
-	assert_int_equal(symbols_new(&sym), 0);
-	assert_int_equal(annotate_function(p, sym, "huge_unit_fn", &ev, 1, &a, &why, &unreadable), -EFBIG);
+	assert_int_equal(annotate_self("huge_unit_fn", &a, &why), -EFBIG);
 	assert_null(a);
 	assert_non_null(why);
 	assert_non_null(strstr(why, "64 MiB"));
-	symbols_free(sym);
-	spent_profile_free(p);
 }
 
 int main(void)

@@ -20,21 +20,11 @@
 #include "core/kernel_id.h"
 #include "core/symbols.h"
 #include "profile/export.h"
+#include "profile_test_util.h"
 
 static const int marker_line = __LINE__ + 1;
 int __attribute__((noinline)) unit_marker_function(int x) { return x * 3 + 1; }
 int __attribute__((noinline)) unit_caller_function(int x) { return unit_marker_function(x) + 2; }
-
-static struct spent_profile_image self_image(void)
-{
-	static char path[4096];
-	struct spent_profile_image im = { .path = path };
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-	assert_true(n > 0);
-	path[n] = 0;
-	assert_int_equal(image_identify(path, &im), 0);
-	return im;
-}
 
 struct first_obj {
 	uintptr_t bias;
