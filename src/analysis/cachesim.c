@@ -282,8 +282,6 @@ static uint32_t core_of(struct cachesim *cs, uint32_t tid)
 	return (uint32_t)(cs->n_tids++ % cs->n_cores);
 }
 
-static const enum cache_op ref_op[4] = { OP_READ, OP_READ, OP_WRITE, OP_MODIFY };
-
 void cachesim_access(struct cachesim *cs, uint32_t core, char stream, uint64_t addr,
 		     uint32_t size, uint32_t kind)
 {
@@ -293,7 +291,7 @@ void cachesim_access(struct cachesim *cs, uint32_t core, char stream, uint64_t a
 		hierarchy_access(cs, core, h->ipath, addr, size, OP_IFETCH);
 		return;
 	}
-	enum cache_op op = ref_op[kind & 3];
+	enum cache_op op = cache_ref_op(kind);
 	hierarchy_access(cs, core, h->dpath, addr, size, op);
 	if (cs->n_cores > 1 && op != OP_READ)
 		coherence_write(cs, core, addr, size);
@@ -366,7 +364,7 @@ static void feed_one_core(struct cachesim *cs, const struct spent_trace_batch *b
 		if (!in->nrefs)
 			continue;
 		for (const struct spent_trace_ref *r = &b->refs[in->ref0], *e = r + in->nrefs; r < e; r++) {
-			enum cache_op op = ref_op[r->kind & 3];
+			enum cache_op op = cache_ref_op(r->kind);
 			if (!cache_fast_hit(dc, r->addr, r->size, op)) {
 				cache_data_below_front(cs, dc, r->addr, r->size, op);
 				if (cs->data_reaches_i)
@@ -392,7 +390,7 @@ static void feed_cores(struct cachesim *cs, const struct spent_trace_batch *b, s
 			hierarchy_access(cs, core, h->ipath, in->pc, in->len, OP_IFETCH);
 		for (uint32_t k = 0; k < in->nrefs; k++) {
 			const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
-			enum cache_op op = ref_op[r->kind & 3];
+			enum cache_op op = cache_ref_op(r->kind);
 			if (!cache_fast_hit(h->dpath, r->addr, r->size, op))
 				hierarchy_access(cs, core, h->dpath, r->addr, r->size, op);
 			if (op != OP_READ)
@@ -406,7 +404,7 @@ static void feed_data(struct cachesim *cs, const struct spent_trace_batch *b, si
 {
 	struct cache *dc = cs->cores[0].dpath;
 	for (const struct spent_trace_ref *p = &b->refs[r], *end = &b->refs[e]; p < end; p++) {
-		enum cache_op op = ref_op[p->kind & 3];
+		enum cache_op op = cache_ref_op(p->kind);
 		if (!cache_fast_hit(dc, p->addr, p->size, op))
 			cache_data_below_front(cs, dc, p->addr, p->size, op);
 	}
@@ -507,7 +505,7 @@ static size_t feed_execs_one_core(struct cachesim *cs, const struct spent_trace_
 			}
 			uint32_t nrefs = j == n - 1 ? x->last_nrefs : tm[j].nrefs;
 			for (const struct spent_trace_ref *r = refs + tm[j].ref0, *e = r + nrefs; r < e; r++) {
-				enum cache_op op = ref_op[r->kind & 3];
+				enum cache_op op = cache_ref_op(r->kind);
 				if (!cache_fast_hit(dc, r->addr, r->size, op)) {
 					cache_data_below_front(cs, dc, r->addr, r->size, op);
 					if (data_reaches_i)

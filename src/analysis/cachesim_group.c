@@ -3,6 +3,7 @@
  * and records which fetches missed; the others walk only the data references, with those
  * fetches sent below in their place in the stream. */
 #include <errno.h>
+#include <string.h>
 
 #include "analysis/cachesim_int.h"
 
@@ -98,11 +99,17 @@ static int feed_group_execs(struct cachesim *const *sims, size_t n, const struct
 	lead->rec_imiss = true;
 	int rc = cachesim_feed_execs_spans(lead, b, true);	/* checked by the caller */
 	lead->rec_imiss = false;
-	for (size_t k = 1; !rc && k < n; k++) {
-		rc = cachesim_follow_spans(sims[k], b, cachesim_exec_ref(&b->execs[0], 0), lead->spans,
+	/* the followers in chains (cachesim_chain.c) */
+	for (size_t k = 1; !rc && k < n; k += CACHESIM_CHAIN_MAX) {
+		struct cachesim *chain[CACHESIM_CHAIN_MAX];
+		size_t m = n - k < CACHESIM_CHAIN_MAX ? n - k : CACHESIM_CHAIN_MAX;
+		memcpy(chain, sims + k, m * sizeof(*chain));
+		cachesim_chain_sort(chain, m);
+		rc = cachesim_follow_chain(chain, m, b, cachesim_exec_ref(&b->execs[0], 0), lead->spans,
 					   lead->n_spans, lead->xmiss);
-		sims[k]->cores[0].ipath->st = lead->cores[0].ipath->st;
 	}
+	for (size_t k = 1; !rc && k < n; k++)
+		sims[k]->cores[0].ipath->st = lead->cores[0].ipath->st;
 	return rc;
 }
 

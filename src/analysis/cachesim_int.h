@@ -118,6 +118,14 @@ struct cachesim {
 
 #define MRU_NONE UINT32_MAX
 
+/* The cache operation of a trace reference's kind (SPENT_REF_*: a modify is a read and a
+ * write of one location). */
+static inline enum cache_op cache_ref_op(uint32_t kind)
+{
+	static const enum cache_op op[4] = { OP_READ, OP_READ, OP_WRITE, OP_MODIFY };
+	return op[kind & 3];
+}
+
 static inline uint32_t mru_key(const struct cache *c, uint64_t line)
 {
 	uint64_t k = line >> c->set_shift;	/* TAG_EMPTY gives MRU_NONE */
@@ -277,6 +285,16 @@ bool cachesim_group_shares_icache(struct cachesim *const *sims, size_t n, bool e
  * and missed fetches XMISS (reference indices are B's); 0 or -ENOMEM. */
 int cachesim_follow_spans(struct cachesim *cs, const struct spent_trace_batch *b, size_t r,
 			  const struct group_span *spans, size_t n_spans, const struct group_miss *xmiss);
+/* Followers in one chain at most (a bit each in a mask). */
+#define CACHESIM_CHAIN_MAX 64
+/* Followers SIMS[0..N) of one group in the order a chain walks them (cachesim_chain.c). */
+void cachesim_chain_sort(struct cachesim **sims, size_t n);
+/* cachesim_follow_spans for the N followers CHAIN together: each reference is taken to every
+ * follower before the next, which lets a hit in the front way of one follower's data cache
+ * stand for the others' (same results as each alone); 0 or -ENOMEM. */
+int cachesim_follow_chain(struct cachesim *const *chain, size_t n, const struct spent_trace_batch *b,
+			  size_t r, const struct group_span *spans, size_t n_spans,
+			  const struct group_miss *xmiss);
 /* A batch of executions in spans ending at chunk boundaries (the leader records its spans and
  * missed fetches while rec_imiss is set); REFS_IN_ORDER: cachesim_exec_refs_in_order(B). */
 int cachesim_feed_execs_spans(struct cachesim *cs, const struct spent_trace_batch *b, bool refs_in_order);

@@ -1,7 +1,8 @@
 /* tests/unit/test_cachesim_execs.c - the cache simulator fed batches of superblock executions
  * (spent_trace_batch.execs) counts exactly what it counts fed the same stream as instructions:
  * the split walk with fetch plans (one core, split i-cache), the interleaved walk (a unified
- * first level), the expansion (several cores, feed groups), chunk boundaries inside executions. */
+ * first level), the expansion (several cores, feed groups), chunk boundaries inside executions,
+ * a group's followers walked as chains. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -173,12 +174,106 @@ static void groups_with_different_chunks_count_alike(void **state)
 	group_matches_alone(131);
 }
 
+/* Followers walked as chains (cachesim_chain.c) count as each configuration alone: data caches
+ * whose front ways nest (LRU, allocating, 1 to 32 sets, listed out of order, with and without
+ * subblocks, one fully associative), and a mix for which they do not (FIFO, random, no write
+ * allocation, write-through, 32-byte lines, 24 sets: no chain at all), above L2. Serial, and
+ * on 2 and 3 threads (units of several followers). */
+static void chain_matches_alone(const struct memtrace *t, const char *const *d1, size_t n, const char *l2)
+{
+	struct cachesim *sims[4][8];
+	assert_true(n <= 8);
+	for (int way = 0; way < 4; way++) {
+		for (size_t k = 0; k < n; k++) {
+			char text[300], err[256];
+			struct cachesim_config cfg;
+			snprintf(text, sizeof(text),
+				 "I1 size=2K line=64 assoc=2 kind=insn level=1\n"
+				 "D1 %s kind=data level=1\n"
+				 "L2 %s level=2\n", d1[k], l2);
+			assert_int_equal(cachesim_config_parse(text, &cfg, err, sizeof(err)), 0);
+			cfg.chunk = 1009;
+			assert_int_equal(cachesim_new(&cfg, &sims[way][k], err, sizeof(err)), 0);
+		}
+		if (way == 0)
+			for (size_t k = 0; k < n; k++)
+				feed_all(&sims[way][k], 1, t, 1);
+		else if (way == 1)
+			feed_all(sims[way], n, t, 1);
+		else
+			feed_threads(sims[way], n, t, 1, (unsigned)way);
+	}
+	for (size_t k = 0; k < n; k++) {
+		for (int way = 1; way < 4; way++)
+			assert_same(sims[way][k], sims[0][k], 3);
+		for (int way = 0; way < 4; way++)
+			cachesim_free(sims[way][k]);
+	}
+}
+
+/* Lines written (a miss whose fill crosses the pins: pending), then read beyond the bytes
+ * written (the fill was useful), then overwritten whole: a read at the front that waits on a
+ * fill must not be counted for the chain at once, or the fill would end redundant. Code in
+ * 100 places: the i-cache misses too. */
+static struct memtrace *pending_reads_trace(void)
+{
+	struct memtrace *t = memtrace_new();
+	for (uint64_t i = 0; i < 3000; i++) {
+		uint64_t line = 0x10000000 + 64 * ((i * 7) % 3000), pc = 0x100000 + 48 * (i % 100);
+		assert_int_equal(memtrace_insn(t, 1, pc, 4, 0), 0);
+		assert_int_equal(memtrace_ref(t, line, 8, SPENT_TRACE_REF_WRITE), 0);
+		assert_int_equal(memtrace_insn(t, 1, pc + 4, 4, 0), 0);
+		assert_int_equal(memtrace_ref(t, line + 32, 8, SPENT_TRACE_REF_READ), 0);
+		for (uint64_t j = 0; j < 8; j++) {
+			assert_int_equal(memtrace_insn(t, 1, pc + 8 + 4 * j, 4, 0), 0);
+			assert_int_equal(memtrace_ref(t, line + 8 * j, 8, SPENT_TRACE_REF_WRITE), 0);
+		}
+	}
+	return t;
+}
+
+static void chains_count_as_alone(void **state)
+{
+	(void)state;
+	static const char *const nested[] = {
+		"size=4K line=64 assoc=4", "size=1K line=64 assoc=2", "size=2K line=64 assoc=1",
+		"size=2K line=64 assoc=2 subblock=16", "size=8K line=64 assoc=8",
+		"size=1K line=64 assoc=0", "size=4K line=64 assoc=2",
+	};
+	static const char *const mixed[] = {
+		"size=2K line=64 assoc=2", "size=2K line=64 assoc=2 repl=fifo",
+		"size=1K line=64 assoc=2 repl=random", "size=2K line=64 assoc=2 alloc=no",
+		"size=4K line=64 assoc=4 write=through", "size=2K line=32 assoc=2",
+	};
+	static const char *const unchained[] = {
+		"size=2K line=64 assoc=2", "size=3K line=64 assoc=2", "size=4K line=64 assoc=4",
+	};
+	/* a small L2: most reads wait on a fill somewhere (pending write-miss fills); a large one:
+	 * few do, and most reads at a front are counted for the chain at once */
+	static const char *const l2[] = { "size=16K line=64 assoc=4", "size=512K line=64 assoc=8" };
+	struct memtrace *t = memtrace_new();
+	struct memgen_config g = { .seed = 11, .n_insns = 120000, .threads = 1,
+				   .code_bytes = 24 << 10, .data_bytes = 128 << 10,
+				   .array_bytes = 32 << 10, .data_pct = 60 };
+	assert_int_equal(memgen_mixed(t, &g), 0);
+	for (int k = 0; k < 2; k++) {
+		chain_matches_alone(t, nested, sizeof(nested) / sizeof(nested[0]), l2[k]);
+		chain_matches_alone(t, mixed, sizeof(mixed) / sizeof(mixed[0]), l2[k]);
+		chain_matches_alone(t, unchained, sizeof(unchained) / sizeof(unchained[0]), l2[k]);
+	}
+	memtrace_free(t);
+	t = pending_reads_trace();
+	chain_matches_alone(t, nested, 3, l2[0]);
+	memtrace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(executions_count_as_instructions),
 		cmocka_unit_test(groups_count_executions_as_instructions),
 		cmocka_unit_test(groups_with_different_chunks_count_alike),
+		cmocka_unit_test(chains_count_as_alone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,161 @@
+/* analysis/cachesim_chain.c - a group's followers walking the data references together
+ * (cachesim_follow_chain).
+ *
+ * Alone, each follower walks every data reference through its own first data cache, and most
+ * references hit that cache's front (most recent) way: a sweep of 8 D1 configurations on a gzip
+ * log made 8 front checks per reference, each a branch the host mispredicts whenever its
+ * outcome changes (for a quarter of the references in the smallest cache). In a chain each
+ * reference goes to every follower before the next one does, the followers ordered by their
+ * number of sets, and the check stops at the first follower whose front way holds the line:
+ *  - LRU with bit-selected sets keeps at the front of a set the line referenced last among those
+ *    mapping to it. With S' >= S sets (powers of two) each set of the S'-set cache takes a
+ *    subset of the lines of one set of the S-set cache, so the line at the front of the S-set
+ *    cache is at the front of the S'-set cache too, whatever either's associativity (Hill and
+ *    Smith's set refinement). This holds when both see every reference of one stream and each
+ *    reference installs its line or moves it to the front: data caches fed the same data
+ *    references (followers of one leader), LRU, allocating on writes.
+ *  - A read within one line at the front of follower k is then a front hit in every follower
+ *    after k: it is counted for all of them at once, at the end of the walk.
+ *  - The followers before k missed their front way: each walks below it as it would alone.
+ * Anything else (a write, a line crossing, a pending fill, followers for which the fronts do
+ * not nest) takes each follower's own path, reference by reference. Every follower therefore
+ * sees what it sees alone, in the same order: only the order between followers changes
+ * (tests/unit/test_cachesim_execs.c compares every counter with each configuration alone). */
+#include <errno.h>
+
+#include "analysis/cachesim_int.h"
+
+static struct cache *first_data(const struct cachesim *cs)
+{
+	return cs->cores[0].dpath;
+}
+
+void cachesim_chain_sort(struct cachesim **sims, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {	/* insertion sort: stable, and n is small */
+		struct cachesim *x = sims[i];
+		size_t j = i;
+		for (; j > 0 && first_data(sims[j - 1])->sets > first_data(x)->sets; j--)
+			sims[j] = sims[j - 1];
+		sims[j] = x;
+	}
+}
+
+/* Whether the chain's front check (the set's first way, by bit selection) is cache_fast_hit's
+ * for every follower. */
+static bool chain_walkable(struct cachesim *const *chain, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct cache *c = first_data(chain[k]);
+		if (chain[k]->n_cores != 1 || (!c->set_mask && c->sets != 1))
+			return false;
+	}
+	return true;
+}
+
+/* Whether a line at the front of follower k's first data cache is at the front of every later
+ * follower's (the top of this file). */
+static bool fronts_nest(struct cachesim *const *chain, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct cache *c = first_data(chain[k]);
+		const struct cache_level_config *cfg = c->cfg;
+		if (cfg->kind != CACHE_DATA || cfg->repl != CACHE_LRU || !cfg->write_allocate ||
+		    c->line_shift != first_data(chain[0])->line_shift ||
+		    (k && c->sets < first_data(chain[k - 1])->sets))
+			return false;
+	}
+	return true;
+}
+
+/* Data references [R, E) of B through the N followers CHAIN (DC: their first data caches);
+ * NEST: fronts_nest. */
+static void chain_feed_data(struct cachesim *const *chain, struct cache *const *dc, size_t n, bool nest,
+			    const struct spent_trace_batch *b, size_t r, size_t e)
+{
+	uint64_t front_reads[CACHESIM_CHAIN_MAX] = { 0 };	/* reads first at the front of k */
+	uint64_t pend = 0;	/* bit k: follower k's data cache waits on a fill */
+	for (size_t k = 0; k < n; k++)
+		pend |= (uint64_t)(dc[k]->n_pend != 0) << k;
+	for (const struct spent_trace_ref *p = &b->refs[r], *end = &b->refs[e]; p < end; p++) {
+		enum cache_op op = cache_ref_op(p->kind);
+		uint64_t last = p->addr + (p->size ? p->size : 1) - 1;
+		size_t k = 0;
+		for (; k < n; k++) {
+			struct cache *c = dc[k];
+			uint64_t l = p->addr >> c->line_shift;
+			if (c->tags[(size_t)(l & c->set_mask) * c->assoc] == l && last >> c->line_shift == l)
+				break;
+			/* not at the front: cache_fast_hit would not count it */
+			cache_data_below_front(chain[k], c, p->addr, p->size, op);
+			pend = (pend & ~(1ull << k)) | (uint64_t)(c->n_pend != 0) << k;
+		}
+		if (k < n && nest && op == OP_READ && !(pend >> k)) {
+			front_reads[k]++;
+			continue;
+		}
+		for (; k < n; k++) {
+			if (cache_fast_hit(dc[k], p->addr, p->size, op))
+				continue;
+			cache_data_below_front(chain[k], dc[k], p->addr, p->size, op);
+			pend = (pend & ~(1ull << k)) | (uint64_t)(dc[k]->n_pend != 0) << k;
+		}
+	}
+	uint64_t run = 0;	/* as cache_fast_hit counts a read */
+	for (size_t k = 0; k < n; k++) {
+		run += front_reads[k];
+		dc[k]->st.reads += run;
+		dc[k]->st.accesses += run;
+	}
+}
+
+int cachesim_follow_chain(struct cachesim *const *chain, size_t n, const struct spent_trace_batch *b,
+			  size_t r, const struct group_span *spans, size_t n_spans,
+			  const struct group_miss *xmiss)
+{
+	if (n > CACHESIM_CHAIN_MAX) {
+		int rc = cachesim_follow_chain(chain, CACHESIM_CHAIN_MAX, b, r, spans, n_spans, xmiss);
+		return rc ? rc : cachesim_follow_chain(chain + CACHESIM_CHAIN_MAX, n - CACHESIM_CHAIN_MAX, b,
+							r, spans, n_spans, xmiss);
+	}
+	if (n < 2 || !chain_walkable(chain, n)) {
+		for (size_t k = 0; k < n; k++) {
+			int rc = cachesim_follow_spans(chain[k], b, r, spans, n_spans, xmiss);
+			if (rc)
+				return rc;
+		}
+		return 0;
+	}
+	struct cache *dc[CACHESIM_CHAIN_MAX];
+	for (size_t k = 0; k < n; k++)
+		dc[k] = first_data(chain[k]);
+	bool nest = fronts_nest(chain, n);
+	size_t x = 0;
+	/* each follower's steps are cachesim_follow_spans's, in its order */
+	for (size_t s = 0; s < n_spans; s++) {
+		const struct group_span *sp = &spans[s];
+		for (size_t k = 0; k < n; k++) {
+			struct cachesim *cs = chain[k];
+			if (!cachesim_chunk_room(cs))
+				return -ENOMEM;
+			if (cs->cfg.chunk)
+				cs->chunks[cs->cur_chunk].insns += sp->insns;
+		}
+		for (; x < sp->miss_end; x++) {
+			const struct group_miss *m = &xmiss[x];
+			chain_feed_data(chain, dc, n, nest, b, r, m->ref);
+			r = m->ref;
+			for (size_t k = 0; k < n; k++)
+				hierarchy_access(chain[k], 0, chain[k]->cores[0].ipath->next, m->pc, m->len,
+						 OP_IFETCH);
+		}
+		chain_feed_data(chain, dc, n, nest, b, r, sp->ref_end);
+		r = sp->ref_end;
+		for (size_t k = 0; k < n; k++)
+			chain[k]->insns += sp->insns;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (chain[k]->oom)
+			return -ENOMEM;
+	return 0;
+}
