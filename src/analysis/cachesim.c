@@ -36,11 +36,10 @@ static int cache_init(struct cache *c, const struct cache_level_config *cfg)
 	if (!c->tags)
 		return -ENOMEM;
 	memset(c->tags, 0xff, n * sizeof(*c->tags));
-	if (c->set_mask || c->sets == 1) {
-		c->set_shift = log2u(c->sets);
-		if (!(c->mru = malloc(c->sets * sizeof(*c->mru))))
+	if (c->set_mask || c->sets == 1) {	/* every way empty: TAG_EMPTY */
+		if (!(c->front = malloc(c->sets * sizeof(*c->front))))
 			return -ENOMEM;
-		memset(c->mru, 0xff, c->sets * sizeof(*c->mru));
+		memset(c->front, 0xff, c->sets * sizeof(*c->front));
 	}
 	if (!cfg->write_through || cfg->write_allocate) {
 		c->meta = calloc(n, sizeof(*c->meta));
@@ -68,7 +67,7 @@ static int cache_init(struct cache *c, const struct cache_level_config *cfg)
 static void cache_release(struct cache *c)
 {
 	free(c->tags);
-	free(c->mru);
+	free(c->front);
 	free(c->slot);
 	free(c->meta);
 	free(c->dbits);

@@ -84,7 +84,7 @@ static void chain_feed_data(struct cachesim *const *chain, struct cache *const *
 		for (; k < n; k++) {
 			struct cache *c = dc[k];
 			uint64_t l = p->addr >> c->line_shift;
-			if (c->tags[(size_t)(l & c->set_mask) * c->assoc] == l && last >> c->line_shift == l)
+			if (c->front[l & c->set_mask] == l && last >> c->line_shift == l)
 				break;
 			/* not at the front: cache_fast_hit would not count it */
 			cache_data_below_front(chain[k], c, p->addr, p->size, op);

@@ -27,11 +27,12 @@ struct cache {
 	uint32_t line_shift, sets, assoc;
 	uint64_t set_mask;	/* sets-1 when a power of two, else 0 (use %) */
 	uint64_t *tags;		/* sets*assoc line numbers in position order */
-	/* power-of-two sets: per set, the most recent way's line without its set bits (MRU_NONE
-	 * when empty or too large). 4 bytes a set stay in the host's caches while the streamed
-	 * trace evicts the tags: most hits of a large lower level are in the most recent way. */
-	uint32_t *mru;
-	uint32_t set_shift;	/* log2 sets */
+	/* power-of-two sets: per set, the line in its first way (tags[set * assoc]; LRU: the most
+	 * recent), side by side. Most hits are in that way, and 8 bytes a set stay in the host's
+	 * caches while the streamed trace evicts the tags, a set apart. (These were 4-byte keys,
+	 * the line without its set bits, until session 22: a D1's key of any stack or heap line
+	 * was too large for 4 bytes, so a D1 never used them.) */
+	uint64_t *front;
 	uint32_t *slot;		/* with meta: position -> meta entry within the set */
 	struct way_meta *meta;	/* NULL when the cache needs none */
 	/* instead of meta, in a write-back cache below the top whose dirty granule is the line
@@ -116,20 +117,12 @@ struct cachesim {
 	struct fetch_plans *plans;	/* per superblock: its fetches that need a lookup */
 };
 
-#define MRU_NONE UINT32_MAX
-
 /* The cache operation of a trace reference's kind (SPENT_REF_*: a modify is a read and a
  * write of one location). */
 static inline enum cache_op cache_ref_op(uint32_t kind)
 {
 	static const enum cache_op op[4] = { OP_READ, OP_READ, OP_WRITE, OP_MODIFY };
 	return op[kind & 3];
-}
-
-static inline uint32_t mru_key(const struct cache *c, uint64_t line)
-{
-	uint64_t k = line >> c->set_shift;	/* TAG_EMPTY gives MRU_NONE */
-	return k < MRU_NONE ? (uint32_t)k : MRU_NONE;
 }
 
 /* The meta entry of the way at position POS of the set starting at B. */
@@ -150,15 +143,15 @@ static inline uint64_t *set_dbits(const struct cache *c, size_t b)
 	return &c->dbits[b / c->assoc];
 }
 
-/* Position B (the front of set SET) changed: keep the set's key in step. */
+/* Position B (the front of set SET) changed: keep c->front in step. */
 static inline void front_changed(struct cache *c, uint64_t set, size_t b)
 {
-	if (c->mru)
-		c->mru[set] = mru_key(c, c->tags[b]);
+	if (c->front)
+		c->front[set] = c->tags[b];
 }
 
 /* LRU: the way at position B+W becomes the most recent (front) of set B (the caller updates
- * the set's key). Each element is carried one place down in one pass: a plain shift loop
+ * c->front). Each element is carried one place down in one pass: a plain shift loop
  * becomes a memmove call, which costs more than moving the few ways of a set. */
 static inline void move_front(struct cache *c, size_t b, uint32_t w)
 {
@@ -194,12 +187,13 @@ static inline int cache_fast_hit(struct cache *c, uint64_t addr, uint32_t size, 
 	uint64_t last = (addr + size - 1) >> c->line_shift;
 	if (!c->set_mask && c->sets != 1)
 		return 0;
+	/* power-of-two sets: c->front is there */
 	size_t b = (size_t)(l & c->set_mask) * c->assoc;
 	/* a pending write-miss fill watches reads and writes of its line (fetches never touch it) */
-	if (c->tags[b] != l || (op != OP_IFETCH && c->n_pend && way_meta(c, b, b)->pin_bytes))
+	if (c->front[l & c->set_mask] != l || (op != OP_IFETCH && c->n_pend && way_meta(c, b, b)->pin_bytes))
 		return 0;
 	/* one in sixteen instructions crosses a 64-byte line: one access, both lines must hit */
-	if (last != l && (op != OP_IFETCH || c->tags[(size_t)(last & c->set_mask) * c->assoc] != last))
+	if (last != l && (op != OP_IFETCH || c->front[last & c->set_mask] != last))
 		return 0;
 	if (op == OP_WRITE || op == OP_MODIFY) {
 		if (c->cfg->write_through || !c->meta)

@@ -53,19 +53,16 @@ static void resolve(struct cachesim *cs, struct cache *c, struct way_meta *m, in
 	m->wmask = 0;
 }
 
-/* The position of LINE's way in set B of C, or -1; nothing changes. The set's key answers for
- * the front way without reading the tags: a dirty victim of the level above was usually
- * brought into C when it filled that level, and C's set has rarely seen another line since. */
+/* The position of LINE's way in set B of C, or -1; nothing changes. c->front answers for the
+ * front way without reading the tags: a dirty victim of the level above was usually brought
+ * into C when it filled that level, and C's set has rarely seen another line since. */
 static inline long find_way(const struct cache *c, uint64_t line, size_t b)
 {
 	uint32_t w = 0;
-	if (c->mru) {
-		uint32_t k = mru_key(c, line);
-		if (k != MRU_NONE) {
-			if (c->mru[line & c->set_mask] == k)
-				return (long)b;
-			w = 1;
-		}
+	if (c->front) {
+		if (c->front[line & c->set_mask] == line)
+			return (long)b;
+		w = 1;
 	}
 	for (; w < c->assoc; w++)
 		if (c->tags[b + w] == line)
@@ -378,23 +375,19 @@ void hierarchy_pick_quick(struct hierarchy *h, uint32_t n_cores)
 {
 	struct cache *c = h->dpath, *n = c->next;
 	c->quick_miss = n_cores == 1 && c->cfg->repl == CACHE_LRU && (c->set_mask || c->sets == 1) &&
-			c->mru && !c->cfg->write_through && c->cfg->write_allocate && c->meta &&
+			c->front && !c->cfg->write_through && c->cfg->write_allocate && c->meta &&
 			c->pend && n && n->last && n->cfg->repl == CACHE_LRU &&
-			(n->set_mask || n->sets == 1) && n->mru && n->dbits &&
+			(n->set_mask || n->sets == 1) && n->front && n->dbits &&
 			!n->cfg->write_through && n->line_shift >= c->line_shift;
 }
 
-/* LINE's way in set B (set number SET) of a cache with keys, or -1 (as find_way). */
+/* LINE's way in set B (set number SET) of a cache with c->front, or -1 (as find_way). */
 static inline long quick_find(const struct cache *c, uint64_t line, uint64_t set, size_t b)
 {
-	uint32_t k = mru_key(c, line), w = 0;
-	if (k != MRU_NONE) {
-		if (c->mru[set] == k)
-			return (long)b;
-		w = 1;
-	}
+	if (c->front[set] == line)
+		return (long)b;
 	const uint64_t *t = &c->tags[b];
-	for (; w < c->assoc; w++)
+	for (uint32_t w = 1; w < c->assoc; w++)
 		if (t[w] == line)
 			return (long)(b + w);
 	return -1;
@@ -411,7 +404,7 @@ static void quick_fill(struct cachesim *cs, struct cache *c, struct cache *n, ui
 	if (p >= 0) {
 		if (p > (long)b) {
 			move_front(n, b, (uint32_t)((size_t)p - b));
-			n->mru[set] = mru_key(n, line);
+			n->front[set] = line;
 		}
 		count(n, op, 0);
 		return;
@@ -452,7 +445,7 @@ static inline void hierarchy_data_miss(struct cachesim *cs, struct cache *c, uin
 	uint64_t dirty = m->dirty;
 	move_front(c, b, a - 1);	/* the victim's tag and meta entry come to the front */
 	c->tags[b] = line;
-	c->mru[set] = mru_key(c, line);
+	c->front[set] = line;
 	bool wr = op == OP_WRITE || op == OP_MODIFY;
 	*m = (struct way_meta){ .dirty = wr ? gran_mask(c, c->sub_shift, line, addr, size) : 0 };
 	count(c, op, 1);
