@@ -15,7 +15,8 @@
  *    reference installs its line or moves it to the front: data caches fed the same data
  *    references (followers of one leader), LRU, allocating on writes.
  *  - A read within one line at the front of follower k is then a front hit in every follower
- *    after k: it is counted for all of them at once, at the end of the walk.
+ *    after k: it is counted for all of them at once, at the end of the walk. A write there
+ *    only marks each one's front line dirty (write-back caches).
  *  - The followers before k missed their front way: each walks below it as it would alone.
  * Anything else (a write, a line crossing, a pending fill, followers for which the fronts do
  * not nest) takes each follower's own path, reference by reference. Every follower therefore
@@ -73,10 +74,14 @@ static bool fronts_nest(struct cachesim *const *chain, size_t n)
 static void chain_feed_data(struct cachesim *const *chain, struct cache *const *dc, size_t n, bool nest,
 			    const struct spent_trace_batch *b, size_t r, size_t e)
 {
-	uint64_t front_reads[CACHESIM_CHAIN_MAX] = { 0 };	/* reads first at the front of k */
+	/* reads (a modify counts as one) and writes first at the front of k */
+	uint64_t front_reads[CACHESIM_CHAIN_MAX] = { 0 }, front_writes[CACHESIM_CHAIN_MAX] = { 0 };
 	uint64_t pend = 0;	/* bit k: follower k's data cache waits on a fill */
-	for (size_t k = 0; k < n; k++)
+	uint64_t slow_writes = 0;	/* bit k: cache_fast_hit takes no write in k's */
+	for (size_t k = 0; k < n; k++) {
 		pend |= (uint64_t)(dc[k]->n_pend != 0) << k;
+		slow_writes |= (uint64_t)(dc[k]->cfg->write_through || !dc[k]->meta) << k;
+	}
 	for (const struct spent_trace_ref *p = &b->refs[r], *end = &b->refs[e]; p < end; p++) {
 		enum cache_op op = cache_ref_op(p->kind);
 		uint64_t last = p->addr + (p->size ? p->size : 1) - 1;
@@ -90,9 +95,21 @@ static void chain_feed_data(struct cachesim *const *chain, struct cache *const *
 			cache_data_below_front(chain[k], c, p->addr, p->size, op);
 			pend = (pend & ~(1ull << k)) | (uint64_t)(c->n_pend != 0) << k;
 		}
-		if (k < n && nest && op == OP_READ && !(pend >> k)) {
-			front_reads[k]++;
-			continue;
+		if (k < n && nest && !(pend >> k)) {
+			if (op == OP_READ) {
+				front_reads[k]++;
+				continue;
+			}
+			if (!(slow_writes >> k)) {	/* as cache_fast_hit: the front line's dirt */
+				uint32_t size = p->size ? p->size : 1;
+				for (size_t j = k; j < n; j++) {
+					struct cache *c = dc[j];
+					size_t f = (size_t)((p->addr >> c->line_shift) & c->set_mask) * c->assoc;
+					way_meta(c, f, f)->dirty |= write_dirty_mask(c, p->addr, size);
+				}
+				(op == OP_WRITE ? front_writes : front_reads)[k]++;
+				continue;
+			}
 		}
 		for (; k < n; k++) {
 			if (cache_fast_hit(dc[k], p->addr, p->size, op))
@@ -101,11 +118,13 @@ static void chain_feed_data(struct cachesim *const *chain, struct cache *const *
 			pend = (pend & ~(1ull << k)) | (uint64_t)(dc[k]->n_pend != 0) << k;
 		}
 	}
-	uint64_t run = 0;	/* as cache_fast_hit counts a read */
+	uint64_t reads = 0, writes = 0;	/* as cache_fast_hit counts them */
 	for (size_t k = 0; k < n; k++) {
-		run += front_reads[k];
-		dc[k]->st.reads += run;
-		dc[k]->st.accesses += run;
+		reads += front_reads[k];
+		writes += front_writes[k];
+		dc[k]->st.reads += reads;
+		dc[k]->st.writes += writes;
+		dc[k]->st.accesses += reads + writes;
 	}
 }
 

@@ -175,6 +175,14 @@ static inline void move_front(struct cache *c, size_t b, uint32_t w)
 	}
 }
 
+/* The subblocks of C's line that a write of [ADDR, ADDR+SIZE) within it dirties (SIZE >= 1). */
+static inline uint64_t write_dirty_mask(const struct cache *c, uint64_t addr, uint32_t size)
+{
+	uint32_t off = (uint32_t)(addr & ((1ull << c->line_shift) - 1));
+	uint32_t g0 = off >> c->sub_shift, n = ((off + size - 1) >> c->sub_shift) - g0 + 1;
+	return (n >= 64 ? ~0ull : (1ull << n) - 1) << g0;
+}
+
 /* The common case without a call: a fetch, read or (write-back) write within one line that is
  * the most recent way of its set (LRU) or way 0, or a fetch across two lines that both are.
  * Such a hit changes no replacement state. Counts it and returns 1; 0 sends it down the full
@@ -198,9 +206,7 @@ static inline int cache_fast_hit(struct cache *c, uint64_t addr, uint32_t size, 
 	if (op == OP_WRITE || op == OP_MODIFY) {
 		if (c->cfg->write_through || !c->meta)
 			return 0;
-		uint32_t off = (uint32_t)(addr & ((1ull << c->line_shift) - 1));
-		uint32_t g0 = off >> c->sub_shift, n = ((off + size - 1) >> c->sub_shift) - g0 + 1;
-		way_meta(c, b, b)->dirty |= (n >= 64 ? ~0ull : (1ull << n) - 1) << g0;
+		way_meta(c, b, b)->dirty |= write_dirty_mask(c, addr, size);
 		/* as count(): a read-modify-write is a read */
 		if (op == OP_WRITE)
 			c->st.writes++;
@@ -240,10 +246,8 @@ static inline int cache_lru_hit(struct cache *c, uint64_t addr, uint32_t size, i
 	move_front(c, b, w);
 	front_changed(c, set, b);
 	if (wr) {
-		uint32_t off = (uint32_t)(addr & ((1ull << c->line_shift) - 1));
-		uint32_t g0 = off >> c->sub_shift, n = ((off + size - 1) >> c->sub_shift) - g0 + 1;
 		if (c->meta)
-			way_meta(c, b, b)->dirty |= (n >= 64 ? ~0ull : (1ull << n) - 1) << g0;
+			way_meta(c, b, b)->dirty |= write_dirty_mask(c, addr, size);
 		else if (c->dbits)
 			*set_dbits(c, b) |= 1;
 	}

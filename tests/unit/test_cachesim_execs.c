@@ -176,9 +176,9 @@ static void groups_with_different_chunks_count_alike(void **state)
 
 /* Followers walked as chains (cachesim_chain.c) count as each configuration alone: data caches
  * whose front ways nest (LRU, allocating, 1 to 32 sets, listed out of order, with and without
- * subblocks, one fully associative), and a mix for which they do not (FIFO, random, no write
- * allocation, write-through, 32-byte lines, 24 sets: no chain at all), above L2. Serial, and
- * on 2 and 3 threads (units of several followers). */
+ * subblocks, one fully associative, one write-through), a mix for which they do not (FIFO,
+ * random, no write allocation, write-through, 32-byte lines), and 24 sets (no chain at all),
+ * above L2. Serial (a chain), and on 2 and 3 threads (each follower alone). */
 static void chain_matches_alone(const struct memtrace *t, const char *const *d1, size_t n, const char *l2)
 {
 	struct cachesim *sims[4][8];
@@ -239,6 +239,7 @@ static void chains_count_as_alone(void **state)
 		"size=4K line=64 assoc=4", "size=1K line=64 assoc=2", "size=2K line=64 assoc=1",
 		"size=2K line=64 assoc=2 subblock=16", "size=8K line=64 assoc=8",
 		"size=1K line=64 assoc=0", "size=4K line=64 assoc=2",
+		"size=2K line=64 assoc=4 write=through alloc=yes",
 	};
 	static const char *const mixed[] = {
 		"size=2K line=64 assoc=2", "size=2K line=64 assoc=2 repl=fifo",
