@@ -153,13 +153,9 @@ int cachesim_follow_chain(struct cachesim *const *chain, size_t n, const struct 
 	/* each follower's steps are cachesim_follow_spans's, in its order */
 	for (size_t s = 0; s < n_spans; s++) {
 		const struct group_span *sp = &spans[s];
-		for (size_t k = 0; k < n; k++) {
-			struct cachesim *cs = chain[k];
-			if (!cachesim_chunk_room(cs))
+		for (size_t k = 0; k < n; k++)
+			if (cachesim_span_begin(chain[k], sp->insns))
 				return -ENOMEM;
-			if (cs->cfg.chunk)
-				cs->chunks[cs->cur_chunk].insns += sp->insns;
-		}
 		for (; x < sp->miss_end; x++) {
 			const struct group_miss *m = &xmiss[x];
 			chain_feed_data(chain, dc, n, nest, b, r, m->ref);

@@ -63,6 +63,15 @@ bool cachesim_group_shares_icache(struct cachesim *const *sims, size_t n, bool e
 	return share;
 }
 
+int cachesim_span_begin(struct cachesim *cs, uint64_t insns)
+{
+	if (!cachesim_chunk_room(cs))
+		return -ENOMEM;
+	if (cs->cfg.chunk)
+		cs->chunks[cs->cur_chunk].insns += insns;
+	return 0;
+}
+
 /* A follower on a batch of executions: the data references of B from R on, and the fetches
  * the leader's i-cache missed (XMISS) in their place, in the leader's SPANS (its time-series
  * cuts). Reference indices in SPANS and XMISS are B's; miss_end indexes XMISS. */
@@ -73,10 +82,8 @@ int cachesim_follow_spans(struct cachesim *cs, const struct spent_trace_batch *b
 	size_t k = 0;
 	for (size_t s = 0; s < n_spans; s++) {
 		const struct group_span *sp = &spans[s];
-		if (!cachesim_chunk_room(cs))
+		if (cachesim_span_begin(cs, sp->insns))
 			return -ENOMEM;
-		if (cs->cfg.chunk)
-			cs->chunks[cs->cur_chunk].insns += sp->insns;
 		for (; k < sp->miss_end; k++) {
 			const struct group_miss *m = &xmiss[k];
 			cachesim_feed_data(cs, b, r, m->ref);

@@ -279,6 +279,9 @@ void cachesim_feed_follower(struct cachesim *cs, const struct spent_trace_batch 
 /* Whether SIMS[1..N) can follow SIMS[0] through its first i-cache (cachesim_feed_group); EXECS:
  * on batches of executions (the followers then take the leader's spans). */
 bool cachesim_group_shares_icache(struct cachesim *const *sims, size_t n, bool execs);
+/* A leader's span of INSNS instructions starts in follower CS (a chunk's room, its instruction
+ * count); 0 or -ENOMEM. */
+int cachesim_span_begin(struct cachesim *cs, uint64_t insns);
 /* A follower of a group fed executions: B's data references from R on, with the leader's SPANS
  * and missed fetches XMISS (reference indices are B's); 0 or -ENOMEM. */
 int cachesim_follow_spans(struct cachesim *cs, const struct spent_trace_batch *b, size_t r,
