@@ -3,10 +3,10 @@
  *
  * Alone, each follower walks every data reference through its own first data cache, and most
  * references hit that cache's front (most recent) way: a sweep of 8 D1 configurations on a gzip
- * log made 8 front checks per reference, each a branch the host mispredicts whenever its
- * outcome changes (for a quarter of the references in the smallest cache). In a chain each
- * reference goes to every follower before the next one does, the followers ordered by their
- * number of sets, and the check stops at the first follower whose front way holds the line:
+ * log made 8 front checks per reference, each with its own counting (and, for a write, its
+ * front line's dirt), 2 to 4 ns apiece. In a chain each reference goes to every follower
+ * before the next one does, the followers ordered by their number of sets, and the check
+ * stops at the first follower whose front way holds the line:
  *  - LRU with bit-selected sets keeps at the front of a set the line referenced last among those
  *    mapping to it. With S' >= S sets (powers of two) each set of the S'-set cache takes a
  *    subset of the lines of one set of the S-set cache, so the line at the front of the S-set
@@ -18,8 +18,8 @@
  *    after k: it is counted for all of them at once, at the end of the walk. A write there
  *    only marks each one's front line dirty (write-back caches).
  *  - The followers before k missed their front way: each walks below it as it would alone.
- * Anything else (a write, a line crossing, a pending fill, followers for which the fronts do
- * not nest) takes each follower's own path, reference by reference. Every follower therefore
+ * Anything else (a line crossing, a pending fill, a write in a write-through cache, followers
+ * for which the fronts do not nest) takes each follower's own path, reference by reference. Every follower therefore
  * sees what it sees alone, in the same order: only the order between followers changes
  * (tests/unit/test_cachesim_execs.c compares every counter with each configuration alone). */
 #include <errno.h>

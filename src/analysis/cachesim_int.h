@@ -117,8 +117,8 @@ struct cachesim {
 	struct fetch_plans *plans;	/* per superblock: its fetches that need a lookup */
 };
 
-/* The cache operation of a trace reference's kind (SPENT_REF_*: a modify is a read and a
- * write of one location). */
+/* The cache operation of a trace reference's kind (SPENT_TRACE_REF_*: a modify is a read and
+ * a write of one location). */
 static inline enum cache_op cache_ref_op(uint32_t kind)
 {
 	static const enum cache_op op[4] = { OP_READ, OP_READ, OP_WRITE, OP_MODIFY };
