@@ -381,18 +381,6 @@ void hierarchy_pick_quick(struct hierarchy *h, uint32_t n_cores)
 			!n->cfg->write_through && n->line_shift >= c->line_shift;
 }
 
-/* LINE's way in set B (set number SET) of a cache with c->front, or -1 (as find_way). */
-static inline long quick_find(const struct cache *c, uint64_t line, uint64_t set, size_t b)
-{
-	if (c->front[set] == line)
-		return (long)b;
-	const uint64_t *t = &c->tags[b];
-	for (uint32_t w = 1; w < c->assoc; w++)
-		if (t[w] == line)
-			return (long)(b + w);
-	return -1;
-}
-
 /* hierarchy_data_miss's fill of C's line of ADDR from N, the last level: as level_ref there
  * (a fill never dirties: a write's fill request counts as a write), then the pin traffic. */
 static void quick_fill(struct cachesim *cs, struct cache *c, struct cache *n, uint64_t addr,
@@ -400,7 +388,7 @@ static void quick_fill(struct cachesim *cs, struct cache *c, struct cache *n, ui
 {
 	uint64_t line = addr >> n->line_shift, set = line & n->set_mask;
 	size_t b = (size_t)set * n->assoc;
-	long p = quick_find(n, line, set, b);
+	long p = find_way(n, line, b);
 	if (p >= 0) {
 		if (p > (long)b) {
 			move_front(n, b, (uint32_t)((size_t)p - b));
@@ -453,7 +441,7 @@ static inline void hierarchy_data_miss(struct cachesim *cs, struct cache *c, uin
 		c->st.writebacks++;
 		uint64_t vl = (victim << c->line_shift) >> n->line_shift, vset = vl & n->set_mask;
 		size_t vb = (size_t)vset * n->assoc;
-		long w = quick_find(n, vl, vset, vb);
+		long w = find_way(n, vl, vb);
 		if (w >= 0)
 			n->dbits[vset] |= 1ull << ((size_t)w - vb);
 		else
