@@ -69,6 +69,15 @@ static bool fronts_nest(struct cachesim *const *chain, size_t n)
 	return true;
 }
 
+/* Reference P (operation OP) missed the front way of follower K's first data cache C: its walk
+ * below the front, as alone; returns PEND with K's bit (a fill pending in C) brought up to date. */
+static uint64_t walk_below_front(struct cachesim *cs, struct cache *c, const struct spent_trace_ref *p,
+				 enum cache_op op, uint64_t pend, size_t k)
+{
+	cache_data_below_front(cs, c, p->addr, p->size, op);
+	return (pend & ~(1ull << k)) | (uint64_t)(c->n_pend != 0) << k;
+}
+
 /* Data references [R, E) of B through the N followers CHAIN (DC: their first data caches);
  * NEST: fronts_nest. */
 static void chain_feed_data(struct cachesim *const *chain, struct cache *const *dc, size_t n, bool nest,
@@ -92,8 +101,7 @@ static void chain_feed_data(struct cachesim *const *chain, struct cache *const *
 			if (c->front[l & c->set_mask] == l && last >> c->line_shift == l)
 				break;
 			/* not at the front: cache_fast_hit would not count it */
-			cache_data_below_front(chain[k], c, p->addr, p->size, op);
-			pend = (pend & ~(1ull << k)) | (uint64_t)(c->n_pend != 0) << k;
+			pend = walk_below_front(chain[k], c, p, op, pend, k);
 		}
 		if (k < n && nest && !(pend >> k)) {
 			if (op == OP_READ) {
@@ -111,12 +119,9 @@ static void chain_feed_data(struct cachesim *const *chain, struct cache *const *
 				continue;
 			}
 		}
-		for (; k < n; k++) {
-			if (cache_fast_hit(dc[k], p->addr, p->size, op))
-				continue;
-			cache_data_below_front(chain[k], dc[k], p->addr, p->size, op);
-			pend = (pend & ~(1ull << k)) | (uint64_t)(dc[k]->n_pend != 0) << k;
-		}
+		for (; k < n; k++)
+			if (!cache_fast_hit(dc[k], p->addr, p->size, op))
+				pend = walk_below_front(chain[k], dc[k], p, op, pend, k);
 	}
 	uint64_t reads = 0, writes = 0;	/* as cache_fast_hit counts them */
 	for (size_t k = 0; k < n; k++) {
@@ -132,11 +137,8 @@ int cachesim_follow_chain(struct cachesim *const *chain, size_t n, const struct 
 			  size_t r, const struct group_span *spans, size_t n_spans,
 			  const struct group_miss *xmiss)
 {
-	if (n > CACHESIM_CHAIN_MAX) {
-		int rc = cachesim_follow_chain(chain, CACHESIM_CHAIN_MAX, b, r, spans, n_spans, xmiss);
-		return rc ? rc : cachesim_follow_chain(chain + CACHESIM_CHAIN_MAX, n - CACHESIM_CHAIN_MAX, b,
-							r, spans, n_spans, xmiss);
-	}
+	if (n > CACHESIM_CHAIN_MAX)	/* the caller cuts longer groups (a bit each in a mask) */
+		return -EINVAL;
 	if (n < 2 || !chain_walkable(chain, n)) {
 		for (size_t k = 0; k < n; k++) {
 			int rc = cachesim_follow_spans(chain[k], b, r, spans, n_spans, xmiss);

@@ -290,9 +290,10 @@ int cachesim_follow_spans(struct cachesim *cs, const struct spent_trace_batch *b
 #define CACHESIM_CHAIN_MAX 64
 /* Followers SIMS[0..N) of one group in the order a chain walks them (cachesim_chain.c). */
 void cachesim_chain_sort(struct cachesim **sims, size_t n);
-/* cachesim_follow_spans for the N followers CHAIN together: each reference is taken to every
- * follower before the next, which lets a hit in the front way of one follower's data cache
- * stand for the others' (same results as each alone); 0 or -ENOMEM. */
+/* cachesim_follow_spans for the N (<= CACHESIM_CHAIN_MAX) followers CHAIN together: each
+ * reference is taken to every follower before the next, which lets a hit in the front way of
+ * one follower's data cache stand for the others' (same results as each alone); 0, -ENOMEM,
+ * or -EINVAL for a longer chain. */
 int cachesim_follow_chain(struct cachesim *const *chain, size_t n, const struct spent_trace_batch *b,
 			  size_t r, const struct group_span *spans, size_t n_spans,
 			  const struct group_miss *xmiss);
