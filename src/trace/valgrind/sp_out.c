@@ -11,8 +11,9 @@
 #include "trace/log_format.h"
 #include "trace/valgrind/sp_tool.h"
 
-/* In coregrind but not in the tool headers: move an fd into Valgrind's reserved range. */
+/* In coregrind but not in the tool headers: move an fd into Valgrind's reserved range; fcntl. */
 extern Int VG_(safe_fd)(Int oldfd);
+extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 
 /* The records, with room for a frame header before them (see sp_out_write). */
 static struct {
@@ -37,10 +38,17 @@ Bool sp_out_open(const HChar *path, Long fd)
 {
 	out_pid = VG_(getpid)();
 	if (path) {
-		SysRes r = VG_(open)(path, VKI_O_WRONLY, 0);
+		/* without blocking: with no reader (the recorder was killed) a blocking open
+		 * waits forever, and the program with it; it runs on untraced instead */
+		SysRes r = VG_(open)(path, VKI_O_WRONLY | VKI_O_NONBLOCK, 0);
+		if (sr_isError(r) && sr_Err(r) == VKI_ENXIO) {
+			out_dead = True;
+			return True;
+		}
 		if (sr_isError(r))
 			return False;
 		fd = (Long)sr_Res(r);
+		VG_(fcntl)((Int)fd, VKI_F_SETFL, 0);	/* writes block while the FIFO is full */
 	}
 	if (fd < 0)
 		return False;
