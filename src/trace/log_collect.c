@@ -2,11 +2,19 @@
  * writes its records there in frames tagged with its pid (struct log_frame); this splits them
  * into one record stream per process, numbers the streams (a LOG_REC_PROCESS record opens
  * each: the command, each forked child, each exec'd program), and writes the records into the
- * log in arrival order with a LOG_REC_STREAM record wherever the stream changes. */
+ * log in arrival order with a LOG_REC_STREAM record wherever the stream changes. A process
+ * whose tool instance has a shared ring (LOG_PIPE_RING) sends only notes through the FIFO:
+ * its records are read in place from the ring's mapping. */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/alloc.h"
 #include "trace/log_io.h"
@@ -23,7 +31,11 @@ struct collect_proc {
 	uint64_t exec_ns;
 	uint8_t *buf;		/* bytes of records not yet whole */
 	size_t have, cap;
+	uint8_t *ring;		/* its tool instance's ring mapping (LOG_RING_MAP_BYTES), or NULL */
+	bool ring_done;		/* its EXIT record came: the ring is unmapped after its chunk */
 };
+
+#define LOG_RING_MAP_BYTES ((size_t)LOG_RING_HDR_BYTES + LOG_RING_BYTES)
 
 struct log_collector {
 	struct log_writer *w;
@@ -34,6 +46,7 @@ struct log_collector {
 	size_t frame_have;
 	struct log_collect_totals tot;
 	log_collect_record_fn on_record;
+	int ring_dirfd;		/* the directory of the tools' ring files, or -1: no rings */
 };
 
 int log_collector_new(struct log_writer *w, log_collect_record_fn on_record,
@@ -45,7 +58,89 @@ int log_collector_new(struct log_writer *w, log_collect_record_fn on_record,
 		return -ENOMEM;
 	c->w = w;
 	c->on_record = on_record;
+	c->ring_dirfd = -1;
 	return 0;
+}
+
+int log_collector_set_ring_dir(struct log_collector *c, const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (c->ring_dirfd >= 0)
+		close(c->ring_dirfd);
+	c->ring_dirfd = fd;
+	return 0;
+}
+
+static void ring_unmap(struct collect_proc *p)
+{
+	if (p->ring)
+		munmap(p->ring, LOG_RING_MAP_BYTES);
+	p->ring = NULL;
+	p->ring_done = false;
+}
+
+/* LOG_PIPE_RING: map the ring file the note names (only a plain name in our directory, of the
+ * size the format says), and remove it: the mapping keeps it while we read it. */
+static int ring_attach(struct log_collector *c, struct collect_proc *p, const uint8_t *payload,
+		       uint32_t len)
+{
+	struct log_ring_open o;
+	char name[LOG_RING_NAME_MAX + 1];
+	struct stat st;
+	if (c->ring_dirfd < 0 || len < sizeof(o))
+		return -EBADMSG;
+	memcpy(&o, payload, sizeof(o));
+	if (o.ring_bytes != LOG_RING_BYTES || o.name_len == 0 || o.name_len > LOG_RING_NAME_MAX ||
+	    o.name_len > len - sizeof(o))
+		return -EBADMSG;
+	memcpy(name, payload + sizeof(o), o.name_len);
+	name[o.name_len] = 0;
+	if (strlen(name) != o.name_len || strchr(name, '/'))
+		return -EBADMSG;
+	int fd = openat(c->ring_dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -EBADMSG;	/* only the tool makes files there */
+	void *m = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == LOG_RING_MAP_BYTES)
+		m = mmap(NULL, LOG_RING_MAP_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int err = m == MAP_FAILED ? (errno == ENOMEM ? -ENOMEM : -EBADMSG) : 0;
+	unlinkat(c->ring_dirfd, name, 0);
+	close(fd);
+	if (err)
+		return err;
+	ring_unmap(p);	/* the ring of the program it exec'd from */
+	p->ring = m;
+	return 0;
+}
+
+static int feed_records(struct log_collector *c, struct collect_proc *p, uint8_t *b, size_t n,
+			bool in_ring, size_t *used);
+
+/* LOG_PIPE_RING_DATA: the records are in the ring; once they are in the log, their space goes
+ * back to the tool, which is woken if it waits for it. */
+static int ring_take(struct log_collector *c, struct collect_proc *p, const uint8_t *payload)
+{
+	struct log_ring_data d;
+	size_t used = 0;
+	memcpy(&d, payload, sizeof(d));
+	uint64_t off = d.vpos % LOG_RING_BYTES;
+	if (!p->ring || d.len == 0 || d.len % 8u || d.len > LOG_RING_BYTES - off)
+		return -EBADMSG;
+	int err = feed_records(c, p, p->ring + LOG_RING_HDR_BYTES + off, d.len, true, &used);
+	if (!err && used != d.len)
+		err = -EBADMSG;	/* a chunk holds whole records */
+	struct log_ring_hdr *h = (struct log_ring_hdr *)p->ring;
+	__atomic_store_n(&h->tail, d.vpos + d.len, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&h->waits, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&h->waits, 0u, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&h->seq, 1u, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &h->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+	}
+	if (p->ring_done)
+		ring_unmap(p);	/* the process ended: its tmpfs pages go now, not at our end */
+	return err;
 }
 
 static struct collect_proc *proc_get(struct log_collector *c, uint32_t pid)
@@ -96,6 +191,7 @@ static int put_record(struct log_collector *c, struct collect_proc *p, uint32_t 
 	if (type == LOG_REC_PROCESS)
 		p->insns = 0;	/* an exec'd program counts from 0: what ran before stays counted */
 	p->open = type == LOG_REC_PROCESS || (p->open && type != LOG_REC_EXIT);
+	p->ring_done |= type == LOG_REC_EXIT;
 	p->exec_pending = false;	/* the exec failed, or its program's stream began */
 	if (p->stream == 0)
 		return -EBADMSG;	/* records before the process said who it is */
@@ -148,6 +244,47 @@ static void on_exec_note(struct collect_proc *p, const uint8_t *payload)
 	}
 }
 
+/* Pass on the whole records at B (N bytes); *USED: the bytes they take. IN_RING: B is a ring
+ * chunk, which cannot hold ring notes. */
+static int feed_records(struct log_collector *c, struct collect_proc *p, uint8_t *b, size_t n,
+			bool in_ring, size_t *used)
+{
+	size_t pos = 0;
+	int err = 0;
+	while (n - pos >= sizeof(struct log_rec_hdr)) {
+		struct log_rec_hdr h;
+		memcpy(&h, b + pos, sizeof(h));
+		if ((h.type < LOG_REC_CODE || h.type > LOG_REC_LAST || h.type == LOG_REC_END ||
+		     h.type == LOG_REC_STREAM || h.len > LOG_REC_MAX) &&
+		    !(h.type == LOG_PIPE_PROGRESS && h.len == sizeof(struct log_progress)) &&
+		    !(h.type == LOG_PIPE_EXEC && h.len == sizeof(struct log_exec_note)) &&
+		    !(h.type == LOG_PIPE_RING && !in_ring && h.len <= LOG_FRAME_MAX) &&
+		    !(h.type == LOG_PIPE_RING_DATA && !in_ring && h.len == sizeof(struct log_ring_data))) {
+			err = -EBADMSG;
+			break;
+		}
+		size_t padded = ((size_t)h.len + 7u) & ~(size_t)7u;
+		if (n - pos - sizeof(h) < padded)
+			break;
+		uint8_t *payload = b + pos + sizeof(h);
+		if (h.type == LOG_PIPE_PROGRESS)
+			on_progress(c, p, payload);
+		else if (h.type == LOG_PIPE_EXEC)
+			on_exec_note(p, payload);
+		else if (h.type == LOG_PIPE_RING)
+			err = ring_attach(c, p, payload, h.len);
+		else if (h.type == LOG_PIPE_RING_DATA)
+			err = ring_take(c, p, payload);
+		else
+			err = put_record(c, p, h.type, payload, h.len);
+		if (err < 0)
+			break;
+		pos += sizeof(h) + padded;
+	}
+	*used = pos;
+	return err;
+}
+
 /* Append one frame's bytes to its process and pass on its whole records. */
 static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, size_t n)
 {
@@ -159,28 +296,7 @@ static int on_frame(struct log_collector *c, uint32_t pid, const uint8_t *b, siz
 	memcpy(p->buf + p->have, b, n);
 	p->have += n;
 	size_t pos = 0;
-	int err = 0;
-	while (p->have - pos >= sizeof(struct log_rec_hdr)) {
-		struct log_rec_hdr h;
-		memcpy(&h, p->buf + pos, sizeof(h));
-		if ((h.type < LOG_REC_CODE || h.type > LOG_REC_LAST || h.type == LOG_REC_END ||
-		     h.type == LOG_REC_STREAM || h.len > LOG_REC_MAX) &&
-		    !(h.type == LOG_PIPE_PROGRESS && h.len == sizeof(struct log_progress)) &&
-		    !(h.type == LOG_PIPE_EXEC && h.len == sizeof(struct log_exec_note))) {
-			err = -EBADMSG;
-			break;
-		}
-		size_t padded = ((size_t)h.len + 7u) & ~(size_t)7u;
-		if (p->have - pos - sizeof(h) < padded)
-			break;
-		if (h.type == LOG_PIPE_PROGRESS)
-			on_progress(c, p, p->buf + pos + sizeof(h));
-		else if (h.type == LOG_PIPE_EXEC)
-			on_exec_note(p, p->buf + pos + sizeof(h));
-		else if ((err = put_record(c, p, h.type, p->buf + pos + sizeof(h), h.len)) < 0)
-			break;
-		pos += sizeof(h) + padded;
-	}
+	int err = feed_records(c, p, p->buf, p->have, false, &pos);
 	memmove(p->buf, p->buf + pos, p->have - pos);
 	p->have -= pos;
 	return err;
@@ -266,8 +382,12 @@ void log_collector_free(struct log_collector *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n_procs; i++)
+	for (size_t i = 0; i < c->n_procs; i++) {
 		free(c->procs[i].buf);
+		ring_unmap(&c->procs[i]);
+	}
 	free(c->procs);
+	if (c->ring_dirfd >= 0)
+		close(c->ring_dirfd);
 	free(c);
 }

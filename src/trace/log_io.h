@@ -78,8 +78,11 @@ typedef void (*log_collect_record_fn)(uint32_t type, uint8_t *payload, uint32_t 
 
 int log_collector_new(struct log_writer *w, log_collect_record_fn on_record,
 		      struct log_collector **out);
-/* N bytes read from the FIFO. 0, -EBADMSG on a malformed frame or record, or the writer's
- * -errno. */
+/* Accept the tools' shared rings (LOG_PIPE_RING) from files in DIR: 0 or -errno. Without it a
+ * ring note is a malformed record. */
+int log_collector_set_ring_dir(struct log_collector *c, const char *dir);
+/* N bytes read from the FIFO. 0, -EBADMSG on a malformed frame or record (a ring note naming
+ * no usable ring file included), or the writer's -errno. */
 int log_collector_feed(struct log_collector *c, const uint8_t *b, size_t n);
 /* At EOF: -EPIPE when a frame was cut off (frames are written whole). A process's record cut
  * off is dropped: its stream counts as unended (totals), as does one without an EXIT record. */

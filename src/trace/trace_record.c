@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <dirent.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,6 +32,7 @@ struct spent_trace {
 	struct log_writer *w;
 	struct log_collector *c;
 	char dir[PATH_MAX], fifo[PATH_MAX + 16];
+	char ring_dir[PATH_MAX];	/* the tools' ring files (tmpfs), "" when the FIFO carries all */
 	int rfd, hold;		/* the FIFO's read end, and our write end holding it open */
 	pid_t pid;
 	volatile sig_atomic_t tool_pid;	/* 0 once reaped: never signal a reused pid */
@@ -108,6 +112,45 @@ static int open_fifo(struct spent_trace *t)
 	return 0;
 }
 
+/* The directory for the tools' shared rings (log_format.h, LOG_PIPE_RING), made in
+ * SPENT_TRACE_RING when set (tests), else /dev/shm, only when that is a tmpfs (a ring on a
+ * disk file system would be written back to the disk). With SPENT_TRACE_RING=0, or without
+ * such a directory, the records go through the FIFO. */
+static void make_ring_dir(struct spent_trace *t)
+{
+	struct statfs sf;
+	const char *parent = getenv("SPENT_TRACE_RING");
+	if (!parent || !*parent)
+		parent = "/dev/shm";
+	t->ring_dir[0] = 0;
+	if (strcmp(parent, "0") == 0 || statfs(parent, &sf) < 0 || sf.f_type != TMPFS_MAGIC)
+		return;
+	snprintf(t->ring_dir, sizeof(t->ring_dir), "%s/spent-ring.XXXXXX", parent);
+	if (!mkdtemp(t->ring_dir))
+		t->ring_dir[0] = 0;
+	else if (log_collector_set_ring_dir(t->c, t->ring_dir) < 0) {
+		rmdir(t->ring_dir);
+		t->ring_dir[0] = 0;
+	}
+}
+
+/* The ring files the recorder did not take (a tool that died before its note came), and
+ * their directory. */
+static void remove_ring_dir(char *dir)
+{
+	if (!dir[0])
+		return;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	rmdir(dir);
+	dir[0] = 0;
+}
+
 int spent_trace_new(const struct spent_trace_opts *opts, const char *path, struct spent_trace **out)
 {
 	struct spent_trace *t = calloc(1, sizeof(*t));
@@ -125,6 +168,7 @@ int spent_trace_new(const struct spent_trace_opts *opts, const char *path, struc
 		return fail(t, err, "cannot write '%s': %s", path, outfile_strerror(err));
 	if ((err = log_collector_new(t->w, add_identity, &t->c)) < 0 || (err = open_fifo(t)) < 0)
 		return fail(t, err, "cannot create the tool's FIFO: %s", strerror(-err));
+	make_ring_dir(t);
 	return 0;
 }
 
@@ -143,7 +187,7 @@ static int tool_setup(void *vglib)
 int spent_trace_start(struct spent_trace *t, char *const argv[])
 {
 	const struct spent_trace_opts *o = &t->o;
-	char fdopt[PATH_MAX + 32], maxopt[48], startopt[512];
+	char fdopt[PATH_MAX + 32], maxopt[48], startopt[512], ringopt[PATH_MAX + 32];
 	char *pre[16];
 	int n = 0;
 	t->err[0] = 0;
@@ -157,6 +201,10 @@ int spent_trace_start(struct spent_trace *t, char *const argv[])
 	pre[n++] = o->no_children ? "--spent-children=no" : "--trace-children=yes";
 	if (o->no_data)
 		pre[n++] = "--spent-data=no";
+	if (t->ring_dir[0]) {
+		snprintf(ringopt, sizeof(ringopt), "--spent-ring-dir=%s", t->ring_dir);
+		pre[n++] = ringopt;
+	}
 	if (o->start) {
 		snprintf(startopt, sizeof(startopt), "--spent-start=%s", o->start);
 		pre[n++] = startopt;
@@ -331,6 +379,7 @@ int spent_trace_wait(struct spent_trace *t, int *status)
 	t->hold = t->rfd = -1;
 	remove_fifo(t->dir, t->fifo);
 	t->dir[0] = 0;
+	remove_ring_dir(t->ring_dir);
 	reap_tool(t, &st);
 	if (status)
 		*status = st;
@@ -421,6 +470,7 @@ void spent_trace_free(struct spent_trace *t)
 		close(t->hold);
 	if (t->dir[0])
 		remove_fifo(t->dir, t->fifo);
+	remove_ring_dir(t->ring_dir);
 	log_collector_free(t->c);
 	log_writer_free(t->w);
 	free(t);

@@ -2,8 +2,11 @@
  * processes interleaved, split at any byte, become one stream per process in the log with
  * PROCESS/STREAM records the reconstructor reads back; a frame cut off at the end is -EPIPE, a
  * record whose process was killed between its frames is dropped (its stream counts as unended),
- * a malformed frame or a record before its process record -EBADMSG. */
+ * a malformed frame or a record before its process record -EBADMSG. Shared rings: records a
+ * tool put in its ring file come out as if framed, the ring's space is handed back (and the
+ * waiting tool woken), the file is removed; a bad ring note is -EBADMSG. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -49,13 +54,16 @@ static void thread_start(uint32_t pid)
 	frame(pid, LOG_REC_THREAD_START, &t, sizeof(t));
 }
 
-/* Feed the FIFO bytes in pieces of STEP; returns finish's result. */
-static int collect(const char *path, size_t step, uint64_t *streams)
+/* Feed the FIFO bytes in pieces of STEP, rings from RING_DIR (NULL: none); returns finish's
+ * result. */
+static int collect_rings(const char *path, size_t step, uint64_t *streams, const char *ring_dir)
 {
 	struct log_writer *w;
 	struct log_collector *c;
 	assert_int_equal(log_writer_new(path, 0, 0, &w), 0);
 	assert_int_equal(log_collector_new(w, NULL, &c), 0);
+	if (ring_dir)
+		assert_int_equal(log_collector_set_ring_dir(c, ring_dir), 0);
 	int err = 0;
 	for (size_t i = 0; i < fifo_len && !err; i += step)
 		err = log_collector_feed(c, fifo + i, fifo_len - i < step ? fifo_len - i : step);
@@ -67,6 +75,11 @@ static int collect(const char *path, size_t step, uint64_t *streams)
 	log_collector_free(c);
 	log_writer_free(w);
 	return err;
+}
+
+static int collect(const char *path, size_t step, uint64_t *streams)
+{
+	return collect_rings(path, step, streams, NULL);
 }
 
 static void test_streams(void **state)
@@ -186,11 +199,179 @@ static void test_errors(void **state)
 	unlink(path);
 }
 
+/* The pids and stream*10+parent of the first 8 events of the log at PATH; returns how many. */
+static int log_events(const char *path, uint32_t *pids, uint32_t *starts)
+{
+	struct spent_trace_source *src;
+	struct spent_trace_batch b;
+	char err[256];
+	int n = 0, rc;
+	assert_int_equal(spent_trace_source_open(path, &src, err, sizeof(err)), 0);
+	while ((rc = spent_trace_source_next(src, &b)) > 0)
+		for (size_t i = 0; i < b.n_events && n < 8; i++) {
+			pids[n] = b.events[i].pid;
+			starts[n++] = b.events[i].kind == SPENT_TRACE_EV_PROCESS_START ?
+				      b.events[i].u.process.stream * 10 + b.events[i].u.process.parent_stream : 0;
+		}
+	assert_int_equal(rc, 0);
+	spent_trace_source_free(src);
+	return n;
+}
+
+#define RING_MAP ((size_t)LOG_RING_HDR_BYTES + LOG_RING_BYTES)
+
+/* Records of the FIFO bytes [FROM, fifo_len) (one record per frame), moved into the ring at
+ * data offset OFF: the frames are taken off the FIFO; returns the records' length. */
+static uint32_t move_to_ring(uint8_t *ring, size_t from, size_t off)
+{
+	size_t at = from, n = 0;
+	while (at < fifo_len) {
+		struct log_frame f;
+		memcpy(&f, fifo + at, sizeof(f));
+		memcpy(ring + LOG_RING_HDR_BYTES + off + n, fifo + at + sizeof(f), f.len);
+		n += f.len;
+		at += sizeof(f) + f.len;
+	}
+	fifo_len = from;
+	return (uint32_t)n;
+}
+
+static void ring_note(uint32_t pid, const char *name, uint32_t ring_bytes)
+{
+	uint8_t b[sizeof(struct log_ring_open) + 80];
+	struct log_ring_open o = { .ring_bytes = ring_bytes, .name_len = (uint32_t)strlen(name) };
+	memcpy(b, &o, sizeof(o));
+	memcpy(b + sizeof(o), name, o.name_len);
+	frame(pid, LOG_PIPE_RING, b, (uint32_t)sizeof(o) + o.name_len);
+}
+
+static void ring_data(uint32_t pid, uint64_t vpos, uint32_t len)
+{
+	struct log_ring_data d = { .vpos = vpos, .len = len };
+	frame(pid, LOG_PIPE_RING_DATA, &d, sizeof(d));
+}
+
+/* A ring file NAME in DIR of SIZE bytes, mapped (the collector removes the name). */
+static uint8_t *ring_file(const char *dir, const char *name, size_t size)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)size), 0);
+	uint8_t *m = mmap(NULL, RING_MAP, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(m != MAP_FAILED);
+	close(fd);
+	return m;
+}
+
+static void test_rings(void **state)
+{
+	char path[] = "/tmp/spent-test-collect-XXXXXX", dir[] = "/tmp/spent-test-rings-XXXXXX";
+	char file[400];
+	uint64_t streams;
+	close(mkstemp(path));
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/10-0-1", dir);
+	for (size_t step = 1; step <= 64; step *= 3) {
+		/* pid 10's records in its ring, in two chunks, the second past a wrap; pid 11's
+		 * in frames between them */
+		uint8_t *ring = ring_file(dir, "10-0-1", RING_MAP);
+		struct log_ring_hdr *h = (struct log_ring_hdr *)ring;
+		h->waits = 1;	/* the tool waits for room */
+		fifo_len = 0;
+		ring_note(10, "10-0-1", LOG_RING_BYTES);
+		size_t at = fifo_len;
+		process(10, 1, LOG_PROC_EXEC);
+		thread_start(10);
+		uint32_t n1 = move_to_ring(ring, at, 0);
+		ring_data(10, 0, n1);
+		process(11, 10, LOG_PROC_FORK);
+		thread_start(11);
+		at = fifo_len;
+		thread_start(10);
+		struct log_exit ex = { .status = 0 };
+		frame(10, LOG_REC_EXIT, &ex, sizeof(ex));
+		uint64_t v2 = 2ull * LOG_RING_BYTES + 4096;
+		uint32_t n2 = move_to_ring(ring, at, 4096);
+		ring_data(10, v2, n2);
+		assert_int_equal(collect_rings(path, step, &streams, dir), 0);
+		assert_int_equal(streams, 2);
+		assert_int_equal(access(file, F_OK), -1);	/* taken: removed */
+		assert_int_equal(h->tail, v2 + n2);
+		assert_int_equal(h->waits, 0);
+		assert_int_equal(h->seq, 1);	/* woken once: it waited once */
+		munmap(ring, RING_MAP);
+		uint32_t pids[8], starts[8];
+		assert_int_equal(log_events(path, pids, starts), 6);
+		uint32_t want_pid[] = { 10, 10, 11, 11, 10, 10 };
+		uint32_t want_start[] = { 10, 0, 21, 0, 0, 0 };
+		for (int i = 0; i < 6; i++) {
+			assert_int_equal(pids[i], want_pid[i]);
+			assert_int_equal(starts[i], want_start[i]);
+		}
+	}
+	/* bad notes: each is -EBADMSG and leaves no mapping behind. sub/10-0-1 is a good ring
+	 * file, but not one the note may name. */
+	char sub[300];
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+
+	struct {
+		const char *name;	/* of the note; the file is 10-0-1 */
+		uint32_t ring_bytes;
+		size_t file_size;
+		uint64_t vpos;
+		uint32_t len, cut;	/* chunk length, bytes of its last record left out */
+		bool with_dir, nested;
+	} bad[] = {
+		{ "10-0-1", LOG_RING_BYTES, RING_MAP, 0, 0, 0, false, false },	/* no ring directory */
+		{ "sub/10-0-1", LOG_RING_BYTES, RING_MAP, 0, 0, 0, true, false },	/* a path */
+		{ "11-0-1", LOG_RING_BYTES, RING_MAP, 0, 0, 0, true, false },	/* no such file */
+		{ "10-0-1", LOG_RING_BYTES / 2, RING_MAP, 0, 0, 0, true, false },
+		{ "10-0-1", LOG_RING_BYTES, RING_MAP - 4096, 0, 0, 0, true, false },
+		{ "10-0-1", LOG_RING_BYTES, RING_MAP, LOG_RING_BYTES - 8, 16, 0, true, false },
+		{ "10-0-1", LOG_RING_BYTES, RING_MAP, 0, 0, 8, true, false },	/* a record cut */
+		{ "10-0-1", LOG_RING_BYTES, RING_MAP, 0, 0, 0, true, true },	/* a note in a chunk */
+		{ "", LOG_RING_BYTES, RING_MAP, 0, 0, 0, true, false },	/* data with no ring */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		/* the records go where the note points, so only the check refuses them */
+		bool in_sub = strncmp(bad[i].name, "sub/", 4) == 0;
+		uint8_t *ring = ring_file(in_sub ? sub : dir, "10-0-1", bad[i].file_size);
+		if (bad[i].nested)
+			munmap(ring_file(dir, "10-0-2", RING_MAP), RING_MAP);
+		fifo_len = 0;
+		if (bad[i].name[0])
+			ring_note(10, bad[i].name, bad[i].ring_bytes);
+		size_t at = fifo_len;
+		process(10, 1, LOG_PROC_EXEC);
+		thread_start(10);
+		if (bad[i].nested)
+			ring_note(10, "10-0-2", LOG_RING_BYTES);
+		uint32_t n = move_to_ring(ring, at, bad[i].vpos % LOG_RING_BYTES < LOG_RING_BYTES - 4096 ?
+						    bad[i].vpos % LOG_RING_BYTES : 0);
+		ring_data(10, bad[i].vpos, bad[i].len ? bad[i].len : n - bad[i].cut);
+		assert_int_equal(collect_rings(path, 64, &streams, bad[i].with_dir ? dir : NULL), -EBADMSG);
+		munmap(ring, RING_MAP);
+		unlink(file);
+		snprintf(file, sizeof(file), "%s/10-0-2", dir);
+		unlink(file);
+		snprintf(file, sizeof(file), "%s/10-0-1", dir);
+	}
+	snprintf(file, sizeof(file), "%s/10-0-1", sub);
+	unlink(file);
+	rmdir(sub);
+	rmdir(dir);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_streams),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_rings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

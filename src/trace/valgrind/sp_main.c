@@ -25,6 +25,7 @@
 /* ---- options ---- */
 static Long clo_fd = -1;
 static const HChar *clo_pipe = NULL;
+static const HChar *clo_ring_dir = NULL;
 static Bool clo_children = True;
 static Bool clo_data = True;
 static const HChar *clo_start = NULL;
@@ -742,6 +743,7 @@ static Bool sp_process_cmd_line_option(const HChar *arg)
 {
 	if VG_INT_CLO(arg, "--spent-fd", clo_fd) {}
 	else if VG_STR_CLO(arg, "--spent-pipe", clo_pipe) {}
+	else if VG_STR_CLO(arg, "--spent-ring-dir", clo_ring_dir) {}
 	else if VG_BOOL_CLO(arg, "--spent-children", clo_children) {}
 	else if VG_BOOL_CLO(arg, "--spent-data", clo_data) {}
 	else if VG_STR_CLO(arg, "--spent-start", clo_start) {}
@@ -757,6 +759,8 @@ static void sp_print_usage(void)
 	VG_(printf)("    --spent-pipe=PATH       write the log records to the FIFO PATH (every\n"
 		    "                            process of the tree opens it) [or --spent-fd]\n"
 		    "    --spent-fd=N            write the log records to fd N\n"
+		    "    --spent-ring-dir=DIR    put the records in a ring file in DIR, mapped\n"
+		    "                            shared with the recorder (the FIFO carries notes)\n"
 		    "    --spent-children=yes|no trace forked children [yes]\n"
 		    "    --spent-data=yes|no     log data addresses [yes]\n"
 		    "    --spent-start=SYMBOL    start logging when SYMBOL is entered\n"
@@ -772,7 +776,7 @@ static void sp_post_clo_init(void)
 {
 	if (!clo_pipe && clo_fd < 0)
 		VG_(fmsg_bad_option)("--spent-pipe", "the spent tool is run by `spent trace`, which passes its FIFO\n");
-	if (!sp_out_open(clo_pipe, clo_pipe ? -1 : clo_fd))
+	if (!sp_out_open(clo_pipe, clo_pipe ? -1 : clo_fd, clo_ring_dir))
 		VG_(fmsg_bad_option)("--spent-pipe", "cannot open the recorder's FIFO\n");
 	sp_proc_init(clo_children);
 	if (clo_start) {

@@ -201,8 +201,7 @@ static void sp_atfork_pre(ThreadId tid)
 
 static void sp_atfork_child(ThreadId tid)
 {
-	sp_out_drop();
-	sp_out_set_pid(VG_(getpid)());
+	sp_out_fork_child(VG_(getpid)());
 	if (!follow_children) {
 		sp_stop_logging();
 		sp_out_close();

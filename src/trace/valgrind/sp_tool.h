@@ -7,22 +7,23 @@
 
 /* ---- output (sp_out.c) ---- */
 #define OUT_SZ (4u << 20)	/* holds the largest DATA record (VAL_N varints) */
-extern UChar *const sp_out_buf;
+extern UChar *sp_out_buf;	/* OUT_SZ bytes: static, or a region of the shared ring */
 extern SizeT sp_out_used;
 extern ULong sp_n_records;
 
 ULong sp_now_ns(void);
-/* Open the recorder's FIFO at PATH, or use FD (>= 0); False when neither works. */
-Bool sp_out_open(const HChar *path, Long fd);
-/* Send the buffered records (in atomic frames tagged with this process's pid). */
+/* Open the recorder's FIFO at PATH, or use FD (>= 0); False when neither works. RING: the
+ * directory for a shared ring file (NULL, or when the ring cannot be made: frames only). */
+Bool sp_out_open(const HChar *path, Long fd, const HChar *ring);
+/* Send the buffered records (in atomic frames tagged with this process's pid, or a note
+ * saying where in the ring they are). */
 void sp_out_write(void);
 /* Start a record of payload LEN; returns where the payload goes (contiguous). */
 UChar *sp_rec_begin(UInt type, UInt len);
 void sp_out_close(void);
-/* This process's pid changed (a forked child): later frames carry the new one. */
-void sp_out_set_pid(Int pid);
-/* Forget the records buffered before a fork (the parent sends them). */
-void sp_out_drop(void);
+/* In a forked child, pid PID: forget the records buffered before the fork (the parent sends
+ * them); later frames carry PID, and a ring of its own replaces the parent's. */
+void sp_out_fork_child(Int pid);
 
 /* ---- process tree (sp_proc.c) ---- */
 /* The LOG_REC_PROCESS record opening this process's stream. */

@@ -1,0 +1,105 @@
+#!/bin/bash
+# tests/e2e/trace_ring.sh - the tools' shared rings (log_format.h, LOG_PIPE_RING): a process
+# tree traced through rings logs exactly what it logs through the FIFO alone; a recorder
+# stopped for a while makes the tool wait on its ring's futex and nothing is lost; a recorder
+# killed meanwhile leaves no traced process waiting for it; no ring file outlives a run.
+# SPENT_TRACE_RING names the tmpfs directory the rings go to (0: none).
+source "$(dirname "$0")/lib.sh"
+shm=$(mktemp -d /dev/shm/spent-e2e.XXXXXX)
+trap 'rm -rf "$TMP" "$shm"' EXIT
+check "/dev/shm is a tmpfs (the rings need one)" test "$(stat -f -c %T "$shm")" = tmpfs
+# the same environment both ways, byte for byte (its size moves every stack address and the
+# loader's instruction count): the two values swap places
+E=(env -i PATH=/usr/bin:/bin TMPDIR="$TMP")
+RING=(SPENT_TRACE_RING="$shm" X=0)
+FIFO=(SPENT_TRACE_RING=0 X="$shm")
+seq 1 100000 > "$TMP/text"	# gzip logs tens of MB: past the first MiB, which goes framed
+cd "$TMP" || exit 1
+
+# per-process "INSTRUCTIONS DATA_REFS CMDLINE" of the exec'd programs whose counts do not
+# depend on timing (not the shell: its wait loop turns as its children end)
+counts() {
+	"$SPENT" trace stats --json "$1" | python3 -c '
+import json, sys
+for p in json.load(sys.stdin)["processes"]:
+    if p["start"] == "exec" and not p["cmdline"].startswith("sh "):
+        print(p["instructions"], p["data_refs"], p["cmdline"])' | sort
+}
+
+TREE='gzip -c text > /dev/null; seq 1 500 | sort -r | head -2'
+"${E[@]}" "${RING[@]}" "$SPENT" trace -o ring.log -- sh -c "$TREE" > ring.out 2> ring.err
+check "a tree traced through rings exits 0" test $? -eq 0
+"${E[@]}" "${FIFO[@]}" "$SPENT" trace -o fifo.log -- sh -c "$TREE" > fifo.out 2> fifo.err
+check "the same tree traced through the FIFO alone exits 0" test $? -eq 0
+counts ring.log > ring.counts
+counts fifo.log > fifo.counts
+check "both logs hold gzip, seq, sort and head ($(wc -l < ring.counts) programs)" \
+	test "$(awk '{ print $3 }' ring.counts | sort | tr '\n' ' ')" = "/usr/bin/gzip /usr/bin/head /usr/bin/seq /usr/bin/sort "
+check "each program's instructions and data references are the same both ways" cmp -s ring.counts fifo.counts
+check "the output is the program's both ways" cmp -s ring.out fifo.out
+check "no ring file or directory is left" test -z "$(ls -A "$shm")"
+
+# until_true SECONDS CMD...: run CMD every 0.1 s until it succeeds (0) or the time is up (1)
+until_true() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+tools() { pgrep -f -- "--spent-pipe=$TMP/" | tr '\n' ' '; }
+ring_mapped() { # some tool instance of the run maps its ring
+	local p
+	for p in $(tools); do grep -q "$shm/spent-ring" "/proc/$p/maps" 2> /dev/null && return 0; done
+	return 1
+}
+futex_wait() { # some tool instance of the run sleeps on its ring's futex
+	local p
+	for p in $(tools); do grep -q futex "/proc/$p/wchan" 2> /dev/null && return 0; done
+	return 1
+}
+# the loop runs gzip until told to stop: the checks are per process, not per run; the count
+# each gzip run must have is a FIFO run's of one
+LOOP='while [ ! -e stop ]; do gzip -c text > /dev/null; done'
+touch stop
+"${E[@]}" "${FIFO[@]}" "$SPENT" trace -o one.log -- sh -c "gzip -c text > /dev/null; $LOOP" > /dev/null 2>&1
+gz=$(counts one.log | awk '$3 == "/usr/bin/gzip" { print $1 }')
+
+# A stopped recorder: the tool fills its ring and waits on the futex; continued, nothing lost.
+rm -f stop
+"${E[@]}" "${RING[@]}" "$SPENT" trace -o stopped.log -- sh -c "$LOOP" \
+	> /dev/null 2> stopped.err &
+rec=$!
+until_true 60 ring_mapped
+check "a tool instance maps its ring once it logged a MiB" test $? -eq 0
+kill -STOP $rec
+until_true 30 futex_wait
+check "with the recorder stopped, the tool waits on its ring's futex" test $? -eq 0
+sleep 1
+kill -CONT $rec
+touch stop
+wait $rec
+check "the recording ends with exit 0 once the recorder goes on" test $? -eq 0
+counts stopped.log > stopped.counts
+n=$(wc -l < stopped.counts)
+check "$n gzip runs were traced" test "$n" -ge 1
+check "every gzip run counts the instructions of the FIFO run ($gz)" \
+	test -z "$(awk -v g="$gz" '$1 != g' stopped.counts)"
+check "... and its log is complete" test "$(jfield "$("$SPENT" trace stats --json stopped.log)" complete)" = True
+
+# A recorder killed while the tool waits for room: nothing of the run waits for it forever.
+rm -f stop
+"${E[@]}" "${RING[@]}" "$SPENT" trace -o killed.log -- sh -c "$LOOP" \
+	> /dev/null 2> killed.err &
+rec=$!
+until_true 60 ring_mapped && kill -STOP $rec && until_true 30 futex_wait
+check "(the killed run's tool waits on its futex first)" test $? -eq 0
+kill -KILL $rec
+wait $rec 2> /dev/null
+touch stop
+none_left() { test -z "$(tools)"; }
+until_true 30 none_left
+check "every process of the run ends after its recorder was killed" test $? -eq 0
+for p in $(tools); do kill -KILL "$p"; done
+rm -rf "$shm"/spent-ring.*	# the killed recorder's (its files were taken: the directory)
