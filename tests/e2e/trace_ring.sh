@@ -13,7 +13,10 @@ check "/dev/shm is a tmpfs (the rings need one)" test "$(stat -f -c %T "$shm")" 
 E=(env -i PATH=/usr/bin:/bin TMPDIR="$TMP")
 RING=(SPENT_TRACE_RING="$shm" X=0)
 FIFO=(SPENT_TRACE_RING=0 X="$shm")
-seq 1 100000 > "$TMP/text"	# gzip logs tens of MB: past the first MiB, which goes framed
+# gzip logs some 8 MB of small.txt, past the first MiB (which goes framed), and 40 MB of text:
+# past a MiB and a whole ring, so that a stopped recorder makes it wait
+seq 1 20000 > "$TMP/small.txt"
+seq 1 100000 > "$TMP/text"
 cd "$TMP" || exit 1
 
 # per-process "INSTRUCTIONS DATA_REFS CMDLINE" of the exec'd programs whose counts do not
@@ -26,7 +29,7 @@ for p in json.load(sys.stdin)["processes"]:
         print(p["instructions"], p["data_refs"], p["cmdline"])' | sort
 }
 
-TREE='gzip -c text > /dev/null; seq 1 500 | sort -r | head -2'
+TREE='gzip -c small.txt > /dev/null; seq 1 500 | sort -r | head -2'
 "${E[@]}" "${RING[@]}" "$SPENT" trace -o ring.log -- sh -c "$TREE" > ring.out 2> ring.err
 check "a tree traced through rings exits 0" test $? -eq 0
 "${E[@]}" "${FIFO[@]}" "$SPENT" trace -o fifo.log -- sh -c "$TREE" > fifo.out 2> fifo.err
