@@ -82,6 +82,25 @@ static int collect(const char *path, size_t step, uint64_t *streams)
 	return collect_rings(path, step, streams, NULL);
 }
 
+/* The pids and stream*10+parent of the first 8 events of the log at PATH; returns how many. */
+static int log_events(const char *path, uint32_t *pids, uint32_t *starts)
+{
+	struct spent_trace_source *src;
+	struct spent_trace_batch b;
+	char err[256];
+	int n = 0, rc;
+	assert_int_equal(spent_trace_source_open(path, &src, err, sizeof(err)), 0);
+	while ((rc = spent_trace_source_next(src, &b)) > 0)
+		for (size_t i = 0; i < b.n_events && n < 8; i++) {
+			pids[n] = b.events[i].pid;
+			starts[n++] = b.events[i].kind == SPENT_TRACE_EV_PROCESS_START ?
+				      b.events[i].u.process.stream * 10 + b.events[i].u.process.parent_stream : 0;
+		}
+	assert_int_equal(rc, 0);
+	spent_trace_source_free(src);
+	return n;
+}
+
 static void test_streams(void **state)
 {
 	char path[] = "/tmp/spent-test-collect-XXXXXX";
@@ -98,21 +117,8 @@ static void test_streams(void **state)
 		uint64_t streams;
 		assert_int_equal(collect(path, step, &streams), 0);
 		assert_int_equal(streams, 3);
-		struct spent_trace_source *src;
-		struct spent_trace_batch b;
-		char err[256];
 		uint32_t pids[8], starts[8];
-		int n = 0, rc;
-		assert_int_equal(spent_trace_source_open(path, &src, err, sizeof(err)), 0);
-		while ((rc = spent_trace_source_next(src, &b)) > 0)
-			for (size_t i = 0; i < b.n_events && n < 8; i++) {
-				pids[n] = b.events[i].pid;
-				starts[n++] = b.events[i].kind == SPENT_TRACE_EV_PROCESS_START ?
-					      b.events[i].u.process.stream * 10 + b.events[i].u.process.parent_stream : 0;
-			}
-		assert_int_equal(rc, 0);
-		spent_trace_source_free(src);
-		assert_int_equal(n, 7);
+		assert_int_equal(log_events(path, pids, starts), 7);
 		uint32_t want_pid[] = { 10, 10, 11, 11, 10, 11, 11 };
 		uint32_t want_start[] = { 10, 0, 21, 0, 0, 32, 0 };	/* stream*10 + parent */
 		for (int i = 0; i < 7; i++) {
@@ -197,25 +203,6 @@ static void test_errors(void **state)
 	fifo_len += sizeof(f) + 16;
 	assert_int_equal(collect(path, 64, &streams), -EBADMSG);
 	unlink(path);
-}
-
-/* The pids and stream*10+parent of the first 8 events of the log at PATH; returns how many. */
-static int log_events(const char *path, uint32_t *pids, uint32_t *starts)
-{
-	struct spent_trace_source *src;
-	struct spent_trace_batch b;
-	char err[256];
-	int n = 0, rc;
-	assert_int_equal(spent_trace_source_open(path, &src, err, sizeof(err)), 0);
-	while ((rc = spent_trace_source_next(src, &b)) > 0)
-		for (size_t i = 0; i < b.n_events && n < 8; i++) {
-			pids[n] = b.events[i].pid;
-			starts[n++] = b.events[i].kind == SPENT_TRACE_EV_PROCESS_START ?
-				      b.events[i].u.process.stream * 10 + b.events[i].u.process.parent_stream : 0;
-		}
-	assert_int_equal(rc, 0);
-	spent_trace_source_free(src);
-	return n;
 }
 
 #define RING_MAP ((size_t)LOG_RING_HDR_BYTES + LOG_RING_BYTES)
