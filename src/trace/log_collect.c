@@ -103,9 +103,11 @@ static int ring_attach(struct log_collector *c, struct collect_proc *p, const ui
 	if (fd < 0)
 		return -EBADMSG;	/* only the tool makes files there */
 	void *m = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == LOG_RING_MAP_BYTES)
+	int err = -EBADMSG;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == LOG_RING_MAP_BYTES) {
 		m = mmap(NULL, LOG_RING_MAP_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	int err = m == MAP_FAILED ? (errno == ENOMEM ? -ENOMEM : -EBADMSG) : 0;
+		err = m != MAP_FAILED ? 0 : errno == ENOMEM ? -ENOMEM : -EBADMSG;
+	}
 	unlinkat(c->ring_dirfd, name, 0);
 	close(fd);
 	if (err)

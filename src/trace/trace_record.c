@@ -2,20 +2,20 @@
  * valgrind's spent tool with a private FIFO every tool instance of the process tree writes its
  * records to, copies them into the log (each image's identity filled in), and reaps valgrind.
  * `spent trace -- CMD` is a caller of this; nothing here prints. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <dirent.h>
-#include <linux/magic.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -299,9 +299,9 @@ static int pump(struct spent_trace *t)
 	/* the command's valgrind ending wakes the wait for records too, so HOLD goes at once
 	 * rather than at the next 200 ms tick (every trace ended up to 200 ms late); -1 on
 	 * kernels without pidfds */
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (!buf)
 		return -ENOMEM;
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
 		report_progress(t);
 		/* stopped: processes the command left running (they got no signal from us) must
