@@ -123,6 +123,18 @@ static bool pid_alive(pid_t pid)
 	return pid == getpid() || kill(pid, 0) == 0 || errno == EPERM;
 }
 
+int outdir_remove_flat(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	while (dh && (de = readdir(dh)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(dh), de->d_name, 0);
+	if (dh)
+		closedir(dh);
+	return rmdir(dir) < 0 ? -errno : 0;
+}
+
 int outfile_clean_stale(const char *dir, const char *base, outdir_kind_fn remove)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -82,4 +82,8 @@ int outdir_commit(const char *tmp, const char *path, outdir_kind_fn is_own, bool
  */
 int outfile_clean_stale(const char *dir, const char *base, outdir_kind_fn remove);
 
+/* Remove the flat directory DIR (files only: nothing below it is followed) and what it holds;
+ * 0 or rmdir's -errno. */
+int outdir_remove_flat(const char *dir);
+
 #endif

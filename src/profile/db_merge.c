@@ -196,19 +196,6 @@ static int copy_kernel_symbols(struct spent_profile_dir *dstd, const char *src, 
 	return err;
 }
 
-/* Remove the flat directory DIR (an epoch's copy: regular files only) and its files. */
-static void remove_epoch_copy(const char *dir)
-{
-	DIR *dh = opendir(dir);
-	struct dirent *de;
-	while (dh && (de = readdir(dh)) != NULL)
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			unlinkat(dirfd(dh), de->d_name, 0);
-	if (dh)
-		closedir(dh);
-	rmdir(dir);
-}
-
 /* Remove a merge's staging directory DIR (its epoch copies and files) or, from a merge of
  * before the staging directory, one epoch's copy. */
 static int remove_stage(const char *dir)
@@ -222,7 +209,7 @@ static int remove_stage(const char *dir)
 		    snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) >= (int)sizeof(p) || lstat(p, &st) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode))
-			remove_epoch_copy(p);
+			outdir_remove_flat(p);
 		else
 			unlink(p);
 	}
@@ -394,14 +381,14 @@ static int place_staged_epoch(const char *from, const char *to, const char *asid
 	if (!S_ISDIR(old.st_mode))
 		return S_ISLNK(old.st_mode) ? -ELOOP : -EEXIST;
 	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0) {
-		remove_epoch_copy(from);
+		outdir_remove_flat(from);
 		return 0;
 	}
 	if (errno != EINVAL && errno != ENOSYS)
 		return -errno;
 	if (rename(to, aside) < 0 || rename(from, to) < 0)
 		return -errno;
-	remove_epoch_copy(aside);
+	outdir_remove_flat(aside);
 	return 0;
 }
 
@@ -437,7 +424,7 @@ static int pending_entry(const char *db, const char *pend, const char *name, boo
 		return err;
 	if (state == STAGED_TO_PLACE)
 		return place_staged_epoch(from, to, aside);
-	remove_epoch_copy(from);	/* the epoch it replaced, a real directory (staged_state) */
+	outdir_remove_flat(from);	/* the epoch it replaced, a real directory (staged_state) */
 	return 0;
 }
 
@@ -524,7 +511,7 @@ static int recover_locked(const char *db)
 	/* the epochs a file system without an exchange moved aside (real directories: checked) */
 	for (size_t i = 0; names && names[i] && !err; i++)
 		if (!strncmp(names[i], "old-epoch-", 10) && !db_file_path(pend, names[i], from, sizeof(from)))
-			remove_epoch_copy(from);
+			outdir_remove_flat(from);
 	for (size_t i = 0; names && names[i]; i++)
 		free(names[i]);
 	free(names);

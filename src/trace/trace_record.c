@@ -2,7 +2,6 @@
  * valgrind's spent tool with a private FIFO every tool instance of the process tree writes its
  * records to, copies them into the log (each image's identity filled in), and reaps valgrind.
  * `spent trace -- CMD` is a caller of this; nothing here prints. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -141,14 +140,7 @@ static void remove_ring_dir(char *dir)
 {
 	if (!dir[0])
 		return;
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			unlinkat(dirfd(d), e->d_name, 0);
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	outdir_remove_flat(dir);
 	dir[0] = 0;
 }
 
