@@ -31,11 +31,9 @@ struct collect_proc {
 	uint64_t exec_ns;
 	uint8_t *buf;		/* bytes of records not yet whole */
 	size_t have, cap;
-	uint8_t *ring;		/* its tool instance's ring mapping (LOG_RING_MAP_BYTES), or NULL */
+	uint8_t *ring;		/* its tool instance's ring mapping (LOG_RING_FILE_BYTES), or NULL */
 	bool ring_done;		/* its EXIT record came: the ring is unmapped after its chunk */
 };
-
-#define LOG_RING_MAP_BYTES ((size_t)LOG_RING_HDR_BYTES + LOG_RING_BYTES)
 
 struct log_collector {
 	struct log_writer *w;
@@ -76,7 +74,7 @@ int log_collector_set_ring_dir(struct log_collector *c, const char *dir)
 static void ring_unmap(struct collect_proc *p)
 {
 	if (p->ring)
-		munmap(p->ring, LOG_RING_MAP_BYTES);
+		munmap(p->ring, LOG_RING_FILE_BYTES);
 	p->ring = NULL;
 	p->ring_done = false;
 }
@@ -104,8 +102,8 @@ static int ring_attach(struct log_collector *c, struct collect_proc *p, const ui
 		return -EBADMSG;	/* only the tool makes files there */
 	void *m = MAP_FAILED;
 	int err = -EBADMSG;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == LOG_RING_MAP_BYTES) {
-		m = mmap(NULL, LOG_RING_MAP_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size == LOG_RING_FILE_BYTES) {
+		m = mmap(NULL, LOG_RING_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		err = m != MAP_FAILED ? 0 : errno == ENOMEM ? -ENOMEM : -EBADMSG;
 	}
 	unlinkat(c->ring_dirfd, name, 0);

@@ -283,6 +283,7 @@ struct log_exec_note {
 #define LOG_PIPE_RING_DATA 67u
 #define LOG_RING_HDR_BYTES 4096u
 #define LOG_RING_BYTES (16u << 20)
+#define LOG_RING_FILE_BYTES ((uint64_t)LOG_RING_HDR_BYTES + LOG_RING_BYTES)	/* the whole file */
 #define LOG_RING_NAME_MAX 64u
 struct log_ring_open {
 	uint32_t ring_bytes;	/* LOG_RING_BYTES: the recorder refuses another size */

@@ -205,8 +205,6 @@ static void test_errors(void **state)
 	unlink(path);
 }
 
-#define RING_MAP ((size_t)LOG_RING_HDR_BYTES + LOG_RING_BYTES)
-
 /* Records of the FIFO bytes [FROM, fifo_len) (one record per frame), moved into the ring at
  * data offset OFF: the frames are taken off the FIFO; returns the records' length. */
 static uint32_t move_to_ring(uint8_t *ring, size_t from, size_t off)
@@ -246,7 +244,7 @@ static uint8_t *ring_file(const char *dir, const char *name, size_t size)
 	int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)size), 0);
-	uint8_t *m = mmap(NULL, RING_MAP, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	uint8_t *m = mmap(NULL, LOG_RING_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	assert_true(m != MAP_FAILED);
 	close(fd);
 	return m;
@@ -263,7 +261,7 @@ static void test_rings(void **state)
 	for (size_t step = 1; step <= 64; step *= 3) {
 		/* pid 10's records in its ring, in two chunks, the second past a wrap; pid 11's
 		 * in frames between them */
-		uint8_t *ring = ring_file(dir, "10-0-1", RING_MAP);
+		uint8_t *ring = ring_file(dir, "10-0-1", LOG_RING_FILE_BYTES);
 		struct log_ring_hdr *h = (struct log_ring_hdr *)ring;
 		h->waits = 1;	/* the tool waits for room */
 		fifo_len = 0;
@@ -288,7 +286,7 @@ static void test_rings(void **state)
 		assert_int_equal(h->tail, v2 + n2);
 		assert_int_equal(h->waits, 0);
 		assert_int_equal(h->seq, 1);	/* woken once: it waited once */
-		munmap(ring, RING_MAP);
+		munmap(ring, LOG_RING_FILE_BYTES);
 		uint32_t pids[8], starts[8];
 		assert_int_equal(log_events(path, pids, starts), 6);
 		uint32_t want_pid[] = { 10, 10, 11, 11, 10, 10 };
@@ -312,22 +310,22 @@ static void test_rings(void **state)
 		uint32_t len, cut;	/* chunk length, bytes of its last record left out */
 		bool with_dir, nested;
 	} bad[] = {
-		{ "10-0-1", LOG_RING_BYTES, RING_MAP, 0, 0, 0, false, false },	/* no ring directory */
-		{ "sub/10-0-1", LOG_RING_BYTES, RING_MAP, 0, 0, 0, true, false },	/* a path */
-		{ "11-0-1", LOG_RING_BYTES, RING_MAP, 0, 0, 0, true, false },	/* no such file */
-		{ "10-0-1", LOG_RING_BYTES / 2, RING_MAP, 0, 0, 0, true, false },
-		{ "10-0-1", LOG_RING_BYTES, RING_MAP - 4096, 0, 0, 0, true, false },
-		{ "10-0-1", LOG_RING_BYTES, RING_MAP, LOG_RING_BYTES - 8, 16, 0, true, false },
-		{ "10-0-1", LOG_RING_BYTES, RING_MAP, 0, 0, 8, true, false },	/* a record cut */
-		{ "10-0-1", LOG_RING_BYTES, RING_MAP, 0, 0, 0, true, true },	/* a note in a chunk */
-		{ "", LOG_RING_BYTES, RING_MAP, 0, 0, 0, true, false },	/* data with no ring */
+		{ "10-0-1", LOG_RING_BYTES, LOG_RING_FILE_BYTES, 0, 0, 0, false, false },	/* no ring directory */
+		{ "sub/10-0-1", LOG_RING_BYTES, LOG_RING_FILE_BYTES, 0, 0, 0, true, false },	/* a path */
+		{ "11-0-1", LOG_RING_BYTES, LOG_RING_FILE_BYTES, 0, 0, 0, true, false },	/* no such file */
+		{ "10-0-1", LOG_RING_BYTES / 2, LOG_RING_FILE_BYTES, 0, 0, 0, true, false },
+		{ "10-0-1", LOG_RING_BYTES, LOG_RING_FILE_BYTES - 4096, 0, 0, 0, true, false },
+		{ "10-0-1", LOG_RING_BYTES, LOG_RING_FILE_BYTES, LOG_RING_BYTES - 8, 16, 0, true, false },
+		{ "10-0-1", LOG_RING_BYTES, LOG_RING_FILE_BYTES, 0, 0, 8, true, false },	/* a record cut */
+		{ "10-0-1", LOG_RING_BYTES, LOG_RING_FILE_BYTES, 0, 0, 0, true, true },	/* a note in a chunk */
+		{ "", LOG_RING_BYTES, LOG_RING_FILE_BYTES, 0, 0, 0, true, false },	/* data with no ring */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		/* the records go where the note points, so only the check refuses them */
 		bool in_sub = strncmp(bad[i].name, "sub/", 4) == 0;
 		uint8_t *ring = ring_file(in_sub ? sub : dir, "10-0-1", bad[i].file_size);
 		if (bad[i].nested)
-			munmap(ring_file(dir, "10-0-2", RING_MAP), RING_MAP);
+			munmap(ring_file(dir, "10-0-2", LOG_RING_FILE_BYTES), LOG_RING_FILE_BYTES);
 		fifo_len = 0;
 		if (bad[i].name[0])
 			ring_note(10, bad[i].name, bad[i].ring_bytes);
@@ -340,7 +338,7 @@ static void test_rings(void **state)
 						    bad[i].vpos % LOG_RING_BYTES : 0);
 		ring_data(10, bad[i].vpos, bad[i].len ? bad[i].len : n - bad[i].cut);
 		assert_int_equal(collect_rings(path, 64, &streams, bad[i].with_dir ? dir : NULL), -EBADMSG);
-		munmap(ring, RING_MAP);
+		munmap(ring, LOG_RING_FILE_BYTES);
 		unlink(file);
 		snprintf(file, sizeof(file), "%s/10-0-2", dir);
 		unlink(file);

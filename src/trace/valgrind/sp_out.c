@@ -88,13 +88,11 @@ static Bool send_note(UInt type, const void *payload, UInt len)
 	return write_all(&note, sizeof(note.f) + note.f.len);
 }
 
-#define RING_MAP_BYTES ((SizeT)LOG_RING_HDR_BYTES + LOG_RING_BYTES)
-
 /* Back to the static buffer (the ring is gone, or was the parent's). */
 static void ring_leave(void)
 {
 	if (ring_hdr)
-		VG_(am_munmap_valgrind)((Addr)ring_hdr, RING_MAP_BYTES);
+		VG_(am_munmap_valgrind)((Addr)ring_hdr, LOG_RING_FILE_BYTES);
 	ring_hdr = NULL;
 	ring_data = NULL;
 	sp_out_buf = out_area.buf;
@@ -121,9 +119,9 @@ static Bool ring_open(void)
 	if (fd < 0)
 		return False;
 	/* its pages are allocated now: a full tmpfs fails here, not later as a SIGBUS */
-	SysRes m = VG_(do_syscall)(__NR_fallocate, fd, 0, 0, RING_MAP_BYTES, 0, 0, 0, 0);
+	SysRes m = VG_(do_syscall)(__NR_fallocate, fd, 0, 0, LOG_RING_FILE_BYTES, 0, 0, 0, 0);
 	if (!sr_isError(m))
-		m = VG_(am_shared_mmap_file_float_valgrind)(RING_MAP_BYTES, VKI_PROT_READ | VKI_PROT_WRITE, fd, 0);
+		m = VG_(am_shared_mmap_file_float_valgrind)(LOG_RING_FILE_BYTES, VKI_PROT_READ | VKI_PROT_WRITE, fd, 0);
 	VG_(close)(fd);
 	if (sr_isError(m)) {
 		VG_(unlink)(path);
