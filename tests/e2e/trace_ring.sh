@@ -2,7 +2,8 @@
 # tests/e2e/trace_ring.sh - the tools' shared rings (log_format.h, LOG_PIPE_RING): a process
 # tree traced through rings logs exactly what it logs through the FIFO alone; a recorder
 # stopped for a while makes the tool wait on its ring's futex and nothing is lost; a recorder
-# killed meanwhile leaves no traced process waiting for it; no ring file outlives a run.
+# killed meanwhile (or while frames flow) leaves no traced process waiting for it, and the
+# program runs to its end untraced; no ring file outlives a run.
 # SPENT_TRACE_RING names the tmpfs directory the rings go to (0: none).
 source "$(dirname "$0")/lib.sh"
 shm=$(mktemp -d /dev/shm/spent-e2e.XXXXXX)
@@ -91,9 +92,10 @@ check "every gzip run counts the instructions of the FIFO run ($gz)" \
 	test -z "$(awk -v g="$gz" '$1 != g' stopped.counts)"
 check "... and its log is complete" test "$(jfield "$("$SPENT" trace stats --json stopped.log)" complete)" = True
 
-# A recorder killed while the tool waits for room: nothing of the run waits for it forever.
-rm -f stop
-"${E[@]}" "${RING[@]}" "$SPENT" trace -o killed.log -- sh -c "$LOOP" \
+# A recorder killed while the tool waits for room: nothing of the run waits for it forever,
+# and the program runs to its end untraced.
+rm -f stop killed.fin
+"${E[@]}" "${RING[@]}" "$SPENT" trace -o killed.log -- sh -c "$LOOP; echo end > killed.fin" \
 	> /dev/null 2> killed.err &
 rec=$!
 until_true 60 ring_mapped && kill -STOP $rec && until_true 30 futex_wait
@@ -104,5 +106,25 @@ touch stop
 none_left() { test -z "$(tools)"; }
 until_true 30 none_left
 check "every process of the run ends after its recorder was killed" test $? -eq 0
+check "... and the traced shell ran to its end" test "$(cat killed.fin 2> /dev/null)" = end
 for p in $(tools); do kill -KILL "$p"; done
 rm -rf "$shm"/spent-ring.*	# the killed recorder's (its files were taken: the directory)
+
+# The same through the FIFO alone, the recorder killed while gzip runs: the shell's next
+# write meets a FIFO no one reads, which raises SIGPIPE; the tool takes it (untaken, Valgrind
+# delivers it to the shell, which dies before its last command: this check caught that).
+rm -f stop fifokilled.fin
+"${E[@]}" "${FIFO[@]}" "$SPENT" trace -o fifokilled.log -- sh -c "$LOOP; echo end > fifokilled.fin" \
+	> /dev/null 2> fifokilled.err &
+rec=$!
+gzip_traced() { pgrep -f -- "--spent-pipe=$TMP/.* gzip" > /dev/null; }
+until_true 60 gzip_traced
+check "(a gzip of the FIFO run is traced first)" test $? -eq 0
+kill -KILL $rec
+wait $rec 2> /dev/null
+sleep 0.5
+touch stop
+until_true 30 none_left
+check "with frames only too, every process ends after its recorder was killed" test $? -eq 0
+check "... and the traced shell ran to its end" test "$(cat fifokilled.fin 2> /dev/null)" = end
+for p in $(tools); do kill -KILL "$p"; done

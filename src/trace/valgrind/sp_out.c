@@ -17,12 +17,13 @@
 #include "trace/valgrind/sp_tool.h"
 
 /* In coregrind but not in the tool headers: move an fd into Valgrind's reserved range; map a
- * file shared into Valgrind's own space; a raw system call. */
+ * file shared into Valgrind's own space; a raw system call; take a pending signal. */
 extern Int VG_(safe_fd)(Int oldfd);
 extern SysRes VG_(am_shared_mmap_file_float_valgrind)(SizeT length, UInt prot, Int fd, Off64T offset);
 extern Int VG_(fcntl)(Int fd, Int cmd, Addr arg);
 extern SysRes VG_(do_syscall)(UWord sysno, RegWord a1, RegWord a2, RegWord a3, RegWord a4,
 			      RegWord a5, RegWord a6, RegWord a7, RegWord a8);
+extern Int VG_(sigtimedwait_zero)(const vki_sigset_t *set, vki_siginfo_t *info);
 
 /* The records, with room for a frame header before them (see sp_out_write); the buffer while
  * no ring is used. */
@@ -56,11 +57,28 @@ ULong sp_now_ns(void)
 	return (ULong)ts.tv_sec * 1000000000ULL + (ULong)ts.tv_nsec;
 }
 
+/* A write to the FIFO after the recorder died fails with EPIPE and raises SIGPIPE on this
+ * thread. Valgrind keeps it pending (signals are blocked outside client syscalls) and would
+ * deliver it to the client at its next poll, killing a program that merely lost its recorder;
+ * taking it here lets the program run on untraced, as it does when the FIFO cannot be opened.
+ * (A SIGPIPE another process sent to the program at that very moment is lost with it.) */
+static void drop_own_sigpipe(void)
+{
+	vki_sigset_t set;
+	vki_siginfo_t info;
+	VG_(memset)(&set, 0, sizeof(set));
+	set.sig[(VKI_SIGPIPE - 1) / (8 * sizeof(set.sig[0]))] |=
+		1ul << ((VKI_SIGPIPE - 1) % (8 * sizeof(set.sig[0])));
+	VG_(sigtimedwait_zero)(&set, &info);
+}
+
 static Bool write_all(const void *b, SizeT n)
 {
 	const UChar *p = b;
 	while (n > 0) {
 		Int w = VG_(write)(out_fd, p, (Int)n);
+		if (w == -VKI_EPIPE)
+			drop_own_sigpipe();
 		if (w <= 0)
 			return False;
 		p += w;
