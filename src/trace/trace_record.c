@@ -73,20 +73,31 @@ static void add_identity(uint32_t type, uint8_t *payload, uint32_t len)
 	}
 }
 
+/* Make PARENT/NAME.tmp.PID.XXXXXX, mode 0700, into DIR, first removing those of recorders
+ * that died without cleaning up (SIGKILL): a ring directory can hold 16 MiB files of tmpfs
+ * memory. The pid in the name tells a live recorder's directory from a dead one's. */
+static int make_private_dir(const char *parent, const char *name, char *dir, size_t dlen)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/%s", parent, name) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	outfile_clean_stale(parent, name, outdir_remove_flat);
+	return outdir_make_temp(path, 0700, dir, dlen);
+}
+
 /* A private directory holding the FIFO every tool instance of the tree writes to. */
 static int make_fifo(char *dir, size_t dlen, char *fifo, size_t flen)
 {
 	const char *tmp = getenv("TMPDIR");
-	snprintf(dir, dlen, "%s/spent-trace.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		return -errno;
+	int err = make_private_dir(tmp && *tmp ? tmp : "/tmp", "spent-trace", dir, dlen);
+	if (err < 0)
+		return err;
 	snprintf(fifo, flen, "%s/records", dir);
 	if (mkfifo(fifo, 0600) < 0) {
-		int err = -errno;
+		err = -errno;
 		rmdir(dir);
-		return err;
 	}
-	return 0;
+	return err;
 }
 
 static void remove_fifo(const char *dir, const char *fifo)
@@ -125,8 +136,7 @@ static void make_ring_dir(struct spent_trace *t)
 	t->ring_dir[0] = 0;
 	if (strcmp(parent, "0") == 0 || statfs(parent, &sf) < 0 || sf.f_type != TMPFS_MAGIC)
 		return;
-	snprintf(t->ring_dir, sizeof(t->ring_dir), "%s/spent-ring.XXXXXX", parent);
-	if (!mkdtemp(t->ring_dir))
+	if (make_private_dir(parent, "spent-ring", t->ring_dir, sizeof(t->ring_dir)) < 0)
 		t->ring_dir[0] = 0;
 	else if (log_collector_set_ring_dir(t->c, t->ring_dir) < 0) {
 		rmdir(t->ring_dir);

@@ -108,7 +108,6 @@ until_true 30 none_left
 check "every process of the run ends after its recorder was killed" test $? -eq 0
 check "... and the traced shell ran to its end" test "$(cat killed.fin 2> /dev/null)" = end
 for p in $(tools); do kill -KILL "$p"; done
-rm -rf "$shm"/spent-ring.*	# the killed recorder's (its files were taken: the directory)
 
 # The same through the FIFO alone, the recorder killed while gzip runs: the shell's next
 # write meets a FIFO no one reads, which raises SIGPIPE; the tool takes it (untaken, Valgrind
@@ -128,3 +127,16 @@ until_true 30 none_left
 check "with frames only too, every process ends after its recorder was killed" test $? -eq 0
 check "... and the traced shell ran to its end" test "$(cat fifokilled.fin 2> /dev/null)" = end
 for p in $(tools); do kill -KILL "$p"; done
+
+# A recorder killed by SIGKILL cannot clean up: its FIFO's directory stays in TMPDIR, its ring
+# directory in the ring directory's parent. The next recording removes them (named with the
+# pid of their recorder, which no longer runs), then its own: the FIFO-only run above already
+# removed the first killed recorder's FIFO directory (not its ring directory: it used none).
+nfifo=$(ls -d "$TMP"/spent-trace.tmp.* 2> /dev/null | wc -l)
+nring=$(ls -d "$shm"/spent-ring.tmp.* 2> /dev/null | wc -l)
+check "the killed recorders left the last one's FIFO directory and the first one's ring directory" \
+	test "$nfifo" -eq 1 -a "$nring" -eq 1
+"${E[@]}" "${RING[@]}" "$SPENT" trace -o after.log -- /bin/true > /dev/null 2>&1
+check "the next recording exits 0" test $? -eq 0
+check "... and removes them: no FIFO or ring directory is left" \
+	test -z "$(ls -d "$TMP"/spent-trace.* "$shm"/* 2> /dev/null)"
