@@ -85,11 +85,16 @@ static int make_private_dir(const char *parent, const char *name, char *dir, siz
 	return outdir_make_temp(path, 0700, dir, dlen);
 }
 
+static const char *fifo_parent(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	return tmp && *tmp ? tmp : "/tmp";
+}
+
 /* A private directory holding the FIFO every tool instance of the tree writes to. */
 static int make_fifo(char *dir, size_t dlen, char *fifo, size_t flen)
 {
-	const char *tmp = getenv("TMPDIR");
-	int err = make_private_dir(tmp && *tmp ? tmp : "/tmp", "spent-trace", dir, dlen);
+	int err = make_private_dir(fifo_parent(), "spent-trace", dir, dlen);
 	if (err < 0)
 		return err;
 	snprintf(fifo, flen, "%s/records", dir);
@@ -169,8 +174,11 @@ int spent_trace_new(const struct spent_trace_opts *opts, const char *path, struc
 	uint32_t flags = (opts->no_data ? 0 : LOG_F_DATA) | (opts->start ? LOG_F_START : 0);
 	if ((err = outfile_check(path)) < 0 || (err = log_writer_new(path, flags, opts->max_insns, &t->w)) < 0)
 		return fail(t, err, "cannot write '%s': %s", path, outfile_strerror(err));
-	if ((err = log_collector_new(t->w, add_identity, &t->c)) < 0 || (err = open_fifo(t)) < 0)
-		return fail(t, err, "cannot create the tool's FIFO: %s", strerror(-err));
+	if ((err = log_collector_new(t->w, add_identity, &t->c)) < 0)
+		return fail(t, err, "%s", strerror(-err));
+	if ((err = open_fifo(t)) < 0)
+		return fail(t, err, "cannot create the tool's FIFO in '%s' (TMPDIR): %s", fifo_parent(),
+			    strerror(-err));
 	make_ring_dir(t);
 	return 0;
 }

@@ -75,6 +75,12 @@ for study in cachesim hitcurve memmap locks; do
 	"$SPENT" $study "$TMP" > /dev/null 2> "$TMP/dir.err"
 	check "$study: a directory that is no recording is said to be one" grep -q "is a directory, not a citcat recording" "$TMP/dir.err"
 done
+# a TMPDIR where the FIFO cannot go: one line naming it, exit 1, no log left behind
+TMPDIR="$TMP/no-such-dir" "$SPENT" trace -o "$TMP/notmp.log" -- /bin/true > /dev/null 2> "$TMP/notmp.err"
+rc=$?
+check "trace with a missing TMPDIR: exit 1, one line naming it (rc $rc)" test $rc -eq 1 -a \
+	"$(cat "$TMP/notmp.err")" = "spent: cannot create the tool's FIFO in '$TMP/no-such-dir' (TMPDIR): No such file or directory"
+check "... and no log or temporary is left" test -z "$(ls "$TMP" | grep notmp.log)"
 # every reader names the path it cannot open, once, in the one wording of
 # spent_trace_source_open() (trace dump said only "No such file or directory")
 "$SPENT" trace dump "$TMP/no-such.log" > /dev/null 2> "$TMP/nosuch.err"
