@@ -116,12 +116,21 @@ rm -f stop fifokilled.fin
 "${E[@]}" "${FIFO[@]}" "$SPENT" trace -o fifokilled.log -- sh -c "$LOOP; echo end > fifokilled.fin" \
 	> /dev/null 2> fifokilled.err &
 rec=$!
-gzip_traced() { pgrep -f -- "--spent-pipe=$TMP/.* gzip" > /dev/null; }
+gzips() { pgrep -f -- "--spent-pipe=$TMP/.* gzip" | tr '\n' ' '; }
+gzip_traced() { test -n "$(gzips)"; }
 until_true 60 gzip_traced
 check "(a gzip of the FIFO run is traced first)" test $? -eq 0
+before=$(gzips)
 kill -KILL $rec
 wait $rec 2> /dev/null
-sleep 0.5
+# the shell's next fork writes to the FIFO: let one happen (its gzip, untraced, still runs
+# under the tool) before the loop may stop
+new_gzip() {
+	local p
+	for p in $(gzips); do case " $before " in *" $p "*) ;; *) return 0 ;; esac; done
+	return 1
+}
+until_true 30 new_gzip
 touch stop
 until_true 30 none_left
 check "with frames only too, every process ends after its recorder was killed" test $? -eq 0
