@@ -78,10 +78,13 @@ static void add_identity(uint32_t type, uint8_t *payload, uint32_t len)
  * memory. The pid in the name tells a live recorder's directory from a dead one's. */
 static int make_private_dir(const char *parent, const char *name, char *dir, size_t dlen)
 {
-	char path[PATH_MAX];
-	if (snprintf(path, sizeof(path), "%s/%s", parent, name) >= (int)sizeof(path))
+	char abs[PATH_MAX], path[PATH_MAX];
+	/* absolute: the tools of processes that changed directory open the FIFO by this path */
+	if (!realpath(parent, abs))
+		return -errno;
+	if (snprintf(path, sizeof(path), "%s/%s", abs, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	outfile_clean_stale(parent, name, outdir_remove_flat);
+	outfile_clean_stale(abs, name, outdir_remove_flat);
 	return outdir_make_temp(path, 0700, dir, dlen);
 }
 
@@ -208,6 +211,9 @@ int spent_trace_start(struct spent_trace *t, char *const argv[])
 	pre[n++] = "valgrind";
 	pre[n++] = "--tool=spent";
 	pre[n++] = "-q";
+	/* no gdbserver: each process would make three FIFOs in TMPDIR, left there when it is
+	 * killed (a thousand piled up in a day of tests) */
+	pre[n++] = "--vgdb=no";
 	pre[n++] = fdopt;
 	pre[n++] = o->no_children ? "--spent-children=no" : "--trace-children=yes";
 	if (o->no_data)

@@ -205,6 +205,30 @@ check "an orphan that execs after the command ended is traced ($(tail -1 "$TMP/o
 	bash -c "'$SPENT' trace dump '$TMP/o.log' | grep -q '^# .* process 5 .* exec /bin/echo: /bin/echo late$'"
 check "... and its output is right" grep -qx late "$TMP/late.txt"
 
+# ... and one that execs after the recorder ended (SIGTERM, then the grace) finds no FIFO: its
+# program runs untraced, with nothing on its stderr (it printed "Bad option: --spent-pipe,
+# cannot open the recorder's FIFO" there)
+"${E[@]}" "$SPENT" trace -o "$TMP/gone.log" -- \
+	sh -c "(sleep 6; exec /bin/echo after) > '$TMP/gone.txt' 2> '$TMP/gone.err' & sleep 60" > /dev/null 2>&1 &
+tp=$!
+sleep 1
+kill -TERM $tp
+wait $tp
+for _ in $(seq 1 300); do grep -qx after "$TMP/gone.txt" 2> /dev/null && break; sleep 0.1; done
+check "an orphan exec'd after the recorder ended runs, untraced and silent ('$(head -c 200 "$TMP/gone.err")')" \
+	test "$(cat "$TMP/gone.txt")" = after -a ! -s "$TMP/gone.err"
+
+# a relative TMPDIR: the FIFO's path is made absolute, so the tool of a program exec'd after a
+# cd finds it (it did not, and the program ran untraced); and no process of the tree makes
+# Valgrind's gdbserver FIFOs there (three each, left behind when it is killed)
+mkdir -p "$TMP/rel"
+(cd "$TMP/rel" && "${E[@]}" TMPDIR=. "$SPENT" trace -o "$TMP/rel.log" -- \
+	sh -c 'ls | grep -c vgdb-pipe; cd /; exec /bin/echo moved') > "$TMP/rel.out" 2> "$TMP/rel.err"
+check "a relative TMPDIR: a program exec'd after a cd is traced" \
+	bash -c "'$SPENT' trace dump '$TMP/rel.log' | grep -q '^# .* exec /bin/echo: /bin/echo moved$'"
+check "... no gdbserver FIFO in TMPDIR while the tree runs, nothing else on stderr" \
+	test "$(head -1 "$TMP/rel.out")" = 0 -a "$(grep -vc "^spent: wrote trace log" "$TMP/rel.err")" = 0
+
 # a child killed by SIGKILL sends no exit record and loses what its tool had buffered: the
 # log is marked incomplete with a warning naming it (it said complete, or broke off at random)
 "${E[@]}" "$SPENT" trace --no-data -o "$TMP/k9.log" -- sh -c 'yes > /dev/null & sleep 1; kill -9 $!; wait $!' \

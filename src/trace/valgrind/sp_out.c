@@ -211,9 +211,10 @@ Bool sp_out_open(const HChar *path, Long fd, const HChar *ring)
 	out_pid = VG_(getpid)();
 	if (path) {
 		/* without blocking: with no reader (the recorder was killed) a blocking open
-		 * waits forever, and the program with it; it runs on untraced instead */
+		 * waits forever, and the program with it; it runs on untraced instead, as when
+		 * the FIFO is gone (the recorder ended and removed it: an orphan exec'd since) */
 		SysRes r = VG_(open)(path, VKI_O_WRONLY | VKI_O_NONBLOCK, 0);
-		if (sr_isError(r) && sr_Err(r) == VKI_ENXIO) {
+		if (sr_isError(r) && (sr_Err(r) == VKI_ENXIO || sr_Err(r) == VKI_ENOENT)) {
 			out_dead = True;
 			return True;
 		}
