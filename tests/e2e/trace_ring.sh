@@ -6,7 +6,7 @@
 # program runs to its end untraced; no ring file outlives a run.
 # SPENT_TRACE_RING names the tmpfs directory the rings go to (0: none).
 source "$(dirname "$0")/lib.sh"
-shm=$(mktemp -d /dev/shm/spent-e2e.XXXXXX)
+shm=$(realpath "$(mktemp -d /dev/shm/spent-e2e.XXXXXX)")	# real: the maps name it so
 trap 'rm -rf "$TMP" "$shm"' EXIT
 check "/dev/shm is a tmpfs (the rings need one)" test "$(stat -f -c %T "$shm")" = tmpfs
 # the same environment both ways, byte for byte (its size moves every stack address and the
@@ -52,7 +52,9 @@ until_true() {
 		sleep 0.1
 	done
 }
-tools() { pgrep -f -- "--spent-pipe=$TMP/" | tr '\n' ' '; }
+# the tools' command lines name the FIFO by its real path (spent resolves TMPDIR)
+rtmp=$(realpath "$TMP")
+tools() { pgrep -f -- "--spent-pipe=$rtmp/" | tr '\n' ' '; }
 ring_mapped() { # some tool instance of the run maps its ring
 	local p
 	for p in $(tools); do grep -q "$shm/spent-ring" "/proc/$p/maps" 2> /dev/null && return 0; done
@@ -116,7 +118,7 @@ rm -f stop fifokilled.fin
 "${E[@]}" "${FIFO[@]}" "$SPENT" trace -o fifokilled.log -- sh -c "$LOOP; echo end > fifokilled.fin" \
 	> /dev/null 2> fifokilled.err &
 rec=$!
-gzips() { pgrep -f -- "--spent-pipe=$TMP/.* gzip" | tr '\n' ' '; }
+gzips() { pgrep -f -- "--spent-pipe=$rtmp/.* gzip" | tr '\n' ' '; }
 gzip_traced() { test -n "$(gzips)"; }
 until_true 60 gzip_traced
 check "(a gzip of the FIFO run is traced first)" test $? -eq 0
