@@ -47,18 +47,20 @@ for secs in 1.5 3 6 12; do
 	{ read -r app; read -r app_ms; } < <(jfields "$(grep '"type":"summary"' "$TMP/out")" samples_app app_ms)
 	[ "${app:-0}" -ge 20000 ] && break
 done
-stop_load
 if [ $rc -ne 0 ]; then
+	stop_load
 	fail "shim_load: spent shim failed under load: $(head -2 "$TMP/err")"
 	exit 0
 fi
 if [ "${app:-0}" -lt 20000 ]; then
+	stop_load
 	fail "shim_load: the app and the observer ran at the same time for only ${app:-0} samples, ${app_ms:-0} ms of the app, in 22.5 s: too loaded a machine to judge the shares"
 	exit 0
 fi
 
 # one line of facts: channel, shares among phases 1-3, the program's CPU split, accounting
-read -r channel g1 g2 g3 c1 c2 c3 within3 offcpu_pct excluded accounted histsum app_ms appok < <(python3 - "$TMP/out" <<'PY'
+facts() {
+	python3 - "$TMP/out" <<'PY'
 import json, sys
 lines = open(sys.argv[1]).read().split("\n")
 rows = [json.loads(l) for l in lines if l.startswith("{")]
@@ -79,7 +81,21 @@ print("yes" if s["thread_channel"] else "no",
       "yes" if sum(got.values()) == s["samples_app"] else "no",
       s.get("app_ms", -1), "yes" if 0 < s.get("app_ms", -1) <= s["seconds"] * 1000 else "no")
 PY
-)
+}
+read -r channel g1 g2 g3 c1 c2 c3 within3 offcpu_pct excluded accounted histsum app_ms appok < <(facts)
+# Shares off by more than 3 points in one run while the program's own CPU split was right came
+# once in a CI run (44.98/32.17/22.85 from 27 ms of overlap: the host, not the shim); the 13
+# runs of this script right after were all within 1 point. A bias in the shim fails every run:
+# a run off by more is repeated once (12 s), and the message shows both.
+first=""
+if [ "$channel" = yes ] && [ "$within3" != yes ]; then
+	first=" (a first run gave $g1/$g2/$g3 from $app_ms ms of overlap)"
+	"$SPENT" shim --tag phase=phase --histogram phase --json -o "$TMP/load.shim" \
+		--app-cpu "$app_cpu" --observer-cpu "$obs_cpu" \
+		-- "$PROGS/shim_phases" 12 8,7,5 >"$TMP/out" 2>"$TMP/err"
+	read -r channel g1 g2 g3 c1 c2 c3 within3 offcpu_pct excluded accounted histsum app_ms appok < <(facts)
+fi
+stop_load
 if [ "$channel" != yes ]; then
 	fail "shim_load: the eBPF thread channel is unavailable ($(grep -m1 '^note' "$TMP/err" "$TMP/out")); without it samples cannot be told apart under load"
 	exit 0
@@ -88,9 +104,9 @@ fi
 check "shim_load_busy the app CPU ran other tasks in $offcpu_pct% of the samples (>= 30%)" \
 	awk -v p="$offcpu_pct" 'BEGIN { exit !(p >= 30) }'
 if [ "$within3" = yes ]; then
-	pass "shim_load_shares under load within 3 points of 40/35/25 ($g1/$g2/$g3; program's CPU split $c1/$c2/$c3)"
+	pass "shim_load_shares under load within 3 points of 40/35/25 ($g1/$g2/$g3; program's CPU split $c1/$c2/$c3)$first"
 else
-	fail "shim_load_shares under load $g1/$g2/$g3 not within 3 points of 40/35/25 (program's CPU split $c1/$c2/$c3)"
+	fail "shim_load_shares under load $g1/$g2/$g3 not within 3 points of 40/35/25 (program's CPU split $c1/$c2/$c3)$first"
 fi
 check "shim_load_excluded excluded samples reported in --json and > 0 ($excluded)" \
 	[ "$excluded" -gt 0 ]
