@@ -72,6 +72,25 @@ static void drop_own_sigpipe(void)
 	VG_(sigtimedwait_zero)(&set, &info);
 }
 
+/* Back to the static buffer (the ring is gone, or was the parent's). */
+static void ring_leave(void)
+{
+	if (ring_hdr)
+		VG_(am_munmap_valgrind)((Addr)ring_hdr, LOG_RING_FILE_BYTES);
+	ring_hdr = NULL;
+	ring_data = NULL;
+	sp_out_buf = out_area.buf;
+}
+
+/* The recorder is gone (the FIFO failed, or nobody takes the ring's records): the program
+ * runs on untraced, its records dropped. */
+static void recorder_gone(void)
+{
+	out_dead = True;
+	ring_leave();
+}
+
+/* N bytes to the FIFO; False (the recorder is gone) when it fails. */
 static Bool write_all(const void *b, SizeT n)
 {
 	const UChar *p = b;
@@ -79,8 +98,10 @@ static Bool write_all(const void *b, SizeT n)
 		Int w = VG_(write)(out_fd, p, (Int)n);
 		if (w == -VKI_EPIPE)
 			drop_own_sigpipe();
-		if (w <= 0)
+		if (w <= 0) {
+			recorder_gone();
 			return False;
+		}
 		p += w;
 		n -= (SizeT)w;
 	}
@@ -104,16 +125,6 @@ static Bool send_note(UInt type, const void *payload, UInt len)
 	note.h.len = len;
 	VG_(memcpy)(note.payload, payload, len);
 	return write_all(&note, sizeof(note.f) + note.f.len);
-}
-
-/* Back to the static buffer (the ring is gone, or was the parent's). */
-static void ring_leave(void)
-{
-	if (ring_hdr)
-		VG_(am_munmap_valgrind)((Addr)ring_hdr, LOG_RING_FILE_BYTES);
-	ring_hdr = NULL;
-	ring_data = NULL;
-	sp_out_buf = out_area.buf;
 }
 
 /* Create this instance's ring file in ring_dir, map it, and tell the recorder; False leaves
@@ -155,9 +166,7 @@ static Bool ring_open(void)
 	note.o.name_len = (UInt)VG_(strlen)(name);
 	VG_(memcpy)(note.name, name, note.o.name_len);
 	if (!send_note(LOG_PIPE_RING, &note, (UInt)sizeof(note.o) + note.o.name_len)) {
-		ring_leave();
-		VG_(unlink)(path);
-		out_dead = True;
+		VG_(unlink)(path);	/* the ring is unmapped already */
 		return False;
 	}
 	ring_data = (UChar *)ring_hdr + LOG_RING_HDR_BYTES;
@@ -198,8 +207,7 @@ static void ring_next_region(ULong v)
 	if (v % LOG_RING_BYTES + OUT_SZ > LOG_RING_BYTES)
 		v += LOG_RING_BYTES - v % LOG_RING_BYTES;
 	if (!ring_wait_room(v)) {
-		out_dead = True;
-		ring_leave();
+		recorder_gone();
 		return;
 	}
 	ring_vpos = v;
@@ -251,10 +259,8 @@ static void send_frames(UChar *p, SizeT n)
 		struct log_frame f = { .pid = (UInt)out_pid, .len = (UInt)part };
 		UChar *frame = p - sizeof(f);
 		VG_(memcpy)(frame, &f, sizeof(f));
-		if (!write_all(frame, sizeof(f) + part)) {
-			out_dead = True;
+		if (!write_all(frame, sizeof(f) + part))
 			return;
-		}
 		p += part;
 		n -= part;
 	}
@@ -274,12 +280,8 @@ void sp_out_write(void)
 		return;
 	}
 	struct log_ring_data d = { .vpos = ring_vpos, .len = (UInt)n };
-	if (!send_note(LOG_PIPE_RING_DATA, &d, sizeof(d))) {
-		out_dead = True;
-		ring_leave();
-		return;
-	}
-	ring_next_region(ring_vpos + n);
+	if (send_note(LOG_PIPE_RING_DATA, &d, sizeof(d)))
+		ring_next_region(ring_vpos + n);
 }
 
 UChar *sp_rec_begin(UInt type, UInt len)
