@@ -108,12 +108,6 @@ static int make_fifo(char *dir, size_t dlen, char *fifo, size_t flen)
 	return err;
 }
 
-static void remove_fifo(const char *dir, const char *fifo)
-{
-	unlink(fifo);
-	rmdir(dir);
-}
-
 /* The FIFO, opened for reading without blocking on a writer, then held open by our own write
  * end, with a big pipe: fewer context switches both sides (the default 64 KiB when the limit in
  * /proc/sys/fs/pipe-max-size is lower). */
@@ -152,9 +146,9 @@ static void make_ring_dir(struct spent_trace *t)
 	}
 }
 
-/* The ring files the recorder did not take (a tool that died before its note came), and
- * their directory. */
-static void remove_ring_dir(char *dir)
+/* A private directory made by make_private_dir and what it holds (the FIFO; the ring files
+ * the recorder did not take, of a tool that died before its note came); "" after. */
+static void remove_private_dir(char *dir)
 {
 	if (!dir[0])
 		return;
@@ -401,9 +395,8 @@ int spent_trace_wait(struct spent_trace *t, int *status)
 		close(t->hold);
 	close(t->rfd);
 	t->hold = t->rfd = -1;
-	remove_fifo(t->dir, t->fifo);
-	t->dir[0] = 0;
-	remove_ring_dir(t->ring_dir);
+	remove_private_dir(t->dir);
+	remove_private_dir(t->ring_dir);
 	reap_tool(t, &st);
 	if (status)
 		*status = st;
@@ -492,9 +485,8 @@ void spent_trace_free(struct spent_trace *t)
 		close(t->rfd);
 	if (t->hold >= 0)
 		close(t->hold);
-	if (t->dir[0])
-		remove_fifo(t->dir, t->fifo);
-	remove_ring_dir(t->ring_dir);
+	remove_private_dir(t->dir);
+	remove_private_dir(t->ring_dir);
 	log_collector_free(t->c);
 	log_writer_free(t->w);
 	free(t);
