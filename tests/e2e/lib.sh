@@ -61,6 +61,15 @@ jfields() {
 	python3 -S -c 'import json,sys; o=json.loads(sys.argv[1]); print("\n".join("" if o.get(k) is None else str(o.get(k)) for k in sys.argv[2:]))' "$@" 2>/dev/null
 }
 
+# wait_until SECONDS CMD...: true as soon as CMD succeeds, polled every 50 ms; false after SECONDS
+wait_until() {
+	local end=$(($(date +%s%N) + ${1%.*} * 1000000000)); shift
+	until "$@"; do
+		[ "$(date +%s%N)" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
 # steal_ticks: time the host has stolen from this VM's vCPUs so far, summed over CPUs, in
 # USER_HZ ticks of 10 ms (/proc/stat). task-clock counts stolen time while a task is on its
 # CPU; the CPU clocks a program reads itself (CLOCK_*_CPUTIME_ID, rusage) leave it out, so a

@@ -46,14 +46,6 @@ top_pid() { pgrep -P "$(tm display -p -t top '#{pane_pid}')" -x spent; }
 why_not_exited() {
 	echo "pid '$1' state '$(ps -o stat=,wchan= -p "$1" 2>/dev/null)', screen: $(pane | grep -v '^ *$' | tail -4 | tr '\n' '|')"
 }
-# wait_until SECONDS CMD...: true as soon as CMD succeeds, polled every 50 ms; false after SECONDS
-wait_until() {
-	local end=$(($(date +%s%N) + ${1%.*} * 1000000000)); shift
-	until "$@"; do
-		[ "$(date +%s%N)" -lt "$end" ] || return 1
-		sleep 0.05
-	done
-}
 # tty_restored: after spent top, the pane's terminal has its modes back (line 1, the speed and
 # size, left out: a check resizes the pane) and the main screen
 tty_restored() {

@@ -43,15 +43,6 @@ check "each program's instructions and data references are the same both ways" c
 check "the output is the program's both ways" cmp -s ring.out fifo.out
 check "no ring file or directory is left" test -z "$(ls -A "$shm")"
 
-# until_true SECONDS CMD...: run CMD every 0.1 s until it succeeds (0) or the time is up (1)
-until_true() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.1
-	done
-}
 # the tools' command lines name the FIFO by its real path (spent resolves TMPDIR)
 rtmp=$(realpath "$TMP")
 tools() { pgrep -f -- "--spent-pipe=$rtmp/" | tr '\n' ' '; }
@@ -77,10 +68,10 @@ rm -f stop
 "${E[@]}" "${RING[@]}" "$SPENT" trace -o stopped.log -- sh -c "$LOOP" \
 	> /dev/null 2> stopped.err &
 rec=$!
-until_true 60 ring_mapped
+wait_until 60 ring_mapped
 check "a tool instance maps its ring once it logged a MiB" test $? -eq 0
 kill -STOP $rec
-until_true 30 futex_wait
+wait_until 30 futex_wait
 check "with the recorder stopped, the tool waits on its ring's futex" test $? -eq 0
 sleep 1
 kill -CONT $rec
@@ -100,13 +91,13 @@ rm -f stop killed.fin
 "${E[@]}" "${RING[@]}" "$SPENT" trace -o killed.log -- sh -c "$LOOP; echo end > killed.fin" \
 	> /dev/null 2> killed.err &
 rec=$!
-until_true 60 ring_mapped && kill -STOP $rec && until_true 30 futex_wait
+wait_until 60 ring_mapped && kill -STOP $rec && wait_until 30 futex_wait
 check "(the killed run's tool waits on its futex first)" test $? -eq 0
 kill -KILL $rec
 wait $rec 2> /dev/null
 touch stop
 none_left() { test -z "$(tools)"; }
-until_true 30 none_left
+wait_until 30 none_left
 check "every process of the run ends after its recorder was killed" test $? -eq 0
 check "... and the traced shell ran to its end" test "$(cat killed.fin 2> /dev/null)" = end
 for p in $(tools); do kill -KILL "$p"; done
@@ -120,7 +111,7 @@ rm -f stop fifokilled.fin
 rec=$!
 gzips() { pgrep -f -- "--spent-pipe=$rtmp/.* gzip" | tr '\n' ' '; }
 gzip_traced() { test -n "$(gzips)"; }
-until_true 60 gzip_traced
+wait_until 60 gzip_traced
 check "(a gzip of the FIFO run is traced first)" test $? -eq 0
 before=$(gzips)
 kill -KILL $rec
@@ -132,9 +123,9 @@ new_gzip() {
 	for p in $(gzips); do case " $before " in *" $p "*) ;; *) return 0 ;; esac; done
 	return 1
 }
-until_true 30 new_gzip
+wait_until 30 new_gzip
 touch stop
-until_true 30 none_left
+wait_until 30 none_left
 check "with frames only too, every process ends after its recorder was killed" test $? -eq 0
 check "... and the traced shell ran to its end" test "$(cat fifokilled.fin 2> /dev/null)" = end
 for p in $(tools); do kill -KILL "$p"; done

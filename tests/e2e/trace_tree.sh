@@ -214,7 +214,7 @@ tp=$!
 sleep 1
 kill -TERM $tp
 wait $tp
-for _ in $(seq 1 300); do grep -qx after "$TMP/gone.txt" 2> /dev/null && break; sleep 0.1; done
+wait_until 30 grep -sqx after "$TMP/gone.txt"
 check "an orphan exec'd after the recorder ended runs, untraced and silent ('$(head -c 200 "$TMP/gone.err")')" \
 	test "$(cat "$TMP/gone.txt")" = after -a ! -s "$TMP/gone.err"
 
