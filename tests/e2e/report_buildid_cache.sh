@@ -96,14 +96,15 @@ check by_line_without_cached_lines_has_no_file bash -c "! grep -q '\"file\":\"$T
 
 # no build-id: the profile keeps the file's content hash (h-HEX in the cache), which report
 # checks like a build-id, so a rebuild at the same path is not named from the new file (here
-# pad, put in front, takes the addresses heavy had)
+# pad, put in front, takes the addresses heavy had). heavy runs inl's loop 3 times as often as
+# caller does: which of two different loops is slower depends on the CPU's latencies.
 rm -rf "$TMP/cache"
 cat > "$TMP/nb.c" <<'C'
 static volatile double sink;
 #ifdef PAD
 __attribute__((noinline)) void pad(long n) { for (long i = 0; i < n; i++) sink += 1; for (long i = 0; i < n; i++) sink *= 1.01; }
 #endif
-__attribute__((noinline)) void heavy(long n) { double x = 0; for (long i = 0; i < n; i++) x += i * 0.5; sink = x; }
+__attribute__((noinline)) void heavy(long n) { double x = 1; for (long i = 0; i < n; i++) x = x * 1.0000002 + 0.25; sink = x; }
 __attribute__((noinline)) void light(long n) { double x = 0; for (long i = 0; i < n; i++) x += i * 0.25; sink = x; }
 static inline double inl(long n) { double x = 1; for (long i = 0; i < n; i++) x = x * 1.0000001 + 0.5; return x; }
 __attribute__((noinline)) void caller(long n) { sink = inl(n); }
