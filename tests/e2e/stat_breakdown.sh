@@ -52,11 +52,17 @@ check "--per-process shows the shell itself" grep -q '"comm":"sh"' "$TMP/p.json"
 "$SPENT" stat --per-thread -e task-clock -- "$PROGS/threads3" 2 >/dev/null 2>"$TMP/table.txt"
 check "--per-thread table has a row per thread" test "$(grep -c 'threads3-[0-9]' "$TMP/table.txt")" -eq 4
 
-# -p: an existing process's threads
-"$PROGS/threads3" 40 > /dev/null & tpid=$!
-sleep 0.1
-"$SPENT" stat -p "$tpid" --per-thread --json -o "$TMP/pp.json" -e task-clock
-wait "$tpid"
+# -p: an existing process's threads. It spins until its 4 threads' counters are open (spent's
+# perf fds), then is killed: a run sized in iterations could end before a sanitized spent,
+# on a slower CPU, attached ("process not found").
+"$PROGS/threads3" 1000000 > /dev/null & tpid=$!
+wait_until 30 test "$(ls "/proc/$tpid/task" 2>/dev/null | wc -l)" -eq 4
+"$SPENT" stat -p "$tpid" --per-thread --json -o "$TMP/pp.json" -e task-clock & spid=$!
+perf_fds() { ! kill -0 "$spid" 2>/dev/null || test "$(ls -l "/proc/$spid/fd" 2>/dev/null | grep -c perf_event)" -ge 4; }
+wait_until 60 perf_fds
+kill -KILL "$tpid"
+wait "$spid"
+wait "$tpid" 2>/dev/null
 n=$(grep -c '"thread"' "$TMP/pp.json")
 check "-p PID --per-thread shows the running threads ($n rows)" test "$n" -ge 2
 # the threads had ended when the counts were printed: they are named as at attach (they read
