@@ -275,8 +275,15 @@ static int feed_records(struct log_collector *c, struct collect_proc *p, uint8_t
 			err = ring_attach(c, p, payload, h.len);
 		else if (h.type == LOG_PIPE_RING_DATA)
 			err = ring_take(c, p, payload);
-		else
+		else {
+			/* a new tool instance (the program its process exec'd) begins with its
+			 * PROCESS record, in a frame: the ring of the instance it replaced gets no
+			 * more chunks (the last came before its exec note), and its 16 MiB of tmpfs
+			 * go now, not when this program exits or makes a ring of its own */
+			if (h.type == LOG_REC_PROCESS && !in_ring)
+				ring_unmap(p);
 			err = put_record(c, p, h.type, payload, h.len);
+		}
 		if (err < 0)
 			break;
 		pos += sizeof(h) + padded;

@@ -142,3 +142,24 @@ check "the killed recorders left the last one's FIFO directory and the first one
 check "the next recording exits 0" test $? -eq 0
 check "... and removes them: no FIFO or ring directory is left" \
 	test -z "$(ls -d "$TMP"/spent-trace.* "$shm"/* 2> /dev/null)"
+
+# A program that logged past its first MiB (the shell's loop) has a ring; the program it execs
+# logs less (sleep) and makes none: the recorder unmaps the shell's ring as soon as the sleep's
+# stream begins, not when the sleep exits (before: 16 MiB of tmpfs for the sleep's lifetime).
+rm -f go
+"${E[@]}" "${RING[@]}" "$SPENT" trace -o exec.log -- sh -c 'while [ ! -e go ]; do :; done; exec sleep 60' \
+	> /dev/null 2> exec.err &
+rec=$!
+rec_maps_ring() { grep -q "$shm/spent-ring" "/proc/$rec/maps" 2> /dev/null; }
+wait_until 60 rec_maps_ring
+check "(the recorder maps the looping shell's ring)" test $? -eq 0
+touch go
+sleep_traced() { pgrep -f -- "--spent-pipe=$rtmp/.* sleep 60" > /dev/null; }
+wait_until 30 sleep_traced
+rec_unmapped() { ! rec_maps_ring; }
+wait_until 30 rec_unmapped
+check "once the exec'd sleep's stream begins, the recorder no longer maps the shell's ring" test $? -eq 0
+for p in $(tools); do kill -TERM "$p"; done
+wait $rec
+check "... and the recording ends with the sleep, its 2 streams logged ($(tail -1 exec.err))" \
+	grep -q ', 2 processes)$' exec.err
