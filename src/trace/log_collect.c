@@ -4,7 +4,9 @@
  * each: the command, each forked child, each exec'd program), and writes the records into the
  * log in arrival order with a LOG_REC_STREAM record wherever the stream changes. A process
  * whose tool instance has a shared ring (LOG_PIPE_RING) sends only notes through the FIFO:
- * its records are read in place from the ring's mapping. */
+ * its records are read in place from the ring's mapping. A CODE record the log already holds,
+ * byte for byte (another process of the tree ran the same code), is written as a
+ * LOG_REC_CODE_SAME record naming the first one. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -35,8 +37,21 @@ struct collect_proc {
 	bool ring_done;		/* its EXIT record came: the ring is unmapped after its chunk */
 };
 
+/* A CODE record written, by the hash of its payload (open addressing; len 0: empty slot). */
+struct code_seen {
+	uint64_t hash;
+	uint64_t off;		/* its payload in code_bytes */
+	uint32_t len;
+	uint32_t index;		/* among the log's CODE records */
+};
+
 struct log_collector {
 	struct log_writer *w;
+	struct code_seen *seen;	/* cap_seen slots, a power of two, at most half used */
+	size_t cap_seen, n_seen;
+	uint8_t *code_bytes;
+	size_t n_code_bytes, cap_code_bytes;
+	uint32_t n_codes;	/* CODE records written */
 	struct collect_proc *procs;
 	size_t n_procs, cap_procs;
 	uint32_t n_streams, cur_stream;
@@ -182,6 +197,69 @@ static int on_process(struct log_collector *c, struct collect_proc *p, uint8_t *
 	return 0;
 }
 
+static uint64_t code_hash(const uint8_t *p, uint32_t len)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+	for (uint32_t i = 0; i + 8 <= len; i += 8) {
+		uint64_t v;
+		memcpy(&v, p + i, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h;
+}
+
+static int code_seen_grow(struct log_collector *c)
+{
+	size_t cap = c->cap_seen ? 2 * c->cap_seen : 4096;
+	struct code_seen *t = calloc(cap, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->cap_seen; i++) {
+		const struct code_seen *e = &c->seen[i];
+		if (!e->len)
+			continue;
+		size_t j = (size_t)e->hash & (cap - 1);
+		while (t[j].len)
+			j = (j + 1) & (cap - 1);
+		t[j] = *e;
+	}
+	free(c->seen);
+	c->seen = t;
+	c->cap_seen = cap;
+	return 0;
+}
+
+/* 1 and *INDEX when the log holds a CODE record with payload P already; else 0, and P is
+ * remembered as the CODE record about to be written (while LOG_CODE_SAME_MAX_BYTES allow). */
+static int code_seen(struct log_collector *c, const uint8_t *p, uint32_t len, uint32_t *index)
+{
+	uint64_t h = code_hash(p, len);
+	if (c->cap_seen) {
+		for (size_t j = (size_t)h & (c->cap_seen - 1); c->seen[j].len; j = (j + 1) & (c->cap_seen - 1)) {
+			const struct code_seen *e = &c->seen[j];
+			if (e->hash == h && e->len == len && !memcmp(c->code_bytes + e->off, p, len)) {
+				*index = e->index;
+				return 1;
+			}
+		}
+	}
+	if (len == 0 || c->n_code_bytes + len > LOG_CODE_SAME_MAX_BYTES)
+		return 0;
+	if ((c->n_seen + 1) * 2 > c->cap_seen && code_seen_grow(c) < 0)
+		return -ENOMEM;
+	if (ALLOC_GROW(c->code_bytes, c->n_code_bytes + len, c->cap_code_bytes))
+		return -ENOMEM;
+	memcpy(c->code_bytes + c->n_code_bytes, p, len);
+	size_t j = (size_t)h & (c->cap_seen - 1);
+	while (c->seen[j].len)
+		j = (j + 1) & (c->cap_seen - 1);
+	c->seen[j] = (struct code_seen){ h, c->n_code_bytes, len, c->n_codes };
+	c->n_code_bytes += len;
+	c->n_seen++;
+	return 0;
+}
+
 static int put_record(struct log_collector *c, struct collect_proc *p, uint32_t type,
 		      uint8_t *payload, uint32_t len)
 {
@@ -205,6 +283,18 @@ static int put_record(struct log_collector *c, struct collect_proc *p, uint32_t 
 	}
 	if (c->on_record)
 		c->on_record(type, payload, len);
+	struct log_code_same same = { 0, 0 };
+	if (type == LOG_REC_CODE) {
+		if ((err = code_seen(c, payload, len, &same.index)) < 0)
+			return err;
+		if (err == 1) {
+			type = LOG_REC_CODE_SAME;
+			payload = (uint8_t *)&same;
+			len = sizeof(same);
+		} else {
+			c->n_codes++;
+		}
+	}
 	if ((err = log_writer_add(c->w, type, payload, len)) < 0)
 		return err;
 	c->tot.records++;
@@ -255,7 +345,7 @@ static int feed_records(struct log_collector *c, struct collect_proc *p, uint8_t
 		struct log_rec_hdr h;
 		memcpy(&h, b + pos, sizeof(h));
 		if ((h.type < LOG_REC_CODE || h.type > LOG_REC_LAST || h.type == LOG_REC_END ||
-		     h.type == LOG_REC_STREAM || h.len > LOG_REC_MAX) &&
+		     h.type == LOG_REC_STREAM || h.type == LOG_REC_CODE_SAME || h.len > LOG_REC_MAX) &&
 		    !(h.type == LOG_PIPE_PROGRESS && h.len == sizeof(struct log_progress)) &&
 		    !(h.type == LOG_PIPE_EXEC && h.len == sizeof(struct log_exec_note)) &&
 		    !(h.type == LOG_PIPE_RING && !in_ring && h.len <= LOG_FRAME_MAX) &&
@@ -394,6 +484,8 @@ void log_collector_free(struct log_collector *c)
 		ring_unmap(&c->procs[i]);
 	}
 	free(c->procs);
+	free(c->seen);
+	free(c->code_bytes);
 	if (c->ring_dirfd >= 0)
 		close(c->ring_dirfd);
 	free(c);

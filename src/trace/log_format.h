@@ -1,11 +1,12 @@
-/* trace/log_format.h - the `spent trace` log (PatchWrx-style), version 4: every field of the
+/* trace/log_format.h - the `spent trace` log (PatchWrx-style), version 5: every field of the
  * file, its blocks and its records. Shared by the Valgrind tool (which writes records into a
  * pipe, without libc) and the library (writer blocks, reader, reconstructor).
  *
  * FILE
  *   header (40 bytes, little-endian):
  *     0  magic[8]          "SPNTLOG\0"
- *     8  u32 version       LOG_VERSION; readers also take LOG_VERSION_ZSTD (version 3: the same
+ *     8  u32 version       LOG_VERSION; readers also take LOG_VERSION_LZ4 (version 4: no
+ *                          CODE_SAME records) and LOG_VERSION_ZSTD (version 3: the same
  *                          records, in zstd blocks) and refuse every other version
  *    12  u32 flags         LOG_F_* below
  *    16  u64 created_ns    CLOCK_REALTIME when recording started
@@ -23,7 +24,8 @@
  *   Version 4 changed only the compressor: the recorder's CPU is what `spent trace` costs
  *   above Valgrind, and LZ4 took a third to two thirds less of it than zstd's fastest
  *   levels on real programs' records, for logs 10-20% larger where data addresses dominate
- *   and 2-4x larger where zstd found long matches (docs/trace.md).
+ *   and 2-4x larger where zstd found long matches (docs/trace.md). Version 5 added
+ *   LOG_REC_CODE_SAME: a superblock description repeated by another process, by reference.
  *   A complete log ends with a block whose last record is LOG_REC_END; anything after that
  *   record (in its block or after it) makes the log corrupt.
  *
@@ -60,8 +62,9 @@
 #include <stdint.h>
 
 #define LOG_MAGIC "SPNTLOG"		/* 8 bytes with the NUL */
-#define LOG_VERSION 4u
-#define LOG_VERSION_ZSTD 3u		/* the version before: zstd blocks, read still */
+#define LOG_VERSION 5u
+#define LOG_VERSION_LZ4 4u		/* LZ4 blocks, no CODE_SAME records: read still */
+#define LOG_VERSION_ZSTD 3u		/* zstd blocks: read still */
 #define LOG_HEADER_SIZE 40u
 #define LOG_HEADER_CRC_OFF 36u
 #define LOG_BLOCK_MAGIC 0x344c4253u	/* "SBL4": an LZ4 block */
@@ -94,8 +97,9 @@ enum log_rec_type {
 	LOG_REC_END = 10,	/* struct log_end: the writer closed the log cleanly */
 	LOG_REC_PROCESS = 11,	/* struct log_process + path + argv: a stream starts */
 	LOG_REC_STREAM = 12,	/* struct log_stream: the records that follow belong to it */
+	LOG_REC_CODE_SAME = 13,	/* struct log_code_same: a CODE record again (version 5) */
 };
-#define LOG_REC_LAST LOG_REC_STREAM
+#define LOG_REC_LAST LOG_REC_CODE_SAME
 
 struct log_rec_hdr {
 	uint8_t type;		/* enum log_rec_type */
@@ -237,6 +241,19 @@ struct log_stream {
 	uint32_t stream;
 	uint32_t reserved;
 };
+
+/* LOG_REC_CODE_SAME (version 5, written by the recorder only): the current stream describes a
+ * superblock exactly as an earlier CODE record did (same payload, byte for byte), read as if
+ * that record stood here. Every process of a tree describes again each superblock it runs
+ * (its own Valgrind translates afresh), and the short programs of a shell script run the
+ * same loader and libc start-up: their CODE records were 78% of a loop of /bin/true's log. */
+struct log_code_same {
+	uint32_t index;		/* of the earlier CODE record, counting the log's CODE records from 0 */
+	uint32_t reserved;	/* 0 */
+};
+/* The CODE records a CODE_SAME may name: in log order, each one whose payload still fits in
+ * this many bytes with those taken before it (writer and readers keep the same copies). */
+#define LOG_CODE_SAME_MAX_BYTES (256u << 20)
 
 /* The tool -> recorder transport (not in the file): every tool instance of the tree writes to
  * the one FIFO in frames of at most LOG_FRAME_MAX bytes (so each write is atomic: PIPE_BUF),

@@ -57,6 +57,7 @@ int log_reader_new_file(const char *path, struct log_reader **out, char *err, si
 int log_reader_next(struct log_reader *r, struct log_record *rec);
 const char *log_reader_error(const struct log_reader *r);
 uint32_t log_reader_flags(const struct log_reader *r);
+uint32_t log_reader_version(const struct log_reader *r);
 uint64_t log_reader_max_insns(const struct log_reader *r);
 uint64_t log_reader_size(const struct log_reader *r);
 /* Bytes of the log consumed so far: every block handed out up to the current one. */

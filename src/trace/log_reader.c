@@ -33,6 +33,7 @@ struct log_reader {
 	int done;		/* 1 after END, <0 after an error */
 	char err[256];
 	bool zstd;		/* a version 3 log: zstd blocks */
+	uint32_t version;
 	ZSTD_DCtx *dctx;	/* zstd blocks only */
 };
 
@@ -76,7 +77,7 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 	uint32_t hcrc = 0;
 	if (len >= LOG_HEADER_SIZE)
 		memcpy(&hcrc, data + LOG_HEADER_CRC_OFF, 4);
-	bool known = version == LOG_VERSION || version == LOG_VERSION_ZSTD;
+	bool known = version == LOG_VERSION || version == LOG_VERSION_LZ4 || version == LOG_VERSION_ZSTD;
 	if (!known && (version > LOG_VERSION + 64 || version == 0) &&
 	    (len < LOG_HEADER_SIZE || binio_crc32(0, data, LOG_HEADER_CRC_OFF) != hcrc)) {
 		if (err)
@@ -88,7 +89,7 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 	if (!known) {
 		if (err)
 			snprintf(err, errlen, "trace log format version %u is not supported: this spent "
-				 "reads versions %u and %u only%s", version, LOG_VERSION_ZSTD, LOG_VERSION,
+				 "reads versions %u to %u only%s", version, LOG_VERSION_ZSTD, LOG_VERSION,
 				 version < LOG_VERSION ?
 				 " (record the trace again)" : " (written by a newer spent)");
 		log_reader_free(r);
@@ -111,6 +112,7 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 		return -EBADMSG;
 	}
 	r->zstd = version == LOG_VERSION_ZSTD;
+	r->version = version;
 	if (r->zstd && !(r->dctx = ZSTD_createDCtx())) {
 		log_reader_free(r);
 		return -ENOMEM;
@@ -247,6 +249,11 @@ const char *log_reader_error(const struct log_reader *r)
 uint32_t log_reader_flags(const struct log_reader *r)
 {
 	return r->flags;
+}
+
+uint32_t log_reader_version(const struct log_reader *r)
+{
+	return r->version;
 }
 
 uint64_t log_reader_max_insns(const struct log_reader *r)

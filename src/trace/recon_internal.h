@@ -128,6 +128,14 @@ struct recon {
 	 * so they are freed when the next batch starts */
 	struct recon_sb *dead;
 	uint32_t n_sb_ids;	/* superblock numbers given */
+	/* version 5: the CODE records' payloads (code_off[i], i-th CODE record; UINT64_MAX: not
+	 * kept, as the writer did not), for the CODE_SAME records that name them */
+	int keep_codes;
+	uint8_t *code_bytes;
+	size_t n_code_bytes, cap_code_bytes;
+	uint64_t *code_off;
+	uint32_t *code_len;
+	size_t n_codes, cap_codes, cap_code_len;
 	/* totals */
 	uint64_t emitted, n_refs_total, n_chunks, decode_mismatches, max_insns;
 	int finished, err;
@@ -141,6 +149,10 @@ int recon_fail(struct recon *r, int err, const char *fmt, ...) __attribute__((fo
 /* LOG_REC_CODE (recon_sb.c): check the superblock, decode its instructions' flags, compile its
  * per-exit templates, and insert it (replacing an older one with its key). */
 int recon_on_code(struct recon *r, const struct log_record *rec);
+/* A version 5 CODE record: keep its payload for the CODE_SAME records that may name it. */
+int recon_keep_code(struct recon *r, const struct log_record *rec);
+/* LOG_REC_CODE_SAME: the CODE record it names, again. */
+int recon_on_code_same(struct recon *r, const struct log_record *rec);
 
 /* The superblock table: open hashing by key, chains through recon_sb.next. */
 static inline size_t recon_sb_slot(uint64_t key, size_t cap)

@@ -547,7 +547,14 @@ static int on_record(struct recon *r, const struct log_record *rec)
 	case LOG_REC_STREAM:
 		return recon_on_stream(r, rec);
 	case LOG_REC_CODE:
+		if (r->keep_codes) {
+			int err = recon_keep_code(r, rec);
+			if (err < 0)
+				return err;
+		}
 		return recon_on_code(r, rec);
+	case LOG_REC_CODE_SAME:
+		return recon_on_code_same(r, rec);
 	case LOG_REC_DATA:
 		return on_data(r, rec);
 	case LOG_REC_IMAGE:
@@ -648,6 +655,9 @@ static void recon_free(void *state)
 	free(r->insns);
 	free(r->refs);
 	free(r->evs);
+	free(r->code_bytes);
+	free(r->code_off);
+	free(r->code_len);
 	decode_cache_free(r->dc);
 	log_reader_free(r->rd);
 	free(r);
@@ -699,6 +709,7 @@ static int open_reader(struct log_reader *rd, struct spent_trace_source **out)
 		return -ENOMEM;
 	}
 	r->max_insns = log_reader_max_insns(rd);
+	r->keep_codes = log_reader_version(rd) >= LOG_VERSION;
 	*out = spent_trace_source_new(&recon_ops, r);
 	return *out ? 0 : -ENOMEM;
 }

@@ -274,3 +274,19 @@ if unshare -pf true 2> /dev/null; then
 else
 	skip "a tree in its own pid namespace: unshare -pf is not permitted here"
 fi
+
+# Each process describes again every superblock it runs; the recorder writes a description
+# the log already holds as a reference to it (CODE_SAME, version 5): ten /bin/true log little
+# more than the loader's and libc's start-up once (without the references: 6.3x one's log)
+"${E[@]}" "$SPENT" trace -o "$TMP/one.log" -- sh -c '/bin/true' > /dev/null 2>&1
+"${E[@]}" "$SPENT" trace -o "$TMP/ten.log" -- sh -c \
+	'/bin/true; /bin/true; /bin/true; /bin/true; /bin/true; /bin/true; /bin/true; /bin/true; /bin/true; /bin/true' \
+	> /dev/null 2>&1
+one=$(stat -c %s "$TMP/one.log") ten=$(stat -c %s "$TMP/ten.log")
+check "ten /bin/true log under 4.5x one /bin/true ($ten vs $one bytes)" test $((ten * 2)) -lt $((one * 9))
+trues=$("$SPENT" trace stats --json "$TMP/ten.log" | python3 -c 'import json, sys
+print(" ".join(str(p["instructions"]) for p in json.load(sys.stdin)["processes"] if p["cmdline"] == "/bin/true"))')
+ones=$("$SPENT" trace stats --json "$TMP/one.log" | python3 -c 'import json, sys
+print(" ".join(str(p["instructions"]) for p in json.load(sys.stdin)["processes"] if p["cmdline"] == "/bin/true"))')
+check "... and each of the ten counts the instructions of the one ($ones: $trues)" \
+	test -n "$ones" -a "$(echo $trues | tr ' ' '\n' | sort -u | tr '\n' ' ')" = "$ones "

@@ -129,6 +129,90 @@ static void test_streams(void **state)
 	unlink(path);
 }
 
+/* A superblock at KEY of one instruction at KEY (LEN bytes), falling through to KEY + LEN. */
+static void code(uint32_t pid, uint64_t key, uint16_t len)
+{
+	uint8_t b[sizeof(struct log_code) + 2 * sizeof(struct log_op)];
+	struct log_code c = { .key = key, .n_ops = 2 };
+	struct log_op ops[2] = { { .kind = LOG_OP_IMARK, .size = len, .val = key },
+				 { .kind = LOG_OP_END, .val = key + len } };
+	memcpy(b, &c, sizeof(c));
+	memcpy(b + sizeof(c), ops, sizeof(ops));
+	frame(pid, LOG_REC_CODE, b, sizeof(b));
+}
+
+/* The log's records of TYPE: their count, and the first 4 CODE_SAME indexes in SAME. */
+static int count_records(const char *path, uint32_t type, uint32_t *same)
+{
+	struct log_reader *rd;
+	struct log_record rec;
+	char err[256];
+	int n = 0, k = 0;
+	assert_int_equal(log_reader_new_file(path, &rd, err, sizeof(err)), 0);
+	while (log_reader_next(rd, &rec) == 1) {
+		n += rec.type == type;
+		if (rec.type == LOG_REC_CODE_SAME && k < 4) {
+			struct log_code_same s;
+			memcpy(&s, rec.payload, sizeof(s));
+			same[k++] = s.index;
+		}
+	}
+	log_reader_free(rd);
+	return n;
+}
+
+/* A superblock described again, byte for byte, by another process (or by the same one after a
+ * retranslation) is written once, then as CODE_SAME records naming it; the reconstructor reads
+ * them as the description. One that differs in a byte is written whole. */
+static void test_repeated_code(void **state)
+{
+	char path[] = "/tmp/spent-test-collect-XXXXXX";
+	uint32_t same[4] = { 0 };
+	uint64_t streams;
+	close(mkstemp(path));
+	fifo_len = 0;
+	process(10, 1, LOG_PROC_EXEC);
+	code(10, 0x1000, 3);		/* CODE 0 */
+	code(10, 0x2000, 2);		/* CODE 1 */
+	process(11, 10, LOG_PROC_FORK);
+	code(11, 0x2000, 2);		/* = CODE 1 */
+	code(11, 0x1000, 4);		/* differs in a byte: CODE 2 */
+	code(11, 0x1000, 3);		/* = CODE 0 */
+	code(10, 0x2000, 2);		/* = CODE 1, in its own stream again */
+	assert_int_equal(collect(path, 7, &streams), 0);
+	assert_int_equal(streams, 2);
+	assert_int_equal(count_records(path, LOG_REC_CODE, same), 3);
+	assert_int_equal(count_records(path, LOG_REC_CODE_SAME, same), 3);
+	assert_int_equal(same[0], 1);
+	assert_int_equal(same[1], 0);
+	assert_int_equal(same[2], 1);
+	uint32_t pids[8], starts[8];
+	assert_int_equal(log_events(path, pids, starts), 2);	/* it reads back: both processes */
+
+	/* a tool may not send one: it is the recorder's */
+	fifo_len = 0;
+	process(10, 1, LOG_PROC_EXEC);
+	struct log_code_same s = { 0, 0 };
+	frame(10, LOG_REC_CODE_SAME, &s, sizeof(s));
+	assert_int_equal(collect(path, 64, &streams), -EBADMSG);
+
+	/* a CODE_SAME naming a record the log does not hold is corrupt */
+	struct log_writer *w;
+	struct spent_trace_source *src;
+	struct spent_trace_batch b;
+	char err[256];
+	assert_int_equal(log_writer_new(path, 0, 0, &w), 0);
+	s.index = 0;
+	assert_int_equal(log_writer_add(w, LOG_REC_CODE_SAME, &s, sizeof(s)), 0);
+	assert_int_equal(log_writer_commit(w), 0);
+	log_writer_free(w);
+	assert_int_equal(spent_trace_source_open(path, &src, err, sizeof(err)), 0);
+	assert_int_equal(spent_trace_source_next(src, &b), -EBADMSG);
+	assert_non_null(strstr(spent_trace_source_error(src), "names superblock record 0, which the log does not hold"));
+	spent_trace_source_free(src);
+	unlink(path);
+}
+
 static bool always_alive(uint32_t pid)
 {
 	(void)pid;
@@ -355,6 +439,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_streams),
+		cmocka_unit_test(test_repeated_code),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_rings),
 	};
