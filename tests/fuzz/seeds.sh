@@ -24,25 +24,29 @@ put() {
 miss() { echo "fuzz seeds: skipped $1: $2"; missed=$((missed + 1)); }
 
 # trace logs, in raw form: the start of a dynamic program (ld.so, 20000 instructions), a
-# static one (whose start is libc's), and a static three-thread mutex program up to its
-# first locks (for the lock finder; static so that no ld.so code swells the log)
-trace_seed() { # NAME PROGRAM MAX_INSNS TARGETS...
-	local name=$1 prog=$2 max=$3
+# static one (whose start is libc's), a static three-thread mutex program up to its first
+# locks (for the lock finder; static so that no ld.so code swells the log), and a static
+# program that forks (the child describes again what it inherited: by CODE_SAME references)
+trace_seed() { # NAME MAX_INSNS "TARGETS" COMMAND...
+	local name=$1 max=$2 targets=$3
 	shift 3
-	if "$spent" trace -o "$tmp/$name.log" --max-instructions "$max" -- "$prog" >/dev/null 2>"$tmp/err" &&
+	if "$spent" trace -o "$tmp/$name.log" --max-instructions "$max" -- "$@" >/dev/null 2>"$tmp/err" &&
 		"$tool" log2raw "$tmp/$name.log" "$tmp/$name.raw" 2>>"$tmp/err"; then
-		put "$@" "$tmp/$name.raw"
+		put $targets "$tmp/$name.raw"
 	else
 		miss "$name.raw" "$(tail -1 "$tmp/err")"
 	fi
 }
-if cc -std=gnu11 -O1 -g -static -o "$fb/seedprogs/studies_mutex-static" tests/progs/studies_mutex.c \
-	-lpthread 2>"$tmp/err"; then
-	trace_seed small "$progs/trace_small" 20000 fuzz_trace_log fuzz_trace_sinks
-	trace_seed static-start "$fb/seedprogs/studies_mutex-static" 20000 fuzz_trace_log fuzz_trace_sinks
-	trace_seed static-locks "$fb/seedprogs/studies_mutex-static" 60000 fuzz_trace_sinks
+static=$fb/seedprogs/studies_mutex-static
+if cc -std=gnu11 -O1 -g -static -o "$static" tests/progs/studies_mutex.c -lpthread 2>"$tmp/err"; then
+	trace_seed small 20000 "fuzz_trace_log fuzz_trace_sinks" "$progs/trace_small"
+	trace_seed static-start 20000 "fuzz_trace_log fuzz_trace_sinks" "$static"
+	trace_seed static-locks 60000 fuzz_trace_sinks "$static"
+	printf '#include <sys/wait.h>\n#include <unistd.h>\nint main(void) { if (fork() == 0) return 0; wait(0); return 0; }\n' |
+		cc -O1 -static -x c -o "$fb/seedprogs/fork-static" - 2>"$tmp/err" &&
+		trace_seed static-fork 4000 fuzz_trace_sinks "$fb/seedprogs/fork-static"
 else
-	trace_seed small "$progs/trace_small" 20000 fuzz_trace_log fuzz_trace_sinks
+	trace_seed small 20000 "fuzz_trace_log fuzz_trace_sinks" "$progs/trace_small"
 	miss "static trace seeds" "cannot build a static program: $(tail -1 "$tmp/err")"
 fi
 
