@@ -56,7 +56,8 @@ check "--per-thread table has a row per thread" test "$(grep -c 'threads3-[0-9]'
 # perf fds), then is killed: a run sized in iterations could end before a sanitized spent,
 # on a slower CPU, attached ("process not found").
 "$PROGS/threads3" 1000000 > /dev/null & tpid=$!
-wait_until 30 test "$(ls "/proc/$tpid/task" 2>/dev/null | wc -l)" -eq 4
+four_tasks() { test "$(ls "/proc/$tpid/task" 2> /dev/null | wc -l)" -eq 4; }
+wait_until 30 four_tasks
 "$SPENT" stat -p "$tpid" --per-thread --json -o "$TMP/pp.json" -e task-clock & spid=$!
 perf_fds() { ! kill -0 "$spid" 2>/dev/null || test "$(ls -l "/proc/$spid/fd" 2>/dev/null | grep -c perf_event)" -ge 4; }
 wait_until 60 perf_fds
