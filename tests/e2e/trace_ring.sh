@@ -154,8 +154,9 @@ rec_maps_ring() { grep -q "$shm/spent-ring" "/proc/$rec/maps" 2> /dev/null; }
 wait_until 60 rec_maps_ring
 check "(the recorder maps the looping shell's ring)" test $? -eq 0
 touch go
-sleep_traced() { pgrep -f -- "--spent-pipe=$rtmp/.* sleep 60" > /dev/null; }
+sleep_traced() { pgrep -f -- "--spent-pipe=$rtmp/.*sleep 60" > /dev/null; }
 wait_until 30 sleep_traced
+check "(the exec'd sleep runs under the tool)" test $? -eq 0
 rec_unmapped() { ! rec_maps_ring; }
 wait_until 30 rec_unmapped
 check "once the exec'd sleep's stream begins, the recorder no longer maps the shell's ring" test $? -eq 0
