@@ -505,7 +505,12 @@ static void emit_insn_count(IRSB *out, UInt min_insns)
 
 static void emit_code_record(Addr key, struct sb_plan *p)
 {
-	flush_data();
+	/* a retranslation replaces the description the buffered executions were made with: they
+	 * leave first. A new superblock has not run yet, so its description may come before
+	 * executions buffered earlier (each new translation flushed them: a loop of /bin/true
+	 * logged a DATA and a RESUME record per superblock of its start-up) */
+	if (sp_code_known(key))
+		flush_data();
 	/* past --max nothing is written, but the description is kept: a child forked later
 	 * records its own instructions through this translation (sp_fork_child_reset) */
 	if (stopped && clo_max <= 0)
@@ -639,8 +644,14 @@ void sp_stop_logging(void)
 
 static Int exit_status = -1;	/* from exit_group, -1 before it */
 
+static Bool must_resume = True;	/* since the thread last stopped, its pc may have moved */
+
 static void sp_pre_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs)
 {
+	/* what ran before the call leaves before what the call logs (images it maps, threads
+	 * it creates, its SYSCALL record) */
+	flush_data();
+	must_resume = True;
 	/* the status the process exits with (Valgrind gives a forked child's fini 0): from
 	 * exit_group, or from exit when the calling thread is the last one */
 	if ((nr == __NR_exit_group || (nr == __NR_exit && live_threads <= 1)) && nargs > 0)
@@ -648,7 +659,6 @@ static void sp_pre_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs)
 	/* execve replaces this tool instance: what it buffered leaves first, then a note that
 	 * says whether a new instance follows (the recorder waits for it across the gap) */
 	if (nr == __NR_execve || nr == __NR_execveat) {
-		flush_data();
 		struct log_exec_note *x = (struct log_exec_note *)sp_rec_begin(LOG_PIPE_EXEC, sizeof(*x));
 		x->followed = clo_children ? 1 : 0;
 		x->reserved = 0;
@@ -678,6 +688,7 @@ static Int sig_pending[SP_MAX_TID];
 static void sp_pre_deliver_signal(ThreadId tid, Int signo, Bool alt)
 {
 	flush_data();
+	must_resume = True;
 	if (tid < SP_MAX_TID) {
 		sig_resume_pc[tid] = VG_(get_IP)(tid);
 		sig_pending[tid] = signo;
@@ -699,16 +710,30 @@ static void emit_pending_signal(ThreadId tid, Addr handler)
 	s->resume_pc = sig_resume_pc[tid];
 }
 
+/* The thread that last left the client code, and its pc then. Valgrind leaves it to translate
+ * a superblock or at the end of a time slice, and most often the same thread goes on where it
+ * stopped: the buffered chunk stays open and no RESUME is needed (the reconstructor's pc is
+ * that one). Another thread, a syscall or a signal in between, or a moved pc, closes the chunk
+ * (flush_data names cur_tid, whose executions it holds) and says where the thread resumes. */
+static ThreadId stop_tid;
+static Addr stop_pc;
+
 static void sp_start_client_code(ThreadId tid, ULong blocks)
 {
+	Addr pc = VG_(get_IP)(tid);
+	if (tid != cur_tid)
+		flush_data();
 	cur_tid = tid;
-	emit_pending_signal(tid, VG_(get_IP)(tid));
-	emit_resume(tid, VG_(get_IP)(tid));
+	emit_pending_signal(tid, pc);
+	if (must_resume || tid != stop_tid || pc != stop_pc)
+		emit_resume(tid, pc);
+	must_resume = False;
 }
 
 static void sp_stop_client_code(ThreadId tid, ULong blocks)
 {
-	flush_data();
+	stop_tid = tid;
+	stop_pc = VG_(get_IP)(tid);
 }
 
 static void sp_thread_create(ThreadId parent, ThreadId child)

@@ -183,6 +183,14 @@ void sp_code_keep(Addr key, const UChar *b, UInt len)
 	kept[kept_slot(key)] = k;
 }
 
+Bool sp_code_known(Addr key)
+{
+	for (const struct kept_code *k = kept[kept_slot(key)]; k; k = k->next)
+		if (k->key == key)
+			return True;
+	return False;
+}
+
 void sp_code_resend(void)
 {
 	for (UInt i = 0; i < KEPT_BUCKETS; i++)

@@ -31,6 +31,8 @@ void sp_emit_process(UInt flags);
 /* Keep a copy of the CODE record (payload B, LEN bytes) describing the translation at KEY,
  * replacing the older one: a forked child sends them all again (sp_code_resend). */
 void sp_code_keep(Addr key, const UChar *b, UInt len);
+/* Whether a description of KEY was kept (a translation of it came before). */
+Bool sp_code_known(Addr key);
 void sp_code_resend(void);
 /* Register the fork handlers; CHILDREN False: a forked child stops logging. */
 void sp_proc_init(Bool children);
