@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/binio.h"
+#include "core/hashtab.h"
 #include "trace/log_io.h"
 #include "trace/source_formats.h"
 
@@ -37,7 +39,7 @@ struct collect_proc {
 	bool ring_done;		/* its EXIT record came: the ring is unmapped after its chunk */
 };
 
-/* A CODE record written, by the hash of its payload (open addressing; len 0: empty slot). */
+/* A CODE record written, by the hash of its payload (hashtab: the key first, never 0). */
 struct code_seen {
 	uint64_t hash;
 	uint64_t off;		/* its payload in code_bytes */
@@ -47,8 +49,7 @@ struct code_seen {
 
 struct log_collector {
 	struct log_writer *w;
-	struct code_seen *seen;	/* cap_seen slots, a power of two, at most half used */
-	size_t cap_seen, n_seen;
+	struct hashtab seen;	/* of struct code_seen */
 	uint8_t *code_bytes;
 	size_t n_code_bytes, cap_code_bytes;
 	uint32_t n_codes;	/* CODE records written */
@@ -70,6 +71,7 @@ int log_collector_new(struct log_writer *w, log_collect_record_fn on_record,
 	if (!c)
 		return -ENOMEM;
 	c->w = w;
+	c->seen = (struct hashtab)HASHTAB_INIT(struct code_seen);
 	c->on_record = on_record;
 	c->ring_dirfd = -1;
 	return 0;
@@ -197,66 +199,32 @@ static int on_process(struct log_collector *c, struct collect_proc *p, uint8_t *
 	return 0;
 }
 
-static uint64_t code_hash(const uint8_t *p, uint32_t len)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
-	for (uint32_t i = 0; i + 8 <= len; i += 8) {
-		uint64_t v;
-		memcpy(&v, p + i, 8);
-		h = (h ^ v) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return h;
-}
-
-static int code_seen_grow(struct log_collector *c)
-{
-	size_t cap = c->cap_seen ? 2 * c->cap_seen : 4096;
-	struct code_seen *t = calloc(cap, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap_seen; i++) {
-		const struct code_seen *e = &c->seen[i];
-		if (!e->len)
-			continue;
-		size_t j = (size_t)e->hash & (cap - 1);
-		while (t[j].len)
-			j = (j + 1) & (cap - 1);
-		t[j] = *e;
-	}
-	free(c->seen);
-	c->seen = t;
-	c->cap_seen = cap;
-	return 0;
-}
-
 /* 1 and *INDEX when the log holds a CODE record with payload P already; else 0, and P is
- * remembered as the CODE record about to be written (while LOG_CODE_SAME_MAX_BYTES allow). */
+ * kept as the CODE record about to be written while LOG_CODE_SAME_MAX_BYTES allow (the rule
+ * readers follow: every CODE record that fits counts), and found by its hash unless an earlier,
+ * different payload has that hash (a repeat of this one is then written whole). */
 static int code_seen(struct log_collector *c, const uint8_t *p, uint32_t len, uint32_t *index)
 {
-	uint64_t h = code_hash(p, len);
-	if (c->cap_seen) {
-		for (size_t j = (size_t)h & (c->cap_seen - 1); c->seen[j].len; j = (j + 1) & (c->cap_seen - 1)) {
-			const struct code_seen *e = &c->seen[j];
-			if (e->hash == h && e->len == len && !memcmp(c->code_bytes + e->off, p, len)) {
-				*index = e->index;
-				return 1;
-			}
-		}
+	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, p, len);
+	struct code_seen *e = hashtab_find(&c->seen, h ? h : 1);
+	if (e && e->len == len && !memcmp(c->code_bytes + e->off, p, len)) {
+		*index = e->index;
+		return 1;
 	}
-	if (len == 0 || c->n_code_bytes + len > LOG_CODE_SAME_MAX_BYTES)
+	if (c->n_code_bytes + len > LOG_CODE_SAME_MAX_BYTES)
 		return 0;
-	if ((c->n_seen + 1) * 2 > c->cap_seen && code_seen_grow(c) < 0)
-		return -ENOMEM;
 	if (ALLOC_GROW(c->code_bytes, c->n_code_bytes + len, c->cap_code_bytes))
 		return -ENOMEM;
 	memcpy(c->code_bytes + c->n_code_bytes, p, len);
-	size_t j = (size_t)h & (c->cap_seen - 1);
-	while (c->seen[j].len)
-		j = (j + 1) & (c->cap_seen - 1);
-	c->seen[j] = (struct code_seen){ h, c->n_code_bytes, len, c->n_codes };
+	if (!e) {
+		int err = hashtab_insert(&c->seen, h ? h : 1, (void **)&e);
+		if (err < 0)
+			return err;
+		e->off = c->n_code_bytes;
+		e->len = len;
+		e->index = c->n_codes;
+	}
 	c->n_code_bytes += len;
-	c->n_seen++;
 	return 0;
 }
 
@@ -484,7 +452,7 @@ void log_collector_free(struct log_collector *c)
 		ring_unmap(&c->procs[i]);
 	}
 	free(c->procs);
-	free(c->seen);
+	hashtab_release(&c->seen);
 	free(c->code_bytes);
 	if (c->ring_dirfd >= 0)
 		close(c->ring_dirfd);

@@ -128,14 +128,16 @@ struct recon {
 	 * so they are freed when the next batch starts */
 	struct recon_sb *dead;
 	uint32_t n_sb_ids;	/* superblock numbers given */
-	/* version 5: the CODE records' payloads (code_off[i], i-th CODE record; UINT64_MAX: not
-	 * kept, as the writer did not), for the CODE_SAME records that name them */
+	/* version 5: the CODE records' payloads (codes[i]: the i-th CODE record's in code_bytes;
+	 * off UINT64_MAX: not kept, as the writer did not), for the CODE_SAME records naming them */
 	int keep_codes;
 	uint8_t *code_bytes;
 	size_t n_code_bytes, cap_code_bytes;
-	uint64_t *code_off;
-	uint32_t *code_len;
-	size_t n_codes, cap_codes, cap_code_len;
+	struct recon_code {
+		uint64_t off;
+		uint32_t len;
+	} *codes;
+	size_t n_codes, cap_codes;
 	/* totals */
 	uint64_t emitted, n_refs_total, n_chunks, decode_mismatches, max_insns;
 	int finished, err;

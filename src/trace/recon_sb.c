@@ -245,12 +245,10 @@ int recon_on_code(struct recon *r, const struct log_record *rec)
 int recon_keep_code(struct recon *r, const struct log_record *rec)
 {
 	bool keep = r->n_code_bytes + rec->len <= LOG_CODE_SAME_MAX_BYTES;
-	if (ALLOC_GROW(r->code_off, r->n_codes + 1, r->cap_codes) ||
-	    ALLOC_GROW(r->code_len, r->n_codes + 1, r->cap_code_len) ||
+	if (ALLOC_GROW(r->codes, r->n_codes + 1, r->cap_codes) ||
 	    (keep && ALLOC_GROW(r->code_bytes, r->n_code_bytes + rec->len, r->cap_code_bytes)))
 		return -ENOMEM;
-	r->code_off[r->n_codes] = keep ? r->n_code_bytes : UINT64_MAX;
-	r->code_len[r->n_codes++] = rec->len;
+	r->codes[r->n_codes++] = (struct recon_code){ keep ? r->n_code_bytes : UINT64_MAX, rec->len };
 	if (keep) {
 		memcpy(r->code_bytes + r->n_code_bytes, rec->payload, rec->len);
 		r->n_code_bytes += rec->len;
@@ -265,13 +263,13 @@ int recon_on_code_same(struct recon *r, const struct log_record *rec)
 		return recon_fail(r, -EBADMSG, "corrupt log: repeated superblock record of %u bytes in "
 			     "block at byte %llu", rec->len, (unsigned long long)rec->block_offset);
 	memcpy(&s, rec->payload, sizeof(s));
-	if (!r->keep_codes || s.reserved || s.index >= r->n_codes || r->code_off[s.index] == UINT64_MAX)
+	if (!r->keep_codes || s.reserved || s.index >= r->n_codes || r->codes[s.index].off == UINT64_MAX)
 		return recon_fail(r, -EBADMSG, "corrupt log: a repeated superblock record names superblock "
 			     "record %u, which the log does not hold (block at byte %llu)", s.index,
 			     (unsigned long long)rec->block_offset);
 	struct log_record code = *rec;
 	code.type = LOG_REC_CODE;
-	code.payload = r->code_bytes + r->code_off[s.index];
-	code.len = r->code_len[s.index];
+	code.payload = r->code_bytes + r->codes[s.index].off;
+	code.len = r->codes[s.index].len;
 	return recon_on_code(r, &code);
 }

@@ -656,8 +656,7 @@ static void recon_free(void *state)
 	free(r->refs);
 	free(r->evs);
 	free(r->code_bytes);
-	free(r->code_off);
-	free(r->code_len);
+	free(r->codes);
 	decode_cache_free(r->dc);
 	log_reader_free(r->rd);
 	free(r);
