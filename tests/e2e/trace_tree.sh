@@ -284,9 +284,11 @@ fi
 	> /dev/null 2>&1
 one=$(stat -c %s "$TMP/one.log") ten=$(stat -c %s "$TMP/ten.log")
 check "ten /bin/true log under 4.5x one /bin/true ($ten vs $one bytes)" test $((ten * 2)) -lt $((one * 9))
-trues=$("$SPENT" trace stats --json "$TMP/ten.log" | python3 -c 'import json, sys
-print(" ".join(str(p["instructions"]) for p in json.load(sys.stdin)["processes"] if p["cmdline"] == "/bin/true"))')
-ones=$("$SPENT" trace stats --json "$TMP/one.log" | python3 -c 'import json, sys
-print(" ".join(str(p["instructions"]) for p in json.load(sys.stdin)["processes"] if p["cmdline"] == "/bin/true"))')
+true_counts() { # LOG: the instructions of each /bin/true process in it
+	"$SPENT" trace stats --json "$1" | python3 -c 'import json, sys
+print(" ".join(str(p["instructions"]) for p in json.load(sys.stdin)["processes"] if p["cmdline"] == "/bin/true"))'
+}
+trues=$(true_counts "$TMP/ten.log")
+ones=$(true_counts "$TMP/one.log")
 check "... and each of the ten counts the instructions of the one ($ones: $trues)" \
 	test -n "$ones" -a "$(echo $trues | tr ' ' '\n' | sort -u | tr '\n' ' ')" = "$ones "
