@@ -359,6 +359,21 @@ static void teardown(struct daemon *d)
 
 /* ---- the loop ------------------------------------------------------------------------------- */
 
+/* The kernel's symbols a refused write kept from being saved at start, tried again now (after a
+ * merge that wrote: the disk takes files again). */
+void daemon_retry_kallsyms(struct daemon *d, uint64_t now)
+{
+	if (!d->kallsyms_unsaved)
+		return;
+	struct image_info k = { 0 };
+	image_describe_kernel(&k);
+	d->t_kallsyms_retry = now + 10000;
+	if (!dkernel_save_identity(d->cfg->db, "/proc/kallsyms", 0640, &k.id)) {
+		d->kallsyms_unsaved = false;
+		daemon_log(d, "saved the kernel's symbols in '%s' now", d->cfg->db);
+	}
+}
+
 static void merge_tick(struct daemon *d, uint64_t now)
 {
 	int r;
@@ -376,15 +391,8 @@ static void merge_tick(struct daemon *d, uint64_t now)
 		if (d->logged_err)
 			daemon_log(d, "writing to '%s' works again", d->cfg->db);
 		d->logged_err = 0;
-		if (d->kallsyms_unsaved && now >= d->t_kallsyms_retry) {
-			struct image_info k = { 0 };
-			image_describe_kernel(&k);
-			d->t_kallsyms_retry = now + 10000;
-			if (!dkernel_save_identity(d->cfg->db, "/proc/kallsyms", 0640, &k.id)) {
-				d->kallsyms_unsaved = false;
-				daemon_log(d, "saved the kernel's symbols in '%s' now", d->cfg->db);
-			}
-		}
+		if (now >= d->t_kallsyms_retry)
+			daemon_retry_kallsyms(d, now);
 		return;
 	}
 	/* disk full, read-only, ...: keep sampling, keep the counts, retry in a second */

@@ -154,12 +154,15 @@ static void reply(int fd, const char *s)
 	}
 }
 
-/* drain + merge everything; 0 or -errno */
+/* drain + merge everything, and the kernel's symbols a full disk kept back (a user who asks for
+ * a flush wants everything on disk now, not at the next 10 s retry); 0 or -errno */
 static int flush_all(struct daemon *d)
 {
 	int r = daemon_drain(d);
 
-	return r ? r : dmerge_finish(d->merge);
+	if (!r && !(r = dmerge_finish(d->merge)))
+		daemon_retry_kallsyms(d, daemon_now_ms());
+	return r;
 }
 
 static void handle(struct daemon *d, int fd, const char *cmd)

@@ -47,7 +47,8 @@ struct daemon {
 	uint64_t t_start, t_drain, t_merge, t_period, t_status, t_merge_retry, t_logged_err;
 	int logged_err;
 	/* the kernel's symbols could not be saved at start (a full disk): retried after merges
-	 * that wrote, at most every 10 s, so the epochs stay readable after a reboot */
+	 * that wrote, at most every 10 s, and at once after a `flush` that wrote, so the epochs
+	 * stay readable after a reboot */
 	bool kallsyms_unsaved;
 	bool db_moved;		/* the --db path stopped naming the locked directory */
 	bool sock_lost;		/* the control socket could not be made again (logged once) */
@@ -66,6 +67,7 @@ void daemon_log(struct daemon *d, const char *fmt, ...) __attribute__((format(pr
 uint64_t daemon_samples(struct daemon *d);
 /* Drain the aggregator into the pending profile (side-band first, then reap). */
 int daemon_drain(struct daemon *d);
+void daemon_retry_kallsyms(struct daemon *d, uint64_t now);
 
 /* daemon_ctl.c */
 int daemon_lock(struct daemon *d, char *err, size_t errlen);
