@@ -29,8 +29,8 @@ cd "$TMP" || exit 1
 "$SPENT" db "$TMP/cwd/db" epoch > /dev/null
 mv "$TMP/cwd/d.log" "$TMP/cwd/d.log.1"
 kill -HUP "$BG"
-# the daemon reopens its log at its next loop turn: until then its lines go to the moved file
-for _ in $(seq 1 100); do [ -e "$TMP/cwd/d.log" ] && break; sleep 0.05; done
+# the daemon opens its log again before its next line (the epoch's): its SIGHUP handler has run
+# before it reads that command (kill returned first; a handler runs before the daemon's next read)
 "$SPENT" db "$TMP/cwd/db" epoch > /dev/null
 check "daemon_sighup_with_log_keeps_running" kill -0 "$BG"
 check "daemon_sighup_reopens_the_log (new: $(tr '\n' '|' < "$TMP/cwd/d.log" 2>/dev/null))" \
