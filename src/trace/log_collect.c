@@ -42,7 +42,7 @@ struct collect_proc {
 /* A CODE record written, by the hash of its payload (hashtab: the key first, never 0). */
 struct code_seen {
 	uint64_t hash;
-	uint64_t off;		/* its payload in code_bytes */
+	uint64_t off;		/* its payload in codes.bytes */
 	uint32_t len;
 	uint32_t index;		/* among the log's CODE records */
 };
@@ -50,8 +50,7 @@ struct code_seen {
 struct log_collector {
 	struct log_writer *w;
 	struct hashtab seen;	/* of struct code_seen */
-	uint8_t *code_bytes;
-	size_t n_code_bytes, cap_code_bytes;
+	struct log_code_copies codes;
 	uint32_t n_codes;	/* CODE records written */
 	struct collect_proc *procs;
 	size_t n_procs, cap_procs;
@@ -207,24 +206,19 @@ static int code_seen(struct log_collector *c, const uint8_t *p, uint32_t len, ui
 {
 	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, p, len);
 	struct code_seen *e = hashtab_find(&c->seen, h ? h : 1);
-	if (e && e->len == len && !memcmp(c->code_bytes + e->off, p, len)) {
+	if (e && e->len == len && !memcmp(c->codes.bytes + e->off, p, len)) {
 		*index = e->index;
 		return 1;
 	}
-	if (c->n_code_bytes + len > LOG_CODE_SAME_MAX_BYTES)
-		return 0;
-	if (ALLOC_GROW(c->code_bytes, c->n_code_bytes + len, c->cap_code_bytes))
-		return -ENOMEM;
-	memcpy(c->code_bytes + c->n_code_bytes, p, len);
-	if (!e) {
-		int err = hashtab_insert(&c->seen, h ? h : 1, (void **)&e);
-		if (err < 0)
-			return err;
-		e->off = c->n_code_bytes;
-		e->len = len;
-		e->index = c->n_codes;
-	}
-	c->n_code_bytes += len;
+	uint64_t off;
+	int err = log_code_copies_add(&c->codes, p, len, &off);
+	if (err < 0 || off == UINT64_MAX || e)
+		return err;
+	if ((err = hashtab_insert(&c->seen, h ? h : 1, (void **)&e)) < 0)
+		return err;
+	e->off = off;
+	e->len = len;
+	e->index = c->n_codes;
 	return 0;
 }
 
@@ -453,7 +447,7 @@ void log_collector_free(struct log_collector *c)
 	}
 	free(c->procs);
 	hashtab_release(&c->seen);
-	free(c->code_bytes);
+	free(c->codes.bytes);
 	if (c->ring_dirfd >= 0)
 		close(c->ring_dirfd);
 	free(c);

@@ -33,6 +33,16 @@ int log_writer_commit(struct log_writer *w);
 int log_block_accel(size_t raw_len, size_t comp_len);
 /* Bytes written to the file so far. */
 uint64_t log_writer_bytes(const struct log_writer *w);
+/* Copies of the CODE payloads a CODE_SAME record may name (log_format.h: each CODE record, in
+ * log order, whose payload still fits in LOG_CODE_SAME_MAX_BYTES with those kept before it).
+ * The recorder and the readers keep them with the same function, so they agree on the rule. */
+struct log_code_copies {
+	uint8_t *bytes;
+	size_t n, cap;
+};
+/* The next CODE record's payload P (LEN bytes): *OFF its copy's offset in K->bytes, or
+ * UINT64_MAX when it does not fit (not kept, not an error). 0 or -ENOMEM. */
+int log_code_copies_add(struct log_code_copies *k, const uint8_t *p, uint32_t len, uint64_t *off);
 /* Free; removes the temporary file unless committed. Accepts NULL. */
 void log_writer_free(struct log_writer *w);
 

@@ -1,6 +1,8 @@
 /* trace/log_writer.c - writes `spent trace` logs: records batched into LZ4 blocks with a CRC,
  * into a temporary file renamed into place on commit (core/outfile.h: nothing partial is ever
- * left at PATH); an interrupted recording is committed with LOG_F_INCOMPLETE in its header. */
+ * left at PATH); an interrupted recording is committed with LOG_F_INCOMPLETE in its header.
+ * Also the copies of CODE payloads that CODE_SAME records name, kept alike by writer and
+ * readers. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include <lz4.h>
 
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "core/outfile.h"
 #include "trace/log_io.h"
@@ -195,4 +198,17 @@ void log_writer_free(struct log_writer *w)
 	binbuf_release(&w->raw);
 	free(w->comp);
 	free(w);
+}
+
+int log_code_copies_add(struct log_code_copies *k, const uint8_t *p, uint32_t len, uint64_t *off)
+{
+	*off = UINT64_MAX;
+	if (k->n + len > LOG_CODE_SAME_MAX_BYTES)
+		return 0;
+	if (ALLOC_GROW(k->bytes, k->n + len, k->cap))
+		return -ENOMEM;
+	memcpy(k->bytes + k->n, p, len);
+	*off = k->n;
+	k->n += len;
+	return 0;
 }

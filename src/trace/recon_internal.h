@@ -128,11 +128,11 @@ struct recon {
 	 * so they are freed when the next batch starts */
 	struct recon_sb *dead;
 	uint32_t n_sb_ids;	/* superblock numbers given */
-	/* version 5: the CODE records' payloads (codes[i]: the i-th CODE record's in code_bytes;
-	 * off UINT64_MAX: not kept, as the writer did not), for the CODE_SAME records naming them */
+	/* version 5: the CODE records' payloads (codes[i]: the i-th CODE record's in
+	 * code_copies; off UINT64_MAX: not kept, as the writer did not), for the CODE_SAME records
+	 * naming them */
 	int keep_codes;
-	uint8_t *code_bytes;
-	size_t n_code_bytes, cap_code_bytes;
+	struct log_code_copies code_copies;
 	struct recon_code {
 		uint64_t off;
 		uint32_t len;

@@ -244,15 +244,13 @@ int recon_on_code(struct recon *r, const struct log_record *rec)
 
 int recon_keep_code(struct recon *r, const struct log_record *rec)
 {
-	bool keep = r->n_code_bytes + rec->len <= LOG_CODE_SAME_MAX_BYTES;
-	if (ALLOC_GROW(r->codes, r->n_codes + 1, r->cap_codes) ||
-	    (keep && ALLOC_GROW(r->code_bytes, r->n_code_bytes + rec->len, r->cap_code_bytes)))
+	uint64_t off;
+	if (ALLOC_GROW(r->codes, r->n_codes + 1, r->cap_codes))
 		return -ENOMEM;
-	r->codes[r->n_codes++] = (struct recon_code){ keep ? r->n_code_bytes : UINT64_MAX, rec->len };
-	if (keep) {
-		memcpy(r->code_bytes + r->n_code_bytes, rec->payload, rec->len);
-		r->n_code_bytes += rec->len;
-	}
+	int err = log_code_copies_add(&r->code_copies, rec->payload, rec->len, &off);
+	if (err < 0)
+		return err;
+	r->codes[r->n_codes++] = (struct recon_code){ off, rec->len };
 	return 0;
 }
 
@@ -269,7 +267,7 @@ int recon_on_code_same(struct recon *r, const struct log_record *rec)
 			     (unsigned long long)rec->block_offset);
 	struct log_record code = *rec;
 	code.type = LOG_REC_CODE;
-	code.payload = r->code_bytes + r->codes[s.index].off;
+	code.payload = r->code_copies.bytes + r->codes[s.index].off;
 	code.len = r->codes[s.index].len;
 	return recon_on_code(r, &code);
 }

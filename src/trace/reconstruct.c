@@ -655,7 +655,7 @@ static void recon_free(void *state)
 	free(r->insns);
 	free(r->refs);
 	free(r->evs);
-	free(r->code_bytes);
+	free(r->code_copies.bytes);
 	free(r->codes);
 	decode_cache_free(r->dc);
 	log_reader_free(r->rd);
