@@ -32,8 +32,7 @@ struct log_reader {
 	uint64_t n_records;
 	int done;		/* 1 after END, <0 after an error */
 	char err[256];
-	bool zstd;		/* a version 3 log: zstd blocks */
-	uint32_t version;
+	uint32_t version;	/* LOG_VERSION_ZSTD (3): zstd blocks; else LZ4 */
 	ZSTD_DCtx *dctx;	/* zstd blocks only */
 };
 
@@ -111,9 +110,8 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 		log_reader_free(r);
 		return -EBADMSG;
 	}
-	r->zstd = version == LOG_VERSION_ZSTD;
 	r->version = version;
-	if (r->zstd && !(r->dctx = ZSTD_createDCtx())) {
+	if (version == LOG_VERSION_ZSTD && !(r->dctx = ZSTD_createDCtx())) {
 		log_reader_free(r);
 		return -ENOMEM;
 	}
@@ -176,7 +174,7 @@ static int load_block(struct log_reader *r)
 		return fail(r, -EBADMSG, "log truncated at byte %zu: the block header at byte %zu is "
 			    "incomplete", r->len, r->pos);
 	memcpy(h, r->data + r->pos, sizeof(h));
-	if (h[0] != (r->zstd ? LOG_BLOCK_MAGIC_ZSTD : LOG_BLOCK_MAGIC))
+	if (h[0] != (r->version == LOG_VERSION_ZSTD ? LOG_BLOCK_MAGIC_ZSTD : LOG_BLOCK_MAGIC))
 		return fail(r, -EBADMSG, "corrupt log: no block magic at byte %zu", r->pos);
 	if (h[1] == 0 || h[1] > LOG_BLOCK_MAX || h[2] == 0 || h[2] > LOG_BLOCK_COMP_MAX)
 		return fail(r, -EBADMSG, "corrupt log: impossible block lengths at byte %zu", r->pos);
@@ -187,7 +185,7 @@ static int load_block(struct log_reader *r)
 	if (binio_crc32(0, frame, h[2]) != h[3])
 		return fail(r, -EBADMSG, "corrupt log: checksum mismatch in block at byte %zu", r->pos);
 	size_t n;
-	if (r->zstd) {
+	if (r->version == LOG_VERSION_ZSTD) {
 		n = ZSTD_decompressDCtx(r->dctx, r->raw, LOG_BLOCK_MAX, frame, h[2]);
 		if (ZSTD_isError(n))
 			n = 0;
