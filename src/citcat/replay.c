@@ -202,11 +202,15 @@ static int check_args(struct citcat_replay *rp, const struct cc_rec *e, uint64_t
 		return -EPROTO;
 	}
 	if (bad) {
+		/* all six: a syscall that takes three still has r10, r8 and r9 compared (as rr
+		 * does), and the one CI failure seen differed only there, hidden behind "..." */
+		const uint64_t *r = e->u.sc.args;
 		cc_replay_fail(rp, -EPROTO, "divergence after %" PRIu64 " instructions at pc %#" PRIx64
 			    ": replay syscall %" PRIu64 "(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64
-			    ", ...), recorded %" PRIu64 "(%#" PRIx64 ", %#" PRIx64 ", %#" PRIx64
-			    ", ...)", rp->insns, pc, nr, a[0], a[1], a[2], e->u.sc.nr,
-			    e->u.sc.args[0], e->u.sc.args[1], e->u.sc.args[2]);
+			    ", %#" PRIx64 ", %#" PRIx64 ", %#" PRIx64 "), recorded %" PRIu64 "(%#"
+			    PRIx64 ", %#" PRIx64 ", %#" PRIx64 ", %#" PRIx64 ", %#" PRIx64 ", %#"
+			    PRIx64 ")", rp->insns, pc, nr, a[0], a[1], a[2], a[3], a[4], a[5],
+			    e->u.sc.nr, r[0], r[1], r[2], r[3], r[4], r[5]);
 		return -EPROTO;
 	}
 	return 0;

@@ -54,6 +54,9 @@ malform switch_here switch-to-4242 1
 refused switch_here "the replay executed a syscall, the recording has a thread switch"
 malform switch_bad_reason switch-to-4242 2
 refused switch_bad_reason "malformed"
+# a syscall whose last argument (r9) differs from the recorded one: the message names all six
+malform r9_differs set-r9 0x99
+refused r9_differs "replay syscall 231(0x7, 0, 0, 0, 0, 0), recorded 231(0x7, 0, 0, 0, 0, 0x99)"
 malform no_exec_map drop-all 3
 refused no_exec_map "no executable MAP record"
 # code the simulator stops on: a halt (it would resume past it, batch after batch), and zero

@@ -15,6 +15,7 @@ IN and OUT are recording files (DIR/recording). Operations, applied in order:
     set-pc VALUE         set rip (field 16) of the first REGS record (VALUE may be 0x...)
     poke-pc HEX          write the bytes HEX at the initial pc (a MEM record before START)
     switch-to-4242 WHY   a SWITCH to thread 4242 (never created) with reason WHY, after START
+    set-r9 VALUE         set the last argument (r9) of the first SYSCALL record
 """
 import os
 import re
@@ -123,6 +124,16 @@ def set_regs_pc(payload, pc):
     return put_uvarint(len(vals)) + b"".join(put_uvarint(v) for v in vals)
 
 
+def set_syscall_r9(payload, value):
+    """A SYSCALL payload is nr, six arguments, then the rest (ret, flags, state)."""
+    pos, vals = 0, []
+    for _ in range(7):
+        v, pos = uvarint(payload, pos)
+        vals.append(v)
+    vals[6] = value
+    return b"".join(put_uvarint(v) for v in vals) + payload[pos:]
+
+
 def main():
     src, dst, ops = sys.argv[1], sys.argv[2], sys.argv[3:]
     if src == "synth":
@@ -142,6 +153,9 @@ def main():
         elif op == "switch-to-4242":
             start = next(j for j, r in enumerate(recs) if r[0] == REC_START)
             recs.insert(start + 1, (REC_SWITCH, put_uvarint(4242) + put_uvarint(arg)))
+        elif op == "set-r9":
+            idx = next(j for j, r in enumerate(recs) if r[0] == REC_SYSCALL)
+            recs[idx] = (REC_SYSCALL, set_syscall_r9(recs[idx][1], arg))
         elif op == "drop-first":
             idx = next(j for j, r in enumerate(recs) if r[0] == arg)
             del recs[idx]
