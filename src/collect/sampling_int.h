@@ -84,6 +84,10 @@ int sampling_task_reread_comm(struct sampling *s, uint32_t pid, uint32_t tid);
  * TID's EXIT record, before the tid can be reused. set: 0 or -ENOMEM. */
 bool sampling_task_followed(struct sampling *s, uint32_t tid);
 int sampling_task_set_followed(struct sampling *s, uint32_t tid, bool followed);
+/* Whether TID's mark was set after FORK_NS (CLOCK_MONOTONIC, a FORK record's time; within a
+ * margin, see sampling_tasks.c): the task that fork made is the one followed. A mark set
+ * before is a task that had the tid earlier and whose EXIT record was lost (a full ring). */
+bool sampling_task_followed_since(struct sampling *s, uint32_t tid, uint64_t fork_ns);
 /* The profile task of (PID, TID) under its current name (interned on first use). */
 int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t *idx);
 void sampling_tasks_release(struct sampling *s);

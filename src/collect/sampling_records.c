@@ -297,6 +297,7 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 	}
 	case PERF_RECORD_FORK: {
 		uint32_t tid, ptid;
+		uint64_t fork_ns = 0;
 		int err = 0;
 		if (blen < 16)
 			return 0;
@@ -304,11 +305,18 @@ static int on_record(struct sampling *s, const struct perf_event_header *h)
 		memcpy(&ppid, b + 4, 4);
 		memcpy(&tid, b + 8, 4);
 		memcpy(&ptid, b + 12, 4);
+		if (blen >= 24)
+			memcpy(&fork_ns, b + 16, 8);
 		/* per-thread: opened already by the scan that follows its creator's opening
 		 * (sampling_follow.c), with its maps and name as /proc had them then, newer than
-		 * this record's */
-		if (s->cfg.per_thread && tid != ptid && sampling_task_followed(s, tid))
-			return 0;
+		 * this record's. A mark older than the fork belongs to the tid's previous task,
+		 * whose EXIT record a full ring lost: this task is new and is followed. */
+		if (s->cfg.per_thread && tid != ptid && sampling_task_followed(s, tid)) {
+			if (sampling_task_followed_since(s, tid, fork_ns))
+				return 0;
+			if ((err = sampling_task_set_followed(s, tid, false)))
+				return err;
+		}
 		if (pid != ppid)
 			err = procmaps_fork(s->maps, (pid_t)ppid, (pid_t)pid);
 		if (!err && tid != ptid)

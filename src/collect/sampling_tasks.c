@@ -19,6 +19,7 @@ struct sampling_thread {
 	uint32_t task;		/* profile task index, SPENT_PROFILE_NO_TASK until first needed */
 	char comm[16];		/* "" until known */
 	bool followed;		/* --per-thread: its own events are open (until its EXIT record) */
+	uint64_t followed_ns;	/* CLOCK_MONOTONIC when followed was last set */
 };
 
 static uint64_t clock_ns(clockid_t c)
@@ -114,9 +115,24 @@ bool sampling_task_followed(struct sampling *s, uint32_t tid)
 int sampling_task_set_followed(struct sampling *s, uint32_t tid, bool followed)
 {
 	struct sampling_thread *t = thread_slot(s, tid, followed);
-	if (t)
+	if (t) {
 		t->followed = followed;
+		if (followed)
+			t->followed_ns = clock_ns(CLOCK_MONOTONIC);
+	}
 	return t || !followed ? 0 : -ENOMEM;
+}
+
+/* The kernel lists a new task in /proc a little before it writes the FORK record (and takes
+ * that record's time), so a scan can open the task first: a mark up to this much older than
+ * the fork is still the task's own. A tid comes back only after pid_max others (32768 at
+ * least): far more forks than fit in 100 ms. */
+#define FOLLOWED_BEFORE_FORK_NS 100000000ull
+
+bool sampling_task_followed_since(struct sampling *s, uint32_t tid, uint64_t fork_ns)
+{
+	const struct sampling_thread *t = thread_slot(s, tid, false);
+	return t && t->followed && t->followed_ns + FOLLOWED_BEFORE_FORK_NS >= fork_ns;
 }
 
 int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t *idx)

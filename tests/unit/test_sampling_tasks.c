@@ -1,7 +1,8 @@
 /* tests/unit/test_sampling_tasks.c - thread names in record (collect/sampling_tasks.c): COMM
  * records rename a thread (a new task from then on), FORK gives a new thread or child its
  * parent's name and forgets what a reused tid was called, unknown threads get perf's ":TID",
- * and sample times convert to the wall clock. */
+ * --per-thread's followed marks are told from a reused tid's, and sample times convert to the
+ * wall clock. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -87,6 +88,34 @@ static void unknown_and_reused(void **state)
 	sampling_free(s);
 }
 
+static uint64_t mono_now(void)
+{
+	struct timespec m;
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
+}
+
+/* --per-thread's followed mark against a FORK record's time: a mark set after the fork (a
+ * scan opened the task first, even a little before the kernel wrote the record) is the
+ * task's own; one set long before the fork is a reused tid's previous task, whose EXIT record
+ * was lost, and must not keep the new task unfollowed. */
+static void followed_mark_and_fork_time(void **state)
+{
+	struct sampling *s = new_sampler();
+	uint64_t before = mono_now();
+	assert_false(sampling_task_followed_since(s, P + 20, before));
+	assert_int_equal(sampling_task_set_followed(s, P + 20, true), 0);
+	uint64_t after = mono_now();
+	assert_true(sampling_task_followed(s, P + 20));
+	assert_true(sampling_task_followed_since(s, P + 20, before));	/* scan after the fork */
+	assert_true(sampling_task_followed_since(s, P + 20, after + 1000000));	/* 1 ms early */
+	assert_false(sampling_task_followed_since(s, P + 20, after + 2000000000ull)); /* stale */
+	/* the EXIT record clears it: no task, no mark */
+	assert_int_equal(sampling_task_set_followed(s, P + 20, false), 0);
+	assert_false(sampling_task_followed_since(s, P + 20, before));
+	sampling_free(s);
+}
+
 static void wall_clock(void **state)
 {
 	struct sampling *s = new_sampler();
@@ -106,6 +135,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(comm_and_fork),
 		cmocka_unit_test(unknown_and_reused),
+		cmocka_unit_test(followed_mark_and_fork_time),
 		cmocka_unit_test(wall_clock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
