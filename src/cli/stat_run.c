@@ -122,6 +122,14 @@ static void set_identity(struct stat_row *rows, size_t n, int tid, int pid, int 
 	}
 }
 
+/* -I with a breakdown: each thread's (slot's, CPU's) reading at the last interval row, so that
+ * every interval prints what each did since, as perf does. Entry K is os.n values: the K-th
+ * thread of the tracker's list (which only grows) or slot K. */
+struct since_last {
+	struct count_value *v;
+	size_t n;	/* entries */
+};
+
 struct run_ctx {
 	const struct stat_opts *opts;
 	const struct stat_events *se;
@@ -133,9 +141,48 @@ struct run_ctx {
 	struct count_value *totals;	/* the last reading */
 	struct count_value *prev;	/* -I: the reading at the last interval row */
 	double prev_seconds;	/* -I: its time (the next interval's rates are over the gap) */
+	struct since_last tasks, cpus;	/* -I: the breakdowns' readings there */
 };
 
-static void print_breakdown(struct run_ctx *rc, const struct thread_counts *th, size_t nth)
+/* CUR minus PREV into DELTA (N values), and PREV becomes CUR. Whether the counters were
+ * enabled meanwhile: a thread that did not run has nothing to show. */
+static bool delta_since(size_t n, const struct count_value *cur, struct count_value *prev,
+			struct count_value *delta)
+{
+	bool ran = false;
+	for (size_t i = 0; i < n; i++) {
+		delta[i].value = cur[i].value - prev[i].value;
+		delta[i].enabled = cur[i].enabled - prev[i].enabled;
+		delta[i].running = cur[i].running - prev[i].running;
+		ran |= delta[i].enabled != 0;
+		prev[i] = cur[i];
+	}
+	return ran;
+}
+
+/* Entry K of SL (zeros until first read), grown as threads appear; NULL without memory. */
+static struct count_value *since_last_at(struct since_last *sl, size_t k, size_t nvals)
+{
+	if (k >= sl->n) {
+		size_t n = 2 * k + 16;
+		struct count_value *v = realloc(sl->v, n * nvals * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + sl->n * nvals, 0, (n - sl->n) * nvals * sizeof(*v));
+		sl->v = v;
+		sl->n = n;
+	}
+	return &sl->v[k * nvals];
+}
+
+/* Where breakdown rows go: the whole run (TS < 0) or the interval ending at TS. */
+struct rows_at {
+	double elapsed_ns;	/* for rates: the run's, or the interval's length */
+	double ts;
+};
+
+static void print_breakdown(struct run_ctx *rc, const struct thread_counts *th, size_t nth,
+			    struct rows_at at)
 {
 	struct count_value *acc = calloc(rc->os.n, sizeof(*acc));
 	bool *done = calloc(nth, sizeof(bool));
@@ -145,7 +192,7 @@ static void print_breakdown(struct run_ctx *rc, const struct thread_counts *th, 
 		if (rc->opts->per_thread) {
 			fill_rows(rc->se, &rc->os, th[t].values, rc->rows, &rc->nrows);
 			set_identity(rc->rows, rc->nrows, th[t].tid, th[t].pid, -1, th[t].comm);
-			stat_print_rows(rc->out, rc->rows, rc->nrows, rc->elapsed_ns, -1);
+			stat_print_rows(rc->out, rc->rows, rc->nrows, at.elapsed_ns, at.ts);
 		}
 		if (!rc->opts->per_process || done[t])
 			continue;
@@ -163,17 +210,43 @@ static void print_breakdown(struct run_ctx *rc, const struct thread_counts *th, 
 		}
 		fill_rows(rc->se, &rc->os, acc, rc->rows, &rc->nrows);
 		set_identity(rc->rows, rc->nrows, -1, th[t].pid, -1, comm);
-		stat_print_rows(rc->out, rc->rows, rc->nrows, rc->elapsed_ns, -1);
+		stat_print_rows(rc->out, rc->rows, rc->nrows, at.elapsed_ns, at.ts);
 	}
-	if (rc->out->format == STAT_TABLE)
+	if (rc->out->format == STAT_TABLE && at.ts < 0)
 		fputc('\n', rc->out->f);
 out:
 	free(acc);
 	free(done);
 }
 
+/* The threads' rows of one interval: each one's counts since the last, for those that ran
+ * (a thread that had ended before the interval, or slept through it, has no row). TH, NTH are
+ * readings now, in the same order every time. */
+static void print_breakdown_since(struct run_ctx *rc, const struct thread_counts *th, size_t nth,
+				  struct rows_at at)
+{
+	size_t n = rc->os.n, m = 0;
+	struct thread_counts *d = calloc(nth ? nth : 1, sizeof(*d));
+	struct count_value *vals = calloc(nth ? nth * n : 1, sizeof(*vals));
+	for (size_t t = 0; d && vals && t < nth; t++) {
+		struct count_value *prev = since_last_at(&rc->tasks, t, n);
+		if (!prev)
+			break;
+		d[m] = th[t];
+		d[m].values = &vals[m * n];
+		if (delta_since(n, th[t].values, prev, d[m].values))
+			m++;
+	}
+	if (d && vals)
+		print_breakdown(rc, d, m, at);
+	if (m && rc->out->format == STAT_TABLE)
+		fputc('\n', rc->out->f);	/* the next interval's totals, or the run's rows */
+	free(d);
+	free(vals);
+}
+
 /* -p: the threads that existed at attach, each with what it and its later children did. */
-static void print_slot_breakdown(struct run_ctx *rc, struct counting *c)
+static void print_slot_breakdown(struct run_ctx *rc, struct counting *c, struct rows_at at)
 {
 	size_t n = counting_n_slots(c);
 	struct thread_counts *th = calloc(n, sizeof(*th));
@@ -190,27 +263,42 @@ static void print_slot_breakdown(struct run_ctx *rc, struct counting *c)
 				snprintf(th[s].comm, sizeof(th[s].comm), "%s", counting_slot_comm(c, s));
 			counting_read_slot(c, s, th[s].values);
 		}
-		print_breakdown(rc, th, n);
+		if (at.ts < 0)
+			print_breakdown(rc, th, n, at);
+		else
+			print_breakdown_since(rc, th, n, at);
 	}
 	free(th);
 	free(vals);
 }
 
-static void print_per_cpu(struct run_ctx *rc, struct counting *c)
+/* Every CPU's row (-a --per-cpu): over the run, or since the last interval row. */
+static void print_per_cpu(struct run_ctx *rc, struct counting *c, struct rows_at at)
 {
 	struct count_value *vals = calloc(rc->os.n, sizeof(*vals));
-	if (!vals)
-		return;
+	struct count_value *delta = calloc(rc->os.n, sizeof(*delta));
+	if (!vals || !delta)
+		goto out;
 	for (size_t s = 0; s < counting_n_slots(c); s++) {
 		if (counting_read_slot(c, s, vals))
 			continue;
-		fill_rows(rc->se, &rc->os, vals, rc->rows, &rc->nrows);
+		const struct count_value *shown = vals;
+		if (at.ts >= 0) {
+			struct count_value *prev = since_last_at(&rc->cpus, s, rc->os.n);
+			if (!prev)
+				break;
+			delta_since(rc->os.n, vals, prev, delta);
+			shown = delta;	/* an idle CPU's row too: perf prints every CPU */
+		}
+		fill_rows(rc->se, &rc->os, shown, rc->rows, &rc->nrows);
 		set_identity(rc->rows, rc->nrows, -1, -1, counting_slot_id(c, s), NULL);
-		stat_print_rows(rc->out, rc->rows, rc->nrows, rc->elapsed_ns, -1);
+		stat_print_rows(rc->out, rc->rows, rc->nrows, at.elapsed_ns, at.ts);
 	}
 	if (rc->out->format == STAT_TABLE)
 		fputc('\n', rc->out->f);
+out:
 	free(vals);
+	free(delta);
 }
 
 /* Read totals, minus PREV when given (intervals), into the rows. */
@@ -227,25 +315,43 @@ static int read_into_rows(struct run_ctx *rc, struct counting *c, struct count_v
 	struct count_value *delta = calloc(rc->os.n, sizeof(*delta));
 	if (!delta)
 		return -ENOMEM;
-	for (size_t i = 0; i < rc->os.n; i++) {
-		delta[i].value = totals[i].value - prev[i].value;
-		delta[i].enabled = totals[i].enabled - prev[i].enabled;
-		delta[i].running = totals[i].running - prev[i].running;
-		prev[i] = totals[i];
-	}
+	delta_since(rc->os.n, totals, prev, delta);
 	fill_rows(rc->se, &rc->os, delta, rc->rows, &rc->nrows);
 	free(delta);
 	return 0;
 }
 
-/* With -I: the counts since the last interval row, as one more row. */
+/* The breakdowns asked for (per thread, per process, per CPU), over AT. */
+static void print_breakdowns(struct run_ctx *rc, struct spent_stat *s, struct rows_at at)
+{
+	const struct stat_opts *o = rc->opts;
+	struct counting *c = stat_session_counting(s);
+	const struct thread_counts *th;
+	size_t nth;
+	if (stat_session_tracker(s) && thread_tracker_results(stat_session_tracker(s), &th, &nth) == 0) {
+		if (at.ts < 0)
+			print_breakdown(rc, th, nth, at);
+		else
+			print_breakdown_since(rc, th, nth, at);
+	} else if (o->pid && (o->per_thread || o->per_process)) {
+		print_slot_breakdown(rc, c, at);
+	}
+	if (o->per_cpu)
+		print_per_cpu(rc, c, at);
+}
+
+/* With -I: the counts since the last interval row, as one more row, then each thread's
+ * (process's, CPU's) since then when broken down. */
 static void print_interval(void *arg, struct spent_stat *s, double seconds)
 {
 	struct run_ctx *rc = arg;
 	double len_ns = (seconds - rc->prev_seconds) * 1e9;
 	rc->prev_seconds = seconds;
-	if (read_into_rows(rc, stat_session_counting(s), rc->totals, rc->prev) == 0)
-		stat_print_rows(rc->out, rc->rows, rc->nrows, len_ns > 0 ? len_ns : 0, seconds);
+	if (read_into_rows(rc, stat_session_counting(s), rc->totals, rc->prev) != 0)
+		return;
+	struct rows_at at = { .elapsed_ns = len_ns > 0 ? len_ns : 0, .ts = seconds };
+	stat_print_rows(rc->out, rc->rows, rc->nrows, at.elapsed_ns, at.ts);
+	print_breakdowns(rc, s, at);
 }
 
 static void warn_user(void *arg, const char *msg)
@@ -254,21 +360,13 @@ static void warn_user(void *arg, const char *msg)
 	cli_warn("%s", msg);
 }
 
-/* After the run: the breakdowns asked for, then the totals back in the rows. */
+/* After the run: the breakdowns asked for over the whole run, then the totals back in the
+ * rows. */
 static void print_details(struct run_ctx *rc, struct spent_stat *s)
 {
-	const struct stat_opts *o = rc->opts;
-	struct counting *c = stat_session_counting(s);
-	const struct thread_counts *th;
-	size_t nth;
-	if (stat_session_tracker(s) && thread_tracker_results(stat_session_tracker(s), &th, &nth) == 0)
-		print_breakdown(rc, th, nth);
-	else if (o->pid && (o->per_thread || o->per_process))
-		print_slot_breakdown(rc, c);
-	if (o->per_cpu)
-		print_per_cpu(rc, c);
+	print_breakdowns(rc, s, (struct rows_at){ .elapsed_ns = rc->elapsed_ns, .ts = -1 });
 	/* the breakdown printed rows of its own: the totals follow */
-	read_into_rows(rc, c, rc->totals, NULL);
+	read_into_rows(rc, stat_session_counting(s), rc->totals, NULL);
 }
 
 /* One run through the library's counting session (spent/stat.h): returns the exit status to
@@ -317,6 +415,9 @@ out:
 	spent_stat_free(s);
 	free(rc->prev);
 	rc->prev = NULL;
+	free(rc->tasks.v);
+	free(rc->cpus.v);
+	rc->tasks = rc->cpus = (struct since_last){ 0 };
 	return status;
 }
 

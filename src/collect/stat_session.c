@@ -265,6 +265,10 @@ int spent_stat_wait(struct spent_stat *s, int *status)
 			s->status = 1 << 8;	/* cannot be waited for: exit code 1 */
 		s->reaped = command;
 	}
+	/* the run ends here: counters that would go on (every CPU with -a, a -p process that
+	 * lives on after Ctrl-C) stop, so the last -I row, the breakdowns and the totals, all
+	 * read after this, are the same readings and add up */
+	counting_disable(s->c);
 	s->end_ns = now_ns();
 	if (command)
 		s->exit_code = workload_exit_code(s->status);

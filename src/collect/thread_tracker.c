@@ -251,8 +251,15 @@ int thread_tracker_results(struct thread_tracker *t, const struct thread_counts 
 		return -ENOMEM;
 	for (size_t i = 0; i < t->n; i++) {
 		struct tracked *th = &t->threads[i];
-		if (th->counters)
+		if (th->counters) {
 			counting_read_slot(th->counters, 0, th->tc.values);
+			/* its name now: the root was named before its exec, and -I reads alive
+			 * threads every interval */
+			char comm[16] = "";
+			read_comm(th->tc.tid, comm);
+			if (comm[0])
+				memcpy(th->tc.comm, comm, sizeof(comm));
+		}
 		t->results[i] = th->tc;
 	}
 	*out = t->results;

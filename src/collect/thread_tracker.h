@@ -47,7 +47,8 @@ int thread_tracker_attach(struct thread_tracker *t, pid_t root, size_t *bad_even
  */
 int thread_tracker_handle(struct thread_tracker *t, pid_t tid, int status, int *root_status);
 
-/* Every thread seen, exited or alive (alive ones read now). Owned by T. */
+/* Every thread seen, exited or alive (alive ones read now, with their names now), in the
+ * order they were seen (a later call lists the same threads first). Owned by T. */
 int thread_tracker_results(struct thread_tracker *t, const struct thread_counts **out, size_t *n);
 
 #endif

@@ -43,6 +43,39 @@ for ev in ("task-clock", "page-faults"):
         print(f"FAIL per-thread {ev} rows add up to {s:.1f}, total {total[ev]:.1f}")
 PY
 
+# -I with a breakdown: every interval has each thread's (process's, CPU's) counts since the last,
+# as perf prints them, so a thread's interval rows add up exactly to its row for the whole run
+# (the same counters read at each interval and at its exit). -I 10 on a run of 0.07-0.3 s.
+interval_rows_add_up() { # JSON KEY: for every KEY (thread or pid), the interval rows' sum
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+key = sys.argv[2]
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"event"' in l]
+by = [r for r in rows if key in r and (key == "thread" or "thread" not in r)]
+whole = {(r[key], r["event"]): r["counter_value"] for r in by if "interval" not in r}
+parts, stamps = {}, set()
+for r in by:
+    if "interval" in r:
+        k = (r[key], r["event"])
+        parts[k] = parts.get(k, 0) + r["counter_value"]
+        stamps.add(r["interval"])
+names = {r["comm"] for r in by} if key != "cpu" else {"threads3"}
+bad = [k for k in whole if parts.get(k, 0) != whole[k]] + [k for k in parts if k not in whole]
+print(f"{len(whole)} {key} rows, {len(stamps)} intervals with {key} rows, names {sorted(names)}, "
+      f"{len(bad)} sums differ {bad[:3]}")
+sys.exit(0 if whole and len(stamps) >= 2 and not bad and names == {"threads3"} else 1)
+PY
+}
+"$SPENT" stat -I 10 --per-thread --json -o "$TMP/it.json" -e task-clock,page-faults -- "$PROGS/threads3" 30 > /dev/null
+out=$(interval_rows_add_up "$TMP/it.json" thread)
+check "-I --per-thread: each thread's interval rows add up to its run's row ($out)" test $? -eq 0
+"$SPENT" stat -I 10 --per-process --json -o "$TMP/ip.json" -e task-clock,page-faults -- "$PROGS/threads3" 30 > /dev/null
+out=$(interval_rows_add_up "$TMP/ip.json" pid)
+check "-I --per-process: the process's interval rows add up to its run's row ($out)" test $? -eq 0
+"$SPENT" stat -a --per-cpu -I 50 --json -o "$TMP/ic.json" -e cpu-clock -- sleep 0.2
+out=$(interval_rows_add_up "$TMP/ic.json" cpu)
+check "-a --per-cpu -I: each CPU's interval rows add up to its run's row ($out)" test $? -eq 0
+
 "$SPENT" stat --per-process --json -o "$TMP/p.json" -e page-faults -- sh -c "$PROGS/sleeper; $PROGS/sleeper"
 n=$(grep -c '"comm":"sleeper"' "$TMP/p.json")
 check "--per-process shows both sleeper processes of sh -c 'prog; prog' ($n rows)" test "$n" -eq 2
