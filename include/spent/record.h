@@ -51,7 +51,11 @@ struct spent_record_opts {
 	uint64_t freq;		/* samples per second (clamped to the kernel's maximum); 0: none */
 	uint64_t period;	/* sample every PERIOD events; 0 and no freq: the preset period */
 	enum spent_record_callgraph callgraph;
-	int per_thread;		/* one event per thread (threads created later too), not inherited */
+	/* one event per thread (threads created later too), not inherited. With a command, the
+	 * calling process is a child subreaper until spent_record_wait() returns: the command's
+	 * orphans are reparented to it, followed and reaped (children it had before the start are
+	 * left alone; one it forks meanwhile is taken for an orphan) */
+	int per_thread;
 	spent_record_warn_fn warn;	/* NULL: warnings are dropped */
 	void *warn_arg;
 	/* bytes of user stack copied per sample for SPENT_RECORD_CG_DWARF (perf's dwarf,SIZE):

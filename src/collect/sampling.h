@@ -59,6 +59,11 @@ void sampling_free(struct sampling *s);
  */
 int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *failed_event);
 
+/* Per-thread mode: process PID, found in /proc rather than by a FORK record (an orphan of the
+ * recorded tree that came to a child subreaper), is followed with its threads and children,
+ * its maps read now. Already followed: nothing. 0 or -ENOMEM. */
+int sampling_follow_process(struct sampling *s, pid_t pid);
+
 /* Wait up to TIMEOUT_MS for data, then read every ring. 0 or -errno. */
 int sampling_poll(struct sampling *s, int timeout_ms);
 /* Read everything left (after the target exited) and stop the events. */

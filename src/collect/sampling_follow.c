@@ -12,7 +12,8 @@
  * into T's ring and is followed when that is read. One created before is listed in T's
  * children or its process's threads when they are read, which is after the open, unless it
  * has ended by then: its samples are over, and only its own orphans (reparented away from it,
- * so listed under no followed task) are missed. A task created between the open and the scan
+ * so listed under no followed task) are missed here; they come to the recorder, a child
+ * subreaper, which follows them (collect/record.c). A task created between the open and the scan
  * is found both ways; the followed mark (sampling_task_followed) opens it once.
  */
 #include <errno.h>
@@ -93,13 +94,15 @@ static int open_task(struct sampling *s, pid_t pid, pid_t tid)
 	return err ? err : 1;
 }
 
-int sampling_follow_task(struct sampling *s, pid_t pid, pid_t tid)
+/* Open TID of PID and what it made before, recursively; FIRST_BY_SCAN: PID itself was found
+ * in /proc, not by its FORK record. */
+static int follow(struct sampling *s, pid_t pid, pid_t tid, bool first_by_scan)
 {
 	struct found_tasks w = { 0 };
 	int err = push(&w, pid, tid);
 	while (!err && w.n) {
 		struct found_task t = w.v[--w.n];
-		bool by_scan = t.pid != pid || t.tid != tid;
+		bool by_scan = first_by_scan || t.pid != pid || t.tid != tid;
 		if (sampling_task_followed(s, (uint32_t)t.tid))
 			continue;	/* listed twice, or opened since its FORK record was written */
 		int opened = open_task(s, t.pid, t.tid);
@@ -120,4 +123,14 @@ int sampling_follow_task(struct sampling *s, pid_t pid, pid_t tid)
 	}
 	free(w.v);
 	return err;
+}
+
+int sampling_follow_task(struct sampling *s, pid_t pid, pid_t tid)
+{
+	return follow(s, pid, tid, false);
+}
+
+int sampling_follow_process(struct sampling *s, pid_t pid)
+{
+	return follow(s, pid, pid, true);
 }
