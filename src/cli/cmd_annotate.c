@@ -9,6 +9,7 @@
 
 #include "core/alloc.h"
 #include "analysis/annotate.h"
+#include "analysis/report.h"
 #include "cli/cli.h"
 #include "cli/parse_options.h"
 #include "cli/profile_input.h"
@@ -21,7 +22,7 @@ struct annotate_opts {
 	struct profile_selection sel;	/* --epoch, --since, --until */
 	struct opt_string_list event_lists;	/* every -e, in order */
 	char *events;		/* the -e lists as one "a,b,c"; NULL: every event */
-	const char *symbol;
+	const char *symbol;	/* NULL: the function with the most samples */
 	int json;
 	int demangle;		/* --no-demangle: names as in the symbol table */
 };
@@ -58,13 +59,14 @@ static void source_load(struct source *s, const char *path)
 	fclose(f);
 }
 
-static const char *const annotate_usage[] = { "spent annotate [-i DIR] [-e EVS]... [--json] SYMBOL",
+static const char *const annotate_usage[] = { "spent annotate [-i DIR] [-e EVS]... [--json] [SYMBOL]",
 					       NULL };
 static const struct parse_usage annotate_pu = {
 	"annotate", annotate_usage,
 	"one function's instructions with samples and source lines (dcpilist)",
-	"Disassembles SYMBOL from the profile's image and prints the samples of every instruction, "
-	"per event, with the source lines interleaved.",
+	"Disassembles SYMBOL (default: the function with the most samples of the first event) from "
+	"the profile's image and prints the samples of every instruction, per event, with the "
+	"source lines interleaved.",
 };
 
 static int parse_args(int argc, char **argv, struct annotate_opts *o)
@@ -82,13 +84,10 @@ static int parse_args(int argc, char **argv, struct annotate_opts *o)
 	int n = parse_options(argc, argv, opts, &annotate_pu, 0);
 	if (n < 0)
 		return n;
-	if (n == 0)
-		return parse_options_error(&annotate_pu, "no function to annotate: give a symbol name, "
-					   "e.g. 'spent annotate main'");
 	if (n > 1)
 		return parse_options_error(&annotate_pu, "more than one symbol given ('%s' and '%s'): "
 					   "annotate one function", argv[0], argv[1]);
-	o->symbol = argv[0];
+	o->symbol = n ? argv[0] : NULL;
 	demangle_set_enabled(o->demangle);
 	if (profile_selection_check(&o->sel, &annotate_pu))
 		return PARSE_OPT_ERROR;
@@ -162,6 +161,32 @@ static void print_json(const struct spent_profile *p, const struct annotate *a, 
 	}
 }
 
+/* No SYMBOL: the function with the most samples of EV (what `spent report` lists first, as
+ * perf annotate starts with it), named as the report names it (IMAGE+0xOFF where no symbol
+ * covers the code); kernel functions are skipped (their code is not read). Into NAME, or
+ * -ENOENT when no sample is placed in a function that can be annotated. */
+static int hottest_function(const struct spent_profile *p, struct symbols *sym, uint32_t ev,
+			    char *name, size_t len)
+{
+	struct report_config cfg = { .by = REPORT_BY_FUNCTION, .events = &ev, .nevents = 1 };
+	struct report *r = NULL;
+	int err = report_build(p, sym, &cfg, &r);
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < r->nrows && err; i++) {
+		const struct report_row *row = &r->rows[i];
+		if (!row->self[0])
+			break;	/* sorted: nothing sampled follows */
+		if (!row->symbol || row->image[0] == '[')	/* [unknown], [kernel.kallsyms], [vdso] */
+			continue;
+		snprintf(name, len, "%s", row->symbol);
+		err = 0;
+	}
+	report_free(r);
+	return err;
+}
+
 int cmd_annotate(int argc, char **argv)
 {
 	struct annotate_opts o = { .input = "spent.profile", .demangle = 1 };
@@ -199,6 +224,19 @@ int cmd_annotate(int argc, char **argv)
 	if (!nev) {
 		cli_error("no readable samples in profile '%s'", o.input);
 		goto out;
+	}
+	char hottest[1024];
+	if (!o.symbol) {
+		err = hottest_function(p, sym, evs[0], hottest, sizeof(hottest));
+		if (err == -ENOENT) {
+			cli_error("no samples of '%s' in a function of profile '%s' to annotate",
+				  spent_profile_event_get(p, evs[0])->name, o.input);
+			goto out;
+		} else if (err) {
+			cli_error("cannot rank the functions of profile '%s': %s", o.input, strerror(-err));
+			goto out;
+		}
+		o.symbol = hottest;
 	}
 	long unreadable;
 	err = annotate_function(p, sym, o.symbol, evs, nev, &a, &why, &unreadable);

@@ -60,8 +60,8 @@ done
 check record_man_lists_per_thread grep -q 'per\\-thread' "$TMP/record.man"
 "$SPENT" report --by nonsense -i "$TMP/two" 2>"$TMP/err"; rc=$?
 check report_bad_view_exits_2 test "$rc" -eq 2 -a "$(wc -l < "$TMP/err")" -eq 1
-"$SPENT" annotate -i "$TMP/two" 2>"$TMP/err"; rc=$?
-check annotate_without_symbol_exits_2 test "$rc" -eq 2
+"$SPENT" annotate -i "$TMP/two" a b 2>"$TMP/err"; rc=$?
+check annotate_two_symbols_exits_2 test "$rc" -eq 2 -a "$(grep -c 'more than one symbol' "$TMP/err")" -eq 1
 
 # '-' writes an export to standard output
 "$SPENT" report -i "$TMP/two" --pprof - > "$TMP/out.pb.gz" 2>/dev/null; rc=$?
@@ -75,6 +75,11 @@ check report_two_exports_on_stdout_refused test "$rc" -eq 2
 # --by line: a line inlined into several functions is one row per function (it merged them all
 # under one function's name, above that function's own total)
 "$SPENT" record -e task-clock -o "$TMP/demo" -- "$PROGS/demo" 0.5 >/dev/null 2>&1
+# annotate without a symbol takes the function with the most samples, as perf annotate starts
+# with it (it exited 2): demo's heavy, 60% of its CPU time
+"$SPENT" annotate -i "$TMP/demo" > "$TMP/ann.txt" 2>&1; rc=$?
+check "annotate_without_symbol_shows_the_hottest_function (rc $rc: $(head -1 "$TMP/ann.txt"))" \
+	test "$rc" -eq 0 -a "$(head -1 "$TMP/ann.txt" | cut -d' ' -f2)" = heavy
 "$SPENT" report -i "$TMP/demo" --by line --csv > "$TMP/line.csv"
 "$SPENT" report -i "$TMP/demo" --csv > "$TMP/fn.csv"
 spin_line=$(awk -F, '$2 ~ /^heavy \(inlined spin\)$/ { print $3 ":" $4; exit }' "$TMP/line.csv")
