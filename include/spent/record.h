@@ -78,10 +78,14 @@ struct spent_record;
  * given) or -ENOMEM; on -EINVAL *OUT is still set, with the reason in spent_record_error(). */
 SPENT_API int spent_record_new(const struct spent_record_opts *opts, struct spent_record **out);
 
+/* spent_record_start's PID for every task on every online CPU (perf record -a): while ARGV
+ * runs, or until spent_record_stop() when ARGV is NULL. Not with per_thread. */
+#define SPENT_RECORD_ALL_CPUS ((pid_t)-1)
+
 /*
  * Start recording: ARGV (NULL-terminated, argv[0] looked up in PATH) is started with its
  * counters opened before it runs a single instruction, or, when ARGV is NULL, the running
- * process PID is attached to. 0, or -errno with the reason in spent_record_error():
+ * process PID is attached to (SPENT_RECORD_ALL_CPUS: every CPU, see above). 0, or -errno with the reason in spent_record_error():
  * -EINVAL/-ENOENT/-ENODEV for a bad event, -ENOENT/-EACCES/-ENOEXEC when the command cannot be
  * run (spent_record_exit_code() then says 127 or 126), or perf_event_open's error.
  */

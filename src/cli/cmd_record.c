@@ -27,6 +27,7 @@ struct record_opts {
 	enum spent_record_callgraph callchain;
 	uint32_t stack_bytes;	/* dwarf,SIZE */
 	int per_thread;
+	int all_cpus;		/* -a */
 	long pid;		/* -p */
 	const char *output;
 	int force;		/* -f: accepted for old scripts, a profile is replaced anyway */
@@ -37,12 +38,14 @@ static const char *const record_usage[] = {
 	"spent record [-e EV[:PERIOD|@fast|@slow],...]... [-F HZ | -c N] [-g [fp|dwarf]] "
 	"[--per-thread] [-o DIR] -- CMD [ARGS]",
 	"spent record [OPTIONS] -p PID",
+	"spent record [OPTIONS] -a [-- CMD [ARGS]]",
 	NULL,
 };
 static const struct parse_usage record_pu = {
 	"record", record_usage, "sample a command into a profile directory (SpeedShop)",
-	"Samples CMD (or the running process PID) on counter overflows and writes the aggregated "
-	"samples to a profile directory for spent report and spent annotate.",
+	"Samples CMD (or the running process PID, or with -a every CPU while CMD runs or until "
+	"Ctrl-C) on counter overflows and writes the aggregated samples to a profile directory for "
+	"spent report and spent annotate.",
 };
 
 #define RECORD_OPTIONS(o)                                                                          \
@@ -63,6 +66,8 @@ static const struct parse_usage record_pu = {
 		  .flags = PARSE_OPT_OPTARG, .defarg = "fp" },                                     \
 		OPT_BOOL(0, "per-thread", &(o)->per_thread,                                        \
 			 "one event per thread, threads created later included, instead of inherited events"),               \
+		OPT_BOOL('a', "all-cpus", &(o)->all_cpus,                                          \
+			 "every task on every CPU (system-wide), while CMD runs or until Ctrl-C"),     \
 		{ .type = OPTION_INT, .short_name = 'p', .long_name = "pid", .value = &(o)->pid,   \
 		  .argh = "PID", .help = "sample a running process until it exits or Ctrl-C",      \
 		  .defval = "none", .min = 1, .max = INT_MAX },                                    \
@@ -153,8 +158,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		return parse_options_error(&record_pu, "'-F' and '-c' both given: choose a frequency or a period");
 	o->argv = argv;
 	argv[n] = NULL;
-	if (!o->pid && !n)
-		return parse_options_error(&record_pu, "no command to record: give one after '--' or a pid with '-p'");
+	if (o->all_cpus && o->pid)
+		return parse_options_error(&record_pu, "both '-a' and '-p %ld' given: choose one", o->pid);
+	if (o->all_cpus && o->per_thread)
+		return parse_options_error(&record_pu, "'--per-thread' follows one process tree: not with '-a'");
+	if (!o->pid && !n && !o->all_cpus)
+		return parse_options_error(&record_pu, "no command to record: give one after '--', a pid "
+					   "with '-p', or '-a' for every CPU");
 	if (o->pid && n)
 		return parse_options_error(&record_pu, "both '-p %ld' and a command given: choose one", o->pid);
 	return 0;
@@ -218,11 +228,15 @@ static int record(const struct record_opts *o)
 		goto out;
 	}
 	recording = r;
-	signal(SIGINT, o->pid ? on_stop : SIG_IGN);
-	signal(SIGQUIT, o->pid ? on_stop : SIG_IGN);
+	/* with a command, Ctrl-C is the command's (it ends, its end is recorded); without one,
+	 * it ends the recording */
+	bool no_command = o->pid || !o->argv[0];
+	signal(SIGINT, no_command ? on_stop : SIG_IGN);
+	signal(SIGQUIT, no_command ? on_stop : SIG_IGN);
 	signal(SIGTERM, on_term);
 	signal(SIGHUP, on_term);
-	if (spent_record_start(r, o->pid ? NULL : o->argv, (pid_t)o->pid) ||
+	pid_t target = o->all_cpus ? SPENT_RECORD_ALL_CPUS : (pid_t)o->pid;
+	if (spent_record_start(r, o->pid || !o->argv[0] ? NULL : o->argv, target) ||
 	    spent_record_wait(r, &status) || spent_record_write(r, o->output)) {
 		cli_error("%s", spent_record_error(r));
 		rc = spent_record_exit_code(r) ? spent_record_exit_code(r) : 2;

@@ -34,6 +34,7 @@ struct spent_record {
 	struct sampling *s;
 	struct workload wl;
 	pid_t target;		/* the attached pid (0 for a command) */
+	bool all_cpus;		/* every task on every CPU (SPENT_RECORD_ALL_CPUS) */
 	int status;		/* the command's wait status */
 	int exit_code;
 	bool waited, user_fallback_said;
@@ -284,7 +285,8 @@ static int start_command(struct spent_record *r, char *const argv[])
 	int err = workload_spawn(&r->wl, argv, &held);
 	if (err)
 		return fail(r, err, "cannot start '%s': %s", argv[0], strerror(-err));
-	if ((err = sampling_attach(r->s, r->wl.pid, true, &failed))) {
+	/* with every CPU's events open, the command needs none of its own */
+	if (!r->all_cpus && (err = sampling_attach(r->s, r->wl.pid, true, &failed))) {
 		workload_abort(&r->wl);
 		r->wl.pid = -1;
 		return fail(r, err, "cannot open event '%s': %s", r->evs[failed].ev.spec, strerror(-err));
@@ -305,8 +307,13 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 	r->err[0] = 0;
 	if (r->s)
 		return fail(r, -EBUSY, "already recording");
-	if ((!argv || !argv[0]) == !(pid > 0))
+	bool all = pid == SPENT_RECORD_ALL_CPUS;
+	if (!all && (!argv || !argv[0]) == !(pid > 0))
 		return fail(r, -EINVAL, "give a command or a pid to record");
+	if (all && r->o.per_thread)
+		return fail(r, -EINVAL, "per-thread events follow one process tree: not with every CPU");
+	if (all && argv && !argv[0])
+		argv = NULL;
 	if (argv && (err = workload_find(argv[0], exe, sizeof(exe))) == -EACCES) {
 		r->exit_code = 126;
 		return fail(r, err, "cannot run '%s': %s", argv[0], strerror(EACCES));
@@ -326,7 +333,16 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 				       .stack_dump = r->o.dwarf_stack_bytes };
 	if ((err = sampling_new(&cfg, &r->s)))
 		return fail(r, err, "cannot set up sampling: %s", strerror(-err));
-	if (argv) {
+	if (all) {
+		size_t failed = 0;
+		r->all_cpus = true;
+		err = sampling_attach_all_cpus(r->s, &failed);
+		if (err)
+			fail(r, err, "cannot open event '%s' on every CPU: %s", r->evs[failed].ev.spec,
+			     strerror(-err));
+		else if (argv)
+			err = start_command(r, argv);
+	} else if (argv) {
 		err = start_command(r, argv);
 	} else {
 		size_t failed = 0;
@@ -342,6 +358,7 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 		sampling_free(r->s);
 		r->s = NULL;
 		r->target = 0;
+		r->all_cpus = false;
 	}
 	return err;
 }
@@ -366,8 +383,8 @@ static int read_until_end(struct spent_record *r)
 			}
 			if (r->stop)
 				return 0;
-		} else if (r->stop || kill(r->target, 0) < 0) {
-			return 0;
+		} else if (r->stop || (!r->all_cpus && kill(r->target, 0) < 0)) {
+			return 0;	/* every CPU without a command: until a stop */
 		}
 	}
 }

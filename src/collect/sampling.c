@@ -293,6 +293,25 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 	return err;
 }
 
+int sampling_attach_all_cpus(struct sampling *s, size_t *failed_event)
+{
+	if (s->cfg.per_thread)
+		return -EINVAL;	/* per-thread events follow a tree; these see every task */
+	if (!s->start_wall_ns)
+		s->start_wall_ns = sampling_now_wall_ns(s);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int err = 0;
+	/* tasks that exist already are named from /proc when first sampled, and their maps read
+	 * then (sampling_task_index, lookup): scanning every process here would read the maps of
+	 * hundreds that never take a sample */
+	for (int c = 0; c < ncpu && !err; c++)
+		err = sampling_open_task(s, -1, c, false, failed_event);
+	for (size_t i = 0; i < s->nfds && !err; i++)
+		if (ioctl(s->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			err = -errno;
+	return err;
+}
+
 int sampling_poll(struct sampling *s, int timeout_ms)
 {
 	if (poll(s->pollfds, s->nrings, timeout_ms) < 0 && errno != EINTR)

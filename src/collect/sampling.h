@@ -59,6 +59,11 @@ void sampling_free(struct sampling *s);
  */
 int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *failed_event);
 
+/* Every task on every online CPU (perf record -a), enabled now: what the machine runs, the
+ * idle task included (named swapper, as perf does). Not in per-thread mode (-EINVAL); else as
+ * sampling_attach. */
+int sampling_attach_all_cpus(struct sampling *s, size_t *failed_event);
+
 /* Per-thread mode: process PID, found in /proc rather than by a FORK record (an orphan of the
  * recorded tree that came to a child subreaper), is followed with its threads and children,
  * its maps read now. Already followed: nothing. 0 or -ENOMEM. */

@@ -137,6 +137,10 @@ bool sampling_task_followed_since(struct sampling *s, uint32_t tid, uint64_t for
 
 int sampling_task_index(struct sampling *s, uint32_t pid, uint32_t tid, uint32_t *idx)
 {
+	if (!tid) {	/* the idle task (every CPU's, -a): no /proc entry, and no key 0 here */
+		struct spent_profile_task idle = { .comm = "swapper", .pid = 0, .tid = 0 };
+		return spent_profile_task_intern(s->prof, &idle, idx);
+	}
 	struct sampling_thread *t = thread_slot(s, tid, true);
 	if (!t)
 		return -ENOMEM;

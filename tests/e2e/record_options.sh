@@ -177,3 +177,27 @@ if ! have_pmu; then
 	check "record_cycles_fallback_without_a_period_says_nothing_of_one" \
 		bash -c "grep -q \"instead of 'cycles'\$\" '$TMP/cyc2.err'"
 fi
+
+# -a: every task on every CPU (perf record -a), while a command runs or until Ctrl-C. A burner
+# outside the recorded command (demo, 1.5 s of its own CPU time) must take its CPU's share of
+# the samples (a process sampled from one tree could not show it at all); without a command,
+# SIGINT ends the recording and the profile is written.
+"$PROGS/demo" 1.5 > /dev/null & burner=$!
+sleep 0.2
+"$SPENT" record -a -e cpu-clock -o "$TMP/sysw" -- sleep 0.5 > /dev/null 2> "$TMP/sysw.err"; rc=$?
+share=$("$SPENT" report -i "$TMP/sysw" --sort comm --csv | awk -F, '$1 == "demo" { print $4; exit }')
+want=$(awk -v n="$(nproc)" 'BEGIN { printf "%.0f", 60 / n }')
+check "record_all_cpus_sees_a_process_outside_the_command (rc $rc, demo ${share:-0}% of the samples, want >= $want%)" \
+	awk -v r="$rc" -v s="${share:-0}" -v w="$want" 'BEGIN { exit !(r == 0 && s >= w) }'
+"$SPENT" record -a -e cpu-clock -o "$TMP/sysw2" > /dev/null 2> "$TMP/sysw2.err" & rec=$!
+sleep 0.5
+kill -INT "$rec"
+wait "$rec"; rc=$?
+kill "$burner" 2> /dev/null
+wait "$burner" 2> /dev/null
+n=$("$SPENT" report -i "$TMP/sysw2" --sort comm --csv | awk -F, 'NR > 1 { s += $3 } END { print s + 0 }')
+check "record_all_cpus_without_a_command_ends_at_ctrl_c (rc $rc, $n samples)" test "$rc" -eq 0 -a "$n" -gt 0
+for bad in "-a -p 1" "-a --per-thread -- true"; do
+	"$SPENT" record $bad -o "$TMP/bad_a" > /dev/null 2> "$TMP/bad_a.err"; rc=$?
+	check "record ${bad% -- true} is refused (rc $rc)" test "$rc" -eq 2 -a ! -e "$TMP/bad_a" -a "$(wc -l < "$TMP/bad_a.err")" -eq 1
+done
