@@ -37,6 +37,8 @@ struct report_opts {
 	struct report_html html;	/* --html FILE, --html-plot PLOT... */
 	const char *diff;
 	long limit;		/* -1: default */
+	double percent_limit;	/* rows under this % of the first event's samples are not shown */
+	int stdio, show_nr;	/* perf's --stdio and -n: what the table always is */
 	int force;		/* accepted for old scripts: outputs are replaced anyway */
 	int demangle;		/* --no-demangle: names as in the symbol table */
 	int folded_root, folded_kernel;	/* folded stacks: program root frame, _[k] marks */
@@ -73,6 +75,9 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		{ .type = OPTION_INT, .long_name = "limit", .value = &o->limit, .argh = "N",
 		  .help = "show the first N rows", .defval = "40 in the table, all in JSON/CSV",
 		  .min = 1, .max = LONG_MAX },
+		{ .type = OPTION_DOUBLE, .long_name = "percent-limit", .value = &o->percent_limit,
+		  .argh = "PCT", .help = "hide rows under PCT% of the first event's samples (perf's)",
+		  .defval = "0: none", .min = 0, .max = 100 },
 		OPT_BOOL(0, "json", &o->json, "one JSON object per row and event"),
 		OPT_BOOL(0, "csv", &o->csv, "CSV, one line per row and event"),
 		OPT_STRING(0, "pprof", &o->pprof, "FILE", "write a pprof profile ('-': stdout)"),
@@ -92,6 +97,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 			 "show C++ and Rust names demangled (--no-demangle: as in the binary)"),
 		{ .type = OPTION_BOOL, .short_name = 'f', .long_name = "force", .value = &o->force,
 		  .help = "accepted for old scripts", .flags = PARSE_OPT_HIDDEN },
+		{ .type = OPTION_BOOL, .long_name = "stdio", .value = &o->stdio,
+		  .help = "perf's: the report is text anyway", .flags = PARSE_OPT_HIDDEN },
+		{ .type = OPTION_BOOL, .short_name = 'n', .long_name = "show-nr-samples",
+		  .value = &o->show_nr, .help = "perf's: sample counts are always shown",
+		  .flags = PARSE_OPT_HIDDEN },
 		REPORT_WHO_OPTIONS(&o->who),
 		OPT_END(),
 	};
@@ -257,7 +267,16 @@ static const char *event_label(const struct spent_profile *p, const struct repor
 	return ev->name;
 }
 
-static void print_table(const struct spent_profile *p, const struct report *r, long limit)
+/* Whether ROW is at or above MIN_PCT of the first event's samples (its inclusive count with
+ * stacks and --children, what the rows are sorted by): --percent-limit. */
+static bool row_shown(const struct report *r, const struct report_row *row, double min_pct)
+{
+	uint64_t v = r->cfg.children && r->have_stacks ? row->incl[0] : row->self[0];
+	return min_pct <= 0 || pct(v, r->totals[0]) >= min_pct;
+}
+
+static void print_table(const struct spent_profile *p, const struct report *r, long limit,
+			double min_pct)
 {
 	size_t nev = r->cfg.nevents;
 	bool lines = r->cfg.by == REPORT_BY_LINE || r->cfg.by == REPORT_BY_INSTRUCTION;
@@ -293,6 +312,8 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 	       lines ? "  (file:line)" : "");
 	for (size_t i = 0; i < r->nrows && (limit < 0 || (long)i < limit); i++) {
 		const struct report_row *row = &r->rows[i];
+		if (!row_shown(r, row, min_pct))
+			break;	/* sorted: the rest are smaller */
 		if (r->cfg.children)
 			printf("%8.2f%% ", pct(r->have_stacks ? row->incl[0] : row->self[0], r->totals[0]));
 		for (size_t e = 0; e < nev; e++)
@@ -310,7 +331,7 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 }
 
 static void print_rows_machine(const struct spent_profile *p, const struct report *r, enum out_fmt fmt,
-			       long limit)
+			       long limit, double min_pct)
 {
 	bool lines = r->cfg.by == REPORT_BY_LINE || r->cfg.by == REPORT_BY_INSTRUCTION;
 	bool instr = r->cfg.by == REPORT_BY_INSTRUCTION, ch = r->cfg.children;
@@ -319,6 +340,8 @@ static void print_rows_machine(const struct spent_profile *p, const struct repor
 		       ch ? ",children,children_percent" : "");
 	for (size_t i = 0; i < r->nrows && (limit < 0 || (long)i < limit); i++) {
 		const struct report_row *row = &r->rows[i];
+		if (!row_shown(r, row, min_pct))
+			break;
 		for (size_t e = 0; e < r->cfg.nevents; e++) {
 			char lab[96];
 			const char *evn = event_label(p, r, e, lab, sizeof(lab));
@@ -581,9 +604,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (o.fmt == OUT_TABLE)
-		print_table(p, r, o.limit < 0 ? 40 : o.limit);
+		print_table(p, r, o.limit < 0 ? 40 : o.limit, o.percent_limit);
 	else
-		print_rows_machine(p, r, o.fmt, o.limit);
+		print_rows_machine(p, r, o.fmt, o.limit, o.percent_limit);
 	rc = skipped ? 1 : 0;
 out:
 	report_free(r);

@@ -27,7 +27,7 @@ struct report_who {
 /* The option lines of `spent report` for W (an initializer list of struct option). */
 #define REPORT_WHO_OPTIONS(w)								\
 	OPT_GROUP("who and when (profiles with detail rows: spent record, the daemon)"),	\
-	OPT_STRING(0, "sort", &(w)->sort, "KEYS",					\
+	OPT_STRING('s', "sort", &(w)->sort, "KEYS",					\
 		   "group samples by comm,pid,tid,image,function (any order; dso, sym)"),	\
 	OPT_STRING_LIST(0, "comm", &(w)->comm, "NAME,...", "only samples of these comms"),	\
 	OPT_STRING_LIST(0, "pid", &(w)->pid, "PID,...", "only samples of these processes"),	\

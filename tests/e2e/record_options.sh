@@ -75,6 +75,18 @@ check report_two_exports_on_stdout_refused test "$rc" -eq 2
 # --by line: a line inlined into several functions is one row per function (it merged them all
 # under one function's name, above that function's own total)
 "$SPENT" record -e task-clock -o "$TMP/demo" -- "$PROGS/demo" 0.5 >/dev/null 2>&1
+# perf report's spellings: --percent-limit hides the rows under a share of the samples (demo's
+# light, 10%, under 20%), -s is --sort, --stdio and -n are what the table is anyway
+rows=$("$SPENT" report -i "$TMP/demo" --percent-limit 20 --csv | awk -F, 'NR > 1 { printf "%s ", $2 }')
+check "report_percent_limit_hides_small_rows ($rows)" test "$rows" = "heavy medium "
+"$SPENT" report -i "$TMP/demo" --sort comm > "$TMP/sort_long.txt"
+"$SPENT" report -i "$TMP/demo" -s comm > "$TMP/sort_short.txt"; rc=$?
+check report_s_is_sort test "$rc" -eq 0 -a -s "$TMP/sort_short.txt"
+check report_s_is_sort_same_table cmp -s "$TMP/sort_long.txt" "$TMP/sort_short.txt"
+"$SPENT" report -i "$TMP/demo" > "$TMP/plain.txt"
+"$SPENT" report -i "$TMP/demo" --stdio -n > "$TMP/stdio.txt"; rc=$?
+check "report_stdio_and_n_accepted (rc $rc)" test "$rc" -eq 0
+check report_stdio_and_n_change_nothing cmp -s "$TMP/plain.txt" "$TMP/stdio.txt"
 # annotate without a symbol takes the function with the most samples, as perf annotate starts
 # with it (it exited 2): demo's heavy, 60% of its CPU time
 "$SPENT" annotate -i "$TMP/demo" > "$TMP/ann.txt" 2>&1; rc=$?
