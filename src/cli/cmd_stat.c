@@ -112,6 +112,23 @@ static const char *const default_events[] = {
 	"cycles", "instructions", "branches", "branch-misses",
 };
 
+/* perf stat -d, -dd, -ddd: cache and TLB events added to the defaults, each level's to the
+ * ones before (shown <not supported> without a PMU, as the default cycles are) */
+static const char *const detailed_events[3][6] = {
+	{ "L1-dcache-loads", "L1-dcache-load-misses", "LLC-loads", "LLC-load-misses" },
+	{ "L1-icache-load-misses", "dTLB-loads", "dTLB-load-misses", "iTLB-loads",
+	  "iTLB-load-misses" },
+	{ "L1-dcache-prefetches", "L1-dcache-prefetch-misses" },
+};
+
+static int count_detailed(const struct option *opt, const char *arg, int unset)
+{
+	(void)arg;
+	int *level = opt->value;
+	*level = unset ? 0 : *level + 1;
+	return 0;
+}
+
 static bool is_alias(const char *name)
 {
 	static const char *const aliases[] = { "cpu-cycles", "branch-instructions", "faults", "cs",
@@ -288,6 +305,9 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		OPT_STRING_LIST('e', "event", &events, "EV,...",
 				"events to count, {a,b} a group; repeat -e to add more"),
 		OPT_BOOL(0, "all-events", &o->all_events, "every countable event"),
+		{ .type = OPTION_CALLBACK, .short_name = 'd', .long_name = "detailed",
+		  .value = &o->detailed, .callback = count_detailed, .flags = PARSE_OPT_NOARG,
+		  .help = "add cache events to the defaults (-dd: and TLB, -ddd: and prefetch), as perf" },
 		OPT_BOOL(0, "per-thread", &o->per_thread, "one line per thread"),
 		OPT_BOOL(0, "per-process", &o->per_process, "one line per process"),
 		OPT_BOOL(0, "per-cpu", &o->per_cpu, "one line per CPU (with -a or -C)"),
@@ -377,6 +397,11 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		parse_options_error(&stat_pu, "--per-cpu/-A needs -a or -C (system-wide counting)");
 		goto out;
 	}
+	if (o->detailed && (events.n || o->all_events)) {
+		parse_options_error(&stat_pu, "-d adds events to the default ones: not with -e or "
+				    "--all-events (name the events instead)");
+		goto out;
+	}
 	if ((o->per_thread || o->per_process) && (o->system_wide || o->tid)) {
 		parse_options_error(&stat_pu, "--per-thread/--per-process count a command's or a "
 				    "process's tasks: use --per-cpu with -a");
@@ -446,11 +471,18 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	if (!opts.events && !opts.all_events) {
+		int group = 0;
 		for (size_t i = 0; i < ARRAY_SIZE(default_events); i++) {
 			struct spent_event ev;
 			spent_event_parse(default_events[i], &ev, NULL, 0);
-			stat_events_add(&se, &ev, (int)i + 1);
+			stat_events_add(&se, &ev, ++group);
 		}
+		for (int l = 0; l < opts.detailed && l < 3; l++)
+			for (size_t i = 0; i < ARRAY_SIZE(detailed_events[l]) && detailed_events[l][i]; i++) {
+				struct spent_event ev;
+				if (spent_event_parse(detailed_events[l][i], &ev, NULL, 0) == 0)
+					stat_events_add(&se, &ev, ++group);
+			}
 		if (opts.system_wide) /* per-CPU time is cpu-clock, as perf stat -a shows */
 			spent_event_parse("cpu-clock", &se.evs[0], NULL, 0);
 	}

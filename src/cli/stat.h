@@ -13,6 +13,7 @@ enum stat_format { STAT_TABLE, STAT_JSON, STAT_CSV };
 struct stat_opts {
 	char *events;		/* every -e joined into one list, NULL = defaults */
 	int all_events;
+	int detailed;		/* -d, -dd, -ddd: perf's detailed default events */
 	int per_thread, per_process, per_cpu;	/* -A (perf's --no-aggr) is --per-cpu */
 	int system_wide;	/* -a, or -C */
 	long pid;		/* -p */

@@ -104,3 +104,15 @@ assert len(rows) >= 3, rows
 for r in rows[:-1]:  # the last, partial interval may be the exit path alone
     assert r.get("metric_unit") == "CPUs utilized" and 0.2 <= r["metric_value"] <= 1.1, r
 assert rows[-1].get("metric_unit") == "CPUs utilized", rows[-1]' "$TMP/irate.json"
+
+# perf stat -d, -dd, -ddd: cache, then TLB, then prefetch events added to the defaults (a row
+# each: counted with a PMU, <not supported> without one, as the default cycles); not with -e
+det_events() { "$SPENT" stat "$@" --json -- true 2>&1 | python3 -c '
+import json, sys
+print(" ".join(json.loads(l)["event"] for l in sys.stdin if l.startswith("{\"event\"")))'; }
+d1=$(det_events -d) d2=$(det_events -dd) d3=$(det_events -ddd)
+check "stat -d adds the cache events ($d1)" test "$(echo "$d1" | wc -w)" -eq 12 -a -n "$(echo " $d1 " | grep ' L1-dcache-loads .* LLC-load-misses ')"
+check "stat -dd adds the TLB events too ($(echo "$d2" | wc -w) events)" test "$(echo "$d2" | wc -w)" -eq 17 -a -n "$(echo " $d2 " | grep ' iTLB-load-misses ')"
+check "stat -ddd adds the prefetch events too ($(echo "$d3" | wc -w) events)" test "$(echo "$d3" | wc -w)" -eq 19 -a -n "$(echo " $d3 " | grep ' L1-dcache-prefetch-misses ')"
+"$SPENT" stat -d -e task-clock -- true > /dev/null 2> "$TMP/d.err"; rc=$?
+check "stat -d with -e is refused (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/d.err")" -eq 1
