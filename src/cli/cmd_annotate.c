@@ -25,6 +25,7 @@ struct annotate_opts {
 	const char *symbol;	/* NULL: the function with the most samples */
 	int json;
 	int demangle;		/* --no-demangle: names as in the symbol table */
+	int stdio;		/* perf's --stdio: the output is text anyway */
 };
 
 /* Source file lines, read once per file. */
@@ -79,6 +80,8 @@ static int parse_args(int argc, char **argv, struct annotate_opts *o)
 		OPT_BOOL(0, "json", &o->json, "one JSON object per instruction"),
 		OPT_BOOL(0, "demangle", &o->demangle,
 			 "show C++ and Rust names demangled (--no-demangle: as in the binary)"),
+		{ .type = OPTION_BOOL, .long_name = "stdio", .value = &o->stdio,
+		  .help = "perf's: the output is text anyway", .flags = PARSE_OPT_HIDDEN },
 		OPT_END(),
 	};
 	int n = parse_options(argc, argv, opts, &annotate_pu, 0);

@@ -92,6 +92,8 @@ check report_stdio_and_n_change_nothing cmp -s "$TMP/plain.txt" "$TMP/stdio.txt"
 "$SPENT" annotate -i "$TMP/demo" > "$TMP/ann.txt" 2>&1; rc=$?
 check "annotate_without_symbol_shows_the_hottest_function (rc $rc: $(head -1 "$TMP/ann.txt"))" \
 	test "$rc" -eq 0 -a "$(head -1 "$TMP/ann.txt" | cut -d' ' -f2)" = heavy
+"$SPENT" annotate --stdio -i "$TMP/demo" heavy > "$TMP/ann_stdio.txt" 2>&1
+check annotate_stdio_accepted_changes_nothing cmp -s "$TMP/ann.txt" "$TMP/ann_stdio.txt"
 "$SPENT" report -i "$TMP/demo" --by line --csv > "$TMP/line.csv"
 "$SPENT" report -i "$TMP/demo" --csv > "$TMP/fn.csv"
 spin_line=$(awk -F, '$2 ~ /^heavy \(inlined spin\)$/ { print $3 ":" $4; exit }' "$TMP/line.csv")
