@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/alloc.h"
+#include "core/cpus.h"
 #include "cli/cli.h"
 #include "cli/parse_options.h"
 #include "cli/stat.h"
@@ -227,59 +228,13 @@ static const struct parse_usage stat_pu = {
 	"process or thread, or every CPU, and prints them with derived metrics as perf stat does.",
 };
 
-/* perf's CPU list: "0-3,5". Each CPU once, in the order given. */
-static int parse_cpu_list(const char *list, int **out, size_t *n)
-{
-	int *cpus = NULL;
-	size_t k = 0, cap = 0;
-	for (const char *p = list;;) {
-		char *end;
-		if (*p < '0' || *p > '9')
-			goto bad;
-		long lo = strtol(p, &end, 10), hi = lo;
-		if (*end == '-') {
-			if (end[1] < '0' || end[1] > '9')
-				goto bad;
-			hi = strtol(end + 1, &end, 10);
-		}
-		if (lo > hi || hi >= 4096 || k + (size_t)(hi - lo + 1) > 4096)
-			goto bad;
-		if (ALLOC_GROW(cpus, k + (size_t)(hi - lo + 1), cap))
-			goto bad;
-		for (long c = lo; c <= hi; c++) {
-			bool seen = false;
-			for (size_t i = 0; i < k; i++)
-				seen |= cpus[i] == (int)c;
-			if (!seen)
-				cpus[k++] = (int)c;
-		}
-		if (*end == 0)
-			break;
-		if (*end != ',')
-			goto bad;
-		p = end + 1;
-	}
-	*out = cpus;
-	*n = k;
-	return 0;
-bad:
-	free(cpus);
-	return -EINVAL;
-}
-
-/* Every CPU of -C is online (the kernel's own list, in parse_cpu_list's format): a CPU that is
+/* Every CPU of -C is online (the kernel's own list, core/cpus.h): a CPU that is
  * not made perf_event_open say only "Invalid argument". 0, or -EINVAL after one error line. */
 static int check_cpus_online(const int *cpus, size_t n)
 {
-	char list[256] = "";
 	int *online = NULL;
 	size_t n_online = 0;
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	bool known = f && fgets(list, sizeof(list), f);
-	if (f)
-		fclose(f);
-	list[strcspn(list, "\n")] = 0;
-	if (!known || parse_cpu_list(list, &online, &n_online))
+	if (cpus_online(&online, &n_online))
 		return 0;	/* cannot tell: perf_event_open will */
 	int err = 0;
 	for (size_t i = 0; i < n && !err; i++) {
@@ -287,6 +242,8 @@ static int check_cpus_online(const int *cpus, size_t n)
 		for (size_t k = 0; k < n_online; k++)
 			on |= online[k] == cpus[i];
 		if (!on) {
+			char list[256];
+			cpu_list_format(online, n_online, list, sizeof(list));
 			cli_error("cpu %d for -C does not exist or is offline: this machine has cpus %s",
 				  cpus[i], list);
 			err = -EINVAL;
@@ -361,7 +318,7 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 	if (sep)
 		o->sep = sep[0];
 	if (cpu_list) {
-		if (parse_cpu_list(cpu_list, &o->cpus, &o->n_cpus)) {
+		if (cpu_list_parse(cpu_list, &o->cpus, &o->n_cpus)) {
 			parse_options_error(&stat_pu, "bad CPU list '%s': give CPUs as 0-3,5", cpu_list);
 			goto out;
 		}

@@ -10,6 +10,7 @@
 #include "collect/counting.h"
 #include "collect/thread_tracker.h"
 #include "core/alloc.h"
+#include "core/cpus.h"
 
 struct counting {
 	struct counting_config cfg;
@@ -45,33 +46,6 @@ void count_value_add(struct count_value *acc, const struct count_value *v)
 	acc->running += v->running;
 }
 
-static int list_online_cpus(int **out, size_t *n)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	if (ncpu < 1)
-		return -EINVAL;
-	int *cpus = malloc((size_t)ncpu * sizeof(int));
-	if (!cpus)
-		return -ENOMEM;
-	size_t count = 0;
-	for (long i = 0; i < ncpu; i++) {
-		char path[96];
-		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%ld/online", i);
-		FILE *f = fopen(path, "r");
-		int online = 1; /* cpu0 often has no online file: it cannot go offline */
-		if (f) {
-			if (fscanf(f, "%d", &online) != 1)
-				online = 1;
-			fclose(f);
-		}
-		if (online)
-			cpus[count++] = (int)i;
-	}
-	*out = cpus;
-	*n = count;
-	return 0;
-}
-
 static int setup_slots(struct counting *c)
 {
 	switch (c->cfg.mode) {
@@ -86,7 +60,7 @@ static int setup_slots(struct counting *c)
 		return thread_list(c->cfg.pid, &c->slot_ids, &c->n_slots);
 	case COUNTING_CPUS:
 		if (!c->cfg.cpus)
-			return list_online_cpus(&c->slot_ids, &c->n_slots);
+			return cpus_online(&c->slot_ids, &c->n_slots);
 		c->slot_ids = malloc(c->cfg.n_cpus * sizeof(int));
 		if (!c->slot_ids)
 			return -ENOMEM;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "collect/aggregate.h"
+#include "core/cpus.h"
 
 /* Samples: id, ip, pid/tid, time. Other records end with the sample_id trailer
  * pid/tid, time, id: records from every CPU's ring are merged in time order. */
@@ -66,40 +67,6 @@ uint64_t dperf_random_period(uint64_t *rng, uint64_t lo, uint64_t hi)
 	return lo + x % (hi - lo + 1);
 }
 
-/* Online CPU numbers from /sys (a list like "0-3,5"); *CPUS is new memory the caller frees. */
-static int online_cpus(int **cpus, int *n)
-{
-	char buf[1024];
-	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int *v = NULL, cnt = 0;
-	size_t cap = 0;
-	char *s, *save = NULL;
-
-	*cpus = NULL;
-	*n = 0;
-	if (!f)
-		return -errno;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return -EIO;
-	}
-	fclose(f);
-	for (s = strtok_r(buf, ",\n", &save); s; s = strtok_r(NULL, ",\n", &save)) {
-		int a, b;
-		if (sscanf(s, "%d-%d", &a, &b) != 2)
-			b = a = atoi(s);
-		for (int c = a; c <= b && c < 4096; c++) {
-			if (ALLOC_GROW(v, cnt + 1, cap)) {
-				free(v);
-				return -ENOMEM;
-			}
-			v[cnt++] = c;
-		}
-	}
-	*cpus = v;
-	*n = cnt;
-	return cnt ? 0 : -ENODEV;
-}
 
 static int ring_open(struct dring *r, int cpu, size_t pages)
 {
@@ -173,7 +140,8 @@ static int sample_open(struct dperf *p, struct dcpu *c, size_t e)
 int dperf_open(const struct dperf_config *cfg, struct dperf **out)
 {
 	struct dperf *p = calloc(1, sizeof(*p));
-	int *cpus = NULL, n = 0, err;
+	int *cpus = NULL, err;
+	size_t n = 0;
 
 	*out = NULL;
 	if (!p)
@@ -182,21 +150,23 @@ int dperf_open(const struct dperf_config *cfg, struct dperf **out)
 	err = -EINVAL;
 	if (cfg->nev == 0 || cfg->nev > AGG_MAX_EVENTS || (cfg->samples_to_ring && !cfg->sideband))
 		goto out;
-	err = online_cpus(&cpus, &n);
+	err = cpus_online(&cpus, &n);
+	if (!err && !n)
+		err = -ENODEV;
 	if (err)
 		goto out;
 	p->cpus = calloc(n, sizeof(*p->cpus));
 	err = -ENOMEM;
 	if (!p->cpus)
 		goto out;
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		p->cpus[i].cpu = cpus[i];
 		p->cpus[i].ring.fd = -1;
 		for (size_t e = 0; e < AGG_MAX_EVENTS; e++)
 			p->cpus[i].sample_fd[e] = -1;
 	}
-	p->ncpus = n;
-	for (int i = 0; i < n; i++) {
+	p->ncpus = (int)n;
+	for (size_t i = 0; i < n; i++) {
 		struct dcpu *c = &p->cpus[i];
 		if (cfg->sideband && (err = ring_open(&c->ring, c->cpu, cfg->ring_pages)) != 0)
 			goto out;

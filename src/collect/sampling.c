@@ -14,6 +14,7 @@
 #include "collect/sampling_int.h"
 #include "collect/thread_tracker.h"
 #include "core/alloc.h"
+#include "core/cpus.h"
 
 uint64_t sampling_preset_period(const struct spent_event *ev, bool fast)
 {
@@ -264,8 +265,13 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 	} else {
 		tids = &one;
 	}
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t opened = 0;
+	int *cpus = NULL;
+	size_t ncpu = 0, opened = 0;
+	if (!s->cfg.per_thread && (err = cpus_online(&cpus, &ncpu))) {
+		if (tids != &one)
+			free(tids);
+		return err;
+	}
 	for (size_t t = 0; t < ntids && !err; t++) {
 		if (s->cfg.per_thread) {
 			err = sampling_open_task(s, tids[t], -1, enable_on_exec, failed_event);
@@ -273,8 +279,8 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 			if (!err)
 				err = sampling_task_set_followed(s, (uint32_t)tids[t], true);
 		} else
-			for (int c = 0; c < ncpu && !err; c++)
-				err = sampling_open_task(s, tids[t], c, enable_on_exec, failed_event);
+			for (size_t c = 0; c < ncpu && !err; c++)
+				err = sampling_open_task(s, tids[t], cpus[c], enable_on_exec, failed_event);
 		/* a thread that ended since it was listed (a pool replacing its workers): its
 		 * samples are missed, the others' are not */
 		if (err == -ESRCH && !enable_on_exec)
@@ -284,6 +290,7 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 	}
 	if (!err && opened == 0)
 		err = -ESRCH;	/* every listed thread ended: the process is gone */
+	free(cpus);
 	if (tids != &one)
 		free(tids);
 	if (!err && !enable_on_exec)
@@ -299,13 +306,15 @@ int sampling_attach_all_cpus(struct sampling *s, size_t *failed_event)
 		return -EINVAL;	/* per-thread events follow a tree; these see every task */
 	if (!s->start_wall_ns)
 		s->start_wall_ns = sampling_now_wall_ns(s);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int err = 0;
+	int *cpus = NULL;
+	size_t ncpu = 0;
+	int err = cpus_online(&cpus, &ncpu);
 	/* tasks that exist already are named from /proc when first sampled, and their maps read
 	 * then (sampling_task_index, lookup): scanning every process here would read the maps of
 	 * hundreds that never take a sample */
-	for (int c = 0; c < ncpu && !err; c++)
-		err = sampling_open_task(s, -1, c, false, failed_event);
+	for (size_t c = 0; c < ncpu && !err; c++)
+		err = sampling_open_task(s, -1, cpus[c], false, failed_event);
+	free(cpus);
 	for (size_t i = 0; i < s->nfds && !err; i++)
 		if (ioctl(s->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 			err = -errno;
