@@ -148,6 +148,11 @@ int cachesim_config_parse(const char *text, struct cachesim_config *out, char *e
  * and check the result: 0, -ENOENT (no such cache) or -EINVAL, with ERR saying why. */
 int cachesim_config_set(struct cachesim_config *cfg, const char *cache, const char *key,
 			const char *value, char *err, size_t errlen);
+/* The same for N keys at once, checked after the last: size, assoc and line together may make
+ * a valid cache that one of them alone, beside the others' old values, does not. */
+int cachesim_config_set_keys(struct cachesim_config *cfg, const char *cache,
+			     const char *const *keys, const char *const *values, size_t n,
+			     char *err, size_t errlen);
 /* Check a configuration; 0 or -EINVAL with a message. */
 int cachesim_config_check(const struct cachesim_config *cfg, char *err, size_t errlen);
 

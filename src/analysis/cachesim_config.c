@@ -293,25 +293,35 @@ int cachesim_config_parse(const char *text, struct cachesim_config *out, char *e
 	return cachesim_config_check(out, err, errlen);
 }
 
-int cachesim_config_set(struct cachesim_config *cfg, const char *cache, const char *key,
-			const char *value, char *err, size_t errlen)
+int cachesim_config_set_keys(struct cachesim_config *cfg, const char *cache,
+			     const char *const *keys, const char *const *values, size_t n,
+			     char *err, size_t errlen)
 {
 	for (uint32_t i = 0; i < cfg->n_levels; i++) {
 		if (strcmp(cfg->levels[i].name, cache))
 			continue;
-		char why[192] = "";
-		if (parse_kv(&cfg->levels[i], key, value, why, sizeof(why))) {
-			if (err && why[0])
-				snprintf(err, errlen, "%s", why);
-			else if (err)
-				snprintf(err, errlen, "cache '%s': bad %s=%s", cache, key, value);
-			return -EINVAL;
+		for (size_t k = 0; k < n; k++) {
+			char why[192] = "";
+			if (parse_kv(&cfg->levels[i], keys[k], values[k], why, sizeof(why))) {
+				if (err && why[0])
+					snprintf(err, errlen, "%s", why);
+				else if (err)
+					snprintf(err, errlen, "cache '%s': bad %s=%s", cache, keys[k],
+						 values[k]);
+				return -EINVAL;
+			}
 		}
 		return cachesim_config_check(cfg, err, errlen);
 	}
 	if (err)
 		snprintf(err, errlen, "configuration '%s' has no cache '%s'", cfg->name, cache);
 	return -ENOENT;
+}
+
+int cachesim_config_set(struct cachesim_config *cfg, const char *cache, const char *key,
+			const char *value, char *err, size_t errlen)
+{
+	return cachesim_config_set_keys(cfg, cache, &key, &value, 1, err, errlen);
 }
 
 static int pow2(uint64_t v)

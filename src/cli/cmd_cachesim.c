@@ -25,6 +25,7 @@
 struct cachesim_opts {
 	const char *trace, *svg;
 	struct opt_string_list configs, sweeps;
+	const char *geometry[3];	/* cachegrind's --I1, --D1, --LL: SIZE,ASSOC,LINE */
 	double clock_mhz;
 	long chunk, cores, jobs;
 	int json;
@@ -86,6 +87,12 @@ static int parse_opts(int argc, char **argv, struct cachesim_opts *o)
 		  .argh = "NAME|FILE", .defval = "cachegrind",
 		  .help = "alpha21064, alpha21164, cachegrind, host or a configuration file "
 			  "(repeatable: all simulated in one pass)" },
+		OPT_STRING(0, "I1", &o->geometry[0], "SIZE,ASSOC,LINE",
+			   "the I1 cache of every --config, as cachegrind's --I1 (bytes: 32768,8,64)"),
+		OPT_STRING(0, "D1", &o->geometry[1], "SIZE,ASSOC,LINE",
+			   "the D1 cache of every --config, as cachegrind's --D1"),
+		OPT_STRING(0, "LL", &o->geometry[2], "SIZE,ASSOC,LINE",
+			   "the last-level cache of every --config, as cachegrind's --LL"),
 		OPT_STRING_LIST(0, "sweep", &o->sweeps, "CACHE.KEY=V1,V2,...",
 				"one configuration per value of a cache's key, e.g. D1.size=16K,32K "
 				"(repeatable: every combination)"),
@@ -141,6 +148,39 @@ static int load_config(const char *config, struct cachesim_config *cfg)
 		cli_error("cachesim: bad cache configuration '%s': %s", config,
 			  err[0] ? err : strerror(-rc));
 		return -1;
+	}
+	return 0;
+}
+
+/* cachegrind's --D1=32768,8,64 (size, associativity, line size) on cache NAME of every one of
+ * the N configurations, before the sweeps (which may then vary it) */
+static int apply_geometry(const char *name, const char *spec, struct sim *sims, size_t n)
+{
+	static const char *const keys[3] = { "size", "assoc", "line" };
+	char buf[256], err[512] = "";
+	const char *vals[3];
+	size_t k = 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (char *p = buf, *c; k < 3 && p; p = c ? c + 1 : NULL) {
+		c = strchr(p, ',');
+		if (c)
+			*c = 0;
+		vals[k++] = p;
+		if (k == 3 && c)
+			k = 4;	/* a fourth value */
+	}
+	if (k != 3 || !vals[0][0] || !vals[1][0] || !vals[2][0]) {
+		cli_error("cachesim: bad --%s '%s': give SIZE,ASSOC,LINE in bytes, as cachegrind "
+			  "takes them (e.g. --%s=32768,8,64)", name, spec, name);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (cachesim_config_set_keys(&sims[i].cfg, name, keys, vals, 3, err, sizeof(err))) {
+			cli_error("cachesim: --%s=%s: %s", name, spec, err);
+			return -1;
+		}
+		size_t l = strlen(sims[i].label);
+		snprintf(sims[i].label + l, sizeof(sims[i].label) - l, " %s=%s", name, spec);
 	}
 	return 0;
 }
@@ -210,6 +250,10 @@ static int load_configs(const struct cachesim_opts *o, struct sim *sims, size_t 
 			return -1;
 		snprintf(sims[i].label, sizeof(sims[i].label), "%s", names[i]);
 	}
+	static const char *const geometry_names[3] = { "I1", "D1", "LL" };
+	for (size_t g = 0; g < 3; g++)
+		if (o->geometry[g] && apply_geometry(geometry_names[g], o->geometry[g], sims, *n))
+			return -1;
 	for (int k = 0; k < o->sweeps.n; k++) {
 		/* a key swept twice: the last would win in every combination, labelled with both */
 		const char *a = o->sweeps.items[k];

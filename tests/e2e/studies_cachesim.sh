@@ -41,6 +41,25 @@ cmp1 "LL data read misses" "$(field LL read_misses)" "$dlmr"
 cmp1 "LL write misses" "$(field LL write_misses)" "$dlmw"
 check "the program misses in LL at all (test is not trivial)" test "$((ilm + dlmr + dlmw))" -gt 1000
 
+# cachegrind's own spelling of the caches, --I1/--D1/--LL=SIZE,ASSOC,LINE, on other caches than
+# the default (a 32-byte D1 line under a 64-byte LL): the same misses as cachegrind given them
+G=(--I1=16384,4,64 --D1=8192,2,32 --LL=262144,8,64)
+"${E[@]}" VALGRIND_LIB="$VL" valgrind --tool=cachegrind --cache-sim=yes "${G[@]}" \
+	--cachegrind-out-file="$TMP/cg2.out" "$P" > /dev/null 2>&1
+read -r ir i1m ilm dr d1mr dlmr dw d1mw dlmw < <(awk '/^summary:/ { print $2, $3, $4, $5, $6, $7, $8, $9, $10 }' "$TMP/cg2.out")
+"$SPENT" cachesim "$TMP/mix.log" "${G[@]}" --json > "$TMP/cs.json" 2> "$TMP/cs2.err"
+check "cachesim ${G[*]} exits 0" test $? -eq 0
+cmp1 "${G[*]}: I1 misses" "$(field I1 misses)" "$i1m"
+cmp1 "${G[*]}: D1 misses" "$(field D1 misses)" "$((d1mr + d1mw))"
+cmp1 "${G[*]}: D1 read misses" "$(field D1 read_misses)" "$d1mr"
+cmp1 "${G[*]}: LL misses" "$(field LL misses)" "$((ilm + dlmr + dlmw))"
+for bad in --D1=8192,2 --D1=8192,2,32,1 --D1=8192,2,33 --L2=8192,2,32; do
+	"$SPENT" cachesim "$TMP/mix.log" $bad > "$TMP/bad_g.out" 2> "$TMP/bad_g.err"; rc=$?
+	check "cachesim $bad is refused (rc $rc: $(head -1 "$TMP/bad_g.err"))" \
+		test "$rc" -ne 0 -a ! -s "$TMP/bad_g.out" -a "$(wc -l < "$TMP/bad_g.err")" -eq 1
+done
+"$SPENT" cachesim "$TMP/mix.log" --config cachegrind --json > "$TMP/cs.json" 2> "$TMP/cs.err"
+
 # the PatchWrx paper's processors: traffic splits into its kinds and sums up
 for cfg in alpha21064 alpha21164; do
 	"$SPENT" cachesim "$TMP/mix.log" --config $cfg --chunk 200000 --json --svg "$TMP/$cfg.svg" > "$TMP/$cfg.json"
