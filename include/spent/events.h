@@ -29,6 +29,7 @@ enum spent_event_class {
 	SPENT_EV_SOFTWARE,	/* kernel software event: always there */
 	SPENT_EV_RAW,		/* rNNNN: needs a PMU */
 	SPENT_EV_PMU,		/* libpfm4-encoded PMU-specific event: needs a PMU */
+	SPENT_EV_TRACEPOINT,	/* SYSTEM:EVENT, a kernel tracepoint (tracefs): always there */
 };
 
 struct spent_event {

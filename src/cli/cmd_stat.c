@@ -399,6 +399,8 @@ static int print_event_list(void)
 	if (!spent_pmu_present())
 		printf("\nno hardware PMU on this machine: %zu hardware, cache, raw and PMU-specific events "
 		       "are known but cannot be counted\n", unavailable);
+	printf("\ntracepoints: SYSTEM:EVENT as perf spells them (sched:sched_switch), every one tracefs "
+	       "lists in /sys/kernel/tracing/available_events\n");
 	spent_event_catalogue_free(cat, n);
 	return 0;
 }

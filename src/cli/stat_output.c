@@ -71,7 +71,8 @@ static bool derived_metric(const struct stat_row *rows, size_t n, const struct s
 		*unit = "% of all L1-dcache accesses";
 		return true;
 	}
-	if (r->ev->cls == SPENT_EV_SOFTWARE && strcmp(r->ev->unit, "msec") != 0 && tc && row_value(tc) > 0) {
+	if ((r->ev->cls == SPENT_EV_SOFTWARE || r->ev->cls == SPENT_EV_TRACEPOINT) &&
+	    strcmp(r->ev->unit, "msec") != 0 && tc && row_value(tc) > 0) {
 		*value = v / (row_value(tc) / 1e9);
 		*unit = "/sec";
 		return true;

@@ -30,6 +30,8 @@ uint64_t sampling_preset_period(const struct spent_event *ev, bool fast)
 	    (a->config == PERF_COUNT_HW_BRANCH_INSTRUCTIONS ||
 	     a->config == PERF_COUNT_HW_CACHE_REFERENCES))
 		return fast ? 10007 : 100003;
+	if (a->type == PERF_TYPE_TRACEPOINT)
+		return 1;				/* every hit, as perf samples them */
 	if (a->type == PERF_TYPE_SOFTWARE)
 		return fast ? 1 : 997;			/* faults, switches: rare events */
 	return fast ? 997 : 9973;			/* misses and other PMU events */

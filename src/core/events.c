@@ -260,6 +260,49 @@ static int lookup_named(const char *name, struct spent_event *ev)
 	return -ENOENT;
 }
 
+/* Where tracefs may be: its own mount point, and under debugfs on older set-ups. */
+static const char *const tracefs_roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+
+/* NAME is perf's tracepoint spelling, SYSTEM:EVENT, each part [a-z0-9_] (the only characters
+ * tracefs uses, and nothing that can climb out of its directory). */
+static bool tracepoint_name(const char *name)
+{
+	const char *colon = strchr(name, ':');
+	if (!colon || colon == name || !colon[1] || strchr(colon + 1, ':'))
+		return false;
+	for (const char *p = name; *p; p++)
+		if (p != colon && !(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_'))
+			return false;
+	return true;
+}
+
+/* SYSTEM:EVENT's id in tracefs into the attribute: 0, -ENOENT (no such tracepoint where tracefs
+ * is mounted), -ENODEV (no tracefs mounted). */
+static int tracepoint_lookup(const char *name, struct perf_event_attr *a)
+{
+	const char *colon = strchr(name, ':');
+	bool mounted = false;
+	for (size_t i = 0; i < ARRAY_SIZE(tracefs_roots); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s/events", tracefs_roots[i]);
+		if (access(path, R_OK | X_OK))
+			continue;
+		mounted = true;
+		snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", tracefs_roots[i],
+			 (int)(colon - name), name, colon + 1);
+		FILE *f = fopen(path, "re");
+		unsigned long long id;
+		int ok = f && fscanf(f, "%llu", &id) == 1;
+		if (f)
+			fclose(f);
+		if (ok) {
+			attr_init(a, PERF_TYPE_TRACEPOINT, id);
+			return 0;
+		}
+	}
+	return mounted ? -ENOENT : -ENODEV;
+}
+
 int spent_event_parse(const char *spec, struct spent_event *ev, char *err, size_t errlen)
 {
 	if (err && errlen)
@@ -276,12 +319,27 @@ int spent_event_parse(const char *spec, struct spent_event *ev, char *err, size_
 	snprintf(ev->name, sizeof(ev->name), "%.*s", (int)baselen, spec);
 	if (lookup_named(ev->name, ev) == 0)
 		return apply_modifiers(&ev->attr, mods);
+	int tp = tracepoint_name(ev->name) ? tracepoint_lookup(ev->name, &ev->attr) : -ENOENT;
+	if (tp == 0) {
+		ev->cls = SPENT_EV_TRACEPOINT;
+		return apply_modifiers(&ev->attr, mods);
+	}
 	/* libpfm4 takes the whole spec: its event names carry their own :umask:u/:k parts */
 	int r = pfm_encode(spec, &ev->attr);
 	if (r == 0) {
 		snprintf(ev->name, sizeof(ev->name), "%s", spec);
 		ev->cls = SPENT_EV_PMU;
 		return 0;
+	}
+	if (tp == -ENODEV) {	/* it looks like one, and there is nowhere to look it up */
+		set_err(err, errlen, "tracepoint '%s': tracefs is not mounted (mount -t tracefs "
+			"nodev /sys/kernel/tracing)", ev->name);
+		return -ENOENT;
+	}
+	if (tracepoint_name(ev->name)) {
+		set_err(err, errlen, "unknown tracepoint '%s' (tracefs lists them in "
+			"available_events)", ev->name);
+		return -ENOENT;
 	}
 	if (r == -EINVAL && strchr(spec, ':')) {
 		set_err(err, errlen, "invalid modifier or unit mask in event '%s'", spec);
@@ -342,7 +400,7 @@ out:
 
 bool spent_event_needs_pmu(const struct spent_event *ev)
 {
-	return ev->cls != SPENT_EV_SOFTWARE;
+	return ev->cls != SPENT_EV_SOFTWARE && ev->cls != SPENT_EV_TRACEPOINT;
 }
 
 int spent_event_open(const struct spent_event *ev, const struct perf_event_attr *attr,

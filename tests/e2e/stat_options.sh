@@ -116,3 +116,38 @@ check "stat -dd adds the TLB events too ($(echo "$d2" | wc -w) events)" test "$(
 check "stat -ddd adds the prefetch events too ($(echo "$d3" | wc -w) events)" test "$(echo "$d3" | wc -w)" -eq 19 -a -n "$(echo " $d3 " | grep ' L1-dcache-prefetch-misses ')"
 "$SPENT" stat -d -e task-clock -- true > /dev/null 2> "$TMP/d.err"; rc=$?
 check "stat -d with -e is refused (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/d.err")" -eq 1
+
+# perf's tracepoint events, SYSTEM:EVENT (the id from tracefs): counted as perf counts them
+# (the oracle: perf stat on the same command), sampled on every hit by record, an unknown one
+# and an unmounted tracefs said in one line. tracefs is mounted for the test when it is not
+# (and unmounted after); without the rights to mount it, the checks that need it SKIP.
+TRACEFS=/sys/kernel/tracing mounted_here=0
+if [ ! -d $TRACEFS/events ] && mount -t tracefs nodev $TRACEFS 2> /dev/null; then mounted_here=1; fi
+GETPIDS=(/usr/bin/python3 -c 'import os; [os.getpid() for _ in range(1000)]')
+if [ -r $TRACEFS/events/syscalls/sys_enter_getpid/id ]; then
+	ours=$("$SPENT" stat -e syscalls:sys_enter_getpid -x, -- "${GETPIDS[@]}" 2>&1 >/dev/null |
+		awk -F, '$2 == "syscalls:sys_enter_getpid" { print $3 + 0 }')
+	if command -v perf > /dev/null; then
+		theirs=$(perf stat -e syscalls:sys_enter_getpid -x, -- "${GETPIDS[@]}" 2>&1 >/dev/null |
+			awk -F, '$3 == "syscalls:sys_enter_getpid" { print $1 + 0 }')
+	else
+		theirs=1000
+	fi
+	check "stat -e syscalls:sys_enter_getpid counts as perf does (ours ${ours:-none}, perf ${theirs:-none})" \
+		test -n "$ours" -a "${ours:-0}" -ge 1000 -a "${ours:-0}" = "${theirs:-x}"
+	"$SPENT" record -e syscalls:sys_enter_getpid -o "$TMP/tp" -- "${GETPIDS[@]}" > /dev/null 2>&1
+	n=$("$SPENT" report -i "$TMP/tp" --sort comm --csv | awk -F, '$1 == "python3" { print $3 }')
+	check "record -e syscalls:sys_enter_getpid samples every hit (${n:-0} for 1000 calls)" \
+		test "${n:-0}" -ge 1000 -a "${n:-0}" -le 1200
+	"$SPENT" stat -e sched:no_such_event -- true > /dev/null 2> "$TMP/tp.err"; rc=$?
+	check "an unknown tracepoint is refused in one line (rc $rc: $(cat "$TMP/tp.err"))" \
+		test "$rc" -eq 2 -a "$(grep -c "unknown tracepoint 'sched:no_such_event'" "$TMP/tp.err")" -eq 1
+else
+	skip "tracepoint events: tracefs is not mounted and cannot be mounted here"
+fi
+if [ "$mounted_here" = 1 ]; then
+	umount $TRACEFS
+	"$SPENT" stat -e sched:sched_switch -- true > /dev/null 2> "$TMP/tp2.err"; rc=$?
+	check "a tracepoint without tracefs says how to mount it (rc $rc)" \
+		test "$rc" -eq 2 -a "$(grep -c 'tracefs is not mounted (mount -t tracefs' "$TMP/tp2.err")" -eq 1
+fi
