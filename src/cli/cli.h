@@ -17,6 +17,9 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_stdout_error(int err);
 /* Same, prefixed "spent: warning: ". */
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The events this machine can count, those matching GLOB (NULL: all), as `spent list` and
+ * `spent stat --list` print them: 0, or 1 after an error line. */
+int cli_list_events(const char *glob);
 
 /* Numbers are parsed strictly (core/number.h): digits and a suffix only, no blanks, no sign,
  * no garbage, no overflow. */

@@ -374,37 +374,6 @@ out:
 	return n;
 }
 
-static int print_event_list(void)
-{
-	struct spent_event_info *cat;
-	size_t n;
-	int rc = spent_event_catalogue(&cat, &n);
-	if (rc) {
-		cli_error("cannot list events: %s", strerror(-rc));
-		return 1;
-	}
-	const char *group = "";
-	size_t unavailable = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!cat[i].available) {
-			unavailable++;
-			continue;
-		}
-		if (strcmp(group, cat[i].group) != 0) {
-			group = cat[i].group;
-			printf("\n%s events:\n", group);
-		}
-		printf("  %-32s %s\n", cat[i].name, cat[i].desc);
-	}
-	if (!spent_pmu_present())
-		printf("\nno hardware PMU on this machine: %zu hardware, cache, raw and PMU-specific events "
-		       "are known but cannot be counted\n", unavailable);
-	printf("\ntracepoints: SYSTEM:EVENT as perf spells them (sched:sched_switch), every one tracefs "
-	       "lists in /sys/kernel/tracing/available_events\n");
-	spent_event_catalogue_free(cat, n);
-	return 0;
-}
-
 int cmd_stat(int argc, char **argv)
 {
 	struct stat_opts opts;
@@ -415,7 +384,7 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	if (opts.list) {
-		rc = print_event_list();
+		rc = cli_list_events(NULL);
 		goto out;
 	}
 	if (opts.events) {

@@ -139,6 +139,10 @@ if [ -r $TRACEFS/events/syscalls/sys_enter_getpid/id ]; then
 	n=$("$SPENT" report -i "$TMP/tp" --sort comm --csv | awk -F, '$1 == "python3" { print $3 }')
 	check "record -e syscalls:sys_enter_getpid samples every hit (${n:-0} for 1000 calls)" \
 		test "${n:-0}" -ge 1000 -a "${n:-0}" -le 1200
+	# spent list (perf list): a glob with a colon lists the tracepoints it matches
+	"$SPENT" list 'sched:sched_sw*' > "$TMP/list_tp.txt"; rc=$?
+	check "list 'sched:sched_sw*' lists sched:sched_switch (rc $rc)" \
+		test "$rc" -eq 0 -a "$(grep -c '^  sched:sched_switch$' "$TMP/list_tp.txt")" -eq 1
 	"$SPENT" stat -e sched:no_such_event -- true > /dev/null 2> "$TMP/tp.err"; rc=$?
 	check "an unknown tracepoint is refused in one line (rc $rc: $(cat "$TMP/tp.err"))" \
 		test "$rc" -eq 2 -a "$(grep -c "unknown tracepoint 'sched:no_such_event'" "$TMP/tp.err")" -eq 1
@@ -151,3 +155,17 @@ if [ "$mounted_here" = 1 ]; then
 	check "a tracepoint without tracefs says how to mount it (rc $rc)" \
 		test "$rc" -eq 2 -a "$(grep -c 'tracefs is not mounted (mount -t tracefs' "$TMP/tp2.err")" -eq 1
 fi
+
+# spent list: what stat --list prints, a glob keeps the names it matches, nothing matched is an
+# error line
+"$SPENT" list > "$TMP/list.txt"; rc=$?
+"$SPENT" stat --list > "$TMP/stat_list.txt"
+check "list prints the events (rc $rc)" \
+	test "$rc" -eq 0 -a "$(grep -c '^  task-clock ' "$TMP/list.txt")" -eq 1
+check "list and stat --list print the same" cmp -s "$TMP/list.txt" "$TMP/stat_list.txt"
+"$SPENT" list '*-clock' > "$TMP/list_clock.txt"
+check "list '*-clock' keeps cpu-clock and task-clock only" \
+	test "$(grep -cE '^  [a-z]' "$TMP/list_clock.txt")" -eq 2 -a "$(grep -cE '^  (cpu|task)-clock ' "$TMP/list_clock.txt")" -eq 2
+"$SPENT" list no_such_event > /dev/null 2> "$TMP/list_none.err"; rc=$?
+check "list of a glob nothing matches exits 1 with one line (rc $rc)" \
+	test "$rc" -eq 1 -a "$(wc -l < "$TMP/list_none.err")" -eq 1
