@@ -35,14 +35,16 @@ for f in "$TMP"/cg/cg.*; do
 	echo "$(awk '/^summary:/ { print $2 }' "$f") $(sed -n 's/^cmd: //p' "$f")"
 done | sort > "$TMP/cg.counts"
 ours_exec "$TMP/p.log" > "$TMP/ours.counts"
-# the programs exactly; the shell within 16 instructions: how often its wait loop turns
-# depends on when its children exit (cachegrind's own count of it varies as much run to run)
+# the programs exactly; the shell within 64 instructions of 192 K: how often its wait loop
+# turns (about 11 instructions a turn) depends on when its children exit. Measured: cachegrind
+# 191942-191944 over 15 runs; the shell under the sanitized recorder 191911-191922 over 8 (its
+# children end later); a CI run 19 above cachegrind's, which the old bound of 16 failed
 res=$(python3 - "$TMP/ours.counts" "$TMP/cg.counts" <<'PY'
 import sys
 def load(p):
     return {l.split(" ", 1)[1]: int(l.split(" ", 1)[0]) for l in open(p).read().splitlines()}
 o, c = load(sys.argv[1]), load(sys.argv[2])
-bad = [k for k in c if k not in o or abs(o[k] - c[k]) > (16 if k.startswith("/bin/sh") else 0)]
+bad = [k for k in c if k not in o or abs(o[k] - c[k]) > (64 if k.startswith("/bin/sh") else 0)]
 print("ok" if len(c) == 4 and set(o) == set(c) and not bad else "bad " + ";".join(bad))
 PY
 )
