@@ -225,18 +225,18 @@ static int list_own_children(struct pid_list *l)
 	size_t nt;
 	int err = thread_list(getpid(), &tids, &nt);
 	l->n = 0;
+	if (err)	/* our own threads cannot be listed: no children seen */
+		return err == -ENOMEM ? err : 0;
 	for (size_t i = 0; i < nt && !err; i++) {
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)tids[i]);
-		FILE *f = fopen(path, "re");
-		int child;
-		while (f && !err && fscanf(f, "%d", &child) == 1)
-			err = pid_list_add(l, child);
-		if (f)
-			fclose(f);
+		pid_t *kids;
+		size_t nk;
+		err = thread_children(getpid(), tids[i], &kids, &nk);
+		for (size_t k = 0; k < nk && !err; k++)
+			err = pid_list_add(l, kids[k]);
+		free(kids);
 	}
 	free(tids);
-	return err == -ENOMEM ? err : 0;
+	return err;
 }
 
 static int adopt_orphans(struct spent_record *r)

@@ -48,15 +48,12 @@ static int push(struct found_tasks *w, pid_t pid, pid_t tid)
  */
 static int push_children(struct found_tasks *w, pid_t pid, pid_t tid)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	int child, err = 0;
-	while (!err && fscanf(f, "%d", &child) == 1)
-		err = push(w, child, child);
-	fclose(f);
+	pid_t *kids;
+	size_t n;
+	int err = thread_children(pid, tid, &kids, &n);
+	for (size_t i = 0; i < n && !err; i++)
+		err = push(w, kids[i], kids[i]);
+	free(kids);
 	return err;
 }
 

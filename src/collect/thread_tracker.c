@@ -124,6 +124,29 @@ int thread_list(pid_t pid, pid_t **tids, size_t *n)
 	return 0;
 }
 
+int thread_children(pid_t pid, pid_t tid, pid_t **kids, size_t *n)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)tid);
+	*kids = NULL;
+	*n = 0;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t cap = 0;
+	int child, err = 0;
+	while (!err && fscanf(f, "%d", &child) == 1)
+		if (!(err = ALLOC_GROW(*kids, *n + 1, cap)))
+			(*kids)[(*n)++] = child;
+	fclose(f);
+	if (err) {
+		free(*kids);
+		*kids = NULL;
+		*n = 0;
+	}
+	return err;
+}
+
 static void read_comm(pid_t tid, char comm[16])
 {
 	thread_comm(tid, tid, comm);

@@ -28,6 +28,10 @@ void thread_comm(pid_t pid, pid_t tid, char comm[16]);
 /* The threads of process PID now (/proc/PID/task) into *TIDS (malloc'd, *N of them): -ESRCH
  * when the process is gone. */
 int thread_list(pid_t pid, pid_t **tids, size_t *n);
+/* The children of thread TID of PID now (/proc/PID/task/TID/children, CONFIG_PROC_CHILDREN),
+ * into *KIDS (malloc'd, NULL when none), *N of them. No file (the thread has ended, or a kernel
+ * without it) is no children. 0 or -ENOMEM. */
+int thread_children(pid_t pid, pid_t tid, pid_t **kids, size_t *n);
 
 /* EVENTS/GROUP as in struct counting_config (copied). */
 
