@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/parse_options.h"
+#include "core/tracefs.h"
 #include "spent/events.h"
 
 static const char *const usage[] = { "spent list [GLOB]", NULL };
@@ -24,11 +25,13 @@ static const struct parse_usage list_usage = {
  * -1 when tracefs is not mounted. */
 static long list_tracepoints(const char *glob)
 {
-	static const char *const files[] = { "/sys/kernel/tracing/available_events",
-					     "/sys/kernel/debug/tracing/available_events" };
+	const char *root = tracefs_root();
+	char path[128];
 	FILE *f = NULL;
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && !f; i++)
-		f = fopen(files[i], "re");
+	if (root) {
+		snprintf(path, sizeof(path), "%s/available_events", root);
+		f = fopen(path, "re");
+	}
 	if (!f)
 		return -1;
 	char line[512];

@@ -12,6 +12,7 @@
 
 #include "core/alloc.h"
 #include "core/events_pfm.h"
+#include "core/tracefs.h"
 #include "spent/events.h"
 
 struct named_event {
@@ -260,9 +261,6 @@ static int lookup_named(const char *name, struct spent_event *ev)
 	return -ENOENT;
 }
 
-/* Where tracefs may be: its own mount point, and under debugfs on older set-ups. */
-static const char *const tracefs_roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-
 /* NAME is perf's tracepoint spelling, SYSTEM:EVENT, each part [a-z0-9_] (the only characters
  * tracefs uses, and nothing that can climb out of its directory). */
 static bool tracepoint_name(const char *name)
@@ -280,27 +278,21 @@ static bool tracepoint_name(const char *name)
  * is mounted), -ENODEV (no tracefs mounted). */
 static int tracepoint_lookup(const char *name, struct perf_event_attr *a)
 {
-	const char *colon = strchr(name, ':');
-	bool mounted = false;
-	for (size_t i = 0; i < ARRAY_SIZE(tracefs_roots); i++) {
-		char path[512];
-		snprintf(path, sizeof(path), "%s/events", tracefs_roots[i]);
-		if (access(path, R_OK | X_OK))
-			continue;
-		mounted = true;
-		snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", tracefs_roots[i],
-			 (int)(colon - name), name, colon + 1);
-		FILE *f = fopen(path, "re");
-		unsigned long long id;
-		int ok = f && fscanf(f, "%llu", &id) == 1;
-		if (f)
-			fclose(f);
-		if (ok) {
-			attr_init(a, PERF_TYPE_TRACEPOINT, id);
-			return 0;
-		}
-	}
-	return mounted ? -ENOENT : -ENODEV;
+	const char *colon = strchr(name, ':'), *root = tracefs_root();
+	if (!root)
+		return -ENODEV;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/events/%.*s/%s/id", root, (int)(colon - name), name,
+		 colon + 1);
+	FILE *f = fopen(path, "re");
+	unsigned long long id;
+	int ok = f && fscanf(f, "%llu", &id) == 1;
+	if (f)
+		fclose(f);
+	if (!ok)
+		return -ENOENT;
+	attr_init(a, PERF_TYPE_TRACEPOINT, id);
+	return 0;
 }
 
 int spent_event_parse(const char *spec, struct spent_event *ev, char *err, size_t errlen)
