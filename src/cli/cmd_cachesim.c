@@ -158,22 +158,15 @@ static int apply_geometry(const char *name, const char *spec, struct sim *sims, 
 {
 	static const char *const keys[3] = { "size", "assoc", "line" };
 	char buf[256], err[512] = "";
-	const char *vals[3];
-	size_t k = 0;
 	snprintf(buf, sizeof(buf), "%s", spec);
-	for (char *p = buf, *c; k < 3 && p; p = c ? c + 1 : NULL) {
-		c = strchr(p, ',');
-		if (c)
-			*c = 0;
-		vals[k++] = p;
-		if (k == 3 && c)
-			k = 4;	/* a fourth value */
-	}
-	if (k != 3 || !vals[0][0] || !vals[1][0] || !vals[2][0]) {
+	char *c1 = strchr(buf, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+	if (!c1 || !c2 || strchr(c2 + 1, ',') || c1 == buf || c2 == c1 + 1 || !c2[1]) {
 		cli_error("cachesim: bad --%s '%s': give SIZE,ASSOC,LINE in bytes, as cachegrind "
 			  "takes them (e.g. --%s=32768,8,64)", name, spec, name);
 		return -1;
 	}
+	*c1 = *c2 = 0;
+	const char *vals[3] = { buf, c1 + 1, c2 + 1 };
 	for (size_t i = 0; i < n; i++) {
 		if (cachesim_config_set_keys(&sims[i].cfg, name, keys, vals, 3, err, sizeof(err))) {
 			cli_error("cachesim: --%s=%s: %s", name, spec, err);
