@@ -241,6 +241,15 @@ int sampling_open_task(struct sampling *s, pid_t pid, int cpu, bool enable_on_ex
 	return err;
 }
 
+/* Enable every event opened so far (those already enabled stay so). 0 or -errno. */
+static int enable_all(struct sampling *s)
+{
+	for (size_t i = 0; i < s->nfds; i++)
+		if (ioctl(s->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
+			return -errno;
+	return 0;
+}
+
 int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *failed_event)
 {
 	pid_t *tids = NULL, one = pid;
@@ -296,9 +305,7 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
 	if (tids != &one)
 		free(tids);
 	if (!err && !enable_on_exec)
-		for (size_t i = 0; i < s->nfds && !err; i++)
-			if (ioctl(s->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-				err = -errno;
+		err = enable_all(s);
 	return err;
 }
 
@@ -317,10 +324,7 @@ int sampling_attach_all_cpus(struct sampling *s, size_t *failed_event)
 	for (size_t c = 0; c < ncpu && !err; c++)
 		err = sampling_open_task(s, -1, cpus[c], false, failed_event);
 	free(cpus);
-	for (size_t i = 0; i < s->nfds && !err; i++)
-		if (ioctl(s->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
-			err = -errno;
-	return err;
+	return err ? err : enable_all(s);
 }
 
 int sampling_poll(struct sampling *s, int timeout_ms)
