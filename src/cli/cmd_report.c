@@ -267,11 +267,17 @@ static const char *event_label(const struct spent_profile *p, const struct repor
 	return ev->name;
 }
 
+/* ROW's inclusive count of event E: its own without stacks (children = self). */
+static uint64_t row_inclusive(const struct report *r, const struct report_row *row, size_t e)
+{
+	return r->have_stacks ? row->incl[e] : row->self[e];
+}
+
 /* Whether ROW is at or above MIN_PCT of the first event's samples (its inclusive count with
- * stacks and --children, what the rows are sorted by): --percent-limit. */
+ * --children, what the rows are sorted by): --percent-limit. */
 static bool row_shown(const struct report *r, const struct report_row *row, double min_pct)
 {
-	uint64_t v = r->cfg.children && r->have_stacks ? row->incl[0] : row->self[0];
+	uint64_t v = r->cfg.children ? row_inclusive(r, row, 0) : row->self[0];
 	return min_pct <= 0 || pct(v, r->totals[0]) >= min_pct;
 }
 
@@ -315,7 +321,7 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 		if (!row_shown(r, row, min_pct))
 			break;	/* sorted: the rest are smaller */
 		if (r->cfg.children)
-			printf("%8.2f%% ", pct(r->have_stacks ? row->incl[0] : row->self[0], r->totals[0]));
+			printf("%8.2f%% ", pct(row_inclusive(r, row, 0), r->totals[0]));
 		for (size_t e = 0; e < nev; e++)
 			printf("%*llu %7.2f%% ", w[e], (unsigned long long)row->self[e],
 			       pct(row->self[e], r->totals[e]));
@@ -345,7 +351,7 @@ static void print_rows_machine(const struct spent_profile *p, const struct repor
 		for (size_t e = 0; e < r->cfg.nevents; e++) {
 			char lab[96];
 			const char *evn = event_label(p, r, e, lab, sizeof(lab));
-			uint64_t inc = r->have_stacks ? row->incl[e] : row->self[e];
+			uint64_t inc = row_inclusive(r, row, e);
 			if (fmt == OUT_JSON) {
 				struct json_writer w;
 				json_init(&w, stdout);
