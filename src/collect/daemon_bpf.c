@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +21,7 @@ struct dbpf {
 	struct ring_buffer *rb;
 	int ncpu_possible;
 	uint32_t map_entries;	/* keys per aggregation map, as loaded */
+	bool maps_on_demand;	/* its maps allocate keys as they come (else preallocated) */
 	/* batch buffers: keys and per-CPU values */
 	struct agg_key *keys;
 	uint64_t *vals;
@@ -58,6 +60,33 @@ static uint32_t map_size(int ncpu)
 	return (uint32_t)n;
 }
 
+/* Open and load the aggregator into B->skel with B->map_entries keys per map, its maps
+ * allocated on demand or preallocated; 0 or -errno (B->skel NULL then). */
+static int load_aggregator(struct dbpf *b, bool on_demand)
+{
+	int err;
+
+	b->skel = aggregate_bpf__open();
+	if (!b->skel)
+		return errno ? -errno : -EPERM;
+	struct bpf_map *maps[2] = { b->skel->maps.counts0, b->skel->maps.counts1 };
+	for (int i = 0; i < 2; i++) {
+		if ((err = bpf_map__set_max_entries(maps[i], b->map_entries)))
+			goto out;
+		if (on_demand && (err = bpf_map__set_map_flags(maps[i], bpf_map__map_flags(maps[i]) |
+								  BPF_F_NO_PREALLOC)))
+			goto out;
+	}
+	if ((err = aggregate_bpf__load(b->skel)))
+		goto out;
+	b->maps_on_demand = on_demand;
+	return 0;
+out:
+	aggregate_bpf__destroy(b->skel);
+	b->skel = NULL;
+	return err;
+}
+
 int dbpf_open(struct dperf *perf, size_t nev, uint32_t map_entries, struct dbpf **out)
 {
 	struct dbpf *b = calloc(1, sizeof(*b));
@@ -77,16 +106,13 @@ int dbpf_open(struct dperf *perf, size_t nev, uint32_t map_entries, struct dbpf 
 	b->links = calloc((size_t)n * nev, sizeof(*b->links));
 	if (!b->keys || !b->vals || !b->links)
 		goto out;
-	b->skel = aggregate_bpf__open();
-	if (!b->skel) {
-		err = errno ? -errno : -EPERM;
-		goto out;
-	}
 	b->map_entries = map_entries ? map_entries : map_size(b->ncpu_possible);
-	if ((err = bpf_map__set_max_entries(b->skel->maps.counts0, b->map_entries)) ||
-	    (err = bpf_map__set_max_entries(b->skel->maps.counts1, b->map_entries)))
-		goto out;
-	if ((err = aggregate_bpf__load(b->skel)))
+	/* Maps allocated on demand first: preallocating two maps of 262144 per-CPU keys took the
+	 * kernel 0.5 s of the daemon's 0.7 s start (and pinned 48 MiB it seldom fills). Kernels
+	 * before 6.1 refuse a hash map without preallocation in a perf_event program: load again
+	 * preallocated. A failed allocation in the program sends the sample to the overflow ring,
+	 * as a full map does. */
+	if ((err = load_aggregator(b, true)) && (err = load_aggregator(b, false)))
 		goto out;
 	for (int i = 0; i < n; i++) {
 		for (size_t e = 0; e < nev; e++) {
@@ -130,6 +156,11 @@ void dbpf_close(struct dbpf *b)
 uint32_t dbpf_map_entries(const struct dbpf *b)
 {
 	return b->map_entries;
+}
+
+int dbpf_maps_on_demand(const struct dbpf *b)
+{
+	return b->maps_on_demand;
 }
 
 int dbpf_overflow_fd(const struct dbpf *b)

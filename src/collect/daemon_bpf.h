@@ -24,6 +24,8 @@ int dbpf_open(struct dperf *perf, size_t nev, uint32_t map_entries, struct dbpf 
 void dbpf_close(struct dbpf *b);
 /* Keys each of the two aggregation maps holds (sized from the number of CPUs at load). */
 uint32_t dbpf_map_entries(const struct dbpf *b);
+/* 1 when the maps allocate their keys as they come, 0 when preallocated (kernels before 6.1) */
+int dbpf_maps_on_demand(const struct dbpf *b);
 /* An fd that polls readable when the overflow ring wants draining. */
 int dbpf_overflow_fd(const struct dbpf *b);
 /* Read every overflow record now; returns how many, or -errno. */

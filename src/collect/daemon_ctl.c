@@ -404,6 +404,7 @@ int daemon_status_json(struct daemon *d, bool running, char **out)
 	json_ku64(&w, "buildid_errors", bs.errors);
 	json_kstr(&w, "buildid_last_error", bs.last_error ? strerror(-bs.last_error) : "");
 	json_ku64(&w, "map_entries", d->bpf ? dbpf_map_entries(d->bpf) : 0u);
+	json_kbool(&w, "map_on_demand", d->bpf && dbpf_maps_on_demand(d->bpf));
 	json_ku64(&w, "drain_ms", c->drain_ms);
 	json_kstr(&w, "reduction_by_image", top);
 	json_object_end(&w);

@@ -164,3 +164,23 @@ if start_daemon "$MNT/db2" "$TMP/k.log" -F 1000; then
 		bash -c "ls '$MNT'/db2/kallsyms-* > /dev/null 2>&1 && grep -q 'saved the kernel' '$TMP/k.log'"
 	stop_daemon
 fi
+
+# ---- a full kernel map: samples go to the overflow ring, none is lost. wide_code lands nearly
+# every sample on a new pc, so a map of 1024 keys fills between two of the daemon's ticks ----
+if start_daemon "$TMP/full" "$TMP/full.log" -F 10000 --map-entries 1024; then
+	"$PROGS/wide_code" 1 > /dev/null
+	stop_daemon
+	read -r counted overflowed dropped ondemand < <("$SPENT" db "$TMP/full" status --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["samples"], d["overflowed"], d["dropped"], d["map_on_demand"])')
+	kept=$("$SPENT" db "$TMP/full" list --json | python3 -c '
+import json, sys
+print(sum(json.loads(l)["samples"] for l in sys.stdin if l.strip()))')
+	check "daemon_full_map_overflows_to_the_ring ($overflowed of $counted samples; maps on demand: $ondemand)" \
+		test "${overflowed:-0}" -gt 0
+	check "daemon_full_map_loses_no_sample (counted $counted, dropped $dropped, in the database $kept)" \
+		test "${dropped:-1}" = 0 -a "${kept:-0}" = "${counted:--1}"
+else
+	fail "daemon_full_map_starts: $(tail -3 "$TMP/full.log")"
+fi
