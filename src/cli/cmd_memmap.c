@@ -21,7 +21,7 @@ static int feed(void *ctx, const struct spent_trace_batch *b)
 	return 0;
 }
 
-static const char *const memmap_usage[] = { "spent memmap TRACE [--png FILE] [OPTIONS]", NULL };
+static const char *const memmap_usage[] = { "spent memmap TRACE [-o|--png FILE] [OPTIONS]", NULL };
 static const struct parse_usage memmap_u = {
 	"memmap", memmap_usage, "memory map plot: address mod 4 MB against time",
 	"The PatchWrx memory-map picture of a `spent trace` log as a PNG: every instruction "
@@ -32,7 +32,7 @@ static const struct parse_usage memmap_u = {
 static int parse_opts(int argc, char **argv, struct memmap_opts *o)
 {
 	struct option opts[] = {
-		OPT_STRING(0, "png", &o->png, "FILE", "the picture to write"),
+		OPT_STRING('o', "png", &o->png, "FILE", "the picture to write"),
 		{ .type = OPTION_U64, .long_name = "mod", .value = &o->mod, .argh = "BYTES",
 		  .help = "addresses are taken modulo this size", .defval = "4M" },
 		OPT_INT(0, "width", &o->width, "PIXELS", "plot width (the picture adds 140 for the axes)",

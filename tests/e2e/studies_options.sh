@@ -16,6 +16,8 @@ check "hitcurve: --min=2K --max 8K give sizes 2K..8K" test "$(awk '$1 ~ /^[0-9]+
 check "memmap: --png=FILE --width 200 --height=100 wrote the PNG" test -s "$TMP/m.png"
 "$SPENT" memmap "$TMP/s.log" --png "$TMP/m2.png" --width=200 --height 100 > /dev/null
 check "memmap: the two spellings draw the same picture" cmp -s "$TMP/m.png" "$TMP/m2.png"
+"$SPENT" memmap "$TMP/s.log" -o "$TMP/m4.png" --width=200 --height 100 > /dev/null
+check "memmap: -o FILE is --png FILE" cmp -s "$TMP/m.png" "$TMP/m4.png"
 "$SPENT" memmap "$TMP/s.log" --png "$TMP/m3.png" --width=300 --height 100 > /dev/null
 check "memmap: --width changes the picture" test "$(stat -c %s "$TMP/m3.png")" != "$(stat -c %s "$TMP/m.png")"
 "$SPENT" locks "$TMP/s.log" --groups=2 --json > /dev/null
