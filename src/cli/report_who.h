@@ -34,6 +34,10 @@ struct report_who {
 	OPT_STRING_LIST(0, "tid", &(w)->tid, "TID,...", "only samples of these threads"),	\
 	OPT_STRING_LIST(0, "image", &(w)->image, "IMAGE,...",				\
 			"only samples whose leaf is in these images (path or file name)"),	\
+	{ .type = OPTION_STRING_LIST, .long_name = "comms", .value = &(w)->comm,		\
+	  .argh = "NAME,...", .help = "perf's --comm", .flags = PARSE_OPT_HIDDEN },		\
+	{ .type = OPTION_STRING_LIST, .long_name = "dsos", .value = &(w)->image,		\
+	  .argh = "IMAGE,...", .help = "perf's --image", .flags = PARSE_OPT_HIDDEN },		\
 	OPT_STRING(0, "time", &(w)->time, "START,END",					\
 		   "only samples in this window: seconds from the profile's start, "		\
 		   "or A%-B% / N%/K of its span")

@@ -55,6 +55,9 @@ check who_comm_filters_add_up test $((who2 + who13 + main)) = "$all"
 img=$("$SPENT" report -i "$TMP/split" --sort image --csv | awk -F, '$1 ~ /who_split$/ { print $3 }')
 check who_image_filter_by_file_name_equals_image_row test "$(samples -i "$TMP/split" --image who_split)" = "$img"
 check who_image_filter_by_path_equals_image_row test "$(samples -i "$TMP/split" --image "$PROGS/who_split")" = "$img"
+check "who_perf_spellings_comms_and_dsos_are_comm_and_image" test \
+	"$(samples -i "$TMP/split" --comms who-1,who-3 --dsos who_split)" = \
+	"$(samples -i "$TMP/split" --comm who-1,who-3 --image who_split)"
 both=$(samples -i "$TMP/split" --comm who-3 --image who_split)
 check who_filters_combine test "$both" -gt 0 -a "$both" -le "$(samples -i "$TMP/split" --comm who-3)"
 # the filter also narrows the other views: the function table of one thread
