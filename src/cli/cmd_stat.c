@@ -289,6 +289,7 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		OPT_BOOL(0, "csv", &csv, "CSV, one line per count"),
 		OPT_STRING('x', "field-separator", &sep, "SEP", "CSV with the one-character separator SEP"),
 		OPT_STRING('o', "output", &o->output, "FILE", "write the counts to FILE, not stderr"),
+		OPT_BOOL(0, "append", &o->append, "-o: add the counts after what FILE holds"),
 		OPT_BOOL(0, "list", &o->list, "list the events this machine can count"),
 		OPT_END(),
 	};
@@ -312,6 +313,10 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 	}
 	if ((json + csv + !!sep) > 1 && !(csv && sep && !json)) {
 		parse_options_error(&stat_pu, "--json and --csv cannot be combined (nor --json and -x): choose one");
+		goto out;
+	}
+	if (o->append && !o->output) {
+		parse_options_error(&stat_pu, "--append needs -o FILE (the file to add the counts to)");
 		goto out;
 	}
 	o->format = json ? STAT_JSON : csv || sep ? STAT_CSV : STAT_TABLE;

@@ -28,6 +28,7 @@ struct stat_opts {
 	enum stat_format format;
 	char sep;		/* CSV field separator: ',' or -x SEP */
 	const char *output;	/* -o */
+	int append;		/* --append: -o keeps what FILE held, the counts after it */
 	char **argv;		/* command after -- */
 	int argc;
 };
@@ -71,7 +72,14 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se);
 /* Print ROWS (one set: all events of one total/thread/process/cpu); ELAPSED_NS for rates. */
 void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, double elapsed_ns,
 		     double interval_ts);
-void stat_print_footer(struct stat_out *o, double elapsed_ns, const double *runs_elapsed, int nruns);
+/* The command's CPU time (its reaped children's too), as wait4 gives it: printed after the
+ * elapsed time for one run of a command, as perf stat does. */
+struct stat_cpu_times {
+	double user_s, sys_s;
+};
+/* CPU: NULL when there is none to print (no command, -r, -I). */
+void stat_print_footer(struct stat_out *o, double elapsed_ns, const double *runs_elapsed, int nruns,
+		       const struct stat_cpu_times *cpu);
 void stat_print_costs(struct stat_out *o, const struct stat_row *rows, size_t n);
 
 #endif

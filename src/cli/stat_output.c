@@ -268,7 +268,8 @@ void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, 
 		fputc('\n', o->f);
 }
 
-void stat_print_footer(struct stat_out *o, double elapsed_ns, const double *runs_elapsed, int nruns)
+void stat_print_footer(struct stat_out *o, double elapsed_ns, const double *runs_elapsed, int nruns,
+		       const struct stat_cpu_times *cpu)
 {
 	if (o->format == STAT_JSON) {
 		struct json_writer w;
@@ -276,6 +277,10 @@ void stat_print_footer(struct stat_out *o, double elapsed_ns, const double *runs
 		json_object_begin(&w);
 		json_kdouble(&w, "elapsed_s", elapsed_ns / 1e9, 9);
 		json_ki64(&w, "runs", nruns);
+		if (cpu) {
+			json_kdouble(&w, "user_s", cpu->user_s, 6);
+			json_kdouble(&w, "sys_s", cpu->sys_s, 6);
+		}
 		json_object_end(&w);
 		json_newline(&w);
 		return;
@@ -292,6 +297,9 @@ void stat_print_footer(struct stat_out *o, double elapsed_ns, const double *runs
 			sqrt(var) / 1e9, mean > 0 ? 100.0 * sqrt(var) / mean : 0.0);
 	} else {
 		fprintf(o->f, "%18.9f seconds time elapsed\n\n", elapsed_ns / 1e9);
+		if (cpu)
+			fprintf(o->f, "%18.9f seconds user\n%18.9f seconds sys\n\n", cpu->user_s,
+				cpu->sys_s);
 	}
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -142,7 +143,35 @@ struct run_ctx {
 	struct count_value *prev;	/* -I: the reading at the last interval row */
 	double prev_seconds;	/* -I: its time (the next interval's rates are over the gap) */
 	struct since_last tasks, cpus;	/* -I: the breakdowns' readings there */
+	struct stat_cpu_times cpu;	/* the last run's command: its CPU time */
 };
+
+/* --append: what PATH holds now goes first into OUT (the temporary that replaces it), so
+ * the old counts stay whole whatever happens to this run. A PATH not there yet is empty. */
+static int copy_existing(const char *path, FILE *out)
+{
+	FILE *in = fopen(path, "re");
+	char buf[65536];
+	size_t n;
+	int err = 0;
+
+	if (!in)
+		return errno == ENOENT ? 0 : -errno;
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		if (fwrite(buf, 1, n, out) != n) {
+			err = -EIO;
+			break;
+		}
+	if (!err && ferror(in))
+		err = -EIO;
+	fclose(in);
+	return err;
+}
+
+static double timeval_s(struct timeval t)
+{
+	return (double)t.tv_sec + (double)t.tv_usec / 1e6;
+}
 
 /* CUR minus PREV into DELTA (N values), and PREV becomes CUR. Whether the counters were
  * enabled meanwhile: a thread that did not run has nothing to show. */
@@ -401,7 +430,14 @@ static int run_once(struct run_ctx *rc, struct count_value *totals, bool details
 		goto out;
 	}
 	*started = true;
+	/* the command's CPU time is what its reaping added to ours: the command is the only
+	 * child stat has (wait4's rusage, as perf reads it, counts the reaped tree as well) */
+	struct rusage before, after;
+	getrusage(RUSAGE_CHILDREN, &before);
 	spent_stat_wait(s, NULL);
+	getrusage(RUSAGE_CHILDREN, &after);
+	rc->cpu.user_s = timeval_s(after.ru_utime) - timeval_s(before.ru_utime);
+	rc->cpu.sys_s = timeval_s(after.ru_stime) - timeval_s(before.ru_stime);
 	status = spent_stat_exit_code(s);
 	rc->elapsed_ns = (double)spent_stat_elapsed_ns(s);
 	/* the command's last partial interval is printed as perf does (the interval rows
@@ -475,6 +511,16 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 		err = err ? err : outfile_open(opts->output, OUTFILE_MODE, &of);
 		if (!err && !(out.f = outfile_stream(of)))
 			err = -ENOMEM;
+		if (!err && opts->append)
+			err = copy_existing(opts->output, out.f);
+		if (!err && opts->format == STAT_TABLE) {
+			/* perf's line, so appended runs tell themselves apart */
+			time_t now = time(NULL);
+			char when[64];
+			if (!ctime_r(&now, when))
+				snprintf(when, sizeof(when), "%lld\n", (long long)now);
+			fprintf(out.f, "# started on %s\n", when);
+		}
 		if (err) {
 			cli_error("cannot write '%s': %s", opts->output, outfile_strerror(err));
 			outfile_abort(of);
@@ -522,7 +568,8 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 	stat_print_rows(&out, rc.rows, rc.nrows, mean_elapsed, -1);
 	if (opts->costs && spent_pmu_present())
 		stat_print_costs(&out, rc.rows, rc.nrows);
-	stat_print_footer(&out, mean_elapsed, elapsed, nruns);
+	stat_print_footer(&out, mean_elapsed, elapsed, nruns,
+			  opts->argc && nruns == 1 && !opts->interval_ms ? &rc.cpu : NULL);
 	printed = true;
 out:
 	if (runs)

@@ -88,6 +88,24 @@ check "counts go to stderr: the command's stdout stays its own" test "$out" = he
 "$SPENT" stat -o "$TMP/o.txt" -e page-faults -- true 2>"$TMP/e"
 check "-o writes the counts to the file" grep -q page-faults "$TMP/o.txt"
 check "every table row shows the running percentage" grep -qE 'page-faults.*\(100\.00%\)' "$TMP/o.txt"
+check "-o starts with perf's '# started on' line" grep -q '^# started on ' "$TMP/o.txt"
+check "one run of a command: user and sys seconds after the elapsed time, as perf prints them" \
+	grep -qE '^ +[0-9]+\.[0-9]{9} seconds user$' "$TMP/o.txt"
+cp "$TMP/o.txt" "$TMP/o.first"
+"$SPENT" stat -o "$TMP/o.txt" --append -e task-clock -- true 2>/dev/null
+check "--append keeps the file's counts first, byte for byte" \
+	cmp -s "$TMP/o.first" <(head -c "$(stat -c %s "$TMP/o.first")" "$TMP/o.txt")
+check "--append adds the new run after them (two runs, two headers)" \
+	test "$(grep -c '^# started on ' "$TMP/o.txt")" = 2 -a "$(grep -c 'task-clock' "$TMP/o.txt")" = 1
+"$SPENT" stat --append -e task-clock -- true > /dev/null 2> "$TMP/e"
+rc=$?
+check "--append without -o is refused ($(head -1 "$TMP/e"))" test $rc = 2
+"$SPENT" stat -r 2 -o "$TMP/r.txt" -e page-faults -- true 2>/dev/null
+"$SPENT" stat -a -o "$TMP/a.txt" -e cpu-clock -- sleep 0.1 2>/dev/null
+"$SPENT" stat -x, -o "$TMP/x.txt" -e page-faults -- true 2>/dev/null
+check "no user/sys lines for -r (perf's neither), and none in CSV" \
+	bash -c "! grep -q 'seconds user' '$TMP/r.txt' '$TMP/x.txt'"
+check "-a with a command still shows the command's user/sys" grep -q 'seconds sys' "$TMP/a.txt"
 
 # modes
 "$SPENT" stat -a --per-cpu --json -e cpu-clock -- sleep 0.3 2>"$TMP/a"

@@ -50,6 +50,17 @@ else
 	fail "task-clock ${a:-?} ms vs the run's own CPU time ${own:-?} ms (rusage; host stole $stolen ms)"
 fi
 
+# the footer's user and sys times (perf's "seconds user/sys") are that same rusage: bash and
+# the demo it waited for (bash's few instructions after `times` are in ours, not in its print)
+cpu_own=$(python3 -c 'import json,sys
+d=[json.loads(l) for l in open(sys.argv[1])][-1]
+print(round((d["user_s"]+d["sys_s"])*1000, 3))' "$TMP/s.json")
+if [ -n "$own" ] && [ -n "$cpu_own" ] && awk -v a="$cpu_own" -v b="$own" 'BEGIN{d=a-b; exit !(d >= -(0.02*b + 2) && d <= 0.02*b + 5)}'; then
+	pass "user+sys in the footer equal the run's own rusage within 2% (spent $cpu_own ms, bash's times $own ms)"
+else
+	fail "user+sys in the footer ${cpu_own:-?} ms vs the run's own rusage ${own:-?} ms"
+fi
+
 # and against perf on alternated runs: the workload's CPU time itself varies a few percent run
 # to run on a shared VM (steal, cache state), so medians of 5 within 10%
 tc_s=() tc_p=()
