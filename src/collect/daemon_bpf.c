@@ -108,7 +108,7 @@ int dbpf_open(struct dperf *perf, size_t nev, uint32_t map_entries, struct dbpf 
 		goto out;
 	b->map_entries = map_entries ? map_entries : map_size(b->ncpu_possible);
 	/* Maps allocated on demand first: preallocating two maps of 262144 per-CPU keys took the
-	 * kernel 0.5 s of the daemon's 0.7 s start (and pinned 48 MiB it seldom fills). Kernels
+	 * kernel 0.5 s of the daemon's 0.7 s start (and held ~60 MB it seldom fills). Kernels
 	 * before 6.1 refuse a hash map without preallocation in a perf_event program: load again
 	 * preallocated. A failed allocation in the program sends the sample to the overflow ring,
 	 * as a full map does. */
