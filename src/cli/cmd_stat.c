@@ -287,7 +287,8 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		OPT_BOOL(0, "costs", &o->costs, "estimate where the time went (needs a PMU)"),
 		OPT_BOOL(0, "json", &json, "one JSON object per count"),
 		OPT_BOOL(0, "csv", &csv, "CSV, one line per count"),
-		OPT_STRING('x', "field-separator", &sep, "SEP", "CSV with the one-character separator SEP"),
+		OPT_STRING('x', "field-separator", &sep, "SEP",
+			   "perf stat -x's lines, separated by the character SEP (with --csv: its columns)"),
 		OPT_STRING('o', "output", &o->output, "FILE", "write the counts to FILE, not stderr"),
 		OPT_BOOL(0, "append", &o->append, "-o: add the counts after what FILE holds"),
 		OPT_BOOL(0, "list", &o->list, "list the events this machine can count"),
@@ -319,7 +320,7 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		parse_options_error(&stat_pu, "--append needs -o FILE (the file to add the counts to)");
 		goto out;
 	}
-	o->format = json ? STAT_JSON : csv || sep ? STAT_CSV : STAT_TABLE;
+	o->format = json ? STAT_JSON : csv ? STAT_CSV : sep ? STAT_PERF_CSV : STAT_TABLE;
 	if (sep)
 		o->sep = sep[0];
 	if (cpu_list) {

@@ -8,7 +8,9 @@
 #include "collect/counting.h"
 #include "spent/events.h"
 
-enum stat_format { STAT_TABLE, STAT_JSON, STAT_CSV };
+/* STAT_PERF_CSV: -x SEP alone, perf stat -x's fields (no header, value first); STAT_CSV:
+ * --csv, spent's own columns under a header row */
+enum stat_format { STAT_TABLE, STAT_JSON, STAT_CSV, STAT_PERF_CSV };
 
 struct stat_opts {
 	char *events;		/* every -e joined into one list, NULL = defaults */

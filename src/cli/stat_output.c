@@ -253,15 +253,73 @@ static void print_csv_row(struct stat_out *o, const struct stat_row *rows, size_
 	fputc('\n', f);
 }
 
+/* perf stat -x SEP's line: [interval,][CPUn or comm-tid,]value,unit,event,[stddev%,]
+ * running ns,running %,metric value,metric unit. A rate per second is scaled to K/M/G as
+ * perf scales it. */
+static void print_perf_csv_row(struct stat_out *o, const struct stat_row *rows, size_t n,
+			       const struct stat_row *r, double elapsed_ns, double ts)
+{
+	FILE *f = o->f;
+	char sep = o->opts->sep, label[64], b[64];
+	if (ts >= 0) {
+		snprintf(b, sizeof(b), "%16.9f", ts);
+		cli_csv_field_sep(f, b, sep);
+		fputc(sep, f);
+	}
+	label_of(r, label, sizeof(label));
+	if (label[0]) {
+		cli_csv_field_sep(f, label, sep);
+		fputc(sep, f);
+	}
+	bool msec = strcmp(r->ev->unit, "msec") == 0;
+	if (!r->supported)
+		snprintf(b, sizeof(b), "<not supported>");
+	else if (!r->v.enabled && !r->use_mean)
+		snprintf(b, sizeof(b), "<not counted>");
+	else
+		snprintf(b, sizeof(b), msec ? "%.2f" : "%.0f", shown_value(r));
+	cli_csv_field_sep(f, b, sep);
+	csv_field(f, sep, r->ev->unit);
+	csv_field(f, sep, r->ev->spec);
+	if (r->runs > 1) {
+		snprintf(b, sizeof(b), "%.2f%%", r->mean > 0 ? 100.0 * r->stddev / r->mean : 0.0);
+		csv_field(f, sep, b);
+	}
+	csv_u64(f, sep, r->supported ? r->v.running : 0);
+	csv_num(f, sep, "%.2f", r->supported ? count_value_running_pct(&r->v) : 100.0, true);
+	double mv = 0;
+	const char *mu = "";
+	bool has = r->supported && r->v.enabled && derived_metric(rows, n, r, elapsed_ns, &mv, &mu);
+	char unit[32];
+	if (has && strcmp(mu, "/sec") == 0) {
+		const char *scale = mv >= 1e9 ? "G" : mv >= 1e6 ? "M" : mv >= 1e3 ? "K" : "";
+		mv /= mv >= 1e9 ? 1e9 : mv >= 1e6 ? 1e6 : mv >= 1e3 ? 1e3 : 1;
+		snprintf(unit, sizeof(unit), "%s/sec", scale);
+		mu = unit;
+	}
+	csv_num(f, sep, "%.3f", mv, has);
+	csv_field(f, sep, has ? mu : "");
+	fputc('\n', f);
+}
+
 void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, double elapsed_ns,
 		     double interval_ts)
 {
+	const struct stat_opts *opts = o->opts;
 	stat_print_header(o);
 	for (size_t i = 0; i < n; i++) {
 		switch (o->format) {
 		case STAT_TABLE: print_table_row(o, rows, n, &rows[i], elapsed_ns, interval_ts); break;
 		case STAT_JSON: print_json_row(o, rows, n, &rows[i], elapsed_ns, interval_ts); break;
 		case STAT_CSV: print_csv_row(o, rows, n, &rows[i], elapsed_ns, interval_ts); break;
+		case STAT_PERF_CSV:
+			/* perf's broken-down output has only the breakdown's lines, every line
+			 * with the same fields */
+			if ((opts->per_thread || opts->per_process || opts->per_cpu) &&
+			    rows[i].cpu < 0 && rows[i].tid < 0 && rows[i].pid < 0)
+				break;
+			print_perf_csv_row(o, rows, n, &rows[i], elapsed_ns, interval_ts);
+			break;
 		}
 	}
 	if (o->format == STAT_TABLE && rows[0].cpu < 0 && rows[0].tid < 0 && rows[0].pid < 0)

@@ -565,7 +565,9 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 		print_repeat(&rc, runs, nruns, sums);
 	else
 		mean_elapsed = rc.elapsed_ns;
-	stat_print_rows(&out, rc.rows, rc.nrows, mean_elapsed, -1);
+	/* perf stat -x with -I prints the intervals only: a script reads every line as one */
+	if (!(opts->format == STAT_PERF_CSV && opts->interval_ms))
+		stat_print_rows(&out, rc.rows, rc.nrows, mean_elapsed, -1);
 	if (opts->costs && spent_pmu_present())
 		stat_print_costs(&out, rc.rows, rc.nrows);
 	stat_print_footer(&out, mean_elapsed, elapsed, nruns,

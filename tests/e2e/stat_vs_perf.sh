@@ -34,6 +34,14 @@ a=$(min "${pf_s[@]}") b=$(min "${pf_p[@]}")
 if [ -n "$a" ] && within "$a" "$b" 1; then pass "page faults within 1% of perf's (spent $a, perf $b)"
 else fail "page faults differ from perf's by more than 1%: spent ${pf_s[*]}, perf ${pf_p[*]}"; fi
 
+# -x, is perf's line format: the same fields, units and event names as perf stat -x, prints
+# for the same events (the values are the runs' own)
+"$SPENT" stat -x, -e task-clock,page-faults,context-switches -- "$PROGS/sleeper" 2> "$TMP/sx.csv"
+perf stat -x, -e task-clock,page-faults,context-switches -- "$PROGS/sleeper" 2> "$TMP/px.csv"
+shape() { awk -F, '{ print NF, $2, $3, $5, ($6 == "" ? "" : "metric"), $7 ~ /sec|CPUs/ }' "$1"; }
+check "-x, lines have perf's fields: $(shape "$TMP/sx.csv" | tr '\n' '|')" \
+	test "$(shape "$TMP/sx.csv")" = "$(shape "$TMP/px.csv")" -a "$(wc -l < "$TMP/sx.csv")" = 3
+
 # task-clock against the same run's own CPU time: bash's `times` prints the shell's and its
 # waited children's user+sys (rusage, precise sched runtime, printed to the ms)
 # (task-clock also counts what the host steals from the vCPU meanwhile: allowed above)
