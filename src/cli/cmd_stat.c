@@ -276,6 +276,9 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		{ .type = OPTION_INT, .short_name = 'I', .long_name = "interval-print",
 		  .value = &o->interval_ms, .argh = "MS", .help = "print the counts every MS ms",
 		  .defval = "off", .min = 10, .max = 3600000 },
+		{ .type = OPTION_INT, .long_name = "interval-count", .value = &o->interval_count,
+		  .argh = "N", .help = "-I: print N rows, then nothing more (the command runs on)",
+		  .defval = "all", .min = 1, .max = 1000000000 },
 		OPT_BOOL('a', "all-cpus", &o->system_wide, "count every CPU, all tasks"),
 		OPT_STRING('C', "cpu", &cpu_list, "CPUS", "count these CPUs only (0-3,5), all tasks"),
 		{ .type = OPTION_INT, .short_name = 'p', .long_name = "pid", .value = &o->pid,
@@ -314,6 +317,10 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 	}
 	if ((json + csv + !!sep) > 1 && !(csv && sep && !json)) {
 		parse_options_error(&stat_pu, "--json and --csv cannot be combined (nor --json and -x): choose one");
+		goto out;
+	}
+	if (o->interval_count && !o->interval_ms) {
+		parse_options_error(&stat_pu, "--interval-count counts -I rows: give -I MS too");
 		goto out;
 	}
 	if (o->append && !o->output) {

@@ -25,6 +25,7 @@ struct stat_opts {
 	const char *cpu_list;	/* -C as given (argv), for the header as perf prints it */
 	long repeat;		/* -r */
 	long interval_ms;	/* -I */
+	long interval_count;	/* --interval-count: only the first N -I rows, nothing after */
 	int costs;
 	int list;
 	enum stat_format format;

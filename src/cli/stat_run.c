@@ -144,6 +144,7 @@ struct run_ctx {
 	double prev_seconds;	/* -I: its time (the next interval's rates are over the gap) */
 	struct since_last tasks, cpus;	/* -I: the breakdowns' readings there */
 	struct stat_cpu_times cpu;	/* the last run's command: its CPU time */
+	long intervals;		/* -I rows printed */
 };
 
 /* --append: what PATH holds now goes first into OUT (the temporary that replaces it), so
@@ -374,6 +375,9 @@ static void print_breakdowns(struct run_ctx *rc, struct spent_stat *s, struct ro
 static void print_interval(void *arg, struct spent_stat *s, double seconds)
 {
 	struct run_ctx *rc = arg;
+	if (rc->opts->interval_count && rc->intervals >= rc->opts->interval_count)
+		return;	/* perf's --interval-count: the command runs on, nothing more is printed */
+	rc->intervals++;
 	double len_ns = (seconds - rc->prev_seconds) * 1e9;
 	rc->prev_seconds = seconds;
 	if (read_into_rows(rc, stat_session_counting(s), rc->totals, rc->prev) != 0)
@@ -444,7 +448,8 @@ static int run_once(struct run_ctx *rc, struct count_value *totals, bool details
 	 * would not add up to the totals) */
 	if (rc->prev)
 		print_interval(rc, s, rc->elapsed_ns / 1e9);
-	if (read_into_rows(rc, stat_session_counting(s), totals, NULL) == 0 && details)
+	if (read_into_rows(rc, stat_session_counting(s), totals, NULL) == 0 && details &&
+	    !o->interval_count)
 		print_details(rc, s);
 out:
 	counting_now = NULL;
@@ -565,13 +570,15 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 		print_repeat(&rc, runs, nruns, sums);
 	else
 		mean_elapsed = rc.elapsed_ns;
-	/* perf stat -x with -I prints the intervals only: a script reads every line as one */
-	if (!(opts->format == STAT_PERF_CSV && opts->interval_ms))
+	/* perf stat -x with -I prints the intervals only: a script reads every line as one; with
+	 * --interval-count perf prints nothing after the last row it was asked for */
+	if (!(opts->format == STAT_PERF_CSV && opts->interval_ms) && !opts->interval_count)
 		stat_print_rows(&out, rc.rows, rc.nrows, mean_elapsed, -1);
-	if (opts->costs && spent_pmu_present())
+	if (opts->costs && spent_pmu_present() && !opts->interval_count)
 		stat_print_costs(&out, rc.rows, rc.nrows);
-	stat_print_footer(&out, mean_elapsed, elapsed, nruns,
-			  opts->argc && nruns == 1 && !opts->interval_ms ? &rc.cpu : NULL);
+	if (!opts->interval_count)
+		stat_print_footer(&out, mean_elapsed, elapsed, nruns,
+				  opts->argc && nruns == 1 && !opts->interval_ms ? &rc.cpu : NULL);
 	printed = true;
 out:
 	if (runs)

@@ -28,6 +28,24 @@ for r in rows:
     if r[1] != "<not counted>":
         assert abs(float(r[1]) - int(r[4]) / 1e6) < 0.006, r' "$TMP/xd.csv" "$sep"
 done
+# --interval-count N (perf's): N interval rows, nothing after them, and the command runs on
+# to its end, as perf stat does
+t0=$(date +%s%N)
+"$SPENT" stat -I 100 --interval-count 2 -x, -e task-clock -- sleep 0.6 2>"$TMP/ic.csv"; rc=$?
+took=$((($(date +%s%N) - t0) / 1000000))
+want=2
+if command -v perf > /dev/null; then
+	perf stat -I 100 --interval-count 2 -x, -e task-clock -- sleep 0.6 2>"$TMP/pic.csv"
+	want=$(grep -c . "$TMP/pic.csv")
+fi
+check "stat_interval_count_2_prints_two_rows_as_perf ($(grep -c . "$TMP/ic.csv") lines, perf $want)" \
+	test "$(grep -c . "$TMP/ic.csv")" = 2 -a "$want" = 2
+check "stat_interval_count_lets_the_command_end (exit $rc after $took ms)" test "$rc" = 0 -a "$took" -ge 550
+"$SPENT" stat -I 100 --interval-count 1 -e task-clock -- sleep 0.3 2>"$TMP/ic.txt"
+check "stat_interval_count_table_has_no_totals_after_its_rows" \
+	test "$(grep -c 'task-clock' "$TMP/ic.txt")" = 1 -a "$(grep -c 'seconds time elapsed' "$TMP/ic.txt")" = 0
+"$SPENT" stat --interval-count 2 -- true 2>/dev/null; rc=$?
+check stat_interval_count_needs_I test "$rc" = 2
 "$SPENT" stat -x ab -- true 2>"$TMP/err"; rc=$?
 check stat_x_needs_one_character test "$rc" -eq 2 -a "$(wc -l < "$TMP/err")" -eq 1
 "$SPENT" stat -x ';' --json -- true 2>/dev/null; rc=$?
