@@ -33,9 +33,23 @@ void cli_stdout_error(int err)
 		cli_error("cannot write to stdout: %s", strerror(-err));
 }
 
+static bool quiet;
+
+void cli_set_quiet(bool q)
+{
+	quiet = q;
+}
+
+bool cli_quiet(void)
+{
+	return quiet;
+}
+
 void cli_warn(const char *fmt, ...)
 {
 	va_list ap;
+	if (quiet)
+		return;
 	va_start(ap, fmt);
 	fputs("spent: warning: ", stderr);
 	vfprintf(stderr, fmt, ap);

@@ -31,6 +31,7 @@ struct record_opts {
 	long pid;		/* -p */
 	const char *output;
 	int force;		/* -f: accepted for old scripts, a profile is replaced anyway */
+	int quiet;		/* -q: no summary line, no warnings */
 	char **argv;		/* the command after -- */
 };
 
@@ -72,6 +73,7 @@ static const struct parse_usage record_pu = {
 		  .argh = "PID", .help = "sample a running process until it exits or Ctrl-C",      \
 		  .defval = "none", .min = 1, .max = INT_MAX },                                    \
 		OPT_STRING('o', "output", &(o)->output, "DIR", "the profile directory to write"), \
+		OPT_BOOL('q', "quiet", &(o)->quiet, "print no summary and no warnings (errors still print)"),\
 		{ .type = OPTION_BOOL, .short_name = 'f', .long_name = "force", .value = &(o)->force,\
 		  .help = "accepted for old scripts", .flags = PARSE_OPT_HIDDEN },                \
 		OPT_END(),                                                                         \
@@ -142,6 +144,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	int n = parse_options(argc, argv, opts, &record_pu, PARSE_STOP_AT_NON_OPTION);
 	if (n < 0)
 		return n;
+	cli_set_quiet(o->quiet);
 	o->callchain = SPENT_RECORD_CG_NONE;
 	if (o->callgraph && parse_callgraph(o->callgraph, o))
 		return parse_options_error(&record_pu, "bad call graph '%s': give fp, dwarf or "
@@ -242,7 +245,8 @@ static int record(const struct record_opts *o)
 		rc = spent_record_exit_code(r) ? spent_record_exit_code(r) : 2;
 		goto out;
 	}
-	print_summary(r, o->output);
+	if (!o->quiet)
+		print_summary(r, o->output);
 	rc = spent_record_exit_code(r);
 out:
 	spent_record_free(r);

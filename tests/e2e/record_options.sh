@@ -215,3 +215,11 @@ for bad in "-a -p 1" "-a --per-thread -- true"; do
 	"$SPENT" record $bad -o "$TMP/bad_a" > /dev/null 2> "$TMP/bad_a.err"; rc=$?
 	check "record ${bad% -- true} is refused (rc $rc)" test "$rc" -eq 2 -a ! -e "$TMP/bad_a" -a "$(wc -l < "$TMP/bad_a.err")" -eq 1
 done
+
+# -q (perf's --quiet): a run that goes well prints nothing (no summary, no warnings such as
+# the cpu-clock fallback without a PMU) and still writes the profile; an error still prints
+"$SPENT" record -q -o "$TMP/quiet" -- "$PROGS/demo" 0.2 > /dev/null 2> "$TMP/quiet.err"; rc=$?
+check "record_q_prints_nothing (rc $rc: $(head -c 100 "$TMP/quiet.err"))" test "$rc" -eq 0 -a ! -s "$TMP/quiet.err"
+check record_q_writes_the_profile bash -c "'$SPENT' report -i '$TMP/quiet' --json | grep -q '\"samples\"'"
+"$SPENT" record -q -o "$TMP/quiet2" -- /no/such/program > /dev/null 2> "$TMP/quiet2.err"; rc=$?
+check "record_q_still_says_why_the_command_cannot_run (rc $rc)" test "$rc" -eq 127 -a "$(wc -l < "$TMP/quiet2.err")" -eq 1
