@@ -40,11 +40,6 @@ void cli_set_quiet(bool q)
 	quiet = q;
 }
 
-bool cli_quiet(void)
-{
-	return quiet;
-}
-
 void cli_warn(const char *fmt, ...)
 {
 	va_list ap;

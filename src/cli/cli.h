@@ -19,7 +19,6 @@ void cli_stdout_error(int err);
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* -q (perf's --quiet): cli_warn prints nothing from here on; errors still print */
 void cli_set_quiet(bool quiet);
-bool cli_quiet(void);
 /* The events this machine can count, those matching GLOB (NULL: all), as `spent list` and
  * `spent stat --list` print them: 0, or 1 after an error line. */
 int cli_list_events(const char *glob);
