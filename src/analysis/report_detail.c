@@ -57,7 +57,8 @@ int detail_parse_keys(const char *spec, enum detail_key *keys, size_t *nkeys, ch
 
 bool detail_filter_active(const struct detail_filter *f)
 {
-	return f->ncomms || f->npids || f->ntids || f->nimages || f->start_ns || f->end_ns;
+	return f->ncomms || f->npids || f->ntids || f->nimages || f->nsymbols || f->start_ns ||
+	       f->end_ns;
 }
 
 /* Seconds (non-negative, decimals allowed) into nanoseconds; "" is absent (*SET false). */
@@ -164,6 +165,15 @@ bool detail_row_selected(const struct spent_profile *p, const struct detail_filt
 	}
 	if (f->nimages && !image_selected(p, f, r->frames[0].image))
 		return false;
+	if (f->nsymbols) {
+		char name[1024];
+		bool hit = false;
+		profile_frame_name(p, f->sym, &r->frames[0], name, sizeof(name));
+		for (size_t i = 0; i < f->nsymbols && !hit; i++)
+			hit = !strcmp(f->symbols[i], name);
+		if (!hit)
+			return false;
+	}
 	if (!f->ncomms && !f->npids && !f->ntids)
 		return true;
 	const struct spent_profile_task *t = r->task == SPENT_PROFILE_NO_TASK ? NULL : spent_profile_task_get(p, r->task);

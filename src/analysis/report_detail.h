@@ -31,6 +31,10 @@ struct detail_filter {
 	size_t ntids;
 	const char *const *images;	/* a full path, or a file name ("libc.so.6") */
 	size_t nimages;
+	/* function names as reports show them (perf's --symbols), the leaf's named through SYM */
+	const char *const *symbols;
+	size_t nsymbols;
+	struct symbols *sym;
 	uint64_t start_ns, end_ns;	/* wall clock (Unix ns): a row's bucket start in
 					 * [start, end), both rounded down to the profile's
 					 * time bucket; 0 = open on that side */

@@ -135,7 +135,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 					   "combined with --children, --diff or an export");
 	if (o->diff && report_who_active(&o->who))
 		return parse_options_error(&report_pu, "--diff compares whole profiles: it cannot be "
-					   "combined with --comm, --pid, --tid, --image or --time");
+					   "combined with --comm, --pid, --tid, --image, --symbols or --time");
 	return report_who_check(&o->who, &report_pu);
 }
 
@@ -576,12 +576,17 @@ int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	int sel = report_who_select(&o.who, o.input, &p);
+	/* symbols first: --symbols selects samples by their leaf's name */
+	if (symbols_new(&sym) || profile_input_kallsyms(sym, o.input)) {
+		rc = 1;
+		goto out;
+	}
+	int sel = report_who_select(&o.who, o.input, sym, &p);
 	if (sel) {
 		rc = sel == -EINVAL ? 2 : 1;	/* a malformed --time, as other bad options */
 		goto out;
 	}
-	if (select_events(p, o.events_joined, &evs, &nev) || symbols_new(&sym) || profile_input_kallsyms(sym, o.input)) {
+	if (select_events(p, o.events_joined, &evs, &nev)) {
 		rc = 1;
 		goto out;
 	}

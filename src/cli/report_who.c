@@ -80,13 +80,13 @@ static int split_ids(struct report_who *w, const struct opt_string_list *l, size
 
 bool report_who_active(const struct report_who *w)
 {
-	return w->sort || w->comm.n || w->pid.n || w->tid.n || w->image.n || w->time ||
+	return w->sort || w->comm.n || w->pid.n || w->tid.n || w->image.n || w->symbol.n || w->time ||
 	       detail_filter_active(&w->filter);
 }
 
 int report_who_check(struct report_who *w, const struct parse_usage *pu)
 {
-	size_t cfirst, ifirst, pfirst, tfirst, nids = 0;
+	size_t cfirst, ifirst, sfirst, pfirst, tfirst, nids = 0;
 	const char *bad = NULL;
 	char badkey[64];
 	int err;
@@ -95,9 +95,11 @@ int report_who_check(struct report_who *w, const struct parse_usage *pu)
 					   "comm, pid, tid, image or dso, function or sym)", badkey,
 					   w->sort);
 	if ((err = split_strings(w, &w->comm, &cfirst, &w->filter.ncomms, &w->nstrings)) ||
-	    (err = split_strings(w, &w->image, &ifirst, &w->filter.nimages, &w->nstrings)))
+	    (err = split_strings(w, &w->image, &ifirst, &w->filter.nimages, &w->nstrings)) ||
+	    (err = split_strings(w, &w->symbol, &sfirst, &w->filter.nsymbols, &w->nstrings)))
 		return parse_options_error(pu, err == -ENOMEM ? "out of memory" :
-					   "--comm and --image take comma-separated names, none empty");
+					   "--comm, --image and --symbols take comma-separated names, "
+					   "none empty");
 	if ((err = split_ids(w, &w->pid, &pfirst, &w->filter.npids, &nids, &bad)) ||
 	    (err = split_ids(w, &w->tid, &tfirst, &w->filter.ntids, &nids, &bad)))
 		return err == -ENOMEM ? parse_options_error(pu, "out of memory") :
@@ -106,6 +108,7 @@ int report_who_check(struct report_who *w, const struct parse_usage *pu)
 	/* pointers into the arrays only now that they have stopped moving */
 	w->filter.comms = (const char *const *)w->strings + cfirst;
 	w->filter.images = (const char *const *)w->strings + ifirst;
+	w->filter.symbols = (const char *const *)w->strings + sfirst;
 	w->filter.pids = w->ids + pfirst;
 	w->filter.tids = w->ids + tfirst;
 	return 0;
@@ -127,10 +130,11 @@ static void warn_if_nothing_selected(const struct report_who *w, const struct sp
 			 (double)(e - s) / 1e9);
 	else
 		cli_warn("no sample of the profile's %llu matches the selection (--comm, --pid, "
-			 "--tid, --image, --time)", (unsigned long long)all);
+			 "--tid, --image, --symbols, --time)", (unsigned long long)all);
 }
 
-int report_who_select(struct report_who *w, const char *input, struct spent_profile **p)
+int report_who_select(struct report_who *w, const char *input, struct symbols *sym,
+		      struct spent_profile **p)
 {
 	if (!report_who_active(w))
 		return 0;
@@ -138,7 +142,7 @@ int report_who_select(struct report_who *w, const char *input, struct spent_prof
 		return 0;	/* nothing to select from (a window with no sample: said already) */
 	if (!spent_profile_ndetail(*p)) {
 		cli_error("profile '%s' has no per-sample detail (comm, pid, tid, time) for --sort, "
-			  "--comm, --pid, --tid, --image or --time: it was written before spent kept "
+			  "--comm, --pid, --tid, --image, --symbols or --time: it was written before spent kept "
 			  "them; record it again", input);
 		return -ENOENT;
 	}
@@ -160,6 +164,7 @@ int report_who_select(struct report_who *w, const char *input, struct spent_prof
 	}
 	if (!detail_filter_active(&w->filter))
 		return 0;
+	w->filter.sym = sym;
 	struct spent_profile *q = NULL;
 	int err = detail_filter_profile(*p, &w->filter, &q);
 	if (err) {
@@ -311,4 +316,5 @@ void report_who_release(struct report_who *w)
 	opt_string_list_release(&w->pid);
 	opt_string_list_release(&w->tid);
 	opt_string_list_release(&w->image);
+	opt_string_list_release(&w->symbol);
 }

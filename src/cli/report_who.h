@@ -12,13 +12,13 @@ enum out_fmt { OUT_TABLE, OUT_JSON, OUT_CSV };
 struct report_who {
 	/* as given */
 	const char *sort;
-	struct opt_string_list comm, pid, tid, image;
+	struct opt_string_list comm, pid, tid, image, symbol;
 	const char *time;
 	/* parsed */
 	enum detail_key keys[DETAIL_KEY_NR];
 	size_t nkeys;			/* 0: no --sort */
 	struct detail_filter filter;
-	char **strings;			/* the split --comm and --image lists */
+	char **strings;			/* the split --comm, --image and --symbols lists */
 	size_t nstrings, cap_strings;
 	uint32_t *ids;			/* the split --pid and --tid lists */
 	size_t cap_ids;
@@ -34,6 +34,8 @@ struct report_who {
 	OPT_STRING_LIST(0, "tid", &(w)->tid, "TID,...", "only samples of these threads"),	\
 	OPT_STRING_LIST(0, "image", &(w)->image, "IMAGE,...",				\
 			"only samples whose leaf is in these images (path or file name)"),	\
+	OPT_STRING_LIST('S', "symbols", &(w)->symbol, "NAME,...",			\
+			"only samples whose leaf is in these functions (as reports name them)"),\
 	{ .type = OPTION_STRING_LIST, .long_name = "comms", .value = &(w)->comm,		\
 	  .argh = "NAME,...", .help = "perf's --comm", .flags = PARSE_OPT_HIDDEN },		\
 	{ .type = OPTION_STRING_LIST, .long_name = "dsos", .value = &(w)->image,		\
@@ -51,7 +53,8 @@ bool report_who_active(const struct report_who *w);
  * --time against P's span, and replace *P by the selected samples when a filter is active.
  * 0 or -errno (printed); -EINVAL only for a malformed --time (a usage error: exit 2).
  */
-int report_who_select(struct report_who *w, const char *input, struct spent_profile **p);
+int report_who_select(struct report_who *w, const char *input, struct symbols *sym,
+		      struct spent_profile **p);
 /* Print the --sort table of each of the NEV events EVS in FMT (LIMIT rows each, < 0 = all):
  * tables one after the other, CSV under one header, JSON lines; each row names its event.
  * 0 or -errno (printed). */

@@ -58,6 +58,13 @@ check who_image_filter_by_path_equals_image_row test "$(samples -i "$TMP/split" 
 check "who_perf_spellings_comms_and_dsos_are_comm_and_image" test \
 	"$(samples -i "$TMP/split" --comms who-1,who-3 --dsos who_split)" = \
 	"$(samples -i "$TMP/split" --comm who-1,who-3 --image who_split)"
+# --symbols (perf's -S): only the samples whose leaf is in those functions: the two hottest
+# functions' rows of --sort function, summed
+read -r f1 n1 f2 n2 < <("$SPENT" report -i "$TMP/split" --sort function --csv |
+	awk -F, 'NR == 2 || NR == 3 { printf "%s %s ", $1, $3 }')
+check "who_symbols_filter_is_the_functions_rows ($f1 $n1 + $f2 $n2)" \
+	test "$(samples -i "$TMP/split" --symbols "$f1,$f2")" = "$((n1 + n2))" -a "${n2:-0}" -gt 0
+check "who_S_is_symbols" test "$(samples -i "$TMP/split" -S "$f1")" = "$n1"
 both=$(samples -i "$TMP/split" --comm who-3 --image who_split)
 check who_filters_combine test "$both" -gt 0 -a "$both" -le "$(samples -i "$TMP/split" --comm who-3)"
 # the filter also narrows the other views: the function table of one thread
