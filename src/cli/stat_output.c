@@ -290,16 +290,26 @@ static void print_perf_csv_row(struct stat_out *o, const struct stat_row *rows, 
 	double mv = 0;
 	const char *mu = "";
 	bool has = r->supported && r->v.enabled && derived_metric(rows, n, r, elapsed_ns, &mv, &mu);
-	char unit[32];
 	if (has && strcmp(mu, "/sec") == 0) {
-		const char *scale = mv >= 1e9 ? "G" : mv >= 1e6 ? "M" : mv >= 1e3 ? "K" : "";
-		mv /= mv >= 1e9 ? 1e9 : mv >= 1e6 ? 1e6 : mv >= 1e3 ? 1e3 : 1;
-		snprintf(unit, sizeof(unit), "%s/sec", scale);
-		mu = unit;
+		static const struct { double div; const char *unit; } scales[] = {
+			{ 1e9, "G/sec" }, { 1e6, "M/sec" }, { 1e3, "K/sec" },
+		};
+		for (size_t i = 0; i < sizeof(scales) / sizeof(scales[0]); i++)
+			if (mv >= scales[i].div) {
+				mv /= scales[i].div;
+				mu = scales[i].unit;
+				break;
+			}
 	}
 	csv_num(f, sep, "%.3f", mv, has);
 	csv_field(f, sep, has ? mu : "");
 	fputc('\n', f);
+}
+
+/* R is a whole run's (or interval's) row, not a thread's, process's or CPU's */
+static bool row_is_total(const struct stat_row *r)
+{
+	return r->cpu < 0 && r->tid < 0 && r->pid < 0;
 }
 
 void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, double elapsed_ns,
@@ -316,13 +326,13 @@ void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, 
 			/* perf's broken-down output has only the breakdown's lines, every line
 			 * with the same fields */
 			if ((opts->per_thread || opts->per_process || opts->per_cpu) &&
-			    rows[i].cpu < 0 && rows[i].tid < 0 && rows[i].pid < 0)
+			    row_is_total(&rows[i]))
 				break;
 			print_perf_csv_row(o, rows, n, &rows[i], elapsed_ns, interval_ts);
 			break;
 		}
 	}
-	if (o->format == STAT_TABLE && rows[0].cpu < 0 && rows[0].tid < 0 && rows[0].pid < 0)
+	if (o->format == STAT_TABLE && row_is_total(&rows[0]))
 		fputc('\n', o->f);
 }
 
