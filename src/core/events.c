@@ -311,7 +311,8 @@ int spent_event_parse(const char *spec, struct spent_event *ev, char *err, size_
 	snprintf(ev->name, sizeof(ev->name), "%.*s", (int)baselen, spec);
 	if (lookup_named(ev->name, ev) == 0)
 		return apply_modifiers(&ev->attr, mods);
-	int tp = tracepoint_name(ev->name) ? tracepoint_lookup(ev->name, &ev->attr) : -ENOENT;
+	bool is_tp = tracepoint_name(ev->name);
+	int tp = is_tp ? tracepoint_lookup(ev->name, &ev->attr) : -ENOENT;
 	if (tp == 0) {
 		ev->cls = SPENT_EV_TRACEPOINT;
 		return apply_modifiers(&ev->attr, mods);
@@ -328,7 +329,7 @@ int spent_event_parse(const char *spec, struct spent_event *ev, char *err, size_
 			"nodev /sys/kernel/tracing)", ev->name);
 		return -ENOENT;
 	}
-	if (tracepoint_name(ev->name)) {
+	if (is_tp) {
 		set_err(err, errlen, "unknown tracepoint '%s' (tracefs lists them in "
 			"available_events)", ev->name);
 		return -ENOENT;
