@@ -2,12 +2,15 @@
  * pthread lock/unlock entry points (return found at the caller's next instruction, so no
  * call/return flags are needed), the first atomic operation inside naming the lock; bare
  * lock-prefixed RMW + release store; futex waits; condition-variable waits, which release the
- * mutex and take it again before returning. Builds the per-thread timeline and the per-lock
- * table, keeping every lock held by at most one thread at a time. */
+ * mutex and take it again before returning; semaphores, read-write locks and the dynamic
+ * linker's atomics are no locks. Builds the per-thread timeline and the per-lock table, per
+ * program of each pid (analysis/lock_programs.c), keeping every lock held by at most one
+ * thread at a time. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/lock_programs.h"
 #include "analysis/locks.h"
 #include "core/alloc.h"
 
@@ -18,7 +21,7 @@
 #define MAX_HELD 32
 
 enum role { R_NONE, R_MUTEX_LOCK, R_MUTEX_UNLOCK, R_SPIN_LOCK, R_SPIN_UNLOCK, R_TRYLOCK,
-	    R_COND_WAIT, R_COND_SIGNAL };
+	    R_COND_WAIT, R_COND_SIGNAL, R_OTHER_SYNC };
 
 static const struct { const char *name; enum role role; } entry_names[] = {
 	{ "pthread_mutex_lock", R_MUTEX_LOCK },	    { "__pthread_mutex_lock", R_MUTEX_LOCK },
@@ -37,8 +40,24 @@ static const struct { const char *name; enum role role; } entry_names[] = {
 	/* their atomics on the condvar's fields are no lock */
 	{ "pthread_cond_signal", R_COND_SIGNAL },   { "__pthread_cond_signal", R_COND_SIGNAL },
 	{ "pthread_cond_broadcast", R_COND_SIGNAL }, { "__pthread_cond_broadcast", R_COND_SIGNAL },
+	/* not modelled as locks: a semaphore (one thread may post what another waited for:
+	 * Python's threading.Lock is one, released by whoever notifies a Condition's waiter,
+	 * so there is no holder to give a hold time to) and a read-write lock (many readers
+	 * hold it at once). Their words must not read as bare spin locks: sem_trywait's and
+	 * sem_post's cmpxchg looked like spinning until the freed memory's next plain store,
+	 * and an rwlock's wrlock stores its write-phase word plainly and its unlock resets it
+	 * with an xchg, so the bare pattern "held" it from each unlock to the next wrlock */
+	{ "sem_wait", R_OTHER_SYNC },		    { "sem_trywait", R_OTHER_SYNC },
+	{ "sem_timedwait", R_OTHER_SYNC },	    { "sem_clockwait", R_OTHER_SYNC },
+	{ "sem_post", R_OTHER_SYNC },
+	{ "pthread_rwlock_rdlock", R_OTHER_SYNC },  { "pthread_rwlock_wrlock", R_OTHER_SYNC },
+	{ "pthread_rwlock_tryrdlock", R_OTHER_SYNC }, { "pthread_rwlock_trywrlock", R_OTHER_SYNC },
+	{ "pthread_rwlock_timedrdlock", R_OTHER_SYNC }, { "pthread_rwlock_timedwrlock", R_OTHER_SYNC },
+	{ "pthread_rwlock_clockrdlock", R_OTHER_SYNC }, { "pthread_rwlock_clockwrlock", R_OTHER_SYNC },
+	{ "pthread_rwlock_unlock", R_OTHER_SYNC },
 };
 #define N_ENTRIES ARRAY_SIZE(entry_names)
+_Static_assert(N_ENTRIES <= LOCK_PROGRAM_MAX_ENTRIES, "lock_program.entry_pc too small");
 
 struct atomic_try {	/* a bare atomic RMW awaiting its release store */
 	uint64_t addr, first, last;
@@ -46,7 +65,7 @@ struct atomic_try {	/* a bare atomic RMW awaiting its release store */
 };
 
 struct thread_state {
-	uint32_t pid, tid;
+	uint32_t pid, stream, tid;	/* stream: the program the pid runs (locks_set_stream) */
 	uint64_t prev_end[2];	/* pc+len of the last two instructions */
 	uint64_t shadow[32];	/* return addresses of calls not yet returned (source flags) */
 	uint32_t depth;
@@ -78,28 +97,21 @@ struct lock_rec {
 	uint32_t run;	/* consecutive contended acquisitions */
 };
 
-/* A process's images and its pthread entry points: each process of a tree has its own (its
- * libc may be mapped elsewhere; a forked child's stream names its images afresh, an exec'd
- * program starts an empty table). */
-struct proc_syms {
-	uint32_t pid;
-	bool stale;	/* images added since entry_pc was looked up */
-	struct symtab *st;
-	uint64_t entry_pc[N_ENTRIES];
-	uint64_t entry_bits;	/* entry_bit() of each entry_pc: most instructions skip the scan */
-};
-
-/* One of 64 bits for PC: the per-instruction scan of the entry points was half of locks' time
- * (12 s for a 315 M-instruction gzip log that reads in 2 s). */
-static inline uint64_t entry_bit(uint64_t pc)
+/* The bit of PC in lock_program.entry_bits: the per-instruction scan of the entry points was
+ * half of locks' time (12 s for a 315 M-instruction gzip log that reads in 2 s). */
+static inline uint64_t entry_hash(uint64_t pc)
 {
-	return 1ull << ((pc * 0x9e3779b97f4a7c15ull) >> 58);
+	return (pc * 0x9e3779b97f4a7c15ull) >> 54;	/* 10 bits */
+}
+
+static inline bool entry_bit_set(const uint64_t *bits, uint64_t pc)
+{
+	uint64_t h = entry_hash(pc);
+	return bits[h >> 6] & (1ull << (h & 63));
 }
 
 struct locks {
-	struct proc_syms shared;	/* the borrowed table: images of no known process (pid 0) */
-	struct proc_syms *procs;	/* NULL unless locks_new was given a table */
-	size_t n_procs, cap_procs, cur;	/* cur: the last process looked up */
+	struct lock_programs progs;	/* per program: symbols, entry points, dynamic linker */
 	uint64_t insns;		/* instructions fed */
 	struct thread_state *th;
 	size_t n_th, cap_th;
@@ -120,13 +132,14 @@ struct locks {
 	int oom;
 };
 
+static bool has_locks(void *ctx, uint32_t pid, uint32_t stream);
+
 int locks_new(struct symtab *syms, struct locks **out)
 {
 	struct locks *lk = calloc(1, sizeof(*lk));
 	if (!lk)
 		return -ENOMEM;
-	lk->shared.st = syms;
-	lk->shared.stale = true;
+	lock_programs_init(&lk->progs, syms, has_locks, lk);
 	*out = lk;
 	return 0;
 }
@@ -135,9 +148,7 @@ void locks_free(struct locks *lk)
 {
 	if (!lk)
 		return;
-	for (size_t i = 0; i < lk->n_procs; i++)
-		symtab_free(lk->procs[i].st);
-	free(lk->procs);
+	lock_programs_release(&lk->progs);
 	free(lk->th);
 	free(lk->tids);
 	free(lk->locks);
@@ -161,6 +172,7 @@ static struct thread_state *thread_find(struct locks *lk, uint32_t pid, uint32_t
 	struct thread_state *t = lk->th;
 	memset(&t[lk->n_th], 0, sizeof(*t));
 	t[lk->n_th].pid = pid;
+	t[lk->n_th].stream = lock_programs_stream(&lk->progs, pid);
 	t[lk->n_th].tid = tid;
 	lk->tids[lk->n_th] = (struct lock_thread){ pid, tid };
 	lk->last_th = lk->n_th;
@@ -175,17 +187,20 @@ static inline struct thread_state *thread(struct locks *lk, uint32_t pid, uint32
 	return thread_find(lk, pid, tid);
 }
 
-static struct lock_rec *lock_find(struct locks *lk, uint32_t pid, uint64_t addr)
+/* T's program's lock at ADDR */
+static struct lock_rec *lock_find(struct locks *lk, const struct thread_state *t, uint64_t addr)
 {
 	for (size_t i = 0; i < lk->n_locks; i++)
-		if (lk->locks[i].s.addr == addr && lk->locks[i].s.pid == pid)
+		if (lk->locks[i].s.addr == addr && lk->locks[i].s.pid == t->pid &&
+		    lk->locks[i].s.stream == t->stream)
 			return &lk->locks[i];
 	return NULL;
 }
 
-static struct lock_rec *lock_get(struct locks *lk, uint32_t pid, uint64_t addr, const char *how)
+static struct lock_rec *lock_get(struct locks *lk, const struct thread_state *t, uint64_t addr,
+				 const char *how)
 {
-	struct lock_rec *l = lock_find(lk, pid, addr);
+	struct lock_rec *l = lock_find(lk, t, addr);
 	if (l)
 		return l;
 	if (ALLOC_GROW(lk->locks, lk->n_locks + 1, lk->cap_locks)) {
@@ -195,7 +210,8 @@ static struct lock_rec *lock_get(struct locks *lk, uint32_t pid, uint64_t addr, 
 	l = &lk->locks[lk->n_locks++];
 	memset(l, 0, sizeof(*l));
 	l->s.addr = addr;
-	l->s.pid = pid;
+	l->s.pid = t->pid;
+	l->s.stream = t->stream;
 	l->s.how = how;
 	return l;
 }
@@ -216,7 +232,8 @@ static void interval(struct locks *lk, const struct thread_state *t, uint32_t ki
 		lk->oom = 1;
 		return;
 	}
-	lk->iv[lk->n_iv++] = (struct lock_interval){ t->pid, t->tid, kind, lock, a, b };
+	lk->iv[lk->n_iv++] = (struct lock_interval){ t->pid, t->stream, t->tid, kind, lock,
+								     a, b };
 }
 
 static void released(struct locks *lk, struct thread_state *t, uint64_t addr);
@@ -240,9 +257,9 @@ static void acquired(struct locks *lk, struct thread_state *t, uint64_t addr, co
 {
 	/* one holder at a time */
 	for (size_t i = 0; i < lk->n_th; i++)
-		if (&lk->th[i] != t && lk->th[i].pid == t->pid)
+		if (&lk->th[i] != t && lk->th[i].pid == t->pid && lk->th[i].stream == t->stream)
 			release_other(lk, &lk->th[i], addr);
-	struct lock_rec *l = lock_get(lk, t->pid, addr, how);
+	struct lock_rec *l = lock_get(lk, t, addr, how);
 	if (!l)
 		return;
 	l->s.acquisitions++;
@@ -270,7 +287,7 @@ static void released(struct locks *lk, struct thread_state *t, uint64_t addr)
 		if (t->held[i] != addr)
 			continue;
 		uint64_t hold = lk->now - t->held_at[i];
-		struct lock_rec *l = lock_get(lk, t->pid, addr, "atomic");
+		struct lock_rec *l = lock_get(lk, t, addr, "atomic");
 		if (l) {
 			l->s.total_hold += hold;
 			if (hold > l->s.max_hold)
@@ -286,110 +303,57 @@ static void released(struct locks *lk, struct thread_state *t, uint64_t addr)
 	}
 }
 
-static void refresh_entries(struct proc_syms *p)
+static void refresh_entries(struct lock_program *p)
 {
 	p->stale = false;
-	p->entry_bits = 0;
+	memset(p->entry_bits, 0, sizeof(p->entry_bits));
 	for (size_t i = 0; i < N_ENTRIES; i++) {
 		if (!p->st || symtab_find_func(p->st, entry_names[i].name, &p->entry_pc[i]))
 			p->entry_pc[i] = 0;
-		if (p->entry_pc[i])
-			p->entry_bits |= entry_bit(p->entry_pc[i]);
-	}
-}
-
-static struct proc_syms *proc_syms_find(struct locks *lk, uint32_t pid)
-{
-	if (lk->cur < lk->n_procs && lk->procs[lk->cur].pid == pid)
-		return &lk->procs[lk->cur];
-	for (size_t i = 0; i < lk->n_procs; i++)
-		if (lk->procs[i].pid == pid) {
-			lk->cur = i;
-			return &lk->procs[i];
+		if (p->entry_pc[i]) {
+			uint64_t h = entry_hash(p->entry_pc[i]);
+			p->entry_bits[h >> 6] |= 1ull << (h & 63);
 		}
-	return NULL;
+	}
 }
 
-/* PID's table, made empty when FRESH (an exec) or when it has none yet; NULL on ENOMEM. */
-static struct proc_syms *proc_syms_get(struct locks *lk, uint32_t pid, bool fresh)
+/* Whether PID's program STREAM has a lock in the table (its symbols name them at the end). */
+static bool has_locks(void *ctx, uint32_t pid, uint32_t stream)
 {
-	struct proc_syms *p = proc_syms_find(lk, pid);
-	if (!p) {
-		if (ALLOC_GROW(lk->procs, lk->n_procs + 1, lk->cap_procs)) {
-			lk->oom = 1;
-			return NULL;
-		}
-		p = &lk->procs[lk->n_procs++];
-		memset(p, 0, sizeof(*p));
-		p->pid = pid;
-		fresh = true;
-	}
-	if (fresh) {
-		symtab_free(p->st);
-		if (!(p->st = symtab_new()))
-			lk->oom = 1;
-		p->stale = true;
-	}
-	return p;
+	const struct locks *lk = ctx;
+	for (size_t i = 0; i < lk->n_locks; i++)
+		if (lk->locks[i].s.pid == pid && lk->locks[i].s.stream == stream)
+			return true;
+	return false;
 }
 
-/* The entry points for an instruction of PID: its process's, else the shared table's. */
-static const struct proc_syms *entries_for(struct locks *lk, uint32_t pid)
+/* The entry points for an instruction of PID: its program's, else the shared table's. */
+static const struct lock_program *entries_for(struct locks *lk, uint32_t pid)
 {
-	struct proc_syms *p = pid && lk->procs ? proc_syms_find(lk, pid) : NULL;
-	if (!p)
-		p = &lk->shared;
+	struct lock_program *p = lock_programs_current(&lk->progs, pid);
 	if (p->stale)
 		refresh_entries(p);
 	return p;
 }
 
-/* Whether PID has a lock in the table (its symbols name them at the end). */
-static bool has_locks(const struct locks *lk, uint32_t pid)
+struct symtab *locks_symtab(struct locks *lk, uint32_t pid, uint32_t stream)
 {
-	for (size_t i = 0; i < lk->n_locks; i++)
-		if (lk->locks[i].s.pid == pid)
-			return true;
-	return false;
+	return lock_programs_symtab(&lk->progs, pid, stream);
 }
 
-/* Image loads go to their process's table; an exec starts an empty one; a process that
- * exits without locks drops its table (a build's thousand processes each read libc). */
-static void symbol_event(struct locks *lk, const struct spent_trace_event *ev)
+/* A process record: PID runs program STREAM from now on. An exec keeps the pid and its
+ * thread 1, but what that thread held belonged to the old program (its locks, its calls in
+ * progress): the thread starts afresh in the new one. */
+static void process_start(struct locks *lk, uint32_t pid, uint32_t stream)
 {
-	if (!lk->shared.st)
-		return;	/* no symbols wanted */
-	struct proc_syms *p = NULL;
-	switch (ev->kind) {
-	case SPENT_TRACE_EV_IMAGE_LOAD:
-		if (!ev->u.image.path)
-			return;
-		p = ev->pid ? proc_syms_get(lk, ev->pid, false) : &lk->shared;
-		if (p && p->st) {
-			(void)symtab_add_image(p->st, ev->u.image.path, ev->u.image.base);
-			p->stale = true;
+	for (size_t k = 0; k < lk->n_th; k++)
+		if (lk->th[k].pid == pid) {
+			uint32_t tid = lk->th[k].tid;
+			memset(&lk->th[k], 0, sizeof(lk->th[k]));
+			lk->th[k].pid = pid;
+			lk->th[k].stream = stream;
+			lk->th[k].tid = tid;
 		}
-		return;
-	case SPENT_TRACE_EV_PROCESS_START:
-		if (ev->pid && !ev->u.process.forked)
-			(void)proc_syms_get(lk, ev->pid, true);
-		return;
-	case SPENT_TRACE_EV_EXIT:
-		if (ev->pid && (p = proc_syms_find(lk, ev->pid)) && !has_locks(lk, ev->pid)) {
-			symtab_free(p->st);
-			*p = lk->procs[--lk->n_procs];
-			lk->cur = SIZE_MAX;
-		}
-		return;
-	default:
-		return;
-	}
-}
-
-struct symtab *locks_symtab(struct locks *lk, uint32_t pid)
-{
-	struct proc_syms *p = pid && lk->procs ? proc_syms_find(lk, pid) : NULL;
-	return p ? p->st : lk->shared.st;
 }
 
 /* A condvar wait's end: the mutex, released at the first write of its lock word in the call
@@ -428,7 +392,7 @@ static void call_end(struct locks *lk, struct thread_state *t)
 			++*d;
 		return;
 	}
-	if (!t->lock_addr || r == R_COND_SIGNAL)
+	if (!t->lock_addr || r == R_COND_SIGNAL || r == R_OTHER_SYNC)
 		return;
 	if (r == R_COND_WAIT) {
 		uint64_t now = lk->now;
@@ -492,7 +456,7 @@ static void bare_ref(struct locks *lk, struct thread_state *t, const struct spen
 			uint64_t now = lk->now;
 			/* retries are contention only when another thread held it meanwhile (else
 			 * they are this thread's own read-modify-writes, say a counter) */
-			struct lock_rec *l = lock_get(lk, t->pid, a->addr, "atomic");
+			struct lock_rec *l = lock_get(lk, t, a->addr, "atomic");
 			bool contended = a->tries > 1 && l && l->s.acquisitions &&
 					 l->last_holder != t->tid && l->last_release >= a->first;
 			lk->now = a->last;
@@ -559,7 +523,7 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 			 const struct spent_trace_batch *b, const struct spent_trace_insn *in, bool locked)
 {
 	uint64_t addr;
-	if (t->in_call == R_COND_SIGNAL)
+	if (t->in_call == R_COND_SIGNAL || t->in_call == R_OTHER_SYNC)
 		return;
 	bool unlock = t->in_call == R_MUTEX_UNLOCK || t->in_call == R_SPIN_UNLOCK ||
 		      t->in_call == R_COND_WAIT;
@@ -609,9 +573,9 @@ static void on_insn(struct locks *lk, const struct spent_trace_batch *b, const s
 		return;
 	if (t->in_call && (in->pc == t->ret[0] || in->pc == t->ret[1] || in->pc == t->ret[2]))
 		call_end(lk, t);
-	const struct proc_syms *ps = entries_for(lk, in->pid);
+	const struct lock_program *ps = entries_for(lk, in->pid);
 	const uint64_t *entry_pc = ps->entry_pc;
-	for (size_t i = 0; (ps->entry_bits & entry_bit(in->pc)) && i < N_ENTRIES; i++)
+	for (size_t i = 0; entry_bit_set(ps->entry_bits, in->pc) && i < N_ENTRIES; i++)
 		if (entry_pc[i] && in->pc == entry_pc[i]) {
 			if (t->in_call)	/* its return was missed: close it */
 				call_end(lk, t);
@@ -630,7 +594,7 @@ static void on_insn(struct locks *lk, const struct spent_trace_batch *b, const s
 	bool locked = in->flags & SPENT_TRACE_INSN_LOCKED;
 	if (t->in_call) {
 		in_call_refs(lk, t, b, in, locked);
-	} else {
+	} else if (in->pc - ps->rtld_start >= ps->rtld_end - ps->rtld_start) {
 		for (uint32_t k = 0; k < in->nrefs; k++)
 			bare_ref(lk, t, &b->refs[in->ref0 + k], locked);
 	}
@@ -640,14 +604,16 @@ static void on_insn(struct locks *lk, const struct spent_trace_batch *b, const s
 
 static void on_event(struct locks *lk, const struct spent_trace_event *ev)
 {
-	symbol_event(lk, ev);
+	if (ev->kind == SPENT_TRACE_EV_PROCESS_START && ev->pid)
+		process_start(lk, ev->pid, ev->u.process.stream);
+	lock_programs_event(&lk->progs, ev);
 	if (ev->kind != SPENT_TRACE_EV_SYSCALL || ev->u.syscall.nr != SYS_FUTEX)
 		return;
 	int op = (int)(ev->u.syscall.args[1] & 0x7f);
 	if (op != 0 && op != 9)	/* FUTEX_WAIT, FUTEX_WAIT_BITSET */
 		return;
 	struct thread_state *t = thread(lk, ev->pid, ev->tid);
-	if (!t)
+	if (!t || t->in_call == R_OTHER_SYNC)
 		return;
 	uint64_t addr = ev->u.syscall.args[0];
 	if (t->in_call == R_COND_WAIT || t->in_call == R_COND_SIGNAL) {
@@ -671,8 +637,8 @@ static void on_event(struct locks *lk, const struct spent_trace_event *ev)
 	}
 	/* outside the lock calls a futex wait is on a lock only if the address is one already
 	 * (a custom lock); a join or a semaphore is none */
-	struct lock_rec *l = t->in_call ? lock_get(lk, t->pid, addr, "pthread_mutex") :
-					  lock_find(lk, t->pid, addr);
+	struct lock_rec *l = t->in_call ? lock_get(lk, t, addr, "pthread_mutex") :
+					  lock_find(lk, t, addr);
 	if (l)
 		l->s.futex_waits++;
 }
@@ -690,7 +656,7 @@ int locks_feed(struct locks *lk, const struct spent_trace_batch *b)
 	while (e < b->n_events)
 		on_event(lk, &b->events[e++]);
 	lk->now = b->first_index + b->n_insns;
-	return lk->oom ? -ENOMEM : 0;
+	return lk->oom || lk->progs.oom ? -ENOMEM : 0;
 }
 
 /* Holds never released within the trace are dropped, not drawn to the end: they are usually a
@@ -708,6 +674,8 @@ static int table_cmp(const void *a, const void *b)
 		return x->acquisitions > y->acquisitions ? -1 : 1;
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 

@@ -19,7 +19,7 @@
 enum lock_interval_kind { LOCK_HOLD, LOCK_SPIN };
 
 struct lock_interval {
-	uint32_t pid, tid;
+	uint32_t pid, stream, tid;
 	uint32_t kind;		/* enum lock_interval_kind */
 	uint64_t lock;		/* lock address */
 	uint64_t start, end;	/* instruction positions */
@@ -28,6 +28,9 @@ struct lock_interval {
 struct lock_summary {
 	uint64_t addr;
 	uint32_t pid;		/* the process it is in (0: the source knows none) */
+	/* the log's number of the program that pid ran (an exec starts another in the same
+	 * pid: its locks are its own, named by its images); 0: the source names none */
+	uint32_t stream;
 	const char *how;	/* "pthread_mutex", "pthread_spin", "atomic" */
 	uint64_t acquisitions, contended, convoys, futex_waits;
 	uint64_t total_hold, max_hold, spin;	/* instructions */
@@ -55,9 +58,9 @@ uint64_t locks_instructions(const struct locks *lk);
 /* The stream position after the last one fed: the end of the time axis of the intervals
  * (with a selection of processes, positions count the whole tree's instructions). */
 uint64_t locks_end_position(const struct locks *lk);
-/* The symbols of process PID's images, to name its locks (the table given to locks_new when
- * the trace named none for it); NULL when locks_new got none. */
-struct symtab *locks_symtab(struct locks *lk, uint32_t pid);
+/* The symbols of the images of process PID's program STREAM, to name its locks (the table
+ * given to locks_new when the trace named none for it); NULL when locks_new got none. */
+struct symtab *locks_symtab(struct locks *lk, uint32_t pid, uint32_t stream);
 struct lock_thread {
 	uint32_t pid, tid;
 };

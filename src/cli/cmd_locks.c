@@ -68,13 +68,15 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 		       "waiters");
 	for (size_t i = 0; t && i < n; i++) {
 		char name[128];
-		symtab_name_addr(locks_symtab(lk, t[i].pid), t[i].addr, name, sizeof(name));
+		symtab_name_addr(locks_symtab(lk, t[i].pid, t[i].stream), t[i].addr, name, sizeof(name));
 		if (o->json) {
 			struct json_writer w;
 			json_init(&w, stdout);
 			json_object_begin(&w);
 			json_khex(&w, "lock", t[i].addr);
 			json_ku64(&w, "pid", t[i].pid);
+			if (t[i].stream)	/* a trace of a process tree */
+				json_ku64(&w, "stream", t[i].stream);
 			json_kstr(&w, "symbol", name);
 			json_kstr(&w, "how", t[i].how);
 			json_ku64(&w, "acquisitions", t[i].acquisitions);

@@ -10,10 +10,10 @@
 static const char *palette[] = { "#303030", "#8a8a8a", "#3b6fd1", "#d13b3b", "#3bb06a",
 				 "#e8a23a", "#7a3bd1", "#2aa0a0" };
 
-static size_t index_of(const struct lock_summary *top, size_t n, uint32_t pid, uint64_t addr)
+static size_t index_of(const struct lock_summary *top, size_t n, const struct lock_interval *iv)
 {
 	for (size_t i = 0; i < n; i++)
-		if (top[i].addr == addr && top[i].pid == pid)
+		if (top[i].addr == iv->lock && top[i].pid == iv->pid && top[i].stream == iv->stream)
 			return i;
 	return n;
 }
@@ -57,7 +57,7 @@ int plot_locks_svg(struct locks *lk, uint64_t groups, const char *path)
 		size_t t;
 		for (t = 0; t < n_th && (tids[t].tid != iv[i].tid || tids[t].pid != iv[i].pid); t++)
 			;
-		size_t li = index_of(top, n_top, iv[i].pid, iv[i].lock);
+		size_t li = index_of(top, n_top, &iv[i]);
 		for (uint64_t a = iv[i].start; a < iv[i].end || a == iv[i].start;) {
 			uint64_t g = a / span, gend = (g + 1) * span, b = iv[i].end < gend ? iv[i].end : gend;
 			if (g >= groups)
@@ -70,7 +70,7 @@ int plot_locks_svg(struct locks *lk, uint64_t groups, const char *path)
 				snprintf(who, sizeof(who), "pid %u ", iv[i].pid);
 			snprintf(lab, sizeof(lab), "%stid %u %s %s [%llu, %llu)", who, iv[i].tid,
 				 iv[i].kind == LOCK_HOLD ? "holds" : "spins on",
-				 symtab_name_addr(locks_symtab(lk, iv[i].pid), iv[i].lock, nm, sizeof(nm)),
+				 symtab_name_addr(locks_symtab(lk, iv[i].pid, iv[i].stream), iv[i].lock, nm, sizeof(nm)),
 				 (unsigned long long)iv[i].start, (unsigned long long)iv[i].end);
 			if (iv[i].kind == LOCK_HOLD)
 				svg_rect(s, xa, gy + 3, xb - xa < 1 ? 1 : xb - xa, row - 6,
@@ -87,7 +87,7 @@ int plot_locks_svg(struct locks *lk, uint64_t groups, const char *path)
 		double ly = 50 + 18 * (double)i;
 		if (i < n_top)
 			snprintf(lab, sizeof(lab), "%s",
-				 symtab_name_addr(locks_symtab(lk, top[i].pid), top[i].addr, nm, sizeof(nm)));
+				 symtab_name_addr(locks_symtab(lk, top[i].pid, top[i].stream), top[i].addr, nm, sizeof(nm)));
 		else
 			snprintf(lab, sizeof(lab), "spinning / waiting");
 		svg_rect(s, x0 + w + 12, ly - 9, 12, i < n_top ? 12 : 2,

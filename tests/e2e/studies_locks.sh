@@ -142,3 +142,41 @@ if m:
     check("no hold spans the work outside the lock (max %d < %d)" % (r["max_hold"], 3 * outw),
           3 * inw <= r["max_hold"] < 3 * outw)
 PY
+
+# synchronization that is no lock (tests/progs/studies_notlocks.c): a semaphore, a read-write
+# lock and the dynamic linker's lazy binding (each worker's first call of a libc function
+# stores 1 into its scope flag and resets it with an xchg, a spin lock's pattern the other way
+# round) beside the mutex mtx; then the program execs itself in the same pid. Before, each
+# worker "held" its scope flag from one lazy binding to the next (120162 instructions, across
+# the work outside any lock), the heap semaphore was held until its freed memory was written
+# again, and the two programs' mtx were one row with both programs' acquisitions.
+P=$PROGS/studies_notlocks
+check "studies_notlocks binds lazily (else the test shows nothing)" \
+	sh -c "! readelf -d '$P' | grep -Eq 'BIND_NOW|FLAGS_1.* NOW'"
+"${E[@]}" "$SPENT" trace -o "$TMP/nl.log" -- "$P" exec > "$TMP/nl.out" 2> "$TMP/nl.err"
+check "studies_notlocks and its exec run under spent trace" test $? -eq 0
+"$SPENT" locks "$TMP/nl.log" --json > "$TMP/nl.json" 2> "$TMP/nl.lerr"
+check "locks on studies_notlocks exits 0" test $? -eq 0
+python3 - "$TMP/nl.json" "$TMP/nl.out" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+prog = {}
+for l in open(sys.argv[2]):
+    k, v = l.split()
+    prog[k] = int(v)
+def check(what, ok):
+    print(("PASS " if ok else "FAIL ") + "notlocks: " + what)
+m = [r for r in rows if r["symbol"] == "mtx"]
+check("mtx: one row for each of the two programs of the pid (%s)" % [(r["pid"], r.get("stream")) for r in m],
+      len(m) == 2 and m[0]["pid"] == m[1]["pid"] and m[0].get("stream") != m[1].get("stream"))
+check("each program's mtx acquired as often as it says (%s, want %d)"
+      % ([r["acquisitions"] for r in m], prog["mtx_acquisitions"]),
+      all(r["acquisitions"] == prog["mtx_acquisitions"] and len(r["holders"]) == 2 for r in m))
+check("the semaphore and the rwlock are no locks (%s)" % [r["symbol"] for r in rows],
+      not any(r["symbol"].startswith(("sem_gate", "rw")) for r in rows))
+check("no bare atomic is taken for a lock (%s)" % [(r["lock"], r["max_hold"]) for r in rows if r["how"] == "atomic"],
+      not any(r["how"] == "atomic" for r in rows))
+check("no hold spans the work outside the locks (max %d < %d)"
+      % (max(r["max_hold"] for r in rows), prog["out_work"]),
+      all(r["max_hold"] < prog["out_work"] for r in rows))
+PY

@@ -406,6 +406,139 @@ static void processes_keep_threads_and_locks_apart(void **state)
 	memtrace_free(t);
 }
 
+/* the bare pattern read the wrong way round: a plain store, then an atomic reset (glibc's lazy
+ * binding sets the thread's scope flag with a store and clears it with an xchg), over and over
+ * with long work between. Outside the dynamic linker that is a spin lock held from each xchg
+ * to the next store; inside it, no lock. */
+static void scope_flag_pattern(struct memtrace *t, uint64_t pc)
+{
+	const uint64_t flag = 0x5a2d6dc;
+	for (int k = 0; k < 3; k++) {
+		memtrace_insn(t, 2, pc, 12, 0);	/* movl $1, %fs:0x1c */
+		memtrace_ref(t, flag, 4, SPENT_TRACE_REF_WRITE);
+		memtrace_insn(t, 2, pc + 0xc8, 2, SPENT_TRACE_INSN_LOCKED);	/* xchg %edx, %fs:0x1c */
+		memtrace_ref(t, flag, 4, SPENT_TRACE_REF_MODIFY);
+		work(t, 2, 500);
+	}
+}
+
+static void image_load(struct memtrace *t, const char *path, uint64_t start, uint64_t end)
+{
+	struct spent_trace_event ev = { .kind = SPENT_TRACE_EV_IMAGE_LOAD, .tid = 1 };
+	ev.u.image.path = path;
+	ev.u.image.base = start & ~0xfffull;
+	ev.u.image.start = start;
+	ev.u.image.end = end;
+	memtrace_event(t, &ev);
+}
+
+static void dynamic_linker_atomics_are_no_bare_lock(void **state)
+{
+	(void)state;
+	for (int in_rtld = 0; in_rtld <= 1; in_rtld++) {
+		struct symtab *st = symtab_new();
+		struct memtrace *t = memtrace_new();
+		image_load(t, "/nonexistent/ld-linux-x86-64.so.2", 0x4001000, 0x4027000);
+		image_load(t, "/nonexistent/libc.so.6", 0x486d000, 0x49c3000);
+		scope_flag_pattern(t, in_rtld ? 0x400fed0 : 0x4900000);
+		struct locks *lk = run(t, st);
+		size_t n;
+		locks_table(lk, &n);
+		assert_int_equal(n, in_rtld ? 0 : 1);	/* the pattern is a lock outside ld.so */
+		locks_free(lk);
+		memtrace_free(t);
+		symtab_free(st);
+	}
+}
+
+/* a semaphore's and a read-write lock's atomics, then a plain store to the same word (the freed
+ * memory reused): no lock. Before, sem_trywait's cmpxchg was a try, sem_post's a retry, and the
+ * store its release. */
+static void semaphores_and_rwlocks_are_no_locks(void **state)
+{
+	(void)state;
+	static const char *const pairs[][2] = { { "sem_trywait", "sem_post" },
+						{ "pthread_rwlock_wrlock", "pthread_rwlock_unlock" } };
+	for (size_t p = 0; p < 2; p++) {
+		struct symtab *st = symtab_new();
+		assert_int_equal(symtab_add(st, pairs[p][0], LOCK_FN, 64, true), 0);
+		assert_int_equal(symtab_add(st, pairs[p][1], UNLOCK_FN, 64, true), 0);
+		struct memtrace *t = memtrace_new();
+		for (int k = 0; k < 2; k++) {
+			memtrace_insn(t, 1, 0x401000, 5, SPENT_TRACE_INSN_CALL);
+			memtrace_insn(t, 1, LOCK_FN, 5, SPENT_TRACE_INSN_LOCKED);
+			memtrace_ref(t, MTX, 8, SPENT_TRACE_REF_MODIFY);
+			memtrace_insn(t, 1, LOCK_FN + 5, 1, SPENT_TRACE_INSN_RET);
+			memtrace_insn(t, 1, 0x401005, 4, 0);
+			work(t, 1, 50);
+			memtrace_insn(t, 1, 0x401200, 5, SPENT_TRACE_INSN_CALL);
+			memtrace_insn(t, 1, UNLOCK_FN, 5, SPENT_TRACE_INSN_LOCKED);
+			memtrace_ref(t, MTX, 8, SPENT_TRACE_REF_MODIFY);
+			memtrace_insn(t, 1, UNLOCK_FN + 5, 1, SPENT_TRACE_INSN_RET);
+			memtrace_insn(t, 1, 0x401205, 4, 0);
+			work(t, 1, 50);
+		}
+		memtrace_insn(t, 1, 0x401400, 6, 0);	/* the freed word written again */
+		memtrace_ref(t, MTX, 8, SPENT_TRACE_REF_WRITE);
+		struct locks *lk = run(t, st);
+		size_t n;
+		locks_table(lk, &n);
+		assert_int_equal(n, 0);
+		locks_free(lk);
+		memtrace_free(t);
+		symtab_free(st);
+	}
+}
+
+/* A pid that execs runs another program: its spin lock at the same address is another lock
+ * (two rows, one acquisition each; one row of two before), and a hold the old program had
+ * open does not carry over. */
+static void an_exec_starts_another_programs_locks(void **state)
+{
+	(void)state;
+	struct symtab *st = symtab_new();
+	struct memtrace *t = memtrace_new();
+	const uint64_t spin = 0x405000;
+	for (uint32_t stream = 1; stream <= 2; stream++) {
+		struct spent_trace_event ev = { .kind = SPENT_TRACE_EV_PROCESS_START, .tid = 1,
+						.pid = 100 };
+		ev.u.process.stream = stream;
+		ev.u.process.path = "/bin/prog";
+		memtrace_event(t, &ev);
+		memtrace_insn(t, 1, 0x401300, 4, SPENT_TRACE_INSN_LOCKED);
+		t->insns[t->n_insns - 1].pid = 100;
+		memtrace_ref(t, spin, 4, SPENT_TRACE_REF_MODIFY);
+		work(t, 1, 10);
+		for (size_t i = t->n_insns - 10; i < t->n_insns; i++)
+			t->insns[i].pid = 100;
+		if (stream == 2)
+			break;	/* the second program never releases it */
+		memtrace_insn(t, 1, 0x401400, 6, 0);
+		t->insns[t->n_insns - 1].pid = 100;
+		memtrace_ref(t, spin, 4, SPENT_TRACE_REF_WRITE);
+		memtrace_insn(t, 1, 0x401300, 4, SPENT_TRACE_INSN_LOCKED);	/* taken, then exec */
+		t->insns[t->n_insns - 1].pid = 100;
+		memtrace_ref(t, spin, 4, SPENT_TRACE_REF_MODIFY);
+	}
+	memtrace_insn(t, 1, 0x401400, 6, 0);	/* the second program releases its own */
+	t->insns[t->n_insns - 1].pid = 100;
+	memtrace_ref(t, spin, 4, SPENT_TRACE_REF_WRITE);
+	struct locks *lk = run(t, st);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(s[i].pid, 100);
+		assert_int_equal(s[i].stream, i + 1);
+		assert_int_equal(s[i].acquisitions, 1);
+		assert_int_equal(s[i].total_hold, 11);	/* the atomic and 10 work insns */
+	}
+	assert_ptr_not_equal(locks_symtab(lk, 100, 1), locks_symtab(lk, 100, 2));
+	locks_free(lk);
+	memtrace_free(t);
+	symtab_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -417,6 +550,9 @@ int main(void)
 		cmocka_unit_test(bare_atomic_spin_then_release_store_is_a_lock),
 		cmocka_unit_test(own_retries_are_not_contention),
 		cmocka_unit_test(processes_keep_threads_and_locks_apart),
+		cmocka_unit_test(dynamic_linker_atomics_are_no_bare_lock),
+		cmocka_unit_test(semaphores_and_rwlocks_are_no_locks),
+		cmocka_unit_test(an_exec_starts_another_programs_locks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
