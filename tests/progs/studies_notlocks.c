@@ -5,8 +5,10 @@
  * binary semaphore `sem_gate` (sem_wait ... sem_post) and the read-write lock `rw` (as a
  * writer) around IN_WORK iterations each, take the mutex `mtx` for IN_WORK iterations, and
  * post and wait on a heap semaphore. At the end main frees that one and writes over a new
- * block of its size (plain stores into its old words). Only `mtx` is a lock; no hold spans
- * OUT_WORK.
+ * block of its size (plain stores into its old words); takes and drops a reference on a
+ * heap object by atomic adds, frees it and reuses its memory (a counter); and empties a list
+ * head by an 8-byte xchg and pushes onto it with plain stores, as glibc's malloc does its
+ * fastbins while single-threaded. Only `mtx` is a lock; no hold spans OUT_WORK.
  *   studies_notlocks [exec]   with "exec": then runs itself again in the same pid */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -25,6 +27,7 @@ static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static sem_t sem_gate;
 static sem_t *sem_heap;
 static volatile unsigned long sink;
+static void *volatile list_head;
 
 static void work(int n)
 {
@@ -89,6 +92,27 @@ int main(int argc, char **argv)
 	memset(reuse, 0x5a, sizeof(sem_t));
 	sink += (unsigned long)reuse[3];
 	free(reuse);
+	for (int k = 0; k < PHASES; k++) {
+		int *obj = malloc(64);	/* a reference count at the start of an object */
+		if (!obj)
+			return 1;
+		*obj = 1;
+		__atomic_add_fetch(obj, 1, __ATOMIC_ACQ_REL);
+		work(IN_WORK);
+		__atomic_sub_fetch(obj, 1, __ATOMIC_ACQ_REL);
+		free(obj);
+		char *again = malloc(64);	/* the same block: its words written plainly */
+		if (!again)
+			return 1;
+		memset(again, 0, 64);
+		sink += (unsigned long)again[5];
+		free(again);
+		static void *nodes[PHASES];
+		void *old = __atomic_exchange_n(&list_head, NULL, __ATOMIC_ACQUIRE);
+		sink += (unsigned long)(old != NULL);
+		work(OUT_WORK);
+		list_head = &nodes[k];	/* pushed with a plain store */
+	}
 	printf("mtx_acquisitions %d\nin_work %d\nout_work %d\n", 2 * PHASES, IN_WORK, OUT_WORK);
 	fflush(stdout);
 	if (argc > 1 && !strcmp(argv[1], "exec")) {

@@ -451,15 +451,16 @@ static void dynamic_linker_atomics_are_no_bare_lock(void **state)
 	}
 }
 
-/* a semaphore's and a read-write lock's atomics, then a plain store to the same word (the freed
- * memory reused): no lock. Before, sem_trywait's cmpxchg was a try, sem_post's a retry, and the
+/* a semaphore's, a read-write lock's and a once-control's atomics, then a plain store to the
+ * same word (the freed memory reused): no lock. Before, sem_trywait's cmpxchg was a try, sem_post's a retry, and the
  * store its release. */
 static void semaphores_and_rwlocks_are_no_locks(void **state)
 {
 	(void)state;
 	static const char *const pairs[][2] = { { "sem_trywait", "sem_post" },
-						{ "pthread_rwlock_wrlock", "pthread_rwlock_unlock" } };
-	for (size_t p = 0; p < 2; p++) {
+						{ "pthread_rwlock_wrlock", "pthread_rwlock_unlock" },
+						{ "pthread_once", "__pthread_once" } };
+	for (size_t p = 0; p < 3; p++) {
 		struct symtab *st = symtab_new();
 		assert_int_equal(symtab_add(st, pairs[p][0], LOCK_FN, 64, true), 0);
 		assert_int_equal(symtab_add(st, pairs[p][1], UNLOCK_FN, 64, true), 0);
@@ -467,19 +468,19 @@ static void semaphores_and_rwlocks_are_no_locks(void **state)
 		for (int k = 0; k < 2; k++) {
 			memtrace_insn(t, 1, 0x401000, 5, SPENT_TRACE_INSN_CALL);
 			memtrace_insn(t, 1, LOCK_FN, 5, SPENT_TRACE_INSN_LOCKED);
-			memtrace_ref(t, MTX, 8, SPENT_TRACE_REF_MODIFY);
+			memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_MODIFY);
 			memtrace_insn(t, 1, LOCK_FN + 5, 1, SPENT_TRACE_INSN_RET);
 			memtrace_insn(t, 1, 0x401005, 4, 0);
 			work(t, 1, 50);
 			memtrace_insn(t, 1, 0x401200, 5, SPENT_TRACE_INSN_CALL);
 			memtrace_insn(t, 1, UNLOCK_FN, 5, SPENT_TRACE_INSN_LOCKED);
-			memtrace_ref(t, MTX, 8, SPENT_TRACE_REF_MODIFY);
+			memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_MODIFY);
 			memtrace_insn(t, 1, UNLOCK_FN + 5, 1, SPENT_TRACE_INSN_RET);
 			memtrace_insn(t, 1, 0x401205, 4, 0);
 			work(t, 1, 50);
 		}
 		memtrace_insn(t, 1, 0x401400, 6, 0);	/* the freed word written again */
-		memtrace_ref(t, MTX, 8, SPENT_TRACE_REF_WRITE);
+		memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_WRITE);
 		struct locks *lk = run(t, st);
 		size_t n;
 		locks_table(lk, &n);
@@ -487,6 +488,41 @@ static void semaphores_and_rwlocks_are_no_locks(void **state)
 		locks_free(lk);
 		memtrace_free(t);
 		symtab_free(st);
+	}
+}
+
+/* An atomic followed by a plain store of another size, or over part of the word, is no lock:
+ * a pointer exchanged and stored again (8 bytes: glibc's fastbins while single-threaded), a
+ * counter's object freed and its memory written again. The same with a 4-byte word and a
+ * 4-byte store is a spin lock (the control). */
+static void pointer_exchanges_and_reused_counters_are_no_locks(void **state)
+{
+	(void)state;
+	const uint64_t w = 0x405000;
+	static const struct { uint32_t rmw, store; int64_t off; size_t want; } cases[] = {
+		{ 8, 8, 0, 0 },	 /* xchg of a list head, then a push */
+		{ 4, 32, 0, 0 }, /* a counter, then memset's vector store over its block */
+		{ 4, 8, -4, 0 }, /* a counter, then a store over part of it ... */
+		{ 4, 4, 0, 1 },	 /* the control: a 4-byte lock word and its release */
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct memtrace *t = memtrace_new();
+		memtrace_insn(t, 1, 0x401300, 4, SPENT_TRACE_INSN_LOCKED);
+		memtrace_ref(t, w, cases[c].rmw, SPENT_TRACE_REF_MODIFY);
+		work(t, 1, 50);
+		memtrace_insn(t, 1, 0x401400, 6, 0);
+		memtrace_ref(t, w + (uint64_t)cases[c].off, cases[c].store, SPENT_TRACE_REF_WRITE);
+		if (cases[c].off) {	/* ... and later the word itself, written plainly */
+			work(t, 1, 50);
+			memtrace_insn(t, 1, 0x401400, 6, 0);
+			memtrace_ref(t, w, 4, SPENT_TRACE_REF_WRITE);
+		}
+		struct locks *lk = run(t, NULL);
+		size_t n;
+		locks_table(lk, &n);
+		assert_int_equal(n, cases[c].want);
+		locks_free(lk);
+		memtrace_free(t);
 	}
 }
 
@@ -553,6 +589,7 @@ int main(void)
 		cmocka_unit_test(dynamic_linker_atomics_are_no_bare_lock),
 		cmocka_unit_test(semaphores_and_rwlocks_are_no_locks),
 		cmocka_unit_test(an_exec_starts_another_programs_locks),
+		cmocka_unit_test(pointer_exchanges_and_reused_counters_are_no_locks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
