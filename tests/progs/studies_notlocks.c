@@ -1,17 +1,21 @@
-/* tests/progs/studies_notlocks.c - synchronization that is no lock beside one that is: two
+/* tests/progs/studies_notlocks.c - synchronization that is no lock beside locks: two
  * workers, PHASES times each, make the first call of a libc function of their own (with lazy
  * binding the dynamic linker's _dl_fixup stores 1 into the thread's scope flag and resets it
  * with an xchg) and do OUT_WORK iterations holding nothing. Then, PHASES times, they pass the
  * binary semaphore `sem_gate` (sem_wait ... sem_post) and the read-write lock `rw` (as a
- * writer) around IN_WORK iterations each, take the mutex `mtx` for IN_WORK iterations, and
+ * writer) around IN_WORK iterations each, take the mutex `mtx` and the bare spin locks
+ * `spin_flag` (a byte: test-and-set, clear) and `spin_word` (an int: xchg, store of 0) for
+ * IN_WORK iterations each, and
  * post and wait on a heap semaphore. At the end main frees that one and writes over a new
  * block of its size (plain stores into its old words); takes and drops a reference on a
  * heap object by atomic adds, frees it and reuses its memory (a counter); and empties a list
  * head by an 8-byte xchg and pushes onto it with plain stores, as glibc's malloc does its
- * fastbins while single-threaded. Only `mtx` is a lock; no hold spans OUT_WORK.
+ * fastbins while single-threaded. Only `mtx` and the spin locks are locks, each taken once a
+ * phase by each worker; no hold spans OUT_WORK.
  *   studies_notlocks [exec]   with "exec": then runs itself again in the same pid */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +32,8 @@ static sem_t sem_gate;
 static sem_t *sem_heap;
 static volatile unsigned long sink;
 static void *volatile list_head;
+static unsigned char spin_flag;
+static int spin_word;
 
 static void work(int n)
 {
@@ -67,6 +73,14 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&mtx);
 		work(IN_WORK);
 		pthread_mutex_unlock(&mtx);
+		while (__atomic_test_and_set(&spin_flag, __ATOMIC_ACQUIRE))
+			sched_yield();
+		work(IN_WORK);
+		__atomic_clear(&spin_flag, __ATOMIC_RELEASE);
+		while (__atomic_exchange_n(&spin_word, 1, __ATOMIC_ACQUIRE))
+			sched_yield();
+		work(IN_WORK);
+		__atomic_store_n(&spin_word, 0, __ATOMIC_RELEASE);
 		sem_post(sem_heap);
 		sem_wait(sem_heap);
 	}
@@ -113,7 +127,7 @@ int main(int argc, char **argv)
 		work(OUT_WORK);
 		list_head = &nodes[k];	/* pushed with a plain store */
 	}
-	printf("mtx_acquisitions %d\nin_work %d\nout_work %d\n", 2 * PHASES, IN_WORK, OUT_WORK);
+	printf("lock_acquisitions %d\nin_work %d\nout_work %d\n", 2 * PHASES, IN_WORK, OUT_WORK);
 	fflush(stdout);
 	if (argc > 1 && !strcmp(argv[1], "exec")) {
 		execl(argv[0], argv[0], (char *)NULL);	/* not /proc/self/exe: valgrind's */
