@@ -173,10 +173,12 @@ SPENT_API int spent_trace_source_open(const char *path, struct spent_trace_sourc
 /*
  * A source passing on only some processes of IN's process tree: those of pid PID (0: any) whose
  * current program's file name is COMM (NULL: any; an exec changes it). With SPENT_TRACE_SELECT_TAG,
- * bits 48-63 of every pc and data address hold the process's number less one (0, 1, ... in
- * order of first appearance: a single-process trace's addresses are unchanged), so a cache
- * model keeps the processes' address spaces apart (sinks that name addresses strip the tag
- * with spent_trace_select_untag()). Takes IN over (freed on failure too). 0 or -ENOMEM.
+ * bits 48-63 of every pc and data address, and of an image load's base, start and end, hold
+ * the process's number less one (0, 1, ... in order of first appearance: a single-process
+ * trace's addresses are unchanged), so a cache model keeps the processes' address spaces
+ * apart, and symbols read at an image's tagged base name that process's tagged addresses
+ * (spent_trace_select_untag() strips the tag). Takes IN over (freed on failure too). 0 or
+ * -ENOMEM.
  */
 enum spent_trace_select_flag {
 	SPENT_TRACE_SELECT_TAG = 1 << 0,

@@ -16,6 +16,7 @@
 #include "cli/parse_options.h"
 #include "core/outfile.h"
 #include "cli/studies_util.h"
+#include "core/alloc.h"
 #include "core/binio.h"
 #include "core/json.h"
 #include "plot/plot.h"
@@ -39,18 +40,63 @@ struct sim {
 	struct cachesim *cs;
 };
 
+/* The symbols that name a process's shared lines: one table per process tag (its addresses'
+ * bits 48-63, image loads' too), made afresh when the pid execs, so each process of a tree
+ * names its lines by its own images (its last program's) and not by whichever process mapped
+ * something at that address first (a shell's PLT named the lines of the program it ran). */
+struct line_names {
+	uint64_t tag;
+	uint32_t pid;
+	struct symtab *st;
+};
+
 struct run_ctx {
 	struct sim *sims;
 	struct cachesim *css[MAX_CONFIGS];	/* sims[i].cs, for cachesim_feed_group */
 	size_t n;
 	struct cachesim_parallel *par;	/* feeds css[], the data walks on threads */
-	struct symtab *syms;
+	struct line_names *names;
+	size_t n_names, cap_names;
 };
+
+static struct symtab *names_for_tag(struct run_ctx *r, uint64_t tag, uint32_t pid)
+{
+	for (size_t i = 0; i < r->n_names; i++)
+		if (r->names[i].tag == tag)
+			return r->names[i].st;
+	if (!pid || ALLOC_GROW(r->names, r->n_names + 1, r->cap_names))
+		return NULL;
+	struct line_names *n = &r->names[r->n_names];
+	if (!(n->st = symtab_new()))
+		return NULL;
+	n->tag = tag;
+	n->pid = pid;
+	r->n_names++;
+	return n->st;
+}
+
+static void names_event(struct run_ctx *r, const struct spent_trace_event *ev)
+{
+	const uint64_t tag_mask = ~((1ull << SPENT_TRACE_SELECT_TAG_SHIFT) - 1);
+	if (ev->kind == SPENT_TRACE_EV_PROCESS_START && !ev->u.process.forked) {
+		for (size_t i = 0; i < r->n_names; i++)	/* an exec: the pid's images are new */
+			if (r->names[i].pid == ev->pid) {
+				symtab_free(r->names[i].st);
+				r->names[i] = r->names[--r->n_names];
+				break;
+			}
+	} else if (ev->kind == SPENT_TRACE_EV_IMAGE_LOAD && ev->u.image.path) {
+		struct symtab *st = names_for_tag(r, ev->u.image.start & tag_mask, ev->pid ? ev->pid : 1);
+		if (st)
+			(void)symtab_add_image(st, ev->u.image.path, ev->u.image.base);
+	}
+}
 
 static int feed(void *ctx, const struct spent_trace_batch *b)
 {
 	struct run_ctx *r = ctx;
-	symtab_add_batch_images(r->syms, b);
+	for (size_t i = 0; i < b->n_events; i++)
+		names_event(r, &b->events[i]);
 	return cachesim_parallel_feed(r->par, b);
 }
 
@@ -285,12 +331,13 @@ static int load_configs(const struct cachesim_opts *o, struct sim *sims, size_t 
 }
 
 /* "counters" or "a, b" (the variables written on the line) */
-static void line_symbol(struct symtab *syms, const struct cache_shared_line *l, char *buf,
-			size_t len)
+static void line_symbol(struct run_ctx *r, const struct cache_shared_line *l, char *buf, size_t len)
 {
-	/* addresses carry the process tag (studies_filter.tag) */
-	const struct symtab_sym *a = symtab_lookup(syms, spent_trace_select_untag(l->first_write[0]));
-	const struct symtab_sym *b = symtab_lookup(syms, spent_trace_select_untag(l->first_write[1]));
+	/* addresses carry the process tag (studies_filter.tag), as its symbols do */
+	uint64_t tag = l->first_write[0] - spent_trace_select_untag(l->first_write[0]);
+	struct symtab *syms = names_for_tag(r, tag, 0);
+	const struct symtab_sym *a = syms ? symtab_lookup(syms, l->first_write[0]) : NULL;
+	const struct symtab_sym *b = syms ? symtab_lookup(syms, l->first_write[1]) : NULL;
 	if (!a && !b)
 		snprintf(buf, len, "?");
 	else if (!a || !b || a == b || !strcmp(a->name, b->name))
@@ -306,7 +353,7 @@ static void json_config(struct json_writer *w, const char *label)
 		json_kstr(w, "config", label);
 }
 
-static void print_shared(struct cachesim *cs, struct symtab *syms, int json, const char *label)
+static void print_shared(struct cachesim *cs, struct run_ctx *r, int json, const char *label)
 {
 	struct cache_shared_line *v = NULL;
 	size_t n = 0;
@@ -317,7 +364,7 @@ static void print_shared(struct cachesim *cs, struct symtab *syms, int json, con
 		       n, "line", "invalidated", "coh.misses", "writers", "false", "variable");
 	for (size_t i = 0; i < n && (json || i < 20); i++) {
 		char sym[256];
-		line_symbol(syms, &v[i], sym, sizeof(sym));
+		line_symbol(r, &v[i], sym, sizeof(sym));
 		if (json) {
 			struct json_writer w;
 			json_init(&w, stdout);
@@ -455,10 +502,6 @@ int cmd_cachesim(int argc, char **argv)
 		} else {
 			r.css[i] = r.sims[i].cs;
 		}
-	if (!(r.syms = symtab_new())) {
-		cli_error("cachesim: out of memory");
-		goto out;
-	}
 	char cut[640];
 	ret = 1;
 	int rc = cachesim_parallel_new(r.css, r.n, (unsigned)(o.jobs ? o.jobs : cpus_usable()), 0, &r.par);
@@ -482,7 +525,7 @@ int cmd_cachesim(int argc, char **argv)
 			printf("\n\n");
 		print_report(sm, &o, label);
 		if (sm->cfg.cores > 1)
-			print_shared(sm->cs, r.syms, o.json, label);
+			print_shared(sm->cs, &r, o.json, label);
 		fflush(stdout);
 		rc = sm->svg[0] ? write_svg(sm) : 0;
 		if (rc) {
@@ -493,7 +536,9 @@ int cmd_cachesim(int argc, char **argv)
 	ret = studies_done(cut);
 out:
 	cachesim_parallel_free(r.par);
-	symtab_free(r.syms);
+	for (size_t i = 0; i < r.n_names; i++)
+		symtab_free(r.names[i].st);
+	free(r.names);
 	for (size_t i = 0; r.sims && i < r.n; i++)
 		cachesim_free(r.sims[i].cs);
 	free(r.sims);

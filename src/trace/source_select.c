@@ -56,13 +56,15 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* Whether batch B's events all belong to process PID, none starting a process, and PID is
- * picked; then *OUT is B and *TAG its process's tag. 1 yes, 0 no, -ENOMEM. */
+/* Whether batch B's events all belong to process PID, none starting a process (nor, when
+ * tagging, loading an image: its addresses get the tag), and PID is picked; then *OUT is B
+ * and *TAG its process's tag. 1 yes, 0 no, -ENOMEM. */
 static int uniform_picked(struct select_state *s, const struct spent_trace_batch *b, uint32_t pid,
 			  struct spent_trace_batch *out, uint64_t *tag)
 {
 	for (size_t i = 0; i < b->n_events; i++)
-		if (b->events[i].pid != pid || b->events[i].kind == SPENT_TRACE_EV_PROCESS_START)
+		if (b->events[i].pid != pid || b->events[i].kind == SPENT_TRACE_EV_PROCESS_START ||
+		    ((s->flags & SPENT_TRACE_SELECT_TAG) && b->events[i].kind == SPENT_TRACE_EV_IMAGE_LOAD))
 			return 0;
 	struct sel_proc *p = proc_find(s, pid);
 	if (!p)
@@ -145,8 +147,10 @@ static int uniform_execs(struct select_state *s, const struct spent_trace_batch 
 }
 
 /* The event E of a batch being filtered: updates whether its process is picked; 1 when it is
- * passed on, 0 when not, -ENOMEM. */
-static int filter_event(struct select_state *s, const struct spent_trace_event *e)
+ * passed on (copied to *OUT, an image load's addresses tagged as its process's), 0 when not,
+ * -ENOMEM. */
+static int filter_event(struct select_state *s, const struct spent_trace_event *e,
+			struct spent_trace_event *out)
 {
 	struct sel_proc *ep = proc_find(s, e->pid);
 	if (!ep)
@@ -154,7 +158,16 @@ static int filter_event(struct select_state *s, const struct spent_trace_event *
 	if (e->kind == SPENT_TRACE_EV_PROCESS_START)
 		ep->picked = (!s->pid || s->pid == e->pid) &&
 			     (!s->comm || !strcmp(base_name(e->u.process.path), s->comm));
-	return ep->picked;
+	if (!ep->picked)
+		return 0;
+	*out = *e;
+	if (e->kind == SPENT_TRACE_EV_IMAGE_LOAD) {
+		uint64_t tag = trace_select_tag(s->flags, ep->number);
+		out->u.image.base |= tag;
+		out->u.image.start |= tag;
+		out->u.image.end |= tag;
+	}
+	return 1;
 }
 
 /* filter_batch for a batch of executions. */
@@ -168,12 +181,11 @@ static int filter_execs(struct select_state *s, const struct spent_trace_batch *
 	size_t nx = 0, ni = 0, nr = 0, ne = 0, ev = 0, pos = 0;
 	for (size_t i = 0; i <= b->n_execs; i++) {
 		for (; ev < b->n_events && (i == b->n_execs || b->events[ev].before <= pos); ev++) {
-			int rc = filter_event(s, &b->events[ev]);
+			int rc = filter_event(s, &b->events[ev], &s->evs[ne]);
 			if (rc < 0)
 				return rc;
 			if (!rc)
 				continue;
-			s->evs[ne] = b->events[ev];
 			s->evs[ne++].before = ni;
 		}
 		if (i == b->n_execs)
@@ -218,14 +230,12 @@ static int filter_batch(struct select_state *s, const struct spent_trace_batch *
 	struct sel_proc *p = NULL;
 	for (size_t i = 0; i <= b->n_insns; i++) {
 		for (; ev < b->n_events && b->events[ev].before <= i; ev++) {
-			const struct spent_trace_event *e = &b->events[ev];
-			int rc = filter_event(s, e);
+			int rc = filter_event(s, &b->events[ev], &s->evs[ne]);
 			if (rc < 0)
 				return rc;
 			p = NULL;	/* the table may have moved */
 			if (!rc)
 				continue;
-			s->evs[ne] = *e;
 			s->evs[ne++].before = ni;
 		}
 		if (i == b->n_insns)

@@ -35,3 +35,18 @@ check "padded: no shared line is named 'counters'" test -z "$(row "$TMP/pad.json
 check "the human table lists counters as false sharing" grep -Eq 'yes +counters$' "$TMP/human.txt"
 "$SPENT" cachesim "$TMP/adjacent.log" --cores 99 > /dev/null 2> "$TMP/cores.err"
 check "--cores beyond 64 is refused" test $? -eq 2
+
+# a tree: a shell running the program twice. Each process names its lines by its own images
+# (tagged as its addresses are): before, one table of every image the tree loaded named both
+# programs' counters line by the shell's PLT symbols mapped there first (qsort@plt).
+"${E[@]}" "$SPENT" trace -o "$TMP/tree.log" -- /bin/sh -c "'$P'; '$P'" > "$TMP/tree.out" 2> "$TMP/tree.err"
+check "tree: both programs count 800000 under spent trace" test "$(grep -cx 800000 "$TMP/tree.out")" = 2
+"$SPENT" cachesim "$TMP/tree.log" --cores 2 --json > "$TMP/tree.json" 2> "$TMP/tree.cerr"
+check "tree: cachesim --cores 2 exits 0" test $? -eq 0
+check "tree: each program's false-shared line is named 'counters'" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if "shared_line" in l]
+fs = [r for r in rows if r["false_sharing"] and r["writers"] == 2 and r["invalidations"] >= 100]
+tags = {int(r["shared_line"], 16) >> 48 for r in fs}
+print([(r["shared_line"], r["symbol"]) for r in fs])
+sys.exit(0 if len(fs) == 2 and len(tags) == 2 and all(r["symbol"] == "counters" for r in fs) else 1)' "$TMP/tree.json"

@@ -32,6 +32,14 @@ static struct memtrace *tree(void)
 	e.u.process.path = "/usr/bin/sort";
 	assert_int_equal(memtrace_event(t, &e), 0);
 	for (int i = 0; i < 2; i++) {
+		if (i == 1) {	/* a library mapped amid sort's instructions */
+			struct spent_trace_event im = { .kind = SPENT_TRACE_EV_IMAGE_LOAD, .pid = 11 };
+			im.u.image.path = "/lib/libc.so.6";
+			im.u.image.base = 0x7000;
+			im.u.image.start = 0x7100;
+			im.u.image.end = 0x7200;
+			assert_int_equal(memtrace_event(t, &im), 0);
+		}
 		assert_int_equal(memtrace_insn(t, 1, 0x2000 + i, 1, 0), 0);
 		t->insns[t->n_insns - 1].pid = 11;
 		assert_int_equal(memtrace_ref(t, 0x5000, 4, SPENT_TRACE_REF_WRITE), 0);
@@ -45,6 +53,7 @@ static struct memtrace *tree(void)
 struct seen {
 	size_t insns, refs, process_events;
 	uint64_t first_pc, last_ref;
+	uint64_t image_base, image_start, image_end;	/* of the last image load */
 };
 
 static struct seen run(uint32_t pid, const char *comm, int flags)
@@ -70,6 +79,11 @@ static struct seen run(uint32_t pid, const char *comm, int flags)
 		for (size_t i = 0; i < b.n_events; i++) {
 			assert_true(b.events[i].before <= b.n_insns);
 			s.process_events += b.events[i].kind == SPENT_TRACE_EV_PROCESS_START;
+			if (b.events[i].kind == SPENT_TRACE_EV_IMAGE_LOAD) {
+				s.image_base = b.events[i].u.image.base;
+				s.image_start = b.events[i].u.image.start;
+				s.image_end = b.events[i].u.image.end;
+			}
 		}
 		s.insns += b.n_insns;
 	}
@@ -114,8 +128,55 @@ static void test_tag(void **state)
 	assert_int_equal(s.first_pc, (1ull << 48) | 0x1000);	/* pid 11: the second process seen */
 	assert_int_equal(s.last_ref, (1ull << 48) | 0x6000);
 	assert_int_equal(spent_trace_select_untag(s.last_ref), 0x6000);
+	/* an image load's addresses carry the tag too: symbols read at its base name the
+	 * process's tagged addresses */
+	assert_int_equal(s.image_base, (1ull << 48) | 0x7000);
+	assert_int_equal(s.image_start, (1ull << 48) | 0x7100);
+	assert_int_equal(s.image_end, (1ull << 48) | 0x7200);
+	s = run(11, NULL, 0);
+	assert_int_equal(s.image_start, 0x7100);	/* untouched without tagging */
 	s = run(10, NULL, SPENT_TRACE_SELECT_TAG);
 	assert_int_equal(s.first_pc, 0x1000);	/* the first process keeps its addresses */
+}
+
+/* An image load inside a batch of one process's instructions only (the pass-through path,
+ * which copies no event): tagged all the same. */
+static void test_tag_image_in_one_process_batch(void **state)
+{
+	struct memtrace *t = memtrace_new();
+	struct spent_trace_event e = { .kind = SPENT_TRACE_EV_PROCESS_START, .pid = 10 };
+	e.u.process.path = "/bin/sh";
+	for (uint32_t pid = 10; pid <= 11; pid++) {
+		e.pid = pid;
+		e.u.process.forked = pid == 11;
+		assert_int_equal(memtrace_event(t, &e), 0);
+		for (int i = 0; i < 4; i++) {
+			if (pid == 11 && i == 3) {	/* batch [2, 4) of pid 11: no process start */
+				struct spent_trace_event im = { .kind = SPENT_TRACE_EV_IMAGE_LOAD, .pid = 11 };
+				im.u.image.path = "/lib/libc.so.6";
+				im.u.image.base = 0x7000;
+				im.u.image.start = 0x7100;
+				im.u.image.end = 0x7200;
+				assert_int_equal(memtrace_event(t, &im), 0);
+			}
+			assert_int_equal(memtrace_insn(t, 1, 0x1000 + (uint64_t)i, 1, 0), 0);
+			t->insns[t->n_insns - 1].pid = pid;
+		}
+	}
+	struct spent_trace_source *in, *src;
+	assert_int_equal(memtrace_source_new(t, 2, &in), 0);
+	assert_int_equal(spent_trace_source_select(in, 0, NULL, SPENT_TRACE_SELECT_TAG, &src), 0);
+	struct spent_trace_batch b;
+	uint64_t start = 0;
+	int rc;
+	while ((rc = spent_trace_source_next(src, &b)) > 0)
+		for (size_t i = 0; i < b.n_events; i++)
+			if (b.events[i].kind == SPENT_TRACE_EV_IMAGE_LOAD)
+				start = b.events[i].u.image.start;
+	assert_int_equal(rc, 0);
+	assert_int_equal(start, (1ull << 48) | 0x7100);
+	spent_trace_source_free(src);
+	memtrace_free(t);
 }
 
 /* The stream SRC yields as instructions (executions expanded: pc with its tag, tid, pid,
@@ -211,6 +272,7 @@ int main(void)
 		cmocka_unit_test(test_by_pid),
 		cmocka_unit_test(test_by_program),
 		cmocka_unit_test(test_tag),
+		cmocka_unit_test(test_tag_image_in_one_process_batch),
 		cmocka_unit_test(test_executions_select_alike),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
