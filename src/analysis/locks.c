@@ -68,7 +68,7 @@ struct atomic_try {	/* a bare atomic RMW awaiting its release store */
 };
 
 struct thread_state {
-	uint32_t pid, stream, tid;	/* stream: the program the pid runs (locks_set_stream) */
+	uint32_t pid, stream, tid;	/* stream: the program the pid runs (process_start) */
 	uint64_t prev_end[2];	/* pc+len of the last two instructions */
 	uint64_t shadow[32];	/* return addresses of calls not yet returned (source flags) */
 	uint32_t depth;

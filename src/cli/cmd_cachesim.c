@@ -55,6 +55,7 @@ struct run_ctx {
 	struct cachesim *css[MAX_CONFIGS];	/* sims[i].cs, for cachesim_feed_group */
 	size_t n;
 	struct cachesim_parallel *par;	/* feeds css[], the data walks on threads */
+	bool want_names;	/* a configuration has --cores: its shared lines get names */
 	struct line_names *names;
 	size_t n_names, cap_names;
 };
@@ -95,7 +96,7 @@ static void names_event(struct run_ctx *r, const struct spent_trace_event *ev)
 static int feed(void *ctx, const struct spent_trace_batch *b)
 {
 	struct run_ctx *r = ctx;
-	for (size_t i = 0; i < b->n_events; i++)
+	for (size_t i = 0; r->want_names && i < b->n_events; i++)
 		names_event(r, &b->events[i]);
 	return cachesim_parallel_feed(r->par, b);
 }
@@ -501,6 +502,7 @@ int cmd_cachesim(int argc, char **argv)
 			goto out;
 		} else {
 			r.css[i] = r.sims[i].cs;
+			r.want_names |= r.sims[i].cfg.cores > 1;
 		}
 	char cut[640];
 	ret = 1;
