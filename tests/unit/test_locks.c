@@ -451,6 +451,17 @@ static void dynamic_linker_atomics_are_no_bare_lock(void **state)
 	}
 }
 
+/* a call from CALLER of FN, which makes one atomic on MTX and returns; then 50 insns */
+static void atomic_call(struct memtrace *t, uint64_t caller, uint64_t fn)
+{
+	memtrace_insn(t, 1, caller, 5, SPENT_TRACE_INSN_CALL);
+	memtrace_insn(t, 1, fn, 5, SPENT_TRACE_INSN_LOCKED);
+	memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_MODIFY);
+	memtrace_insn(t, 1, fn + 5, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, 1, caller + 5, 4, 0);
+	work(t, 1, 50);
+}
+
 /* a semaphore's, a read-write lock's and a once-control's atomics, then a plain store to the
  * same word (the freed memory reused): no lock. Before, sem_trywait's cmpxchg was a try, sem_post's a retry, and the
  * store its release. */
@@ -466,18 +477,8 @@ static void semaphores_and_rwlocks_are_no_locks(void **state)
 		assert_int_equal(symtab_add(st, pairs[p][1], UNLOCK_FN, 64, true), 0);
 		struct memtrace *t = memtrace_new();
 		for (int k = 0; k < 2; k++) {
-			memtrace_insn(t, 1, 0x401000, 5, SPENT_TRACE_INSN_CALL);
-			memtrace_insn(t, 1, LOCK_FN, 5, SPENT_TRACE_INSN_LOCKED);
-			memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_MODIFY);
-			memtrace_insn(t, 1, LOCK_FN + 5, 1, SPENT_TRACE_INSN_RET);
-			memtrace_insn(t, 1, 0x401005, 4, 0);
-			work(t, 1, 50);
-			memtrace_insn(t, 1, 0x401200, 5, SPENT_TRACE_INSN_CALL);
-			memtrace_insn(t, 1, UNLOCK_FN, 5, SPENT_TRACE_INSN_LOCKED);
-			memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_MODIFY);
-			memtrace_insn(t, 1, UNLOCK_FN + 5, 1, SPENT_TRACE_INSN_RET);
-			memtrace_insn(t, 1, 0x401205, 4, 0);
-			work(t, 1, 50);
+			atomic_call(t, 0x401000, LOCK_FN);
+			atomic_call(t, 0x401200, UNLOCK_FN);
 		}
 		memtrace_insn(t, 1, 0x401400, 6, 0);	/* the freed word written again */
 		memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_WRITE);
@@ -526,6 +527,16 @@ static void pointer_exchanges_and_reused_counters_are_no_locks(void **state)
 	}
 }
 
+/* an instruction of process PID touching WORD (4 bytes) as KIND (0: none) */
+static void pid_insn(struct memtrace *t, uint32_t pid, uint64_t pc, uint16_t flags, uint64_t word,
+		     uint32_t kind)
+{
+	memtrace_insn(t, 1, pc, 4, flags);
+	t->insns[t->n_insns - 1].pid = pid;
+	if (kind)
+		memtrace_ref(t, word, 4, kind);
+}
+
 /* A pid that execs runs another program: its spin lock at the same address is another lock
  * (two rows, one acquisition each; one row of two before), and a hold the old program had
  * open does not carry over. */
@@ -541,24 +552,16 @@ static void an_exec_starts_another_programs_locks(void **state)
 		ev.u.process.stream = stream;
 		ev.u.process.path = "/bin/prog";
 		memtrace_event(t, &ev);
-		memtrace_insn(t, 1, 0x401300, 4, SPENT_TRACE_INSN_LOCKED);
-		t->insns[t->n_insns - 1].pid = 100;
-		memtrace_ref(t, spin, 4, SPENT_TRACE_REF_MODIFY);
-		work(t, 1, 10);
-		for (size_t i = t->n_insns - 10; i < t->n_insns; i++)
-			t->insns[i].pid = 100;
+		pid_insn(t, 100, 0x401300, SPENT_TRACE_INSN_LOCKED, spin, SPENT_TRACE_REF_MODIFY);
+		for (int i = 0; i < 10; i++)
+			pid_insn(t, 100, 0x401100, 0, 0, 0);
 		if (stream == 2)
-			break;	/* the second program never releases it */
-		memtrace_insn(t, 1, 0x401400, 6, 0);
-		t->insns[t->n_insns - 1].pid = 100;
-		memtrace_ref(t, spin, 4, SPENT_TRACE_REF_WRITE);
-		memtrace_insn(t, 1, 0x401300, 4, SPENT_TRACE_INSN_LOCKED);	/* taken, then exec */
-		t->insns[t->n_insns - 1].pid = 100;
-		memtrace_ref(t, spin, 4, SPENT_TRACE_REF_MODIFY);
+			break;	/* the second program releases it below */
+		pid_insn(t, 100, 0x401400, 0, spin, SPENT_TRACE_REF_WRITE);
+		/* taken again, then exec */
+		pid_insn(t, 100, 0x401300, SPENT_TRACE_INSN_LOCKED, spin, SPENT_TRACE_REF_MODIFY);
 	}
-	memtrace_insn(t, 1, 0x401400, 6, 0);	/* the second program releases its own */
-	t->insns[t->n_insns - 1].pid = 100;
-	memtrace_ref(t, spin, 4, SPENT_TRACE_REF_WRITE);
+	pid_insn(t, 100, 0x401400, 0, spin, SPENT_TRACE_REF_WRITE);
 	struct locks *lk = run(t, st);
 	size_t n;
 	const struct lock_summary *s = locks_table(lk, &n);

@@ -11,6 +11,17 @@
 #include "spent/trace.h"
 #include "trace/memsource.h"
 
+/* PID maps libc: base 0x7000, code [0x7100, 0x7200) */
+static void libc_load(struct memtrace *t, uint32_t pid)
+{
+	struct spent_trace_event im = { .kind = SPENT_TRACE_EV_IMAGE_LOAD, .pid = pid };
+	im.u.image.path = "/lib/libc.so.6";
+	im.u.image.base = 0x7000;
+	im.u.image.start = 0x7100;
+	im.u.image.end = 0x7200;
+	assert_int_equal(memtrace_event(t, &im), 0);
+}
+
 /* pid 10 runs sh, forks pid 11 (sh), which execs sort; pid 10 runs on after it. */
 static struct memtrace *tree(void)
 {
@@ -33,12 +44,7 @@ static struct memtrace *tree(void)
 	assert_int_equal(memtrace_event(t, &e), 0);
 	for (int i = 0; i < 2; i++) {
 		if (i == 1) {	/* a library mapped amid sort's instructions */
-			struct spent_trace_event im = { .kind = SPENT_TRACE_EV_IMAGE_LOAD, .pid = 11 };
-			im.u.image.path = "/lib/libc.so.6";
-			im.u.image.base = 0x7000;
-			im.u.image.start = 0x7100;
-			im.u.image.end = 0x7200;
-			assert_int_equal(memtrace_event(t, &im), 0);
+			libc_load(t, 11);
 		}
 		assert_int_equal(memtrace_insn(t, 1, 0x2000 + i, 1, 0), 0);
 		t->insns[t->n_insns - 1].pid = 11;
@@ -152,12 +158,7 @@ static void test_tag_image_in_one_process_batch(void **state)
 		assert_int_equal(memtrace_event(t, &e), 0);
 		for (int i = 0; i < 4; i++) {
 			if (pid == 11 && i == 3) {	/* batch [2, 4) of pid 11: no process start */
-				struct spent_trace_event im = { .kind = SPENT_TRACE_EV_IMAGE_LOAD, .pid = 11 };
-				im.u.image.path = "/lib/libc.so.6";
-				im.u.image.base = 0x7000;
-				im.u.image.start = 0x7100;
-				im.u.image.end = 0x7200;
-				assert_int_equal(memtrace_event(t, &im), 0);
+				libc_load(t, 11);
 			}
 			assert_int_equal(memtrace_insn(t, 1, 0x1000 + (uint64_t)i, 1, 0), 0);
 			t->insns[t->n_insns - 1].pid = pid;
