@@ -21,8 +21,10 @@ void lock_programs_init(struct lock_programs *lp, struct symtab *syms,
 
 void lock_programs_release(struct lock_programs *lp)
 {
-	for (size_t i = 0; i < lp->n_procs; i++)
+	for (size_t i = 0; i < lp->n_procs; i++) {
 		symtab_free(lp->procs[i].st);
+		free(lp->procs[i].exe);
+	}
 	free(lp->procs);
 	free(lp->streams);
 }
@@ -55,14 +57,16 @@ static void program_end(struct lock_programs *lp, struct lock_program *p)
 		return;
 	}
 	symtab_free(p->st);
+	free(p->exe);
 	*p = lp->procs[--lp->n_procs];
 	lp->cur = SIZE_MAX;
 }
 
-/* PID's table; a new one for its program STREAM when it has none or when FRESH (a process
- * record: a fork names its images afresh, an exec starts another program). NULL on ENOMEM. */
+/* PID's table; a new one for its program STREAM (executable EXE, or NULL) when it has none or
+ * when FRESH (a process record: a fork names its images afresh, an exec starts another
+ * program). NULL on ENOMEM. */
 static struct lock_program *program_get(struct lock_programs *lp, uint32_t pid, uint32_t stream,
-					bool fresh)
+					const char *exe, bool fresh)
 {
 	struct lock_program *p = program_find(lp, pid);
 	if (p && !fresh)
@@ -78,7 +82,7 @@ static struct lock_program *program_get(struct lock_programs *lp, uint32_t pid, 
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->stream = stream;
-	if (!(p->st = symtab_new()))
+	if (!(p->st = symtab_new()) || (exe && !(p->exe = strdup(exe))))
 		lp->oom = 1;
 	p->stale = true;
 	return p;
@@ -128,7 +132,7 @@ void lock_programs_event(struct lock_programs *lp, const struct spent_trace_even
 	case SPENT_TRACE_EV_IMAGE_LOAD:
 		if (!ev->u.image.path)
 			return;
-		p = ev->pid ? program_get(lp, ev->pid, lock_programs_stream(lp, ev->pid), false) :
+		p = ev->pid ? program_get(lp, ev->pid, lock_programs_stream(lp, ev->pid), NULL, false) :
 			      &lp->shared;
 		if (p && is_dynamic_linker(ev->u.image.path)) {
 			p->rtld_start = ev->u.image.start;
@@ -141,7 +145,7 @@ void lock_programs_event(struct lock_programs *lp, const struct spent_trace_even
 		return;
 	case SPENT_TRACE_EV_PROCESS_START:
 		if (ev->pid)
-			(void)program_get(lp, ev->pid, ev->u.process.stream, true);
+			(void)program_get(lp, ev->pid, ev->u.process.stream, ev->u.process.path, true);
 		return;
 	case SPENT_TRACE_EV_EXIT:
 		if (ev->pid && (p = program_find(lp, ev->pid)))
@@ -158,4 +162,12 @@ struct symtab *lock_programs_symtab(const struct lock_programs *lp, uint32_t pid
 		if (lp->procs[i].pid == pid && lp->procs[i].stream == stream)
 			return lp->procs[i].st;
 	return lp->shared.st;
+}
+
+const char *lock_programs_exe(const struct lock_programs *lp, uint32_t pid, uint32_t stream)
+{
+	for (size_t i = 0; pid && i < lp->n_procs; i++)
+		if (lp->procs[i].pid == pid && lp->procs[i].stream == stream)
+			return lp->procs[i].exe;
+	return NULL;
 }

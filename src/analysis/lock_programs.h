@@ -19,6 +19,7 @@ struct lock_program {
 	bool retired;	/* an earlier program of the pid, kept to name its locks */
 	bool stale;	/* images added since entry_pc was looked up (the model refills it) */
 	struct symtab *st;
+	char *exe;	/* its executable, from the process record (NULL: none named) */
 	uint64_t entry_pc[LOCK_PROGRAM_MAX_ENTRIES];
 	/* a bit per hash of each entry_pc: most instructions skip the scan. 1024 bits: with 64,
 	 * the 37 names (aliases share a pc) left one instruction in three scanning */
@@ -58,5 +59,7 @@ static inline struct lock_program *lock_programs_current(struct lock_programs *l
 void lock_programs_event(struct lock_programs *lp, const struct spent_trace_event *ev);
 /* The symbols of PID's program STREAM, else the shared table's (NULL without symbols). */
 struct symtab *lock_programs_symtab(const struct lock_programs *lp, uint32_t pid, uint32_t stream);
+/* The executable of PID's program STREAM, NULL when no process record named it. */
+const char *lock_programs_exe(const struct lock_programs *lp, uint32_t pid, uint32_t stream);
 
 #endif

@@ -344,6 +344,11 @@ struct symtab *locks_symtab(struct locks *lk, uint32_t pid, uint32_t stream)
 	return lock_programs_symtab(&lk->progs, pid, stream);
 }
 
+const char *locks_program(struct locks *lk, uint32_t pid, uint32_t stream)
+{
+	return lock_programs_exe(&lk->progs, pid, stream);
+}
+
 /* A process record: PID runs program STREAM from now on. An exec keeps the pid and its
  * thread 1, but what that thread held belonged to the old program (its locks, its calls in
  * progress): the thread starts afresh in the new one. */

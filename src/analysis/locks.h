@@ -61,6 +61,8 @@ uint64_t locks_end_position(const struct locks *lk);
 /* The symbols of the images of process PID's program STREAM, to name its locks (the table
  * given to locks_new when the trace named none for it); NULL when locks_new got none. */
 struct symtab *locks_symtab(struct locks *lk, uint32_t pid, uint32_t stream);
+/* The executable of process PID's program STREAM, NULL when the trace names none. */
+const char *locks_program(struct locks *lk, uint32_t pid, uint32_t stream);
 struct lock_thread {
 	uint32_t pid, tid;
 };

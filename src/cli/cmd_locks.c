@@ -61,14 +61,17 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 	const struct lock_summary *t = locks_table(lk, &n);
 	if (!o->json)
 		printf("locks in '%s' (%llu instructions; times in instructions)\n"
-		       "%-14s %7s %-16s %-13s %8s %9s %7s %6s %11s %9s %10s  %-12s %s\n", o->trace,
-		       (unsigned long long)locks_instructions(lk), "lock", "pid", "variable", "kind",
+		       "%-14s %7s %-12s %-16s %-13s %8s %9s %7s %6s %11s %9s %10s  %-12s %s\n", o->trace,
+		       (unsigned long long)locks_instructions(lk), "lock", "pid", "program", "variable", "kind",
 		       "acquired",
 		       "contended", "convoys", "futex", "total hold", "max hold", "spin", "holders",
 		       "waiters");
 	for (size_t i = 0; t && i < n; i++) {
 		char name[128];
 		symtab_name_addr(locks_symtab(lk, t[i].pid, t[i].stream), t[i].addr, name, sizeof(name));
+		/* a tree's pid may run several programs (execve), each with its own locks */
+		const char *exe = locks_program(lk, t[i].pid, t[i].stream);
+		const char *prog = exe ? (strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe) : "-";
 		if (o->json) {
 			struct json_writer w;
 			json_init(&w, stdout);
@@ -77,6 +80,8 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 			json_ku64(&w, "pid", t[i].pid);
 			if (t[i].stream)	/* a trace of a process tree */
 				json_ku64(&w, "stream", t[i].stream);
+			if (exe)
+				json_kstr(&w, "exe", exe);
 			json_kstr(&w, "symbol", name);
 			json_kstr(&w, "how", t[i].how);
 			json_ku64(&w, "acquisitions", t[i].acquisitions);
@@ -99,8 +104,8 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 		for (uint32_t k = 0; k < t[i].n_waiters; k++)
 			snprintf(wait + strlen(wait), sizeof(wait) - strlen(wait), "%s%u", k ? "," : "",
 				 t[i].waiters[k]);
-		printf("0x%-12llx %7u %-16s %-13s %8llu %9llu %7llu %6llu %11llu %9llu %10llu  %-12s %s\n",
-		       (unsigned long long)t[i].addr, t[i].pid, name, t[i].how,
+		printf("0x%-12llx %7u %-12.12s %-16s %-13s %8llu %9llu %7llu %6llu %11llu %9llu %10llu  %-12s %s\n",
+		       (unsigned long long)t[i].addr, t[i].pid, prog, name, t[i].how,
 		       (unsigned long long)t[i].acquisitions, (unsigned long long)t[i].contended,
 		       (unsigned long long)t[i].convoys, (unsigned long long)t[i].futex_waits,
 		       (unsigned long long)t[i].total_hold, (unsigned long long)t[i].max_hold,

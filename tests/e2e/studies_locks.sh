@@ -170,7 +170,8 @@ def check(what, ok):
 for name in ("mtx", "spin_flag", "spin_word"):
     m = [r for r in rows if r["symbol"] == name]
     check("%s: one row for each of the two programs of the pid (%s)" % (name, [(r["pid"], r.get("stream")) for r in m]),
-          len(m) == 2 and m[0]["pid"] == m[1]["pid"] and m[0].get("stream") != m[1].get("stream"))
+          len(m) == 2 and m[0]["pid"] == m[1]["pid"] and m[0].get("stream") != m[1].get("stream")
+          and all(r.get("exe", "").endswith("/studies_notlocks") for r in m))
     check("%s: each program's acquired as often as it says, by both workers (%s, want %d)"
           % (name, [r["acquisitions"] for r in m], prog["lock_acquisitions"]),
           all(r["acquisitions"] == prog["lock_acquisitions"] and len(r["holders"]) == 2 for r in m))

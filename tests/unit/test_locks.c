@@ -573,6 +573,9 @@ static void an_exec_starts_another_programs_locks(void **state)
 		assert_int_equal(s[i].total_hold, 11);	/* the atomic and 10 work insns */
 	}
 	assert_ptr_not_equal(locks_symtab(lk, 100, 1), locks_symtab(lk, 100, 2));
+	assert_string_equal(locks_program(lk, 100, 1), "/bin/prog");
+	assert_string_equal(locks_program(lk, 100, 2), "/bin/prog");
+	assert_null(locks_program(lk, 100, 3));
 	locks_free(lk);
 	memtrace_free(t);
 	symtab_free(st);
