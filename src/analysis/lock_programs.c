@@ -8,6 +8,7 @@
 
 #include "analysis/lock_programs.h"
 #include "core/alloc.h"
+#include "core/path.h"
 
 void lock_programs_init(struct lock_programs *lp, struct symtab *syms,
 			bool (*has_locks)(void *ctx, uint32_t pid, uint32_t stream), void *ctx)
@@ -98,8 +99,7 @@ struct lock_program *lock_programs_lookup(struct lock_programs *lp, uint32_t pid
  * in older releases). Not musl's ld-musl-*.so.1, which is its libc, bare locks and all. */
 static bool is_dynamic_linker(const char *path)
 {
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
+	const char *base = path_base_name(path);
 	return !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld-2.", 5);
 }
 

@@ -9,6 +9,7 @@
 
 #include "analysis/report_detail.h"
 #include "core/alloc.h"
+#include "core/path.h"
 #include "core/strmap.h"
 #include "profile/export.h"
 
@@ -129,17 +130,11 @@ int detail_parse_time(const char *spec, uint64_t span_start, uint64_t span_end,
 	return 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s && s[1] ? s + 1 : path;
-}
-
 static bool image_selected(const struct spent_profile *p, const struct detail_filter *f, uint32_t img)
 {
 	const char *path = img == SPENT_PROFILE_NO_IMAGE ? "[unknown]" : spent_profile_image_get(p, img)->path;
 	for (size_t i = 0; i < f->nimages; i++)
-		if (!strcmp(f->images[i], path) || !strcmp(f->images[i], base_name(path)))
+		if (!strcmp(f->images[i], path) || !strcmp(f->images[i], path_base_name(path)))
 			return true;
 	return false;
 }

@@ -11,6 +11,7 @@
 #include "core/outfile.h"
 #include "cli/studies_util.h"
 #include "core/json.h"
+#include "core/path.h"
 #include "plot/locks_plot.h"
 
 struct locks_opts {
@@ -71,7 +72,7 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 		symtab_name_addr(locks_symtab(lk, t[i].pid, t[i].stream), t[i].addr, name, sizeof(name));
 		/* a tree's pid may run several programs (execve), each with its own locks */
 		const char *exe = locks_program(lk, t[i].pid, t[i].stream);
-		const char *prog = exe ? (strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe) : "-";
+		const char *prog = exe ? path_base_name(exe) : "-";
 		if (o->json) {
 			struct json_writer w;
 			json_init(&w, stdout);

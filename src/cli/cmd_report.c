@@ -19,6 +19,7 @@
 #include "core/demangle.h"
 #include "core/json.h"
 #include "core/outfile.h"
+#include "core/path.h"
 #include "plot/flamegraph.h"
 #include "profile/export.h"
 
@@ -197,12 +198,6 @@ static double pct(uint64_t v, uint64_t total)
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-static const char *base(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s && s[1] ? s + 1 : path;
-}
-
 /* Where ROW is: its image and symbol, then its offset in the instruction view (INSTR) and its
  * file and line in the line and instruction views (LINES). One spelling for the report and
  * --diff, whose rows must be told apart the same way. In a table, what follows the symbol: */
@@ -211,7 +206,7 @@ static void table_row_place(const struct report_row *row, bool lines, bool instr
 	if (instr)
 		printf(" @0x%llx", (unsigned long long)row->offset);
 	if (lines && row->file)
-		printf("  (%s:%d)", base(row->file), row->line);
+		printf("  (%s:%d)", path_base_name(row->file), row->line);
 }
 
 static void json_row_place(struct json_writer *w, const struct report_row *row, bool lines,
@@ -330,7 +325,7 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 				printf("%*.4f ", rw[e], (double)row->self[e] / (double)row->self[0]);
 			else
 				printf("%*s ", rw[e], "-");
-		printf(" %-22s %s", base(row->image), row->symbol);
+		printf(" %-22s %s", path_base_name(row->image), row->symbol);
 		table_row_place(row, lines, r->cfg.by == REPORT_BY_INSTRUCTION);
 		printf("\n");
 	}
@@ -498,7 +493,7 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 		if (o->fmt == OUT_TABLE && d > -0.005 && d < 0.005)
 			d = 0;	/* not "-0.00" */
 		if (o->fmt == OUT_TABLE) {
-			printf("%7.2f%% %7.2f%% %+7.2f  %-22s %s", rows[i].pa, rows[i].pb, d, base(r->image),
+			printf("%7.2f%% %7.2f%% %+7.2f  %-22s %s", rows[i].pa, rows[i].pb, d, path_base_name(r->image),
 			       r->symbol);
 			table_row_place(r, lines, instr);
 			printf("\n");

@@ -14,6 +14,7 @@
 
 #include "core/demangle.h"
 #include "core/json.h"
+#include "core/path.h"
 
 #define NCOLS 5		/* %, samples, then up to three names */
 #define MIN_NAME 6
@@ -62,13 +63,6 @@ void top_text_release(struct top_text *x)
 	*x = (struct top_text){ 0 };
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s && s[1] ? s + 1 : path;
-}
-
 /* The name cells of ROW in view V: up to three, NULL-terminated, in CELLS. */
 static size_t row_cells(enum top_view v, const struct top_row *row, const char **cells,
 			char *buf, size_t len)
@@ -78,7 +72,7 @@ static size_t row_cells(enum top_view v, const struct top_row *row, const char *
 	switch (v) {
 	case TOP_BY_FUNCTION:
 		cells[0] = demangle_name(row->function, buf, len);
-		cells[1] = base_name(row->image);
+		cells[1] = path_base_name(row->image);
 		cells[2] = comm;
 		return 3;
 	case TOP_BY_IMAGE:

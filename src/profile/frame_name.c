@@ -10,15 +10,10 @@
 
 #include "core/demangle.h"
 #include "core/kernel_id.h"
+#include "core/path.h"
 #include "core/symbols.h"
 #include "profile/export.h"
 #include "profile/jitmap.h"
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s && s[1] ? s + 1 : path;
-}
 
 void profile_frame_name(const struct spent_profile *p, struct symbols *sym,
 		       const struct spent_profile_frame *f, char *out, size_t outlen)
@@ -43,7 +38,7 @@ void profile_frame_name(const struct spent_profile *p, struct symbols *sym,
 	else if (name)
 		snprintf(out, outlen, "%s+0x%llx", name, (unsigned long long)(f->offset - si.start));
 	else
-		snprintf(out, outlen, "%s+0x%llx", base_name(img->path), (unsigned long long)f->offset);
+		snprintf(out, outlen, "%s+0x%llx", path_base_name(img->path), (unsigned long long)f->offset);
 }
 
 bool profile_image_is_kernel(const struct spent_profile_image *img)
@@ -54,7 +49,7 @@ bool profile_image_is_kernel(const struct spent_profile_image *img)
 /* Not the program itself: the kernel, [vdso], //anon, shared libraries (lib*.so*, ld.so). */
 static bool is_program_candidate(const char *path)
 {
-	const char *b = base_name(path);
+	const char *b = path_base_name(path);
 	return path[0] == '/' && !strstr(b, ".so") && strncmp(path, "//", 2);
 }
 
