@@ -156,18 +156,24 @@ void lock_programs_event(struct lock_programs *lp, const struct spent_trace_even
 	}
 }
 
-struct symtab *lock_programs_symtab(const struct lock_programs *lp, uint32_t pid, uint32_t stream)
+/* PID's program STREAM, current or retired; NULL when it has no table */
+static const struct lock_program *program_of(const struct lock_programs *lp, uint32_t pid,
+					     uint32_t stream)
 {
 	for (size_t i = 0; pid && i < lp->n_procs; i++)
 		if (lp->procs[i].pid == pid && lp->procs[i].stream == stream)
-			return lp->procs[i].st;
-	return lp->shared.st;
+			return &lp->procs[i];
+	return NULL;
+}
+
+struct symtab *lock_programs_symtab(const struct lock_programs *lp, uint32_t pid, uint32_t stream)
+{
+	const struct lock_program *p = program_of(lp, pid, stream);
+	return p ? p->st : lp->shared.st;
 }
 
 const char *lock_programs_exe(const struct lock_programs *lp, uint32_t pid, uint32_t stream)
 {
-	for (size_t i = 0; pid && i < lp->n_procs; i++)
-		if (lp->procs[i].pid == pid && lp->procs[i].stream == stream)
-			return lp->procs[i].exe;
-	return NULL;
+	const struct lock_program *p = program_of(lp, pid, stream);
+	return p ? p->exe : NULL;
 }

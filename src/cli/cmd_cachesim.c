@@ -78,7 +78,6 @@ static struct symtab *names_for_tag(struct run_ctx *r, uint64_t tag, uint32_t pi
 
 static void names_event(struct run_ctx *r, const struct spent_trace_event *ev)
 {
-	const uint64_t tag_mask = ~((1ull << SPENT_TRACE_SELECT_TAG_SHIFT) - 1);
 	if (ev->kind == SPENT_TRACE_EV_PROCESS_START && !ev->u.process.forked) {
 		for (size_t i = 0; i < r->n_names; i++)	/* an exec: the pid's images are new */
 			if (r->names[i].pid == ev->pid) {
@@ -87,7 +86,8 @@ static void names_event(struct run_ctx *r, const struct spent_trace_event *ev)
 				break;
 			}
 	} else if (ev->kind == SPENT_TRACE_EV_IMAGE_LOAD && ev->u.image.path) {
-		struct symtab *st = names_for_tag(r, ev->u.image.start & tag_mask, ev->pid ? ev->pid : 1);
+		uint64_t tag = ev->u.image.start - spent_trace_select_untag(ev->u.image.start);
+		struct symtab *st = names_for_tag(r, tag, ev->pid ? ev->pid : 1);
 		if (st)
 			(void)symtab_add_image(st, ev->u.image.path, ev->u.image.base);
 	}
