@@ -43,11 +43,12 @@ struct sim {
 /* The symbols that name a process's shared lines: one table per process tag (its addresses'
  * bits 48-63, image loads' too), made afresh when the pid execs, so each process of a tree
  * names its lines by its own images (its last program's) and not by whichever process mapped
- * something at that address first (a shell's PLT named the lines of the program it ran). */
+ * something at that address first (a shell's PLT named the lines of the program it ran). The
+ * entry outlives the exec (the tag is the pid's): it also says which pid a tagged line is of. */
 struct line_names {
 	uint64_t tag;
 	uint32_t pid;
-	struct symtab *st;
+	struct symtab *st;	/* NULL from an exec to the new program's first image */
 };
 
 struct run_ctx {
@@ -60,20 +61,19 @@ struct run_ctx {
 	size_t n_names, cap_names;
 };
 
-static struct symtab *names_for_tag(struct run_ctx *r, uint64_t tag, uint32_t pid)
+/* TAG's entry; made for PID when there is none and PID is not 0. NULL when none (or ENOMEM). */
+static struct line_names *names_for_tag(struct run_ctx *r, uint64_t tag, uint32_t pid)
 {
 	for (size_t i = 0; i < r->n_names; i++)
 		if (r->names[i].tag == tag)
-			return r->names[i].st;
+			return &r->names[i];
 	if (!pid || ALLOC_GROW(r->names, r->n_names + 1, r->cap_names))
 		return NULL;
-	struct line_names *n = &r->names[r->n_names];
-	if (!(n->st = symtab_new()))
-		return NULL;
+	struct line_names *n = &r->names[r->n_names++];
 	n->tag = tag;
 	n->pid = pid;
-	r->n_names++;
-	return n->st;
+	n->st = NULL;
+	return n;
 }
 
 static void names_event(struct run_ctx *r, const struct spent_trace_event *ev)
@@ -82,14 +82,15 @@ static void names_event(struct run_ctx *r, const struct spent_trace_event *ev)
 		for (size_t i = 0; i < r->n_names; i++)	/* an exec: the pid's images are new */
 			if (r->names[i].pid == ev->pid) {
 				symtab_free(r->names[i].st);
-				r->names[i] = r->names[--r->n_names];
-				break;
+				r->names[i].st = NULL;
 			}
 	} else if (ev->kind == SPENT_TRACE_EV_IMAGE_LOAD && ev->u.image.path) {
 		uint64_t tag = ev->u.image.start - spent_trace_select_untag(ev->u.image.start);
-		struct symtab *st = names_for_tag(r, tag, ev->pid ? ev->pid : 1);
-		if (st)
-			(void)symtab_add_image(st, ev->u.image.path, ev->u.image.base);
+		struct line_names *n = names_for_tag(r, tag, ev->pid ? ev->pid : 1);
+		if (n && !n->st)
+			n->st = symtab_new();
+		if (n && n->st)
+			(void)symtab_add_image(n->st, ev->u.image.path, ev->u.image.base);
 	}
 }
 
@@ -336,7 +337,8 @@ static void line_symbol(struct run_ctx *r, const struct cache_shared_line *l, ch
 {
 	/* addresses carry the process tag (studies_filter.tag), as its symbols do */
 	uint64_t tag = l->first_write[0] - spent_trace_select_untag(l->first_write[0]);
-	struct symtab *syms = names_for_tag(r, tag, 0);
+	const struct line_names *n = names_for_tag(r, tag, 0);
+	struct symtab *syms = n ? n->st : NULL;
 	const struct symtab_sym *a = syms ? symtab_lookup(syms, l->first_write[0]) : NULL;
 	const struct symtab_sym *b = syms ? symtab_lookup(syms, l->first_write[1]) : NULL;
 	if (!a && !b)
@@ -354,24 +356,39 @@ static void json_config(struct json_writer *w, const char *label)
 		json_kstr(w, "config", label);
 }
 
+/* The pid a tagged line belongs to (0: unknown) */
+static uint32_t line_pid(struct run_ctx *r, uint64_t line)
+{
+	const struct line_names *n = names_for_tag(r, line - spent_trace_select_untag(line), 0);
+	return n ? n->pid : 0;
+}
+
+/* Lines are shown without their process tag (bits 48-63: no address a user knows), and when
+ * more than one process took part, with the pid whose line it is. */
 static void print_shared(struct cachesim *cs, struct run_ctx *r, int json, const char *label)
 {
 	struct cache_shared_line *v = NULL;
 	size_t n = 0;
 	if (cachesim_shared_lines(cs, &v, &n))
 		return;
+	bool tree = r->n_names > 1;
 	if (!json)
-		printf("\ncoherence: %zu lines invalidated between cores\n%-18s %12s %12s %8s  %-6s %s\n",
-		       n, "line", "invalidated", "coh.misses", "writers", "false", "variable");
+		printf("\ncoherence: %zu lines invalidated between cores\n%-18s %s%12s %12s %8s  %-6s %s\n",
+		       n, "line", tree ? "     pid " : "", "invalidated", "coh.misses", "writers", "false",
+		       "variable");
 	for (size_t i = 0; i < n && (json || i < 20); i++) {
 		char sym[256];
 		line_symbol(r, &v[i], sym, sizeof(sym));
+		uint64_t line = spent_trace_select_untag(v[i].line);
+		uint32_t pid = line_pid(r, v[i].line);
 		if (json) {
 			struct json_writer w;
 			json_init(&w, stdout);
 			json_object_begin(&w);
 			json_config(&w, label);
-			json_khex(&w, "shared_line", v[i].line);
+			json_khex(&w, "shared_line", line);
+			if (pid)
+				json_ku64(&w, "pid", pid);
 			json_kstr(&w, "symbol", sym);
 			json_ku64(&w, "invalidations", v[i].invalidations);
 			json_ku64(&w, "coherence_misses", v[i].coherence_misses);
@@ -380,7 +397,10 @@ static void print_shared(struct cachesim *cs, struct run_ctx *r, int json, const
 			json_object_end(&w);
 			json_newline(&w);
 		} else {
-			printf("0x%-16llx %12llu %12llu %8u  %-6s %s\n", (unsigned long long)v[i].line,
+			char who[16] = "";
+			if (tree)
+				snprintf(who, sizeof(who), "%8u ", pid);
+			printf("0x%-16llx %s%12llu %12llu %8u  %-6s %s\n", (unsigned long long)line, who,
 			       (unsigned long long)v[i].invalidations,
 			       (unsigned long long)v[i].coherence_misses, v[i].writers,
 			       v[i].false_sharing ? "yes" : "no", sym);

@@ -43,10 +43,19 @@ check "--cores beyond 64 is refused" test $? -eq 2
 check "tree: both programs count 800000 under spent trace" test "$(grep -cx 800000 "$TMP/tree.out")" = 2
 "$SPENT" cachesim "$TMP/tree.log" --cores 2 --json > "$TMP/tree.json" 2> "$TMP/tree.cerr"
 check "tree: cachesim --cores 2 exits 0" test $? -eq 0
-check "tree: each program's false-shared line is named 'counters'" python3 -c '
+"$SPENT" trace stats "$TMP/tree.log" | awk -v p="$P" '$5 == "exec" && $9 == p { print $2 }' | sort > "$TMP/tree.pids"
+check "tree: stats lists the two programs' pids" test "$(wc -l < "$TMP/tree.pids")" = 2
+# each line is shown as the program's address (no process tag in bits 48-63) with its pid
+check "tree: each program's false-shared line is named 'counters', shown with its pid" python3 -c '
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if "shared_line" in l]
 fs = [r for r in rows if r["false_sharing"] and r["writers"] == 2 and r["invalidations"] >= 100]
-tags = {int(r["shared_line"], 16) >> 48 for r in fs}
-print([(r["shared_line"], r["symbol"]) for r in fs])
-sys.exit(0 if len(fs) == 2 and len(tags) == 2 and all(r["symbol"] == "counters" for r in fs) else 1)' "$TMP/tree.json"
+pids = sorted(str(r.get("pid")) for r in fs)
+want = open(sys.argv[2]).read().split()
+print([(r["shared_line"], r.get("pid"), r["symbol"]) for r in fs], want)
+sys.exit(0 if len(fs) == 2 and pids == sorted(want) and all(r["symbol"] == "counters" for r in fs)
+         and all(int(r["shared_line"], 16) >> 48 == 0 for r in fs) else 1)' "$TMP/tree.json" "$TMP/tree.pids"
+"$SPENT" cachesim "$TMP/tree.log" --cores 2 > "$TMP/tree.txt"
+check "tree: the human table has a pid column with both programs' counters lines" \
+	test "$(awk 'NR == FNR { want[$1] = 1; next } $1 ~ /^0x/ && ($2 in want) && $NF == "counters" { n++ } END { print n + 0 }' \
+		"$TMP/tree.pids" "$TMP/tree.txt")" = 2
