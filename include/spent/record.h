@@ -61,6 +61,10 @@ struct spent_record_opts {
 	/* bytes of user stack copied per sample for SPENT_RECORD_CG_DWARF (perf's dwarf,SIZE):
 	 * a multiple of 8 up to 65528; 0: 8192 */
 	uint32_t dwarf_stack_bytes;
+	/* the command's first thread (or PID's threads at the start) alone: the threads and
+	 * children they create are not sampled (perf record --no-inherit). Not with per_thread,
+	 * nor with every CPU */
+	int no_inherit;
 };
 
 /* What a recording took. */

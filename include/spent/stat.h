@@ -68,6 +68,10 @@ struct spent_stat_opts {
 	void *interval_arg;
 	spent_stat_warn_fn warn;	/* NULL: warnings are dropped */
 	void *warn_arg;
+	/* the command's first thread (or PID's threads at the start) alone: the threads and
+	 * children they create are not counted (perf stat --no-inherit). Not with system_wide
+	 * nor follow_threads */
+	int no_inherit;
 };
 
 /* A counting session for OPTS (copied; the arrays must outlive it). 0 or -ENOMEM. */

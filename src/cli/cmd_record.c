@@ -27,6 +27,7 @@ struct record_opts {
 	enum spent_record_callgraph callchain;
 	uint32_t stack_bytes;	/* dwarf,SIZE */
 	int per_thread;
+	int no_inherit;		/* -i: the command's first thread alone */
 	int all_cpus;		/* -a */
 	long pid;		/* -p */
 	const char *output;
@@ -37,7 +38,7 @@ struct record_opts {
 
 static const char *const record_usage[] = {
 	"spent record [-e EV[:PERIOD|@fast|@slow],...]... [-F HZ | -c N] [-g [fp|dwarf]] "
-	"[--per-thread] [-o DIR] -- CMD [ARGS]",
+	"[--per-thread | -i] [-o DIR] -- CMD [ARGS]",
 	"spent record [OPTIONS] -p PID",
 	"spent record [OPTIONS] -a [-- CMD [ARGS]]",
 	NULL,
@@ -67,6 +68,8 @@ static const struct parse_usage record_pu = {
 		  .flags = PARSE_OPT_OPTARG, .defarg = "fp" },                                     \
 		OPT_BOOL(0, "per-thread", &(o)->per_thread,                                        \
 			 "one event per thread, threads created later included, instead of inherited events"),               \
+		OPT_BOOL('i', "no-inherit", &(o)->no_inherit,                                      \
+			 "the command's first thread (-p: its threads now) alone, not what it creates"),\
 		OPT_BOOL('a', "all-cpus", &(o)->all_cpus,                                          \
 			 "every task on every CPU (system-wide), while CMD runs or until Ctrl-C"),     \
 		{ .type = OPTION_INT, .short_name = 'p', .long_name = "pid", .value = &(o)->pid,   \
@@ -165,6 +168,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		return parse_options_error(&record_pu, "both '-a' and '-p %ld' given: choose one", o->pid);
 	if (o->all_cpus && o->per_thread)
 		return parse_options_error(&record_pu, "'--per-thread' follows one process tree: not with '-a'");
+	if (o->no_inherit && (o->all_cpus || o->per_thread))
+		return parse_options_error(&record_pu, "'--no-inherit' samples the first threads alone: not "
+					   "with '%s'", o->all_cpus ? "-a" : "--per-thread");
 	if (!o->pid && !n && !o->all_cpus)
 		return parse_options_error(&record_pu, "no command to record: give one after '--', a pid "
 					   "with '-p', or '-a' for every CPU");
@@ -217,7 +223,7 @@ static int record(const struct record_opts *o)
 		.events = (const char *const *)o->events.items, .n_events = (size_t)o->events.n,
 		.freq = o->freq, .period = o->period, .callgraph = o->callchain,
 		.dwarf_stack_bytes = o->stack_bytes,
-		.per_thread = o->per_thread, .warn = warn_user,
+		.per_thread = o->per_thread, .no_inherit = o->no_inherit, .warn = warn_user,
 	};
 	struct spent_record *r = NULL;
 	int status = 0, rc = 2, err;

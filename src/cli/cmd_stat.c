@@ -279,6 +279,8 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		{ .type = OPTION_INT, .long_name = "interval-count", .value = &o->interval_count,
 		  .argh = "N", .help = "-I: print N rows, then nothing more (the command runs on)",
 		  .defval = "all", .min = 1, .max = 1000000000 },
+		OPT_BOOL('i', "no-inherit", &o->no_inherit,
+			 "the command's first thread (-p: its threads now) alone, not what it creates"),
 		OPT_BOOL('a', "all-cpus", &o->system_wide, "count every CPU, all tasks"),
 		OPT_STRING('C', "cpu", &cpu_list, "CPUS", "count these CPUs only (0-3,5), all tasks"),
 		{ .type = OPTION_INT, .short_name = 'p', .long_name = "pid", .value = &o->pid,
@@ -375,6 +377,12 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 	if ((o->per_thread || o->per_process) && (o->system_wide || o->tid)) {
 		parse_options_error(&stat_pu, "--per-thread/--per-process count a command's or a "
 				    "process's tasks: use --per-cpu with -a");
+		goto out;
+	}
+	if (o->no_inherit && (o->system_wide || (o->argc && (o->per_thread || o->per_process)))) {
+		parse_options_error(&stat_pu, "--no-inherit counts the first threads alone: not with %s",
+				    o->system_wide ? "-a or -C (every task)" :
+				    "a command's --per-thread/--per-process (they follow new threads)");
 		goto out;
 	}
 	if (o->repeat > 1 && (o->argc == 0 || o->interval_ms || o->per_thread || o->per_process || o->per_cpu)) {

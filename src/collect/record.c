@@ -312,6 +312,9 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 		return fail(r, -EINVAL, "give a command or a pid to record");
 	if (all && r->o.per_thread)
 		return fail(r, -EINVAL, "per-thread events follow one process tree: not with every CPU");
+	if (r->o.no_inherit && (all || r->o.per_thread))
+		return fail(r, -EINVAL, "no_inherit samples the first threads alone: not with %s",
+			    all ? "every CPU" : "per-thread events (they follow new threads)");
 	if (all && argv && !argv[0])
 		argv = NULL;
 	if (argv && (err = workload_find(argv[0], exe, sizeof(exe))) == -EACCES) {
@@ -330,6 +333,7 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 	struct sampling_config cfg = { .events = r->evs, .nevents = r->nev,
 				       .callchain = callchain_of[r->o.callgraph],
 				       .per_thread = r->o.per_thread,
+				       .no_inherit = r->o.no_inherit,
 				       .stack_dump = r->o.dwarf_stack_bytes };
 	if ((err = sampling_new(&cfg, &r->s)))
 		return fail(r, err, "cannot set up sampling: %s", strerror(-err));

@@ -158,7 +158,7 @@ static void fill_attr(const struct sampling *s, const struct sampling_event *e, 
 	a->clockid = CLOCK_MONOTONIC;
 	a->disabled = 1;
 	a->enable_on_exec = enable_on_exec;
-	a->inherit = !s->cfg.per_thread;
+	a->inherit = !s->cfg.per_thread && !s->cfg.no_inherit;
 	a->wakeup_watermark = (uint32_t)(s->cfg.ring_pages * 4096 / 4);
 	a->watermark = 1;
 	if (leader) {	/* side-band records once per ring */

@@ -31,6 +31,7 @@ struct sampling_config {
 	size_t nevents;
 	enum sampling_callchain callchain;
 	bool per_thread;	/* one event per thread (no inherit) instead of per CPU + inherit */
+	bool no_inherit;	/* per CPU, not inherited: the attached threads alone */
 	size_t ring_pages;	/* data pages per ring (power of two); 0 = 128 (512 KiB), 1024 for DWARF */
 	uint32_t stack_dump;	/* bytes of user stack copied per sample for DWARF; 0 = 8192 */
 };

@@ -66,7 +66,7 @@ static int open_counting(struct spent_stat *s, bool command)
 		.mode = o->system_wide ? COUNTING_CPUS : o->pid ? COUNTING_THREADS : COUNTING_TASK,
 		.pid = o->tid ? o->tid : o->pid ? o->pid : s->wl.pid,
 		.enable_on_exec = !o->system_wide && !o->pid && !o->tid,
-		.inherit = !o->tid,	/* a thread alone, as perf stat -t */
+		.inherit = !o->tid && !o->no_inherit,	/* a thread alone, as perf stat -t */
 		.cpus = o->cpus,
 		.n_cpus = o->n_cpus,
 	};
@@ -133,6 +133,9 @@ int spent_stat_start(struct spent_stat *s, char *const argv[])
 		return fail(s, -EBUSY, "already counting");
 	if (!s->o.n_events)
 		return fail(s, -EINVAL, "no events to count");
+	if (s->o.no_inherit && (s->o.system_wide || s->o.follow_threads))
+		return fail(s, -EINVAL, "no_inherit counts the first threads alone: not with %s",
+			    s->o.system_wide ? "system_wide" : "follow_threads (it follows new threads)");
 	if (argv && argv[0])
 		return start_command(s, argv);
 	if (!s->o.system_wide && !s->o.pid && !s->o.tid)

@@ -58,6 +58,14 @@ int main(int argc, char **argv)
 	int rc = spent_record_new(&bad, &r);
 	printf("record_new_bad_stack %d %s\n", rc, spent_record_error(r));
 	spent_record_free(r);
+	/* no_inherit with per-thread events (they follow new threads): refused at the start,
+	 * before the command runs */
+	struct spent_record_opts ni = { .per_thread = 1, .no_inherit = 1 };
+	spent_record_new(&ni, &r);
+	rc = spent_record_start(r, sleeper, 0);
+	printf("record_no_inherit_per_thread %d %s\n", rc, spent_record_error(r));
+	spent_record_free(r);
+	printf("record_no_inherit_no_child %d\n", no_child_left());
 
 	struct spent_trace_opts to = { .valgrind_lib = NULL };
 	struct spent_trace *t;
@@ -98,6 +106,9 @@ check "... a wait after it is -EINVAL at once (it hung)" want "record_wait_after
 check "record: freeing it while the command runs leaves no child" want "record_free_running_reaped 1"
 check "record: a dwarf stack size that is no multiple of 8 is refused at new, saying so" \
 	grep -q '^record_new_bad_stack -22 bad user stack size 7' "$TMP/out"
+check "record: no_inherit with per_thread is refused at the start, saying so" \
+	grep -q '^record_no_inherit_per_thread -22 no_inherit samples the first threads alone' "$TMP/out"
+check "... and no command was started" want "record_no_inherit_no_child 1"
 check "trace: no valgrind_lib is refused (its child crashed)" want "trace_new_no_vglib -22"
 check "trace: wait, then wait again is -EINVAL" bash -c "grep -qx 'trace_wait 0' '$TMP/out' && grep -qx 'trace_wait_again -22' '$TMP/out'"
 check "trace: commit, then commit again is -EINVAL" bash -c "grep -qx 'trace_commit 0' '$TMP/out' && grep -qx 'trace_commit_again -22' '$TMP/out'"

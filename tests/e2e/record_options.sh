@@ -211,7 +211,7 @@ kill "$burner" 2> /dev/null
 wait "$burner" 2> /dev/null
 n=$("$SPENT" report -i "$TMP/sysw2" --sort comm --csv | awk -F, 'NR > 1 { s += $3 } END { print s + 0 }')
 check "record_all_cpus_without_a_command_ends_at_ctrl_c (rc $rc, $n samples)" test "$rc" -eq 0 -a "$n" -gt 0
-for bad in "-a -p 1" "-a --per-thread -- true"; do
+for bad in "-a -p 1" "-a --per-thread -- true" "-i -a -- true" "-i --per-thread -- true"; do
 	"$SPENT" record $bad -o "$TMP/bad_a" > /dev/null 2> "$TMP/bad_a.err"; rc=$?
 	check "record ${bad% -- true} is refused (rc $rc)" test "$rc" -eq 2 -a ! -e "$TMP/bad_a" -a "$(wc -l < "$TMP/bad_a.err")" -eq 1
 done
@@ -223,3 +223,24 @@ check "record_q_prints_nothing (rc $rc: $(head -c 100 "$TMP/quiet.err"))" test "
 check record_q_writes_the_profile bash -c "'$SPENT' report -i '$TMP/quiet' --json | grep -q '\"samples\"'"
 "$SPENT" record -q -o "$TMP/quiet2" -- /no/such/program > /dev/null 2> "$TMP/quiet2.err"; rc=$?
 check "record_q_still_says_why_the_command_cannot_run (rc $rc)" test "$rc" -eq 127 -a "$(wc -l < "$TMP/quiet2.err")" -eq 1
+
+# -i/--no-inherit (perf's): the command's first thread alone, not the threads and children it
+# creates. threads2's work is on two threads it starts: inherited, each has its share of the
+# samples; with -i none of them is sampled (the main thread waits in join), and a shell's
+# child program is not sampled either
+"$SPENT" record -q -e cpu-clock -o "$TMP/inh" -- "$PROGS/threads2" 50 > /dev/null
+"$SPENT" record -q -i -e cpu-clock -o "$TMP/noinh" -- "$PROGS/threads2" 50 > /dev/null; rc=$?
+check "record_i_runs (rc $rc)" test "$rc" -eq 0
+"$SPENT" report -i "$TMP/inh" --sort pid,tid --csv > "$TMP/inh.csv"
+"$SPENT" report -i "$TMP/noinh" --sort pid,tid --csv > "$TMP/noinh.csv"
+workers=$(awk -F, 'NR > 1 && $1 != $2 && $4 >= 20' "$TMP/inh.csv" | wc -l)
+check "record_inherited_samples_both_worker_threads ($workers)" test "$workers" -eq 2
+others=$(awk -F, 'NR > 1 && $1 != $2' "$TMP/noinh.csv" | wc -l)
+n_inh=$(awk -F, 'NR > 1 { s += $4 } END { print s + 0 }' "$TMP/inh.csv")
+n_no=$(awk -F, 'NR > 1 { s += $4 } END { print s + 0 }' "$TMP/noinh.csv")
+check "record_i_samples_the_main_thread_alone ($others other threads; $n_no samples against $n_inh inherited)" \
+	test "$others" -eq 0 -a $((n_no * 10)) -lt "$n_inh"
+"$SPENT" record -q -i -e cpu-clock -o "$TMP/noinh_sh" -- sh -c "'$PROGS/hotline' 50; true" > /dev/null
+"$SPENT" report -i "$TMP/noinh_sh" --sort comm --csv > "$TMP/noinh_sh.csv"
+check "record_i_leaves_a_shells_child_out ($(tr '\n' ' ' < "$TMP/noinh_sh.csv"))" \
+	test "$(awk -F, '$1 == "hotline"' "$TMP/noinh_sh.csv" | wc -l)" -eq 0

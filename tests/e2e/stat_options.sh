@@ -187,3 +187,22 @@ check "list '*-clock' keeps cpu-clock and task-clock only" \
 "$SPENT" list no_such_event > /dev/null 2> "$TMP/list_none.err"; rc=$?
 check "list of a glob nothing matches exits 1 with one line (rc $rc)" \
 	test "$rc" -eq 1 -a "$(wc -l < "$TMP/list_none.err")" -eq 1
+
+# -i/--no-inherit (perf's): the command's first thread alone. threads2's work is on the two
+# threads it starts, each printing its own CPU ms: inherited, task-clock is about their sum;
+# with -i it is the main thread's (it waits in join), a small part of it
+"$SPENT" stat -x, -e task-clock -- "$PROGS/threads2" 50 > "$TMP/inh.out" 2> "$TMP/inh.csv"
+"$SPENT" stat -i -x, -e task-clock -- "$PROGS/threads2" 50 > "$TMP/noinh.out" 2> "$TMP/noinh.csv"; rc=$?
+check "stat_i_runs (rc $rc)" test "$rc" -eq 0
+inh=$(awk -F, '$3 == "task-clock" { print $1 }' "$TMP/inh.csv")
+noinh=$(awk -F, '$3 == "task-clock" { print $1 }' "$TMP/noinh.csv")
+own=$(awk 'NR == 2 { print $1 + $2 }' "$TMP/inh.out")
+own_i=$(awk 'NR == 2 { print $1 + $2 }' "$TMP/noinh.out")
+check "stat_inherited_counts_the_threads ($inh ms; their own CPU $own ms)" \
+	awk -v c="${inh:-0}" -v o="${own:-0}" 'BEGIN { exit !(o > 0 && c > 0.8 * o && c < 1.25 * o + 5) }'
+check "stat_i_counts_the_first_thread_alone ($noinh ms; the threads' own CPU $own_i ms)" \
+	awk -v c="${noinh:-999999}" -v o="${own_i:-0}" 'BEGIN { exit !(o > 0 && c < 0.1 * o) }'
+for bad in "-i -a -- true" "-i -C 0 -- true" "-i --per-thread -- true" "-i --per-process -- true"; do
+	"$SPENT" stat $bad > /dev/null 2> "$TMP/bad_i.err"; rc=$?
+	check "stat ${bad% -- true} is refused with one line (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/bad_i.err")" -eq 1
+done

@@ -1,5 +1,5 @@
 /* tests/unit/test_stat_session.c - the spent_stat_* session (include/spent/stat.h): what a
- * second start says once the session has counted. */
+ * second start says once the session has counted; no_inherit where it has no meaning. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -42,10 +42,33 @@ static void a_session_runs_once(void **state)
 	spent_stat_free(s);
 }
 
+/* no_inherit counts the first threads alone: every CPU's tasks and a followed tree contradict
+ * it, and the start says so before anything runs (no child is left) */
+static void no_inherit_is_refused_where_it_means_nothing(void **state)
+{
+	(void)state;
+	struct spent_event ev;
+	char err[256];
+	assert_int_equal(spent_event_parse("task-clock", &ev, err, sizeof(err)), 0);
+	struct spent_stat_opts cpus = { .events = &ev, .n_events = 1, .system_wide = 1, .no_inherit = 1 };
+	struct spent_stat_opts tree = { .events = &ev, .n_events = 1, .follow_threads = 1, .no_inherit = 1 };
+	char *argv[] = { "true", NULL };
+	struct spent_stat *s;
+	assert_int_equal(spent_stat_new(&cpus, &s), 0);
+	assert_int_equal(spent_stat_start(s, NULL), -EINVAL);
+	assert_non_null(strstr(spent_stat_error(s), "no_inherit"));
+	spent_stat_free(s);
+	assert_int_equal(spent_stat_new(&tree, &s), 0);
+	assert_int_equal(spent_stat_start(s, argv), -EINVAL);
+	assert_non_null(strstr(spent_stat_error(s), "follow_threads"));
+	spent_stat_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_session_runs_once),
+		cmocka_unit_test(no_inherit_is_refused_where_it_means_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
