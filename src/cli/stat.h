@@ -18,6 +18,7 @@ struct stat_opts {
 	int detailed;		/* -d, -dd, -ddd: perf's detailed default events */
 	int per_thread, per_process, per_cpu;	/* -A (perf's --no-aggr) is --per-cpu */
 	int no_inherit;		/* -i: the command's first thread alone */
+	int quiet;		/* -q: no counts (but into -o FILE), no warnings */
 	int system_wide;	/* -a, or -C */
 	long pid;		/* -p */
 	long tid;		/* -t: that one thread only */

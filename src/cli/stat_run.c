@@ -505,6 +505,7 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 	double **runs = NULL, *elapsed = NULL, mean_elapsed = 0;
 	struct count_value *totals = NULL, *sums = NULL;
 	struct outfile *of = NULL;
+	FILE *nowhere = NULL;	/* -q without -o: the counts are written to no one */
 	bool printed = false;
 	/* before the temporary exists: a signal from here on is handled */
 	struct sigaction sa = { .sa_handler = on_interrupt };
@@ -532,6 +533,13 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 			outfile_abort(of);
 			return 2;
 		}
+	}
+	if (opts->quiet && !opts->output) {
+		if (!(nowhere = fopen("/dev/null", "w"))) {
+			cli_error("cannot open /dev/null: %s", strerror(errno));
+			return 2;
+		}
+		out.f = nowhere;
 	}
 	rc.out = &out;
 	if (open_set_build(se, &rc.os) || !(rc.rows = calloc(se->n, sizeof(*rc.rows))) ||
@@ -591,7 +599,9 @@ out:
 	free(totals);
 	free(rc.rows);
 	open_set_release(&rc.os);
-	if (of && !printed) {
+	if (nowhere) {
+		fclose(nowhere);
+	} else if (of && !printed) {
 		outfile_abort(of);	/* the command never ran: an existing -o stays as it was */
 	} else if (of) {
 		int err = outfile_commit(of);

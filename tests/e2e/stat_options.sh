@@ -206,3 +206,13 @@ for bad in "-i -a -- true" "-i -C 0 -- true" "-i --per-thread -- true" "-i --per
 	"$SPENT" stat $bad > /dev/null 2> "$TMP/bad_i.err"; rc=$?
 	check "stat ${bad% -- true} is refused with one line (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/bad_i.err")" -eq 1
 done
+
+# -q/--quiet (perf's): no counts and no warnings (cycles without a PMU falls back in silence),
+# the command's exit status as always, -o FILE still written; an error still prints
+"$SPENT" stat -q -e cycles -e task-clock -- sh -c 'exit 3' > "$TMP/q.out" 2> "$TMP/q.err"; rc=$?
+check "stat_q_prints_nothing (rc $rc: $(head -c 100 "$TMP/q.err"))" test "$rc" -eq 3 -a ! -s "$TMP/q.err" -a ! -s "$TMP/q.out"
+"$SPENT" stat -q -o "$TMP/q.txt" -e task-clock -- true 2> "$TMP/qo.err"; rc=$?
+check "stat_q_still_writes_o (rc $rc)" test "$rc" -eq 0 -a ! -s "$TMP/qo.err"
+check stat_q_o_holds_the_counts grep -q 'task-clock' "$TMP/q.txt"
+"$SPENT" stat -q -e no_such_event -- true 2> "$TMP/qe.err"; rc=$?
+check "stat_q_still_prints_errors (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/qe.err")" -eq 1
