@@ -72,6 +72,9 @@ struct spent_stat_opts {
 	 * children they create are not counted (perf stat --no-inherit). Not with system_wide
 	 * nor follow_threads */
 	int no_inherit;
+	/* with a command: counting starts DELAY_MS after it starts, in spent_stat_wait() (perf
+	 * stat -D); the elapsed time is then the counted part. Not with follow_threads */
+	uint64_t delay_ms;
 };
 
 /* A counting session for OPTS (copied; the arrays must outlive it). 0 or -ENOMEM. */

@@ -279,6 +279,9 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		{ .type = OPTION_INT, .long_name = "interval-count", .value = &o->interval_count,
 		  .argh = "N", .help = "-I: print N rows, then nothing more (the command runs on)",
 		  .defval = "all", .min = 1, .max = 1000000000 },
+		{ .type = OPTION_INT, .short_name = 'D', .long_name = "delay", .value = &o->delay_ms,
+		  .argh = "MS", .help = "start counting MS ms after the command starts (its start-up left out)",
+		  .defval = "0", .min = 0, .max = 24 * 3600 * 1000 },
 		OPT_BOOL('i', "no-inherit", &o->no_inherit,
 			 "the command's first thread (-p: its threads now) alone, not what it creates"),
 		OPT_BOOL('a', "all-cpus", &o->system_wide, "count every CPU, all tasks"),
@@ -379,6 +382,12 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 	if ((o->per_thread || o->per_process) && (o->system_wide || o->tid)) {
 		parse_options_error(&stat_pu, "--per-thread/--per-process count a command's or a "
 				    "process's tasks: use --per-cpu with -a");
+		goto out;
+	}
+	if (o->delay_ms && (!o->argc || o->per_thread || o->per_process)) {
+		parse_options_error(&stat_pu, "-D delays the counting of a command: %s",
+				    !o->argc ? "give '-- CMD'" :
+				    "not with --per-thread/--per-process (their counters open as threads start)");
 		goto out;
 	}
 	if (o->no_inherit && (o->system_wide || (o->argc && (o->per_thread || o->per_process)))) {

@@ -19,6 +19,7 @@ struct stat_opts {
 	int per_thread, per_process, per_cpu;	/* -A (perf's --no-aggr) is --per-cpu */
 	int no_inherit;		/* -i: the command's first thread alone */
 	int quiet;		/* -q: no counts (but into -o FILE), no warnings */
+	long delay_ms;		/* -D: counting starts this long after the command */
 	int system_wide;	/* -a, or -C */
 	long pid;		/* -p */
 	long tid;		/* -t: that one thread only */

@@ -139,6 +139,11 @@ static void print_table_row(struct stat_out *o, const struct stat_row *rows, siz
 		fprintf(o->f, "%18s      %-26s\n", "<not supported>", r->ev->spec);
 		return;
 	}
+	/* never enabled (a command that ended within -D's delay): no count, as perf says */
+	if (!r->v.enabled && !r->use_mean) {
+		fprintf(o->f, "%18s %-4s %-26s\n", "<not counted>", r->ev->unit, r->ev->spec);
+		return;
+	}
 	if (strcmp(r->ev->unit, "msec") == 0)
 		fprintf(o->f, "%18.2f msec %-26s", shown_value(r), r->ev->spec);
 	else

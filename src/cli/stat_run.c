@@ -414,6 +414,7 @@ static int run_once(struct run_ctx *rc, struct count_value *totals, bool details
 		.cpus = o->cpus, .n_cpus = o->n_cpus,
 		.follow_threads = o->argc && (o->per_thread || o->per_process),
 		.no_inherit = o->no_inherit,
+		.delay_ms = (uint64_t)o->delay_ms,
 		.interval_ms = (uint64_t)o->interval_ms, .interval = print_interval, .interval_arg = rc,
 		.warn = warn_user,
 	};

@@ -27,6 +27,7 @@ struct spent_stat {
 	struct thread_tracker *tt;
 	const char *cmd;	/* argv[0], for messages */
 	double start_ns, end_ns;
+	double enable_at_ns;	/* delay_ms: when the counters are to be enabled (0: they are) */
 	int status, exit_code;
 	bool reaped;		/* the command was waited for */
 	/* 1: Ctrl-C arrived; 2: passed on to the command */
@@ -65,7 +66,7 @@ static int open_counting(struct spent_stat *s, bool command)
 		.group = o->group,
 		.mode = o->system_wide ? COUNTING_CPUS : o->pid ? COUNTING_THREADS : COUNTING_TASK,
 		.pid = o->tid ? o->tid : o->pid ? o->pid : s->wl.pid,
-		.enable_on_exec = !o->system_wide && !o->pid && !o->tid,
+		.enable_on_exec = !o->system_wide && !o->pid && !o->tid && !(command && o->delay_ms),
 		.inherit = !o->tid && !o->no_inherit,	/* a thread alone, as perf stat -t */
 		.cpus = o->cpus,
 		.n_cpus = o->n_cpus,
@@ -79,7 +80,7 @@ static int open_counting(struct spent_stat *s, bool command)
 		return fail(s, err, "cannot open event '%s': %s%s", o->events[bad].spec, strerror(-err),
 			    err == -EACCES || err == -EPERM
 				    ? " (run as root or lower kernel.perf_event_paranoid)" : "");
-	if (cfg.mode != COUNTING_TASK || o->tid || !command)
+	if ((cfg.mode != COUNTING_TASK || o->tid || !command) && !(command && o->delay_ms))
 		err = counting_enable(s->c);
 	return err ? fail(s, err, "cannot enable the counters: %s", strerror(-err)) : 0;
 }
@@ -106,6 +107,8 @@ static int start_command(struct spent_stat *s, char *const argv[])
 		return err;
 	}
 	s->start_ns = now_ns();
+	if (s->o.delay_ms)
+		s->enable_at_ns = s->start_ns + (double)s->o.delay_ms * 1e6;
 	if ((err = workload_start(&s->wl))) {
 		workload_wait(s->wl.pid, NULL, 0);
 		s->wl.pid = -1;
@@ -117,6 +120,7 @@ static int start_command(struct spent_stat *s, char *const argv[])
 		s->c = NULL;
 		s->tt = NULL;
 		s->start_ns = 0;
+		s->enable_at_ns = 0;
 		return fail(s, err, "workload failed: cannot run '%s': %s", argv[0], strerror(-err));
 	}
 	return 0;
@@ -133,6 +137,10 @@ int spent_stat_start(struct spent_stat *s, char *const argv[])
 		return fail(s, -EBUSY, "already counting");
 	if (!s->o.n_events)
 		return fail(s, -EINVAL, "no events to count");
+	if (s->o.delay_ms && (!argv || !argv[0] || s->o.follow_threads))
+		return fail(s, -EINVAL, "delay_ms delays the counting of a command (not with %s)",
+			    s->o.follow_threads ? "follow_threads: its threads' counters open as they start" :
+			    "a pid, a thread or the CPUs alone");
 	if (s->o.no_inherit && (s->o.system_wide || s->o.follow_threads))
 		return fail(s, -EINVAL, "no_inherit counts the first threads alone: not with %s",
 			    s->o.system_wide ? "system_wide" : "follow_threads (it follows new threads)");
@@ -162,16 +170,19 @@ static bool ended_without_pidfd(pid_t watch, bool command)
 	return waitid(P_PID, watch, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == watch;
 }
 
-/* Wait for WATCH to end (or an interrupt without a command), calling back every interval. */
-static void wait_loop(struct spent_stat *s, pid_t watch, bool command)
+/* Wait for WATCH to end (or an interrupt without a command), calling back every interval;
+ * with UNTIL_NS (not 0), only until then and without intervals. True when the wait ended
+ * for WATCH (or the interrupt), false at UNTIL_NS. */
+static bool wait_loop(struct spent_stat *s, pid_t watch, bool command, double until_ns)
 {
 	int pidfd = watch > 0 ? (int)syscall(SYS_pidfd_open, watch, 0) : -1;
-	double step = (double)s->o.interval_ms * 1e6, next = s->start_ns + step;
+	double step = until_ns ? 0 : (double)s->o.interval_ms * 1e6, next = s->start_ns + step;
+	bool ended = true;
 	for (;;) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 		int timeout = -1;
-		if (step > 0) {
-			double ms = (next - now_ns()) / 1e6;
+		if (step > 0 || until_ns) {
+			double ms = ((until_ns ? until_ns : next) - now_ns()) / 1e6;
 			timeout = ms < 0 ? 0 : (int)ms + 1;
 		}
 		if (pidfd < 0 && watch > 0 && timeout < 0)
@@ -193,9 +204,14 @@ static void wait_loop(struct spent_stat *s, pid_t watch, bool command)
 			break;
 		if (pidfd < 0 && watch > 0 && ended_without_pidfd(watch, command))
 			break;
+		if (until_ns && now_ns() >= until_ns) {
+			ended = false;
+			break;
+		}
 	}
 	if (pidfd >= 0)
 		close(pidfd);
+	return ended;
 }
 
 static volatile sig_atomic_t tick;
@@ -260,10 +276,24 @@ int spent_stat_wait(struct spent_stat *s, int *status)
 	s->err[0] = 0;
 	if (!s->c || s->end_ns)
 		return fail(s, -EINVAL, "not counting");
+	pid_t watch = command ? s->wl.pid : s->o.pid ? s->o.pid : s->o.tid;
+	if (s->enable_at_ns) {
+		/* -D: the command runs uncounted until then; counting (and the elapsed time, as
+		 * perf stat's) starts there, unless the command ended first */
+		bool ended = wait_loop(s, watch, command, s->enable_at_ns);
+		s->enable_at_ns = 0;
+		int err = ended ? 0 : counting_enable(s->c);
+		if (err && s->o.warn) {
+			char msg[256];
+			snprintf(msg, sizeof(msg), "cannot enable the counters: %s", strerror(-err));
+			s->o.warn(s->o.warn_arg, msg);
+		}
+		s->start_ns = now_ns();	/* ended first: nothing was counted, in no time */
+	}
 	if (s->tt) {
 		s->status = wait_loop_traced(s);
 	} else {
-		wait_loop(s, command ? s->wl.pid : s->o.pid ? s->o.pid : s->o.tid, command);
+		wait_loop(s, watch, command, 0);
 		if (command && workload_wait(s->wl.pid, &s->status, 0) < 0)
 			s->status = 1 << 8;	/* cannot be waited for: exit code 1 */
 		s->reaped = command;

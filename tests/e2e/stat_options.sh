@@ -216,3 +216,38 @@ check "stat_q_still_writes_o (rc $rc)" test "$rc" -eq 0 -a ! -s "$TMP/qo.err"
 check stat_q_o_holds_the_counts grep -q 'task-clock' "$TMP/q.txt"
 "$SPENT" stat -q -e no_such_event -- true 2> "$TMP/qe.err"; rc=$?
 check "stat_q_still_prints_errors (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/qe.err")" -eq 1
+
+# -D/--delay MS (perf's): the command runs uncounted for MS ms, then counting starts; the
+# elapsed time is the counted part (perf stat's). top_burner burns CPU for 0.5 s of wall time:
+# with -D 200 the count and the elapsed time are 200 ms shorter
+"$SPENT" stat --json -e task-clock -- "$PROGS/top_burner" 0.5 > /dev/null 2> "$TMP/d0.json"
+"$SPENT" stat -D 200 --json -e task-clock -- "$PROGS/top_burner" 0.5 > /dev/null 2> "$TMP/d200.json"; rc=$?
+check "stat_D_runs (rc $rc)" test "$rc" -eq 0
+check "stat_D_leaves_the_first_200ms_out ($(tr -d '\n' < "$TMP/d0.json" | head -c 400) / $(tr -d '\n' < "$TMP/d200.json" | head -c 400))" \
+	python3 -c '
+import json, sys
+def load(p):
+    rows = [json.loads(l) for l in open(p) if l.strip()]
+    tc = [r for r in rows if r.get("event") == "task-clock"][0]["value"]
+    el = [r for r in rows if "elapsed_s" in r][0]["elapsed_s"]
+    return tc, el
+tc0, el0 = load(sys.argv[1]); tc, el = load(sys.argv[2])
+# the delay is wall time: the count loses at most 200 ms of CPU (less when the host stole
+# some), the elapsed time 200 ms give or take the wake-up
+sys.exit(0 if 60 < tc0 - tc < 240 and 0.15 < el0 - el < 0.26 and tc > 150 else 1)' "$TMP/d0.json" "$TMP/d200.json"
+if command -v perf > /dev/null; then
+	perf stat -D 200 -x, -e task-clock -- "$PROGS/top_burner" 0.5 > /dev/null 2> "$TMP/pd.csv"
+	ptc=$(awk -F, '$3 == "task-clock" { print $1 }' "$TMP/pd.csv")
+	tc=$(python3 -c 'import json,sys; print([json.loads(l)["value"] for l in open(sys.argv[1]) if "task-clock" in l][0])' "$TMP/d200.json")
+	check "stat_D_counts_as_perf_stat_D ($tc ms, perf ${ptc:-?} ms)" \
+		awk -v a="${tc:-0}" -v b="${ptc:-0}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d < 80) }'
+fi
+# a command that ends within the delay: nothing was counted, said as perf says it, and its
+# exit status is the command's
+"$SPENT" stat -D 5000 -e task-clock -- sh -c 'exit 4' > /dev/null 2> "$TMP/dend.txt"; rc=$?
+check "stat_D_past_the_end_is_not_counted (rc $rc)" \
+	test "$rc" -eq 4 -a "$(grep -cE '<not counted> msec task-clock' "$TMP/dend.txt")" -eq 1
+for bad in "-D 100 -p 1" "-D 100 -a" "-D 100 --per-thread -- true" "-D -1 -- true"; do
+	"$SPENT" stat $bad > /dev/null 2> "$TMP/bad_D.err"; rc=$?
+	check "stat ${bad% -- true} is refused with one line (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/bad_D.err")" -eq 1
+done

@@ -1,5 +1,6 @@
 /* tests/unit/test_stat_session.c - the spent_stat_* session (include/spent/stat.h): what a
- * second start says once the session has counted; no_inherit where it has no meaning. */
+ * second start says once the session has counted; no_inherit and delay_ms where
+ * they have no meaning. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,11 +65,34 @@ static void no_inherit_is_refused_where_it_means_nothing(void **state)
 	spent_stat_free(s);
 }
 
+/* delay_ms delays a command's counting: without one (CPUs alone) or with a followed tree it
+ * is refused at the start */
+static void delay_needs_a_command(void **state)
+{
+	(void)state;
+	struct spent_event ev;
+	char err[256];
+	assert_int_equal(spent_event_parse("task-clock", &ev, err, sizeof(err)), 0);
+	struct spent_stat_opts cpus = { .events = &ev, .n_events = 1, .system_wide = 1, .delay_ms = 10 };
+	struct spent_stat_opts tree = { .events = &ev, .n_events = 1, .follow_threads = 1, .delay_ms = 10 };
+	char *argv[] = { "true", NULL };
+	struct spent_stat *s;
+	assert_int_equal(spent_stat_new(&cpus, &s), 0);
+	assert_int_equal(spent_stat_start(s, NULL), -EINVAL);
+	assert_non_null(strstr(spent_stat_error(s), "delay_ms"));
+	spent_stat_free(s);
+	assert_int_equal(spent_stat_new(&tree, &s), 0);
+	assert_int_equal(spent_stat_start(s, argv), -EINVAL);
+	assert_non_null(strstr(spent_stat_error(s), "follow_threads"));
+	spent_stat_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_session_runs_once),
 		cmocka_unit_test(no_inherit_is_refused_where_it_means_nothing),
+		cmocka_unit_test(delay_needs_a_command),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
