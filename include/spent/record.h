@@ -65,6 +65,9 @@ struct spent_record_opts {
 	 * children they create are not sampled (perf record --no-inherit). Not with per_thread,
 	 * nor with every CPU */
 	int no_inherit;
+	/* with a command: sampling starts DELAY_MS after it starts, in spent_record_wait()
+	 * (perf record -D). Not with per_thread, nor with every CPU */
+	uint64_t delay_ms;
 };
 
 /* What a recording took. */

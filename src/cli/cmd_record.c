@@ -28,6 +28,7 @@ struct record_opts {
 	uint32_t stack_bytes;	/* dwarf,SIZE */
 	int per_thread;
 	int no_inherit;		/* -i: the command's first thread alone */
+	long delay_ms;		/* -D: sampling starts this long after the command */
 	int all_cpus;		/* -a */
 	long pid;		/* -p */
 	const char *output;
@@ -68,6 +69,9 @@ static const struct parse_usage record_pu = {
 		  .flags = PARSE_OPT_OPTARG, .defarg = "fp" },                                     \
 		OPT_BOOL(0, "per-thread", &(o)->per_thread,                                        \
 			 "one event per thread, threads created later included, instead of inherited events"),               \
+		{ .type = OPTION_INT, .short_name = 'D', .long_name = "delay", .value = &(o)->delay_ms,\
+		  .argh = "MS", .help = "start sampling MS ms after the command starts",            \
+		  .defval = "0", .min = 0, .max = 24 * 3600 * 1000 },                              \
 		OPT_BOOL('i', "no-inherit", &(o)->no_inherit,                                      \
 			 "the command's first thread (-p: its threads now) alone, not what it creates"),\
 		OPT_BOOL('a', "all-cpus", &(o)->all_cpus,                                          \
@@ -168,6 +172,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		return parse_options_error(&record_pu, "both '-a' and '-p %ld' given: choose one", o->pid);
 	if (o->all_cpus && o->per_thread)
 		return parse_options_error(&record_pu, "'--per-thread' follows one process tree: not with '-a'");
+	if (o->delay_ms && (!n || o->all_cpus || o->per_thread))
+		return parse_options_error(&record_pu, "'-D' delays the sampling of a command: %s",
+					   !n ? "give one after '--'" : o->all_cpus ? "not with '-a'" :
+					   "not with '--per-thread' (its events open as threads start)");
 	if (o->no_inherit && (o->all_cpus || o->per_thread))
 		return parse_options_error(&record_pu, "'--no-inherit' samples the first threads alone: not "
 					   "with '%s'", o->all_cpus ? "-a" : "--per-thread");
@@ -223,7 +231,8 @@ static int record(const struct record_opts *o)
 		.events = (const char *const *)o->events.items, .n_events = (size_t)o->events.n,
 		.freq = o->freq, .period = o->period, .callgraph = o->callchain,
 		.dwarf_stack_bytes = o->stack_bytes,
-		.per_thread = o->per_thread, .no_inherit = o->no_inherit, .warn = warn_user,
+		.per_thread = o->per_thread, .no_inherit = o->no_inherit,
+		.delay_ms = (uint64_t)o->delay_ms, .warn = warn_user,
 	};
 	struct spent_record *r = NULL;
 	int status = 0, rc = 2, err;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collect/event_fallback.h"
@@ -40,6 +41,7 @@ struct spent_record {
 	bool waited, user_fallback_said;
 	volatile sig_atomic_t stop;
 	volatile sig_atomic_t reaped;	/* the command was waited for: its pid is no longer ours */
+	uint64_t enable_at_ms;	/* delay_ms: CLOCK_MONOTONIC ms when sampling starts (0: started) */
 	/* --per-thread with a command: this process is a child subreaper while it records */
 	bool made_subreaper;	/* by us (cleared at the end), not already by the caller */
 	struct pid_list { pid_t *v; size_t n, cap; } adopted, foreign;
@@ -269,6 +271,13 @@ static void stop_adopting(struct spent_record *r)
 		waitpid(r->adopted.v[i], NULL, WNOHANG);
 }
 
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* The command is started held, its events opened on it, then released to exec. */
 static int start_command(struct spent_record *r, char *const argv[])
 {
@@ -291,6 +300,8 @@ static int start_command(struct spent_record *r, char *const argv[])
 		r->wl.pid = -1;
 		return fail(r, err, "cannot open event '%s': %s", r->evs[failed].ev.spec, strerror(-err));
 	}
+	if (r->o.delay_ms)
+		r->enable_at_ms = monotonic_ms() + r->o.delay_ms;
 	if ((err = workload_start(&r->wl))) {
 		workload_wait(r->wl.pid, NULL, 0);
 		r->wl.pid = -1;
@@ -312,6 +323,10 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 		return fail(r, -EINVAL, "give a command or a pid to record");
 	if (all && r->o.per_thread)
 		return fail(r, -EINVAL, "per-thread events follow one process tree: not with every CPU");
+	if (r->o.delay_ms && (!argv || !argv[0] || all || r->o.per_thread))
+		return fail(r, -EINVAL, "delay_ms delays the sampling of a command (not with %s)",
+			    r->o.per_thread ? "per-thread events: they open as threads start" :
+			    all ? "every CPU" : "a pid");
 	if (r->o.no_inherit && (all || r->o.per_thread))
 		return fail(r, -EINVAL, "no_inherit samples the first threads alone: not with %s",
 			    all ? "every CPU" : "per-thread events (they follow new threads)");
@@ -334,6 +349,7 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 				       .callchain = callchain_of[r->o.callgraph],
 				       .per_thread = r->o.per_thread,
 				       .no_inherit = r->o.no_inherit,
+				       .start_disabled = r->o.delay_ms > 0,
 				       .stack_dump = r->o.dwarf_stack_bytes };
 	if ((err = sampling_new(&cfg, &r->s)))
 		return fail(r, err, "cannot set up sampling: %s", strerror(-err));
@@ -375,7 +391,18 @@ static int read_until_end(struct spent_record *r)
 	 * so that mode polls often enough to lose at most a couple of ms of each thread */
 	int err, poll_ms = r->o.per_thread ? 2 : 50;
 	for (;;) {
-		if ((err = sampling_poll(r->s, poll_ms)))
+		int wait_ms = poll_ms;
+		if (r->enable_at_ms) {	/* -D: the command runs unsampled until then */
+			uint64_t now = monotonic_ms();
+			if (now >= r->enable_at_ms) {
+				r->enable_at_ms = 0;
+				if ((err = sampling_enable(r->s)))
+					return err;
+			} else if (r->enable_at_ms - now < (uint64_t)wait_ms) {
+				wait_ms = (int)(r->enable_at_ms - now);
+			}
+		}
+		if ((err = sampling_poll(r->s, wait_ms)))
 			return err;
 		if (r->o.per_thread && r->wl.pid > 0 && (err = adopt_orphans(r)))
 			return err;

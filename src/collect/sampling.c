@@ -157,7 +157,7 @@ static void fill_attr(const struct sampling *s, const struct sampling_event *e, 
 	a->use_clockid = 1;
 	a->clockid = CLOCK_MONOTONIC;
 	a->disabled = 1;
-	a->enable_on_exec = enable_on_exec;
+	a->enable_on_exec = enable_on_exec && !s->cfg.start_disabled;
 	a->inherit = !s->cfg.per_thread && !s->cfg.no_inherit;
 	a->wakeup_watermark = (uint32_t)(s->cfg.ring_pages * 4096 / 4);
 	a->watermark = 1;
@@ -248,6 +248,11 @@ static int enable_all(struct sampling *s)
 		if (ioctl(s->fds[i].fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 			return -errno;
 	return 0;
+}
+
+int sampling_enable(struct sampling *s)
+{
+	return enable_all(s);
 }
 
 int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *failed_event)

@@ -32,6 +32,7 @@ struct sampling_config {
 	enum sampling_callchain callchain;
 	bool per_thread;	/* one event per thread (no inherit) instead of per CPU + inherit */
 	bool no_inherit;	/* per CPU, not inherited: the attached threads alone */
+	bool start_disabled;	/* a command's events stay off at its exec until sampling_enable */
 	size_t ring_pages;	/* data pages per ring (power of two); 0 = 128 (512 KiB), 1024 for DWARF */
 	uint32_t stack_dump;	/* bytes of user stack copied per sample for DWARF; 0 = 8192 */
 };
@@ -64,6 +65,10 @@ int sampling_attach(struct sampling *s, pid_t pid, bool enable_on_exec, size_t *
  * idle task included (named swapper, as perf does). Not in per-thread mode (-EINVAL); else as
  * sampling_attach. */
 int sampling_attach_all_cpus(struct sampling *s, size_t *failed_event);
+
+/* Enable every event opened so far (start_disabled: the command's, when its delay is over;
+ * images it mapped meanwhile are read from /proc when first sampled). 0 or -errno. */
+int sampling_enable(struct sampling *s);
 
 /* Per-thread mode: process PID, found in /proc rather than by a FORK record (an orphan of the
  * recorded tree that came to a child subreaper), is followed with its threads and children,

@@ -10,6 +10,7 @@ cat > "$TMP/misuse.c" <<'C'
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <spent/events.h>
 #include <spent/record.h>
 #include <spent/stat.h>
@@ -66,6 +67,12 @@ int main(int argc, char **argv)
 	printf("record_no_inherit_per_thread %d %s\n", rc, spent_record_error(r));
 	spent_record_free(r);
 	printf("record_no_inherit_no_child %d\n", no_child_left());
+	/* delay_ms delays a command: with a pid alone it is refused, saying so */
+	struct spent_record_opts dl = { .delay_ms = 10 };
+	spent_record_new(&dl, &r);
+	rc = spent_record_start(r, NULL, getpid());
+	printf("record_delay_pid %d %s\n", rc, spent_record_error(r));
+	spent_record_free(r);
 
 	struct spent_trace_opts to = { .valgrind_lib = NULL };
 	struct spent_trace *t;
@@ -109,6 +116,8 @@ check "record: a dwarf stack size that is no multiple of 8 is refused at new, sa
 check "record: no_inherit with per_thread is refused at the start, saying so" \
 	grep -q '^record_no_inherit_per_thread -22 no_inherit samples the first threads alone' "$TMP/out"
 check "... and no command was started" want "record_no_inherit_no_child 1"
+check "record: delay_ms with a pid alone is refused, saying so" \
+	grep -q '^record_delay_pid -22 delay_ms delays the sampling of a command' "$TMP/out"
 check "trace: no valgrind_lib is refused (its child crashed)" want "trace_new_no_vglib -22"
 check "trace: wait, then wait again is -EINVAL" bash -c "grep -qx 'trace_wait 0' '$TMP/out' && grep -qx 'trace_wait_again -22' '$TMP/out'"
 check "trace: commit, then commit again is -EINVAL" bash -c "grep -qx 'trace_commit 0' '$TMP/out' && grep -qx 'trace_commit_again -22' '$TMP/out'"

@@ -244,3 +244,32 @@ check "record_i_samples_the_main_thread_alone ($others other threads; $n_no samp
 "$SPENT" report -i "$TMP/noinh_sh" --sort comm --csv > "$TMP/noinh_sh.csv"
 check "record_i_leaves_a_shells_child_out ($(tr '\n' ' ' < "$TMP/noinh_sh.csv"))" \
 	test "$(awk -F, '$1 == "hotline"' "$TMP/noinh_sh.csv" | wc -l)" -eq 0
+
+# -D/--delay MS (perf's): the command runs unsampled for MS ms. top_burner burns 0.5 s of CPU
+# in top_burner_spin: with -D 200 about 3/5 of the samples, every one placed, though the
+# program was mapped before sampling began (its images are read from /proc, as for -p); a
+# shell's child started within the delay too
+"$SPENT" record -q -e cpu-clock -o "$TMP/d0" -- "$PROGS/top_burner" 0.5 > /dev/null
+"$SPENT" record -D 200 -e cpu-clock -o "$TMP/d200" -- "$PROGS/top_burner" 0.5 > /dev/null 2> "$TMP/d200.err"; rc=$?
+"$SPENT" record -q -D 200 -e cpu-clock -o "$TMP/dsh" -- sh -c "'$PROGS/top_burner' 0.5; true" > /dev/null
+n0=$("$SPENT" report -i "$TMP/d0" --csv | awk -F, 'NR > 1 { s += $4 } END { print s + 0 }')
+for p in d200 dsh; do
+	n=$("$SPENT" report -i "$TMP/$p" --csv | awk -F, 'NR > 1 { s += $4 } END { print s + 0 }')
+	spin=$("$SPENT" report -i "$TMP/$p" --csv | awk -F, '$2 == "top_burner_spin" { print $4 }')
+	check "record_D_$p: about 3/5 of the samples ($n of $n0 without -D)" \
+		awk -v a="$n" -v b="$n0" 'BEGIN { exit !(b > 0 && a > 0.4 * b && a < 0.8 * b) }'
+	check "record_D_$p: top_burner_spin named ($spin of $n)" awk -v a="${spin:-0}" -v b="$n" 'BEGIN { exit !(a > 0.9 * b) }'
+done
+check "record_D_runs_and_places_every_sample (rc $rc: $(cat "$TMP/d200.err"))" \
+	bash -c "test $rc -eq 0 && grep -q ' 0 unknown' '$TMP/d200.err'"
+if command -v perf > /dev/null; then
+	perf record -q -D 200 -e cpu-clock -c 99991 -o "$TMP/pd.data" -- "$PROGS/top_burner" 0.5 > /dev/null 2>&1
+	np=$(perf script -i "$TMP/pd.data" 2> /dev/null | wc -l)
+	n=$("$SPENT" report -i "$TMP/d200" --csv | awk -F, 'NR > 1 { s += $4 } END { print s + 0 }')
+	check "record_D_samples_as_perf_record_D ($n, perf $np)" \
+		awk -v a="$n" -v b="$np" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d < 0.2 * b) }'
+fi
+for bad in "-D 100 -p 1" "-D 100 -a -- true" "-D 100 --per-thread -- true"; do
+	"$SPENT" record $bad -o "$TMP/bad_D" > /dev/null 2> "$TMP/bad_D.err"; rc=$?
+	check "record ${bad% -- true} is refused (rc $rc)" test "$rc" -eq 2 -a ! -e "$TMP/bad_D" -a "$(wc -l < "$TMP/bad_D.err")" -eq 1
+done
