@@ -52,7 +52,7 @@ typedef void (*spent_stat_warn_fn)(void *arg, const char *msg);
 
 struct spent_stat_opts {
 	const struct spent_event *events;	/* parsed with spent_event_parse() */
-	size_t n_events;
+	size_t n_events;	/* 0: a null run, a command timed and nothing counted */
 	/* group[i] == group[i-1] puts event i in the group of event i-1; NULL: no groups */
 	const int *group;
 	/* without a command: the running process PID (its threads, and what they create later),

@@ -282,6 +282,7 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		{ .type = OPTION_INT, .short_name = 'D', .long_name = "delay", .value = &o->delay_ms,
 		  .argh = "MS", .help = "start counting MS ms after the command starts (its start-up left out)",
 		  .defval = "0", .min = 0, .max = 24 * 3600 * 1000 },
+		OPT_BOOL(0, "null", &o->null_run, "count nothing: time the command only (with -r: its spread)"),
 		OPT_BOOL('i', "no-inherit", &o->no_inherit,
 			 "the command's first thread (-p: its threads now) alone, not what it creates"),
 		OPT_BOOL('a', "all-cpus", &o->system_wide, "count every CPU, all tasks"),
@@ -384,6 +385,12 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 				    "process's tasks: use --per-cpu with -a");
 		goto out;
 	}
+	if (o->null_run && (!o->argc || events.n || o->all_events || o->detailed || o->per_thread ||
+			    o->per_process || o->interval_ms || o->costs)) {
+		parse_options_error(&stat_pu, "--null times a command and counts nothing: %s",
+				    !o->argc ? "give '-- CMD'" : "not with events, a breakdown, -I or --costs");
+		goto out;
+	}
 	if (o->delay_ms && (!o->argc || o->per_thread || o->per_process)) {
 		parse_options_error(&stat_pu, "-D delays the counting of a command: %s",
 				    !o->argc ? "give '-- CMD'" :
@@ -431,7 +438,7 @@ int cmd_stat(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	if (!opts.events && !opts.all_events) {
+	if (!opts.events && !opts.all_events && !opts.null_run) {
 		int group = 0;
 		for (size_t i = 0; i < ARRAY_SIZE(default_events); i++) {
 			struct spent_event ev;

@@ -20,6 +20,7 @@ struct stat_opts {
 	int no_inherit;		/* -i: the command's first thread alone */
 	int quiet;		/* -q: no counts (but into -o FILE), no warnings */
 	long delay_ms;		/* -D: counting starts this long after the command */
+	int null_run;		/* --null: the command timed, no counters */
 	int system_wide;	/* -a, or -C */
 	long pid;		/* -p */
 	long tid;		/* -t: that one thread only */

@@ -337,7 +337,7 @@ void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, 
 			break;
 		}
 	}
-	if (o->format == STAT_TABLE && row_is_total(&rows[0]))
+	if (o->format == STAT_TABLE && n && row_is_total(&rows[0]))
 		fputc('\n', o->f);
 }
 

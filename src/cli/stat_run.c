@@ -450,7 +450,7 @@ static int run_once(struct run_ctx *rc, struct count_value *totals, bool details
 	 * would not add up to the totals) */
 	if (rc->prev)
 		print_interval(rc, s, rc->elapsed_ns / 1e9);
-	if (read_into_rows(rc, stat_session_counting(s), totals, NULL) == 0 && details &&
+	if (rc->os.n && read_into_rows(rc, stat_session_counting(s), totals, NULL) == 0 && details &&
 	    !o->interval_count)
 		print_details(rc, s);
 out:
@@ -543,15 +543,16 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 		out.f = nowhere;
 	}
 	rc.out = &out;
-	if (open_set_build(se, &rc.os) || !(rc.rows = calloc(se->n, sizeof(*rc.rows))) ||
-	    !(totals = calloc(se->n, sizeof(*totals))) ||
+	/* + 1: --null has no events, and calloc(0) may be NULL */
+	if (open_set_build(se, &rc.os) || !(rc.rows = calloc(se->n + 1, sizeof(*rc.rows))) ||
+	    !(totals = calloc(se->n + 1, sizeof(*totals))) ||
 	    !(runs = calloc((size_t)opts->repeat, sizeof(*runs))) ||
 	    !(elapsed = calloc((size_t)opts->repeat, sizeof(*elapsed))) ||
-	    !(sums = calloc(se->n, sizeof(*sums)))) {
+	    !(sums = calloc(se->n + 1, sizeof(*sums)))) {
 		cli_error("out of memory");
 		goto out;
 	}
-	if (rc.os.n == 0) {
+	if (rc.os.n == 0 && !opts->null_run) {
 		cli_error("none of the requested events can be counted on this machine");
 		goto out;
 	}
@@ -561,7 +562,7 @@ int stat_run_all(const struct stat_opts *opts, const struct stat_events *se)
 		status = run_once(&rc, totals, opts->repeat == 1, &started);
 		if (!started)
 			goto out; /* the command never ran: there is nothing to print */
-		if (!(runs[nruns] = calloc(rc.os.n, sizeof(double))))
+		if (!(runs[nruns] = calloc(rc.os.n + 1, sizeof(double))))
 			break;
 		for (size_t i = 0; i < rc.os.n; i++) {
 			runs[nruns][i] = count_value_scaled(&totals[i]);

@@ -102,7 +102,8 @@ static int start_command(struct spent_stat *s, char *const argv[])
 		workload_abort(&s->wl);
 		return fail(s, err, "cannot follow the threads of '%s': %s", argv[0], strerror(-err));
 	}
-	if ((err = open_counting(s, true))) {
+	/* no events: a null run (perf stat --null), the command only timed */
+	if (s->o.n_events && (err = open_counting(s, true))) {
 		workload_abort(&s->wl);
 		return err;
 	}
@@ -133,10 +134,10 @@ int spent_stat_start(struct spent_stat *s, char *const argv[])
 	if (s->end_ns)	/* waited for: its counts stay readable, so it is not started over */
 		return fail(s, -EBUSY, "this session has counted already: a session runs once "
 			    "(make a new one with spent_stat_new)");
-	if (s->c)
+	if (s->c || s->start_ns)
 		return fail(s, -EBUSY, "already counting");
-	if (!s->o.n_events)
-		return fail(s, -EINVAL, "no events to count");
+	if (!s->o.n_events && (!argv || !argv[0] || s->o.follow_threads))
+		return fail(s, -EINVAL, "no events to count (a command alone may be timed with none)");
 	if (s->o.delay_ms && (!argv || !argv[0] || s->o.follow_threads))
 		return fail(s, -EINVAL, "delay_ms delays the counting of a command (not with %s)",
 			    s->o.follow_threads ? "follow_threads: its threads' counters open as they start" :
@@ -274,7 +275,7 @@ int spent_stat_wait(struct spent_stat *s, int *status)
 {
 	bool command = s->wl.pid > 0;
 	s->err[0] = 0;
-	if (!s->c || s->end_ns)
+	if (!s->start_ns || s->end_ns)
 		return fail(s, -EINVAL, "not counting");
 	pid_t watch = command ? s->wl.pid : s->o.pid ? s->o.pid : s->o.tid;
 	if (s->enable_at_ns) {
@@ -282,7 +283,7 @@ int spent_stat_wait(struct spent_stat *s, int *status)
 		 * perf stat's) starts there, unless the command ended first */
 		bool ended = wait_loop(s, watch, command, s->enable_at_ns);
 		s->enable_at_ns = 0;
-		int err = ended ? 0 : counting_enable(s->c);
+		int err = ended || !s->c ? 0 : counting_enable(s->c);
 		if (err && s->o.warn) {
 			char msg[256];
 			snprintf(msg, sizeof(msg), "cannot enable the counters: %s", strerror(-err));
@@ -301,7 +302,8 @@ int spent_stat_wait(struct spent_stat *s, int *status)
 	/* the run ends here: counters that would go on (every CPU with -a, a -p process that
 	 * lives on after Ctrl-C) stop, so the last -I row, the breakdowns and the totals, all
 	 * read after this, are the same readings and add up */
-	counting_disable(s->c);
+	if (s->c)
+		counting_disable(s->c);
 	s->end_ns = now_ns();
 	if (command)
 		s->exit_code = workload_exit_code(s->status);
@@ -325,6 +327,8 @@ void spent_stat_interrupt(struct spent_stat *s)
 
 int spent_stat_read(struct spent_stat *s, struct spent_stat_value *values, size_t n)
 {
+	if (n == 0 && n <= s->o.n_events)
+		return 0;	/* a null run has nothing to read */
 	if (!s->c || n > s->o.n_events)
 		return -EINVAL;
 	struct count_value *t = calloc(s->o.n_events, sizeof(*t));

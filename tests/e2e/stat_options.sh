@@ -251,3 +251,25 @@ for bad in "-D 100 -p 1" "-D 100 -a" "-D 100 --per-thread -- true" "-D -1 -- tru
 	"$SPENT" stat $bad > /dev/null 2> "$TMP/bad_D.err"; rc=$?
 	check "stat ${bad% -- true} is refused with one line (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/bad_D.err")" -eq 1
 done
+
+# --null (perf's): the command timed, nothing counted: the header and the elapsed time only
+# (with -r their spread), its exit status; -x prints nothing, as perf's does
+"$SPENT" stat --null -- sh -c 'sleep 0.2; exit 6' > /dev/null 2> "$TMP/null.txt"; rc=$?
+el=$(awk '/seconds time elapsed/ { print $1 }' "$TMP/null.txt")
+check "stat_null_times_the_command (rc $rc, ${el:-no} s)" \
+	awk -v r="$rc" -v e="${el:-0}" 'BEGIN { exit !(r == 6 && e >= 0.19 && e < 0.6) }'
+check "stat_null_counts_nothing ($(grep -c 'msec\|<not' "$TMP/null.txt") event rows)" \
+	test "$(grep -c 'msec\|<not' "$TMP/null.txt")" -eq 0 -a "$(grep -c "Performance counter stats for 'sh" "$TMP/null.txt")" -eq 1
+"$SPENT" stat --null -r 3 -- sleep 0.05 2> "$TMP/nullr.txt"
+check "stat_null_r_prints_the_spread" grep -qE '^ +[0-9.]+ \+- [0-9.]+ seconds time elapsed' "$TMP/nullr.txt"
+"$SPENT" stat --null --json -- sleep 0.05 2> "$TMP/null.json"
+check "stat_null_json_is_the_elapsed_line_alone ($(head -c 200 "$TMP/null.json"))" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+sys.exit(0 if len(rows) == 1 and rows[0]["elapsed_s"] >= 0.045 else 1)' "$TMP/null.json"
+"$SPENT" stat --null -x, -- true 2> "$TMP/nullx.csv"; rc=$?
+check "stat_null_x_prints_nothing_as_perf (rc $rc)" test "$rc" -eq 0 -a ! -s "$TMP/nullx.csv"
+for bad in "--null -e task-clock -- true" "--null -p 1" "--null --per-thread -- true" "--null -I 100 -- true"; do
+	"$SPENT" stat $bad > /dev/null 2> "$TMP/bad_null.err"; rc=$?
+	check "stat ${bad% -- true} is refused with one line (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/bad_null.err")" -eq 1
+done

@@ -1,6 +1,6 @@
 /* tests/unit/test_stat_session.c - the spent_stat_* session (include/spent/stat.h): what a
  * second start says once the session has counted; no_inherit and delay_ms where
- * they have no meaning. */
+ * they have no meaning; a null run (no events). */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -87,12 +87,37 @@ static void delay_needs_a_command(void **state)
 	spent_stat_free(s);
 }
 
+/* no events: a null run (perf stat --null), the command timed; with nothing to run, refused */
+static void no_events_times_a_command(void **state)
+{
+	(void)state;
+	struct spent_stat_opts o = { .n_events = 0 };
+	char *argv[] = { "sleep", "0.05", NULL };
+	struct spent_stat *s;
+	int status = -1;
+	assert_int_equal(spent_stat_new(&o, &s), 0);
+	assert_int_equal(spent_stat_start(s, argv), 0);
+	assert_int_equal(spent_stat_start(s, argv), -EBUSY);
+	assert_int_equal(spent_stat_wait(s, &status), 0);
+	assert_int_equal(status, 0);
+	assert_true(spent_stat_elapsed_ns(s) >= 45000000);
+	assert_int_equal(spent_stat_read(s, NULL, 0), 0);
+	assert_int_equal(spent_stat_wait(s, &status), -EINVAL);
+	spent_stat_free(s);
+	assert_int_equal(spent_stat_new(&o, &s), 0);
+	assert_int_equal(spent_stat_start(s, NULL), -EINVAL);
+	assert_non_null(strstr(spent_stat_error(s), "no events"));
+	assert_int_equal(spent_stat_wait(s, &status), -EINVAL);
+	spent_stat_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(a_session_runs_once),
 		cmocka_unit_test(no_inherit_is_refused_where_it_means_nothing),
 		cmocka_unit_test(delay_needs_a_command),
+		cmocka_unit_test(no_events_times_a_command),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
