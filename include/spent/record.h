@@ -68,6 +68,10 @@ struct spent_record_opts {
 	/* with a command: sampling starts DELAY_MS after it starts, in spent_record_wait()
 	 * (perf record -D). Not with per_thread, nor with every CPU */
 	uint64_t delay_ms;
+	/* with every CPU (SPENT_RECORD_ALL_CPUS): only these CPUS (N_CPUS of them; perf record
+	 * -C); NULL: every online CPU */
+	const int *cpus;
+	size_t n_cpus;
 };
 
 /* What a recording took. */

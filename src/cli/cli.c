@@ -12,6 +12,7 @@
 #include "cli/parse_options.h"
 #include "collect/event_fallback.h"
 #include "collect/sampling.h"
+#include "core/cpus.h"
 #include "core/number.h"
 #include "core/outfile.h"
 #include "spent/events.h"
@@ -50,6 +51,48 @@ void cli_warn(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
+}
+
+/* Every CPU of -C is online (the kernel's own list, core/cpus.h): a CPU that is
+ * not made perf_event_open say only "Invalid argument". 0, or -EINVAL after one error line. */
+static int check_cpus_online(const int *cpus, size_t n)
+{
+	int *online = NULL;
+	size_t n_online = 0;
+	if (cpus_online(&online, &n_online))
+		return 0;	/* cannot tell: perf_event_open will */
+	int err = 0;
+	for (size_t i = 0; i < n && !err; i++) {
+		bool on = false;
+		for (size_t k = 0; k < n_online; k++)
+			on |= online[k] == cpus[i];
+		if (!on) {
+			char list[256];
+			cpu_list_format(online, n_online, list, sizeof(list));
+			cli_error("cpu %d for -C does not exist or is offline: this machine has cpus %s",
+				  cpus[i], list);
+			err = -EINVAL;
+		}
+	}
+	free(online);
+	return err;
+}
+
+int cli_parse_cpu_list(const char *list, int **cpus, size_t *n)
+{
+	*cpus = NULL;
+	*n = 0;
+	if (cpu_list_parse(list, cpus, n)) {
+		cli_error("bad CPU list '%s' for -C: give CPUs as 0-3,5", list);
+		return -EINVAL;
+	}
+	if (check_cpus_online(*cpus, *n)) {
+		free(*cpus);
+		*cpus = NULL;
+		*n = 0;
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int cli_parse_u64(const char *s, uint64_t *out)

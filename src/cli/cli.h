@@ -33,6 +33,9 @@ int cli_parse_frequency(const char *s, uint64_t *hz);
 /* A rate above kernel.perf_event_max_sample_rate (which the kernel refuses) lowered to it,
  * with a warning, as perf and spent record do. */
 void cli_clamp_frequency(uint64_t *hz);
+/* -C CPUS as stat and record take it: a list like 0-3,5 of online CPUs, into *CPUS (malloc'd,
+ * *N of them); 0, or -EINVAL after one error line. */
+int cli_parse_cpu_list(const char *list, int **cpus, size_t *n);
 /* A size like 32K, 8M, 64 (binary units); 0, -EINVAL, -ERANGE. */
 int cli_parse_size(const char *s, uint64_t *out);
 /* An integer option value in [MIN, MAX] (MIN >= 0), printing an error naming OPT on failure;

@@ -29,7 +29,10 @@ struct record_opts {
 	int per_thread;
 	int no_inherit;		/* -i: the command's first thread alone */
 	long delay_ms;		/* -D: sampling starts this long after the command */
-	int all_cpus;		/* -a */
+	int all_cpus;		/* -a, or -C */
+	const char *cpu_list;	/* -C as given */
+	int *cpus;		/* -C: the CPUs sampled (all_cpus set); NULL: every online one */
+	size_t n_cpus;
 	long pid;		/* -p */
 	const char *output;
 	int force;		/* -f: accepted for old scripts, a profile is replaced anyway */
@@ -41,7 +44,7 @@ static const char *const record_usage[] = {
 	"spent record [-e EV[:PERIOD|@fast|@slow],...]... [-F HZ | -c N] [-g [fp|dwarf]] "
 	"[--per-thread | -i] [-o DIR] -- CMD [ARGS]",
 	"spent record [OPTIONS] -p PID",
-	"spent record [OPTIONS] -a [-- CMD [ARGS]]",
+	"spent record [OPTIONS] -a | -C CPUS [-- CMD [ARGS]]",
 	NULL,
 };
 static const struct parse_usage record_pu = {
@@ -76,6 +79,8 @@ static const struct parse_usage record_pu = {
 			 "the command's first thread (-p: its threads now) alone, not what it creates"),\
 		OPT_BOOL('a', "all-cpus", &(o)->all_cpus,                                          \
 			 "every task on every CPU (system-wide), while CMD runs or until Ctrl-C"),     \
+		OPT_STRING('C', "cpu", &(o)->cpu_list, "CPUS",                                     \
+			   "every task on these CPUs only (0-3,5): -a on part of the machine"),       \
 		{ .type = OPTION_INT, .short_name = 'p', .long_name = "pid", .value = &(o)->pid,   \
 		  .argh = "PID", .help = "sample a running process until it exits or Ctrl-C",      \
 		  .defval = "none", .min = 1, .max = INT_MAX },                                    \
@@ -168,17 +173,24 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		return parse_options_error(&record_pu, "'-F' and '-c' both given: choose a frequency or a period");
 	o->argv = argv;
 	argv[n] = NULL;
+	if (o->cpu_list) {	/* perf's -C: system-wide on those CPUs */
+		if (cli_parse_cpu_list(o->cpu_list, &o->cpus, &o->n_cpus))
+			return PARSE_OPT_ERROR;
+		o->all_cpus = 1;
+	}
 	if (o->all_cpus && o->pid)
-		return parse_options_error(&record_pu, "both '-a' and '-p %ld' given: choose one", o->pid);
+		return parse_options_error(&record_pu, "both '%s' and '-p %ld' given: choose one",
+					   o->cpu_list ? "-C" : "-a", o->pid);
 	if (o->all_cpus && o->per_thread)
-		return parse_options_error(&record_pu, "'--per-thread' follows one process tree: not with '-a'");
+		return parse_options_error(&record_pu, "'--per-thread' follows one process tree: not with '%s'",
+					   o->cpu_list ? "-C" : "-a");
 	if (o->delay_ms && (!n || o->all_cpus || o->per_thread))
 		return parse_options_error(&record_pu, "'-D' delays the sampling of a command: %s",
-					   !n ? "give one after '--'" : o->all_cpus ? "not with '-a'" :
+					   !n ? "give one after '--'" : o->all_cpus ? "not with '-a' or '-C'" :
 					   "not with '--per-thread' (its events open as threads start)");
 	if (o->no_inherit && (o->all_cpus || o->per_thread))
 		return parse_options_error(&record_pu, "'--no-inherit' samples the first threads alone: not "
-					   "with '%s'", o->all_cpus ? "-a" : "--per-thread");
+					   "with '%s'", o->all_cpus ? (o->cpu_list ? "-C" : "-a") : "--per-thread");
 	if (!o->pid && !n && !o->all_cpus)
 		return parse_options_error(&record_pu, "no command to record: give one after '--', a pid "
 					   "with '-p', or '-a' for every CPU");
@@ -232,7 +244,8 @@ static int record(const struct record_opts *o)
 		.freq = o->freq, .period = o->period, .callgraph = o->callchain,
 		.dwarf_stack_bytes = o->stack_bytes,
 		.per_thread = o->per_thread, .no_inherit = o->no_inherit,
-		.delay_ms = (uint64_t)o->delay_ms, .warn = warn_user,
+		.delay_ms = (uint64_t)o->delay_ms, .cpus = o->cpus, .n_cpus = o->n_cpus,
+		.warn = warn_user,
 	};
 	struct spent_record *r = NULL;
 	int status = 0, rc = 2, err;
@@ -277,5 +290,6 @@ int cmd_record(int argc, char **argv)
 	else
 		rc = record(&o);
 	opt_string_list_release(&o.events);
+	free(o.cpus);
 	return rc;
 }

@@ -228,31 +228,6 @@ static const struct parse_usage stat_pu = {
 	"process or thread, or every CPU, and prints them with derived metrics as perf stat does.",
 };
 
-/* Every CPU of -C is online (the kernel's own list, core/cpus.h): a CPU that is
- * not made perf_event_open say only "Invalid argument". 0, or -EINVAL after one error line. */
-static int check_cpus_online(const int *cpus, size_t n)
-{
-	int *online = NULL;
-	size_t n_online = 0;
-	if (cpus_online(&online, &n_online))
-		return 0;	/* cannot tell: perf_event_open will */
-	int err = 0;
-	for (size_t i = 0; i < n && !err; i++) {
-		bool on = false;
-		for (size_t k = 0; k < n_online; k++)
-			on |= online[k] == cpus[i];
-		if (!on) {
-			char list[256];
-			cpu_list_format(online, n_online, list, sizeof(list));
-			cli_error("cpu %d for -C does not exist or is offline: this machine has cpus %s",
-				  cpus[i], list);
-			err = -EINVAL;
-		}
-	}
-	free(online);
-	return err;
-}
-
 static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 {
 	struct opt_string_list events = { 0 };
@@ -339,11 +314,7 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 	if (sep)
 		o->sep = sep[0];
 	if (cpu_list) {
-		if (cpu_list_parse(cpu_list, &o->cpus, &o->n_cpus)) {
-			parse_options_error(&stat_pu, "bad CPU list '%s': give CPUs as 0-3,5", cpu_list);
-			goto out;
-		}
-		if (check_cpus_online(o->cpus, o->n_cpus))
+		if (cli_parse_cpu_list(cpu_list, &o->cpus, &o->n_cpus))
 			goto out;
 		o->system_wide = 1;
 		o->cpu_list = cpu_list;

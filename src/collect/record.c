@@ -327,6 +327,10 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 		return fail(r, -EINVAL, "delay_ms delays the sampling of a command (not with %s)",
 			    r->o.per_thread ? "per-thread events: they open as threads start" :
 			    all ? "every CPU" : "a pid");
+	if (r->o.cpus && !all)
+		return fail(r, -EINVAL, "cpus picks the CPUs of a recording of every CPU (SPENT_RECORD_ALL_CPUS)");
+	if (r->o.cpus && !r->o.n_cpus)
+		return fail(r, -EINVAL, "an empty list of cpus");
 	if (r->o.no_inherit && (all || r->o.per_thread))
 		return fail(r, -EINVAL, "no_inherit samples the first threads alone: not with %s",
 			    all ? "every CPU" : "per-thread events (they follow new threads)");
@@ -350,6 +354,7 @@ int spent_record_start(struct spent_record *r, char *const argv[], pid_t pid)
 				       .per_thread = r->o.per_thread,
 				       .no_inherit = r->o.no_inherit,
 				       .start_disabled = r->o.delay_ms > 0,
+				       .cpus = r->o.cpus, .n_cpus = r->o.n_cpus,
 				       .stack_dump = r->o.dwarf_stack_bytes };
 	if ((err = sampling_new(&cfg, &r->s)))
 		return fail(r, err, "cannot set up sampling: %s", strerror(-err));

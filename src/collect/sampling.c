@@ -322,7 +322,15 @@ int sampling_attach_all_cpus(struct sampling *s, size_t *failed_event)
 		s->start_wall_ns = sampling_now_wall_ns(s);
 	int *cpus = NULL;
 	size_t ncpu = 0;
-	int err = cpus_online(&cpus, &ncpu);
+	int err = 0;
+	if (s->cfg.cpus) {	/* -C: these only */
+		if (!(cpus = malloc(s->cfg.n_cpus * sizeof(*cpus) + 1)))
+			return -ENOMEM;
+		memcpy(cpus, s->cfg.cpus, s->cfg.n_cpus * sizeof(*cpus));
+		ncpu = s->cfg.n_cpus;
+	} else {
+		err = cpus_online(&cpus, &ncpu);
+	}
 	/* tasks that exist already are named from /proc when first sampled, and their maps read
 	 * then (sampling_task_index, lookup): scanning every process here would read the maps of
 	 * hundreds that never take a sample */

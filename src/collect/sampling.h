@@ -33,6 +33,8 @@ struct sampling_config {
 	bool per_thread;	/* one event per thread (no inherit) instead of per CPU + inherit */
 	bool no_inherit;	/* per CPU, not inherited: the attached threads alone */
 	bool start_disabled;	/* a command's events stay off at its exec until sampling_enable */
+	const int *cpus;	/* sampling_attach_all_cpus: these CPUs (NULL: every online one) */
+	size_t n_cpus;
 	size_t ring_pages;	/* data pages per ring (power of two); 0 = 128 (512 KiB), 1024 for DWARF */
 	uint32_t stack_dump;	/* bytes of user stack copied per sample for DWARF; 0 = 8192 */
 };

@@ -73,6 +73,13 @@ int main(int argc, char **argv)
 	rc = spent_record_start(r, NULL, getpid());
 	printf("record_delay_pid %d %s\n", rc, spent_record_error(r));
 	spent_record_free(r);
+	/* cpus picks CPUs of a recording of every CPU: with a command alone it is refused */
+	int cpu0 = 0;
+	struct spent_record_opts oc = { .cpus = &cpu0, .n_cpus = 1 };
+	spent_record_new(&oc, &r);
+	rc = spent_record_start(r, sleeper, 0);
+	printf("record_cpus_command %d %s\n", rc, spent_record_error(r));
+	spent_record_free(r);
 
 	struct spent_trace_opts to = { .valgrind_lib = NULL };
 	struct spent_trace *t;
@@ -116,6 +123,8 @@ check "record: a dwarf stack size that is no multiple of 8 is refused at new, sa
 check "record: no_inherit with per_thread is refused at the start, saying so" \
 	grep -q '^record_no_inherit_per_thread -22 no_inherit samples the first threads alone' "$TMP/out"
 check "... and no command was started" want "record_no_inherit_no_child 1"
+check "record: cpus without every CPU is refused, saying so" \
+	grep -q '^record_cpus_command -22 cpus picks the CPUs of a recording of every CPU' "$TMP/out"
 check "record: delay_ms with a pid alone is refused, saying so" \
 	grep -q '^record_delay_pid -22 delay_ms delays the sampling of a command' "$TMP/out"
 check "trace: no valgrind_lib is refused (its child crashed)" want "trace_new_no_vglib -22"

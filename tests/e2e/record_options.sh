@@ -273,3 +273,27 @@ for bad in "-D 100 -p 1" "-D 100 -a -- true" "-D 100 --per-thread -- true"; do
 	"$SPENT" record $bad -o "$TMP/bad_D" > /dev/null 2> "$TMP/bad_D.err"; rc=$?
 	check "record ${bad% -- true} is refused (rc $rc)" test "$rc" -eq 2 -a ! -e "$TMP/bad_D" -a "$(wc -l < "$TMP/bad_D.err")" -eq 1
 done
+
+# -C CPUS (perf's): every task on those CPUs only. Two burners pinned one per CPU while the
+# command runs: -C 0 samples the one on CPU 0 and not the other; -a samples both
+two="taskset -c 0 '$PROGS/top_burner' 0.4 & taskset -c 1 '$PROGS/hotline' 100 & wait"
+"$SPENT" record -q -C 0 -e cpu-clock -o "$TMP/c0" -- sh -c "$two" > /dev/null; rc=$?
+"$SPENT" report -i "$TMP/c0" --sort comm --csv > "$TMP/c0.csv"
+"$SPENT" record -q -C 0-1 -e cpu-clock -o "$TMP/c01" -- sh -c "$two" > /dev/null
+"$SPENT" report -i "$TMP/c01" --sort comm --csv > "$TMP/c01.csv"
+cnt() { awk -F, -v c="$2" '$1 == c { s += $3 } END { print s + 0 }' "$1"; }
+check "record_C_0_samples_cpu0s_burner_alone (rc $rc; top_burner $(cnt "$TMP/c0.csv" top_burner), hotline $(cnt "$TMP/c0.csv" hotline))" \
+	test "$rc" -eq 0 -a "$(cnt "$TMP/c0.csv" top_burner)" -gt 100 -a "$(cnt "$TMP/c0.csv" hotline)" -eq 0
+check "record_C_0-1_samples_both (top_burner $(cnt "$TMP/c01.csv" top_burner), hotline $(cnt "$TMP/c01.csv" hotline))" \
+	test "$(cnt "$TMP/c01.csv" top_burner)" -gt 100 -a "$(cnt "$TMP/c01.csv" hotline)" -gt 100
+if command -v perf > /dev/null; then
+	perf record -q -C 0 -e cpu-clock -o "$TMP/pc0.data" -- sh -c "$two" > /dev/null 2>&1
+	perf script -i "$TMP/pc0.data" -F comm > "$TMP/pc0.txt" 2> /dev/null
+	ph=$(awk '$1 == "hotline"' "$TMP/pc0.txt" | wc -l)
+	pt=$(awk '$1 == "top_burner"' "$TMP/pc0.txt" | wc -l)
+	check "record_C_0_as_perf_record_C_0 (perf: top_burner $pt, hotline $ph)" test "$pt" -gt 100 -a "$ph" -eq 0
+fi
+for bad in "-C 0 -p 1" "-C 0 --per-thread -- true" "-C 0-x -- true" "-C 999 -- true"; do
+	"$SPENT" record $bad -o "$TMP/bad_C" > /dev/null 2> "$TMP/bad_C.err"; rc=$?
+	check "record ${bad% -- true} is refused (rc $rc)" test "$rc" -eq 2 -a ! -e "$TMP/bad_C" -a "$(wc -l < "$TMP/bad_C.err")" -eq 1
+done
