@@ -1,5 +1,6 @@
 /* analysis/report.c - build report rows from a profile: symbolize each (image, offset) once,
- * group by the chosen key, count self hits per event and inclusive hits from stacks. */
+ * group by the chosen key, count self hits per event and inclusive hits from stacks, and
+ * (report -g) each row's call chains. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,6 +257,94 @@ static int add_children(struct builder *b)
 	return 0;
 }
 
+/* The chains of the first event's stacks, their frames as (pre-sort) rows; merged by a key
+ * of their row numbers. */
+static int add_chains(struct builder *b, struct strmap *seen, size_t *cap)
+{
+	struct report *r = b->r;
+	uint32_t *rows = NULL;
+	size_t caprows = 0, capkey = 0;
+	char *key = NULL;
+	int err = 0;
+	for (size_t i = 0; !err && i < spent_profile_nstacks(b->p); i++) {
+		uint32_t ev;
+		const struct spent_profile_frame *f;
+		size_t nf, len = 0, idx;
+		uint64_t cnt;
+		spent_profile_stack_get(b->p, i, &ev, &f, &nf, &cnt);
+		if (ev != r->cfg.events[0] || !nf)
+			continue;
+		if (ALLOC_GROW(rows, nf, caprows) || ALLOC_GROW(key, nf * 11 + 1, capkey)) {
+			err = -ENOMEM;
+			break;
+		}
+		for (size_t k = 0; k < nf && !err; k++) {
+			long row = f[k].image == SPENT_PROFILE_NO_IMAGE ? unknown_row(b, "no-mapping")
+								  : row_for(b, f[k].image, f[k].offset);
+			if (row < 0)
+				err = (int)row;
+			rows[k] = (uint32_t)row;
+			len += (size_t)sprintf(key + len, "%u,", rows[k]);
+		}
+		int isnew = err ? err : strmap_intern(seen, key, &idx);
+		if (isnew < 0) {
+			err = isnew;
+		} else if (isnew) {
+			struct report_chain *c;
+			if (ALLOC_GROW(r->chains, idx + 1, *cap) ||
+			    !((c = &r->chains[idx])->rows = malloc(nf * sizeof(*rows)))) {
+				err = -ENOMEM;
+				break;
+			}
+			memcpy(c->rows, rows, nf * sizeof(*rows));
+			c->n = (uint32_t)nf;
+			c->count = 0;
+			r->nchains = idx + 1;
+		}
+		if (!err)
+			r->chains[idx].count += cnt;
+	}
+	free(rows);
+	free(key);
+	return err;
+}
+
+static int chain_cmp(const void *a, const void *b)
+{
+	const struct report_chain *x = a, *y = b;
+	if (x->rows[0] != y->rows[0])
+		return x->rows[0] < y->rows[0] ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	for (uint32_t k = 0; k < x->n && k < y->n; k++)
+		if (x->rows[k] != y->rows[k])
+			return x->rows[k] < y->rows[k] ? -1 : 1;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* After the rows' sort (each row's stamp holding its index before it): the chains' rows
+ * renumbered, the chains grouped by their leaf's row, each row told where its are. */
+static int place_chains(struct report *r)
+{
+	uint32_t *now = malloc((r->nrows + 1) * sizeof(*now));
+	if (!now)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nrows; i++)
+		now[r->rows[i].stamp] = (uint32_t)i;
+	for (size_t c = 0; c < r->nchains; c++)
+		for (uint32_t k = 0; k < r->chains[c].n; k++)
+			r->chains[c].rows[k] = now[r->chains[c].rows[k]];
+	free(now);
+	if (r->nchains > 1)
+		qsort(r->chains, r->nchains, sizeof(*r->chains), chain_cmp);
+	for (size_t c = 0; c < r->nchains; c++) {
+		struct report_row *row = &r->rows[r->chains[c].rows[0]];
+		if (!row->nchains++)
+			row->chain0 = c;
+	}
+	return 0;
+}
+
 static const struct report *sort_report;
 
 static int row_cmp(const void *a, const void *b)
@@ -291,11 +380,21 @@ int report_build(const struct spent_profile *p, struct symbols *sym, const struc
 	if ((err = profile_kernel_labels(p, &b.r->labels)))
 		goto fail;
 	b.r->nlabels = b.r->labels ? spent_profile_nimages(p) : 0;
-	if ((err = add_self(&b)) || (cfg->children && (err = add_children(&b))))
+	struct strmap seen = STRMAP_INIT;
+	size_t capchains = 0;
+	if ((err = add_self(&b)) || (cfg->children && (err = add_children(&b))) ||
+	    (cfg->chains && (err = add_chains(&b, &seen, &capchains)))) {
+		strmap_release(&seen);
 		goto fail;
+	}
+	strmap_release(&seen);
+	for (size_t i = 0; i < b.r->nrows; i++)
+		b.r->rows[i].stamp = i;	/* where each row was, for the chains */
 	sort_report = b.r;
 	if (b.r->nrows > 1)
 		qsort(b.r->rows, b.r->nrows, sizeof(*b.r->rows), row_cmp);
+	if (cfg->chains && (err = place_chains(b.r)))
+		goto fail;
 	strmap_release(&b.keys);
 	free(b.memo);
 	*out = b.r;
@@ -318,6 +417,9 @@ void report_free(struct report *r)
 		free(r->rows[i].incl);
 	}
 	free(r->rows);
+	for (size_t i = 0; i < r->nchains; i++)
+		free(r->chains[i].rows);
+	free(r->chains);
 	profile_kernel_labels_free(r->labels, r->nlabels);
 	free(r->events);
 	free(r->totals);

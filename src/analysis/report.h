@@ -22,6 +22,7 @@ struct report_config {
 	const uint32_t *events;	/* profile event indices, first = sort key */
 	size_t nevents;
 	bool children;		/* inclusive counts from stacks */
+	bool chains;		/* the call chains of each row's samples (first event, stacks) */
 };
 
 struct report_row {
@@ -35,6 +36,16 @@ struct report_row {
 	uint64_t *self;		/* [nevents] */
 	uint64_t *incl;		/* [nevents], zero without children */
 	uint64_t stamp;		/* internal: last stack counted */
+	size_t chain0, nchains;	/* its chains: report.chains[chain0 .. chain0 + nchains) */
+};
+
+/* One call chain of a row (spent report -g): the rows of a stack's frames, leaf first (the
+ * leaf is the row it belongs to), and the first event's samples that had it. Stacks whose
+ * frames fall in the same rows are one chain. */
+struct report_chain {
+	uint32_t *rows;
+	uint32_t n;
+	uint64_t count;
 };
 
 struct report {
@@ -44,6 +55,8 @@ struct report {
 	struct report_row *rows;
 	size_t nrows;
 	bool have_stacks;	/* the profile had stacks for the first event */
+	struct report_chain *chains;	/* cfg.chains: by row, the largest first in each */
+	size_t nchains;
 	char **labels;		/* [nlabels] or NULL: the name shown for an image instead of its
 				 * path (NULL entry: the path); set for kernels when the profile
 				 * has several, so their symbols never share a row */

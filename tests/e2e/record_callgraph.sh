@@ -57,3 +57,34 @@ for i in 1 2 3; do
 done
 check "record_g_short_program_samples_placed ($unknown of $total unknown)" \
 	awk -v u="$unknown" -v t="$total" 'BEGIN { exit !(t > 0 && u <= 0.05 * t) }'
+
+# report -g (perf's): under each function the call chains of its samples. Under burn, with no
+# threshold, the chains are exactly the folded stacks that end in burn (folded.c, another
+# path from the same stacks): same chains, same counts; every one runs from main through root
+# (recurse's shape); callee order is the same chains leaf first; -g none shows none
+"$SPENT" report -i "$TMP/fp" -g caller,0 --json > "$TMP/g.json"
+"$SPENT" report -i "$TMP/fp" --folded > "$TMP/g.folded"
+check "report_g_chains_under_burn_are_its_folded_stacks" python3 -c '
+import json, sys
+burn = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["symbol"] == "burn"][0]
+got = {";".join(c["stack"]): c["samples"] for c in burn["call_chains"]}
+want = {}
+for l in open(sys.argv[2]):
+    stack, n = l.rsplit(" ", 1)
+    if stack.split(";")[-1] == "burn":
+        want[stack] = want.get(stack, 0) + int(n)
+ok = got == want and sum(got.values()) == burn["samples"] and len(got) >= 5
+ok = ok and all("main" in s.split(";") and "root" in s.split(";") for s in got)
+print(len(got), "chains", sum(got.values()), "of", burn["samples"], "samples; folded:", len(want), sum(want.values()))
+sys.exit(0 if ok else 1)' "$TMP/g.json" "$TMP/g.folded"
+"$SPENT" report -i "$TMP/fp" -g callee,0 --json > "$TMP/gc.json"
+check "report_g_callee_is_the_chains_leaf_first" python3 -c '
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["symbol"] == "burn"][0]["call_chains"]
+b = [json.loads(l) for l in open(sys.argv[2]) if json.loads(l)["symbol"] == "burn"][0]["call_chains"]
+sys.exit(0 if a and [c["stack"][::-1] for c in a] == [c["stack"] for c in b] and b[0]["stack"][0] == "burn" else 1)' "$TMP/g.json" "$TMP/gc.json"
+"$SPENT" report -i "$TMP/fp" -g --limit 1 > "$TMP/g.txt"
+check "report_g_table_lists_chains_from_main_to_burn" grep -qE '^ +[0-9.]+%  .*main -> root -> .*burn$' "$TMP/g.txt"
+check "report_g_none_shows_no_chains" bash -c "! '$SPENT' report -i '$TMP/fp' -g none --json | grep -q call_chains"
+"$SPENT" report -i "$TMP/fp" -g --by line > /dev/null 2> "$TMP/g_line.err"; rc=$?
+check "report_g_by_line_is_refused (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/g_line.err")" -eq 1
