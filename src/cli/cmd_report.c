@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/parse_options.h"
 #include "cli/profile_input.h"
+#include "cli/report_chains.h"
 #include "cli/report_html.h"
 #include "cli/report_who.h"
 #include "core/demangle.h"
@@ -31,8 +32,7 @@ struct report_opts {
 	char *events_joined;	/* the -e lists as one "a,b,c" */
 	int children;
 	const char *call_graph;	/* -g: caller|callee, a threshold %, perf's print type */
-	bool chains, callee;	/* -g given (not 'none'); chains leaf first */
-	double chain_min_pct;	/* chains under this % of the first event's samples are left out */
+	struct chain_view chains;	/* what -g asks for */
 	int json, csv;
 	enum out_fmt fmt;
 	const char *pprof;
@@ -67,66 +67,9 @@ static const struct parse_usage report_pu = {
 	"as pprof, folded stacks or an SVG flame graph ('-' writes to standard output).",
 };
 
-/* perf report -g's argument: comma-separated caller|callee, a threshold in percent, a print
- * type (graph, flat, folded: chains are shown one per line whatever it is; none: no chains).
- * Other perf words (function, address, branch, a print limit) are refused. 0 or -EINVAL. */
-static int parse_call_graph(const char *arg, struct report_opts *o)
-{
-	char buf[128];
-	if (strlen(arg) >= sizeof(buf))
-		return -EINVAL;
-	snprintf(buf, sizeof(buf), "%s", arg);
-	o->chains = true;
-	o->chain_min_pct = 0.5;
-	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *end;
-		double v = strtod(t, &end);
-		if (!strcmp(t, "caller") || !strcmp(t, "callee"))
-			o->callee = !strcmp(t, "callee");
-		else if (!strcmp(t, "none"))
-			o->chains = false;
-		else if (!strcmp(t, "graph") || !strcmp(t, "flat") || !strcmp(t, "folded"))
-			;
-		else if (end != t && !*end && v >= 0 && v <= 100)
-			o->chain_min_pct = v;
-		else
-			return -EINVAL;
-	}
-	return 0;
-}
-
-/* Whether WORD reads as -g's argument (its first comma-separated item is one of its words or a
- * number), which perf takes as the next word: `-g caller,0.5`. */
-static bool looks_like_call_graph(const char *word)
-{
-	static const char *const words[] = { "caller", "callee", "graph", "flat", "folded", "none" };
-	size_t len = strcspn(word, ",");
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (len == strlen(words[i]) && !strncmp(word, words[i], len))
-			return true;
-	return len && strspn(word, "0123456789.") >= len;
-}
-
-/* `-g WORD` and `--call-graph WORD` (perf's spelling) into `--call-graph=WORD`: the parser
- * takes an optional value only joined. */
-static int join_call_graph(int argc, char **argv)
-{
-	static char joined[160];
-	for (int i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++) {
-		if ((strcmp(argv[i], "-g") && strcmp(argv[i], "--call-graph")) ||
-		    !looks_like_call_graph(argv[i + 1]))
-			continue;
-		snprintf(joined, sizeof(joined), "--call-graph=%s", argv[i + 1]);
-		argv[i] = joined;
-		memmove(&argv[i + 1], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
-		argc--;
-	}
-	return argc;
-}
-
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	argc = join_call_graph(argc, argv);
+	argc = report_chains_join_arg(argc, argv);
 	const struct option opts[] = {
 		OPT_STRING('i', "input", &o->input, "DIR", "the profile directory"),
 		PROFILE_SELECTION_OPTIONS(&o->sel),
@@ -180,11 +123,11 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 					   argv[0]);
 	if (o->json && o->csv)
 		return parse_options_error(&report_pu, "--json and --csv cannot be combined: choose one");
-	if (o->call_graph && parse_call_graph(o->call_graph, o))
+	if (o->call_graph && report_chains_parse(o->call_graph, &o->chains))
 		return parse_options_error(&report_pu, "bad call graph '%s': give caller or callee, and a "
 					   "threshold in percent (perf's graph, flat, folded and none too)",
 					   o->call_graph);
-	if (o->chains && (o->csv || o->by != REPORT_BY_FUNCTION || o->who.sort || o->diff || o->pprof ||
+	if (o->chains.on && (o->csv || o->by != REPORT_BY_FUNCTION || o->who.sort || o->diff || o->pprof ||
 			  o->folded || o->flamegraph || o->html.path))
 		return parse_options_error(&report_pu, "-g shows call chains under the functions of the "
 					   "table or --json: not with --by image|line|instruction, --csv, "
@@ -351,35 +294,6 @@ static bool row_shown(const struct report *r, const struct report_row *row, doub
 	return min_pct <= 0 || pct(v, r->totals[0]) >= min_pct;
 }
 
-/* How -g shows a row's chains. */
-struct chain_view {
-	bool callee;		/* leaf first (else from the root, perf's caller order) */
-	double min_pct;		/* of the first event's samples */
-};
-
-/* Whether the row's K-th chain is shown: at or above the threshold */
-static bool chain_shown(const struct report *r, const struct chain_view *cv, const struct report_chain *c)
-{
-	return pct(c->count, r->totals[0]) >= cv->min_pct;
-}
-
-/* Under ROW of the table: its chains, one per line, each with its share of all samples (the
- * row's chains add up to the row's %, less those under the threshold). */
-static void print_chains(const struct report *r, const struct report_row *row, const struct chain_view *cv)
-{
-	for (size_t c = row->chain0; c < row->chain0 + row->nchains; c++) {
-		const struct report_chain *ch = &r->chains[c];
-		if (!chain_shown(r, cv, ch))
-			break;	/* the largest first */
-		printf("%21s%7.2f%%  ", "", pct(ch->count, r->totals[0]));
-		for (uint32_t k = 0; k < ch->n; k++) {
-			uint32_t f = cv->callee ? k : ch->n - 1 - k;
-			printf("%s%s", k ? (cv->callee ? " <- " : " -> ") : "", r->rows[ch->rows[f]].symbol);
-		}
-		printf("\n");
-	}
-}
-
 /* The rows a table or --json shows: down to MIN_PCT; without --children not the rows only
  * stacks made (-g: callers that took no sample themselves), which would read 0 samples. */
 static bool row_listed(const struct report *r, const struct report_row *row, double min_pct)
@@ -449,32 +363,8 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 		table_row_place(row, lines, r->cfg.by == REPORT_BY_INSTRUCTION);
 		printf("\n");
 		if (r->cfg.chains)
-			print_chains(r, row, cv);
+			report_chains_print(r, row, cv);
 	}
-}
-
-/* -g in --json: the row's chains shown in the table, "call_chains": [{"samples", "percent",
- * "stack": [root ... leaf] (leaf first with callee)}] */
-static void json_chains(struct json_writer *w, const struct report *r, const struct report_row *row,
-			const struct chain_view *cv)
-{
-	json_key(w, "call_chains");
-	json_array_begin(w);
-	for (size_t c = row->chain0; c < row->chain0 + row->nchains; c++) {
-		const struct report_chain *ch = &r->chains[c];
-		if (!chain_shown(r, cv, ch))
-			break;
-		json_object_begin(w);
-		json_ku64(w, "samples", ch->count);
-		json_kdouble(w, "percent", pct(ch->count, r->totals[0]), 4);
-		json_key(w, "stack");
-		json_array_begin(w);
-		for (uint32_t k = 0; k < ch->n; k++)
-			json_str(w, r->rows[ch->rows[cv->callee ? k : ch->n - 1 - k]].symbol);
-		json_array_end(w);
-		json_object_end(w);
-	}
-	json_array_end(w);
 }
 
 static void print_rows_machine(const struct spent_profile *p, const struct report *r, enum out_fmt fmt,
@@ -506,7 +396,7 @@ static void print_rows_machine(const struct spent_profile *p, const struct repor
 					json_kdouble(&w, "children_percent", pct(inc, r->totals[e]), 4);
 				}
 				if (r->cfg.chains && e == 0)
-					json_chains(&w, r, row, cv);
+					report_chains_json(&w, r, row, cv);
 				json_object_end(&w);
 				json_newline(&w);
 			} else {
@@ -747,8 +637,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	struct report_config cfg = { .by = o.by, .events = evs, .nevents = nev, .children = o.children,
-				     .chains = o.chains };
-	struct chain_view cv = { .callee = o.callee, .min_pct = o.chain_min_pct };
+				     .chains = o.chains.on };
 	if ((err = report_build(p, sym, &cfg, &r))) {
 		cli_error("cannot build the report: %s", strerror(-err));
 		rc = 1;
@@ -760,9 +649,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (o.fmt == OUT_TABLE)
-		print_table(p, r, o.limit < 0 ? 40 : o.limit, o.percent_limit, &cv);
+		print_table(p, r, o.limit < 0 ? 40 : o.limit, o.percent_limit, &o.chains);
 	else
-		print_rows_machine(p, r, o.fmt, o.limit, o.percent_limit, &cv);
+		print_rows_machine(p, r, o.fmt, o.limit, o.percent_limit, &o.chains);
 	rc = skipped ? 1 : 0;
 out:
 	report_free(r);

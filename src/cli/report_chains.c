@@ -1,0 +1,112 @@
+/* cli/report_chains.c - `spent report -g` (see report_chains.h): what perf's -g argument
+ * means here and how each function's call chains are shown. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/report_chains.h"
+
+static double share(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+int report_chains_parse(const char *arg, struct chain_view *cv)
+{
+	char buf[128];
+	if (strlen(arg) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", arg);
+	*cv = (struct chain_view){ .on = true, .min_pct = 0.5 };
+	for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char *end;
+		double v = strtod(t, &end);
+		if (!strcmp(t, "caller") || !strcmp(t, "callee"))
+			cv->callee = !strcmp(t, "callee");
+		else if (!strcmp(t, "none"))
+			cv->on = false;
+		else if (strcmp(t, "graph") && strcmp(t, "flat") && strcmp(t, "folded") &&
+			 (end == t || *end || v < 0 || v > 100))
+			return -EINVAL;	/* perf's function, address, branch, a print limit... */
+		else if (end != t && !*end)
+			cv->min_pct = v;
+	}
+	return 0;
+}
+
+/* Whether WORD reads as -g's argument: its first comma-separated item is one of its words or
+ * a number (a command-line word after -g that is neither stays what it was). */
+static bool looks_like_call_graph(const char *word)
+{
+	static const char *const words[] = { "caller", "callee", "graph", "flat", "folded", "none" };
+	size_t len = strcspn(word, ",");
+	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (len == strlen(words[i]) && !strncmp(word, words[i], len))
+			return true;
+	return len && strspn(word, "0123456789.") >= len;
+}
+
+int report_chains_join_arg(int argc, char **argv)
+{
+	static char joined[160];	/* one buffer: of two -g WORD the parser takes the last */
+	for (int i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++) {
+		if ((strcmp(argv[i], "-g") && strcmp(argv[i], "--call-graph")) ||
+		    !looks_like_call_graph(argv[i + 1]))
+			continue;
+		snprintf(joined, sizeof(joined), "--call-graph=%s", argv[i + 1]);
+		argv[i] = joined;
+		memmove(&argv[i + 1], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
+		argc--;
+	}
+	return argc;
+}
+
+static bool chain_shown(const struct report *r, const struct chain_view *cv, const struct report_chain *c)
+{
+	return share(c->count, r->totals[0]) >= cv->min_pct;
+}
+
+/* Frame K of chain CH in the order shown */
+static const char *chain_frame(const struct report *r, const struct chain_view *cv,
+			       const struct report_chain *ch, uint32_t k)
+{
+	return r->rows[ch->rows[cv->callee ? k : ch->n - 1 - k]].symbol;
+}
+
+/* A row's chains add up to its percent, less those under the threshold: the largest come first,
+ * so the first one under it ends the list. */
+void report_chains_print(const struct report *r, const struct report_row *row, const struct chain_view *cv)
+{
+	for (size_t c = row->chain0; c < row->chain0 + row->nchains; c++) {
+		const struct report_chain *ch = &r->chains[c];
+		if (!chain_shown(r, cv, ch))
+			break;
+		printf("%21s%7.2f%%  ", "", share(ch->count, r->totals[0]));
+		for (uint32_t k = 0; k < ch->n; k++)
+			printf("%s%s", k ? (cv->callee ? " <- " : " -> ") : "", chain_frame(r, cv, ch, k));
+		printf("\n");
+	}
+}
+
+void report_chains_json(struct json_writer *w, const struct report *r, const struct report_row *row,
+			const struct chain_view *cv)
+{
+	json_key(w, "call_chains");
+	json_array_begin(w);
+	for (size_t c = row->chain0; c < row->chain0 + row->nchains; c++) {
+		const struct report_chain *ch = &r->chains[c];
+		if (!chain_shown(r, cv, ch))
+			break;
+		json_object_begin(w);
+		json_ku64(w, "samples", ch->count);
+		json_kdouble(w, "percent", share(ch->count, r->totals[0]), 4);
+		json_key(w, "stack");
+		json_array_begin(w);
+		for (uint32_t k = 0; k < ch->n; k++)
+			json_str(w, chain_frame(r, cv, ch, k));
+		json_array_end(w);
+		json_object_end(w);
+	}
+	json_array_end(w);
+}
