@@ -225,6 +225,53 @@ static void report_and_folded_on_synthetic_profile(void **state)
 	symbols_free(s);
 }
 
+/* report -g's chains: stacks whose frames fall in the same functions are one chain (counts
+ * added), each under its leaf's row, its frames renumbered as the rows were sorted (by self
+ * alone, or by inclusive with --children: the two orders differ here) */
+static void report_chains_merge_and_follow_the_sort(void **state)
+{
+	(void)state;
+	struct symbols *s;
+	struct spent_profile *p = spent_profile_new();
+	struct spent_profile_image im = self_image();
+	uint32_t img, ev;
+	assert_int_equal(symbols_new(&s), 0);
+	assert_int_equal(spent_profile_image_intern(p, &im, &img), 0);
+	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 99991, 0, &ev), 0);
+	uint64_t m = self_offset((const void *)unit_marker_function);
+	uint64_t c = self_offset((const void *)unit_caller_function);
+	assert_int_equal(spent_profile_add(p, img, m, ev, 60), 0);
+	assert_int_equal(spent_profile_add(p, img, c + 1, ev, 40), 0);
+	struct spent_profile_frame a[2] = { { img, m + 2 }, { img, c + 4 } };
+	struct spent_profile_frame b[2] = { { img, m }, { img, c + 8 } };
+	struct spent_profile_frame own[1] = { { img, c + 1 } };
+	assert_int_equal(spent_profile_add_stack(p, ev, a, 2, 50), 0);
+	assert_int_equal(spent_profile_add_stack(p, ev, b, 2, 10), 0);
+	assert_int_equal(spent_profile_add_stack(p, ev, own, 1, 40), 0);
+	for (int children = 0; children < 2; children++) {
+		struct report *r;
+		struct report_config cfg = { .by = REPORT_BY_FUNCTION, .events = &ev, .nevents = 1,
+					     .children = children, .chains = true };
+		assert_int_equal(report_build(p, s, &cfg, &r), 0);
+		assert_int_equal(r->nrows, 2);
+		assert_int_equal(r->nchains, 2);
+		/* by self the marker (60) comes first, by inclusive the caller (100) */
+		size_t mk = children ? 1 : 0, cl = 1 - mk;
+		assert_string_equal(r->rows[mk].symbol, "unit_marker_function");
+		assert_string_equal(r->rows[cl].symbol, "unit_caller_function");
+		const struct report_row *mr = &r->rows[mk], *cr = &r->rows[cl];
+		assert_int_equal(mr->nchains, 1);
+		assert_int_equal(cr->nchains, 1);
+		const struct report_chain *mc = &r->chains[mr->chain0], *cc = &r->chains[cr->chain0];
+		assert_true(mc->count == 60 && mc->n == 2);
+		assert_true(mc->rows[0] == mk && mc->rows[1] == cl);
+		assert_true(cc->count == 40 && cc->n == 1 && cc->rows[0] == cl);
+		report_free(r);
+	}
+	spent_profile_free(p);
+	symbols_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +281,7 @@ int main(void)
 		cmocka_unit_test(other_boot_kernel_not_named_from_proc),
 		cmocka_unit_test(saved_kallsyms_keep_long_names),
 		cmocka_unit_test(report_and_folded_on_synthetic_profile),
+		cmocka_unit_test(report_chains_merge_and_follow_the_sort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
