@@ -410,6 +410,30 @@ void stat_print_costs(struct stat_out *o, const struct stat_row *rows, size_t n)
 		}
 		return;
 	}
+	if (o->format == STAT_CSV || o->format == STAT_PERF_CSV) {
+		/* --csv: its own header, as the counts have theirs; -x SEP: lines only, as perf's */
+		char sep = o->format == STAT_PERF_CSV ? o->opts->sep : ',';
+		if (o->format == STAT_CSV)
+			fprintf(f, "cost_event%ccount%ccycles_each%ccycles%cpct_of_cycles%cseconds%csource\n",
+				sep, sep, sep, sep, sep, sep);
+		for (size_t i = 0; i < ne; i++) {
+			char num[5][64];
+			snprintf(num[0], sizeof(num[0]), "%.0f", est[i].count);
+			snprintf(num[1], sizeof(num[1]), "%.1f", est[i].entry->cycles);
+			snprintf(num[2], sizeof(num[2]), "%.0f", est[i].cycles);
+			snprintf(num[3], sizeof(num[3]), "%.2f", est[i].pct_of_cycles);
+			snprintf(num[4], sizeof(num[4]), "%.6f", est[i].seconds);
+			cli_csv_field_sep(f, est[i].event, sep);
+			for (int j = 0; j < 5; j++) {
+				fputc(sep, f);
+				cli_csv_field_sep(f, num[j], sep);
+			}
+			fputc(sep, f);
+			cli_csv_field_sep(f, est[i].entry->source, sep);
+			fputc('\n', f);
+		}
+		return;
+	}
 	fprintf(f, " Estimated cost per event class (%s, no overlap assumed):\n\n", m->cpu);
 	fprintf(f, "  %-24s %16s %8s %16s %8s %12s\n", "event", "count", "cycles", "est. cycles", "% cyc", "est. sec");
 	for (size_t i = 0; i < ne; i++)
