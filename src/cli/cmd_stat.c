@@ -243,6 +243,9 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		OPT_BOOL(0, "per-thread", &o->per_thread, "one line per thread"),
 		OPT_BOOL(0, "per-process", &o->per_process, "one line per process"),
 		OPT_BOOL(0, "per-cpu", &o->per_cpu, "one line per CPU (with -a or -C)"),
+		OPT_BOOL(0, "per-socket", &o->per_socket, "one line per socket, its CPUs summed (with -a or -C)"),
+		OPT_BOOL(0, "per-die", &o->per_die, "one line per die, its CPUs summed (with -a or -C)"),
+		OPT_BOOL(0, "per-core", &o->per_core, "one line per core, its CPUs summed (with -a or -C)"),
 		{ .type = OPTION_BOOL, .short_name = 'A', .long_name = "no-aggr", .value = &no_aggr,
 		  .help = "perf's spelling of --per-cpu", .flags = PARSE_OPT_NONEG },
 		{ .type = OPTION_INT, .short_name = 'r', .long_name = "repeat", .value = &o->repeat,
@@ -346,6 +349,12 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 		parse_options_error(&stat_pu, "--per-cpu/-A needs -a or -C (system-wide counting)");
 		goto out;
 	}
+	int units = o->per_socket + o->per_die + o->per_core;
+	if (units && (!o->system_wide || units + o->per_cpu > 1)) {
+		parse_options_error(&stat_pu, "--per-socket, --per-die and --per-core sum -a's CPUs: %s",
+				    !o->system_wide ? "give -a or -C" : "choose one (or --per-cpu)");
+		goto out;
+	}
 	if (o->detailed && (events.n || o->all_events)) {
 		parse_options_error(&stat_pu, "-d adds events to the default ones: not with -e or "
 				    "--all-events (name the events instead)");
@@ -374,7 +383,8 @@ static int parse_stat_opts(int argc, char **argv, struct stat_opts *o)
 				    "a command's --per-thread/--per-process (they follow new threads)");
 		goto out;
 	}
-	if (o->repeat > 1 && (o->argc == 0 || o->interval_ms || o->per_thread || o->per_process || o->per_cpu)) {
+	if (o->repeat > 1 && (o->argc == 0 || o->interval_ms || o->per_thread || o->per_process || o->per_cpu ||
+			      units)) {
 		parse_options_error(&stat_pu, "-r repeats a command: it cannot be combined with -p, -I or a breakdown");
 		goto out;
 	}

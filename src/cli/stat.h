@@ -17,6 +17,7 @@ struct stat_opts {
 	int all_events;
 	int detailed;		/* -d, -dd, -ddd: perf's detailed default events */
 	int per_thread, per_process, per_cpu;	/* -A (perf's --no-aggr) is --per-cpu */
+	int per_socket, per_die, per_core;	/* -a's CPUs summed by socket, die or core */
 	int no_inherit;		/* -i: the command's first thread alone */
 	int quiet;		/* -q: no counts (but into -o FILE), no warnings */
 	long delay_ms;		/* -D: counting starts this long after the command */
@@ -51,6 +52,8 @@ struct stat_row {
 	/* breakdown identity; -1 when not broken down */
 	int tid, pid, cpu;
 	const char *comm;
+	const char *unit;	/* --per-socket/die/core: "S0", "S0-D0", "S0-D0-C1"; NULL else */
+	int unit_cpus;		/* the CPUs summed in it */
 };
 
 struct stat_out {

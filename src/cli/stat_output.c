@@ -88,7 +88,8 @@ static void stat_print_header(struct stat_out *o)
 	o->header_done = true;
 	if (o->format == STAT_CSV) {
 		for (const char *h = "interval,event,value,unit,running_pct,counter_value,enabled_ns,"
-				     "running_ns,thread,pid,comm,cpu,metric_value,metric_unit,stddev_pct\n";
+				     "running_ns,thread,pid,comm,cpu,metric_value,metric_unit,stddev_pct,"
+				     "aggregate,aggregate_cpus\n";
 		     *h; h++)
 			fputc(*h == ',' ? opts->sep : *h, o->f);
 		return;
@@ -133,7 +134,9 @@ static void print_table_row(struct stat_out *o, const struct stat_row *rows, siz
 	label_of(r, label, sizeof(label));
 	if (ts >= 0)
 		fprintf(o->f, "%14.6f ", ts);
-	if (label[0])
+	if (r->unit)	/* perf's: the unit, then how many CPUs it sums */
+		fprintf(o->f, "%-12s %4d ", r->unit, r->unit_cpus);
+	else if (label[0])
 		fprintf(o->f, "%20s ", label);
 	if (!r->supported) {
 		fprintf(o->f, "%18s      %-26s\n", "<not supported>", r->ev->spec);
@@ -191,6 +194,11 @@ static void print_json_row(struct stat_out *o, const struct stat_row *rows, size
 		json_kstr(&w, "comm", r->comm);
 	if (r->cpu >= 0)
 		json_ki64(&w, "cpu", r->cpu);
+	if (r->unit) {	/* perf's key: what the CPUs were summed by */
+		const struct stat_opts *so = o->opts;
+		json_kstr(&w, so->per_socket ? "socket" : so->per_die ? "die" : "core", r->unit);
+		json_ki64(&w, "cpus", r->unit_cpus);
+	}
 	double mv;
 	const char *mu;
 	if (derived_metric(rows, n, r, elapsed_ns, &mv, &mu)) {
@@ -255,6 +263,8 @@ static void print_csv_row(struct stat_out *o, const struct stat_row *rows, size_
 	csv_num(f, sep, "%.6f", mv, has);
 	csv_field(f, sep, has ? mu : "");
 	csv_num(f, sep, "%.4f", r->mean > 0 ? 100.0 * r->stddev / r->mean : 0.0, r->runs > 1);
+	csv_field(f, sep, r->unit ? r->unit : "");
+	csv_num(f, sep, "%.0f", r->unit_cpus, r->unit != NULL);
 	fputc('\n', f);
 }
 
@@ -272,7 +282,10 @@ static void print_perf_csv_row(struct stat_out *o, const struct stat_row *rows, 
 		fputc(sep, f);
 	}
 	label_of(r, label, sizeof(label));
-	if (label[0]) {
+	if (r->unit) {	/* perf's: S0-D0-C1,CPUS, */
+		cli_csv_field_sep(f, r->unit, sep);
+		fprintf(f, "%c%d%c", sep, r->unit_cpus, sep);
+	} else if (label[0]) {
 		cli_csv_field_sep(f, label, sep);
 		fputc(sep, f);
 	}
@@ -314,7 +327,7 @@ static void print_perf_csv_row(struct stat_out *o, const struct stat_row *rows, 
 /* R is a whole run's (or interval's) row, not a thread's, process's or CPU's */
 static bool row_is_total(const struct stat_row *r)
 {
-	return r->cpu < 0 && r->tid < 0 && r->pid < 0;
+	return r->cpu < 0 && r->tid < 0 && r->pid < 0 && !r->unit;
 }
 
 void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, double elapsed_ns,
@@ -330,7 +343,8 @@ void stat_print_rows(struct stat_out *o, const struct stat_row *rows, size_t n, 
 		case STAT_PERF_CSV:
 			/* perf's broken-down output has only the breakdown's lines, every line
 			 * with the same fields */
-			if ((opts->per_thread || opts->per_process || opts->per_cpu) &&
+			if ((opts->per_thread || opts->per_process || opts->per_cpu || opts->per_socket ||
+			     opts->per_die || opts->per_core) &&
 			    row_is_total(&rows[i]))
 				break;
 			print_perf_csv_row(o, rows, n, &rows[i], elapsed_ns, interval_ts);

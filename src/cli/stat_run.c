@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "cli/stat.h"
 #include "collect/stat_session.h"
+#include "core/cpus.h"
 #include "core/outfile.h"
 
 static volatile sig_atomic_t interrupted;
@@ -120,6 +121,7 @@ static void set_identity(struct stat_row *rows, size_t n, int tid, int pid, int 
 		rows[i].pid = pid;
 		rows[i].cpu = cpu;
 		rows[i].comm = comm;
+		rows[i].unit = NULL;
 	}
 }
 
@@ -331,6 +333,104 @@ out:
 	free(delta);
 }
 
+/* --per-socket/die/core: a CPU's unit, as perf labels it ("S0", "S0-D0", "S0-D0-C1"). A CPU
+ * whose topology sysfs does not give is a core of its own on socket 0. */
+static void unit_label(const struct stat_opts *o, int cpu, char *buf, size_t len)
+{
+	struct cpu_place pl;
+	if (cpu_place_read(CPU_SYSFS, cpu, &pl))
+		pl = (struct cpu_place){ 0, 0, cpu };
+	if (o->per_socket)
+		snprintf(buf, len, "S%d", pl.socket);
+	else if (o->per_die)
+		snprintf(buf, len, "S%d-D%d", pl.socket, pl.die);
+	else
+		snprintf(buf, len, "S%d-D%d-C%d", pl.socket, pl.die, pl.core);
+}
+
+/* One unit's row: its label, its CPUs and where its sums are */
+struct stat_unit {
+	char label[32];
+	int cpus;
+	size_t sums;	/* its index in the sums, in order of first appearance */
+};
+
+/* Label order: by socket, die, core as numbers (S0-D0-C10 after S0-D0-C2) */
+static int unit_cmp(const void *a, const void *b)
+{
+	const char *x = ((const struct stat_unit *)a)->label, *y = ((const struct stat_unit *)b)->label;
+	while (*x && *y) {
+		if (*x >= '0' && *x <= '9' && *y >= '0' && *y <= '9') {
+			char *ex, *ey;
+			long vx = strtol(x, &ex, 10), vy = strtol(y, &ey, 10);
+			if (vx != vy)
+				return vx < vy ? -1 : 1;
+			x = ex;
+			y = ey;
+		} else if (*x != *y) {
+			return *x < *y ? -1 : 1;
+		} else {
+			x++, y++;
+		}
+	}
+	return (*x != 0) - (*y != 0);
+}
+
+/* The CPUs' rows summed by unit (--per-socket, --per-die, --per-core): over the run, or since
+ * the last interval row; each unit's row says how many CPUs it sums, as perf's does. */
+static void print_per_unit(struct run_ctx *rc, struct counting *c, struct rows_at at)
+{
+	size_t n = counting_n_slots(c), nu = 0, nev = rc->os.n;
+	struct stat_unit *units = calloc(n + 1, sizeof(*units));
+	struct count_value *sums = calloc((n + 1) * nev + 1, sizeof(*sums));
+	struct count_value *vals = calloc(nev + 1, sizeof(*vals));
+	struct count_value *delta = calloc(nev + 1, sizeof(*delta));
+	if (!units || !sums || !vals || !delta)
+		goto out;
+	for (size_t s = 0; s < n; s++) {
+		char l[32];
+		unit_label(rc->opts, counting_slot_id(c, s), l, sizeof(l));
+		size_t u = 0;
+		while (u < nu && strcmp(units[u].label, l))
+			u++;
+		if (u == nu) {
+			snprintf(units[nu].label, sizeof(units[nu].label), "%s", l);
+			units[nu].sums = nu;
+			nu++;
+		}
+		units[u].cpus++;
+		if (counting_read_slot(c, s, vals))
+			continue;
+		const struct count_value *shown = vals;
+		if (at.ts >= 0) {
+			struct count_value *prev = since_last_at(&rc->cpus, s, nev);
+			if (!prev)
+				goto out;
+			delta_since(nev, vals, prev, delta);
+			shown = delta;
+		}
+		for (size_t e = 0; e < nev; e++)
+			count_value_add(&sums[u * nev + e], &shown[e]);
+	}
+	qsort(units, nu, sizeof(*units), unit_cmp);
+	for (size_t k = 0; k < nu; k++) {
+		fill_rows(rc->se, &rc->os, &sums[units[k].sums * nev], rc->rows, &rc->nrows);
+		set_identity(rc->rows, rc->nrows, -1, -1, -1, NULL);
+		for (size_t i = 0; i < rc->nrows; i++) {
+			rc->rows[i].unit = units[k].label;
+			rc->rows[i].unit_cpus = units[k].cpus;
+		}
+		stat_print_rows(rc->out, rc->rows, rc->nrows, at.elapsed_ns, at.ts);
+	}
+	if (rc->out->format == STAT_TABLE)
+		fputc('\n', rc->out->f);
+out:
+	free(units);
+	free(sums);
+	free(vals);
+	free(delta);
+}
+
 /* Read totals, minus PREV when given (intervals), into the rows. */
 static int read_into_rows(struct run_ctx *rc, struct counting *c, struct count_value *totals,
 			  struct count_value *prev)
@@ -368,6 +468,8 @@ static void print_breakdowns(struct run_ctx *rc, struct spent_stat *s, struct ro
 	}
 	if (o->per_cpu)
 		print_per_cpu(rc, c, at);
+	else if (o->per_socket || o->per_die || o->per_core)
+		print_per_unit(rc, c, at);
 }
 
 /* With -I: the counts since the last interval row, as one more row, then each thread's

@@ -96,3 +96,28 @@ int cpus_online(int **out, size_t *n)
 	*n = (size_t)ncpu;
 	return 0;
 }
+
+/* One number from DIR/cpuCPU/topology/NAME; -1 when the file is not there or holds none. */
+static long topology_value(const char *dir, int cpu, const char *name)
+{
+	char path[512];
+	long v = -1;
+	snprintf(path, sizeof(path), "%s/cpu%d/topology/%s", dir, cpu, name);
+	FILE *f = fopen(path, "re");
+	if (f && fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+int cpu_place_read(const char *dir, int cpu, struct cpu_place *out)
+{
+	long socket = topology_value(dir, cpu, "physical_package_id");
+	long core = topology_value(dir, cpu, "core_id");
+	long die = topology_value(dir, cpu, "die_id");
+	if (socket < 0 || core < 0)
+		return -ENOENT;
+	*out = (struct cpu_place){ (int)socket, die < 0 ? 0 : (int)die, (int)core };
+	return 0;
+}

@@ -19,4 +19,15 @@ void cpu_list_format(const int *cpus, size_t n, char *buf, size_t len);
  * of online CPUs - 1) into *OUT (malloc'd), *N of them. 0 or -errno. */
 int cpus_online(int **out, size_t *n);
 
+/* Where a CPU sits: its socket (physical package), die and core, as perf stat --per-socket,
+ * --per-die and --per-core group CPUs (S0-D0-C1). */
+struct cpu_place {
+	int socket, die, core;
+};
+#define CPU_SYSFS "/sys/devices/system/cpu"
+/* CPU's place from DIR (CPU_SYSFS; a test gives a tree of its own): DIR/cpuN/topology's
+ * physical_package_id, die_id (0 when the kernel has none: before 5.2) and core_id. 0, or
+ * -ENOENT when the topology is not there. */
+int cpu_place_read(const char *dir, int cpu, struct cpu_place *out);
+
 #endif

@@ -273,3 +273,47 @@ for bad in "--null -e task-clock -- true" "--null -p 1" "--null --per-thread -- 
 	"$SPENT" stat $bad > /dev/null 2> "$TMP/bad_null.err"; rc=$?
 	check "stat ${bad% -- true} is refused with one line (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/bad_null.err")" -eq 1
 done
+
+# --per-socket, --per-die, --per-core (perf's): -a's CPUs summed by their place in sysfs, each
+# line with its label and how many CPUs it sums; cpu-clock of a whole CPU is the elapsed time
+# (it counts idle time too), so a unit's count is about its CPUs x 0.2 s; the labels and CPU
+# counts are the sysfs topology's (and perf's, when it is here)
+want_units() { # socket|die|core -> "LABEL CPUS" lines from sysfs
+	for c in $(python3 -c 'import sys
+def parse(s):
+    out = []
+    for part in s.strip().split(","):
+        a, _, b = part.partition("-")
+        out += range(int(a), int(b or a) + 1)
+    return out
+print(" ".join(map(str, parse(open("/sys/devices/system/cpu/online").read()))))'); do
+		t=/sys/devices/system/cpu/cpu$c/topology
+		s=$(cat $t/physical_package_id); d=$(cat $t/die_id 2>/dev/null || echo 0); k=$(cat $t/core_id)
+		case $1 in socket) echo "S$s";; die) echo "S$s-D$d";; core) echo "S$s-D$d-C$k";; esac
+	done | sort | uniq -c | awk '{ print $2, $1 }'
+}
+for mode in socket die core; do
+	"$SPENT" stat -a --per-$mode -x, -e cpu-clock -- sleep 0.2 > /dev/null 2> "$TMP/u_$mode.csv"; rc=$?
+	got=$(awk -F, '{ print $1, $2 }' "$TMP/u_$mode.csv" | sort)
+	check "stat_per_${mode}_lines_are_the_sysfs_units (rc $rc: $(echo $got) / $(want_units $mode | tr '\n' ' '))" \
+		test "$rc" -eq 0 -a "$got" = "$(want_units $mode | sort)"
+	check "stat_per_${mode}_counts_each_units_cpus ($(tr '\n' ' ' < "$TMP/u_$mode.csv"))" \
+		awk -F, '{ v = $3 / $2; if (v < 150 || v > 320) bad++ } END { exit !(NR > 0 && !bad) }' "$TMP/u_$mode.csv"
+	if command -v perf > /dev/null; then
+		perf stat -a --per-$mode -x, -e cpu-clock -- sleep 0.05 > /dev/null 2> "$TMP/pu_$mode.csv"
+		check "stat_per_${mode}_units_as_perf ($(awk -F, '{ print $1, $2 }' "$TMP/pu_$mode.csv" | tr '\n' ' '))" \
+			test "$(awk -F, '{ print $1, $2 }' "$TMP/pu_$mode.csv" | sort)" = "$got"
+	fi
+done
+"$SPENT" stat -a --per-core --json -e cpu-clock -- sleep 0.05 2> "$TMP/u.json"
+check "stat_per_core_json_names_the_core" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if "core" in l]
+sys.exit(0 if rows and all(r["core"].startswith("S") and r["cpus"] >= 1 for r in rows) else 1)' "$TMP/u.json"
+"$SPENT" stat -a --per-core -I 100 -x, -e cpu-clock -- sleep 0.25 > /dev/null 2> "$TMP/ui.csv"
+check "stat_per_core_I_prints_each_unit_per_interval ($(wc -l < "$TMP/ui.csv") lines)" \
+	test "$(awk -F, '$2 ~ /^S[0-9]/' "$TMP/ui.csv" | wc -l)" -ge "$((2 * $(want_units core | wc -l)))"
+for bad in "--per-core -- true" "-a --per-core --per-socket -- true" "-a --per-die -A -- true" "-a --per-core -r 2 -- true"; do
+	"$SPENT" stat $bad > /dev/null 2> "$TMP/bad_u.err"; rc=$?
+	check "stat ${bad% -- true} is refused with one line (rc $rc)" test "$rc" -eq 2 -a "$(wc -l < "$TMP/bad_u.err")" -eq 1
+done

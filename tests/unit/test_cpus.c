@@ -1,11 +1,13 @@
 /* tests/unit/test_cpus.c - CPU lists (core/cpus.c): perf's -C syntax and the kernel's online
  * list parse to each CPU once in the order given, bad lists are refused, lists format back
- * with runs as ranges, and the online CPUs are a non-empty ascending list. */
+ * with runs as ranges, the online CPUs are a non-empty ascending list, and each CPU's place
+ * (socket, die, core) is read from sysfs. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,12 +61,58 @@ static void online_now(void **state)
 	free(c);
 }
 
+/* A fake sysfs tree: cpu0 and cpu1 on socket 1, die 0, cores 4 and 5; cpu2 without die_id (a
+ * kernel before 5.2) is die 0; cpu3 has no topology */
+static void write_num(const char *dir, int cpu, const char *name, int v)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/cpu%d/topology", dir, cpu);
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/cpu%d/topology/%s", dir, cpu, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%d\n", v);
+	fclose(f);
+}
+
+static void places_from_sysfs(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/spent-cpus.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	for (int c = 0; c < 3; c++) {
+		write_num(dir, c, "physical_package_id", 1);
+		write_num(dir, c, "core_id", 4 + c);
+		if (c < 2)
+			write_num(dir, c, "die_id", 0);
+	}
+	struct cpu_place p;
+	assert_int_equal(cpu_place_read(dir, 1, &p), 0);
+	assert_true(p.socket == 1 && p.die == 0 && p.core == 5);
+	assert_int_equal(cpu_place_read(dir, 2, &p), 0);
+	assert_true(p.socket == 1 && p.die == 0 && p.core == 6);
+	assert_int_equal(cpu_place_read(dir, 3, &p), -ENOENT);
+	/* this machine's CPUs all have a place */
+	int *cpus = NULL;
+	size_t n = 0;
+	assert_int_equal(cpus_online(&cpus, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(cpu_place_read(CPU_SYSFS, cpus[i], &p), 0);
+	free(cpus);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parse_lists),
 		cmocka_unit_test(format_lists),
 		cmocka_unit_test(online_now),
+		cmocka_unit_test(places_from_sysfs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
