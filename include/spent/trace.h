@@ -70,6 +70,8 @@ enum spent_trace_event_kind {
 	SPENT_TRACE_EV_EXIT,			/* the process exited */
 	SPENT_TRACE_EV_PROCESS_START,		/* a process of the tree starts its stream (pid in .pid):
 					 * the command, a forked child, or an exec'd program */
+	SPENT_TRACE_EV_CHILD_KILLED,		/* a wait of this process reaped a child (u.child_killed.pid)
+					 * dead of a signal; the child's exit status is -1 */
 };
 
 struct spent_trace_event {
@@ -90,8 +92,10 @@ struct spent_trace_event {
 			uint8_t build_id[20];
 			uint32_t build_id_len;
 		} image;
-		/* exit_group's status, or -1: killed by a signal (the log does not say which) */
+		/* exit_group's status, or -1: killed by a signal (which one: the CHILD_KILLED event
+		 * of the process that reaped it; `spent trace` itself for the command) */
 		struct { int32_t status; } exit;
+		struct { uint32_t pid; int32_t signo; int32_t core_dumped; } child_killed;
 		struct {
 			uint32_t ppid;
 			uint32_t stream, parent_stream;	/* the log's process numbers (1: the

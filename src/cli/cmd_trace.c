@@ -260,6 +260,11 @@ static void print_event(const struct spent_trace_event *e)
 		else
 			printf("exit %d\n", e->u.exit.status);
 		break;
+	case SPENT_TRACE_EV_CHILD_KILLED:	/* a wait's (the command's: spent trace's) */
+		printf("reaped pid %u killed by signal %d (%s)%s\n", e->u.child_killed.pid,
+		       e->u.child_killed.signo, strsignal(e->u.child_killed.signo),
+		       e->u.child_killed.core_dumped ? ", core dumped" : "");
+		break;
 	case SPENT_TRACE_EV_PROCESS_START: {
 		printf("process %u pid %u ppid %u parent %u %s %s:", e->u.process.stream, e->pid,
 		       e->u.process.ppid, e->u.process.parent_stream,

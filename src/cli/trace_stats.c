@@ -2,6 +2,7 @@
  * traced tree (each fork child and each exec'd program is one process stream): its pid,
  * parent, command line, instructions, data references and exit. */
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,21 @@
 #include "spent/trace.h"
 #include "trace/log_io.h"
 
+/* "SIGTERM" for 15 (sigabbrev_np), "SIG65" for one glibc has no name for */
+static const char *signal_name(int sig)
+{
+	static char buf[16];
+	const char *abbrev = sigabbrev_np(sig);
+	snprintf(buf, sizeof(buf), "SIG%s", abbrev ? abbrev : "");
+	if (!abbrev)
+		snprintf(buf, sizeof(buf), "SIG%d", sig);
+	return buf;
+}
+
 struct proc_stat {
 	uint32_t stream, pid, ppid, parent_stream;
 	int forked, exited, status;
+	int signo, core_dumped;	/* killed: the signal its reaper's wait gave (0: unknown) */
 	char cmdline[256];	/* argv joined by spaces, cut to fit */
 	char exe[256];
 	uint64_t insns, refs, last_time;
@@ -88,6 +101,15 @@ static void on_event(struct trace_totals *t, const struct spent_trace_event *e)
 	if (e->kind == SPENT_TRACE_EV_PROCESS_START) {
 		on_process(t, e);
 		return;
+	}
+	if (e->kind == SPENT_TRACE_EV_CHILD_KILLED) {	/* the reaped process's, not the reaper's */
+		struct proc_stat *k = proc_of(t, e->u.child_killed.pid);
+		if (k) {
+			k->exited = 1;
+			k->status = -1;
+			k->signo = e->u.child_killed.signo;
+			k->core_dumped = e->u.child_killed.core_dumped;
+		}
 	}
 	struct proc_stat *p = proc_of(t, e->pid);
 	if (!p && !(p = proc_add(t, e->pid)))
@@ -197,11 +219,30 @@ static void print_json(const struct trace_totals *t, uint64_t log_bytes, int dat
 		else
 			json_knull(&w, "exit_status");
 		json_kbool(&w, "killed", p->exited && p->status < 0);
+		if (p->signo) {
+			json_ki64(&w, "signal", p->signo);
+			json_kstr(&w, "signal_name", signal_name(p->signo));
+			json_kbool(&w, "core_dumped", p->core_dumped);
+		} else {
+			json_knull(&w, "signal");
+		}
 		json_object_end(&w);
 	}
 	json_array_end(&w);
 	json_object_end(&w);
 	json_newline(&w);
+}
+
+/* How P ended, for the table: its exit status, the signal that killed it (+core when it
+ * dumped one), "killed" when no wait said which, "-" while it runs on */
+static void exit_text(const struct proc_stat *p, char *buf, size_t len)
+{
+	if (p->exited && p->status >= 0)
+		snprintf(buf, len, "%d", p->status);
+	else if (p->signo)
+		snprintf(buf, len, "%s%s", signal_name(p->signo), p->core_dumped ? "+core" : "");
+	else
+		snprintf(buf, len, "%s", p->exited ? "killed" : "-");
 }
 
 static void print_text(const struct trace_totals *t, uint64_t log_bytes, int data, double secs,
@@ -216,18 +257,19 @@ static void print_text(const struct trace_totals *t, uint64_t log_bytes, int dat
 	       (unsigned long long)log_bytes, "bytes_per_instruction", bpi, "data_addresses",
 	       data ? "yes" : "no", "syscalls", (unsigned long long)t->syscalls, "signals",
 	       (unsigned long long)t->signals, "reconstruct_Minstr/s", mips, "complete", complete);
+	char ex[32];
+	if (t->n_procs == 1) {	/* one process: how it ended, which the table says for a tree */
+		exit_text(&t->procs[0], ex, sizeof(ex));
+		printf("%-24s %s\n", "exit", ex);
+	}
 	if (t->n_procs < 2)
 		return;
-	printf("\n%-7s %-8s %-8s %-7s %-5s %14s %14s %-6s %s\n", "stream", "pid", "ppid", "parent",
+	printf("\n%-7s %-8s %-8s %-7s %-5s %14s %14s %-7s %s\n", "stream", "pid", "ppid", "parent",
 	       "start", "instructions", "data_refs", "exit", "command");
 	for (size_t i = 0; i < t->n_procs; i++) {
 		const struct proc_stat *p = &t->procs[i];
-		char ex[16];
-		if (p->exited && p->status >= 0)
-			snprintf(ex, sizeof(ex), "%d", p->status);
-		else
-			snprintf(ex, sizeof(ex), "%s", p->exited ? "killed" : "-");
-		printf("%-7u %-8u %-8u %-7u %-5s %14llu %14llu %-6s %s\n", p->stream, p->pid, p->ppid,
+		exit_text(p, ex, sizeof(ex));
+		printf("%-7u %-8u %-8u %-7u %-5s %14llu %14llu %-7s %s\n", p->stream, p->pid, p->ppid,
 		       p->parent_stream, p->forked ? "fork" : "exec", (unsigned long long)p->insns,
 		       (unsigned long long)p->refs, ex, p->cmdline);
 	}

@@ -421,6 +421,31 @@ int log_collector_finish(struct log_collector *c)
 	return 0;
 }
 
+int log_collector_add_reaped(struct log_collector *c, uint32_t pid, int wait_status)
+{
+	int sig = wait_status & 0x7f;
+	if (sig == 0 || sig == 0x7f)
+		return 0;	/* it exited (its EXIT record says how), or only stopped */
+	const struct collect_proc *p = NULL;
+	for (size_t i = 0; i < c->n_procs && !p; i++)
+		if (c->procs[i].pid == pid && c->procs[i].stream)
+			p = &c->procs[i];
+	if (!p)
+		return 0;	/* never traced: it died before its tool instance began */
+	int err;
+	if (p->stream != c->cur_stream) {
+		struct log_stream s = { .stream = p->stream };
+		if ((err = log_writer_add(c->w, LOG_REC_STREAM, &s, sizeof(s))) < 0)
+			return err;
+		c->cur_stream = p->stream;
+	}
+	struct log_reaped r = { .pid = pid, .wait_status = wait_status & 0xff, .time_ns = now_ns() };
+	if ((err = log_writer_add(c->w, LOG_REC_REAPED, &r, sizeof(r))) < 0)
+		return err;
+	c->tot.records++;
+	return 0;
+}
+
 bool log_collector_awaits(const struct log_collector *c, bool (*alive)(uint32_t pid))
 {
 	uint64_t now = now_ns();

@@ -62,7 +62,8 @@
 #include <stdint.h>
 
 #define LOG_MAGIC "SPNTLOG"		/* 8 bytes with the NUL */
-#define LOG_VERSION 5u
+#define LOG_VERSION 6u
+#define LOG_VERSION_NO_REAPED 5u	/* CODE_SAME records, no REAPED ones: read still */
 #define LOG_VERSION_LZ4 4u		/* LZ4 blocks, no CODE_SAME records: read still */
 #define LOG_VERSION_ZSTD 3u		/* zstd blocks: read still */
 #define LOG_HEADER_SIZE 40u
@@ -98,8 +99,9 @@ enum log_rec_type {
 	LOG_REC_PROCESS = 11,	/* struct log_process + path + argv: a stream starts */
 	LOG_REC_STREAM = 12,	/* struct log_stream: the records that follow belong to it */
 	LOG_REC_CODE_SAME = 13,	/* struct log_code_same: a CODE record again (version 5) */
+	LOG_REC_REAPED = 14,	/* struct log_reaped: a child was reaped dead of a signal (version 6) */
 };
-#define LOG_REC_LAST LOG_REC_CODE_SAME
+#define LOG_REC_LAST LOG_REC_REAPED
 
 struct log_rec_hdr {
 	uint8_t type;		/* enum log_rec_type */
@@ -213,6 +215,15 @@ struct log_thread {
 struct log_exit {
 	int32_t status;		/* exit_group's status (0-255), or LOG_EXIT_KILLED */
 	uint32_t reserved;
+	uint64_t time_ns;
+};
+
+/* A wait of this process (wait4, waitid) returned child PID's status, and the child died of
+ * a signal: which one its own EXIT record cannot say (and after SIGKILL it wrote none). In
+ * the stream of the waiting process. */
+struct log_reaped {
+	uint32_t pid;
+	int32_t wait_status;	/* as wait4 gives it: the signal in bits 0-6, 0x80 if core dumped */
 	uint64_t time_ns;
 };
 

@@ -98,6 +98,10 @@ int log_collector_feed(struct log_collector *c, const uint8_t *b, size_t n);
 /* At EOF: -EPIPE when a frame was cut off (frames are written whole). A process's record cut
  * off is dropped: its stream counts as unended (totals), as does one without an EXIT record. */
 int log_collector_finish(struct log_collector *c);
+/* After the finish: the command PID (its latest stream) died with WAIT_STATUS, as the
+ * recorder's wait gave it; when a signal killed it, a REAPED record in its stream says which
+ * (the tool's EXIT record cannot). 0 or -errno from the writer. */
+int log_collector_add_reaped(struct log_collector *c, uint32_t pid, int wait_status);
 /* Whether some process announced an execve a new tool instance follows (LOG_PIPE_EXEC), less
  * than LOG_EXEC_GAP_MAX_NS ago, has sent nothing since, and ALIVE says its pid still runs: the
  * old instance has closed the FIFO and the new one has not opened it yet, so an EOF then is

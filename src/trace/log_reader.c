@@ -76,7 +76,8 @@ int log_reader_new_mem(const uint8_t *data, size_t len, struct log_reader **out,
 	uint32_t hcrc = 0;
 	if (len >= LOG_HEADER_SIZE)
 		memcpy(&hcrc, data + LOG_HEADER_CRC_OFF, 4);
-	bool known = version == LOG_VERSION || version == LOG_VERSION_LZ4 || version == LOG_VERSION_ZSTD;
+	bool known = version == LOG_VERSION || version == LOG_VERSION_NO_REAPED ||
+		     version == LOG_VERSION_LZ4 || version == LOG_VERSION_ZSTD;
 	if (!known && (version > LOG_VERSION + 64 || version == 0) &&
 	    (len < LOG_HEADER_SIZE || binio_crc32(0, data, LOG_HEADER_CRC_OFF) != hcrc)) {
 		if (err)

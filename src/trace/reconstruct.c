@@ -532,6 +532,23 @@ static int on_event(struct recon *r, const struct log_record *rec)
 		e->u.exit.status = x.status;
 		return 0;
 	}
+	case LOG_REC_REAPED: {
+		struct log_reaped x;
+		int sig;
+		if (rec->len != sizeof(x))
+			break;
+		memcpy(&x, rec->payload, sizeof(x));
+		if (!x.pid || (sig = x.wait_status & 0x7f) == 0 || sig == 0x7f)
+			break;	/* not a death by a signal: no tool writes it */
+		if (x.time_ns)
+			r->p.cur_time = x.time_ns;
+		if (!(e = recon_event_push(r, SPENT_TRACE_EV_CHILD_KILLED, r->p.last_tid)))
+			return -ENOMEM;
+		e->u.child_killed.pid = x.pid;
+		e->u.child_killed.signo = sig;
+		e->u.child_killed.core_dumped = (x.wait_status & 0x80) != 0;
+		return 0;
+	}
 	default:
 		break;
 	}
@@ -708,7 +725,7 @@ static int open_reader(struct log_reader *rd, struct spent_trace_source **out)
 		return -ENOMEM;
 	}
 	r->max_insns = log_reader_max_insns(rd);
-	r->keep_codes = log_reader_version(rd) >= LOG_VERSION;
+	r->keep_codes = log_reader_version(rd) >= LOG_VERSION_NO_REAPED;	/* CODE_SAME since 5 */
 	*out = spent_trace_source_new(&recon_ops, r);
 	return *out ? 0 : -ENOMEM;
 }

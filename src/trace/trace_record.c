@@ -400,6 +400,11 @@ int spent_trace_wait(struct spent_trace *t, int *status)
 	reap_tool(t, &st);
 	if (status)
 		*status = st;
+	/* the command killed by a signal: which one, into its stream (the tool's EXIT record only
+	 * says "killed"; a child's reaper logs its own) */
+	int rerr = err >= 0 && t->c ? log_collector_add_reaped(t->c, (uint32_t)t->pid, st) : 0;
+	if (rerr < 0)
+		return fail(t, rerr, "cannot write the log: %s", strerror(-rerr));
 	if (err == -EBADMSG)
 		return fail(t, err, "the valgrind tool sent a malformed record");
 	if (err < 0 && t->write_failed)

@@ -47,3 +47,38 @@ check "ten caught SIGSEGVs give ten signal events" test "$(jfield "$jf" signals)
 	--cachegrind-out-file="$TMP/cgf.out" "$F" > "$TMP/cgf.stdout" 2> "$TMP/cgf.err"
 irf=$(awk '/^summary:/ { print $2 }' "$TMP/cgf.out")
 check "instruction count with faults equals cachegrind Ir ($irf)" test "$(jfield "$jf" instructions)" = "$irf"
+
+# how each process of a tree died: the wait that reaped it (wait4 in sh, waitid in python)
+# says which signal killed it, as the shell's $? does (143 = SIGTERM, 137 = SIGKILL); the
+# command's own death is spent trace's wait's. Before, all read "killed".
+cat > "$TMP/waitid.py" <<'PY'
+import os, signal
+pid = os.fork()
+if pid == 0:
+    os.kill(os.getpid(), signal.SIGUSR1)
+    os._exit(0)
+r = os.waitid(os.P_PID, pid, os.WEXITED)
+print("waitid", r.si_pid, r.si_code, r.si_status)
+PY
+"${E[@]}" "$SPENT" trace -o "$TMP/kill.log" -- sh -c "sh -c 'kill -TERM \$\$'; echo t=\$?; sh -c 'kill -KILL \$\$'; echo k=\$?; /usr/bin/python3 '$TMP/waitid.py'" \
+	> "$TMP/kill.out" 2> "$TMP/kill.err"
+check "the shell saw its children killed ($(tr '\n' ' ' < "$TMP/kill.out"))" \
+	bash -c "grep -qx t=143 '$TMP/kill.out' && grep -qx k=137 '$TMP/kill.out' && grep -q '^waitid [0-9]* 2 10$' '$TMP/kill.out'"
+"$SPENT" trace stats --json "$TMP/kill.log" > "$TMP/kill.json"
+upid=$(awk '/^waitid/ { print $2 }' "$TMP/kill.out")
+check "stats names each child's signal from its reaper's wait" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = sorted((p.get("signal_name"), p["cmdline"].split()[-1] if p["exe"].endswith("sh") else p["pid"])
+             for p in d["processes"] if p.get("signal"))
+want = sorted([("SIGKILL", "$$"), ("SIGTERM", "$$"), ("SIGUSR1", int(sys.argv[2]))])
+print(got)
+sys.exit(0 if got == want and all(p["killed"] for p in d["processes"] if p.get("signal")) else 1)' \
+	"$TMP/kill.json" "${upid:-0}"
+"$SPENT" trace stats "$TMP/kill.log" > "$TMP/kill.txt"
+check "the table's exit column says SIGTERM, SIGKILL and SIGUSR1" \
+	bash -c "grep -q ' SIGTERM /usr/bin/sh' '$TMP/kill.txt' && grep -q ' SIGKILL /usr/bin/sh' '$TMP/kill.txt' && grep -q ' SIGUSR1 ' '$TMP/kill.txt'"
+check "dump shows the reaping" bash -c "'$SPENT' trace dump '$TMP/kill.log' | grep -q 'reaped pid [0-9]* killed by signal 15 (Terminated)'"
+"${E[@]}" "$SPENT" trace -o "$TMP/self.log" -- sh -c 'kill -TERM $$' > /dev/null 2>&1; rc=$?
+check "the command killed by SIGTERM: spent trace exits 143 ($rc) and stats says SIGTERM" \
+	bash -c "[ $rc = 143 ] && '$SPENT' trace stats '$TMP/self.log' | grep -qE '^exit +SIGTERM$'"

@@ -385,12 +385,18 @@ static void test_header_checksum_and_versions(void **state)
 	data[8] = 2;	/* a single-process log of the version before process trees */
 	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), -EPROTONOSUPPORT);
 	assert_non_null(strstr(err, "version 2 is not supported"));
-	assert_non_null(strstr(err, "versions 3 to 5"));
+	assert_non_null(strstr(err, "versions 3 to 6"));
 	/* version 4 (LZ4 blocks, no CODE_SAME records) still reads, its header sealed as written */
 	data[8] = LOG_VERSION_LZ4;
 	uint32_t crc4 = binio_crc32(0, data, LOG_HEADER_CRC_OFF), crc_was;
 	memcpy(&crc_was, data + LOG_HEADER_CRC_OFF, 4);
 	memcpy(data + LOG_HEADER_CRC_OFF, &crc4, 4);
+	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), 0);
+	spent_trace_source_free(src);
+	/* version 5 (no REAPED records) too */
+	data[8] = LOG_VERSION_NO_REAPED;
+	uint32_t crc5 = binio_crc32(0, data, LOG_HEADER_CRC_OFF);
+	memcpy(data + LOG_HEADER_CRC_OFF, &crc5, 4);
 	assert_int_equal(trace_log_open_mem(data, len, &src, err, sizeof(err)), 0);
 	spent_trace_source_free(src);
 	memcpy(data + LOG_HEADER_CRC_OFF, &crc_was, 4);

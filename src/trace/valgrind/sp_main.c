@@ -666,6 +666,37 @@ static void sp_pre_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs)
 	}
 }
 
+/* A wait that reaped a child dead of a signal (wait4's status, waitid's siginfo): the child's
+ * own EXIT record says only "killed" (no tool hook names a fatal signal, and SIGKILL leaves
+ * none at all); its parent's wait knows which, as the shell's $? does. */
+static void note_reaped(UInt nr, UWord *args, UInt nargs, SysRes res)
+{
+	Int pid = 0, st = 0;
+	if (sr_isError(res))
+		return;
+	if (nr == __NR_wait4 && nargs >= 2 && (Long)sr_Res(res) > 0 && args[1] &&
+	    VG_(am_is_valid_for_client)(args[1], sizeof(Int), VKI_PROT_READ)) {
+		pid = (Int)sr_Res(res);
+		st = *(const Int *)args[1];
+	} else if (nr == __NR_waitid && nargs >= 3 && args[2] &&
+		   VG_(am_is_valid_for_client)(args[2], 7 * sizeof(Int), VKI_PROT_READ)) {
+		/* x86-64 siginfo_t: si_code at 8; si_pid at 16, si_status at 24 (CLD_KILLED 2,
+		 * CLD_DUMPED 3: si_status is the signal) */
+		const Int *si = (const Int *)args[2];
+		if (si[2] != 2 && si[2] != 3)
+			return;
+		pid = si[4];
+		st = (si[6] & 0x7f) | (si[2] == 3 ? 0x80 : 0);
+	}
+	Int sig = st & 0x7f;
+	if (pid <= 0 || sig == 0 || sig == 0x7f)	/* exited, or only stopped */
+		return;
+	struct log_reaped *r = (struct log_reaped *)sp_rec_begin(LOG_REC_REAPED, sizeof(*r));
+	r->pid = (UInt)pid;
+	r->wait_status = st;
+	r->time_ns = sp_now_ns();
+}
+
 static void sp_post_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs, SysRes res)
 {
 	if (!logging)
@@ -677,6 +708,8 @@ static void sp_post_syscall(ThreadId tid, UInt nr, UWord *args, UInt nargs, SysR
 	for (UInt k = 0; k < 6 && k < nargs; k++)
 		s->args[k] = args[k];
 	s->ret = sr_isError(res) ? -(Long)sr_Err(res) : (Long)sr_Res(res);
+	if (nr == __NR_wait4 || nr == __NR_waitid)
+		note_reaped(nr, args, nargs, res);
 }
 
 static Addr sig_resume_pc[SP_MAX_TID];
