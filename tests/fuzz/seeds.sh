@@ -26,7 +26,8 @@ miss() { echo "fuzz seeds: skipped $1: $2"; missed=$((missed + 1)); }
 # trace logs, in raw form: the start of a dynamic program (ld.so, 20000 instructions), a
 # static one (whose start is libc's), a static three-thread mutex program up to its first
 # locks (for the lock finder; static so that no ld.so code swells the log), and a static
-# program that forks (the child describes again what it inherited: by CODE_SAME references)
+# program that forks (the child describes again what it inherited: by CODE_SAME references),
+# and one whose child is killed by a signal and reaped (a REAPED record)
 trace_seed() { # NAME MAX_INSNS "TARGETS" COMMAND...
 	local name=$1 max=$2 targets=$3
 	shift 3
@@ -45,6 +46,10 @@ if cc -std=gnu11 -O1 -g -static -o "$static" tests/progs/studies_mutex.c -lpthre
 	printf '#include <sys/wait.h>\n#include <unistd.h>\nint main(void) { if (fork() == 0) return 0; wait(0); return 0; }\n' |
 		cc -O1 -static -x c -o "$fb/seedprogs/fork-static" - 2>"$tmp/err" &&
 		trace_seed static-fork 4000 fuzz_trace_sinks "$fb/seedprogs/fork-static"
+	# a child killed by SIGTERM and reaped: the parent's wait logs a REAPED record
+	printf '#include <signal.h>\n#include <sys/wait.h>\n#include <unistd.h>\nint main(void) { int st; if (fork() == 0) { kill(getpid(), SIGTERM); pause(); } wait(&st); return 0; }\n' |
+		cc -O1 -static -x c -o "$fb/seedprogs/killed-static" - 2>"$tmp/err" &&
+		trace_seed static-killed 20000 "fuzz_trace_log fuzz_trace_sinks" "$fb/seedprogs/killed-static"
 else
 	trace_seed small 20000 "fuzz_trace_log fuzz_trace_sinks" "$progs/trace_small"
 	miss "static trace seeds" "cannot build a static program: $(tail -1 "$tmp/err")"
