@@ -49,7 +49,7 @@ if cc -std=gnu11 -O1 -g -static -o "$static" tests/progs/studies_mutex.c -lpthre
 	# a child killed by SIGTERM and reaped: the parent's wait logs a REAPED record
 	printf '#include <signal.h>\n#include <sys/wait.h>\n#include <unistd.h>\nint main(void) { int st; if (fork() == 0) { kill(getpid(), SIGTERM); pause(); } wait(&st); return 0; }\n' |
 		cc -O1 -static -x c -o "$fb/seedprogs/killed-static" - 2>"$tmp/err" &&
-		trace_seed static-killed 20000 "fuzz_trace_log fuzz_trace_sinks" "$fb/seedprogs/killed-static"
+		trace_seed static-killed 60000 "fuzz_trace_log fuzz_trace_sinks" "$fb/seedprogs/killed-static"
 else
 	trace_seed small 20000 "fuzz_trace_log fuzz_trace_sinks" "$progs/trace_small"
 	miss "static trace seeds" "cannot build a static program: $(tail -1 "$tmp/err")"
