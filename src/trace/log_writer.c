@@ -207,7 +207,8 @@ int log_code_copies_add(struct log_code_copies *k, const uint8_t *p, uint32_t le
 		return 0;
 	if (ALLOC_GROW(k->bytes, k->n + len, k->cap))
 		return -ENOMEM;
-	memcpy(k->bytes + k->n, p, len);
+	if (len)	/* an empty payload (a corrupt log's) leaves bytes NULL: no memcpy to it */
+		memcpy(k->bytes + k->n, p, len);
 	*off = k->n;
 	k->n += len;
 	return 0;

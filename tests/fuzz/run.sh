@@ -6,6 +6,9 @@
 # speed and the corpus size before and after (a corpus that does not grow says so).
 set -u
 build=$1 secs=$2 failed=0 n=0
+# undefined behaviour ends the run as a crash does: recoverable by default, it was printed and
+# the target still passed (a memcpy to a NULL buffer in the log writer went unnoticed so)
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 for f in "$build"/fuzz_*; do
 	[ -x "$f" ] || continue
 	name=$(basename "$f")
