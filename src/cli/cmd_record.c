@@ -121,38 +121,12 @@ static int parse_callgraph(const char *mode, struct record_opts *o)
 	return 0;
 }
 
-/* perf's `-g dwarf` and `--call-graph dwarf` give the mode as the next word, which a value the
- * parser takes as optional (`-g -- CMD`) would leave as the program: join the two into
- * `--call-graph=MODE` first. Values of the options that take one are stepped over. */
-static int join_callgraph_mode(int argc, char **argv)
-{
-	static const char *const with_value[] = { "-e", "--event", "-F", "--freq", "-c", "--count",
-						  "-p", "--pid", "-o", "--output" };
-	static char joined[160];
-	for (int i = 1; i < argc && argv[i][0] == '-' && strcmp(argv[i], "--"); i++) {
-		bool valued = false;
-		for (size_t k = 0; k < ARRAY_SIZE(with_value); k++)
-			valued |= !strcmp(argv[i], with_value[k]);
-		if (valued) {
-			i++;
-			continue;
-		}
-		if ((strcmp(argv[i], "-g") && strcmp(argv[i], "--call-graph")) || i + 1 >= argc ||
-		    !looks_like_callgraph_mode(argv[i + 1]))
-			continue;
-		/* one buffer: of two -g MODE the parser takes the last anyway */
-		snprintf(joined, sizeof(joined), "--call-graph=%s", argv[i + 1]);
-		argv[i] = joined;
-		memmove(&argv[i + 1], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
-		argc--;
-	}
-	return argc;
-}
-
 static int parse_args(int argc, char **argv, struct record_opts *o)
 {
 	const struct option opts[] = RECORD_OPTIONS(o);
-	argc = join_callgraph_mode(argc, argv);
+	/* perf's `-g dwarf` gives the mode as the next word, which a value the parser takes as
+	 * optional (`-g -- CMD`) would leave as the program */
+	argc = parse_options_join_optarg(argc, argv, opts, "call-graph", looks_like_callgraph_mode);
 	int n = parse_options(argc, argv, opts, &record_pu, PARSE_STOP_AT_NON_OPTION);
 	if (n < 0)
 		return n;

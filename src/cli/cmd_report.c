@@ -69,7 +69,6 @@ static const struct parse_usage report_pu = {
 
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	argc = report_chains_join_arg(argc, argv);
 	const struct option opts[] = {
 		OPT_STRING('i', "input", &o->input, "DIR", "the profile directory"),
 		PROFILE_SELECTION_OPTIONS(&o->sel),
@@ -115,6 +114,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 		REPORT_WHO_OPTIONS(&o->who),
 		OPT_END(),
 	};
+	argc = parse_options_join_optarg(argc, argv, opts, "call-graph", report_chains_is_arg);
 	int n = parse_options(argc, argv, opts, &report_pu, 0);
 	if (n < 0)
 		return n;

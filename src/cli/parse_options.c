@@ -65,6 +65,42 @@ static int takes_value(const struct option *o)
 	return 1;
 }
 
+/* The option ARG names alone ("-x" or "--name", no value joined), or NULL */
+static const struct option *named_alone(const struct option *opts, const char *arg)
+{
+	for (const struct option *o = opts; o->type != OPTION_END; o++) {
+		if (o->type == OPTION_GROUP)
+			continue;
+		if (arg[1] != '-' && o->short_name && arg[1] == o->short_name && !arg[2])
+			return o;
+		if (arg[1] == '-' && o->long_name && !strcmp(arg + 2, o->long_name))
+			return o;
+	}
+	return NULL;
+}
+
+int parse_options_join_optarg(int argc, char **argv, const struct option *opts, const char *long_name,
+			      bool (*takes)(const char *word))
+{
+	static char joined[160];	/* one buffer: of two joined the parser takes the last anyway */
+	for (int i = 1; i < argc && argv[i][0] == '-' && argv[i][1] && strcmp(argv[i], "--"); i++) {
+		const struct option *o = named_alone(opts, argv[i]);
+		if (!o)
+			continue;
+		if (o->long_name && !strcmp(o->long_name, long_name)) {
+			if (i + 1 < argc && takes(argv[i + 1])) {
+				snprintf(joined, sizeof(joined), "--%s=%s", long_name, argv[i + 1]);
+				argv[i] = joined;
+				memmove(&argv[i + 1], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
+				argc--;
+			}
+		} else if (takes_value(o) && !(o->flags & PARSE_OPT_OPTARG)) {
+			i++;	/* its value, whatever it reads as */
+		}
+	}
+	return argc;
+}
+
 /* "--name" or "-x", for messages. */
 static const char *opt_name(const struct option *o, int as_long, char *buf, size_t len)
 {

@@ -8,6 +8,7 @@
 #ifndef SPENT_CLI_PARSE_OPTIONS_H
 #define SPENT_CLI_PARSE_OPTIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -100,6 +101,13 @@ enum parse_flags {
  * (ARGV[0] itself is dropped) and n returned; or PARSE_OPT_HELP / PARSE_OPT_ERROR. */
 int parse_options(int argc, char **argv, const struct option *opts, const struct parse_usage *u,
 		  int flags);
+/* perf's `-g WORD` for the option LONG_NAME (and its short name) of OPTS, whose value is
+ * optional (PARSE_OPT_OPTARG: the parser takes one only joined, --LONG=WORD or -gWORD): when
+ * the next word reads as its value (TAKES), the two become `--LONG=WORD`, so the word is not
+ * taken for the command. The scan stops at "--" or the first word that is no option, and steps
+ * over the values of OPTS's options given as the next word. Returns the new ARGC. */
+int parse_options_join_optarg(int argc, char **argv, const struct option *opts, const char *long_name,
+			      bool (*takes)(const char *word));
 /* Print the usage line(s) and every option with its help and default. */
 void parse_options_help(FILE *out, const struct option *opts, const struct parse_usage *u);
 /* Print a man page (roff) for the command. */

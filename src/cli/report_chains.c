@@ -35,9 +35,7 @@ int report_chains_parse(const char *arg, struct chain_view *cv)
 	return 0;
 }
 
-/* Whether WORD reads as -g's argument: its first comma-separated item is one of its words or
- * a number (a command-line word after -g that is neither stays what it was). */
-static bool looks_like_call_graph(const char *word)
+bool report_chains_is_arg(const char *word)
 {
 	static const char *const words[] = { "caller", "callee", "graph", "flat", "folded", "none" };
 	size_t len = strcspn(word, ",");
@@ -45,21 +43,6 @@ static bool looks_like_call_graph(const char *word)
 		if (len == strlen(words[i]) && !strncmp(word, words[i], len))
 			return true;
 	return len && strspn(word, "0123456789.") >= len;
-}
-
-int report_chains_join_arg(int argc, char **argv)
-{
-	static char joined[160];	/* one buffer: of two -g WORD the parser takes the last */
-	for (int i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++) {
-		if ((strcmp(argv[i], "-g") && strcmp(argv[i], "--call-graph")) ||
-		    !looks_like_call_graph(argv[i + 1]))
-			continue;
-		snprintf(joined, sizeof(joined), "--call-graph=%s", argv[i + 1]);
-		argv[i] = joined;
-		memmove(&argv[i + 1], &argv[i + 2], (size_t)(argc - i - 1) * sizeof(*argv));
-		argc--;
-	}
-	return argc;
 }
 
 static bool chain_shown(const struct report *r, const struct chain_view *cv, const struct report_chain *c)

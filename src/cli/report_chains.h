@@ -20,10 +20,9 @@ struct chain_view {
  * print type (graph, flat, folded: chains are one per line whatever it is; none: no chains).
  * 0, or -EINVAL for anything else. */
 int report_chains_parse(const char *arg, struct chain_view *cv);
-/* `-g WORD` / `--call-graph WORD` (perf's spelling: the argument as the next word, when it
- * reads as one) joined into `--call-graph=WORD` in ARGV, for the option parser, which takes an
- * optional value only joined. Returns the new ARGC. */
-int report_chains_join_arg(int argc, char **argv);
+/* Whether WORD reads as -g's argument, which perf takes as the next word (`-g caller,0.5`):
+ * its first comma-separated item is one of its words or a number. */
+bool report_chains_is_arg(const char *word);
 /* Under ROW of the table: its chains, one per line, with their share of all samples. */
 void report_chains_print(const struct report *r, const struct report_row *row, const struct chain_view *cv);
 /* ROW's chains as "call_chains": [{samples, percent, stack: [...]}] into the JSON object W. */

@@ -1,8 +1,10 @@
 /* test_parse_options.c - the table-driven option parser: every spelling of every type,
  * operands and `--`, stopping at the program's argv, the errors (unknown, missing value,
- * bad numbers: negative, overflow, garbage, trailing text), help with defaults, man page. */
+ * bad numbers: negative, overflow, garbage, trailing text), help with defaults, man page,
+ * and perf's `-g WORD` joined to an optional value. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -184,6 +186,43 @@ static void test_help_and_man(void **state)
 	free(buf);
 }
 
+static bool is_mode(const char *w)
+{
+	return !strcmp(w, "dwarf") || !strcmp(w, "fp");
+}
+
+/* perf's `-g dwarf`: the next word joined to an optional value when it reads as one, the values
+ * of options that take one stepped over (a -C 0 before -g stopped the scan: "dwarf" ran as the
+ * program), nothing after "--" or the first operand touched */
+static void join_optarg(void **state)
+{
+	(void)state;
+	static const char *cpus;
+	const struct option gopts[] = {
+		OPT_STRING('C', "cpu", &cpus, "CPUS", "cpus"),
+		OPT_BOOL('q', "quiet", &o.quiet, "quiet"),
+		{ .type = OPTION_STRING, .short_name = 'g', .long_name = "call-graph", .value = &o.graph,
+		  .argh = "MODE", .help = "graph", .flags = PARSE_OPT_OPTARG, .defarg = "fp" },
+		OPT_END(),
+	};
+	char *a1[] = { "x", "-C", "0", "-q", "-g", "dwarf", "--", "prog", NULL };
+	assert_int_equal(parse_options_join_optarg(8, a1, gopts, "call-graph", is_mode), 7);
+	assert_string_equal(a1[4], "--call-graph=dwarf");
+	assert_string_equal(a1[5], "--");
+	assert_string_equal(a1[6], "prog");
+	/* a value that reads as a mode is a value: -C takes "fp" */
+	char *a2[] = { "x", "--cpu", "fp", "--call-graph", "fp", "prog", NULL };
+	assert_int_equal(parse_options_join_optarg(6, a2, gopts, "call-graph", is_mode), 5);
+	assert_string_equal(a2[2], "fp");
+	assert_string_equal(a2[3], "--call-graph=fp");
+	/* not a mode, or after the first operand or "--": left as it is */
+	char *a3[] = { "x", "-g", "prog", "-g", "dwarf", NULL };
+	assert_int_equal(parse_options_join_optarg(5, a3, gopts, "call-graph", is_mode), 5);
+	assert_string_equal(a3[1], "-g");
+	char *a4[] = { "x", "--", "-g", "dwarf", NULL };
+	assert_int_equal(parse_options_join_optarg(4, a4, gopts, "call-graph", is_mode), 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_operands),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_help_and_man),
+		cmocka_unit_test(join_optarg),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
