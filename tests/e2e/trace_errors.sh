@@ -172,7 +172,7 @@ PY
 "$SPENT" trace dump "$TMP/v1.log" > /dev/null 2> "$TMP/v1.err"
 rc=$?
 check "a version 1 log is refused with exit 1" test $rc -eq 1
-check "a version 1 log is refused naming both versions" grep -q "trace log format version 1 is not supported: this spent reads versions 3 to 5" "$TMP/v1.err"
+check "a version 1 log is refused naming both versions" grep -q "trace log format version 1 is not supported: this spent reads versions 3 to 6" "$TMP/v1.err"
 # a damaged version field (one byte flipped) is corruption, not "written by a newer spent"
 cp "$TMP/v1.log" "$TMP/vx.log"
 printf '\xaa' | dd of="$TMP/vx.log" bs=1 seek=10 conv=notrunc 2> /dev/null

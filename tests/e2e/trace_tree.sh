@@ -189,13 +189,14 @@ check "... its log is written" grep -q "wrote trace log '$TMP/b.log'" "$TMP/b.er
 pkill -KILL -f "$TMP/busy" 2> /dev/null
 
 # a process a signal killed (no exit_group: Valgrind's fini says 0) is "killed", not "exit 0":
-# the stats table, --json (exit_status null, killed true) and the dump
+# the stats table (by the signal its parent's wait saw), --json (exit_status null, killed true)
+# and the dump
 "$SPENT" trace -o "$TMP/k.log" -- sh -c '/bin/sh -c "kill -KILL \$\$"; exit 4' > /dev/null 2>&1
 jk=$("$SPENT" trace stats --json "$TMP/k.log" 2> /dev/null)
 st=$(echo "$jk" | python3 -c 'import json,sys; p=json.load(sys.stdin)["processes"]; print(" ".join("%s:%s:%s" % (q["start"], q["exit_status"], q["killed"]) for q in p))')
 check "a killed child is killed, its parent exits 4 ($st)" \
 	test "$st" = "exec:4:False fork:None:False exec:None:True"
-check "... the stats table says killed" bash -c "'$SPENT' trace stats '$TMP/k.log' | grep -q ' killed .*kill -KILL'"
+check "... the stats table says SIGKILL" bash -c "'$SPENT' trace stats '$TMP/k.log' | grep -q ' SIGKILL .*kill -KILL'"
 check "... the dump says so" bash -c "'$SPENT' trace dump '$TMP/k.log' | grep -q '^# .* exit killed by a signal$'"
 
 # a process left running by the command that execs after the command exited: the FIFO had no
