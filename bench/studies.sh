@@ -15,7 +15,8 @@
 # configuration from the log against cachegrind on the live program (goal <= 1.0x its CPU), and
 # 8 configurations (D1 4 sizes x 2 associativities) in one pass against one (goal <= 2x), in
 # CPU seconds on one thread (--jobs 1), then in wall seconds with `spent cachesim`'s threads.
-# STUDIES_GZIP=0 skips that part. docs/studies.md has the numbers last measured and why the
+# A paired part follows (PAIRS rounds, per-round ratios). STUDIES_GZIP=0 skips the gzip part.
+# docs/studies.md has the numbers last measured and why the
 # goals are not met.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -88,3 +89,37 @@ awk -v n="$g_insns" -v rec="$g_rec" -v one="$g_one" -v eight="$g_eight" -v cg="$
 	printf "wall s on %d CPUs (--jobs default): 1 configuration %.2f s = %.2fx cachegrind CPU; 8 configurations %.2f s = %.2fx one\n",
 		cpus, wone, wone / cg, weight, weight / wone
 }'
+
+# The same ratios paired: each round times cachegrind, one configuration and eight back to
+# back (their order turned round every other round) and takes the round's own ratios, so a
+# host whose speed drifts between minutes (cachegrind alone took 2.0 to 3.1 s in three
+# consecutive runs, session 30) moves both sides of a ratio together; the median and the
+# range of PAIRS (5) rounds. Best-of figures above take each side's best moment apart.
+one_cpu() { # command... -> user+sys seconds of one run
+	/usr/bin/time -f '%U %S' -o "$tmp/t" "$@" > /dev/null 2>&1
+	awk '{ print $1 + $2 }' "$tmp/t"
+}
+for ((r = 0; r < ${PAIRS:-5}; r++)); do
+	cg=$(one_cpu env VALGRIND_LIB="$B/valgrind/lib" valgrind --tool=cachegrind --cache-sim=yes \
+		--I1=32768,8,64 --D1=32768,8,64 --LL=8388608,16,64 --cachegrind-out-file=/dev/null \
+		"$GZ" -9 -c "$tmp/gz.in")
+	if ((r % 2)); then
+		eight=$(one_cpu "$B/spent" cachesim "$tmp/gz.log" --sweep D1.size=8K,16K,32K,64K --sweep D1.assoc=4,8 --jobs 1)
+		one=$(one_cpu "$B/spent" cachesim "$tmp/gz.log" --config cachegrind --jobs 1)
+	else
+		one=$(one_cpu "$B/spent" cachesim "$tmp/gz.log" --config cachegrind --jobs 1)
+		eight=$(one_cpu "$B/spent" cachesim "$tmp/gz.log" --sweep D1.size=8K,16K,32K,64K --sweep D1.assoc=4,8 --jobs 1)
+	fi
+	echo "$cg $one $eight"
+done > "$tmp/pairs"
+awk 'function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+{ n++; r1[n] = $2 / $1; r8[n] = $3 / $2; c[n] = $1; o[n] = $2; e[n] = $3 }
+END {
+	lo1 = hi1 = r1[1]; lo8 = hi8 = r8[1]
+	for (i = 2; i <= n; i++) { if (r1[i] < lo1) lo1 = r1[i]; if (r1[i] > hi1) hi1 = r1[i]; if (r8[i] < lo8) lo8 = r8[i]; if (r8[i] > hi8) hi8 = r8[i] }
+	printf "\npaired, %d rounds (CPU s per round: cachegrind / 1 / 8 configurations):", n
+	for (i = 1; i <= n; i++) printf " %.2f/%.2f/%.2f", c[i], o[i], e[i]
+	printf "\n1 configuration / cachegrind:      median %.2fx (rounds %.2f-%.2f; goal <= 1.0)\n", med(r1, n), lo1, hi1
+	printf "8 configurations / 1:              median %.2fx (rounds %.2f-%.2f; goal <= 2)\n", med(r8, n), lo8, hi8
+}' "$tmp/pairs"
