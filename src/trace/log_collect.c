@@ -222,6 +222,19 @@ static int code_seen(struct log_collector *c, const uint8_t *p, uint32_t len, ui
 	return 0;
 }
 
+/* The records that follow belong to STREAM: a STREAM record when it is not the current one. */
+static int switch_stream(struct log_collector *c, uint32_t stream)
+{
+	if (stream == c->cur_stream)
+		return 0;
+	struct log_stream s = { .stream = stream };
+	int err = log_writer_add(c->w, LOG_REC_STREAM, &s, sizeof(s));
+	if (err < 0)
+		return err;
+	c->cur_stream = stream;
+	return 0;
+}
+
 static int put_record(struct log_collector *c, struct collect_proc *p, uint32_t type,
 		      uint8_t *payload, uint32_t len)
 {
@@ -237,12 +250,8 @@ static int put_record(struct log_collector *c, struct collect_proc *p, uint32_t 
 		return -EBADMSG;	/* records before the process said who it is */
 	if (type == LOG_REC_PROCESS)
 		c->cur_stream = p->stream;	/* a process record opens its stream: no switch */
-	else if (p->stream != c->cur_stream) {
-		struct log_stream s = { .stream = p->stream };
-		if ((err = log_writer_add(c->w, LOG_REC_STREAM, &s, sizeof(s))) < 0)
-			return err;
-		c->cur_stream = p->stream;
-	}
+	else if ((err = switch_stream(c, p->stream)) < 0)
+		return err;
 	if (c->on_record)
 		c->on_record(type, payload, len);
 	struct log_code_same same = { 0, 0 };
@@ -432,13 +441,9 @@ int log_collector_add_reaped(struct log_collector *c, uint32_t pid, int wait_sta
 			p = &c->procs[i];
 	if (!p)
 		return 0;	/* never traced: it died before its tool instance began */
-	int err;
-	if (p->stream != c->cur_stream) {
-		struct log_stream s = { .stream = p->stream };
-		if ((err = log_writer_add(c->w, LOG_REC_STREAM, &s, sizeof(s))) < 0)
-			return err;
-		c->cur_stream = p->stream;
-	}
+	int err = switch_stream(c, p->stream);
+	if (err < 0)
+		return err;
 	struct log_reaped r = { .pid = pid, .wait_status = wait_status & 0xff, .time_ns = now_ns() };
 	if ((err = log_writer_add(c->w, LOG_REC_REAPED, &r, sizeof(r))) < 0)
 		return err;
