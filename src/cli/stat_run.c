@@ -145,6 +145,9 @@ struct run_ctx {
 	struct count_value *prev;	/* -I: the reading at the last interval row */
 	double prev_seconds;	/* -I: its time (the next interval's rates are over the gap) */
 	struct since_last tasks, cpus;	/* -I: the breakdowns' readings there */
+	/* --per-socket/die/core: each CPU slot's unit label, read from sysfs once a run (every
+	 * -I row read it again: three files per CPU) */
+	char (*unit_of_slot)[32];
 	struct stat_cpu_times cpu;	/* the last run's command: its CPU time */
 	long intervals;		/* -I rows printed */
 };
@@ -304,6 +307,24 @@ static void print_slot_breakdown(struct run_ctx *rc, struct counting *c, struct 
 	free(vals);
 }
 
+/* CPU slot S's counts for its row: over the run, or (AT.ts >= 0: -I) since the last interval
+ * row, into *SHOWN (VALS, or DELTA). 0; 1 when the slot cannot be read (no row); -ENOMEM. */
+static int slot_reading(struct run_ctx *rc, struct counting *c, size_t s, struct rows_at at,
+			struct count_value *vals, struct count_value *delta, const struct count_value **shown)
+{
+	if (counting_read_slot(c, s, vals))
+		return 1;
+	*shown = vals;
+	if (at.ts >= 0) {
+		struct count_value *prev = since_last_at(&rc->cpus, s, rc->os.n);
+		if (!prev)
+			return -ENOMEM;
+		delta_since(rc->os.n, vals, prev, delta);
+		*shown = delta;	/* an idle CPU's row too: perf prints every CPU */
+	}
+	return 0;
+}
+
 /* Every CPU's row (-a --per-cpu): over the run, or since the last interval row. */
 static void print_per_cpu(struct run_ctx *rc, struct counting *c, struct rows_at at)
 {
@@ -312,16 +333,12 @@ static void print_per_cpu(struct run_ctx *rc, struct counting *c, struct rows_at
 	if (!vals || !delta)
 		goto out;
 	for (size_t s = 0; s < counting_n_slots(c); s++) {
-		if (counting_read_slot(c, s, vals))
+		const struct count_value *shown;
+		int r = slot_reading(rc, c, s, at, vals, delta, &shown);
+		if (r < 0)
+			break;
+		if (r)
 			continue;
-		const struct count_value *shown = vals;
-		if (at.ts >= 0) {
-			struct count_value *prev = since_last_at(&rc->cpus, s, rc->os.n);
-			if (!prev)
-				break;
-			delta_since(rc->os.n, vals, prev, delta);
-			shown = delta;	/* an idle CPU's row too: perf prints every CPU */
-		}
 		fill_rows(rc->se, &rc->os, shown, rc->rows, &rc->nrows);
 		set_identity(rc->rows, rc->nrows, -1, -1, counting_slot_id(c, s), NULL);
 		stat_print_rows(rc->out, rc->rows, rc->nrows, at.elapsed_ns, at.ts);
@@ -387,9 +404,15 @@ static void print_per_unit(struct run_ctx *rc, struct counting *c, struct rows_a
 	struct count_value *delta = calloc(nev + 1, sizeof(*delta));
 	if (!units || !sums || !vals || !delta)
 		goto out;
+	if (!rc->unit_of_slot) {	/* the same slots every interval: sysfs read once */
+		if (!(rc->unit_of_slot = calloc(n + 1, sizeof(*rc->unit_of_slot))))
+			goto out;
+		for (size_t s = 0; s < n; s++)
+			unit_label(rc->opts, counting_slot_id(c, s), rc->unit_of_slot[s],
+				   sizeof(rc->unit_of_slot[s]));
+	}
 	for (size_t s = 0; s < n; s++) {
-		char l[32];
-		unit_label(rc->opts, counting_slot_id(c, s), l, sizeof(l));
+		const char *l = rc->unit_of_slot[s];
 		size_t u = 0;
 		while (u < nu && strcmp(units[u].label, l))
 			u++;
@@ -399,16 +422,12 @@ static void print_per_unit(struct run_ctx *rc, struct counting *c, struct rows_a
 			nu++;
 		}
 		units[u].cpus++;
-		if (counting_read_slot(c, s, vals))
+		const struct count_value *shown;
+		int r = slot_reading(rc, c, s, at, vals, delta, &shown);
+		if (r < 0)
+			goto out;
+		if (r)
 			continue;
-		const struct count_value *shown = vals;
-		if (at.ts >= 0) {
-			struct count_value *prev = since_last_at(&rc->cpus, s, nev);
-			if (!prev)
-				goto out;
-			delta_since(nev, vals, prev, delta);
-			shown = delta;
-		}
 		for (size_t e = 0; e < nev; e++)
 			count_value_add(&sums[u * nev + e], &shown[e]);
 	}
@@ -563,6 +582,8 @@ out:
 	free(rc->tasks.v);
 	free(rc->cpus.v);
 	rc->tasks = rc->cpus = (struct since_last){ 0 };
+	free(rc->unit_of_slot);
+	rc->unit_of_slot = NULL;
 	return status;
 }
 
