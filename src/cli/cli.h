@@ -36,6 +36,11 @@ void cli_clamp_frequency(uint64_t *hz);
 /* -C CPUS as stat and record take it: a list like 0-3,5 of online CPUs, into *CPUS (malloc'd,
  * *N of them); 0, or -EINVAL after one error line. */
 int cli_parse_cpu_list(const char *list, int **cpus, size_t *n);
+/* V as a percentage of TOTAL (0 when TOTAL is), as the reports print their rows. */
+static inline double cli_pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
 /* A size like 32K, 8M, 64 (binary units); 0, -EINVAL, -ERANGE. */
 int cli_parse_size(const char *s, uint64_t *out);
 /* An integer option value in [MIN, MAX] (MIN >= 0), printing an error naming OPT on failure;

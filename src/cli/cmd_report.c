@@ -211,11 +211,6 @@ static int select_events(const struct spent_profile *p, const char *list, uint32
 	return 0;
 }
 
-static double pct(uint64_t v, uint64_t total)
-{
-	return total ? 100.0 * (double)v / (double)total : 0.0;
-}
-
 /* Where ROW is: its image and symbol, then its offset in the instruction view (INSTR) and its
  * file and line in the line and instruction views (LINES). One spelling for the report and
  * --diff, whose rows must be told apart the same way. In a table, what follows the symbol: */
@@ -291,7 +286,7 @@ static uint64_t row_inclusive(const struct report *r, const struct report_row *r
 static bool row_shown(const struct report *r, const struct report_row *row, double min_pct)
 {
 	uint64_t v = r->cfg.children ? row_inclusive(r, row, 0) : row->self[0];
-	return min_pct <= 0 || pct(v, r->totals[0]) >= min_pct;
+	return min_pct <= 0 || cli_pct(v, r->totals[0]) >= min_pct;
 }
 
 /* The rows a table or --json shows: down to MIN_PCT; without --children not the rows only
@@ -350,10 +345,10 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 		if (!row_listed(r, row, min_pct))
 			break;	/* sorted: the rest are smaller */
 		if (r->cfg.children)
-			printf("%8.2f%% ", pct(row_inclusive(r, row, 0), r->totals[0]));
+			printf("%8.2f%% ", cli_pct(row_inclusive(r, row, 0), r->totals[0]));
 		for (size_t e = 0; e < nev; e++)
 			printf("%*llu %7.2f%% ", w[e], (unsigned long long)row->self[e],
-			       pct(row->self[e], r->totals[e]));
+			       cli_pct(row->self[e], r->totals[e]));
 		for (size_t e = 1; e < nev; e++)
 			if (row->self[0])
 				printf("%*.4f ", rw[e], (double)row->self[e] / (double)row->self[0]);
@@ -390,10 +385,10 @@ static void print_rows_machine(const struct spent_profile *p, const struct repor
 				json_row_place(&w, row, lines, instr);
 				json_kstr(&w, "event", evn);
 				json_ku64(&w, "samples", row->self[e]);
-				json_kdouble(&w, "percent", pct(row->self[e], r->totals[e]), 4);
+				json_kdouble(&w, "percent", cli_pct(row->self[e], r->totals[e]), 4);
 				if (ch) {
 					json_ku64(&w, "children", inc);
-					json_kdouble(&w, "children_percent", pct(inc, r->totals[e]), 4);
+					json_kdouble(&w, "children_percent", cli_pct(inc, r->totals[e]), 4);
 				}
 				if (r->cfg.chains && e == 0)
 					report_chains_json(&w, r, row, cv);
@@ -403,9 +398,9 @@ static void print_rows_machine(const struct spent_profile *p, const struct repor
 				csv_row_place(row, lines, instr);
 				putchar(',');
 				cli_csv_field(stdout, evn);
-				printf(",%llu,%.4f", (unsigned long long)row->self[e], pct(row->self[e], r->totals[e]));
+				printf(",%llu,%.4f", (unsigned long long)row->self[e], cli_pct(row->self[e], r->totals[e]));
 				if (ch)
-					printf(",%llu,%.4f", (unsigned long long)inc, pct(inc, r->totals[e]));
+					printf(",%llu,%.4f", (unsigned long long)inc, cli_pct(inc, r->totals[e]));
 				printf("\n");
 			}
 		}
@@ -507,12 +502,12 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 	for (size_t i = 0; i < ra->nrows; i++) {
 		long j = report_find(rb, ra->rows[i].key);
 		rows[n++] = (struct diff_row){ &ra->rows[i], j >= 0 ? &rb->rows[j] : NULL,
-					       pct(ra->rows[i].self[0], ra->totals[0]),
-					       j >= 0 ? pct(rb->rows[j].self[0], rb->totals[0]) : 0 };
+					       cli_pct(ra->rows[i].self[0], ra->totals[0]),
+					       j >= 0 ? cli_pct(rb->rows[j].self[0], rb->totals[0]) : 0 };
 	}
 	for (size_t j = 0; j < rb->nrows; j++)
 		if (report_find(ra, rb->rows[j].key) < 0)
-			rows[n++] = (struct diff_row){ NULL, &rb->rows[j], 0, pct(rb->rows[j].self[0], rb->totals[0]) };
+			rows[n++] = (struct diff_row){ NULL, &rb->rows[j], 0, cli_pct(rb->rows[j].self[0], rb->totals[0]) };
 	qsort(rows, n, sizeof(*rows), diff_cmp);
 	bool lines = o->by == REPORT_BY_LINE || o->by == REPORT_BY_INSTRUCTION;
 	bool instr = o->by == REPORT_BY_INSTRUCTION;

@@ -5,12 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "cli/report_chains.h"
-
-static double share(uint64_t v, uint64_t total)
-{
-	return total ? 100.0 * (double)v / (double)total : 0.0;
-}
 
 int report_chains_parse(const char *arg, struct chain_view *cv)
 {
@@ -47,7 +43,7 @@ bool report_chains_is_arg(const char *word)
 
 static bool chain_shown(const struct report *r, const struct chain_view *cv, const struct report_chain *c)
 {
-	return share(c->count, r->totals[0]) >= cv->min_pct;
+	return cli_pct(c->count, r->totals[0]) >= cv->min_pct;
 }
 
 /* Frame K of chain CH in the order shown */
@@ -65,7 +61,7 @@ void report_chains_print(const struct report *r, const struct report_row *row, c
 		const struct report_chain *ch = &r->chains[c];
 		if (!chain_shown(r, cv, ch))
 			break;
-		printf("%21s%7.2f%%  ", "", share(ch->count, r->totals[0]));
+		printf("%21s%7.2f%%  ", "", cli_pct(ch->count, r->totals[0]));
 		for (uint32_t k = 0; k < ch->n; k++)
 			printf("%s%s", k ? (cv->callee ? " <- " : " -> ") : "", chain_frame(r, cv, ch, k));
 		printf("\n");
@@ -83,7 +79,7 @@ void report_chains_json(struct json_writer *w, const struct report *r, const str
 			break;
 		json_object_begin(w);
 		json_ku64(w, "samples", ch->count);
-		json_kdouble(w, "percent", share(ch->count, r->totals[0]), 4);
+		json_kdouble(w, "percent", cli_pct(ch->count, r->totals[0]), 4);
 		json_key(w, "stack");
 		json_array_begin(w);
 		for (uint32_t k = 0; k < ch->n; k++)

@@ -177,11 +177,6 @@ int report_who_select(struct report_who *w, const char *input, struct symbols *s
 	return 0;
 }
 
-static double pct(uint64_t v, uint64_t total)
-{
-	return total ? 100.0 * (double)v / (double)total : 0.0;
-}
-
 static bool key_is_number(enum detail_key k)
 {
 	return k == DETAIL_KEY_PID || k == DETAIL_KEY_TID;
@@ -234,7 +229,7 @@ static void print_table(const struct spent_profile *p, const struct detail_repor
 	printf("\n");
 	for (size_t i = 0; i < r->ngroups && (limit < 0 || (long)i < limit); i++) {
 		const struct detail_group *g = &r->groups[i];
-		printf("%9llu %7.2f%%", (unsigned long long)g->samples, pct(g->samples, r->total));
+		printf("%9llu %7.2f%%", (unsigned long long)g->samples, cli_pct(g->samples, r->total));
 		for (size_t k = 0; k < r->nkeys; k++)
 			print_cell(g->cols[k], key_is_number(r->keys[k]) ? width[k] :
 					       k + 1 < r->nkeys ? -width[k] : 0);
@@ -268,7 +263,7 @@ static void print_machine(const struct spent_profile *p, const struct detail_rep
 					json_kstr(&jw, detail_key_name(r->keys[k]), g->cols[k]);
 			json_kstr(&jw, "event", evn);
 			json_ku64(&jw, "samples", g->samples);
-			json_kdouble(&jw, "percent", pct(g->samples, r->total), 4);
+			json_kdouble(&jw, "percent", cli_pct(g->samples, r->total), 4);
 			json_object_end(&jw);
 			json_newline(&jw);
 		} else {
@@ -277,7 +272,7 @@ static void print_machine(const struct spent_profile *p, const struct detail_rep
 				putchar(',');
 			}
 			cli_csv_field(stdout, evn);
-			printf(",%llu,%.4f\n", (unsigned long long)g->samples, pct(g->samples, r->total));
+			printf(",%llu,%.4f\n", (unsigned long long)g->samples, cli_pct(g->samples, r->total));
 		}
 	}
 }
