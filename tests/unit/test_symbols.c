@@ -185,18 +185,29 @@ static void saved_kallsyms_keep_long_names(void **state)
 	unlink(out);
 }
 
+/* A profile of this test binary with one cpu-clock event, its symbols, and the offsets of the
+ * marker and caller functions (M, C) for samples and stacks */
+static void synthetic_profile(struct symbols **s, struct spent_profile **p, uint32_t *img, uint32_t *ev,
+			      uint64_t *m, uint64_t *c)
+{
+	struct spent_profile_image im = self_image();
+	*p = spent_profile_new();
+	assert_non_null(*p);
+	assert_int_equal(symbols_new(s), 0);
+	assert_int_equal(spent_profile_image_intern(*p, &im, img), 0);
+	assert_int_equal(spent_profile_event_intern(*p, "cpu-clock", 99991, 0, ev), 0);
+	*m = self_offset((const void *)unit_marker_function);
+	*c = self_offset((const void *)unit_caller_function);
+}
+
 static void report_and_folded_on_synthetic_profile(void **state)
 {
 	(void)state;
 	struct symbols *s;
-	struct spent_profile *p = spent_profile_new();
-	struct spent_profile_image im = self_image();
+	struct spent_profile *p;
 	uint32_t img, ev;
-	assert_int_equal(symbols_new(&s), 0);
-	assert_int_equal(spent_profile_image_intern(p, &im, &img), 0);
-	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 99991, 0, &ev), 0);
-	uint64_t m = self_offset((const void *)unit_marker_function);
-	uint64_t c = self_offset((const void *)unit_caller_function);
+	uint64_t m, c;
+	synthetic_profile(&s, &p, &img, &ev, &m, &c);
 	assert_int_equal(spent_profile_add(p, img, m, ev, 30), 0);
 	assert_int_equal(spent_profile_add(p, img, m + 2, ev, 30), 0);
 	assert_int_equal(spent_profile_add(p, img, c + 1, ev, 40), 0);
@@ -232,14 +243,10 @@ static void report_chains_merge_and_follow_the_sort(void **state)
 {
 	(void)state;
 	struct symbols *s;
-	struct spent_profile *p = spent_profile_new();
-	struct spent_profile_image im = self_image();
+	struct spent_profile *p;
 	uint32_t img, ev;
-	assert_int_equal(symbols_new(&s), 0);
-	assert_int_equal(spent_profile_image_intern(p, &im, &img), 0);
-	assert_int_equal(spent_profile_event_intern(p, "cpu-clock", 99991, 0, &ev), 0);
-	uint64_t m = self_offset((const void *)unit_marker_function);
-	uint64_t c = self_offset((const void *)unit_caller_function);
+	uint64_t m, c;
+	synthetic_profile(&s, &p, &img, &ev, &m, &c);
 	assert_int_equal(spent_profile_add(p, img, m, ev, 60), 0);
 	assert_int_equal(spent_profile_add(p, img, c + 1, ev, 40), 0);
 	struct spent_profile_frame a[2] = { { img, m + 2 }, { img, c + 4 } };
