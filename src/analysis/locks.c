@@ -2,26 +2,17 @@
  * pthread lock/unlock entry points (return found at the caller's next instruction, so no
  * call/return flags are needed), the first atomic operation inside naming the lock; bare
  * lock-prefixed RMW + release store; futex waits; condition-variable waits, which release the
- * mutex and take it again before returning; semaphores, read-write locks and the dynamic
- * linker's atomics are no locks. Builds the per-thread timeline and the per-lock table, per
- * program of each pid (analysis/lock_programs.c), keeping every lock held by at most one
- * thread at a time. */
+ * mutex and take it again before returning; read-write locks (analysis/locks_rwlock.c);
+ * semaphores and the dynamic linker's atomics are no locks. Builds the per-thread timeline and
+ * the per-lock table, per program of each pid (analysis/lock_programs.c), keeping every lock
+ * held by at most one thread at a time (or by readers only). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/lock_programs.h"
-#include "analysis/locks.h"
+#include "analysis/locks_int.h"
 #include "core/alloc.h"
-
-#define SYS_FUTEX 202
-#define MAX_ATOMIC 4
-/* Locks one thread holds at once that get hold times: 8 left the 9th and later of a lock
- * hierarchy at 0 held; beyond this they are still counted as acquisitions. */
-#define MAX_HELD 32
-
-enum role { R_NONE, R_MUTEX_LOCK, R_MUTEX_UNLOCK, R_SPIN_LOCK, R_SPIN_UNLOCK, R_TRYLOCK,
-	    R_COND_WAIT, R_COND_SIGNAL, R_OTHER_SYNC };
 
 static const struct { const char *name; enum role role; } entry_names[] = {
 	{ "pthread_mutex_lock", R_MUTEX_LOCK },	    { "__pthread_mutex_lock", R_MUTEX_LOCK },
@@ -40,65 +31,26 @@ static const struct { const char *name; enum role role; } entry_names[] = {
 	/* their atomics on the condvar's fields are no lock */
 	{ "pthread_cond_signal", R_COND_SIGNAL },   { "__pthread_cond_signal", R_COND_SIGNAL },
 	{ "pthread_cond_broadcast", R_COND_SIGNAL }, { "__pthread_cond_broadcast", R_COND_SIGNAL },
+	/* read-write locks: each variant's outcome is seen in the call (locks_rwlock.c) */
+	{ "pthread_rwlock_rdlock", R_RW_RDLOCK },   { "pthread_rwlock_wrlock", R_RW_WRLOCK },
+	{ "pthread_rwlock_tryrdlock", R_RW_RDLOCK }, { "pthread_rwlock_trywrlock", R_RW_WRLOCK },
+	{ "pthread_rwlock_timedrdlock", R_RW_RDLOCK }, { "pthread_rwlock_timedwrlock", R_RW_WRLOCK },
+	{ "pthread_rwlock_clockrdlock", R_RW_RDLOCK }, { "pthread_rwlock_clockwrlock", R_RW_WRLOCK },
+	{ "pthread_rwlock_unlock", R_RW_UNLOCK },
 	/* not modelled as locks: a semaphore (one thread may post what another waited for:
 	 * Python's threading.Lock is one, released by whoever notifies a Condition's waiter,
-	 * so there is no holder to give a hold time to) and a read-write lock (many readers
-	 * hold it at once). Their words must not read as bare spin locks: sem_trywait's and
-	 * sem_post's cmpxchg looked like spinning until the freed memory's next plain store,
-	 * and an rwlock's wrlock stores its write-phase word plainly and its unlock resets it
-	 * with an xchg, so the bare pattern "held" it from each unlock to the next wrlock */
+	 * so there is no holder to give a hold time to). Its words must not read as bare spin
+	 * locks: sem_trywait's and sem_post's cmpxchg looked like spinning until the freed
+	 * memory's next plain store */
 	{ "sem_wait", R_OTHER_SYNC },		    { "sem_trywait", R_OTHER_SYNC },
 	{ "sem_timedwait", R_OTHER_SYNC },	    { "sem_clockwait", R_OTHER_SYNC },
 	{ "sem_post", R_OTHER_SYNC },
-	{ "pthread_rwlock_rdlock", R_OTHER_SYNC },  { "pthread_rwlock_wrlock", R_OTHER_SYNC },
-	{ "pthread_rwlock_tryrdlock", R_OTHER_SYNC }, { "pthread_rwlock_trywrlock", R_OTHER_SYNC },
-	{ "pthread_rwlock_timedrdlock", R_OTHER_SYNC }, { "pthread_rwlock_timedwrlock", R_OTHER_SYNC },
-	{ "pthread_rwlock_clockrdlock", R_OTHER_SYNC }, { "pthread_rwlock_clockwrlock", R_OTHER_SYNC },
-	{ "pthread_rwlock_unlock", R_OTHER_SYNC },
 	/* a once-control is taken by a cmpxchg and set done by a plain store: a lock's pattern
 	 * around the init routine, in every process whose libc runs one (~500 instructions) */
 	{ "pthread_once", R_OTHER_SYNC },	    { "__pthread_once", R_OTHER_SYNC },
 };
 #define N_ENTRIES ARRAY_SIZE(entry_names)
 _Static_assert(N_ENTRIES <= LOCK_PROGRAM_MAX_ENTRIES, "lock_program.entry_pc too small");
-
-struct atomic_try {	/* a bare atomic RMW awaiting its release store */
-	uint64_t addr, first, last;
-	uint32_t tries, size;
-};
-
-struct thread_state {
-	uint32_t pid, stream, tid;	/* stream: the program the pid runs (process_start) */
-	uint64_t prev_end[2];	/* pc+len of the last two instructions */
-	uint64_t shadow[32];	/* return addresses of calls not yet returned (source flags) */
-	uint32_t depth;
-	enum role in_call;
-	uint64_t ret[3];	/* candidate return addresses */
-	uint64_t call_start, lock_addr;
-	uint32_t atomics;	/* locked operations inside the call */
-	bool waited;		/* futex wait inside the call */
-	bool owner_write;	/* wrote the mutex's owner fields after the atomic (trylock won) */
-	uint64_t at;		/* when the lock word was last written in the call (0: unknown) */
-	uint64_t released_at;	/* condvar wait: when the mutex's lock word was first written */
-	uint64_t mutex_wait_at;	/* condvar wait: a futex wait on the mutex itself (0: none) */
-	/* a lock call that made no atomic but wrote into a mutex the thread holds: a recursive
-	 * mutex taken again (glibc only counts it in __count) */
-	uint64_t relock_addr;
-	struct atomic_try tries[MAX_ATOMIC];
-	/* held locks: address and acquisition time, and how many times a recursive mutex was
-	 * taken again on top (each inner unlock only counts down: the lock stays held) */
-	uint64_t held[MAX_HELD], held_at[MAX_HELD];
-	uint32_t held_depth[MAX_HELD];
-	uint32_t n_held;
-};
-
-struct lock_rec {
-	struct lock_summary s;
-	uint64_t last_release;	/* when, and by which thread, it was last released */
-	uint32_t last_holder;
-	bool last_contended;
-	uint32_t run;	/* consecutive contended acquisitions */
-};
 
 /* The bit of PC in lock_program.entry_bits: the per-instruction scan of the entry points was
  * half of locks' time (12 s for a 315 M-instruction gzip log that reads in 2 s). */
@@ -113,27 +65,6 @@ static inline bool entry_bit_set(const uint64_t *bits, uint64_t pc)
 	return bits[h >> 6] & (1ull << (h & 63));
 }
 
-struct locks {
-	struct lock_programs progs;	/* per program: symbols, entry points, dynamic linker */
-	uint64_t insns;		/* instructions fed */
-	struct thread_state *th;
-	size_t n_th, cap_th;
-	size_t last_th;		/* index of the thread found last (thread()) */
-	struct lock_thread *tids;	/* by thread, beside th */
-	size_t cap_tids;
-	struct lock_rec *locks;
-	size_t n_locks, cap_locks;
-	struct lock_interval *iv;
-	size_t n_iv, cap_iv;
-	uint64_t now;
-	struct lock_summary *table;
-	bool flags_seen;	/* the source sets instruction flags: trust SPENT_TRACE_INSN_LOCKED */
-	/* futex words condvar waits slept on: never a lock, even when a wait on one is seen
-	 * outside a recognised pthread_cond_wait call */
-	struct { uint32_t pid; uint64_t addr; } cond_words[64];
-	uint32_t n_cond_words;
-	int oom;
-};
 
 static bool has_locks(void *ctx, uint32_t pid, uint32_t stream);
 
@@ -200,8 +131,8 @@ static struct lock_rec *lock_find(struct locks *lk, const struct thread_state *t
 	return NULL;
 }
 
-static struct lock_rec *lock_get(struct locks *lk, const struct thread_state *t, uint64_t addr,
-				 const char *how)
+struct lock_rec *locks_rec_get(struct locks *lk, const struct thread_state *t, uint64_t addr,
+			       const char *how)
 {
 	struct lock_rec *l = lock_find(lk, t, addr);
 	if (l)
@@ -239,8 +170,6 @@ static void interval(struct locks *lk, const struct thread_state *t, uint32_t ki
 								     a, b };
 }
 
-static void released(struct locks *lk, struct thread_state *t, uint64_t addr);
-
 /* Another thread O of T's process still holds ADDR in this model while T takes it: O is inside
  * an unlock call that wrote the lock word but has not returned yet (descheduled in the futex
  * wake, or anywhere under Valgrind's one-thread-at-a-time scheduling), and that write was the
@@ -248,24 +177,40 @@ static void released(struct locks *lk, struct thread_state *t, uint64_t addr);
 static void release_other(struct locks *lk, struct thread_state *o, uint64_t addr)
 {
 	uint64_t now = lk->now;
-	if ((o->in_call == R_MUTEX_UNLOCK || o->in_call == R_SPIN_UNLOCK) && o->lock_addr == addr &&
-	    o->at && o->at <= now)
+	if ((o->in_call == R_MUTEX_UNLOCK || o->in_call == R_SPIN_UNLOCK || o->in_call == R_RW_UNLOCK) &&
+	    o->lock_addr == addr && o->at && o->at <= now)
 		lk->now = o->at;
-	released(lk, o, addr);
+	locks_released(lk, o, addr);
 	lk->now = now;
 }
 
-static void acquired(struct locks *lk, struct thread_state *t, uint64_t addr, const char *how,
-		     uint64_t wait_start, bool contended)
+int locks_held_index(const struct thread_state *t, uint64_t addr)
 {
-	/* one holder at a time */
-	for (size_t i = 0; i < lk->n_th; i++)
-		if (&lk->th[i] != t && lk->th[i].pid == t->pid && lk->th[i].stream == t->stream)
-			release_other(lk, &lk->th[i], addr);
-	struct lock_rec *l = lock_get(lk, t, addr, how);
+	for (uint32_t i = 0; i < t->n_held; i++)
+		if (t->held[i] == addr)
+			return (int)i;
+	return -1;
+}
+
+void locks_acquired(struct locks *lk, struct thread_state *t, uint64_t addr, const char *how,
+		    uint64_t wait_start, bool contended, unsigned flags)
+{
+	/* one holder at a time, or readers together: a writer's acquisition ends every other
+	 * hold of the lock, a reader's only another thread's write hold */
+	for (size_t i = 0; i < lk->n_th; i++) {
+		struct thread_state *o = &lk->th[i];
+		if (o == t || o->pid != t->pid || o->stream != t->stream)
+			continue;
+		int k = flags & HELD_SHARED ? locks_held_index(o, addr) : 0;
+		if (k >= 0 && !(flags & HELD_SHARED && o->held_flags[k] & HELD_SHARED))
+			release_other(lk, o, addr);
+	}
+	struct lock_rec *l = locks_rec_get(lk, t, addr, how);
 	if (!l)
 		return;
 	l->s.acquisitions++;
+	if (flags & HELD_SHARED)
+		l->s.shared++;
 	add_tid(l->s.holders, &l->s.n_holders, t->tid);
 	if (contended) {
 		l->s.contended++;
@@ -280,17 +225,18 @@ static void acquired(struct locks *lk, struct thread_state *t, uint64_t addr, co
 	if (t->n_held < MAX_HELD) {
 		t->held[t->n_held] = addr;
 		t->held_depth[t->n_held] = 0;
+		t->held_flags[t->n_held] = (uint8_t)flags;
 		t->held_at[t->n_held++] = lk->now;
 	}
 }
 
-static void released(struct locks *lk, struct thread_state *t, uint64_t addr)
+void locks_released(struct locks *lk, struct thread_state *t, uint64_t addr)
 {
 	for (uint32_t i = t->n_held; i-- > 0;) {
 		if (t->held[i] != addr)
 			continue;
 		uint64_t hold = lk->now - t->held_at[i];
-		struct lock_rec *l = lock_get(lk, t, addr, "atomic");
+		struct lock_rec *l = locks_rec_get(lk, t, addr, "atomic");
 		if (l) {
 			l->s.total_hold += hold;
 			if (hold > l->s.max_hold)
@@ -298,10 +244,12 @@ static void released(struct locks *lk, struct thread_state *t, uint64_t addr)
 			l->last_release = lk->now;
 			l->last_holder = t->tid;
 		}
-		interval(lk, t, LOCK_HOLD, addr, t->held_at[i], lk->now);
+		interval(lk, t, t->held_flags[i] & HELD_SHARED ? LOCK_SHARED_HOLD : LOCK_HOLD, addr,
+			 t->held_at[i], lk->now);
 		t->held[i] = t->held[--t->n_held];
 		t->held_at[i] = t->held_at[t->n_held];
 		t->held_depth[i] = t->held_depth[t->n_held];
+		t->held_flags[i] = t->held_flags[t->n_held];
 		return;
 	}
 }
@@ -373,21 +321,19 @@ static void cond_wait_end(struct locks *lk, struct thread_state *t)
 	if (!t->released_at) {
 		uint64_t now = lk->now;
 		lk->now = t->call_start;
-		released(lk, t, addr);
+		locks_released(lk, t, addr);
 		lk->now = now;
 	}
 	if (t->at > t->released_at)
 		lk->now = t->at;
-	acquired(lk, t, addr, "pthread_mutex", t->mutex_wait_at, t->mutex_wait_at != 0);
+	locks_acquired(lk, t, addr, "pthread_mutex", t->mutex_wait_at, t->mutex_wait_at != 0, 0);
 }
 
 /* The depth of ADDR among T's held locks, NULL when T does not hold it. */
 static uint32_t *held_depth(struct thread_state *t, uint64_t addr)
 {
-	for (uint32_t i = 0; i < t->n_held; i++)
-		if (t->held[i] == addr)
-			return &t->held_depth[i];
-	return NULL;
+	int i = locks_held_index(t, addr);
+	return i < 0 ? NULL : &t->held_depth[i];
 }
 
 static void call_end(struct locks *lk, struct thread_state *t)
@@ -402,6 +348,10 @@ static void call_end(struct locks *lk, struct thread_state *t)
 	}
 	if (!t->lock_addr || r == R_COND_SIGNAL || r == R_OTHER_SYNC)
 		return;
+	if (rwlock_role(r)) {
+		rwlock_call_end(lk, t, r);
+		return;
+	}
 	if (r == R_COND_WAIT) {
 		uint64_t now = lk->now;
 		cond_wait_end(lk, t);
@@ -416,7 +366,7 @@ static void call_end(struct locks *lk, struct thread_state *t)
 		/* a trylock that found the lock taken does one failed atomic and returns */
 		bool contended = t->waited || t->atomics > 1;
 		if (r != R_TRYLOCK || t->owner_write)	/* EBUSY: glibc writes __owner on success */
-			acquired(lk, t, t->lock_addr, how, t->call_start, contended);
+			locks_acquired(lk, t, t->lock_addr, how, t->call_start, contended, 0);
 	} else {
 		/* an unlock that never wrote the lock word but counted a recursive mutex down:
 		 * still held (the outer unlock writes it) */
@@ -424,7 +374,7 @@ static void call_end(struct locks *lk, struct thread_state *t)
 		if (d && *d)
 			--*d;
 		else
-			released(lk, t, t->lock_addr);
+			locks_released(lk, t, t->lock_addr);
 	}
 	lk->now = now;
 }
@@ -440,6 +390,7 @@ static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
 	t->lock_addr = 0;
 	t->atomics = 0;
 	t->waited = false;
+	t->timed_out = false;
 	t->owner_write = false;
 	t->at = 0;
 	t->released_at = 0;
@@ -471,13 +422,13 @@ static void bare_ref(struct locks *lk, struct thread_state *t, const struct spen
 			uint64_t now = lk->now;
 			/* retries are contention only when another thread held it meanwhile (else
 			 * they are this thread's own read-modify-writes, say a counter) */
-			struct lock_rec *l = lock_get(lk, t, a->addr, "atomic");
+			struct lock_rec *l = locks_rec_get(lk, t, a->addr, "atomic");
 			bool contended = a->tries > 1 && l && l->s.acquisitions &&
 					 l->last_holder != t->tid && l->last_release >= a->first;
 			lk->now = a->last;
-			acquired(lk, t, a->addr, "atomic", a->first, contended);
+			locks_acquired(lk, t, a->addr, "atomic", a->first, contended, 0);
 			lk->now = now;
-			released(lk, t, a->addr);
+			locks_released(lk, t, a->addr);
 			a->tries = 0;
 		}
 		return;
@@ -500,8 +451,8 @@ static void bare_ref(struct locks *lk, struct thread_state *t, const struct spen
 
 /* An atomic read-modify-write: a locked write, a modify, or a read and a write of one address
  * by one instruction (whatever way the source reports a compare-and-swap). */
-static bool insn_rmw(const struct spent_trace_batch *b, const struct spent_trace_insn *in, bool locked,
-		     bool flags_seen, uint64_t *addr)
+bool locks_insn_rmw(const struct spent_trace_batch *b, const struct spent_trace_insn *in,
+		    bool locked, bool flags_seen, uint64_t *addr)
 {
 	if (flags_seen && !locked)
 		return false;	/* a plain `add [mem]` is no atomic */
@@ -531,7 +482,8 @@ static bool insn_rmw(const struct spent_trace_batch *b, const struct spent_trace
 static uint64_t held_mutex_written(const struct thread_state *t, uint64_t addr)
 {
 	for (uint32_t h = 0; h < t->n_held; h++)
-		if (addr >= t->held[h] && addr < t->held[h] + MUTEX_NAMING_BYTES)
+		if (addr >= t->held[h] && addr < t->held[h] + MUTEX_NAMING_BYTES &&
+		    !(t->held_flags[h] & HELD_RWLOCK))
 			return t->held[h];
 	return 0;
 }
@@ -544,10 +496,14 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 	uint64_t addr;
 	if (t->in_call == R_COND_SIGNAL || t->in_call == R_OTHER_SYNC)
 		return;
+	if (rwlock_role(t->in_call)) {
+		rwlock_call_refs(lk, t, b, in, locked);
+		return;
+	}
 	bool unlock = t->in_call == R_MUTEX_UNLOCK || t->in_call == R_SPIN_UNLOCK ||
 		      t->in_call == R_COND_WAIT;
 	if (!unlock) {
-		if (insn_rmw(b, in, locked, lk->flags_seen, &addr)) {
+		if (locks_insn_rmw(b, in, locked, lk->flags_seen, &addr)) {
 			t->atomics++;
 			if (!t->lock_addr)
 				t->lock_addr = addr;
@@ -580,7 +536,7 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 			if (t->in_call == R_COND_WAIT && !t->released_at) {
 				/* released now: other threads may take it while this one waits */
 				t->released_at = lk->now;
-				released(lk, t, t->lock_addr);
+				locks_released(lk, t, t->lock_addr);
 			}
 		}
 }
@@ -634,6 +590,10 @@ static void on_event(struct locks *lk, const struct spent_trace_event *ev)
 	struct thread_state *t = thread(lk, ev->pid, ev->tid);
 	if (!t || t->in_call == R_OTHER_SYNC)
 		return;
+	if (rwlock_role(t->in_call)) {	/* on one of its futex words, not its lock word */
+		rwlock_futex_wait(lk, t, ev->u.syscall.ret);
+		return;
+	}
 	uint64_t addr = ev->u.syscall.args[0];
 	if (t->in_call == R_COND_WAIT || t->in_call == R_COND_SIGNAL) {
 		/* waiting on the condvar (a signal may wait for the group switch too) is no lock
@@ -656,7 +616,7 @@ static void on_event(struct locks *lk, const struct spent_trace_event *ev)
 	}
 	/* outside the lock calls a futex wait is on a lock only if the address is one already
 	 * (a custom lock); a join or a semaphore is none */
-	struct lock_rec *l = t->in_call ? lock_get(lk, t, addr, "pthread_mutex") :
+	struct lock_rec *l = t->in_call ? locks_rec_get(lk, t, addr, "pthread_mutex") :
 					  lock_find(lk, t, addr);
 	if (l)
 		l->s.futex_waits++;

@@ -1,5 +1,5 @@
 /* analysis/locks.h - lock activity found in a trace by pattern (PatchWrx paper, section 4.1):
- * pthread mutex and spin lock entry points (by symbol), lock-prefixed read-modify-write on an
+ * pthread mutex, read-write lock and spin lock entry points (by symbol), lock-prefixed read-modify-write on an
  * address followed by a plain release store to it, and futex waits. Times are stream positions
  * (instructions executed, the paper's 1-CPI clock). A thread is a (pid, tid) pair and a lock a
  * (pid, address) pair: a process-tree trace numbers threads afresh in each process, and two
@@ -16,7 +16,9 @@
 
 #define LOCKS_MAX_TIDS 16
 
-enum lock_interval_kind { LOCK_HOLD, LOCK_SPIN };
+/* LOCK_SHARED_HOLD: a read-write lock held as a reader (other readers may hold it meanwhile);
+ * LOCK_HOLD: held alone (a mutex, a spin lock, a read-write lock's writer) */
+enum lock_interval_kind { LOCK_HOLD, LOCK_SPIN, LOCK_SHARED_HOLD };
 
 struct lock_interval {
 	uint32_t pid, stream, tid;
@@ -31,9 +33,11 @@ struct lock_summary {
 	/* the log's number of the program that pid ran (an exec starts another in the same
 	 * pid: its locks are its own, named by its images); 0: the source names none */
 	uint32_t stream;
-	const char *how;	/* "pthread_mutex", "pthread_spin", "atomic" */
+	const char *how;	/* "pthread_mutex", "pthread_rwlock", "pthread_spin", "atomic" */
 	uint64_t acquisitions, contended, convoys, futex_waits;
-	uint64_t total_hold, max_hold, spin;	/* instructions */
+	uint64_t shared;	/* of the acquisitions, a read-write lock's by readers */
+	/* instructions; a read-write lock's total sums its holders' holds, and readers' overlap */
+	uint64_t total_hold, max_hold, spin;
 	uint32_t holders[LOCKS_MAX_TIDS], n_holders;	/* threads (of pid) that acquired it */
 	uint32_t waiters[LOCKS_MAX_TIDS], n_waiters;	/* threads (of pid) that waited for it */
 };

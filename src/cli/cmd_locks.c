@@ -1,6 +1,7 @@
-/* cli/cmd_locks.c - `spent locks`: per-lock table (acquisitions, hold and spin time in
- * instructions, contention, convoys, holders and waiters) and the per-thread hold/spin timeline
- * (the PatchWrx paper's lock-activity chart, its Figure 16) as SVG. */
+/* cli/cmd_locks.c - `spent locks`: per-lock table (acquisitions, a read-write lock's by
+ * readers, hold and spin time in instructions, contention, convoys, holders and waiters) and
+ * the per-thread hold/spin timeline (the PatchWrx paper's lock-activity chart, its Figure 16)
+ * as SVG. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,9 +63,9 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 	const struct lock_summary *t = locks_table(lk, &n);
 	if (!o->json)
 		printf("locks in '%s' (%llu instructions; times in instructions)\n"
-		       "%-14s %7s %-12s %-16s %-13s %8s %9s %7s %6s %11s %9s %10s  %-12s %s\n", o->trace,
-		       (unsigned long long)locks_instructions(lk), "lock", "pid", "program", "variable", "kind",
-		       "acquired",
+		       "%-14s %7s %-12s %-16s %-14s %8s %6s %9s %7s %6s %11s %9s %10s  %-12s %s\n",
+		       o->trace, (unsigned long long)locks_instructions(lk), "lock", "pid", "program",
+		       "variable", "kind", "acquired", "reads",
 		       "contended", "convoys", "futex", "total hold", "max hold", "spin", "holders",
 		       "waiters");
 	for (size_t i = 0; t && i < n; i++) {
@@ -86,6 +87,8 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 			json_kstr(&w, "symbol", name);
 			json_kstr(&w, "how", t[i].how);
 			json_ku64(&w, "acquisitions", t[i].acquisitions);
+			if (!strcmp(t[i].how, "pthread_rwlock"))	/* the rest were writers' */
+				json_ku64(&w, "read_acquisitions", t[i].shared);
 			json_ku64(&w, "contended", t[i].contended);
 			json_ku64(&w, "convoys", t[i].convoys);
 			json_ku64(&w, "futex_waits", t[i].futex_waits);
@@ -105,9 +108,12 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 		for (uint32_t k = 0; k < t[i].n_waiters; k++)
 			snprintf(wait + strlen(wait), sizeof(wait) - strlen(wait), "%s%u", k ? "," : "",
 				 t[i].waiters[k]);
-		printf("0x%-12llx %7u %-12.12s %-16s %-13s %8llu %9llu %7llu %6llu %11llu %9llu %10llu  %-12s %s\n",
+		char reads[24] = "-";
+		if (!strcmp(t[i].how, "pthread_rwlock"))
+			snprintf(reads, sizeof(reads), "%llu", (unsigned long long)t[i].shared);
+		printf("0x%-12llx %7u %-12.12s %-16s %-14s %8llu %6s %9llu %7llu %6llu %11llu %9llu %10llu  %-12s %s\n",
 		       (unsigned long long)t[i].addr, t[i].pid, prog, name, t[i].how,
-		       (unsigned long long)t[i].acquisitions, (unsigned long long)t[i].contended,
+		       (unsigned long long)t[i].acquisitions, reads, (unsigned long long)t[i].contended,
 		       (unsigned long long)t[i].convoys, (unsigned long long)t[i].futex_waits,
 		       (unsigned long long)t[i].total_hold, (unsigned long long)t[i].max_hold,
 		       (unsigned long long)t[i].spin, hold[0] ? hold : "-", wait[0] ? wait : "-");

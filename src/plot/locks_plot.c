@@ -1,6 +1,7 @@
 /* plot/locks_plot.c - the lock timeline (the PatchWrx paper's lock figures) as SVG: time left
  * to right in bands, one row per thread, holds as thick bars coloured by lock (the most used
- * ones), spins and waits as thin lines, a legend; analysis/locks.c has the intervals. */
+ * ones; a read-write lock's readers, who share it, at half height), spins and waits as thin
+ * lines, a legend; analysis/locks.c has the intervals. */
 #include <errno.h>
 #include <stdio.h>
 
@@ -36,7 +37,7 @@ int plot_locks_svg(struct locks *lk, uint64_t groups, const char *path)
 	struct svg *s = svg_new(x0 + w + 200, 66 + gh * (double)groups + 20);
 	if (!s)
 		return -ENOMEM;
-	svg_text(s, x0 + w / 2, 24, 15, "middle", "Lock holds (thick) and spins (thin) per thread");
+	svg_text(s, x0 + w / 2, 24, 15, "middle", "Lock holds (thick; read holds half) and spins (thin) per thread");
 	char lab[160], nm[128];
 	for (uint64_t g = 0; g < groups; g++) {
 		double gy = 46 + gh * (double)g;
@@ -69,11 +70,15 @@ int plot_locks_svg(struct locks *lk, uint64_t groups, const char *path)
 			if (many)
 				snprintf(who, sizeof(who), "pid %u ", iv[i].pid);
 			snprintf(lab, sizeof(lab), "%stid %u %s %s [%llu, %llu)", who, iv[i].tid,
-				 iv[i].kind == LOCK_HOLD ? "holds" : "spins on",
+				 iv[i].kind == LOCK_HOLD ? "holds" :
+				 iv[i].kind == LOCK_SHARED_HOLD ? "reads" : "spins on",
 				 symtab_name_addr(locks_symtab(lk, iv[i].pid, iv[i].stream), iv[i].lock, nm, sizeof(nm)),
 				 (unsigned long long)iv[i].start, (unsigned long long)iv[i].end);
 			if (iv[i].kind == LOCK_HOLD)
 				svg_rect(s, xa, gy + 3, xb - xa < 1 ? 1 : xb - xa, row - 6,
+					 palette[li < n_top ? li : 7], lab);
+			else if (iv[i].kind == LOCK_SHARED_HOLD)	/* half height: not alone */
+				svg_rect(s, xa, gy + row / 2 - 2, xb - xa < 1 ? 1 : xb - xa, row / 2 - 1,
 					 palette[li < n_top ? li : 7], lab);
 			else
 				svg_rect(s, xa, gy + row / 2 - 1, xb - xa < 1 ? 1 : xb - xa, 2, "#000000",

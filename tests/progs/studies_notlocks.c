@@ -10,8 +10,8 @@
  * block of its size (plain stores into its old words); takes and drops a reference on a
  * heap object by atomic adds, frees it and reuses its memory (a counter); and empties a list
  * head by an 8-byte xchg and pushes onto it with plain stores, as glibc's malloc does its
- * fastbins while single-threaded. Only `mtx` and the spin locks are locks, each taken once a
- * phase by each worker; no hold spans OUT_WORK.
+ * fastbins while single-threaded. Only `mtx`, the spin locks and `rw` (by writers) are locks,
+ * each taken once a phase by each worker; no hold spans OUT_WORK.
  *   studies_notlocks [exec]   with "exec": then runs itself again in the same pid */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -462,16 +462,15 @@ static void atomic_call(struct memtrace *t, uint64_t caller, uint64_t fn)
 	work(t, 1, 50);
 }
 
-/* a semaphore's, a read-write lock's and a once-control's atomics, then a plain store to the
- * same word (the freed memory reused): no lock. Before, sem_trywait's cmpxchg was a try, sem_post's a retry, and the
+/* a semaphore's and a once-control's atomics, then a plain store to the same word (the freed
+ * memory reused): no lock. Before, sem_trywait's cmpxchg was a try, sem_post's a retry, and the
  * store its release. */
-static void semaphores_and_rwlocks_are_no_locks(void **state)
+static void semaphores_and_once_controls_are_no_locks(void **state)
 {
 	(void)state;
 	static const char *const pairs[][2] = { { "sem_trywait", "sem_post" },
-						{ "pthread_rwlock_wrlock", "pthread_rwlock_unlock" },
 						{ "pthread_once", "__pthread_once" } };
-	for (size_t p = 0; p < 3; p++) {
+	for (size_t p = 0; p < 2; p++) {
 		struct symtab *st = symtab_new();
 		assert_int_equal(symtab_add(st, pairs[p][0], LOCK_FN, 64, true), 0);
 		assert_int_equal(symtab_add(st, pairs[p][1], UNLOCK_FN, 64, true), 0);
@@ -490,6 +489,128 @@ static void semaphores_and_rwlocks_are_no_locks(void **state)
 		memtrace_free(t);
 		symtab_free(st);
 	}
+}
+
+#define RDLOCK_FN 0x7f0000003000ull
+#define WRLOCK_FN 0x7f0000004000ull
+#define RWUNLOCK_FN 0x7f0000005000ull
+#define RW 0x404100ull
+
+/* pthread_rwlock_rdlock as glibc's: the readers word's xadd; TIMED_OUT: then a futex wait that
+ * returns ETIMEDOUT and the xadd that takes the registration back */
+static void rd_call(struct memtrace *t, uint32_t tid, int timed_out)
+{
+	memtrace_insn(t, tid, 0x401000, 5, SPENT_TRACE_INSN_CALL);
+	memtrace_insn(t, tid, RDLOCK_FN, 5, SPENT_TRACE_INSN_LOCKED);
+	memtrace_ref(t, RW, 4, SPENT_TRACE_REF_MODIFY);
+	if (timed_out) {
+		memtrace_insn(t, tid, RDLOCK_FN + 5, 2, SPENT_TRACE_INSN_SYSCALL);
+		struct spent_trace_event ev = { .kind = SPENT_TRACE_EV_SYSCALL, .tid = tid };
+		ev.u.syscall.nr = 202;
+		ev.u.syscall.args[0] = RW + 8;	/* __wrphase_futex */
+		ev.u.syscall.args[1] = 137;	/* FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG */
+		ev.u.syscall.ret = -ETIMEDOUT;
+		memtrace_event(t, &ev);
+		memtrace_insn(t, tid, RDLOCK_FN + 7, 5, SPENT_TRACE_INSN_LOCKED);
+		memtrace_ref(t, RW, 4, SPENT_TRACE_REF_MODIFY);
+	}
+	memtrace_insn(t, tid, RDLOCK_FN + 20, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, tid, 0x401005, 4, 0);
+}
+
+/* pthread_rwlock_wrlock or trywrlock: the readers word's cmpxchg, then (WON) __cur_writer */
+static void wr_call(struct memtrace *t, uint32_t tid, int won)
+{
+	memtrace_insn(t, tid, 0x401000, 5, SPENT_TRACE_INSN_CALL);
+	memtrace_insn(t, tid, WRLOCK_FN, 5, SPENT_TRACE_INSN_LOCKED);
+	memtrace_ref(t, RW, 4, SPENT_TRACE_REF_MODIFY);
+	if (won) {
+		memtrace_insn(t, tid, WRLOCK_FN + 5, 7, 0);
+		memtrace_ref(t, RW + 24, 4, SPENT_TRACE_REF_WRITE);
+	}
+	memtrace_insn(t, tid, WRLOCK_FN + 20, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, tid, 0x401005, 4, 0);
+}
+
+/* pthread_rwlock_unlock: a writer clears __cur_writer first; then the readers word's cmpxchg */
+static void rw_unlock(struct memtrace *t, uint32_t tid, int writer)
+{
+	memtrace_insn(t, tid, 0x401200, 5, SPENT_TRACE_INSN_CALL);
+	memtrace_insn(t, tid, RWUNLOCK_FN, 7, 0);	/* whose is it? */
+	memtrace_ref(t, RW + 24, 4, writer ? SPENT_TRACE_REF_WRITE : SPENT_TRACE_REF_READ);
+	memtrace_insn(t, tid, RWUNLOCK_FN + 7, 5, SPENT_TRACE_INSN_LOCKED);
+	memtrace_ref(t, RW, 4, SPENT_TRACE_REF_MODIFY);
+	memtrace_insn(t, tid, RWUNLOCK_FN + 20, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, tid, 0x401205, 4, 0);
+}
+
+/* Two readers hold the lock at once (neither hold ends the other's), then a writer alone; a
+ * timed-out read lock and a trywrlock's EBUSY take nothing; a reader's re-take is no
+ * acquisition and its hold runs to the outer unlock. */
+static void rwlock_readers_share_writers_exclude_failures_take_nothing(void **state)
+{
+	(void)state;
+	struct symtab *st = symtab_new();
+	assert_int_equal(symtab_add(st, "pthread_rwlock_rdlock", RDLOCK_FN, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_rwlock_wrlock", WRLOCK_FN, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_rwlock_unlock", RWUNLOCK_FN, 64, true), 0);
+	struct memtrace *t = memtrace_new();
+	rd_call(t, 1, 0);
+	work(t, 1, 100);
+	rd_call(t, 2, 0);	/* a second reader while the first holds it */
+	work(t, 2, 50);
+	rw_unlock(t, 1, 0);
+	work(t, 2, 50);
+	rw_unlock(t, 2, 0);
+	wr_call(t, 3, 1);
+	work(t, 3, 80);
+	rw_unlock(t, 3, 1);
+	rd_call(t, 1, 1);	/* ETIMEDOUT */
+	wr_call(t, 2, 0);	/* EBUSY */
+	work(t, 2, 30);
+	rd_call(t, 1, 0);
+	rd_call(t, 1, 0);	/* taken again */
+	work(t, 1, 20);
+	rw_unlock(t, 1, 0);	/* the inner unlock */
+	work(t, 1, 40);
+	rw_unlock(t, 1, 0);
+	struct locks *lk = run(t, st);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].addr, RW);
+	assert_string_equal(s[0].how, "pthread_rwlock");
+	assert_int_equal(s[0].acquisitions, 4);
+	assert_int_equal(s[0].shared, 3);
+	assert_int_equal(s[0].contended, 0);
+	assert_int_equal(s[0].futex_waits, 1);
+	assert_int_equal(s[0].n_holders, 3);
+	size_t niv;
+	const struct lock_interval *iv = locks_intervals(lk, &niv);
+	assert_int_equal(niv, 4);
+	const struct lock_interval *r1 = NULL, *r2 = NULL, *w = NULL, *last = NULL;
+	for (size_t i = 0; i < niv; i++) {
+		if (iv[i].kind == LOCK_HOLD)
+			w = &iv[i];
+		else if (iv[i].kind == LOCK_SHARED_HOLD && iv[i].tid == 2)
+			r2 = &iv[i];
+		else if (iv[i].kind == LOCK_SHARED_HOLD && !r1)
+			r1 = &iv[i];
+		else if (iv[i].kind == LOCK_SHARED_HOLD)
+			last = &iv[i];
+	}
+	assert_non_null(r1);
+	assert_non_null(r2);
+	assert_non_null(w);
+	assert_non_null(last);
+	assert_true(r2->start < r1->end && r1->start < r2->end);	/* held together */
+	assert_true(r1->end - r1->start >= 150 && r2->end - r2->start >= 100);
+	assert_int_equal(w->tid, 3);
+	assert_true(w->start >= r2->end && w->end - w->start >= 80);
+	assert_true(last->end - last->start >= 60);	/* to the outer unlock */
+	locks_free(lk);
+	memtrace_free(t);
+	symtab_free(st);
 }
 
 /* An atomic followed by a plain store of another size, or over part of the word, is no lock:
@@ -593,7 +714,8 @@ int main(void)
 		cmocka_unit_test(own_retries_are_not_contention),
 		cmocka_unit_test(processes_keep_threads_and_locks_apart),
 		cmocka_unit_test(dynamic_linker_atomics_are_no_bare_lock),
-		cmocka_unit_test(semaphores_and_rwlocks_are_no_locks),
+		cmocka_unit_test(semaphores_and_once_controls_are_no_locks),
+		cmocka_unit_test(rwlock_readers_share_writers_exclude_failures_take_nothing),
 		cmocka_unit_test(an_exec_starts_another_programs_locks),
 		cmocka_unit_test(pointer_exchanges_and_reused_counters_are_no_locks),
 	};

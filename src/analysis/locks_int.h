@@ -1,0 +1,114 @@
+/* analysis/locks_int.h - the lock model's state, shared by analysis/locks.c (threads, lock
+ * records, holds, mutexes, condvars, bare atomics) and analysis/locks_rwlock.c (read-write
+ * locks). Not a public interface: analysis/locks.h is. */
+#ifndef SPENT_ANALYSIS_LOCKS_INT_H
+#define SPENT_ANALYSIS_LOCKS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/lock_programs.h"
+#include "analysis/locks.h"
+
+#define SYS_FUTEX 202
+#define MAX_ATOMIC 4
+/* Locks one thread holds at once that get hold times: 8 left the 9th and later of a lock
+ * hierarchy at 0 held; beyond this they are still counted as acquisitions. */
+#define MAX_HELD 32
+
+enum role { R_NONE, R_MUTEX_LOCK, R_MUTEX_UNLOCK, R_SPIN_LOCK, R_SPIN_UNLOCK, R_TRYLOCK,
+	    R_COND_WAIT, R_COND_SIGNAL, R_OTHER_SYNC, R_RW_RDLOCK, R_RW_WRLOCK, R_RW_UNLOCK };
+
+/* how a held lock is held (thread_state.held_flags) */
+enum { HELD_SHARED = 1,	/* a read lock: other readers may hold it too */
+       HELD_RWLOCK = 2 };	/* a pthread_rwlock_t (its unlock writes further into it) */
+
+struct atomic_try {	/* a bare atomic RMW awaiting its release store */
+	uint64_t addr, first, last;
+	uint32_t tries, size;
+};
+
+struct thread_state {
+	uint32_t pid, stream, tid;	/* stream: the program the pid runs (process_start) */
+	uint64_t prev_end[2];	/* pc+len of the last two instructions */
+	uint64_t shadow[32];	/* return addresses of calls not yet returned (source flags) */
+	uint32_t depth;
+	enum role in_call;
+	uint64_t ret[3];	/* candidate return addresses */
+	uint64_t call_start, lock_addr;
+	uint32_t atomics;	/* locked operations inside the call */
+	bool waited;		/* futex wait inside the call */
+	bool timed_out;		/* a futex wait inside the call returned ETIMEDOUT */
+	/* wrote the mutex's owner fields after the atomic (trylock won); an rwlock's writer */
+	bool owner_write;
+	uint64_t at;		/* when the lock word was last written in the call (0: unknown) */
+	uint64_t released_at;	/* condvar wait: when the mutex's lock word was first written */
+	uint64_t mutex_wait_at;	/* condvar wait: a futex wait on the mutex itself (0: none) */
+	/* a lock call that made no atomic but wrote into a mutex the thread holds: a recursive
+	 * mutex taken again (glibc only counts it in __count) */
+	uint64_t relock_addr;
+	struct atomic_try tries[MAX_ATOMIC];
+	/* held locks: address and acquisition time, and how many times a recursive lock was
+	 * taken again on top (each inner unlock only counts down: the lock stays held) */
+	uint64_t held[MAX_HELD], held_at[MAX_HELD];
+	uint32_t held_depth[MAX_HELD];
+	uint8_t held_flags[MAX_HELD];
+	uint32_t n_held;
+};
+
+struct lock_rec {
+	struct lock_summary s;
+	uint64_t last_release;	/* when, and by which thread, it was last released */
+	uint32_t last_holder;
+	bool last_contended;
+	uint32_t run;	/* consecutive contended acquisitions */
+};
+
+struct locks {
+	struct lock_programs progs;	/* per program: symbols, entry points, dynamic linker */
+	uint64_t insns;		/* instructions fed */
+	struct thread_state *th;
+	size_t n_th, cap_th;
+	size_t last_th;		/* index of the thread found last (thread()) */
+	struct lock_thread *tids;	/* by thread, beside th */
+	size_t cap_tids;
+	struct lock_rec *locks;
+	size_t n_locks, cap_locks;
+	struct lock_interval *iv;
+	size_t n_iv, cap_iv;
+	uint64_t now;
+	struct lock_summary *table;
+	bool flags_seen;	/* the source sets instruction flags: trust SPENT_TRACE_INSN_LOCKED */
+	/* futex words condvar waits slept on: never a lock, even when a wait on one is seen
+	 * outside a recognised pthread_cond_wait call */
+	struct { uint32_t pid; uint64_t addr; } cond_words[64];
+	uint32_t n_cond_words;
+	int oom;
+};
+
+/* locks.c */
+struct lock_rec *locks_rec_get(struct locks *lk, const struct thread_state *t, uint64_t addr,
+			       const char *how);
+/* T acquires ADDR now (FLAGS: HELD_*), after waiting since WAIT_START when CONTENDED; other
+ * threads' holds it excludes end first. */
+void locks_acquired(struct locks *lk, struct thread_state *t, uint64_t addr, const char *how,
+		    uint64_t wait_start, bool contended, unsigned flags);
+/* T releases ADDR now. */
+void locks_released(struct locks *lk, struct thread_state *t, uint64_t addr);
+/* Where T holds ADDR among its held locks (its index), -1 when it does not. */
+int locks_held_index(const struct thread_state *t, uint64_t addr);
+/* Whether instruction IN of B is an atomic read-modify-write, and of which address. */
+bool locks_insn_rmw(const struct spent_trace_batch *b, const struct spent_trace_insn *in,
+		    bool locked, bool flags_seen, uint64_t *addr);
+
+/* locks_rwlock.c: the pthread_rwlock_* calls */
+static inline bool rwlock_role(enum role r)
+{
+	return r == R_RW_RDLOCK || r == R_RW_WRLOCK || r == R_RW_UNLOCK;
+}
+void rwlock_call_refs(struct locks *lk, struct thread_state *t, const struct spent_trace_batch *b,
+		      const struct spent_trace_insn *in, bool locked);
+void rwlock_call_end(struct locks *lk, struct thread_state *t, enum role r);
+void rwlock_futex_wait(struct locks *lk, struct thread_state *t, int64_t ret);
+
+#endif
