@@ -4,6 +4,7 @@
  * module or read from the ELF file itself (symtable_open), with one rule for which symbols
  * count. Saved form (the build-id cache): a text header line, then one "start size
  * section_start section_end flags name" line per symbol in hex, globals first. */
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -319,6 +320,33 @@ int symtable_open(const char *path, struct symtable **out)
 	}
 	*out = t;
 	return 0;
+}
+
+int symtable_open_debug(const char *path, struct symtable **out)
+{
+	int fd = binio_open_regular(path);
+	if (fd < 0)
+		return fd;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const unsigned char *bid = NULL;
+	ssize_t n = elf && elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, (const void **)&bid) : 0;
+	int err = -ENOENT;
+	if (n >= 2 && n <= 64) {
+		/* /usr/lib/debug/.build-id/ab/cdef....debug: the first byte names the directory */
+		char dbg[sizeof(SYMTABLE_DEBUG_DIR) + 160];
+		int k = snprintf(dbg, sizeof(dbg), "%s/.build-id/%02x/", SYMTABLE_DEBUG_DIR, bid[0]);
+		for (ssize_t i = 1; i < n; i++)
+			k += snprintf(dbg + k, sizeof(dbg) - (size_t)k, "%02x", bid[i]);
+		snprintf(dbg + k, sizeof(dbg) - (size_t)k, ".debug");
+		err = symtable_open(dbg, out);
+		if (err == -ENOEXEC)
+			err = -ENOENT;
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
 }
 
 void symtable_free(struct symtable *t)

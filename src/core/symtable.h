@@ -38,6 +38,13 @@ int symtable_from_module(Dwfl_Module *mod, struct symtable **out);
  * (bias 0); the same symbols as symtable_from_module. 0, -errno of the open (a FIFO or
  * directory is refused), -ENOEXEC (not ELF), -ENOMEM. */
 int symtable_open(const char *path, struct symtable **out);
+/* Where separate debug files are found by build-id (Debian's -dbg and -dbgsym packages). */
+#define SYMTABLE_DEBUG_DIR "/usr/lib/debug"
+/* The table of PATH's separate debug file (SYMTABLE_DEBUG_DIR/.build-id/xx/rest.debug, by
+ * PATH's build-id), whose .symtab has the local symbols a stripped image lacks (glibc's
+ * _int_malloc, main_arena, __libc_setlocale_lock). 0, -ENOENT (no build-id or no debug file),
+ * -errno of opening PATH, -ENOMEM. */
+int symtable_open_debug(const char *path, struct symtable **out);
 /* Read a table written by symtable_save (names copied). 0, -ENOENT, -EINVAL (corrupt), -ENOMEM. */
 int symtable_load(const char *path, struct symtable **out);
 /* Write T to PATH atomically (mode 0600). 0 or -errno. */
