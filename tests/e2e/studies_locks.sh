@@ -272,3 +272,31 @@ print(("PASS " if want and n > 100 and not bad else "FAIL ") +
       % (sys.argv[3], len(want), n, bad[:3]))
 PY
 done
+
+# glibc's own read-write locks (setlocale's, gettext's) are static variables: Debian strips
+# them from libc.so.6, and its separate debug file (libc6-dbg, which valgrind depends on)
+# names them. The oracle is nm on that file: each lock's offset in libc is its symbol's.
+"${E[@]}" LANG=C.UTF-8 "$SPENT" trace -o "$TMP/ls.log" -- /bin/ls -l / > /dev/null 2> "$TMP/ls.err"
+check "ls runs under spent trace" test $? -eq 0
+"$SPENT" locks "$TMP/ls.log" --json > "$TMP/ls.json" 2>/dev/null
+"$SPENT" trace dump --limit 400000 "$TMP/ls.log" 2>/dev/null | grep -m1 ' image .*/libc\.so\.6 ' > "$TMP/ls.libc"
+libc=$(awk '{ print $4 }' "$TMP/ls.libc")
+bid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID/ { print $3 }')
+nm "/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug" > "$TMP/libc.nm" 2>/dev/null
+check "libc's debug file has its symbols (libc6-dbg)" test -s "$TMP/libc.nm"
+python3 - "$TMP/ls.json" "$TMP/ls.libc" "$TMP/libc.nm" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+base = int(open(sys.argv[2]).read().split("base")[1].split()[0], 16)
+nm = {}	# a static's name may be several files' (lock.0)
+for l in open(sys.argv[3]):
+    p = l.split()
+    if len(p) == 3:
+        nm.setdefault(p[2], set()).add(int(p[0], 16))
+rw = [r for r in rows if r["how"] == "pthread_rwlock"]
+named = [(r["symbol"], int(r["lock"], 16) - base) for r in rw]
+ok = rw and all(off in nm.get(s, ()) for s, off in named) and \
+     any(s in ("__libc_setlocale_lock", "_nl_state_lock") for s, _ in named)
+print(("PASS " if ok else "FAIL ") + "ls: libc's read-write locks named as its debug file's nm says (%s)"
+      % [(s, hex(o), o in nm.get(s, ())) for s, o in named])
+PY
