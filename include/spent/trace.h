@@ -47,6 +47,8 @@ enum spent_trace_insn_flag {
 	SPENT_TRACE_INSN_INDIRECT = 1 << 4,	/* indirect jump or call */
 	SPENT_TRACE_INSN_SYSCALL = 1 << 5,
 	SPENT_TRACE_INSN_PAUSE = 1 << 6,	/* spin-wait hint */
+	SPENT_TRACE_INSN_EXCHANGE = 1 << 7,	/* xchg with memory (an unconditional swap) */
+	SPENT_TRACE_INSN_CMPXCHG = 1 << 8,	/* cmpxchg, cmpxchg8b/16b (a compare-and-swap) */
 };
 
 struct spent_trace_insn {

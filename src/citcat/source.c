@@ -42,6 +42,11 @@ static uint16_t insn_flags(struct cc_src *s, uint64_t pc, uint32_t size)
 			mem |= ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY;
 		if ((in.attributes & ZYDIS_ATTRIB_HAS_LOCK) || (in.mnemonic == ZYDIS_MNEMONIC_XCHG && mem))
 			f |= SPENT_TRACE_INSN_LOCKED;
+		if (in.mnemonic == ZYDIS_MNEMONIC_XCHG && mem)
+			f |= SPENT_TRACE_INSN_EXCHANGE;
+		if (in.mnemonic == ZYDIS_MNEMONIC_CMPXCHG || in.mnemonic == ZYDIS_MNEMONIC_CMPXCHG8B ||
+		    in.mnemonic == ZYDIS_MNEMONIC_CMPXCHG16B)
+			f |= SPENT_TRACE_INSN_CMPXCHG;
 		if (in.meta.category == ZYDIS_CATEGORY_COND_BR)
 			f |= SPENT_TRACE_INSN_COND_BRANCH;
 		if (in.meta.category == ZYDIS_CATEGORY_CALL)

@@ -221,10 +221,11 @@ out:
 
 static const char *flag_names(uint16_t f, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s%s%s%s%s", (f & SPENT_TRACE_INSN_COND_BRANCH) ? " jcc" : "",
+	snprintf(buf, len, "%s%s%s%s%s%s%s%s%s", (f & SPENT_TRACE_INSN_COND_BRANCH) ? " jcc" : "",
 		 (f & SPENT_TRACE_INSN_CALL) ? " call" : "", (f & SPENT_TRACE_INSN_RET) ? " ret" : "",
 		 (f & SPENT_TRACE_INSN_INDIRECT) ? " indirect" : "", (f & SPENT_TRACE_INSN_SYSCALL) ? " syscall" : "",
-		 (f & SPENT_TRACE_INSN_LOCKED) ? " locked" : "", (f & SPENT_TRACE_INSN_PAUSE) ? " pause" : "");
+		 (f & SPENT_TRACE_INSN_LOCKED) ? " locked" : "", (f & SPENT_TRACE_INSN_PAUSE) ? " pause" : "",
+		 (f & SPENT_TRACE_INSN_EXCHANGE) ? " xchg" : "", (f & SPENT_TRACE_INSN_CMPXCHG) ? " cmpxchg" : "");
 	return buf;
 }
 

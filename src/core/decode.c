@@ -30,7 +30,10 @@ static uint16_t classify(const ZydisDecodedInstruction *in)
 		f |= SPENT_TRACE_INSN_LOCKED;
 	if (in->mnemonic == ZYDIS_MNEMONIC_XCHG && (in->attributes & ZYDIS_ATTRIB_HAS_MODRM) &&
 	    in->raw.modrm.mod != 3)
-		f |= SPENT_TRACE_INSN_LOCKED;
+		f |= SPENT_TRACE_INSN_LOCKED | SPENT_TRACE_INSN_EXCHANGE;
+	if (in->mnemonic == ZYDIS_MNEMONIC_CMPXCHG || in->mnemonic == ZYDIS_MNEMONIC_CMPXCHG8B ||
+	    in->mnemonic == ZYDIS_MNEMONIC_CMPXCHG16B)
+		f |= SPENT_TRACE_INSN_CMPXCHG;
 	switch (in->meta.category) {
 	case ZYDIS_CATEGORY_COND_BR:
 		f |= SPENT_TRACE_INSN_COND_BRANCH;
