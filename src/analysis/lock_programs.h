@@ -12,7 +12,7 @@
 
 #include "analysis/symtab.h"
 
-#define LOCK_PROGRAM_MAX_ENTRIES 48
+#define LOCK_PROGRAM_MAX_ENTRIES 128
 
 struct lock_program {
 	uint32_t pid, stream;	/* stream: the log's number of the program (0: none named) */
@@ -20,7 +20,11 @@ struct lock_program {
 	bool stale;	/* images added since entry_pc was looked up (the model refills it) */
 	struct symtab *st;
 	char *exe;	/* its executable, from the process record (NULL: none named) */
+	/* the entry points watched: each name's every definition (an LD_PRELOAD wrapper's and
+	 * libc's, whose own calls bypass the wrapper), with the index of its name */
 	uint64_t entry_pc[LOCK_PROGRAM_MAX_ENTRIES];
+	uint8_t entry_name[LOCK_PROGRAM_MAX_ENTRIES];
+	uint32_t n_entries;
 	/* a bit per hash of each entry_pc: most instructions skip the scan. 1024 bits: with 64,
 	 * the 37 names (aliases share a pc) left one instruction in three scanning */
 	uint64_t entry_bits[16];

@@ -45,12 +45,17 @@ static const struct { const char *name; enum role role; } entry_names[] = {
 	{ "sem_wait", R_OTHER_SYNC },		    { "sem_trywait", R_OTHER_SYNC },
 	{ "sem_timedwait", R_OTHER_SYNC },	    { "sem_clockwait", R_OTHER_SYNC },
 	{ "sem_post", R_OTHER_SYNC },
+	/* glibc's own lock's wait after its cmpxchg failed (lll_lock); its xchgs are attempts */
+	{ "__lll_lock_wait_private", R_LLL_WAIT },  { "__lll_lock_wait", R_LLL_WAIT },
 	/* a once-control is taken by a cmpxchg and set done by a plain store: a lock's pattern
 	 * around the init routine, in every process whose libc runs one (~500 instructions) */
 	{ "pthread_once", R_OTHER_SYNC },	    { "__pthread_once", R_OTHER_SYNC },
 };
 #define N_ENTRIES ARRAY_SIZE(entry_names)
-_Static_assert(N_ENTRIES <= LOCK_PROGRAM_MAX_ENTRIES, "lock_program.entry_pc too small");
+/* each name's definitions watched (a wrapper's, libc's, a compat version's) */
+#define MAX_DEFS 3
+_Static_assert(N_ENTRIES * MAX_DEFS <= LOCK_PROGRAM_MAX_ENTRIES && N_ENTRIES <= 256,
+	       "lock_program.entry_pc too small");
 
 /* The bit of PC in lock_program.entry_bits: the per-instruction scan of the entry points was
  * half of locks' time (12 s for a 315 M-instruction gzip log that reads in 2 s). */
@@ -258,11 +263,14 @@ static void refresh_entries(struct lock_program *p)
 {
 	p->stale = false;
 	memset(p->entry_bits, 0, sizeof(p->entry_bits));
-	for (size_t i = 0; i < N_ENTRIES; i++) {
-		if (!p->st || symtab_find_func(p->st, entry_names[i].name, &p->entry_pc[i]))
-			p->entry_pc[i] = 0;
-		if (p->entry_pc[i]) {
-			uint64_t h = entry_hash(p->entry_pc[i]);
+	p->n_entries = 0;
+	for (size_t i = 0; p->st && i < N_ENTRIES; i++) {
+		uint64_t pcs[MAX_DEFS];
+		size_t n = symtab_find_funcs(p->st, entry_names[i].name, pcs, MAX_DEFS);
+		for (size_t k = 0; k < n; k++) {
+			p->entry_pc[p->n_entries] = pcs[k];
+			p->entry_name[p->n_entries++] = (uint8_t)i;
+			uint64_t h = entry_hash(pcs[k]);
 			p->entry_bits[h >> 6] |= 1ull << (h & 63);
 		}
 	}
@@ -399,9 +407,28 @@ static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
 }
 
 /* A bare atomic outside the pthread calls: a try on ADDR, or a release of ADDR held. */
-static void bare_ref(struct locks *lk, struct thread_state *t, const struct spent_trace_ref *r,
-		     bool locked)
+/* The last attempt of try A took the lock; the thread releases it now. HOW: "atomic" (released
+ * by a plain store) or "glibc_lock" (by an xchg). */
+static void bare_release(struct locks *lk, struct thread_state *t, struct atomic_try *a,
+			 const char *how)
 {
+	uint64_t now = lk->now;
+	/* retries are contention only when another thread held it meanwhile (else they are this
+	 * thread's own read-modify-writes, say a counter), or when it waited in glibc's lock wait */
+	struct lock_rec *l = locks_rec_get(lk, t, a->addr, how);
+	bool contended = a->waited || (a->tries > 1 && l && l->s.acquisitions &&
+				       l->last_holder != t->tid && l->last_release >= a->first);
+	lk->now = a->last;
+	locks_acquired(lk, t, a->addr, how, a->first, contended, 0);
+	lk->now = now;
+	locks_released(lk, t, a->addr);
+	a->tries = 0;
+}
+
+static void bare_ref(struct locks *lk, struct thread_state *t, const struct spent_trace_ref *r,
+		     uint16_t flags)
+{
+	bool locked = flags & SPENT_TRACE_INSN_LOCKED;
 	if (r->kind == SPENT_TRACE_REF_READ)
 		return;
 	for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
@@ -415,21 +442,15 @@ static void bare_ref(struct locks *lk, struct thread_state *t, const struct spen
 			a->tries = 0;
 			return;
 		}
-		if (locked) {	/* another attempt: spinning */
+		if (locked && (flags & SPENT_TRACE_INSN_EXCHANGE) && a->by_cas) {
+			/* glibc's own lock (lll_lock: malloc's arenas, stdio's streams) is taken by a
+			 * cmpxchg and released by an xchg; a spin lock taken by xchg retries by xchg */
+			bare_release(lk, t, a, "glibc_lock");
+		} else if (locked) {	/* another attempt: spinning */
 			a->tries++;
 			a->last = lk->now;
 		} else {	/* release store: the last attempt acquired it */
-			uint64_t now = lk->now;
-			/* retries are contention only when another thread held it meanwhile (else
-			 * they are this thread's own read-modify-writes, say a counter) */
-			struct lock_rec *l = locks_rec_get(lk, t, a->addr, "atomic");
-			bool contended = a->tries > 1 && l && l->s.acquisitions &&
-					 l->last_holder != t->tid && l->last_release >= a->first;
-			lk->now = a->last;
-			locks_acquired(lk, t, a->addr, "atomic", a->first, contended, 0);
-			lk->now = now;
-			locks_released(lk, t, a->addr);
-			a->tries = 0;
+			bare_release(lk, t, a, "atomic");
 		}
 		return;
 	}
@@ -439,14 +460,46 @@ static void bare_ref(struct locks *lk, struct thread_state *t, const struct spen
 	 * held up to 1 M instructions in cc1plus) */
 	if (!locked || r->size > 4)
 		return;
+	/* a free slot, else the oldest try, one begun by a cmpxchg last: that may be glibc's lock
+	 * held across a barrier's or a counter's atomics (a stdio lock held over a
+	 * pthread_barrier_wait lost its hold) */
 	uint32_t slot = 0;
-	for (uint32_t i = 0; i < MAX_ATOMIC; i++)
-		if (!t->tries[i].tries || t->tries[i].last < t->tries[slot].last) {
+	for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
+		const struct atomic_try *x = &t->tries[i], *y = &t->tries[slot];
+		if (!x->tries) {
 			slot = i;
-			if (!t->tries[i].tries)
-				break;
+			break;
 		}
-	t->tries[slot] = (struct atomic_try){ r->addr, lk->now, lk->now, 1, r->size };
+		if (x->by_cas != y->by_cas ? !x->by_cas : x->last < y->last)
+			slot = i;
+	}
+	t->tries[slot] = (struct atomic_try){ r->addr, lk->now, lk->now, 1, r->size,
+					      .by_cas = (flags & SPENT_TRACE_INSN_CMPXCHG) != 0 };
+}
+
+/* Inside glibc's lock wait (__lll_lock_wait_private, after the cmpxchg failed): each xchg of
+ * the lock word is another attempt, and the thread waits; the last one took it. */
+static void lll_wait_refs(struct locks *lk, struct thread_state *t, const struct spent_trace_batch *b,
+			  const struct spent_trace_insn *in)
+{
+	if (!(in->flags & SPENT_TRACE_INSN_LOCKED))
+		return;
+	for (uint32_t k = 0; k < in->nrefs; k++) {
+		const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
+		if (r->kind == SPENT_TRACE_REF_READ || r->size > 4)
+			continue;
+		struct atomic_try *a = NULL;
+		for (uint32_t i = 0; i < MAX_ATOMIC && !a; i++)
+			if (t->tries[i].tries && t->tries[i].addr == r->addr && t->tries[i].size == r->size)
+				a = &t->tries[i];
+		if (!a) {	/* its cmpxchg was not seen: the wait's first xchg is the try */
+			bare_ref(lk, t, r, SPENT_TRACE_INSN_LOCKED | SPENT_TRACE_INSN_CMPXCHG);
+			continue;
+		}
+		a->tries++;
+		a->last = lk->now;
+		a->waited = true;
+	}
 }
 
 /* An atomic read-modify-write: a locked write, a modify, or a read and a write of one address
@@ -496,6 +549,10 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 	uint64_t addr;
 	if (t->in_call == R_COND_SIGNAL || t->in_call == R_OTHER_SYNC)
 		return;
+	if (t->in_call == R_LLL_WAIT) {
+		lll_wait_refs(lk, t, b, in);
+		return;
+	}
 	if (rwlock_role(t->in_call)) {
 		rwlock_call_refs(lk, t, b, in, locked);
 		return;
@@ -550,13 +607,16 @@ static void on_insn(struct locks *lk, const struct spent_trace_batch *b, const s
 		call_end(lk, t);
 	const struct lock_program *ps = entries_for(lk, in->pid);
 	const uint64_t *entry_pc = ps->entry_pc;
-	for (size_t i = 0; entry_bit_set(ps->entry_bits, in->pc) && i < N_ENTRIES; i++)
-		if (entry_pc[i] && in->pc == entry_pc[i]) {
+	for (size_t e = 0; entry_bit_set(ps->entry_bits, in->pc) && e < ps->n_entries; e++)
+		if (in->pc == entry_pc[e]) {
+			size_t i = ps->entry_name[e];
 			if (t->in_call)	/* its return was missed: close it */
 				call_end(lk, t);
 			/* a bare atomic still waiting for its release store across a pthread lock
-			 * call was an atomic counter, not a spin lock: forget it */
-			memset(t->tries, 0, sizeof(t->tries));
+			 * call was an atomic counter, not a spin lock: forget it (glibc's lock
+			 * wait goes on with the try its cmpxchg began) */
+			if (entry_names[i].role != R_LLL_WAIT)
+				memset(t->tries, 0, sizeof(t->tries));
 			call_begin(lk, t, entry_names[i].role);
 			break;
 		}
@@ -571,7 +631,7 @@ static void on_insn(struct locks *lk, const struct spent_trace_batch *b, const s
 		in_call_refs(lk, t, b, in, locked);
 	} else if (in->pc - ps->rtld_start >= ps->rtld_end - ps->rtld_start) {
 		for (uint32_t k = 0; k < in->nrefs; k++)
-			bare_ref(lk, t, &b->refs[in->ref0 + k], locked);
+			bare_ref(lk, t, &b->refs[in->ref0 + k], in->flags);
 	}
 	t->prev_end[1] = t->prev_end[0];
 	t->prev_end[0] = in->pc + in->len;
@@ -592,6 +652,12 @@ static void on_event(struct locks *lk, const struct spent_trace_event *ev)
 		return;
 	if (rwlock_role(t->in_call)) {	/* on one of its futex words, not its lock word */
 		rwlock_futex_wait(lk, t, ev->u.syscall.ret);
+		return;
+	}
+	if (t->in_call == R_LLL_WAIT) {	/* its lock word; the try goes on (lll_wait_refs) */
+		struct lock_rec *l = locks_rec_get(lk, t, ev->u.syscall.args[0], "glibc_lock");
+		if (l)
+			l->s.futex_waits++;
 		return;
 	}
 	uint64_t addr = ev->u.syscall.args[0];

@@ -33,7 +33,9 @@ struct lock_summary {
 	/* the log's number of the program that pid ran (an exec starts another in the same
 	 * pid: its locks are its own, named by its images); 0: the source names none */
 	uint32_t stream;
-	const char *how;	/* "pthread_mutex", "pthread_rwlock", "pthread_spin", "atomic" */
+	/* "pthread_mutex", "pthread_rwlock", "pthread_spin", "glibc_lock" (glibc's own: malloc's
+	 * arenas, stdio's streams), "atomic" (a bare spin lock) */
+	const char *how;
 	uint64_t acquisitions, contended, convoys, futex_waits;
 	uint64_t shared;	/* of the acquisitions, a read-write lock's by readers */
 	/* instructions; a read-write lock's total sums its holders' holds, and readers' overlap */

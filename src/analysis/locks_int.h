@@ -17,7 +17,8 @@
 #define MAX_HELD 32
 
 enum role { R_NONE, R_MUTEX_LOCK, R_MUTEX_UNLOCK, R_SPIN_LOCK, R_SPIN_UNLOCK, R_TRYLOCK,
-	    R_COND_WAIT, R_COND_SIGNAL, R_OTHER_SYNC, R_RW_RDLOCK, R_RW_WRLOCK, R_RW_UNLOCK };
+	    R_COND_WAIT, R_COND_SIGNAL, R_OTHER_SYNC, R_RW_RDLOCK, R_RW_WRLOCK, R_RW_UNLOCK,
+	    R_LLL_WAIT };
 
 /* how a held lock is held (thread_state.held_flags) */
 enum { HELD_SHARED = 1,	/* a read lock: other readers may hold it too */
@@ -26,6 +27,8 @@ enum { HELD_SHARED = 1,	/* a read lock: other readers may hold it too */
 struct atomic_try {	/* a bare atomic RMW awaiting its release store */
 	uint64_t addr, first, last;
 	uint32_t tries, size;
+	bool by_cas;	/* the first attempt was a cmpxchg (glibc's lock: released by an xchg) */
+	bool waited;	/* in glibc's lock wait */
 };
 
 struct thread_state {

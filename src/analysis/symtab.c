@@ -172,6 +172,21 @@ const struct symtab_sym *symtab_lookup(struct symtab *st, uint64_t addr)
 	return NULL;
 }
 
+size_t symtab_find_funcs(struct symtab *st, const char *name, uint64_t *addrs, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < st->n && n < max; i++) {
+		if (!st->syms[i].is_func || strcmp(st->syms[i].name, name))
+			continue;
+		size_t k = 0;
+		while (k < n && addrs[k] != st->syms[i].addr)
+			k++;
+		if (k == n)
+			addrs[n++] = st->syms[i].addr;
+	}
+	return n;
+}
+
 int symtab_find_func(struct symtab *st, const char *name, uint64_t *addr)
 {
 	int rc = -ENOENT;

@@ -40,6 +40,9 @@ const char *symtab_name_addr(struct symtab *st, uint64_t addr, char *buf, size_t
  * pthread_cond_timedwait@@GLIBC_2.3.2, not the compat @GLIBC_2.2.5 that 2.36 lists first);
  * 0 or -ENOENT. */
 int symtab_find_func(struct symtab *st, const char *name, uint64_t *addr);
+/* Every distinct address of a function named NAME (each image's definition, each version), at
+ * most MAX of them into ADDRS; how many were found. */
+size_t symtab_find_funcs(struct symtab *st, const char *name, uint64_t *addrs, size_t max);
 size_t symtab_count(const struct symtab *st);
 
 #endif

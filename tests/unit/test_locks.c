@@ -613,6 +613,113 @@ static void rwlock_readers_share_writers_exclude_failures_take_nothing(void **st
 	symtab_free(st);
 }
 
+#define LLL_WAIT_FN 0x7f0000006000ull
+
+static void locked_insn(struct memtrace *t, uint32_t tid, uint64_t pc, uint16_t flags, uint64_t word)
+{
+	memtrace_insn(t, tid, pc, 4, SPENT_TRACE_INSN_LOCKED | flags);
+	memtrace_ref(t, word, 4, SPENT_TRACE_REF_MODIFY);
+}
+
+/* glibc's own lock: thread 1 takes it by a cmpxchg; thread 2's cmpxchg fails and it waits in
+ * __lll_lock_wait_private (an xchg, a futex wait), thread 1 releases it by an xchg, thread 2's
+ * xchg in the wait takes it, and its xchg releases it. The control: a spin lock taken and
+ * retried by xchg and released by a plain store is a bare atomic lock, once. */
+static void glibc_lock_cmpxchg_then_xchg_with_a_wait(void **state)
+{
+	(void)state;
+	struct symtab *st = symtab_new();
+	assert_int_equal(symtab_add(st, "__lll_lock_wait_private", LLL_WAIT_FN, 64, true), 0);
+	struct memtrace *t = memtrace_new();
+	locked_insn(t, 1, 0x401300, SPENT_TRACE_INSN_CMPXCHG, MTX);
+	work(t, 1, 100);
+	locked_insn(t, 2, 0x401300, SPENT_TRACE_INSN_CMPXCHG, MTX);	/* fails */
+	memtrace_insn(t, 2, 0x401310, 5, SPENT_TRACE_INSN_CALL);
+	locked_insn(t, 2, LLL_WAIT_FN, SPENT_TRACE_INSN_EXCHANGE, MTX);
+	memtrace_insn(t, 2, LLL_WAIT_FN + 4, 2, SPENT_TRACE_INSN_SYSCALL);
+	struct spent_trace_event ev = { .kind = SPENT_TRACE_EV_SYSCALL, .tid = 2 };
+	ev.u.syscall.nr = 202;
+	ev.u.syscall.args[0] = MTX;
+	ev.u.syscall.args[1] = 128;
+	memtrace_event(t, &ev);
+	work(t, 1, 50);
+	locked_insn(t, 1, 0x401320, SPENT_TRACE_INSN_EXCHANGE, MTX);	/* released */
+	locked_insn(t, 2, LLL_WAIT_FN, SPENT_TRACE_INSN_EXCHANGE, MTX);	/* taken */
+	memtrace_insn(t, 2, LLL_WAIT_FN + 8, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, 2, 0x401315, 4, 0);
+	work(t, 2, 30);
+	locked_insn(t, 2, 0x401320, SPENT_TRACE_INSN_EXCHANGE, MTX);
+	/* the control, on another word */
+	for (int k = 0; k < 3; k++)
+		locked_insn(t, 1, 0x401400, SPENT_TRACE_INSN_EXCHANGE, MTX + 64);
+	work(t, 1, 20);
+	memtrace_insn(t, 1, 0x401410, 6, 0);
+	memtrace_ref(t, MTX + 64, 4, SPENT_TRACE_REF_WRITE);
+	struct locks *lk = run(t, st);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(s[0].addr, MTX);
+	assert_string_equal(s[0].how, "glibc_lock");
+	assert_int_equal(s[0].acquisitions, 2);
+	assert_int_equal(s[0].contended, 1);
+	assert_int_equal(s[0].futex_waits, 1);
+	assert_int_equal(s[0].n_waiters, 1);
+	assert_int_equal(s[0].waiters[0], 2);
+	assert_true(s[0].max_hold >= 150 && s[0].max_hold < 170);
+	assert_int_equal(s[1].addr, MTX + 64);
+	assert_string_equal(s[1].how, "atomic");
+	assert_int_equal(s[1].acquisitions, 1);
+	size_t niv;
+	const struct lock_interval *iv = locks_intervals(lk, &niv);
+	const struct lock_interval *h1 = NULL, *h2 = NULL;
+	for (size_t i = 0; i < niv; i++)
+		if (iv[i].kind == LOCK_HOLD && iv[i].lock == MTX)
+			*(iv[i].tid == 1 ? &h1 : &h2) = &iv[i];
+	assert_non_null(h1);
+	assert_non_null(h2);
+	assert_true(h2->start >= h1->end && h2->end - h2->start >= 30);
+	locks_free(lk);
+	memtrace_free(t);
+	symtab_free(st);
+}
+
+/* pthread_mutex_lock defined twice (an LD_PRELOAD wrapper's and libc's): a call into the
+ * wrapper, which calls libc's, and libc's own call straight to its definition are both
+ * acquisitions (watching the first definition alone missed libc's own calls). */
+static void every_definition_of_an_entry_point_is_watched(void **state)
+{
+	(void)state;
+	const uint64_t wrap = 0x7e0000008000ull;	/* loaded first, below libc */
+	struct symtab *st = symtab_new();
+	assert_int_equal(symtab_add(st, "pthread_mutex_lock", wrap, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_mutex_lock", LOCK_FN, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_mutex_unlock", UNLOCK_FN, 64, true), 0);
+	struct memtrace *t = memtrace_new();
+	memtrace_insn(t, 1, 0x401000, 5, SPENT_TRACE_INSN_CALL);	/* the program calls the wrapper */
+	memtrace_insn(t, 1, wrap, 4, 0);
+	memtrace_insn(t, 1, wrap + 4, 5, SPENT_TRACE_INSN_CALL);	/* which calls libc's */
+	memtrace_insn(t, 1, LOCK_FN, 5, SPENT_TRACE_INSN_LOCKED);
+	memtrace_ref(t, MTX, 4, SPENT_TRACE_REF_MODIFY);
+	memtrace_insn(t, 1, LOCK_FN + 5, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, 1, wrap + 9, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, 1, 0x401005, 4, 0);
+	work(t, 1, 40);
+	unlock_call(t, 1);
+	lock_call(t, 1, 0, 1);	/* libc's own call */
+	work(t, 1, 40);
+	unlock_call(t, 1);
+	struct locks *lk = run(t, st);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].acquisitions, 2);
+	assert_true(s[0].total_hold >= 80);
+	locks_free(lk);
+	memtrace_free(t);
+	symtab_free(st);
+}
+
 /* An atomic followed by a plain store of another size, or over part of the word, is no lock:
  * a pointer exchanged and stored again (8 bytes: glibc's fastbins while single-threaded), a
  * counter's object freed and its memory written again. The same with a 4-byte word and a
@@ -716,6 +823,8 @@ int main(void)
 		cmocka_unit_test(dynamic_linker_atomics_are_no_bare_lock),
 		cmocka_unit_test(semaphores_and_once_controls_are_no_locks),
 		cmocka_unit_test(rwlock_readers_share_writers_exclude_failures_take_nothing),
+		cmocka_unit_test(glibc_lock_cmpxchg_then_xchg_with_a_wait),
+		cmocka_unit_test(every_definition_of_an_entry_point_is_watched),
 		cmocka_unit_test(an_exec_starts_another_programs_locks),
 		cmocka_unit_test(pointer_exchanges_and_reused_counters_are_no_locks),
 	};
