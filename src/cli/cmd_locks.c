@@ -30,9 +30,11 @@ static const char *const locks_usage[] = { "spent locks TRACE [--svg FILE] [--js
 					     NULL };
 static const struct parse_usage locks_u = {
 	"locks", locks_usage, "lock hold and spin timelines per thread from a trace",
-	"Finds the locks of a `spent trace` log (atomic read-modify-writes, futex calls) and "
-	"reports per lock the acquisitions, hold and spin time in instructions, contention, "
-	"convoys, holders and waiters; with --svg the per-thread hold/spin timeline.",
+	"Finds the locks of a `spent trace` log (pthread mutexes, read-write locks and spin "
+	"locks by their calls, glibc's own locks, bare atomic spin locks; futex waits) and "
+	"reports per lock the acquisitions (a read-write lock's by readers apart), hold and spin "
+	"time in instructions, contention, convoys, holders and waiters; with --svg the "
+	"per-thread hold/spin timeline.",
 };
 
 static int parse_opts(int argc, char **argv, struct locks_opts *o)

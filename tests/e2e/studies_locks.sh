@@ -300,3 +300,37 @@ ok = rw and all(off in nm.get(s, ()) for s, off in named) and \
 print(("PASS " if ok else "FAIL ") + "ls: libc's read-write locks named as its debug file's nm says (%s)"
       % [(s, hex(o), o in nm.get(s, ())) for s, o in named])
 PY
+
+# glibc's own lock (tests/progs/studies_stdiolock.c): stderr's stream lock, taken by a cmpxchg
+# in flockfile and released by an xchg in funlockfile, waited for in __lll_lock_wait_private.
+# Its counts are the program's; its name is the debug file's (_IO_stdfile_2_lock); its holds
+# last the program's in_work, never its out_work, and never overlap.
+"${E[@]}" "$SPENT" trace -o "$TMP/sl.log" -- "$PROGS/studies_stdiolock" > "$TMP/sl.out" 2> "$TMP/sl.err"
+check "studies_stdiolock runs under spent trace" test $? -eq 0
+"$SPENT" locks "$TMP/sl.log" --json --svg "$TMP/sl.svg" > "$TMP/sl.json" 2>/dev/null
+check "locks on studies_stdiolock exits 0" test $? -eq 0
+python3 - "$TMP/sl.json" "$TMP/sl.out" "$TMP/sl.svg" <<'PY'
+import json, re, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+prog = {k: int(v) for k, v in (l.split() for l in open(sys.argv[2]))}
+def check(what, ok):
+    print(("PASS " if ok else "FAIL ") + "stdiolock: " + what)
+m = [r for r in rows if r["symbol"] == "_IO_stdfile_2_lock"]
+check("stderr's lock is found as glibc's lock (%s)" % [(r["symbol"], r["how"]) for r in rows[:3]],
+      len(m) == 1 and m[0]["how"] == "glibc_lock")
+if m:
+    r = m[0]
+    check("acquired as often as the program says (%d, want %d)" % (r["acquisitions"], prog["acquisitions"]),
+          r["acquisitions"] == prog["acquisitions"])
+    check("the wait is its contended acquisition, with a futex wait (%d, %d)" % (r["contended"], r["futex_waits"]),
+          r["contended"] == prog["contended"] and r["futex_waits"] >= 1 and len(r["waiters"]) == 1)
+    check("held by both workers (%s)" % r["holders"], len(r["holders"]) == 2)
+    check("each hold lasts in_work, none spans out_work (total %d, max %d)" % (r["total_hold"], r["max_hold"]),
+          r["total_hold"] >= prog["acquisitions"] * prog["in_work"] * 3 and r["max_hold"] < 3 * prog["out_work"])
+iv = sorted(set((int(a), int(b), t) for t, a, b in
+                re.findall(r"<title>tid (\d+) holds _IO_stdfile_2_lock \[(\d+), (\d+)\)</title>", open(sys.argv[3]).read())))
+check("one interval per acquisition, none overlapping another thread's (%d)" % len(iv),
+      len(iv) == prog["acquisitions"] and not any(y[0] < x[1] and x[2] != y[2] for x, y in zip(iv, iv[1:])))
+check("no bare atomic is taken for a lock (%s)" % [r["symbol"] for r in rows if r["how"] == "atomic"],
+      not any(r["how"] == "atomic" for r in rows))
+PY
