@@ -334,3 +334,28 @@ check("one interval per acquisition, none overlapping another thread's (%d)" % l
 check("no bare atomic is taken for a lock (%s)" % [r["symbol"] for r in rows if r["how"] == "atomic"],
       not any(r["how"] == "atomic" for r in rows))
 PY
+
+# glibc malloc's arena locks (tests/progs/studies_arena.c): every malloc and free of a block
+# the thread cache does not take locks the worker's arena once, so the arenas the workers
+# used were acquired threads x rounds x 2 times (a few more for choosing the arenas), held
+# for malloc's and free's few hundred instructions, never across the work between them.
+"${E[@]}" "$SPENT" trace -o "$TMP/ar.log" -- "$PROGS/studies_arena" > "$TMP/ar.out" 2> "$TMP/ar.err"
+check "studies_arena runs under spent trace" test $? -eq 0
+"$SPENT" locks "$TMP/ar.log" --json > "$TMP/ar.json" 2>/dev/null
+python3 - "$TMP/ar.json" "$TMP/ar.out" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+prog = {k: int(v) for k, v in (l.split() for l in open(sys.argv[2]))}
+workers = set(range(2, 2 + prog["threads"]))
+arenas = [r for r in rows if r["how"] == "glibc_lock" and set(r["holders"]) & workers and r["acquisitions"] > 100]
+n = sum(r["acquisitions"] for r in arenas)
+want = prog["threads"] * prog["rounds"] * 2
+def check(what, ok):
+    print(("PASS " if ok else "FAIL ") + "arena: " + what)
+check("the workers' arenas were acquired threads x rounds x 2 times (%d, want %d to %d; %s)"
+      % (n, want, want + 4 * prog["threads"], [r["symbol"] for r in arenas]),
+      arenas and want <= n <= want + 4 * prog["threads"])
+check("held for malloc's or free's work only, never across the work between (max %d < %d)"
+      % (max([r["max_hold"] for r in arenas] or [0]), 3 * prog["work"]),
+      arenas and all(r["max_hold"] < 3 * prog["work"] for r in arenas))
+PY
