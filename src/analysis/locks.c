@@ -406,7 +406,6 @@ static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
 	t->relock_addr = 0;
 }
 
-/* A bare atomic outside the pthread calls: a try on ADDR, or a release of ADDR held. */
 /* The last attempt of try A took the lock; the thread releases it now. HOW: "atomic" (released
  * by a plain store) or "glibc_lock" (by an xchg). */
 static void bare_release(struct locks *lk, struct thread_state *t, struct atomic_try *a,
@@ -425,6 +424,7 @@ static void bare_release(struct locks *lk, struct thread_state *t, struct atomic
 	a->tries = 0;
 }
 
+/* A bare atomic outside the pthread calls: a try on ADDR, or a release of ADDR held. */
 static void bare_ref(struct locks *lk, struct thread_state *t, const struct spent_trace_ref *r,
 		     uint16_t flags)
 {
