@@ -59,15 +59,30 @@ static void json_tids(struct json_writer *w, const char *key, const uint32_t *t,
 	json_array_end(w);
 }
 
+/* The variable column's width: its longest name (libc's statics, as __libc_setlocale_lock,
+ * pushed the columns after it out of line at 16), at most 40: a longer one shifts its row only. */
+static int variable_width(struct locks *lk, const struct lock_summary *t, size_t n)
+{
+	int w = 16;
+	for (size_t i = 0; t && i < n; i++) {
+		char name[128];
+		symtab_name_addr(locks_symtab(lk, t[i].pid, t[i].stream), t[i].addr, name, sizeof(name));
+		if ((int)strlen(name) > w)
+			w = (int)strlen(name);
+	}
+	return w < 40 ? w : 40;
+}
+
 static void print_table(struct locks *lk, const struct locks_opts *o)
 {
 	size_t n;
 	const struct lock_summary *t = locks_table(lk, &n);
+	int vw = o->json ? 0 : variable_width(lk, t, n);
 	if (!o->json)
 		printf("locks in '%s' (%llu instructions; times in instructions)\n"
-		       "%-14s %7s %-12s %-16s %-14s %8s %6s %9s %7s %6s %11s %9s %10s  %-12s %s\n",
+		       "%-14s %7s %-12s %-*s %-14s %8s %6s %9s %7s %6s %11s %9s %10s  %-12s %s\n",
 		       o->trace, (unsigned long long)locks_instructions(lk), "lock", "pid", "program",
-		       "variable", "kind", "acquired", "reads",
+		       vw, "variable", "kind", "acquired", "reads",
 		       "contended", "convoys", "futex", "total hold", "max hold", "spin", "holders",
 		       "waiters");
 	for (size_t i = 0; t && i < n; i++) {
@@ -113,8 +128,8 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 		char reads[24] = "-";
 		if (!strcmp(t[i].how, "pthread_rwlock"))
 			snprintf(reads, sizeof(reads), "%llu", (unsigned long long)t[i].shared);
-		printf("0x%-12llx %7u %-12.12s %-16s %-14s %8llu %6s %9llu %7llu %6llu %11llu %9llu %10llu  %-12s %s\n",
-		       (unsigned long long)t[i].addr, t[i].pid, prog, name, t[i].how,
+		printf("0x%-12llx %7u %-12.12s %-*s %-14s %8llu %6s %9llu %7llu %6llu %11llu %9llu %10llu  %-12s %s\n",
+		       (unsigned long long)t[i].addr, t[i].pid, prog, vw, name, t[i].how,
 		       (unsigned long long)t[i].acquisitions, reads, (unsigned long long)t[i].contended,
 		       (unsigned long long)t[i].convoys, (unsigned long long)t[i].futex_waits,
 		       (unsigned long long)t[i].total_hold, (unsigned long long)t[i].max_hold,
