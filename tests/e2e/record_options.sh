@@ -275,8 +275,12 @@ for bad in "-D 100 -p 1" "-D 100 -a -- true" "-D 100 --per-thread -- true"; do
 done
 
 # -C CPUS (perf's): every task on those CPUs only. Two burners pinned one per CPU while the
-# command runs: -C 0 samples the one on CPU 0 and not the other; -a samples both
-two="taskset -c 0 '$PROGS/top_burner' 0.4 & taskset -c 1 '$PROGS/hotline' 100 & wait"
+# command runs: -C 0 samples the one on CPU 0 and not the other; -a samples both. The shell
+# runs on CPU 1 from the start and hotline inherits that: a `taskset -c 1 hotline` child was
+# forked on the shell's CPU and ran there until taskset moved it, and a CI run once counted
+# 3 samples on CPU 0 for pid that became hotline
+two="taskset -c 0 '$PROGS/top_burner' 0.4 & '$PROGS/hotline' 100 & wait"
+two="taskset -c 1 sh -c \"$two\""
 "$SPENT" record -q -C 0 -e cpu-clock -o "$TMP/c0" -- sh -c "$two" > /dev/null; rc=$?
 "$SPENT" report -i "$TMP/c0" --sort comm --csv > "$TMP/c0.csv"
 "$SPENT" record -q -C 0-1 -e cpu-clock -o "$TMP/c01" -- sh -c "$two" > /dev/null
