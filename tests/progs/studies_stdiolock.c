@@ -27,6 +27,9 @@ static void *worker(void *arg)
 {
 	long w = (long)arg;
 	for (int k = 0; k < PHASES; k++) {
+		/* each phase starts together: no thread runs long enough for Valgrind to switch
+		 * threads in the middle of a hold, which would then span the other's work */
+		pthread_barrier_wait(&meet);
 		work(OUT_WORK);
 		flockfile(stderr);
 		work(IN_WORK);
