@@ -129,16 +129,17 @@ check "citcat_threads_python_4_threads_replay_verified ($(jfield "$yj" error))" 
 check "citcat_threads_python_4_threads_five_threads" [ "$(jfield "$yj" threads)" = 5 ]
 check "citcat_threads_python_stdout_equals_real" cmp -s "$TMP/py4.real" "$TMP/py4.rep"
 
-# record_replay_runs NAME SLICE_MS PROG: record PROG at that time slice $runs times (one run
-# when sanitized), each replay bounded; $bad says the first run that failed, $pp the last
-# replay's preemption points
+# record_replay_runs NAME SLICE_MS PROG [ARG...]: record PROG at that time slice $runs times
+# (one run when sanitized), each replay bounded; $bad says the first run that failed, $pp the
+# last replay's preemption points
 runs=2
 spent_sanitized && runs=1
 record_replay_runs() {
 	local name=$1 slice=$2 prog=$3 j rc
+	shift 3
 	bad="" pp=0
 	for i in $(seq 1 $runs); do
-		"$SPENT" citcat record --time-slice "$slice" -o "$TMP/$name$i" -- "$prog" \
+		"$SPENT" citcat record --time-slice "$slice" -o "$TMP/$name$i" -- "$prog" "$@" \
 			> "$TMP/$name$i.real" 2> /dev/null || { bad="run $i: record failed"; return; }
 		j=$(timeout 120 "$SPENT" citcat replay "$TMP/$name$i" --json --stdout "$TMP/$name$i.rep" 2>/dev/null)
 		rc=$?
@@ -161,6 +162,7 @@ check "citcat_threads_switch_after_sigreturn_replays_verified${bad:+: $bad}" tes
 # Preemptions inside libm's sin (stmxcsr copies of MXCSR in rbx and the stack, with the CPU's
 # sticky inexact flag, never the simulator's): every recording diverged at its first such
 # point. Two recordings (one sanitized) at a 1 ms time slice, each with preemption points.
-record_replay_runs lm 1 "$PROGS/citcat_threads_libm"
+# (A quarter of the terms sanitized, whose replay runs a fifth as fast: still some 50 slices.)
+record_replay_runs lm 1 "$PROGS/citcat_threads_libm" $(spent_sanitized && echo 200000)
 check "citcat_threads_preempted_inside_libm_replays_verified${bad:+: $bad}" test -z "$bad"
 check "citcat_threads_libm_has_preemption_points (${pp:-0})" test "${pp:-0}" -ge 1
