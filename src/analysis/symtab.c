@@ -19,8 +19,9 @@ struct symtab {
 	size_t n_paths, paths_cap;
 	/* images whose separate debug files are read at the first lookup by address: only names
 	 * need their local symbols, and a tree's every process reads libc (a 79-process python
-	 * tree's locks took 10-30% longer reading them all up front) */
-	struct { uint64_t base; size_t path; } *debug;
+	 * tree's locks took 10-30% longer reading them all up front); only stripped images
+	 * have one (symtable_debug_path) */
+	struct { uint64_t base; char *path; } *debug;
 	size_t n_debug, debug_cap;
 };
 
@@ -41,6 +42,8 @@ void symtab_free(struct symtab *st)
 	for (size_t i = 0; i < st->n_paths; i++)
 		free(st->paths[i]);
 	free(st->paths);
+	for (size_t i = 0; i < st->n_debug; i++)
+		free(st->debug[i].path);
 	free(st->debug);
 	free(st->syms);
 	free(st);
@@ -106,10 +109,16 @@ int symtab_add_image(struct symtab *st, const char *path, uint64_t base)
 	if (!err && (ALLOC_GROW(st->paths, st->n_paths + 1, st->paths_cap) ||
 		     !(st->paths[st->n_paths] = strdup(path))))
 		err = -ENOMEM;
-	if (!err && !(err = ALLOC_GROW(st->debug, st->n_debug + 1, st->debug_cap)))
-		st->debug[st->n_debug++] = (typeof(st->debug[0])){ base, st->n_paths };
 	if (!err)
 		st->n_paths++;
+	char dbg[sizeof(SYMTABLE_DEBUG_DIR) + 160];	/* 64 bytes of build-id at most */
+	if (!err && symtable_debug_path(t, dbg, sizeof(dbg)) == 0) {
+		char *copy = NULL;
+		if (ALLOC_GROW(st->debug, st->n_debug + 1, st->debug_cap) || !(copy = strdup(dbg)))
+			err = -ENOMEM;
+		else
+			st->debug[st->n_debug++] = (typeof(st->debug[0])){ base, copy };
+	}
 	symtable_free(t);
 	return err;
 }
@@ -121,10 +130,11 @@ static void add_debug_symbols(struct symtab *st)
 {
 	for (size_t i = 0; i < st->n_debug; i++) {
 		struct symtable *dbg;
-		if (symtable_open_debug(st->paths[st->debug[i].path], &dbg) == 0) {
+		if (symtable_open(st->debug[i].path, &dbg) == 0) {	/* not there: nothing to add */
 			(void)add_table(st, dbg, st->debug[i].base, true);	/* ENOMEM: unnamed */
 			symtable_free(dbg);
 		}
+		free(st->debug[i].path);
 	}
 	st->n_debug = 0;
 }

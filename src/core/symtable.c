@@ -41,6 +41,7 @@ struct symtable {
 	char *plt_names;	/* the "NAME@plt" names made for PLT entries (add_plt) */
 	Elf *elf;		/* symtable_open: the names point into its string tables */
 	int fd;			/* symtable_open: ELF's file, else -1 */
+	bool full;		/* symtable_open: read from a .symtab (locals included) */
 };
 
 static int bind_rank(unsigned bind)
@@ -264,6 +265,7 @@ static int from_elf(struct symtable *t, Elf *elf)
 	Elf_Data *d = tab ? elf_getdata(tab, NULL) : NULL;
 	if (!d || !tsh.sh_entsize)
 		return 0;
+	t->full = tsh.sh_type == SHT_SYMTAB;
 	/* a .dynsym's versions: .gnu.version has one 16-bit entry per symbol (0x8000: hidden) */
 	Elf_Data *versym = NULL;
 	if (tsh.sh_type == SHT_DYNSYM)
@@ -322,31 +324,19 @@ int symtable_open(const char *path, struct symtable **out)
 	return 0;
 }
 
-int symtable_open_debug(const char *path, struct symtable **out)
+int symtable_debug_path(const struct symtable *t, char *buf, size_t size)
 {
-	int fd = binio_open_regular(path);
-	if (fd < 0)
-		return fd;
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	const unsigned char *bid = NULL;
-	ssize_t n = elf && elf_kind(elf) == ELF_K_ELF ? dwelf_elf_gnu_build_id(elf, (const void **)&bid) : 0;
-	int err = -ENOENT;
-	if (n >= 2 && n <= 64) {
-		/* /usr/lib/debug/.build-id/ab/cdef....debug: the first byte names the directory */
-		char dbg[sizeof(SYMTABLE_DEBUG_DIR) + 160];
-		int k = snprintf(dbg, sizeof(dbg), "%s/.build-id/%02x/", SYMTABLE_DEBUG_DIR, bid[0]);
-		for (ssize_t i = 1; i < n; i++)
-			k += snprintf(dbg + k, sizeof(dbg) - (size_t)k, "%02x", bid[i]);
-		snprintf(dbg + k, sizeof(dbg) - (size_t)k, ".debug");
-		err = symtable_open(dbg, out);
-		if (err == -ENOEXEC)
-			err = -ENOENT;
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return err;
+	ssize_t n = t->elf && !t->full ? dwelf_elf_gnu_build_id(t->elf, (const void **)&bid) : 0;
+	if (n < 2 || n > 64)
+		return -ENOENT;
+	/* /usr/lib/debug/.build-id/ab/cdef....debug: the first byte names the directory */
+	int k = snprintf(buf, size, "%s/.build-id/%02x/", SYMTABLE_DEBUG_DIR, bid[0]);
+	for (ssize_t i = 1; i < n && k >= 0 && (size_t)k < size; i++)
+		k += snprintf(buf + k, size - (size_t)k, "%02x", bid[i]);
+	if (k < 0 || (size_t)k >= size || (size_t)snprintf(buf + k, size - (size_t)k, ".debug") >= size - (size_t)k)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 void symtable_free(struct symtable *t)

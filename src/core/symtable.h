@@ -40,11 +40,13 @@ int symtable_from_module(Dwfl_Module *mod, struct symtable **out);
 int symtable_open(const char *path, struct symtable **out);
 /* Where separate debug files are found by build-id (Debian's -dbg and -dbgsym packages). */
 #define SYMTABLE_DEBUG_DIR "/usr/lib/debug"
-/* The table of PATH's separate debug file (SYMTABLE_DEBUG_DIR/.build-id/xx/rest.debug, by
- * PATH's build-id), whose .symtab has the local symbols a stripped image lacks (glibc's
- * _int_malloc, main_arena, __libc_setlocale_lock). 0, -ENOENT (no build-id or no debug file),
- * -errno of opening PATH, -ENOMEM. */
-int symtable_open_debug(const char *path, struct symtable **out);
+/* Into BUF (SIZE bytes): where the separate debug file of the file T was opened from lies
+ * (SYMTABLE_DEBUG_DIR/.build-id/xx/rest.debug, by its build-id), whose .symtab has the local
+ * symbols a stripped image lacks (glibc's _int_malloc, main_arena, __libc_setlocale_lock).
+ * 0; -ENOENT when T has no build-id, was not read by symtable_open, or has a .symtab of its
+ * own (its locals are in T already: adding the debug file's would name each twice);
+ * -ENAMETOOLONG. Whether the file is there is the opener's to find out. */
+int symtable_debug_path(const struct symtable *t, char *buf, size_t size);
 /* Read a table written by symtable_save (names copied). 0, -ENOENT, -EINVAL (corrupt), -ENOMEM. */
 int symtable_load(const char *path, struct symtable **out);
 /* Write T to PATH atomically (mode 0600). 0 or -errno. */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "analysis/symtab.h"
@@ -45,8 +46,12 @@ static void libc_names_match_the_dynamic_linker(void **state)
 	assert_true(buf[0] != '0');	/* named, not an address */
 	/* the first lookup by address read libc's separate debug file (libc6-dbg), if any: its
 	 * static functions are named at their runtime addresses */
-	struct symtable *dbg;
-	if (symtable_open_debug(info.dli_fname, &dbg) == 0) {
+	struct symtable *lib, *dbg;
+	char dbg_path[256];
+	assert_int_equal(symtable_open(info.dli_fname, &lib), 0);
+	int found = symtable_debug_path(lib, dbg_path, sizeof(dbg_path));
+	symtable_free(lib);
+	if (found == 0 && symtable_open(dbg_path, &dbg) == 0) {
 		struct symtable_hit hit;
 		assert_int_equal(symtable_find_symbol(dbg, "_int_malloc", &hit), 0);
 		assert_true(symtab_count(st) > n);
@@ -65,10 +70,37 @@ static void libc_names_match_the_dynamic_linker(void **state)
 	dlclose(libc);
 }
 
+/* An image with a .symtab of its own (this test, built unstripped) has all its locals: no
+ * debug file is looked for, so a lookup adds nothing (with one there, every local was added
+ * twice). A table of a module has no file to ask. */
+static void unstripped_image_reads_no_debug_file(void **state)
+{
+	(void)state;
+	char self[4096], buf[256];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = 0;
+	struct symtable *t;
+	assert_int_equal(symtable_open(self, &t), 0);
+	struct symtable_hit hit;
+	if (symtable_find_symbol(t, "unstripped_image_reads_no_debug_file", &hit) != 0)
+		skip();	/* stripped after all */
+	assert_int_equal(symtable_debug_path(t, buf, sizeof(buf)), -ENOENT);
+	symtable_free(t);
+	struct symtab *st = symtab_new();
+	assert_non_null(st);
+	assert_int_equal(symtab_add_image(st, self, 0x400000), 0);
+	size_t before = symtab_count(st);
+	assert_non_null(symtab_lookup(st, 0x400000 + hit.start));
+	assert_int_equal(symtab_count(st), before);
+	symtab_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(libc_names_match_the_dynamic_linker),
+		cmocka_unit_test(unstripped_image_reads_no_debug_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
