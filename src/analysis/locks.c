@@ -424,6 +424,18 @@ static void bare_release(struct locks *lk, struct thread_state *t, struct atomic
 	a->tries = 0;
 }
 
+/* T's try on the word R writes (EXACT), or on a word R overlaps; NULL when none. */
+static struct atomic_try *find_try(struct thread_state *t, const struct spent_trace_ref *r, bool exact)
+{
+	for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
+		struct atomic_try *a = &t->tries[i];
+		if (a->tries && (exact ? r->addr == a->addr && r->size == a->size :
+				 r->addr < a->addr + a->size && a->addr < r->addr + r->size))
+			return a;
+	}
+	return NULL;
+}
+
 /* A bare atomic outside the pthread calls: a try on ADDR, or a release of ADDR held. */
 static void bare_ref(struct locks *lk, struct thread_state *t, const struct spent_trace_ref *r,
 		     uint16_t flags)
@@ -431,10 +443,8 @@ static void bare_ref(struct locks *lk, struct thread_state *t, const struct spen
 	bool locked = flags & SPENT_TRACE_INSN_LOCKED;
 	if (r->kind == SPENT_TRACE_REF_READ)
 		return;
-	for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
-		struct atomic_try *a = &t->tries[i];
-		if (!a->tries || r->addr >= a->addr + a->size || a->addr >= r->addr + r->size)
-			continue;
+	struct atomic_try *a = find_try(t, r, false);
+	if (a) {
 		if (r->addr != a->addr || r->size != a->size) {
 			/* a write over part of the word or beyond it: no lock's release but its
 			 * memory reused (a counter's object freed; malloc writes its 8-byte list
@@ -488,10 +498,7 @@ static void lll_wait_refs(struct locks *lk, struct thread_state *t, const struct
 		const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
 		if (r->kind == SPENT_TRACE_REF_READ || r->size > 4)
 			continue;
-		struct atomic_try *a = NULL;
-		for (uint32_t i = 0; i < MAX_ATOMIC && !a; i++)
-			if (t->tries[i].tries && t->tries[i].addr == r->addr && t->tries[i].size == r->size)
-				a = &t->tries[i];
+		struct atomic_try *a = find_try(t, r, true);
 		if (!a) {	/* its cmpxchg was not seen: the wait's first xchg is the try */
 			bare_ref(lk, t, r, SPENT_TRACE_INSN_LOCKED | SPENT_TRACE_INSN_CMPXCHG);
 			continue;
@@ -531,12 +538,12 @@ bool locks_insn_rmw(const struct spent_trace_batch *b, const struct spent_trace_
  * among the thread's other robust mutexes, writing into those (unlock(B) released A). */
 #define MUTEX_NAMING_BYTES 16
 
-/* The mutex T holds whose naming words ADDR lies in, or 0. */
-static uint64_t held_mutex_written(const struct thread_state *t, uint64_t addr)
+uint64_t locks_held_written(const struct thread_state *t, uint64_t addr, uint64_t naming_bytes,
+			    bool rwlock)
 {
 	for (uint32_t h = 0; h < t->n_held; h++)
-		if (addr >= t->held[h] && addr < t->held[h] + MUTEX_NAMING_BYTES &&
-		    !(t->held_flags[h] & HELD_RWLOCK))
+		if (addr >= t->held[h] && addr < t->held[h] + naming_bytes &&
+		    !(t->held_flags[h] & HELD_RWLOCK) == !rwlock)
 			return t->held[h];
 	return 0;
 }
@@ -574,7 +581,8 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 			if (t->lock_addr && r->addr > t->lock_addr &&
 			    r->addr < t->lock_addr + MUTEX_NAMING_BYTES)
 				t->owner_write = true;
-			uint64_t held = t->lock_addr ? 0 : held_mutex_written(t, r->addr);
+			uint64_t held = t->lock_addr ? 0 :
+				locks_held_written(t, r->addr, MUTEX_NAMING_BYTES, false);
 			if (held)
 				t->relock_addr = held;
 		}
@@ -583,7 +591,7 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 	for (uint32_t k = 0; k < in->nrefs && !t->lock_addr; k++) {
 		const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
 		if (r->kind != SPENT_TRACE_REF_READ)
-			t->lock_addr = held_mutex_written(t, r->addr);
+			t->lock_addr = locks_held_written(t, r->addr, MUTEX_NAMING_BYTES, false);
 	}
 	/* the release is the write of the lock word itself, which may come well before the
 	 * return (the unlocking thread can be descheduled in the futex wake) */

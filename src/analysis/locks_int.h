@@ -100,6 +100,10 @@ void locks_acquired(struct locks *lk, struct thread_state *t, uint64_t addr, con
 void locks_released(struct locks *lk, struct thread_state *t, uint64_t addr);
 /* Where T holds ADDR among its held locks (its index), -1 when it does not. */
 int locks_held_index(const struct thread_state *t, uint64_t addr);
+/* The lock T holds whose first NAMING_BYTES a write to ADDR lies in, among its read-write
+ * locks (RWLOCK) or its other locks; 0 when none. An unlock call's writes name its lock so. */
+uint64_t locks_held_written(const struct thread_state *t, uint64_t addr, uint64_t naming_bytes,
+			    bool rwlock);
 /* Whether instruction IN of B is an atomic read-modify-write, and of which address. */
 bool locks_insn_rmw(const struct spent_trace_batch *b, const struct spent_trace_insn *in,
 		    bool locked, bool flags_seen, uint64_t *addr);

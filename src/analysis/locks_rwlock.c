@@ -21,16 +21,6 @@
 #define RWLOCK_CUR_WRITER 24
 #define RWLOCK_NAMING_BYTES 32	/* an unlock writes __cur_writer (24) before the readers word */
 
-/* The read-write lock T holds whose words an unlock's write to ADDR lies in, or 0. */
-static uint64_t held_rwlock_written(const struct thread_state *t, uint64_t addr)
-{
-	for (uint32_t h = 0; h < t->n_held; h++)
-		if ((t->held_flags[h] & HELD_RWLOCK) && addr >= t->held[h] &&
-		    addr < t->held[h] + RWLOCK_NAMING_BYTES)
-			return t->held[h];
-	return 0;
-}
-
 void rwlock_call_refs(struct locks *lk, struct thread_state *t, const struct spent_trace_batch *b,
 		      const struct spent_trace_insn *in, bool locked)
 {
@@ -46,7 +36,7 @@ void rwlock_call_refs(struct locks *lk, struct thread_state *t, const struct spe
 			continue;
 		if (t->in_call == R_RW_UNLOCK) {
 			if (!t->lock_addr)
-				t->lock_addr = held_rwlock_written(t, r->addr);
+				t->lock_addr = locks_held_written(t, r->addr, RWLOCK_NAMING_BYTES, true);
 			/* released when the readers word changes (a writer's unlock first clears
 			 * __cur_writer and the writers' futex word) */
 			if (t->lock_addr && r->addr == t->lock_addr)

@@ -4,6 +4,7 @@
  * as SVG. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/locks.h"
@@ -61,23 +62,39 @@ static void json_tids(struct json_writer *w, const char *key, const uint32_t *t,
 
 /* The variable column's width: its longest name (libc's statics, as __libc_setlocale_lock,
  * pushed the columns after it out of line at 16), at most 40: a longer one shifts its row only. */
-static int variable_width(struct locks *lk, const struct lock_summary *t, size_t n)
+typedef char lock_name[128];
+
+/* Each row's variable, named once (the table's width and its rows both need them); NULL when
+ * out of memory. */
+static lock_name *name_rows(struct locks *lk, const struct lock_summary *t, size_t n)
+{
+	lock_name *names = calloc(n ? n : 1, sizeof(*names));
+	for (size_t i = 0; names && i < n; i++)
+		symtab_name_addr(locks_symtab(lk, t[i].pid, t[i].stream), t[i].addr, names[i],
+				 sizeof(names[i]));
+	return names;
+}
+
+/* The variable column: as wide as its longest name, 16 to 40 characters. */
+static int variable_width(const lock_name *names, size_t n)
 {
 	int w = 16;
-	for (size_t i = 0; t && i < n; i++) {
-		char name[128];
-		symtab_name_addr(locks_symtab(lk, t[i].pid, t[i].stream), t[i].addr, name, sizeof(name));
-		if ((int)strlen(name) > w)
-			w = (int)strlen(name);
-	}
+	for (size_t i = 0; i < n; i++)
+		if ((int)strlen(names[i]) > w)
+			w = (int)strlen(names[i]);
 	return w < 40 ? w : 40;
 }
 
-static void print_table(struct locks *lk, const struct locks_opts *o)
+static int print_table(struct locks *lk, const struct locks_opts *o)
 {
 	size_t n;
 	const struct lock_summary *t = locks_table(lk, &n);
-	int vw = o->json ? 0 : variable_width(lk, t, n);
+	if (!t)
+		n = 0;
+	lock_name *names = name_rows(lk, t, n);
+	if (!names)
+		return -ENOMEM;
+	int vw = o->json ? 0 : variable_width(names, n);
 	if (!o->json)
 		printf("locks in '%s' (%llu instructions; times in instructions)\n"
 		       "%-14s %7s %-12s %-*s %-14s %8s %6s %9s %7s %6s %11s %9s %10s  %-12s %s\n",
@@ -85,9 +102,8 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 		       vw, "variable", "kind", "acquired", "reads",
 		       "contended", "convoys", "futex", "total hold", "max hold", "spin", "holders",
 		       "waiters");
-	for (size_t i = 0; t && i < n; i++) {
-		char name[128];
-		symtab_name_addr(locks_symtab(lk, t[i].pid, t[i].stream), t[i].addr, name, sizeof(name));
+	for (size_t i = 0; i < n; i++) {
+		const char *name = names[i];
 		/* a tree's pid may run several programs (execve), each with its own locks */
 		const char *exe = locks_program(lk, t[i].pid, t[i].stream);
 		const char *prog = exe ? path_base_name(exe) : "-";
@@ -135,6 +151,8 @@ static void print_table(struct locks *lk, const struct locks_opts *o)
 		       (unsigned long long)t[i].total_hold, (unsigned long long)t[i].max_hold,
 		       (unsigned long long)t[i].spin, hold[0] ? hold : "-", wait[0] ? wait : "-");
 	}
+	free(names);
+	return 0;
 }
 
 int cmd_locks(int argc, char **argv)
@@ -157,7 +175,10 @@ int cmd_locks(int argc, char **argv)
 	if (studies_run("locks", o.trace, feed, lk, cut, sizeof(cut)))
 		goto out;
 	locks_finish(lk);
-	print_table(lk, &o);
+	if (print_table(lk, &o)) {
+		cli_error("locks: out of memory");
+		goto out;
+	}
 	if (o.svg) {
 		int rc = plot_locks_svg(lk, (uint64_t)o.groups, o.svg);
 		if (rc) {
