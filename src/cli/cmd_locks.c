@@ -60,8 +60,6 @@ static void json_tids(struct json_writer *w, const char *key, const uint32_t *t,
 	json_array_end(w);
 }
 
-/* The variable column's width: its longest name (libc's statics, as __libc_setlocale_lock,
- * pushed the columns after it out of line at 16), at most 40: a longer one shifts its row only. */
 typedef char lock_name[128];
 
 /* Each row's variable, named once (the table's width and its rows both need them); NULL when
@@ -75,7 +73,8 @@ static lock_name *name_rows(struct locks *lk, const struct lock_summary *t, size
 	return names;
 }
 
-/* The variable column: as wide as its longest name, 16 to 40 characters. */
+/* The variable column's width: its longest name (libc's statics, as __libc_setlocale_lock,
+ * pushed the columns after it out of line at 16), at most 40: a longer one shifts its row only. */
 static int variable_width(const lock_name *names, size_t n)
 {
 	int w = 16;

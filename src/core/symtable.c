@@ -334,7 +334,8 @@ int symtable_debug_path(const struct symtable *t, char *buf, size_t size)
 	int k = snprintf(buf, size, "%s/.build-id/%02x/", SYMTABLE_DEBUG_DIR, bid[0]);
 	for (ssize_t i = 1; i < n && k >= 0 && (size_t)k < size; i++)
 		k += snprintf(buf + k, size - (size_t)k, "%02x", bid[i]);
-	if (k < 0 || (size_t)k >= size || (size_t)snprintf(buf + k, size - (size_t)k, ".debug") >= size - (size_t)k)
+	if (k < 0 || (size_t)k >= size ||
+	    (size_t)snprintf(buf + k, size - (size_t)k, ".debug") >= size - (size_t)k)
 		return -ENAMETOOLONG;
 	return 0;
 }
