@@ -425,7 +425,8 @@ static void bare_release(struct locks *lk, struct thread_state *t, struct atomic
 }
 
 /* T's try on the word R writes (EXACT), or on a word R overlaps; NULL when none. */
-static struct atomic_try *find_try(struct thread_state *t, const struct spent_trace_ref *r, bool exact)
+static struct atomic_try *find_try(struct thread_state *t, const struct spent_trace_ref *r,
+				    bool exact)
 {
 	for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
 		struct atomic_try *a = &t->tries[i];
