@@ -9,6 +9,7 @@
 
 #include "citcat/replay_int.h"
 #include "core/alloc.h"
+#include "core/decode.h"
 
 #define BATCH 65536
 #define FCACHE 8192
@@ -26,45 +27,22 @@ struct cc_src {
 	struct { uint64_t pc; uint16_t flags; uint16_t valid; } fcache[FCACHE];
 };
 
+/* The flags of the instruction at PC, classified as the log reader's are (core/decode), so
+ * a sink sees the same flags from either source; cached by pc. */
 static uint16_t insn_flags(struct cc_src *s, uint64_t pc, uint32_t size)
 {
 	size_t h = (size_t)(pc ^ (pc >> 13)) & (FCACHE - 1);
 	if (s->fcache[h].valid && s->fcache[h].pc == pc)
 		return s->fcache[h].flags;
 	uint8_t buf[16];
-	ZydisDecodedInstruction in;
-	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-	uint16_t f = 0;
-	if (size <= sizeof(buf) && uc_mem_read(s->rp->uc, pc, buf, size) == UC_ERR_OK &&
-	    ZYAN_SUCCESS(ZydisDecoderDecodeFull(&s->rp->dec, buf, size, &in, ops))) {
-		int mem = 0;
-		for (int i = 0; i < in.operand_count_visible; i++)
-			mem |= ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY;
-		if ((in.attributes & ZYDIS_ATTRIB_HAS_LOCK) || (in.mnemonic == ZYDIS_MNEMONIC_XCHG && mem))
-			f |= SPENT_TRACE_INSN_LOCKED;
-		if (in.mnemonic == ZYDIS_MNEMONIC_XCHG && mem)
-			f |= SPENT_TRACE_INSN_EXCHANGE;
-		if (in.mnemonic == ZYDIS_MNEMONIC_CMPXCHG || in.mnemonic == ZYDIS_MNEMONIC_CMPXCHG8B ||
-		    in.mnemonic == ZYDIS_MNEMONIC_CMPXCHG16B)
-			f |= SPENT_TRACE_INSN_CMPXCHG;
-		if (in.meta.category == ZYDIS_CATEGORY_COND_BR)
-			f |= SPENT_TRACE_INSN_COND_BRANCH;
-		if (in.meta.category == ZYDIS_CATEGORY_CALL)
-			f |= SPENT_TRACE_INSN_CALL;
-		if (in.meta.category == ZYDIS_CATEGORY_RET)
-			f |= SPENT_TRACE_INSN_RET;
-		if ((in.meta.category == ZYDIS_CATEGORY_CALL || in.meta.category == ZYDIS_CATEGORY_UNCOND_BR) &&
-		    in.operand_count_visible > 0 && ops[0].type != ZYDIS_OPERAND_TYPE_IMMEDIATE)
-			f |= SPENT_TRACE_INSN_INDIRECT;
-		if (in.mnemonic == ZYDIS_MNEMONIC_SYSCALL)
-			f |= SPENT_TRACE_INSN_SYSCALL;
-		if (in.mnemonic == ZYDIS_MNEMONIC_PAUSE)
-			f |= SPENT_TRACE_INSN_PAUSE;
-	}
+	struct decoded_insn d = { 0 };
+	if (size > sizeof(buf) || uc_mem_read(s->rp->uc, pc, buf, size) != UC_ERR_OK ||
+	    decode_insn_once(buf, size, &d) != 0)
+		d.flags = 0;
 	s->fcache[h].pc = pc;
-	s->fcache[h].flags = f;
+	s->fcache[h].flags = d.flags;
 	s->fcache[h].valid = 1;
-	return f;
+	return d.flags;
 }
 
 static void src_insn(void *ctx, uint64_t pc, uint32_t size)
