@@ -1,6 +1,7 @@
 /* core/json.c - the one JSON writer (core/json.h): containers with commas placed for the
  * caller, RFC 8259 string escaping with UTF-8 validation, numbers that are always valid JSON. */
 #include "core/json.h"
+#include "core/text.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -69,39 +70,6 @@ void json_newline(struct json_writer *w)
 	fputc('\n', w->f);
 	w->depth = 0;
 	w->after_key = false;
-}
-
-/* Length of the valid UTF-8 sequence at P (N bytes left), 0 when it is not one: overlong
- * forms, surrogates (U+D800..DFFF) and code points above U+10FFFF are invalid (RFC 3629). */
-static size_t utf8_seq_len(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0];
-	size_t len;
-	unsigned char lo = 0x80, hi = 0xbf;	/* allowed range of the second byte */
-
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (n < len || p[1] < lo || p[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
 }
 
 void json_write_string(FILE *f, const char *s, size_t n)

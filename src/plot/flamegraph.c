@@ -9,6 +9,7 @@
 
 #include "core/binio.h"
 #include "core/outfile.h"
+#include "core/text.h"
 #include "plot/flamegraph.h"
 
 struct node {
@@ -74,23 +75,6 @@ static int depth_of(const struct node *n)
 	return d + 1;
 }
 
-static void xml_escape(struct binbuf *b, const char *s)
-{
-	for (; *s; s++) {
-		const char *e = NULL;
-		switch (*s) {
-		case '<': e = "&lt;"; break;
-		case '>': e = "&gt;"; break;
-		case '&': e = "&amp;"; break;
-		case '"': e = "&quot;"; break;
-		}
-		if (e)
-			binbuf_put(b, e, strlen(e));
-		else
-			binbuf_put_u8(b, (uint8_t)*s);
-	}
-}
-
 static void printfb(struct binbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void printfb(struct binbuf *b, const char *fmt, ...)
 {
@@ -122,7 +106,7 @@ static void emit(struct layout *L, const struct node *n, double x, int depth)
 	uint64_t h = binio_fnv64(BINIO_FNV64_INIT, n->name, strlen(n->name));
 	int r = 200 + (int)(h % 55), g = 60 + (int)((h >> 8) % 150), bl = (int)((h >> 16) % 60);
 	printfb(L->b, "<g class=\"f\"><title>");
-	xml_escape(L->b, n->name);
+	text_xml_append(L->b, n->name);
 	printfb(L->b, " (%llu samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" "
 		"height=\"%d\" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">",
 		(unsigned long long)n->value, 100.0 * (double)n->value / (double)L->total, x, y, w,
@@ -135,7 +119,7 @@ static void emit(struct layout *L, const struct node *n, double x, int depth)
 			lab[maxc > 2 ? maxc - 2 : 0] = 0;
 			strcat(lab, "..");
 		}
-		xml_escape(L->b, lab);
+		text_xml_append(L->b, lab);
 	}
 	printfb(L->b, "</text></g>\n");
 	double cx = x;
@@ -190,7 +174,7 @@ int flamegraph_write(const struct folded *f, const char *title, const char *path
 		".b{font:12px monospace;cursor:pointer;fill:#00c}</style>\n"
 		"<rect width=\"100%%\" height=\"100%%\" fill=\"#f8f8f0\"/>\n<text x=\"600\" y=\"18\" "
 		"text-anchor=\"middle\" style=\"font-size:16px\">", (int)WIDTH, L.height);
-	xml_escape(&b, title);
+	text_xml_append(&b, title);
 	printfb(&b, "</text>\n<text class=\"b\" x=\"10\" y=\"18\" id=\"unzoom\" onclick=\"unzoom()\" "
 		"style=\"display:none;pointer-events:all\">Reset zoom</text>\n"
 		"<text class=\"b\" x=\"1120\" y=\"18\" onclick=\"search()\" style=\"pointer-events:all\">Search</text>\n"

@@ -9,6 +9,7 @@
 
 #include "core/binio.h"
 #include "core/outfile.h"
+#include "core/text.h"
 #include "plot/plot.h"
 
 struct svg {
@@ -35,17 +36,8 @@ static void put(struct svg *s, const char *fmt, ...)
 
 static void put_escaped(struct svg *s, const char *t)
 {
-	for (; t && *t; t++) {
-		switch (*t) {
-		case '<': put(s, "&lt;"); break;
-		case '>': put(s, "&gt;"); break;
-		case '&': put(s, "&amp;"); break;
-		case '"': put(s, "&quot;"); break;
-		default:
-			if ((unsigned char)*t >= 0x20 && binbuf_put(&s->buf, t, 1))
-				s->oom = 1;
-		}
-	}
+	if (text_xml_append(&s->buf, t))
+		s->oom = 1;
 }
 
 struct svg *svg_new(double w, double h)
