@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/alloc.h"
+#include "core/text.h"
 #include "analysis/annotate.h"
 #include "analysis/report.h"
 #include "cli/cli.h"
@@ -106,7 +107,9 @@ static void print_text(const struct spent_profile *p, const struct annotate *a, 
 	struct source src = { 0 };
 	const char *last_file = NULL;
 	int last_line = -1;
-	printf("# %s in %s (0x%llx, %llu bytes)\n", symbol, img->path, (unsigned long long)a->start,
+	char shown_sym[TEXT_SHOWN_MAX], shown_path[TEXT_SHOWN_MAX];
+	printf("# %s in %s (0x%llx, %llu bytes)\n", text_for_terminal(symbol, shown_sym, sizeof(shown_sym)),
+	       text_for_terminal(img->path, shown_path, sizeof(shown_path)), (unsigned long long)a->start,
 	       (unsigned long long)a->size);
 	if (a->region)
 		printf("# no symbol covers it: the sampled instructions around it, fewer than 64 bytes apart\n");
@@ -125,7 +128,10 @@ static void print_text(const struct spent_profile *p, const struct annotate *a, 
 			source_load(&src, x->file);
 			const char *text = x->line > 0 && (size_t)x->line <= src.n ? src.lines[x->line - 1] : "";
 			const char *bn = strrchr(x->file, '/');
-			printf("%*s%s:%d  %s\n", (int)(a->nevents * 19), "", bn ? bn + 1 : x->file, x->line,
+			/* the file's name comes from the binary's debug information; its lines are
+			 * shown as they are, tabs and all, as the file itself would be */
+			printf("%*s%s:%d  %s\n", (int)(a->nevents * 19), "",
+			       text_for_terminal(bn ? bn + 1 : x->file, shown_path, sizeof(shown_path)), x->line,
 			       text ? text : "");
 			last_line = x->line;
 			last_file = x->file;

@@ -16,6 +16,7 @@
 #include "core/binio.h"
 #include "core/json.h"
 #include "core/kernel_id.h"
+#include "core/text.h"
 #include "profile/db.h"
 #include "profile/export.h"
 
@@ -448,14 +449,13 @@ static void dump_detail(const struct spent_profile *p, const struct spent_profil
 		json_newline(w);
 		return;
 	}
+	char shown[TEXT_SHOWN_MAX];
 	printf("[detail]\t%s\t%llu\t", ev, (unsigned long long)row->time_ns);
 	if (t) {
-		/* names are the kernel's and the cgroup tree's: no tab or newline may split a line */
-		for (const char *c = t->comm; *c; c++)
-			putchar((unsigned char)*c < 0x20 ? '?' : *c);
+		/* names are the programs' and the cgroup tree's: no tab or newline may split a line */
+		fputs(text_for_terminal(t->comm, shown, sizeof(shown)), stdout);
 		printf("\t%u\t%u\t", t->pid, t->tid);
-		for (const char *c = t->cgroup ? t->cgroup : "-"; *c; c++)
-			putchar((unsigned char)*c < 0x20 ? '?' : *c);
+		fputs(text_for_terminal(t->cgroup ? t->cgroup : "-", shown, sizeof(shown)), stdout);
 	} else {
 		printf("-\t-\t-\t-");
 	}
@@ -463,7 +463,8 @@ static void dump_detail(const struct spent_profile *p, const struct spent_profil
 	for (size_t f = 0; f < row->nframes; f++) {
 		uint32_t img = row->frames[f].image;
 		printf("%s%s+0x%llx", f ? ";" : "", img == SPENT_PROFILE_NO_IMAGE ? "[unknown]" :
-		       spent_profile_image_get(p, img)->path, (unsigned long long)row->frames[f].offset);
+		       text_for_terminal(spent_profile_image_get(p, img)->path, shown, sizeof(shown)),
+		       (unsigned long long)row->frames[f].offset);
 	}
 	printf("%s\t%llu\n", row->nframes ? "" : "-", (unsigned long long)row->count);
 }
@@ -509,7 +510,9 @@ static int do_dump(const struct db_opts *o)
 					json_object_end(&w);
 					json_newline(&w);
 				} else {
-					printf("%s\t%s\t0x%llx\t%llu\n", path, e->name,
+					char shown[TEXT_SHOWN_MAX];
+					printf("%s\t%s\t0x%llx\t%llu\n", text_for_terminal(path, shown, sizeof(shown)),
+					       e->name,
 					       (unsigned long long)c[i].offset, (unsigned long long)c[i].count);
 				}
 			}

@@ -14,6 +14,7 @@
 #include "cli/studies_util.h"
 #include "core/json.h"
 #include "core/path.h"
+#include "core/text.h"
 #include "plot/locks_plot.h"
 
 struct locks_opts {
@@ -78,9 +79,12 @@ static lock_name *name_rows(struct locks *lk, const struct lock_summary *t, size
 static int variable_width(const lock_name *names, size_t n)
 {
 	int w = 16;
-	for (size_t i = 0; i < n; i++)
-		if ((int)strlen(names[i]) > w)
-			w = (int)strlen(names[i]);
+	char shown[TEXT_SHOWN_MAX];
+	for (size_t i = 0; i < n; i++) {
+		int len = (int)strlen(text_for_terminal(names[i], shown, sizeof(shown)));
+		if (len > w)
+			w = len;
+	}
 	return w < 40 ? w : 40;
 }
 
@@ -140,11 +144,13 @@ static int print_table(struct locks *lk, const struct locks_opts *o)
 		for (uint32_t k = 0; k < t[i].n_waiters; k++)
 			snprintf(wait + strlen(wait), sizeof(wait) - strlen(wait), "%s%u", k ? "," : "",
 				 t[i].waiters[k]);
-		char reads[24] = "-";
+		char reads[24] = "-", shown_prog[TEXT_SHOWN_MAX], shown_name[TEXT_SHOWN_MAX];
 		if (!strcmp(t[i].how, "pthread_rwlock"))
 			snprintf(reads, sizeof(reads), "%llu", (unsigned long long)t[i].shared);
 		printf("0x%-12llx %7u %-12.12s %-*s %-14s %8llu %6s %9llu %7llu %6llu %11llu %9llu %10llu  %-12s %s\n",
-		       (unsigned long long)t[i].addr, t[i].pid, prog, vw, name, t[i].how,
+		       (unsigned long long)t[i].addr, t[i].pid,
+		       text_for_terminal(prog, shown_prog, sizeof(shown_prog)), vw,
+		       text_for_terminal(name, shown_name, sizeof(shown_name)), t[i].how,
 		       (unsigned long long)t[i].acquisitions, reads, (unsigned long long)t[i].contended,
 		       (unsigned long long)t[i].convoys, (unsigned long long)t[i].futex_waits,
 		       (unsigned long long)t[i].total_hold, (unsigned long long)t[i].max_hold,

@@ -21,6 +21,7 @@
 #include "core/json.h"
 #include "core/outfile.h"
 #include "core/path.h"
+#include "core/text.h"
 #include "plot/flamegraph.h"
 #include "profile/export.h"
 
@@ -218,8 +219,10 @@ static void table_row_place(const struct report_row *row, bool lines, bool instr
 {
 	if (instr)
 		printf(" @0x%llx", (unsigned long long)row->offset);
+	char shown[TEXT_SHOWN_MAX];
 	if (lines && row->file)
-		printf("  (%s:%d)", path_base_name(row->file), row->line);
+		printf("  (%s:%d)", text_for_terminal(path_base_name(row->file), shown, sizeof(shown)),
+		       row->line);
 }
 
 static void json_row_place(struct json_writer *w, const struct report_row *row, bool lines,
@@ -342,6 +345,7 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 	       lines ? "  (file:line)" : "");
 	for (size_t i = 0; i < r->nrows && (limit < 0 || (long)i < limit); i++) {
 		const struct report_row *row = &r->rows[i];
+		char shown_image[TEXT_SHOWN_MAX], shown_sym[TEXT_SHOWN_MAX];
 		if (!row_listed(r, row, min_pct))
 			break;	/* sorted: the rest are smaller */
 		if (r->cfg.children)
@@ -354,7 +358,8 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 				printf("%*.4f ", rw[e], (double)row->self[e] / (double)row->self[0]);
 			else
 				printf("%*s ", rw[e], "-");
-		printf(" %-22s %s", path_base_name(row->image), row->symbol);
+		printf(" %-22s %s", text_for_terminal(path_base_name(row->image), shown_image, sizeof(shown_image)),
+		       text_for_terminal(row->symbol, shown_sym, sizeof(shown_sym)));
 		table_row_place(row, lines, r->cfg.by == REPORT_BY_INSTRUCTION);
 		printf("\n");
 		if (r->cfg.chains)
@@ -526,8 +531,10 @@ static int do_diff(const struct report_opts *o, const struct spent_profile *pa, 
 		if (o->fmt == OUT_TABLE && d > -0.005 && d < 0.005)
 			d = 0;	/* not "-0.00" */
 		if (o->fmt == OUT_TABLE) {
-			printf("%7.2f%% %7.2f%% %+7.2f  %-22s %s", rows[i].pa, rows[i].pb, d, path_base_name(r->image),
-			       r->symbol);
+			char shown_image[TEXT_SHOWN_MAX], shown_sym[TEXT_SHOWN_MAX];
+			printf("%7.2f%% %7.2f%% %+7.2f  %-22s %s", rows[i].pa, rows[i].pb, d,
+			       text_for_terminal(path_base_name(r->image), shown_image, sizeof(shown_image)),
+			       text_for_terminal(r->symbol, shown_sym, sizeof(shown_sym)));
 			table_row_place(r, lines, instr);
 			printf("\n");
 		} else if (o->fmt == OUT_JSON) {

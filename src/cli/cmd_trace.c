@@ -23,6 +23,7 @@
 #include "core/binio.h"
 #include "core/json.h"
 #include "core/outfile.h"
+#include "core/text.h"
 #include "spent/trace.h"
 #include "spent/trace_record.h"
 #include "trace/log_io.h"
@@ -229,8 +230,10 @@ static const char *flag_names(uint16_t f, char *buf, size_t len)
 	return buf;
 }
 
+/* A dump is one record per line: names from the log (paths, argv) are shown escaped. */
 static void print_event(const struct spent_trace_event *e)
 {
+	char shown[TEXT_SHOWN_MAX];
 	printf("# %llu.%09llu ", (unsigned long long)(e->time_ns / 1000000000u),
 	       (unsigned long long)(e->time_ns % 1000000000u));
 	switch (e->kind) {
@@ -251,7 +254,8 @@ static void print_event(const struct spent_trace_event *e)
 		printf("%u thread exit\n", e->tid);
 		break;
 	case SPENT_TRACE_EV_IMAGE_LOAD:
-		printf("image %s %08llx-%08llx base %08llx\n", e->u.image.path,
+		printf("image %s %08llx-%08llx base %08llx\n",
+		       text_for_terminal(e->u.image.path, shown, sizeof(shown)),
 		       (unsigned long long)e->u.image.start, (unsigned long long)e->u.image.end,
 		       (unsigned long long)e->u.image.base);
 		break;
@@ -269,10 +273,11 @@ static void print_event(const struct spent_trace_event *e)
 	case SPENT_TRACE_EV_PROCESS_START: {
 		printf("process %u pid %u ppid %u parent %u %s %s:", e->u.process.stream, e->pid,
 		       e->u.process.ppid, e->u.process.parent_stream,
-		       e->u.process.forked ? "fork" : "exec", e->u.process.path);
+		       e->u.process.forked ? "fork" : "exec",
+		       text_for_terminal(e->u.process.path, shown, sizeof(shown)));
 		const char *a = e->u.process.argv;
 		for (uint32_t i = 0; i < e->u.process.argc; i++, a += strlen(a) + 1)
-			printf(" %s", a);
+			printf(" %s", text_for_terminal(a, shown, sizeof(shown)));
 		printf("\n");
 		break;
 	}

@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/report_chains.h"
+#include "core/text.h"
 
 int report_chains_parse(const char *arg, struct chain_view *cv)
 {
@@ -57,13 +58,15 @@ static const char *chain_frame(const struct report *r, const struct chain_view *
  * so the first one under it ends the list. */
 void report_chains_print(const struct report *r, const struct report_row *row, const struct chain_view *cv)
 {
+	char shown[TEXT_SHOWN_MAX];
 	for (size_t c = row->chain0; c < row->chain0 + row->nchains; c++) {
 		const struct report_chain *ch = &r->chains[c];
 		if (!chain_shown(r, cv, ch))
 			break;
 		printf("%21s%7.2f%%  ", "", cli_pct(ch->count, r->totals[0]));
 		for (uint32_t k = 0; k < ch->n; k++)
-			printf("%s%s", k ? (cv->callee ? " <- " : " -> ") : "", chain_frame(r, cv, ch, k));
+			printf("%s%s", k ? (cv->callee ? " <- " : " -> ") : "",
+			       text_for_terminal(chain_frame(r, cv, ch, k), shown, sizeof(shown)));
 		printf("\n");
 	}
 }

@@ -11,6 +11,7 @@
 #include "cli/profile_input.h"
 #include "cli/report_who.h"
 #include "core/json.h"
+#include "core/text.h"
 
 /* Every comma-separated item of L, in order, as new strings appended to W->strings. A comm
  * may itself hold a comma (prctl(PR_SET_NAME) takes any bytes): "\\," is a literal comma
@@ -182,26 +183,28 @@ static bool key_is_number(enum detail_key k)
 	return k == DETAIL_KEY_PID || k == DETAIL_KEY_TID;
 }
 
-/* Columns count characters, not bytes: a UTF-8 name ("é") is one column per code point. */
+/* Columns count characters, not bytes: a UTF-8 name ("é") is one column per code point. V is
+ * counted as print_cell shows it. */
 static int cell_width(const char *v)
 {
+	char shown[TEXT_SHOWN_MAX];
 	int n = 0;
-	for (; *v; v++)
+	for (v = text_for_terminal(v, shown, sizeof(shown)); *v; v++)
 		n += ((unsigned char)*v & 0xc0) != 0x80;
 	return n;
 }
 
 /* One table cell in WIDTH (negative: left-aligned). Comms are whatever a program set with
  * prctl(PR_SET_NAME): a tab or newline in one would break the columns, so control
- * characters show as '?' (as ps shows them); CSV and JSON keep the bytes. */
+ * characters show escaped (core/text.h: \t, \xHH); CSV and JSON keep the bytes. */
 static void print_cell(const char *v, int width)
 {
+	char shown[TEXT_SHOWN_MAX];
 	int pad = (width < 0 ? -width : width) - cell_width(v);
 	printf("  ");
 	if (width > 0)
 		printf("%*s", pad > 0 ? pad : 0, "");
-	for (; *v; v++)
-		putchar((unsigned char)*v < 0x20 || *v == 0x7f ? '?' : *v);
+	fputs(text_for_terminal(v, shown, sizeof(shown)), stdout);
 	if (width < 0)
 		printf("%*s", pad > 0 ? pad : 0, "");
 }

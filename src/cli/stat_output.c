@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "cli/stat.h"
 #include "core/json.h"
+#include "core/text.h"
 
 static const struct stat_row *row_named(const struct stat_row *rows, size_t n, const char *name)
 {
@@ -106,9 +107,10 @@ static void stat_print_header(struct stat_out *o)
 	else if (opts->tid > 0)
 		fprintf(o->f, "thread id '%ld'", opts->tid);
 	else {
+		char shown[TEXT_SHOWN_MAX];
 		fputc('\'', o->f);
 		for (int i = 0; i < opts->argc; i++)
-			fprintf(o->f, "%s%s", i ? " " : "", opts->argv[i]);
+			fprintf(o->f, "%s%s", i ? " " : "", text_for_terminal(opts->argv[i], shown, sizeof(shown)));
 		fputc('\'', o->f);
 	}
 	if (opts->repeat > 1)
@@ -116,22 +118,27 @@ static void stat_print_header(struct stat_out *o)
 	fprintf(o->f, ":\n\n");
 }
 
-static void label_of(const struct stat_row *r, char *buf, size_t len)
+/* A row's name: its CPU, or its thread's or process's comm and id. A comm is whatever the
+ * program set with prctl: the table shows it escaped (TABLE), CSV keeps its bytes. */
+static void label_of(const struct stat_row *r, char *buf, size_t len, bool table)
 {
+	char shown[TEXT_SHOWN_MAX];
+	const char *comm = !r->comm || !r->comm[0] ? "?" :
+			   table ? text_for_terminal(r->comm, shown, sizeof(shown)) : r->comm;
 	buf[0] = 0;
 	if (r->cpu >= 0)
 		snprintf(buf, len, "CPU%d", r->cpu);
 	else if (r->tid >= 0)
-		snprintf(buf, len, "%s-%d", r->comm && r->comm[0] ? r->comm : "?", r->tid);
+		snprintf(buf, len, "%s-%d", comm, r->tid);
 	else if (r->pid >= 0)
-		snprintf(buf, len, "%s-%d", r->comm && r->comm[0] ? r->comm : "?", r->pid);
+		snprintf(buf, len, "%s-%d", comm, r->pid);
 }
 
 static void print_table_row(struct stat_out *o, const struct stat_row *rows, size_t n,
 			    const struct stat_row *r, double elapsed_ns, double ts)
 {
 	char label[64];
-	label_of(r, label, sizeof(label));
+	label_of(r, label, sizeof(label), true);
 	if (ts >= 0)
 		fprintf(o->f, "%14.6f ", ts);
 	if (r->unit)	/* perf's: the unit, then how many CPUs it sums */
@@ -281,7 +288,7 @@ static void print_perf_csv_row(struct stat_out *o, const struct stat_row *rows, 
 		cli_csv_field_sep(f, b, sep);
 		fputc(sep, f);
 	}
-	label_of(r, label, sizeof(label));
+	label_of(r, label, sizeof(label), false);
 	if (r->unit) {	/* perf's: S0-D0-C1,CPUS, */
 		cli_csv_field_sep(f, r->unit, sep);
 		fprintf(f, "%c%d%c", sep, r->unit_cpus, sep);

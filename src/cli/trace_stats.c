@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/alloc.h"
+#include "core/text.h"
 #include "cli/cli.h"
 #include "cli/studies_util.h"
 #include "cli/trace_cli.h"
@@ -268,10 +269,11 @@ static void print_text(const struct trace_totals *t, uint64_t log_bytes, int dat
 	       "start", "instructions", "data_refs", "exit", "command");
 	for (size_t i = 0; i < t->n_procs; i++) {
 		const struct proc_stat *p = &t->procs[i];
+		char shown[TEXT_SHOWN_MAX];	/* a `python3 -c` script's newlines, say */
 		exit_text(p, ex, sizeof(ex));
 		printf("%-7u %-8u %-8u %-7u %-5s %14llu %14llu %-7s %s\n", p->stream, p->pid, p->ppid,
 		       p->parent_stream, p->forked ? "fork" : "exec", (unsigned long long)p->insns,
-		       (unsigned long long)p->refs, ex, p->cmdline);
+		       (unsigned long long)p->refs, ex, text_for_terminal(p->cmdline, shown, sizeof(shown)));
 	}
 }
 
