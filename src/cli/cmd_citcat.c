@@ -16,6 +16,7 @@
 #include "citcat/citcat.h"
 #include "core/json.h"
 #include "core/outfile.h"
+#include "core/text.h"
 #include "core/workload.h"
 
 /* Each subcommand parses into its own table; the top-level table (for `spent citcat --man`
@@ -210,6 +211,7 @@ static int citcat_record_main(int argc, char **argv)
 
 static int dump_batches(struct spent_trace_source *src)
 {
+	char shown[TEXT_SHOWN_MAX];	/* a recording's image paths are its writer's */
 	struct spent_trace_batch b;
 	int r;
 	while ((r = spent_trace_source_next(src, &b)) > 0) {
@@ -225,7 +227,8 @@ static int dump_batches(struct spent_trace_source *src)
 					       e->u.signal.signo, e->u.signal.handler, e->u.signal.resume_pc);
 				else if (e->kind == SPENT_TRACE_EV_IMAGE_LOAD)
 					printf("# image %s [%#" PRIx64 ", %#" PRIx64 ") base %#" PRIx64 "\n",
-					       e->u.image.path, e->u.image.start, e->u.image.end, e->u.image.base);
+					       text_for_terminal(e->u.image.path, shown, sizeof(shown)),
+					       e->u.image.start, e->u.image.end, e->u.image.base);
 				else if (e->kind == SPENT_TRACE_EV_THREAD_SWITCH)
 					printf("# thread %" PRIu32 " (from %" PRIu32 ")\n",
 					       e->u.thread_switch.to_tid, e->u.thread_switch.from_tid);

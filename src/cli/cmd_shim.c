@@ -14,6 +14,7 @@
 #include "core/json.h"
 #include "core/number.h"
 #include "core/outfile.h"
+#include "core/text.h"
 #include "shim/shim.h"
 #include "shim/shim_format.h"
 #include "spent/events.h"
@@ -353,9 +354,11 @@ static void human_counters(FILE *out, const struct shim_result *r)
 		return;
 	fprintf(out, "\n%-16s %-7s %14s %10s %10s %10s %12s %12s %12s\n", "counter", "kind",
 		"increase", "kept", "dropped", "offcpu", "min/s", "median/s", "max/s");
+	char shown[TEXT_SHOWN_MAX];	/* a sample file's names are its writer's */
 	for (uint32_t i = 0; i < r->ncounters; i++) {
 		const struct shim_signal_result *s = &r->signals[i];
-		fprintf(out, "%-16s %-7s %14llu %10llu %10llu %10llu %12.6g %12.6g %12.6g\n", s->name,
+		fprintf(out, "%-16s %-7s %14llu %10llu %10llu %10llu %12.6g %12.6g %12.6g\n",
+			text_for_terminal(s->name, shown, sizeof(shown)),
 			kind_name(s->kind), (unsigned long long)(s->last_value - s->first_value),
 			(unsigned long long)s->kept, (unsigned long long)s->dropped,
 			(unsigned long long)s->offcpu, s->rate_min,
@@ -368,12 +371,14 @@ static void human_counters(FILE *out, const struct shim_result *r)
 
 static void human_histograms(FILE *out, const struct shim_result *r, const char *histogram)
 {
+	char shown[TEXT_SHOWN_MAX];
 	for (uint32_t i = r->ncounters; i < r->ncounters + r->ntags; i++) {
 		const struct shim_signal_result *s = &r->signals[i];
 		if (histogram && strcmp(histogram, s->name) != 0)
 			continue;
 		size_t show = histogram ? s->nrows : (s->nrows < 10 ? s->nrows : 10);
-		fprintf(out, "\nhistogram of tag '%s'%s:\n%8s %12s  %s\n", s->name,
+		fprintf(out, "\nhistogram of tag '%s'%s:\n%8s %12s  %s\n",
+			text_for_terminal(s->name, shown, sizeof(shown)),
 			show < s->nrows ? " (top 10; --histogram for all)" : "", "percent", "samples",
 			"value");
 		for (size_t k = 0; k < show; k++) {
@@ -381,7 +386,8 @@ static void human_histograms(FILE *out, const struct shim_result *r, const char 
 			fprintf(out, "%7.2f%% %12llu  ", shim_hist_percent(s, row),
 				(unsigned long long)row->samples);
 			if (row->symbol)
-				fprintf(out, "%s (0x%llx)\n", row->symbol, (unsigned long long)row->value);
+				fprintf(out, "%s (0x%llx)\n", text_for_terminal(row->symbol, shown, sizeof(shown)),
+					(unsigned long long)row->value);
 			else
 				fprintf(out, "%llu\n", (unsigned long long)row->value);
 		}
@@ -419,8 +425,9 @@ static void print_samples(FILE *out, const struct shim_result *r, bool json, lon
 	if (!json)
 		fprintf(out, "\n%llu logged samples (the last of the run):\n%14s %8s %10s %6s",
 			(unsigned long long)r->nlog, "t_ns", "read_ns", "tid", "class");
+	char shown[TEXT_SHOWN_MAX];
 	for (uint32_t i = 0; !json && i < r->ncounters + r->ntags; i++)
-		fprintf(out, " %16s", r->signals[i].name);
+		fprintf(out, " %16s", text_for_terminal(r->signals[i].name, shown, sizeof(shown)));
 	if (!json)
 		fputc('\n', out);
 	for (uint64_t k = 0; k < n; k++) {

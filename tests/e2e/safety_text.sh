@@ -2,7 +2,7 @@
 # tests/e2e/safety_text.sh - the text outputs of every command stay one line per row, and no
 # byte of a name reaches the terminal as a control character, when the names come from hostile
 # files: a program path holding an escape sequence (ESC [ 3 1 m) and a newline (also its comm),
-# a symbol holding one in a patched ELF, and a shell's `-c` script of two lines. Such names
+# a symbol holding one in a patched ELF, a shell's `-c` script of two lines, a shim tag. Such names
 # show escaped (core/text.h: \n, \t, \xHH); the SVGs built from them are well-formed XML.
 # Before, `trace stats` broke a `python3 -c` script's row into lines, and a symbol's escape
 # sequence recoloured the terminal of `spent report`. (safety_json.sh: the same names in JSON.)
@@ -103,3 +103,10 @@ check "svg: the flame graph keeps the symbol's printable part" grep -q 'h\[1m' "
 # ---- stat: the comm of each thread ----
 "$SPENT" stat --per-thread -e task-clock -o "$TMP/st.txt" -- "$PROG" 0.05 > /dev/null
 clean "stat --per-thread" "$TMP/st.txt" 'p\x1b[31m\nx-'
+
+# ---- shim: a tag (signal) name, shown by the run and by its sample file's dump ----
+"$SPENT" shim --tag "t$ESC[1m${NL}g=phase" --buffer 1000 -o "$TMP/run.shim" -- "$PROGS/shim_phases" 0.1 \
+	> "$TMP/shim.out" 2> /dev/null
+clean "shim (histogram of the tag)" "$TMP/shim.out" "histogram of tag 't\x1b[1m\ng'"
+"$SPENT" shim dump "$TMP/run.shim" --limit 5 > "$TMP/shimd.txt" 2> /dev/null
+clean "shim dump (the sample file's signal names)" "$TMP/shimd.txt" 't\x1b[1m\ng'
