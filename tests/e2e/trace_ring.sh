@@ -32,7 +32,8 @@ for p in json.load(open(sys.argv[1]))["processes"]:
         print(p["instructions"], p["data_refs"], p["cmdline"])' "$1.json" | sort
 }
 
-TREE='gzip -c small.txt > /dev/null; seq 1 500 | sort -r | head -2'
+# (sort's buffer given: by default its size, and sort's count, follow the memory available)
+TREE='gzip -c small.txt > /dev/null; seq 1 500 | sort -S 1M -r | head -2'
 "${E[@]}" "${RING[@]}" "$SPENT" trace -o ring.log -- sh -c "$TREE" > ring.out 2> ring.err
 check "a tree traced through rings exits 0" test $? -eq 0
 "${E[@]}" "${FIFO[@]}" "$SPENT" trace -o fifo.log -- sh -c "$TREE" > fifo.out 2> fifo.err
