@@ -108,9 +108,10 @@ static void print_text(const struct spent_profile *p, const struct annotate *a, 
 	const char *last_file = NULL;
 	int last_line = -1;
 	char shown_sym[TEXT_SHOWN_MAX], shown_path[TEXT_SHOWN_MAX];
-	printf("# %s in %s (0x%llx, %llu bytes)\n", text_for_terminal(symbol, shown_sym, sizeof(shown_sym)),
-	       text_for_terminal(img->path, shown_path, sizeof(shown_path)), (unsigned long long)a->start,
-	       (unsigned long long)a->size);
+	printf("# %s in %s (0x%llx, %llu bytes)\n",
+	       text_for_terminal(symbol, shown_sym, sizeof(shown_sym)),
+	       text_for_terminal(img->path, shown_path, sizeof(shown_path)),
+	       (unsigned long long)a->start, (unsigned long long)a->size);
 	if (a->region)
 		printf("# no symbol covers it: the sampled instructions around it, fewer than 64 bytes apart\n");
 	for (size_t e = 0; e < a->nevents; e++) {

@@ -358,7 +358,8 @@ static void print_table(const struct spent_profile *p, const struct report *r, l
 				printf("%*.4f ", rw[e], (double)row->self[e] / (double)row->self[0]);
 			else
 				printf("%*s ", rw[e], "-");
-		printf(" %-22s %s", text_for_terminal(path_base_name(row->image), shown_image, sizeof(shown_image)),
+		printf(" %-22s %s",
+		       text_for_terminal(path_base_name(row->image), shown_image, sizeof(shown_image)),
 		       text_for_terminal(row->symbol, shown_sym, sizeof(shown_sym)));
 		table_row_place(row, lines, r->cfg.by == REPORT_BY_INSTRUCTION);
 		printf("\n");
