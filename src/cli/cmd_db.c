@@ -512,8 +512,8 @@ static int do_dump(const struct db_opts *o)
 				} else {
 					char shown[TEXT_SHOWN_MAX];
 					printf("%s\t%s\t0x%llx\t%llu\n", text_for_terminal(path, shown, sizeof(shown)),
-					       e->name,
-					       (unsigned long long)c[i].offset, (unsigned long long)c[i].count);
+					       e->name, (unsigned long long)c[i].offset,
+					       (unsigned long long)c[i].count);
 				}
 			}
 			free(c);
