@@ -15,6 +15,7 @@
 #include "core/demangle.h"
 #include "core/json.h"
 #include "core/path.h"
+#include "core/text.h"
 
 #define NCOLS 5		/* %, samples, then up to three names */
 #define MIN_NAME 6
@@ -33,7 +34,8 @@ static void text_add(struct top_text *x, const char *s, size_t n)
 	x->buf[x->len] = '\0';
 }
 
-/* One line of at most WIDTH columns (0: any): printable ASCII only when cut to a terminal. */
+/* One line of at most WIDTH columns (0: any): printable ASCII only when cut to a terminal,
+ * control characters escaped otherwise. */
 static void text_line(struct top_text *x, unsigned width, const char *fmt, ...)
 {
 	char line[2048];
@@ -46,14 +48,20 @@ static void text_line(struct top_text *x, unsigned width, const char *fmt, ...)
 	n = r < 0 ? 0 : (size_t)r < sizeof(line) ? (size_t)r : sizeof(line) - 1;
 	while (n > 0 && line[n - 1] == ' ')
 		n--;
-	if (width) {
+	char shown[sizeof(line) * 2];
+	const char *text = line;
+	if (width) {	/* the screen: one byte per column, cut at its width */
 		if (n > width)
 			n = width;
 		for (size_t i = 0; i < n; i++)
 			if ((unsigned char)line[i] < 0x20 || (unsigned char)line[i] >= 0x7f)
 				line[i] = '?';
+	} else {	/* batch lines: names escaped as in every other table (core/text.h) */
+		line[n] = 0;
+		text = text_for_terminal(line, shown, sizeof(shown));
+		n = strlen(text);
 	}
-	text_add(x, line, n);
+	text_add(x, text, n);
 	text_add(x, "\n", 1);
 }
 

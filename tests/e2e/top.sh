@@ -155,6 +155,17 @@ else fail "top_batch_hot_function_in_each_table: in $with_hot of $tables: $(head
 "$SPENT" top -n 1 -d 0.5 < /dev/null | cat > "$TMP/pipe.txt"
 check top_pipe_is_batch bash -c "[ \$(grep -c '^spent top:' '$TMP/pipe.txt') = 1 ] && ! grep -q \$'\\033' '$TMP/pipe.txt'"
 
+# batch with a program whose name (its comm) holds an escape sequence and a newline: shown
+# escaped (\x1b, \n), the table's lines its rows', nothing the terminal would act on
+EVIL="$TMP/e"$'\033'"[31m"$'\n'"x"
+cp "$PROGS/demo" "$EVIL"
+"$EVIL" 3 > /dev/null &
+EVIL_PID=$!
+"$SPENT" top -b -n 2 -d 0.5 -s comms > "$TMP/evil.txt" 2>&1
+kill "$EVIL_PID" 2> /dev/null
+wait "$EVIL_PID" 2> /dev/null
+check top_batch_escapes_a_hostile_comm bash -c "grep -qF 'e\\x1b[31m\\nx' '$TMP/evil.txt' && ! grep -q \$'\\033' '$TMP/evil.txt'"
+
 # JSON lines with --comm: the burner only, its function nearly all of it
 "$SPENT" top --json -n 2 -d 0.5 --comm top_burner > "$TMP/top.jsonl"
 if python3 - "$TMP/top.jsonl" "$HOT" <<'PY'
