@@ -713,18 +713,13 @@ static inline bool any_try_open(const struct thread_state *t)
 
 /* Whether a write of IN, no atomic, can matter to T outside the lock calls: it overlaps a bare
  * atomic T has open (its release store, or the memory reused: bare_ref). */
-static inline bool writes_to_watch(const struct thread_state *t, const struct spent_trace_batch *b,
+static inline bool writes_to_watch(struct thread_state *t, const struct spent_trace_batch *b,
 				   const struct spent_trace_insn *in)
 {
 	for (uint32_t k = 0; k < in->nrefs; k++) {
 		const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
-		if (r->kind == SPENT_TRACE_REF_READ)
-			continue;
-		for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
-			const struct atomic_try *a = &t->tries[i];
-			if (a->tries && r->addr < a->addr + a->size && a->addr < r->addr + r->size)
-				return true;
-		}
+		if (r->kind != SPENT_TRACE_REF_READ && find_try(t, r, false))
+			return true;
 	}
 	return false;
 }
