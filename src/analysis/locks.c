@@ -613,6 +613,14 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 		}
 }
 
+/* T's open tries begun by an arithmetic atomic (a counter's, never glibc's lock) end. */
+static void forget_counter_tries(struct thread_state *t)
+{
+	for (uint32_t i = 0; i < MAX_ATOMIC; i++)
+		if (!t->tries[i].by_cas)
+			t->tries[i].tries = 0;
+}
+
 /* Instruction IN of thread T, whose process's entry points are PS (its position: lk->now).
  * Out of line: inlined, it left feed_insns' loop too few registers for its own cursors. */
 static __attribute__((noinline)) void on_insn(struct locks *lk, const struct spent_trace_batch *b,
@@ -628,10 +636,12 @@ static __attribute__((noinline)) void on_insn(struct locks *lk, const struct spe
 			if (t->in_call)	/* its return was missed: close it */
 				call_end(lk, t);
 			/* a bare atomic still waiting for its release store across a pthread lock
-			 * call was an atomic counter, not a spin lock: forget it (glibc's lock
-			 * wait goes on with the try its cmpxchg began) */
+			 * call was an atomic counter, not a spin lock: forget it. A try begun by a
+			 * cmpxchg stays: glibc's own lock may be held across the call (flockfile,
+			 * then a mutex: stderr's 10 holds were all lost), and glibc's lock wait
+			 * goes on with the try its cmpxchg began. */
 			if (entry_names[i].role != R_LLL_WAIT)
-				memset(t->tries, 0, sizeof(t->tries));
+				forget_counter_tries(t);
 			call_begin(lk, t, entry_names[i].role);
 			break;
 		}

@@ -307,8 +307,10 @@ PY
 
 # glibc's own lock (tests/progs/studies_stdiolock.c): stderr's stream lock, taken by a cmpxchg
 # in flockfile and released by an xchg in funlockfile, waited for in __lll_lock_wait_private.
-# Its counts are the program's; its name is the debug file's (_IO_stdfile_2_lock); its holds
-# last the program's in_work, never its out_work, and never overlap.
+# Its counts are the program's, holds across a mutex's lock and unlock calls included (those
+# were all lost: the calls forgot every open bare atomic); its name is the debug file's
+# (_IO_stdfile_2_lock); its holds last the program's in_work, never its out_work, and never
+# overlap.
 "${E[@]}" "$SPENT" trace -o "$TMP/sl.log" -- "$PROGS/studies_stdiolock" > "$TMP/sl.out" 2> "$TMP/sl.err"
 check "studies_stdiolock runs under spent trace" test $? -eq 0
 "$SPENT" locks "$TMP/sl.log" --json --svg "$TMP/sl.svg" > "$TMP/sl.json" 2>/dev/null
@@ -337,6 +339,10 @@ check("one interval per acquisition, none overlapping another thread's (%d)" % l
       len(iv) == prog["acquisitions"] and not any(y[0] < x[1] and x[2] != y[2] for x, y in zip(iv, iv[1:])))
 check("no bare atomic is taken for a lock (%s)" % [r["symbol"] for r in rows if r["how"] == "atomic"],
       not any(r["how"] == "atomic" for r in rows))
+mi = [r for r in rows if r["symbol"] == "inner"]
+check("the mutex taken inside the holds is acquired as often as the program says (%s, want %d)"
+      % ([r["acquisitions"] for r in mi], prog["inner"]),
+      len(mi) == 1 and mi[0]["how"] == "pthread_mutex" and mi[0]["acquisitions"] == prog["inner"])
 PY
 
 # glibc malloc's arena locks (tests/progs/studies_arena.c): every malloc and free of a block
