@@ -412,110 +412,6 @@ static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
 	t->relock_addr = 0;
 }
 
-/* The last attempt of try A took the lock; the thread releases it now. HOW: "atomic" (released
- * by a plain store) or "glibc_lock" (by an xchg). */
-static void bare_release(struct locks *lk, struct thread_state *t, struct atomic_try *a,
-			 const char *how)
-{
-	uint64_t now = lk->now;
-	/* retries are contention only when another thread held it meanwhile (else they are this
-	 * thread's own read-modify-writes, say a counter), or when it waited in glibc's lock wait */
-	struct lock_rec *l = locks_rec_get(lk, t, a->addr, how);
-	bool contended = a->waited || (a->tries > 1 && l && l->s.acquisitions &&
-				       l->last_holder != t->tid && l->last_release >= a->first);
-	lk->now = a->last;
-	locks_acquired(lk, t, a->addr, how, a->first, contended, 0);
-	lk->now = now;
-	locks_released(lk, t, a->addr);
-	a->tries = 0;
-}
-
-/* T's try on the word R writes (EXACT), or on a word R overlaps; NULL when none. */
-static struct atomic_try *find_try(struct thread_state *t, const struct spent_trace_ref *r,
-				    bool exact)
-{
-	for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
-		struct atomic_try *a = &t->tries[i];
-		if (a->tries && (exact ? r->addr == a->addr && r->size == a->size :
-				 r->addr < a->addr + a->size && a->addr < r->addr + r->size))
-			return a;
-	}
-	return NULL;
-}
-
-/* A bare atomic outside the pthread calls: a try on ADDR, or a release of ADDR held. */
-static void bare_ref(struct locks *lk, struct thread_state *t, const struct spent_trace_ref *r,
-		     uint16_t flags)
-{
-	bool locked = flags & SPENT_TRACE_INSN_LOCKED;
-	if (r->kind == SPENT_TRACE_REF_READ)
-		return;
-	struct atomic_try *a = find_try(t, r, false);
-	if (a) {
-		if (r->addr != a->addr || r->size != a->size) {
-			/* a write over part of the word or beyond it: no lock's release but its
-			 * memory reused (a counter's object freed; malloc writes its 8-byte list
-			 * pointers there: ld showed "holds" of 18 M instructions on refcounts) */
-			a->tries = 0;
-			return;
-		}
-		if (locked && (flags & SPENT_TRACE_INSN_EXCHANGE) && a->by_cas) {
-			/* glibc's own lock (lll_lock: malloc's arenas, stdio's streams) is taken by a
-			 * cmpxchg and released by an xchg; a spin lock taken by xchg retries by xchg */
-			bare_release(lk, t, a, "glibc_lock");
-		} else if (locked) {	/* another attempt: spinning */
-			a->tries++;
-			a->last = lk->now;
-		} else {	/* release store: the last attempt acquired it */
-			bare_release(lk, t, a, "atomic");
-		}
-		return;
-	}
-	/* a lock word is 1-4 bytes (an int, a flag); an 8-byte exchange is a pointer's: a
-	 * lock-free list emptied by an xchg and pushed with a plain store (glibc's fastbins,
-	 * consolidated by malloc and refilled by free while single-threaded: 286 "acquisitions"
-	 * held up to 1 M instructions in cc1plus) */
-	if (!locked || r->size > 4)
-		return;
-	/* a free slot, else the oldest try, one begun by a cmpxchg last: that may be glibc's lock
-	 * held across a barrier's or a counter's atomics (a stdio lock held over a
-	 * pthread_barrier_wait lost its hold) */
-	uint32_t slot = 0;
-	for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
-		const struct atomic_try *x = &t->tries[i], *y = &t->tries[slot];
-		if (!x->tries) {
-			slot = i;
-			break;
-		}
-		if (x->by_cas != y->by_cas ? !x->by_cas : x->last < y->last)
-			slot = i;
-	}
-	t->tries[slot] = (struct atomic_try){ r->addr, lk->now, lk->now, 1, r->size,
-					      .by_cas = (flags & SPENT_TRACE_INSN_CMPXCHG) != 0 };
-}
-
-/* Inside glibc's lock wait (__lll_lock_wait_private, after the cmpxchg failed): each xchg of
- * the lock word is another attempt, and the thread waits; the last one took it. */
-static void lll_wait_refs(struct locks *lk, struct thread_state *t, const struct spent_trace_batch *b,
-			  const struct spent_trace_insn *in)
-{
-	if (!(in->flags & SPENT_TRACE_INSN_LOCKED))
-		return;
-	for (uint32_t k = 0; k < in->nrefs; k++) {
-		const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
-		if (r->kind == SPENT_TRACE_REF_READ || r->size > 4)
-			continue;
-		struct atomic_try *a = find_try(t, r, true);
-		if (!a) {	/* its cmpxchg was not seen: the wait's first xchg is the try */
-			bare_ref(lk, t, r, SPENT_TRACE_INSN_LOCKED | SPENT_TRACE_INSN_CMPXCHG);
-			continue;
-		}
-		a->tries++;
-		a->last = lk->now;
-		a->waited = true;
-	}
-}
-
 /* An atomic read-modify-write: a locked write, a modify, or a read and a write of one address
  * by one instruction (whatever way the source reports a compare-and-swap). */
 bool locks_insn_rmw(const struct spent_trace_batch *b, const struct spent_trace_insn *in,
@@ -564,7 +460,7 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 	if (t->in_call == R_COND_SIGNAL || t->in_call == R_OTHER_SYNC)
 		return;
 	if (t->in_call == R_LLL_WAIT) {
-		lll_wait_refs(lk, t, b, in);
+		locks_lll_wait_refs(lk, t, b, in);
 		return;
 	}
 	if (rwlock_role(t->in_call)) {
@@ -613,14 +509,6 @@ static void in_call_refs(struct locks *lk, struct thread_state *t,
 		}
 }
 
-/* T's open tries begun by an arithmetic atomic (a counter's, never glibc's lock) end. */
-static void forget_counter_tries(struct thread_state *t)
-{
-	for (uint32_t i = 0; i < MAX_ATOMIC; i++)
-		if (!t->tries[i].by_cas)
-			t->tries[i].tries = 0;
-}
-
 /* Instruction IN of thread T, whose process's entry points are PS (its position: lk->now).
  * Out of line: inlined, it left feed_insns' loop too few registers for its own cursors. */
 static __attribute__((noinline)) void on_insn(struct locks *lk, const struct spent_trace_batch *b,
@@ -641,7 +529,7 @@ static __attribute__((noinline)) void on_insn(struct locks *lk, const struct spe
 			 * then a mutex: stderr's 10 holds were all lost), and glibc's lock wait
 			 * goes on with the try its cmpxchg began. */
 			if (entry_names[i].role != R_LLL_WAIT)
-				forget_counter_tries(t);
+				locks_forget_counter_tries(t);
 			call_begin(lk, t, entry_names[i].role);
 			break;
 		}
@@ -656,7 +544,7 @@ static __attribute__((noinline)) void on_insn(struct locks *lk, const struct spe
 		in_call_refs(lk, t, b, in, locked);
 	} else if (in->pc - ps->rtld_start >= ps->rtld_end - ps->rtld_start) {
 		for (uint32_t k = 0; k < in->nrefs; k++)
-			bare_ref(lk, t, &b->refs[in->ref0 + k], in->flags);
+			locks_bare_ref(lk, t, &b->refs[in->ref0 + k], in->flags);
 	}
 	t->prev_end[1] = t->prev_end[0];
 	t->prev_end[0] = in->pc + in->len;
@@ -679,7 +567,7 @@ static void on_event(struct locks *lk, const struct spent_trace_event *ev)
 		rwlock_futex_wait(lk, t, ev->u.syscall.ret);
 		return;
 	}
-	if (t->in_call == R_LLL_WAIT) {	/* its lock word; the try goes on (lll_wait_refs) */
+	if (t->in_call == R_LLL_WAIT) {	/* its lock word; the try goes on (locks_lll_wait_refs) */
 		struct lock_rec *l = locks_rec_get(lk, t, ev->u.syscall.args[0], "glibc_lock");
 		if (l)
 			l->s.futex_waits++;
@@ -722,13 +610,13 @@ static inline bool any_try_open(const struct thread_state *t)
 }
 
 /* Whether a write of IN, no atomic, can matter to T outside the lock calls: it overlaps a bare
- * atomic T has open (its release store, or the memory reused: bare_ref). */
+ * atomic T has open (its release store, or the memory reused: locks_bare_ref). */
 static inline bool writes_to_watch(struct thread_state *t, const struct spent_trace_batch *b,
 				   const struct spent_trace_insn *in)
 {
 	for (uint32_t k = 0; k < in->nrefs; k++) {
 		const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
-		if (r->kind != SPENT_TRACE_REF_READ && find_try(t, r, false))
+		if (r->kind != SPENT_TRACE_REF_READ && locks_find_try(t, r, false))
 			return true;
 	}
 	return false;

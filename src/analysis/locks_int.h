@@ -108,6 +108,31 @@ uint64_t locks_held_written(const struct thread_state *t, uint64_t addr, uint64_
 bool locks_insn_rmw(const struct spent_trace_batch *b, const struct spent_trace_insn *in,
 		    bool locked, bool flags_seen, uint64_t *addr);
 
+/* T's try on the word R writes (EXACT), or on a word R overlaps; NULL when none. */
+static inline struct atomic_try *locks_find_try(struct thread_state *t,
+						 const struct spent_trace_ref *r, bool exact)
+{
+	for (uint32_t i = 0; i < MAX_ATOMIC; i++) {
+		struct atomic_try *a = &t->tries[i];
+		if (a->tries && (exact ? r->addr == a->addr && r->size == a->size :
+				 r->addr < a->addr + a->size && a->addr < r->addr + r->size))
+			return a;
+	}
+	return NULL;
+}
+
+/* locks_bare.c: glibc's own locks and bare spin locks */
+/* A bare atomic outside the pthread calls (FLAGS: its instruction's): a try on the word R
+ * writes, or a release of a word tried. */
+void locks_bare_ref(struct locks *lk, struct thread_state *t, const struct spent_trace_ref *r,
+		    uint16_t flags);
+/* Inside glibc's lock wait (__lll_lock_wait_private, after the cmpxchg failed): each xchg of
+ * the lock word is another attempt, and the thread waits; the last one took it. */
+void locks_lll_wait_refs(struct locks *lk, struct thread_state *t, const struct spent_trace_batch *b,
+			 const struct spent_trace_insn *in);
+/* T's open tries begun by an arithmetic atomic (a counter's, never glibc's lock) end. */
+void locks_forget_counter_tries(struct thread_state *t);
+
 /* locks_rwlock.c: the pthread_rwlock_* calls */
 static inline bool rwlock_role(enum role r)
 {
