@@ -80,6 +80,7 @@ int locks_new(struct symtab *syms, struct locks **out)
 	if (!lk)
 		return -ENOMEM;
 	lock_programs_init(&lk->progs, syms, has_locks, lk);
+	lk->runner = SIZE_MAX;
 	*out = lk;
 	return 0;
 }
@@ -89,6 +90,8 @@ void locks_free(struct locks *lk)
 	if (!lk)
 		return;
 	lock_programs_release(&lk->progs);
+	for (size_t i = 0; i < lk->n_th; i++)
+		free(lk->th[i].runs);
 	free(lk->th);
 	free(lk->tids);
 	free(lk->locks);
@@ -242,11 +245,15 @@ void locks_released(struct locks *lk, struct thread_state *t, uint64_t addr)
 		if (t->held[i] != addr)
 			continue;
 		uint64_t hold = lk->now - t->held_at[i];
+		uint64_t own = locks_own_between(t, t->held_at[i], lk->now);
 		struct lock_rec *l = locks_rec_get(lk, t, addr, "atomic");
 		if (l) {
 			l->s.total_hold += hold;
 			if (hold > l->s.max_hold)
 				l->s.max_hold = hold;
+			l->s.own_total_hold += own;
+			if (own > l->s.own_max_hold)
+				l->s.own_max_hold = own;
 			l->last_release = lk->now;
 			l->last_holder = t->tid;
 		}
@@ -318,11 +325,18 @@ static void process_start(struct locks *lk, uint32_t pid, uint32_t stream)
 {
 	for (size_t k = 0; k < lk->n_th; k++)
 		if (lk->th[k].pid == pid) {
-			uint32_t tid = lk->th[k].tid;
-			memset(&lk->th[k], 0, sizeof(lk->th[k]));
-			lk->th[k].pid = pid;
-			lk->th[k].stream = stream;
-			lk->th[k].tid = tid;
+			struct thread_state *t = &lk->th[k];
+			uint32_t tid = t->tid;
+			size_t cap_runs = t->cap_runs;
+			struct run_span *runs = t->runs;
+			memset(t, 0, sizeof(*t));
+			t->pid = pid;
+			t->stream = stream;
+			t->tid = tid;
+			t->runs = runs;	/* emptied: its next instruction opens a stretch */
+			t->cap_runs = cap_runs;
+			if (lk->runner == k)
+				lk->runner = SIZE_MAX;
 		}
 }
 
@@ -647,6 +661,7 @@ static __attribute__((noinline)) void feed_insns(struct locks *lk, const struct 
 			/* thread() may move the array: T is the last one it gave */
 			if (!(t = thread(lk, in->pid, in->tid)))
 				continue;
+			locks_run_begins(lk, t, b->first_index + (uint64_t)(in - b->insns));
 			ps = entries_for(lk, in->pid);
 			pid = in->pid;
 			tid = in->tid;

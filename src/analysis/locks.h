@@ -40,6 +40,9 @@ struct lock_summary {
 	uint64_t shared;	/* of the acquisitions, a read-write lock's by readers */
 	/* instructions; a read-write lock's total sums its holders' holds, and readers' overlap */
 	uint64_t total_hold, max_hold, spin;
+	/* of the holds, the instructions the holders themselves ran: Valgrind runs one thread at a
+	 * time, so a holder descheduled while it holds the lock holds it across others' work */
+	uint64_t own_total_hold, own_max_hold;
 	uint32_t holders[LOCKS_MAX_TIDS], n_holders;	/* threads (of pid) that acquired it */
 	uint32_t waiters[LOCKS_MAX_TIDS], n_waiters;	/* threads (of pid) that waited for it */
 };

@@ -31,6 +31,11 @@ struct atomic_try {	/* a bare atomic RMW awaiting its release store */
 	bool waited;	/* in glibc's lock wait */
 };
 
+/* A stretch of the trace one thread ran: instruction positions [lo, hi). */
+struct run_span {
+	uint64_t lo, hi;
+};
+
 struct thread_state {
 	uint32_t pid, stream, tid;	/* stream: the program the pid runs (process_start) */
 	uint64_t prev_end[2];	/* pc+len of the last two instructions */
@@ -57,6 +62,9 @@ struct thread_state {
 	uint32_t held_depth[MAX_HELD];
 	uint8_t held_flags[MAX_HELD];
 	uint32_t n_held;
+	/* the stretches it ran, the last open (hi = UINT64_MAX) while it runs (locks_own.c) */
+	struct run_span *runs;
+	size_t n_runs, cap_runs;
 };
 
 struct lock_rec {
@@ -80,6 +88,7 @@ struct locks {
 	struct lock_interval *iv;
 	size_t n_iv, cap_iv;
 	uint64_t now;
+	size_t runner;		/* index in th of the thread running at now (SIZE_MAX: none) */
 	struct lock_summary *table;
 	bool flags_seen;	/* the source sets instruction flags: trust SPENT_TRACE_INSN_LOCKED */
 	/* futex words condvar waits slept on: never a lock, even when a wait on one is seen
@@ -132,6 +141,12 @@ void locks_lll_wait_refs(struct locks *lk, struct thread_state *t, const struct 
 			 const struct spent_trace_insn *in);
 /* T's open tries begun by an arithmetic atomic (a counter's, never glibc's lock) end. */
 void locks_forget_counter_tries(struct thread_state *t);
+
+/* locks_own.c: the instructions a holder ran during its hold */
+/* T runs from position AT on; the thread that ran before it stopped there. */
+void locks_run_begins(struct locks *lk, struct thread_state *t, uint64_t at);
+/* How many of the instructions at positions [A, B) T ran. */
+uint64_t locks_own_between(const struct thread_state *t, uint64_t a, uint64_t b);
 
 /* locks_rwlock.c: the pthread_rwlock_* calls */
 static inline bool rwlock_role(enum role r)

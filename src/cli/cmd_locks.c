@@ -35,7 +35,9 @@ static const struct parse_usage locks_u = {
 	"Finds the locks of a `spent trace` log (pthread mutexes, read-write locks and spin "
 	"locks by their calls, glibc's own locks, bare atomic spin locks; futex waits) and "
 	"reports per lock the acquisitions (a read-write lock's by readers apart), hold and spin "
-	"time in instructions, contention, convoys, holders and waiters; with --svg the "
+	"time in instructions (and of the holds, the instructions the holder itself ran: Valgrind "
+	"runs one thread at a time, so a hold spans whatever ran while its holder was switched "
+	"out), contention, convoys, holders and waiters; with --svg the "
 	"per-thread hold/spin timeline.",
 };
 
@@ -100,11 +102,11 @@ static int print_table(struct locks *lk, const struct locks_opts *o)
 	int vw = o->json ? 0 : variable_width(names, n);
 	if (!o->json)
 		printf("locks in '%s' (%llu instructions; times in instructions)\n"
-		       "%-14s %7s %-12s %-*s %-14s %8s %6s %9s %7s %6s %11s %9s %10s  %-12s %s\n",
+		       "%-14s %7s %-12s %-*s %-14s %8s %6s %9s %7s %6s %11s %9s %9s %10s  %-12s %s\n",
 		       o->trace, (unsigned long long)locks_instructions(lk), "lock", "pid", "program",
 		       vw, "variable", "kind", "acquired", "reads",
-		       "contended", "convoys", "futex", "total hold", "max hold", "spin", "holders",
-		       "waiters");
+		       "contended", "convoys", "futex", "total hold", "max hold", "max own", "spin",
+		       "holders", "waiters");
 	for (size_t i = 0; i < n; i++) {
 		const char *name = names[i];
 		/* a tree's pid may run several programs (execve), each with its own locks */
@@ -130,6 +132,8 @@ static int print_table(struct locks *lk, const struct locks_opts *o)
 			json_ku64(&w, "futex_waits", t[i].futex_waits);
 			json_ku64(&w, "total_hold", t[i].total_hold);
 			json_ku64(&w, "max_hold", t[i].max_hold);
+			json_ku64(&w, "own_total_hold", t[i].own_total_hold);
+			json_ku64(&w, "own_max_hold", t[i].own_max_hold);
 			json_ku64(&w, "spin", t[i].spin);
 			json_tids(&w, "holders", t[i].holders, t[i].n_holders);
 			json_tids(&w, "waiters", t[i].waiters, t[i].n_waiters);
@@ -147,14 +151,15 @@ static int print_table(struct locks *lk, const struct locks_opts *o)
 		char reads[24] = "-", shown_prog[TEXT_SHOWN_MAX], shown_name[TEXT_SHOWN_MAX];
 		if (!strcmp(t[i].how, "pthread_rwlock"))
 			snprintf(reads, sizeof(reads), "%llu", (unsigned long long)t[i].shared);
-		printf("0x%-12llx %7u %-12.12s %-*s %-14s %8llu %6s %9llu %7llu %6llu %11llu %9llu %10llu  %-12s %s\n",
+		printf("0x%-12llx %7u %-12.12s %-*s %-14s %8llu %6s %9llu %7llu %6llu %11llu %9llu %9llu %10llu  %-12s %s\n",
 		       (unsigned long long)t[i].addr, t[i].pid,
 		       text_for_terminal(prog, shown_prog, sizeof(shown_prog)), vw,
 		       text_for_terminal(name, shown_name, sizeof(shown_name)), t[i].how,
 		       (unsigned long long)t[i].acquisitions, reads, (unsigned long long)t[i].contended,
 		       (unsigned long long)t[i].convoys, (unsigned long long)t[i].futex_waits,
 		       (unsigned long long)t[i].total_hold, (unsigned long long)t[i].max_hold,
-		       (unsigned long long)t[i].spin, hold[0] ? hold : "-", wait[0] ? wait : "-");
+		       (unsigned long long)t[i].own_max_hold, (unsigned long long)t[i].spin,
+		       hold[0] ? hold : "-", wait[0] ? wait : "-");
 	}
 	free(names);
 	return 0;

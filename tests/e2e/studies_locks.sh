@@ -69,6 +69,8 @@ if m:
     check(f"mtx acquired at least once a task by main and by a worker ({m['acquisitions']})",
           m["acquisitions"] >= 2 * tasks)
 check("no lock is held longer than the trace", all(r["total_hold"] <= n for r in rows))
+check("no holder ran more of a hold than the hold spans",
+      all(r["own_total_hold"] <= r["total_hold"] and r["own_max_hold"] <= r["max_hold"] for r in rows))
 check("the condvar cv is no lock", not any(r["symbol"].startswith("cv") for r in rows))
 # the timeline: no two threads hold one lock at once
 iv = {}
@@ -375,4 +377,37 @@ over = sum(1 for l, v in iv.items() if l in names
 check("no two workers hold an arena at once (%d holds, %d overlaps)"
       % (sum(len(v) for l, v in iv.items() if l in names), over),
       arenas and over == 0 and sum(len(v) for l, v in iv.items() if l in names) == n)
+PY
+
+# a hold across another thread's work (tests/progs/studies_ownhold.c): main sleeps inside each
+# of its holds of mtx while a burner that never takes the lock runs. The holds span the
+# burner's work (Valgrind's quantum, about 2 M instructions here) on the instruction axis;
+# their own instructions are main's 2 x IN_WORK iterations (3 to 20 instructions each).
+"${E[@]}" "$SPENT" trace -o "$TMP/oh.log" -- "$PROGS/studies_ownhold" > "$TMP/oh.out" 2> "$TMP/oh.err"
+check "studies_ownhold runs under spent trace" test $? -eq 0
+"$SPENT" locks "$TMP/oh.log" --json > "$TMP/oh.json" 2>/dev/null
+check "locks on studies_ownhold exits 0" test $? -eq 0
+"$SPENT" locks "$TMP/oh.log" > "$TMP/oh.txt" 2>/dev/null
+python3 - "$TMP/oh.json" "$TMP/oh.out" "$TMP/oh.txt" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+prog = {k: int(v) for k, v in (l.split() for l in open(sys.argv[2]))}
+def check(what, ok):
+    print(("PASS " if ok else "FAIL ") + "ownhold: " + what)
+m = [r for r in rows if r["symbol"] == "mtx"]
+check("mtx is acquired once a hold (%s, want %d)" % ([r["acquisitions"] for r in m], prog["holds"]),
+      len(m) == 1 and m[0]["acquisitions"] == prog["holds"])
+if m:
+    r, inw = m[0], prog["in_work"]
+    check("a hold spans the burner's work (max hold %d >= 10 x max own %d)" % (r["max_hold"], r["own_max_hold"]),
+          r["max_hold"] >= 10 * r["own_max_hold"])
+    check("the own hold is main's work alone (max %d in [%d, %d), total %d >= %d)"
+          % (r["own_max_hold"], 3 * inw, 20 * inw, r["own_total_hold"], 3 * inw * prog["holds"]),
+          3 * inw <= r["own_max_hold"] < 20 * inw and r["own_total_hold"] >= 3 * inw * prog["holds"])
+    lines = open(sys.argv[3]).read().split("\n")
+    row = next((l.split() for l in lines if " mtx " in l), [])
+    # the header's "total hold  max hold   max own": the own column follows the max hold
+    k = row.index(str(r["max_hold"])) if str(r["max_hold"]) in row else -1
+    check("the table's 'max own' column, after 'max hold', is the own hold (%s)" % row,
+          " max hold   max own " in lines[1] and k > 0 and row[k + 1] == str(r["own_max_hold"]))
 PY

@@ -109,6 +109,8 @@ static void contended_mutex_shows_holder_waiter_and_contention(void **state)
 	assert_int_equal(s[0].n_waiters, 1);
 	assert_int_equal(s[0].waiters[0], 2);
 	assert_true(s[0].max_hold >= 150 && s[0].max_hold < 170);
+	/* thread 2's five instructions of its lock call ran inside thread 1's hold */
+	assert_int_equal(s[0].own_max_hold, s[0].max_hold - 5);
 	assert_true(s[0].spin >= 50);
 	size_t niv;
 	const struct lock_interval *iv = locks_intervals(lk, &niv);
@@ -323,10 +325,47 @@ static void bare_atomic_spin_then_release_store_is_a_lock(void **state)
 	assert_int_equal(s[0].contended, 1);
 	assert_int_equal(s[0].spin, 5);	/* tid 9's first try to its successful one */
 	assert_int_equal(s[0].total_hold, 5 + 42);
+	/* tid 8 ran only its take inside its hold (tid 9 spun meanwhile); tid 9 ran all of its */
+	assert_int_equal(s[0].own_total_hold, 1 + 42);
+	assert_int_equal(s[0].own_max_hold, 42);
 	assert_int_equal(s[0].n_waiters, 1);
 	assert_int_equal(s[0].waiters[0], 9);
 	locks_free(lk);
 	memtrace_free(t);
+}
+
+/* Valgrind runs one thread at a time: a holder descheduled inside its critical section holds
+ * the lock across another thread's work (pigz: holds of 7.5 M instructions of which the
+ * holder ran 190). The hold spans that work; its own instructions do not. Thread 1 holds the
+ * mutex from its cmpxchg at 2 to its unlock's write at 527 and runs 25 of those positions in
+ * two stretches, across batches of 7 instructions; thread 2 runs 500 between them. */
+static void own_hold_counts_only_the_holders_instructions(void **state)
+{
+	(void)state;
+	struct symtab *st = symtab_new();
+	assert_int_equal(symtab_add(st, "pthread_mutex_lock", LOCK_FN, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_mutex_unlock", UNLOCK_FN, 64, true), 0);
+	struct memtrace *t = memtrace_new();
+	lock_call(t, 1, 0, 1);		/* positions 0-4, the cmpxchg at 2 */
+	work(t, 1, 10);			/* 5-14 */
+	work(t, 2, 500);		/* 15-514: thread 2 ran while thread 1 held it */
+	work(t, 1, 10);			/* 515-524 */
+	unlock_call(t, 1);		/* 525-531, the lock word written at 527 */
+	lock_call(t, 2, 0, 1);		/* thread 2 takes it at 534 */
+	work(t, 2, 7);
+	unlock_call(t, 2);		/* released at 546 */
+	struct locks *lk = run(t, st);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].acquisitions, 2);
+	assert_int_equal(s[0].max_hold, 527 - 2);
+	assert_int_equal(s[0].total_hold, (527 - 2) + (546 - 534));
+	assert_int_equal(s[0].own_max_hold, (15 - 2) + (527 - 515));
+	assert_int_equal(s[0].own_total_hold, (15 - 2) + (527 - 515) + (546 - 534));
+	locks_free(lk);
+	memtrace_free(t);
+	symtab_free(st);
 }
 
 /* one thread's repeated read-modify-writes before its store are no contention: nobody else
@@ -819,6 +858,7 @@ int main(void)
 		cmocka_unit_test(ten_locks_held_at_once_each_have_a_hold),
 		cmocka_unit_test(bare_atomic_spin_then_release_store_is_a_lock),
 		cmocka_unit_test(own_retries_are_not_contention),
+		cmocka_unit_test(own_hold_counts_only_the_holders_instructions),
 		cmocka_unit_test(processes_keep_threads_and_locks_apart),
 		cmocka_unit_test(dynamic_linker_atomics_are_no_bare_lock),
 		cmocka_unit_test(semaphores_and_once_controls_are_no_locks),
