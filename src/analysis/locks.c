@@ -419,6 +419,7 @@ static void call_begin(struct locks *lk, struct thread_state *t, enum role r)
 	t->atomics = 0;
 	t->waited = false;
 	t->timed_out = false;
+	t->unregistered = false;
 	t->owner_write = false;
 	t->at = 0;
 	t->released_at = 0;

@@ -47,6 +47,9 @@ struct thread_state {
 	uint32_t atomics;	/* locked operations inside the call */
 	bool waited;		/* futex wait inside the call */
 	bool timed_out;		/* a futex wait inside the call returned ETIMEDOUT */
+	/* a read lock call changed the readers word after its wait timed out: glibc took its
+	 * registration back (no write: a read phase began meanwhile, and it has the lock) */
+	bool unregistered;
 	/* wrote the mutex's owner fields after the atomic (trylock won); an rwlock's writer */
 	bool owner_write;
 	uint64_t at;		/* when the lock word was last written in the call (0: unknown) */

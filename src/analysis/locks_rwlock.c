@@ -6,9 +6,13 @@
  * futex words follow (__wrphase_futex 8, __writers_futex 12), and a writer that got the lock
  * stores its tid into __cur_writer (offset 24) last. No values are in a trace, so a failed
  * call is known by what it did not do:
- *   - a read lock is had when the call changed the readers word and no futex wait in it timed
- *     out (tryrdlock's EBUSY changes nothing; timedrdlock's ETIMEDOUT is its wait's result;
- *     rdlock's EDEADLK, the caller being the writer, changes nothing);
+ *   - a read lock is had when the call changed the readers word, unless it changed that word
+ *     again after a futex wait in it timed out (tryrdlock's EBUSY changes nothing; rdlock's
+ *     EDEADLK, the caller being the writer, changes nothing; timedrdlock's ETIMEDOUT takes
+ *     the registration back with a compare-and-swap of the readers word, but when a read
+ *     phase began as the wait timed out, glibc keeps the lock and returns 0: no write. A
+ *     compare-and-swap that fails because that read phase begins during it still reads as
+ *     the take-back: without values the two look alike);
  *   - a write lock is had when the call stored __cur_writer (trywrlock's EBUSY and a timed-out
  *     timedwrlock do not).
  * A reader that takes the lock again while holding it (glibc allows that) makes no new
@@ -29,6 +33,8 @@ void rwlock_call_refs(struct locks *lk, struct thread_state *t, const struct spe
 		t->atomics++;
 		if (!t->lock_addr)
 			t->lock_addr = addr;
+		else if (t->in_call == R_RW_RDLOCK && t->timed_out && addr == t->lock_addr)
+			t->unregistered = true;
 	}
 	for (uint32_t k = 0; k < in->nrefs; k++) {
 		const struct spent_trace_ref *r = &b->refs[in->ref0 + k];
@@ -86,7 +92,7 @@ void rwlock_call_end(struct locks *lk, struct thread_state *t, enum role r)
 		return;
 	}
 	bool reader = r == R_RW_RDLOCK;
-	if (reader ? !t->atomics || t->timed_out : !t->owner_write)
+	if (reader ? !t->atomics || t->unregistered : !t->owner_write)
 		return;	/* EBUSY, ETIMEDOUT, EDEADLK */
 	if (reader && i >= 0 && (t->held_flags[i] & HELD_SHARED)) {
 		t->held_depth[i]++;

@@ -652,6 +652,62 @@ static void rwlock_readers_share_writers_exclude_failures_take_nothing(void **st
 	symtab_free(st);
 }
 
+/* glibc's timed read lock whose wait times out just as the writer leaves: its readers word
+ * then shows a read phase, so the call keeps the lock and returns 0, writing nothing more;
+ * spent took every timed-out wait for a failure. The control: a timed-out read lock that
+ * takes its registration back (rd_call's xadd after the wait) has nothing. */
+static void timed_read_lock_that_finds_a_read_phase_has_the_lock(void **state)
+{
+	(void)state;
+	struct symtab *st = symtab_new();
+	assert_int_equal(symtab_add(st, "pthread_rwlock_timedrdlock", RDLOCK_FN, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_rwlock_wrlock", WRLOCK_FN, 64, true), 0);
+	assert_int_equal(symtab_add(st, "pthread_rwlock_unlock", RWUNLOCK_FN, 64, true), 0);
+	struct memtrace *t = memtrace_new();
+	wr_call(t, 3, 1);
+	work(t, 3, 40);
+	rd_call(t, 2, 1);	/* the control: times out and unregisters */
+	memtrace_insn(t, 1, 0x401000, 5, SPENT_TRACE_INSN_CALL);	/* thread 1 registers */
+	memtrace_insn(t, 1, RDLOCK_FN, 5, SPENT_TRACE_INSN_LOCKED);
+	memtrace_ref(t, RW, 4, SPENT_TRACE_REF_MODIFY);
+	memtrace_insn(t, 1, RDLOCK_FN + 5, 2, SPENT_TRACE_INSN_SYSCALL);
+	work(t, 3, 10);
+	rw_unlock(t, 3, 1);	/* the writer leaves as thread 1's wait times out */
+	struct spent_trace_event ev = { .kind = SPENT_TRACE_EV_SYSCALL, .tid = 1 };
+	ev.u.syscall.nr = 202;
+	ev.u.syscall.args[0] = RW + 8;
+	ev.u.syscall.args[1] = 137;
+	ev.u.syscall.ret = -ETIMEDOUT;
+	memtrace_event(t, &ev);
+	memtrace_insn(t, 1, RDLOCK_FN + 12, 4, 0);	/* loads the readers word: a read phase */
+	memtrace_ref(t, RW, 4, SPENT_TRACE_REF_READ);
+	memtrace_insn(t, 1, RDLOCK_FN + 20, 1, SPENT_TRACE_INSN_RET);
+	memtrace_insn(t, 1, 0x401005, 4, 0);	/* it has the lock */
+	const uint64_t in = t->n_insns - 1;
+	work(t, 1, 25);
+	rw_unlock(t, 1, 0);
+	struct locks *lk = run(t, st);
+	size_t n;
+	const struct lock_summary *s = locks_table(lk, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].acquisitions, 2);	/* the writer, and thread 1 as a reader */
+	assert_int_equal(s[0].shared, 1);
+	assert_int_equal(s[0].n_holders, 2);
+	size_t niv;
+	const struct lock_interval *iv = locks_intervals(lk, &niv);
+	const struct lock_interval *r = NULL;
+	for (size_t i = 0; i < niv; i++)
+		if (iv[i].kind == LOCK_SHARED_HOLD)
+			r = &iv[i];
+	assert_non_null(r);
+	assert_int_equal(r->tid, 1);
+	assert_int_equal(r->start, in);	/* in at the return (it waited) */
+	assert_true(r->end - r->start >= 25);
+	locks_free(lk);
+	memtrace_free(t);
+	symtab_free(st);
+}
+
 #define LLL_WAIT_FN 0x7f0000006000ull
 
 static void locked_insn(struct memtrace *t, uint32_t tid, uint64_t pc, uint16_t flags, uint64_t word)
@@ -863,6 +919,7 @@ int main(void)
 		cmocka_unit_test(dynamic_linker_atomics_are_no_bare_lock),
 		cmocka_unit_test(semaphores_and_once_controls_are_no_locks),
 		cmocka_unit_test(rwlock_readers_share_writers_exclude_failures_take_nothing),
+		cmocka_unit_test(timed_read_lock_that_finds_a_read_phase_has_the_lock),
 		cmocka_unit_test(glibc_lock_cmpxchg_then_xchg_with_a_wait),
 		cmocka_unit_test(every_definition_of_an_entry_point_is_watched),
 		cmocka_unit_test(an_exec_starts_another_programs_locks),
