@@ -327,14 +327,11 @@ static void process_start(struct locks *lk, uint32_t pid, uint32_t stream)
 		if (lk->th[k].pid == pid) {
 			struct thread_state *t = &lk->th[k];
 			uint32_t tid = t->tid;
-			size_t cap_runs = t->cap_runs;
-			struct run_span *runs = t->runs;
+			free(t->runs);	/* the program before ran them: its next instruction opens one */
 			memset(t, 0, sizeof(*t));
 			t->pid = pid;
 			t->stream = stream;
 			t->tid = tid;
-			t->runs = runs;	/* emptied: its next instruction opens a stretch */
-			t->cap_runs = cap_runs;
 			if (lk->runner == k)
 				lk->runner = SIZE_MAX;
 		}
